@@ -1,0 +1,91 @@
+// attnlab/core/tensor.hpp: the tensor types the engine uses, and shape helpers.
+//
+// What it is for: naming the concrete xtensor containers that cross public interfaces
+// (float32, row-major, fixed rank) and formatting/validating shapes in error messages.
+// Not for: arithmetic (see kernels/), or lazy expressions: public signatures always take and
+// return evaluated containers, never `auto` expressions (they dangle).
+//
+// Dimension legend, used in every shape comment of the project:
+//   B batch, T query length, S key length, H heads, Hkv key/value heads, D head dim,
+//   C = H * D model width, V vocabulary, F feed-forward width, W window.
+//
+//   attnlab::Tensor3 x = xt::zeros<float>({2, 5, 8});   // (B, T, C)
+//   attnlab::require_shape(x, {2, 5, 8}, "forward", "x"); // throws ShapeError otherwise
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "attnlab/core/error.hpp"
+
+namespace attnlab {
+
+using Tensor1 = xt::xtensor<float, 1>;
+using Tensor2 = xt::xtensor<float, 2>;
+using Tensor3 = xt::xtensor<float, 3>;
+using Tensor4 = xt::xtensor<float, 4>;
+// Boolean masks: 1 = masked out (PyTorch's convention for bool attn_mask / key_padding_mask).
+using Mask2 = xt::xtensor<std::uint8_t, 2>;
+using Mask3 = xt::xtensor<std::uint8_t, 3>;
+using Index1 = xt::xtensor<std::int32_t, 1>;
+using Index2 = xt::xtensor<std::int32_t, 2>;
+
+// "(2, 5, 8)" for error messages.
+template <class Shape>
+std::string shape_string(const Shape& shape) {
+    std::string s = "(";
+    bool first = true;
+    for (auto d : shape) {
+        if (!first) s += ", ";
+        s += std::to_string(d);
+        first = false;
+    }
+    return s + ")";
+}
+
+// Expected extents where -1 means "any".
+using ShapeSpec = std::vector<std::ptrdiff_t>;
+
+inline std::string spec_string(const ShapeSpec& spec) {
+    std::string s = "(";
+    for (std::size_t i = 0; i < spec.size(); ++i) {
+        if (i) s += ", ";
+        s += spec[i] < 0 ? std::string("*") : std::to_string(spec[i]);
+    }
+    return s + ")";
+}
+
+// Throws ShapeError "<where>: <what> must be <spec>, got <actual>" unless t matches spec.
+template <class T>
+void require_shape(const T& t, const ShapeSpec& spec, const char* where, const char* what) {
+    const auto& shape = t.shape();
+    bool ok = shape.size() == spec.size();
+    for (std::size_t i = 0; ok && i < spec.size(); ++i) {
+        ok = spec[i] < 0 || static_cast<std::ptrdiff_t>(shape[i]) == spec[i];
+    }
+    if (!ok) fail<ShapeError>(where, ": ", what, " must be ", spec_string(spec), ", got ", shape_string(shape));
+}
+
+// Throws ValueError naming the first non-finite element, when checking is on.
+void require_finite(const float* data, std::size_t n, const char* where, const char* what);
+
+template <class T>
+void require_finite(const T& t, const char* where, const char* what) {
+    require_finite(t.data(), t.size(), where, what);
+}
+
+// Largest number of float elements one tensor may hold (default 1 GiB of float32). Requests
+// beyond it throw ValueError instead of failing deep inside an allocator (which in WASM
+// aborts the module).
+std::size_t max_tensor_elements();
+void set_max_tensor_elements(std::size_t n);
+// Throws ValueError if the product of extents overflows or exceeds max_tensor_elements().
+void require_allocatable(std::initializer_list<std::size_t> extents, const char* where, const char* what);
+
+}  // namespace attnlab

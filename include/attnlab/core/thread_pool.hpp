@@ -1,0 +1,74 @@
+// attnlab/core/thread_pool.hpp: a small persistent pool of std::threads for data parallelism.
+//
+// What it is for: splitting independent rows / heads / tiles of a kernel across cores. The
+// threads are created once and reused (WASM pthreads cannot be created cheaply, and a pthread
+// pool smaller than the threads one call starts deadlocks). Not for: task graphs or async work.
+//
+// Determinism: parallel_for only partitions the index range; each index is computed by the
+// same code whatever the thread count, so results are bit-identical for 1 or N threads.
+// Nested calls (parallel_for inside a parallel_for body) run inline on the calling thread.
+//
+//   attnlab::set_num_threads(2);
+//   attnlab::parallel_for(0, rows, [&](std::size_t begin, std::size_t end) {
+//       for (std::size_t r = begin; r < end; ++r) process_row(r);
+//   });
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace attnlab {
+
+class ThreadPool {
+public:
+    // Starts num_threads - 1 workers; the calling thread is the remaining one.
+    explicit ThreadPool(std::size_t num_threads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    std::size_t num_threads() const { return workers_.size() + 1; }
+
+    // Calls body(begin, end) on disjoint chunks covering [begin, end), at least `grain`
+    // indices per chunk, and returns when all are done. Rethrows the first exception a chunk
+    // threw (after every chunk finished).
+    void parallel_for(std::size_t begin, std::size_t end, std::size_t grain,
+                      const std::function<void(std::size_t, std::size_t)>& body);
+
+private:
+    void worker_loop(std::size_t index);
+    void run_chunks(std::size_t participant);
+
+    std::vector<std::thread> workers_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    std::condition_variable done_;
+    std::mutex call_mutex_;  // one parallel_for at a time per pool
+    // State of the job in flight.
+    const std::function<void(std::size_t, std::size_t)>* body_ = nullptr;
+    std::size_t begin_ = 0, end_ = 0, chunk_ = 1, num_chunks_ = 0;
+    std::size_t next_chunk_ = 0;   // guarded by mutex_
+    std::size_t active_ = 0;       // workers still running the current job
+    std::size_t generation_ = 0;
+    bool stop_ = false;
+    std::exception_ptr error_;
+};
+
+// The process-wide pool the kernels use. Created on first use with hardware_concurrency()
+// threads (at most 8), or with the count last given to set_num_threads.
+ThreadPool& default_pool();
+// Replaces the default pool with one of n threads (n >= 1). Not to be called while kernels run.
+void set_num_threads(std::size_t n);
+std::size_t num_threads();
+
+// default_pool().parallel_for, but runs inline when called from inside a pool worker (nested
+// parallelism) or when the range is smaller than two grains.
+void parallel_for(std::size_t begin, std::size_t end, const std::function<void(std::size_t, std::size_t)>& body,
+                  std::size_t grain = 1);
+
+}  // namespace attnlab

@@ -1,0 +1,53 @@
+// attnlab/kernels/matmul.hpp: single-precision matrix products, SIMD (xsimd) and cache-blocked.
+//
+// What it is for: every dense product in the engine (projections, Q·Kᵀ, weights·V and their
+// gradients). The three variants avoid materialising transposes: PyTorch's Linear weight is
+// (out, in), so y = x·Wᵀ is matmul_nt, and dW = dyᵀ·x is matmul_tn. Not for: batched or
+// strided views beyond a leading dimension (callers loop over heads).
+//
+// Pointer variants take row-major matrices with explicit leading dimensions (elements between
+// rows) and either overwrite C or accumulate into it (C += ...). They run in parallel over rows
+// of C on the default thread pool; each element is computed by the same instruction sequence
+// whatever the thread count, so results do not depend on it.
+//
+//   attnlab::Tensor2 a = ..., b = ...;          // (M, K), (K, N)
+//   attnlab::Tensor2 c = attnlab::matmul(a, b); // (M, N)
+#pragma once
+
+#include <cstddef>
+
+#include "attnlab/core/tensor.hpp"
+
+namespace attnlab {
+
+enum class Accumulate : bool { no = false, yes = true };
+
+namespace kernels {
+// C (M, N) = A (M, K) · B (K, N)
+void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no);
+// C (M, N) = A (M, K) · B (N, K)ᵀ
+void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no);
+// C (M, N) = A (K, M)ᵀ · B (K, N)
+void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no);
+
+// The same products with a plain triple loop (double accumulation): the reference every fast
+// path is tested against.
+void matmul_nn_reference(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                         std::size_t ldc, std::size_t m, std::size_t n, std::size_t k);
+void matmul_nt_reference(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                         std::size_t ldc, std::size_t m, std::size_t n, std::size_t k);
+void matmul_tn_reference(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                         std::size_t ldc, std::size_t m, std::size_t n, std::size_t k);
+}  // namespace kernels
+
+// a: (M, K), b: (K, N) -> (M, N)
+Tensor2 matmul(const Tensor2& a, const Tensor2& b);
+// a: (M, K), b: (N, K) -> (M, N)     (a · bᵀ)
+Tensor2 matmul_nt(const Tensor2& a, const Tensor2& b);
+// a: (K, M), b: (K, N) -> (M, N)     (aᵀ · b)
+Tensor2 matmul_tn(const Tensor2& a, const Tensor2& b);
+
+}  // namespace attnlab

@@ -1,0 +1,33 @@
+// attnlab/kernels/softmax.hpp: numerically stable row softmax, in place, SIMD.
+//
+// What it is for: turning masked attention scores into weights. Each row subtracts its maximum
+// before exp (so no overflow for finite input), sums in float32, and divides. Masked entries are
+// -infinity (see attention/mask.hpp for why -inf and not a large negative number) and get
+// exactly 0 weight. A row whose entries are all -inf (every key masked) becomes all zeros,
+// never NaN. Not for: log-softmax of logits in the loss (see nn/loss.hpp).
+//
+//   float row[4] = {1, 2, -INFINITY, 3};
+//   attnlab::kernels::softmax_rows(row, 1, 4, 4);   // {0.090, 0.245, 0, 0.665}
+#pragma once
+
+#include <cstddef>
+
+#include "attnlab/core/tensor.hpp"
+
+namespace attnlab {
+namespace kernels {
+// x: (rows, cols) with leading dimension ld, overwritten by softmax over each row.
+void softmax_rows(float* x, std::size_t rows, std::size_t cols, std::size_t ld);
+// Plain scalar reference (double accumulation).
+void softmax_rows_reference(float* x, std::size_t rows, std::size_t cols, std::size_t ld);
+
+// Backward of y = softmax(x) per row: dx = y ⊙ (dy - Σ_j dy_j y_j).
+// y, dy, dx: (rows, cols), leading dimension ld; dx is overwritten (may alias dy).
+void softmax_rows_backward(const float* y, const float* dy, float* dx, std::size_t rows, std::size_t cols,
+                           std::size_t ld);
+}  // namespace kernels
+
+// x: (R, N) -> (R, N)
+Tensor2 softmax_rows(const Tensor2& x);
+
+}  // namespace attnlab

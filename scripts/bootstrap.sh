@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs every Debian package attnlab needs. Idempotent: packages already
+# present are skipped by apt, and apt-get update runs only when something is
+# missing.
+#
+#   scripts/bootstrap.sh            build + test toolchain (native, WASM, browser)
+#   scripts/bootstrap.sh --torch    also python3-torch, used only to regenerate
+#                                   reference fixtures and for bench/compare
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  libxtensor-dev xtl-dev libxsimd-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  emscripten binaryen nodejs npm
+  chromium nlohmann-json3-dev
+)
+if [[ "${1:-}" == "--torch" ]]; then
+  packages+=(python3-torch python3-numpy)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+# node/npm may come from a non-Debian install already on the PATH; accept it.
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  filtered=()
+  for p in "${missing[@]}"; do
+    [[ "$p" == nodejs || "$p" == npm ]] || filtered+=("$p")
+  done
+  missing=("${filtered[@]+"${filtered[@]}"}")
+fi
+
+if (( ${#missing[@]} )); then
+  echo "bootstrap: installing ${missing[*]}"
+  SUDO=""
+  [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "bootstrap: all Debian packages present"
+fi
