@@ -42,7 +42,10 @@ public:
 
 private:
     void worker_loop(std::size_t index);
+    // Takes chunks of the current job until none is left; participant 0 is the caller.
     void run_chunks(std::size_t participant);
+    // Wakes the workers with stop_ set and joins them.
+    void shut_down();
 
     std::vector<std::thread> workers_;
     std::mutex mutex_;
