@@ -1,0 +1,51 @@
+// attnlab/attention/mask.hpp: which keys each query may not attend to.
+//
+// What it is for: the three masks of article §6 — causal (no peeking at the future), key padding
+// (ignore the padded tail of short sequences in a batch) and an explicit boolean mask — combined
+// by logical OR: a key is hidden from a query if ANY component hides it. Not for: additive float
+// masks (ALiBi-style biases); every mask here is boolean.
+//
+// Masked scores become -infinity, not a large negative number such as -1e9 or -10000:
+//  * exp(-inf) is exactly 0, so a masked weight is exactly 0, not merely tiny (the article's
+//    invariant, tested bit-exactly), and no "large negative" value can overflow in fp16 (-1e9 is
+//    -inf in half precision anyway, and -10000 is not small enough after scaling by large d_k).
+//  * a row whose keys are ALL masked has max = -inf; the softmax kernel detects that and writes
+//    zeros (zero weights, hence zero context) instead of exp(-inf - -inf) = NaN. With a large
+//    negative constant such a row would silently become a uniform average over padding.
+//
+// Causal alignment: query i may see key j iff j <= i + (S - T) — bottom-right aligned. With
+// S == T that is the usual lower triangle; with a KV cache (T new queries after S - T cached
+// keys) each new query sees everything before it.
+//
+//   attnlab::AttentionMask mask;
+//   mask.causal = true;
+//   mask.key_padding = attnlab::padding_mask_from_lengths({5, 3}, 5);   // (B=2, S=5)
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "attnlab/core/tensor.hpp"
+
+namespace attnlab {
+
+struct AttentionMask {
+    bool causal = false;
+    Mask2 key_padding;    // (B, S), 1 = padding; empty (size 0) = none
+    Mask2 explicit_mask;  // (T, S), 1 = masked, shared by the batch; empty = none
+
+    // True if any component is set.
+    bool any() const { return causal || key_padding.size() > 0 || explicit_mask.size() > 0; }
+    // Throws ShapeError naming `where` and both shapes if a component does not fit (B, T, S).
+    void validate(std::size_t batch, std::size_t t, std::size_t s, const char* where) const;
+    // True if query i of batch b may not see key j.
+    bool is_masked(std::size_t b, std::size_t i, std::size_t j, std::size_t t, std::size_t s) const;
+    // scores: (T, S) with leading dimension ld; writes -inf where is_masked.
+    void apply(float* scores, std::size_t b, std::size_t t, std::size_t s, std::size_t ld) const;
+};
+
+// lengths: (B) valid lengths -> (B, max_len) with 1 on positions >= length.
+// Throws ValueError if a length exceeds max_len.
+Mask2 padding_mask_from_lengths(const std::vector<std::size_t>& lengths, std::size_t max_len);
+
+}  // namespace attnlab

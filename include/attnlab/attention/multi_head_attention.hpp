@@ -1,0 +1,101 @@
+// attnlab/attention/multi_head_attention.hpp: multi-head attention with MHA / GQA / MQA,
+// self- and cross-attention, RoPE, masks and stage recording.
+//
+// What it is for: the attention layer of a Transformer (article §3). Projections W_Q, W_K, W_V,
+// W_O are separate Linear layers with PyTorch's (out_features, in_features) layout, so the
+// weights of torch.nn.MultiheadAttention (in_proj_weight split in three) load directly.
+// The flow, with stages in brackets:
+//   [x] -> q = x·W_Qᵀ, k = m·W_Kᵀ, v = m·W_Vᵀ (m = memory for cross-attention, else x)
+//       -> split_heads: [q] (B, H, T, D), [k] [v] (B, Hkv, S, D) -> RoPE: [q_rot] [k_rot]
+//       -> scaled_dot_product_attention: [scores] [scaled] [masked] [weights] [context]
+//       -> merge_heads: [concat] (B, T, C) -> ·W_Oᵀ: [output]
+// num_kv_heads = num_heads is MHA, 1 is MQA, any other divisor of num_heads is GQA (Ainslie et
+// al. 2023): W_K and W_V then project to Hkv·D, fewer than C, features.
+// Not for: additive positional encodings (applied to the embeddings before this layer).
+//
+//   attnlab::Rng rng(1);
+//   attnlab::MultiHeadAttention mha({/*d_model=*/64, /*num_heads=*/4}, rng);
+//   attnlab::AttentionOptions opt; opt.mask.causal = true; opt.rope = true;
+//   attnlab::TraceRecorder trace;
+//   attnlab::Tensor3 y = mha.forward(x, nullptr, opt, &trace);   // (B, T, 64) -> (B, T, 64)
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "attnlab/attention/mask.hpp"
+#include "attnlab/attention/scaled_dot_product.hpp"
+#include "attnlab/attention/stage.hpp"
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/tensor.hpp"
+#include "attnlab/nn/linear.hpp"
+#include "attnlab/nn/parameter.hpp"
+#include "attnlab/posenc/rope.hpp"
+
+namespace attnlab {
+
+struct MultiHeadAttentionConfig {
+    std::size_t d_model = 0;       // C: width of x and of the output
+    std::size_t num_heads = 1;     // H: query heads, D = C / H
+    std::size_t num_kv_heads = 0;  // Hkv: key/value heads; 0 means num_heads (plain MHA)
+    bool bias = true;              // biases on all four projections
+    std::size_t kv_dim = 0;        // width of `memory` for cross-attention; 0 means d_model
+
+    std::size_t kv_heads() const { return num_kv_heads == 0 ? num_heads : num_kv_heads; }
+    std::size_t head_dim() const { return num_heads == 0 ? 0 : d_model / num_heads; }
+    std::size_t memory_dim() const { return kv_dim == 0 ? d_model : kv_dim; }
+    // Throws ConfigError naming the numbers: d_model % num_heads, num_heads % num_kv_heads, zeros.
+    void validate() const;
+};
+
+// Per-call switches.
+struct AttentionOptions {
+    AttentionMask mask;
+    ScaleOptions scale;
+    bool rope = false;                   // rotate q and k per head (posenc/rope.hpp)
+    double rope_base = kRopeDefaultBase;
+    std::size_t position_offset = 0;     // absolute position of the first query (and key) row
+    bool check_finite = false;           // throw ValueError on NaN/Inf in x or memory
+};
+
+// What backward needs from the forward pass.
+struct MultiHeadAttentionCache {
+    Tensor3 x;                 // (B, T, C) input: dW_Q = dqᵀ·x
+    Tensor3 memory;            // (B, S, Ckv) key/value source for cross-attention (empty for self)
+    Tensor4 q;                 // (B, H, T, D) after RoPE: dK = dscoresᵀ·q
+    Tensor4 k;                 // (B, Hkv, S, D) after RoPE: dQ = dscores·k
+    Tensor4 v;                 // (B, Hkv, S, D): dweights = dcontext·vᵀ
+    AttentionCache attention;  // softmax weights
+    Tensor3 concat;            // (B, T, C): dW_O = doutᵀ·concat
+};
+
+class MultiHeadAttention {
+public:
+    MultiHeadAttention() = default;
+    // W_Q, W_K, W_V ~ Xavier-uniform and zero biases, W_O like torch.nn.Linear with zero bias —
+    // torch.nn.MultiheadAttention's initialisation.
+    MultiHeadAttention(const MultiHeadAttentionConfig& config, Rng& rng);
+
+    const MultiHeadAttentionConfig& config() const { return config_; }
+
+    // x: (B, T, C), memory: (B, S, Ckv) or nullptr for self-attention -> (B, T, C)
+    Tensor3 forward(const Tensor3& x, const Tensor3* memory = nullptr, const AttentionOptions& options = {},
+                    StageObserver* observer = nullptr, MultiHeadAttentionCache* cache = nullptr) const;
+    // Unbatched: x: (T, C), memory: (S, Ckv) or nullptr -> (T, C); stages use batch 0.
+    Tensor2 forward(const Tensor2& x, const Tensor2* memory = nullptr, const AttentionOptions& options = {},
+                    StageObserver* observer = nullptr) const;
+
+    // q_proj.weight, q_proj.bias, k_proj..., v_proj..., out_proj... (biases only when present),
+    // each with `prefix` prepended.
+    std::vector<ParameterView> parameters(const std::string& prefix = "");
+
+    Linear q_proj;    // (C, C)
+    Linear k_proj;    // (Hkv·D, Ckv)
+    Linear v_proj;    // (Hkv·D, Ckv)
+    Linear out_proj;  // (C, C)
+
+private:
+    MultiHeadAttentionConfig config_;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,39 @@
+// attnlab/attnlab.hpp: the whole public API in one include.
+//
+// attnlab is an attention and Transformer engine that shows its work: every attention call can
+// report its stages (x, Q, K, V, scores, scaled, masked, weights, context, concat, output) to an
+// observer. Headers are grouped by concept:
+//   core/      errors, tensor aliases, seeded RNG, thread pool
+//   kernels/   SIMD matmul, softmax, activations, layer norm (forward and backward)
+//   attention/ stages, masks, scaled dot-product attention, head split/merge, multi-head attention
+//   posenc/    sinusoidal, learned and rotary positional encodings
+//   nn/        Linear and named parameters
+//   io/        safetensors checkpoints
+//
+// A five-line example (see README.md for more):
+//   attnlab::Rng rng(1);
+//   attnlab::MultiHeadAttention mha({/*d_model=*/8, /*num_heads=*/2}, rng);
+//   attnlab::Tensor3 x = xt::ones<float>({1, 4, 8});                 // (B, T, C)
+//   attnlab::TraceRecorder trace;
+//   attnlab::Tensor3 y = mha.forward(x, nullptr, {}, &trace);         // (B, T, C)
+//   const auto& w = trace.get(attnlab::Stage::weights, 0, 1);         // head 1: (T, T)
+#pragma once
+
+#include "attnlab/attention/heads.hpp"
+#include "attnlab/attention/mask.hpp"
+#include "attnlab/attention/multi_head_attention.hpp"
+#include "attnlab/attention/scaled_dot_product.hpp"
+#include "attnlab/attention/stage.hpp"
+#include "attnlab/core/error.hpp"
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/tensor.hpp"
+#include "attnlab/core/thread_pool.hpp"
+#include "attnlab/kernels/elementwise.hpp"
+#include "attnlab/kernels/matmul.hpp"
+#include "attnlab/kernels/softmax.hpp"
+#include "attnlab/nn/linear.hpp"
+#include "attnlab/nn/parameter.hpp"
+#include "attnlab/posenc/learned.hpp"
+#include "attnlab/posenc/positional_encoding.hpp"
+#include "attnlab/posenc/rope.hpp"
+#include "attnlab/posenc/sinusoidal.hpp"

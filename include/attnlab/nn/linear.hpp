@@ -1,0 +1,43 @@
+// attnlab/nn/linear.hpp: the affine layer y = x·Wᵀ + b, with PyTorch's weight layout.
+//
+// What it is for: every projection of the model (W_Q, W_K, W_V, W_O, feed-forward, heads).
+// weight is (out_features, in_features) exactly like torch.nn.Linear, so state_dicts map one to
+// one and y = x·Wᵀ is a single matmul_nt. Not for: batched weights (one W per call).
+//
+//   attnlab::Rng rng(1);
+//   attnlab::Linear proj(64, 16, /*bias=*/true, rng);  // weight (16, 64), bias (16)
+//   attnlab::Tensor2 y = proj.forward(x);              // (N, 64) -> (N, 16)
+#pragma once
+
+#include <cstddef>
+
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/tensor.hpp"
+
+namespace attnlab {
+
+struct Linear {
+    Tensor2 weight;  // (out, in)
+    Tensor1 bias;    // (out), or size 0 when the layer has no bias
+
+    Linear() = default;
+    // torch.nn.Linear's default initialisation: weight and bias ~ U(-1/sqrt(in), 1/sqrt(in)).
+    Linear(std::size_t in_features, std::size_t out_features, bool with_bias, Rng& rng);
+
+    std::size_t in_features() const { return weight.shape(1); }
+    std::size_t out_features() const { return weight.shape(0); }
+    bool has_bias() const { return bias.size() > 0; }
+
+    // x: (N, in) -> (N, out). Throws ShapeError naming the widths on mismatch.
+    Tensor2 forward(const Tensor2& x) const;
+    // x: (n, in) rows at stride in -> y: (n, out) rows at stride out. No validation (kernel use).
+    void forward(const float* x, std::size_t n, float* y) const;
+};
+
+// Gradients of a Linear, same shapes as its parameters.
+struct LinearGrad {
+    Tensor2 weight;  // (out, in)
+    Tensor1 bias;    // (out) or empty
+};
+
+}  // namespace attnlab

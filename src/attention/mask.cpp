@@ -1,0 +1,71 @@
+#include "attnlab/attention/mask.hpp"
+
+#include <limits>
+
+namespace attnlab {
+
+void AttentionMask::validate(std::size_t batch, std::size_t t, std::size_t s, const char* where) const {
+    if (key_padding.size() > 0) {
+        if (key_padding.shape(0) != batch || key_padding.shape(1) != s) {
+            fail<ShapeError>(where, ": key_padding mask must be (B=", batch, ", S=", s, "), got ",
+                             shape_string(key_padding.shape()));
+        }
+    }
+    if (explicit_mask.size() > 0) {
+        if (explicit_mask.shape(0) != t || explicit_mask.shape(1) != s) {
+            fail<ShapeError>(where, ": explicit mask must be (T=", t, ", S=", s, "), got ",
+                             shape_string(explicit_mask.shape()));
+        }
+    }
+}
+
+bool AttentionMask::is_masked(std::size_t b, std::size_t i, std::size_t j, std::size_t t, std::size_t s) const {
+    if (causal && static_cast<std::ptrdiff_t>(j) > static_cast<std::ptrdiff_t>(i) + static_cast<std::ptrdiff_t>(s) -
+                                                       static_cast<std::ptrdiff_t>(t)) {
+        return true;
+    }
+    if (key_padding.size() > 0 && key_padding(b, j)) return true;
+    if (explicit_mask.size() > 0 && explicit_mask(i, j)) return true;
+    return false;
+}
+
+void AttentionMask::apply(float* scores, std::size_t b, std::size_t t, std::size_t s, std::size_t ld) const {
+    constexpr float kMasked = -std::numeric_limits<float>::infinity();
+    const std::ptrdiff_t shift = static_cast<std::ptrdiff_t>(s) - static_cast<std::ptrdiff_t>(t);
+    const std::uint8_t* pad = key_padding.size() > 0 ? key_padding.data() + b * s : nullptr;
+    for (std::size_t i = 0; i < t; ++i) {
+        float* row = scores + i * ld;
+        if (causal) {
+            // Keys j > i + shift are in the future of query i.
+            const std::ptrdiff_t first_hidden = static_cast<std::ptrdiff_t>(i) + shift + 1;
+            for (std::ptrdiff_t j = first_hidden < 0 ? 0 : first_hidden; j < static_cast<std::ptrdiff_t>(s); ++j) {
+                row[j] = kMasked;
+            }
+        }
+        if (pad) {
+            for (std::size_t j = 0; j < s; ++j) {
+                if (pad[j]) row[j] = kMasked;
+            }
+        }
+        if (explicit_mask.size() > 0) {
+            const std::uint8_t* em = explicit_mask.data() + i * s;
+            for (std::size_t j = 0; j < s; ++j) {
+                if (em[j]) row[j] = kMasked;
+            }
+        }
+    }
+}
+
+Mask2 padding_mask_from_lengths(const std::vector<std::size_t>& lengths, std::size_t max_len) {
+    Mask2 mask = Mask2::from_shape({lengths.size(), max_len});
+    for (std::size_t b = 0; b < lengths.size(); ++b) {
+        if (lengths[b] > max_len) {
+            fail<ValueError>("padding_mask_from_lengths: length ", lengths[b], " of batch row ", b,
+                             " exceeds max_len ", max_len);
+        }
+        for (std::size_t j = 0; j < max_len; ++j) mask(b, j) = j >= lengths[b] ? 1 : 0;
+    }
+    return mask;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,78 @@
+#include "attnlab/attention/scaled_dot_product.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "attnlab/core/thread_pool.hpp"
+#include "attnlab/kernels/matmul.hpp"
+#include "attnlab/kernels/softmax.hpp"
+
+namespace attnlab {
+
+float ScaleOptions::effective(std::size_t head_dim) const {
+    if (!enabled) return 1.0f;
+    if (factor) return *factor;
+    return 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+
+namespace {
+void validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask) {
+    constexpr const char* where = "scaled_dot_product_attention";
+    const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
+    require_shape(k, {static_cast<std::ptrdiff_t>(batch), -1, -1, static_cast<std::ptrdiff_t>(d)}, where,
+                  "k (B, Hkv, S, D) matching q (B, H, T, D)");
+    const std::size_t kv_heads = k.shape(1), s = k.shape(2);
+    require_shape(v, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(kv_heads),
+                      static_cast<std::ptrdiff_t>(s), -1},
+                  where, "v (B, Hkv, S, Dv) matching k");
+    if (kv_heads == 0 || heads % kv_heads != 0) {
+        fail<ConfigError>(where, ": query heads (", heads, ") must be a multiple of key/value heads (", kv_heads,
+                          ")");
+    }
+    mask.validate(batch, t, s, where);
+    require_allocatable({batch, heads, t, s}, where, "the (B, H, T, S) attention matrix");
+}
+}  // namespace
+
+Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                                     const AttentionMask& mask, const ScaleOptions& scale,
+                                     StageObserver* observer, AttentionCache* cache) {
+    validate(q, k, v, mask);
+    const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
+    const std::size_t kv_heads = k.shape(1), s = k.shape(2), dv = v.shape(3);
+    const std::size_t group = heads / kv_heads;
+    const float factor = scale.effective(d);
+
+    Tensor4 context = Tensor4::from_shape({batch, heads, t, dv});
+    if (cache) cache->weights = Tensor4::from_shape({batch, heads, t, s});
+
+    // One (batch, head) pair per task. Without a cache the score matrix lives in a scratch
+    // buffer per task; with one, it is computed directly into the cache (no extra copy).
+    parallel_for(0, batch * heads, [&](std::size_t begin, std::size_t end) {
+        std::vector<float> scratch(cache ? 0 : t * s);
+        for (std::size_t bh = begin; bh < end; ++bh) {
+            const std::size_t b = bh / heads, h = bh % heads, hk = h / group;
+            const float* qh = q.data() + bh * t * d;            // (T, D)
+            const float* kh = k.data() + (b * kv_heads + hk) * s * d;   // (S, D)
+            const float* vh = v.data() + (b * kv_heads + hk) * s * dv;  // (S, Dv)
+            float* w = cache ? cache->weights.data() + bh * t * s : scratch.data();  // (T, S)
+            float* ch = context.data() + bh * t * dv;            // (T, Dv)
+
+            kernels::matmul_nt(qh, d, kh, d, w, s, t, s, d);
+            observe(observer, Stage::scores, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
+            if (factor != 1.0f) {
+                for (std::size_t i = 0; i < t * s; ++i) w[i] *= factor;
+            }
+            observe(observer, Stage::scaled, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
+            if (mask.any()) mask.apply(w, b, t, s, s);
+            observe(observer, Stage::masked, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
+            kernels::softmax_rows(w, t, s, s);
+            observe(observer, Stage::weights, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
+            kernels::matmul_nn(w, s, vh, dv, ch, dv, t, dv, s);
+            observe(observer, Stage::context, b, static_cast<std::ptrdiff_t>(h), t, dv, dv, ch);
+        }
+    });
+    return context;
+}
+
+}  // namespace attnlab

@@ -1,0 +1,41 @@
+#include "attnlab/posenc/rope.hpp"
+
+#include <cmath>
+
+namespace attnlab {
+
+RopeTable::RopeTable(std::size_t t_, std::size_t head_dim, std::size_t offset, double base)
+    : t(t_), half(head_dim / 2), cos(t_ * (head_dim / 2)), sin(t_ * (head_dim / 2)) {
+    if (head_dim % 2 != 0) fail<ConfigError>("RoPE: head dimension must be even, got ", head_dim);
+    for (std::size_t p = 0; p < half; ++p) {
+        const double theta = std::pow(base, -2.0 * static_cast<double>(p) / static_cast<double>(head_dim));
+        for (std::size_t i = 0; i < t; ++i) {
+            const double angle = static_cast<double>(i + offset) * theta;
+            cos[i * half + p] = static_cast<float>(std::cos(angle));
+            sin[i * half + p] = static_cast<float>(std::sin(angle));
+        }
+    }
+}
+
+void rope_rotate(float* x, std::size_t t, std::size_t d, std::size_t ld, const RopeTable& table, bool inverse) {
+    const std::size_t half = d / 2;
+    const float sign = inverse ? -1.0f : 1.0f;
+    for (std::size_t i = 0; i < t; ++i) {
+        float* row = x + i * ld;
+        const float* c = table.cos.data() + i * half;
+        const float* s = table.sin.data() + i * half;
+        for (std::size_t p = 0; p < half; ++p) {
+            const float a = row[p], b = row[p + half], sn = sign * s[p];
+            row[p] = a * c[p] - b * sn;
+            row[p + half] = b * c[p] + a * sn;
+        }
+    }
+}
+
+void apply_rope(Tensor4& x, std::size_t offset, double base, bool inverse) {
+    const std::size_t outer = x.shape(0) * x.shape(1), t = x.shape(2), d = x.shape(3);
+    const RopeTable table(t, d, offset, base);
+    for (std::size_t o = 0; o < outer; ++o) rope_rotate(x.data() + o * t * d, t, d, d, table, inverse);
+}
+
+}  // namespace attnlab
