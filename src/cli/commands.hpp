@@ -1,0 +1,9 @@
+// src/cli/commands.hpp: the subcommands of the attnlab tool. Each returns the process exit code
+// and throws attnlab::Error for bad input (main prints it on one line and exits with 2).
+#pragma once
+
+namespace attnlab::cli {
+
+int run_demo(int argc, char** argv);
+
+}  // namespace attnlab::cli

@@ -1,0 +1,148 @@
+// `attnlab demo`: one multi-head attention call on a short sentence, every stage printed.
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "args.hpp"
+#include "attnlab/attnlab.hpp"
+#include "commands.hpp"
+
+namespace attnlab::cli {
+namespace {
+
+std::vector<std::string> split_words(const std::string& text) {
+    std::istringstream in(text);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    return words;
+}
+
+// A deterministic embedding per word: the same word always gets the same vector for a seed,
+// so permuting the sentence permutes the rows (the §4.1 experiment is visible in the output).
+Tensor3 embed(const std::vector<std::string>& words, std::size_t c, std::uint64_t seed) {
+    Tensor3 x = Tensor3::from_shape({1, words.size(), c});
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        Rng rng(seed * 0x9E3779B97F4A7C15ull ^ std::hash<std::string>{}(words[i]));
+        for (std::size_t j = 0; j < c; ++j) x(0, i, j) = rng.normal();
+    }
+    return x;
+}
+
+void print_matrix(const Tensor2& m, const std::vector<std::string>& row_labels,
+                  const std::vector<std::string>& col_labels) {
+    std::printf("%10s", "");
+    for (std::size_t j = 0; j < m.shape(1); ++j) {
+        std::printf(" %8.8s", j < col_labels.size() ? col_labels[j].c_str() : std::to_string(j).c_str());
+    }
+    std::printf("\n");
+    for (std::size_t i = 0; i < m.shape(0); ++i) {
+        std::printf("%10.10s", i < row_labels.size() ? row_labels[i].c_str() : std::to_string(i).c_str());
+        for (std::size_t j = 0; j < m.shape(1); ++j) {
+            const float v = m(i, j);
+            if (std::isinf(v)) std::printf(" %8s", v < 0 ? "-inf" : "inf");
+            else std::printf(" %8.4f", v);
+        }
+        std::printf("\n");
+    }
+}
+
+const char* explain(Stage s) {
+    switch (s) {
+        case Stage::x: return "token embeddings (+ positions), one row per token";
+        case Stage::q: return "queries: x·W_Qᵀ + b_Q, this head's slice";
+        case Stage::k: return "keys: x·W_Kᵀ + b_K, this key/value head's slice";
+        case Stage::v: return "values: x·W_Vᵀ + b_V, this key/value head's slice";
+        case Stage::q_rot: return "queries rotated by RoPE (angle grows with position)";
+        case Stage::k_rot: return "keys rotated by RoPE";
+        case Stage::scores: return "S = Q·Kᵀ: row i, column j is q_i · k_j";
+        case Stage::scaled: return "S · scale (1/sqrt(d_k) keeps the softmax out of saturation)";
+        case Stage::masked: return "hidden keys set to -inf";
+        case Stage::weights: return "softmax of each row: every row sums to 1, hidden keys get exactly 0";
+        case Stage::context: return "weights·V: each row a weighted average of value rows";
+        case Stage::concat: return "all heads' context side by side";
+        case Stage::output: return "concat·W_Oᵀ + b_O";
+    }
+    return "";
+}
+
+}  // namespace
+
+int run_demo(int argc, char** argv) {
+    Args args("demo", "Runs one multi-head self-attention layer with random weights on a short sentence and\n"
+                      "prints every recorded stage (x, Q, K, V, scores, scaled, masked, weights, context, concat, output).");
+    args.add("text", "the cat sat on the mat", "the input sentence (words separated by spaces)");
+    args.add("d-model", "8", "model width C");
+    args.add("heads", "2", "number of query heads H (C must be divisible by H)");
+    args.add("kv-heads", "0", "key/value heads (0 = same as heads; 1 = MQA; a divisor of heads = GQA)");
+    args.add("pe", "none", "positional encoding: none, sinusoidal or rope");
+    args.add("mask", "causal", "none, causal, or padding (appends two padding tokens that no query may see)");
+    args.add("scale", "auto", "auto (1/sqrt(d_k)), off, or a number to multiply the scores by");
+    args.add("head", "-1", "print only this head (-1 = all)");
+    args.add("seed", "1", "seed of the random weights and embeddings");
+    if (!args.parse(argc, argv, 2)) return 0;
+
+    std::vector<std::string> words = split_words(args.get("text"));
+    if (words.empty()) fail<ConfigError>("attnlab demo: --text must contain at least one word");
+    const std::string mask_kind = args.get("mask");
+    const PositionalKind pe = positional_from_name(args.get("pe"));
+    if (pe == PositionalKind::learned) fail<ConfigError>("attnlab demo: --pe learned needs training; use none, sinusoidal or rope");
+
+    MultiHeadAttentionConfig config;
+    config.d_model = args.get_size("d-model");
+    config.num_heads = args.get_size("heads");
+    config.num_kv_heads = args.get_size("kv-heads");
+    const auto seed = static_cast<std::uint64_t>(args.get_int("seed"));
+    Rng rng(seed);
+    MultiHeadAttention mha(config, rng);
+
+    AttentionOptions options;
+    const std::size_t real_tokens = words.size();
+    if (mask_kind == "causal") {
+        options.mask.causal = true;
+    } else if (mask_kind == "padding") {
+        words.push_back("<pad>");
+        words.push_back("<pad>");
+        options.mask.key_padding = padding_mask_from_lengths({real_tokens}, words.size());
+    } else if (mask_kind != "none") {
+        fail<ConfigError>("attnlab demo: --mask must be none, causal or padding, got '", mask_kind, "'");
+    }
+    const std::string scale = args.get("scale");
+    if (scale == "off") options.scale.enabled = false;
+    else if (scale != "auto") options.scale.factor = static_cast<float>(args.get_double("scale"));
+    options.rope = pe == PositionalKind::rope;
+
+    Tensor3 x = embed(words, config.d_model, seed);
+    if (pe == PositionalKind::sinusoidal) add_sinusoidal(x);
+
+    TraceRecorder trace;
+    mha.forward(x, nullptr, options, &trace);
+
+    const long long only_head = args.get_int("head");
+    std::printf("attnlab demo: %zu tokens, d_model %zu, %zu heads of d_k %zu, %zu key/value heads, pe %s, mask %s, scale %g\n",
+                words.size(), config.d_model, config.num_heads, config.head_dim(), config.kv_heads(),
+                std::string(positional_name(pe)).c_str(), mask_kind.c_str(), options.scale.effective(config.head_dim()));
+    for (Stage s : trace.stages()) {
+        const bool keyed = s == Stage::scores || s == Stage::scaled || s == Stage::masked || s == Stage::weights;
+        const std::vector<std::string> no_labels;
+        if (!stage_is_per_head(s)) {
+            std::printf("\n== %s %s: %s\n", std::string(stage_name(s)).c_str(),
+                        shape_string(trace.get(s).shape()).c_str(), explain(s));
+            print_matrix(trace.get(s), words, no_labels);
+            continue;
+        }
+        for (std::size_t h = 0; h < trace.num_heads(s); ++h) {
+            if (only_head >= 0 && static_cast<long long>(h) != only_head) continue;
+            const Tensor2& m = trace.get(s, 0, static_cast<std::ptrdiff_t>(h));
+            std::printf("\n== %s, head %zu %s: %s\n", std::string(stage_name(s)).c_str(), h,
+                        shape_string(m.shape()).c_str(), explain(s));
+            print_matrix(m, words, keyed ? words : no_labels);
+        }
+    }
+    return 0;
+}
+
+}  // namespace attnlab::cli

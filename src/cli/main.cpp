@@ -1,0 +1,43 @@
+// The attnlab command-line tool. `attnlab --help` lists the subcommands.
+#include <cstring>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include "commands.hpp"
+
+namespace {
+struct Command {
+    const char* name;
+    const char* summary;
+    int (*run)(int, char**);
+};
+const Command kCommands[] = {
+    {"demo", "print every stage of one multi-head attention call on a short sentence", attnlab::cli::run_demo},
+};
+
+void print_usage() {
+    std::cout << "usage: attnlab <command> [flags]\n\ncommands:\n";
+    for (const auto& c : kCommands) std::cout << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << c.summary << "\n";
+    std::cout << "\n`attnlab <command> --help` describes each command's flags.\n";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+        print_usage();
+        return argc < 2 ? 2 : 0;
+    }
+    const std::string name = argv[1];
+    for (const auto& c : kCommands) {
+        if (name != c.name) continue;
+        try {
+            return c.run(argc, argv);
+        } catch (const std::exception& e) {
+            std::cerr << "attnlab: error: " << e.what() << "\n";
+            return 2;
+        }
+    }
+    std::cerr << "attnlab: error: unknown command '" << name << "' (see attnlab --help)\n";
+    return 2;
+}
