@@ -1,0 +1,371 @@
+#include "attnlab/io/safetensors.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "attnlab/core/tensor.hpp"
+
+namespace attnlab::io {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kMetadataKey = "__metadata__";
+
+std::uint64_t read_u64_le(const std::uint8_t* p) {
+    std::uint64_t v = 0;
+    for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+    return v;
+}
+
+void write_u64_le(std::uint64_t v, std::uint8_t* p) {
+    for (int i = 0; i < 8; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+
+bool parse_dtype(const std::string& s, Dtype& out) {
+    static const std::pair<const char*, Dtype> table[] = {
+        {"F32", Dtype::F32}, {"I32", Dtype::I32}, {"I64", Dtype::I64}, {"U8", Dtype::U8}, {"BOOL", Dtype::BOOL}};
+    for (const auto& [name, dtype] : table) {
+        if (s == name) {
+            out = dtype;
+            return true;
+        }
+    }
+    return false;
+}
+
+// Parses the header text, refusing duplicate keys in any object (nlohmann keeps the last one
+// silently, which would hide a duplicated tensor name).
+json parse_header_json(const char* begin, const char* end) {
+    std::vector<std::set<std::string>> open_objects;
+    auto reject_duplicates = [&](int depth, json::parse_event_t event, json& parsed) {
+        switch (event) {
+            case json::parse_event_t::object_start: open_objects.emplace_back(); break;
+            case json::parse_event_t::object_end: open_objects.pop_back(); break;
+            case json::parse_event_t::key: {
+                const std::string& key = parsed.get_ref<const std::string&>();
+                if (!open_objects.back().insert(key).second) {
+                    if (depth == 1) fail<IoError>("SafeTensors::parse: duplicate tensor name '", key, "' in header");
+                    fail<IoError>("SafeTensors::parse: duplicate key '", key, "' in a header object");
+                }
+                break;
+            }
+            default: break;
+        }
+        return true;
+    };
+    try {
+        return json::parse(begin, end, reject_duplicates);
+    } catch (const json::exception& e) {
+        fail<IoError>("SafeTensors::parse: header is not valid JSON (", e.what(), ")");
+    }
+}
+
+// A non-negative integer that fits in size_t, or IoError naming `what`.
+std::size_t as_size(const json& v, const std::string& what) {
+    // nlohmann parses every non-negative integer literal as number_unsigned.
+    if (!v.is_number_unsigned()) {
+        fail<IoError>("SafeTensors::parse: ", what, " must be a non-negative integer, got ", v.dump());
+    }
+    const std::uint64_t u = v.get<std::uint64_t>();
+    if (u > std::numeric_limits<std::size_t>::max()) {
+        fail<IoError>("SafeTensors::parse: ", what, " = ", u, " overflows size_t");
+    }
+    return static_cast<std::size_t>(u);
+}
+
+struct ParsedEntry {
+    std::string name;
+    Dtype dtype;
+    std::vector<std::size_t> shape;
+    std::size_t begin, end;
+};
+
+ParsedEntry parse_entry(const std::string& name, const json& desc, std::size_t buffer_size) {
+    const std::string where = "tensor '" + name + "'";
+    if (!desc.is_object()) fail<IoError>("SafeTensors::parse: ", where, " must be a JSON object, got ", desc.dump());
+    for (const auto& [key, value] : desc.items()) {
+        (void)value;
+        if (key != "dtype" && key != "shape" && key != "data_offsets") {
+            fail<IoError>("SafeTensors::parse: ", where, " has unexpected key '", key,
+                          "' (expected dtype, shape, data_offsets)");
+        }
+    }
+    for (const char* key : {"dtype", "shape", "data_offsets"}) {
+        if (!desc.contains(key)) fail<IoError>("SafeTensors::parse: ", where, " has no '", key, "'");
+    }
+
+    ParsedEntry e{name, Dtype::F32, {}, 0, 0};
+    const json& dtype = desc["dtype"];
+    if (!dtype.is_string() || !parse_dtype(dtype.get<std::string>(), e.dtype)) {
+        fail<IoError>("SafeTensors::parse: ", where, " has unknown dtype ", dtype.dump(),
+                      " (supported: F32, I32, I64, U8, BOOL)");
+    }
+
+    const json& shape = desc["shape"];
+    if (!shape.is_array()) fail<IoError>("SafeTensors::parse: ", where, " shape must be an array, got ", shape.dump());
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+        e.shape.push_back(as_size(shape[d], where + " shape[" + std::to_string(d) + "]"));
+    }
+    // An empty tensor (some extent 0) has no bytes, whatever its other extents.
+    const std::size_t elem = dtype_size(e.dtype);
+    const bool empty = std::find(e.shape.begin(), e.shape.end(), std::size_t{0}) != e.shape.end();
+    std::size_t numel = 1;
+    for (std::size_t extent : e.shape) {
+        if (empty) break;
+        if (numel > std::numeric_limits<std::size_t>::max() / elem / extent) {
+            fail<IoError>("SafeTensors::parse: ", where, " shape ", shape_string(e.shape),
+                          " element count overflows");
+        }
+        numel *= extent;
+    }
+    if (empty) numel = 0;
+
+    const json& offsets = desc["data_offsets"];
+    if (!offsets.is_array() || offsets.size() != 2) {
+        fail<IoError>("SafeTensors::parse: ", where, " data_offsets must be [begin, end], got ", offsets.dump());
+    }
+    e.begin = as_size(offsets[0], where + " data_offsets[0]");
+    e.end = as_size(offsets[1], where + " data_offsets[1]");
+    if (e.begin > e.end || e.end > buffer_size) {
+        fail<IoError>("SafeTensors::parse: ", where, " data_offsets [", e.begin, ", ", e.end,
+                      "] are not a range within the data buffer of ", buffer_size, " bytes");
+    }
+    if (e.end - e.begin != numel * elem) {
+        fail<IoError>("SafeTensors::parse: ", where, " byte length ", e.end - e.begin, " does not match shape ",
+                      shape_string(e.shape), " of ", dtype_name(e.dtype), " (", numel, " elements x ", elem,
+                      " bytes = ", numel * elem, ")");
+    }
+    return e;
+}
+
+// The format requires the tensors to tile the buffer: sorted by offset, each starts where the
+// previous one ended, the first at 0 and the last at the end.
+void require_exact_cover(std::vector<ParsedEntry> entries, std::size_t buffer_size) {
+    std::sort(entries.begin(), entries.end(), [](const ParsedEntry& a, const ParsedEntry& b) {
+        return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
+    });
+    std::size_t covered = 0;
+    const ParsedEntry* previous = nullptr;
+    for (const ParsedEntry& e : entries) {
+        if (e.begin < covered) {
+            fail<IoError>("SafeTensors::parse: tensor '", e.name, "' [", e.begin, ", ", e.end,
+                          ") overlaps tensor '", previous->name, "' [", previous->begin, ", ", previous->end, ")");
+        }
+        if (e.begin > covered) {
+            fail<IoError>("SafeTensors::parse: gap in the data buffer: bytes [", covered, ", ", e.begin,
+                          ") before tensor '", e.name, "' belong to no tensor");
+        }
+        covered = e.end;
+        previous = &e;
+    }
+    if (covered != buffer_size) {
+        fail<IoError>("SafeTensors::parse: trailing bytes: the data buffer has ", buffer_size,
+                      " bytes but the tensors cover only ", covered);
+    }
+}
+
+}  // namespace
+
+const char* dtype_name(Dtype dtype) {
+    switch (dtype) {
+        case Dtype::F32: return "F32";
+        case Dtype::I32: return "I32";
+        case Dtype::I64: return "I64";
+        case Dtype::U8: return "U8";
+        case Dtype::BOOL: return "BOOL";
+    }
+    return "?";
+}
+
+std::size_t dtype_size(Dtype dtype) {
+    switch (dtype) {
+        case Dtype::F32: return 4;
+        case Dtype::I32: return 4;
+        case Dtype::I64: return 8;
+        case Dtype::U8: return 1;
+        case Dtype::BOOL: return 1;
+    }
+    return 0;
+}
+
+SafeTensors SafeTensors::parse(const std::uint8_t* data, std::size_t size) {
+    if (data == nullptr && size != 0) fail<IoError>("SafeTensors::parse: null data pointer with size ", size);
+    if (size < 8) {
+        fail<IoError>("SafeTensors::parse: truncated: ", size, " bytes, fewer than the 8-byte header length");
+    }
+    const std::uint64_t header_len = read_u64_le(data);
+    if (header_len > max_header_size) {
+        fail<IoError>("SafeTensors::parse: header length ", header_len, " exceeds the limit of ", max_header_size,
+                      " bytes");
+    }
+    if (header_len > size - 8) {
+        fail<IoError>("SafeTensors::parse: truncated: header length ", header_len, " exceeds the ", size - 8,
+                      " bytes after the length field");
+    }
+    const char* text = reinterpret_cast<const char*>(data + 8);
+    const json header = parse_header_json(text, text + header_len);
+    if (!header.is_object()) {
+        fail<IoError>("SafeTensors::parse: header must be a JSON object, got ", header.type_name());
+    }
+
+    const std::uint8_t* buffer = data + 8 + header_len;
+    const std::size_t buffer_size = size - 8 - static_cast<std::size_t>(header_len);
+
+    SafeTensors out;
+    std::vector<ParsedEntry> entries;
+    for (const auto& [key, value] : header.items()) {
+        if (key == kMetadataKey) {
+            if (!value.is_object()) {
+                fail<IoError>("SafeTensors::parse: __metadata__ must be an object of strings, got ", value.dump());
+            }
+            for (const auto& [mkey, mvalue] : value.items()) {
+                if (!mvalue.is_string()) {
+                    fail<IoError>("SafeTensors::parse: __metadata__ value of '", mkey, "' must be a string, got ",
+                                  mvalue.dump());
+                }
+                out.metadata_[mkey] = mvalue.get<std::string>();
+            }
+            continue;
+        }
+        entries.push_back(parse_entry(key, value, buffer_size));
+    }
+    require_exact_cover(entries, buffer_size);
+
+    for (ParsedEntry& e : entries) {
+        Entry stored{e.dtype, std::move(e.shape), std::vector<std::uint8_t>(buffer + e.begin, buffer + e.end)};
+        if (stored.dtype == Dtype::BOOL) {
+            for (std::size_t i = 0; i < stored.bytes.size(); ++i) {
+                if (stored.bytes[i] > 1) {
+                    fail<IoError>("SafeTensors::parse: BOOL tensor '", e.name, "' holds byte value ",
+                                  int(stored.bytes[i]), " at element ", i, " (expected 0 or 1)");
+                }
+            }
+        }
+        out.tensors_.emplace(std::move(e.name), std::move(stored));
+    }
+    return out;
+}
+
+SafeTensors SafeTensors::read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail<IoError>("SafeTensors::read_file: cannot open '", path, "' for reading (", std::strerror(errno), ")");
+    std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) fail<IoError>("SafeTensors::read_file: error while reading '", path, "'");
+    try {
+        return parse(bytes);
+    } catch (const IoError& e) {
+        fail<IoError>("SafeTensors::read_file: '", path, "': ", e.what());
+    }
+}
+
+std::vector<std::uint8_t> SafeTensors::serialize() const {
+    // nlohmann::json objects are std::maps: keys come out sorted, which makes the header
+    // canonical. Offsets follow the same (name) order.
+    json header = json::object();
+    if (!metadata_.empty()) header[kMetadataKey] = metadata_;
+    std::size_t offset = 0;
+    for (const auto& [name, e] : tensors_) {
+        header[name] = {{"dtype", dtype_name(e.dtype)},
+                        {"shape", e.shape},
+                        {"data_offsets", {offset, offset + e.bytes.size()}}};
+        offset += e.bytes.size();
+    }
+    std::string text;
+    try {
+        text = header.dump();
+    } catch (const json::exception& e) {
+        fail<IoError>("SafeTensors::serialize: a tensor name or metadata string is not valid UTF-8 (", e.what(), ")");
+    }
+    text.append((8 - text.size() % 8) % 8, ' ');
+
+    std::vector<std::uint8_t> out(8 + text.size() + offset);
+    write_u64_le(text.size(), out.data());
+    std::memcpy(out.data() + 8, text.data(), text.size());
+    std::uint8_t* buffer = out.data() + 8 + text.size();
+    for (const auto& [name, e] : tensors_) {
+        (void)name;
+        if (!e.bytes.empty()) std::memcpy(buffer, e.bytes.data(), e.bytes.size());
+        buffer += e.bytes.size();
+    }
+    return out;
+}
+
+void SafeTensors::write_file(const std::string& path) const {
+    const std::vector<std::uint8_t> bytes = serialize();
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) fail<IoError>("SafeTensors::write_file: cannot open '", path, "' for writing (", std::strerror(errno), ")");
+    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out) fail<IoError>("SafeTensors::write_file: error while writing '", path, "'");
+}
+
+std::vector<std::string> SafeTensors::names() const {
+    std::vector<std::string> out;
+    out.reserve(tensors_.size());
+    for (const auto& kv : tensors_) out.push_back(kv.first);
+    return out;
+}
+
+std::vector<std::size_t> SafeTensors::shape(const std::string& name) const {
+    return entry(name, "SafeTensors::shape").shape;
+}
+
+Dtype SafeTensors::dtype(const std::string& name) const { return entry(name, "SafeTensors::dtype").dtype; }
+
+TensorView SafeTensors::view(const std::string& name) const {
+    const Entry& e = entry(name, "SafeTensors::view");
+    return {e.dtype, e.shape, e.bytes.data(), e.bytes.size()};
+}
+
+const SafeTensors::Entry& SafeTensors::entry(const std::string& name, const char* where) const {
+    auto it = tensors_.find(name);
+    if (it != tensors_.end()) return it->second;
+    std::string known;
+    std::size_t listed = 0;
+    for (const auto& kv : tensors_) {
+        if (listed == 16) {
+            known += ", ...";
+            break;
+        }
+        known += (listed++ ? ", " : "") + kv.first;
+    }
+    fail<IoError>(where, ": no tensor named '", name, "' (", tensors_.size(), " tensors: ", known, ")");
+}
+
+void SafeTensors::require_rank(const std::string& name, const Entry& e, std::size_t rank, const char* where) const {
+    if (e.shape.size() != rank) {
+        fail<IoError>(where, ": tensor '", name, "' has rank ", e.shape.size(), " (shape ", shape_string(e.shape),
+                      "), expected rank ", rank);
+    }
+}
+
+std::int32_t SafeTensors::narrow_i64(const std::string& name, const Entry& e, std::size_t i) {
+    std::int64_t v;
+    std::memcpy(&v, e.bytes.data() + 8 * i, 8);
+    if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max()) {
+        fail<IoError>("SafeTensors::get_i32: I64 tensor '", name, "' element ", i, " = ", v,
+                      " does not fit in int32");
+    }
+    return static_cast<std::int32_t>(v);
+}
+
+void SafeTensors::put_bytes(const std::string& name, Dtype dtype, std::vector<std::size_t> shape, const void* data,
+                            std::size_t nbytes) {
+    if (name == kMetadataKey) fail<IoError>("SafeTensors::put: the name '__metadata__' is reserved by the format");
+    Entry e{dtype, std::move(shape), std::vector<std::uint8_t>(nbytes)};
+    if (nbytes != 0) std::memcpy(e.bytes.data(), data, nbytes);
+    tensors_[name] = std::move(e);
+}
+
+}  // namespace attnlab::io
