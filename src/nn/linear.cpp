@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include <xtensor/xbuilder.hpp>
+
 #include "attnlab/kernels/matmul.hpp"
 
 namespace attnlab {
@@ -36,6 +38,35 @@ void Linear::forward(const float* x, std::size_t n, float* y) const {
         kernels::matmul_nt(x, in, weight.data(), in, y, out, n, out, in, Accumulate::yes);
     } else {
         kernels::matmul_nt(x, in, weight.data(), in, y, out, n, out, in);
+    }
+}
+
+}  // namespace attnlab
+
+namespace attnlab {
+
+LinearGrad::LinearGrad(const Linear& layer) {
+    weight = xt::zeros<float>(layer.weight.shape());
+    if (layer.has_bias()) bias = xt::zeros<float>(layer.bias.shape());
+}
+
+void LinearGrad::zero() {
+    weight.fill(0.0f);
+    bias.fill(0.0f);
+}
+
+void linear_backward(const Linear& layer, const float* x, std::size_t n, const float* dy, LinearGrad& grad,
+                     float* dx) {
+    const std::size_t in = layer.in_features(), out = layer.out_features();
+    // y = x·Wᵀ + b  =>  dx = dy·W, dW += dyᵀ·x, db += Σ dy
+    if (dx) kernels::matmul_nn(dy, out, layer.weight.data(), in, dx, in, n, in, out);
+    kernels::matmul_tn(dy, out, x, in, grad.weight.data(), in, out, in, n, Accumulate::yes);
+    if (layer.has_bias()) {
+        float* db = grad.bias.data();
+        for (std::size_t r = 0; r < n; ++r) {
+            const float* row = dy + r * out;
+            for (std::size_t j = 0; j < out; ++j) db[j] += row[j];
+        }
     }
 }
 

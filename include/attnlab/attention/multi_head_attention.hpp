@@ -69,6 +69,26 @@ struct MultiHeadAttentionCache {
     Tensor3 concat;            // (B, T, C): dW_O = doutᵀ·concat
 };
 
+// Gradients of the four projections; backward accumulates into them with +=.
+struct MultiHeadAttentionGrad {
+    LinearGrad q_proj, k_proj, v_proj, out_proj;
+
+    // Zero tensors shaped like mha's parameters.
+    explicit MultiHeadAttentionGrad(const class MultiHeadAttention& mha);
+    MultiHeadAttentionGrad() = default;
+    void zero();
+    // Same names and order as MultiHeadAttention::parameters(prefix).
+    std::vector<ParameterView> views(const std::string& prefix = "");
+};
+
+// Keys and values of the tokens generated so far, for incremental decoding (after RoPE).
+struct KvCache {
+    Tensor4 k;  // (B, Hkv, S_past, D)
+    Tensor4 v;  // (B, Hkv, S_past, D)
+    std::size_t length() const { return k.size() == 0 ? 0 : k.shape(2); }
+    void clear() { k = Tensor4(); v = Tensor4(); }
+};
+
 class MultiHeadAttention {
 public:
     MultiHeadAttention() = default;
@@ -84,6 +104,20 @@ public:
     // Unbatched: x: (T, C), memory: (S, Ckv) or nullptr -> (T, C); stages use batch 0.
     Tensor2 forward(const Tensor2& x, const Tensor2* memory = nullptr, const AttentionOptions& options = {},
                     StageObserver* observer = nullptr) const;
+
+    // Backward of the batched forward that filled `cache` (with the same options).
+    // dout: (B, T, C) -> dx: (B, T, C), and dmemory: (B, S, Ckv) for cross-attention (required
+    // then); parameter gradients accumulate into grads.
+    void backward(const Tensor3& dout, const MultiHeadAttentionCache& cache, const AttentionOptions& options,
+                  MultiHeadAttentionGrad& grads, Tensor3& dx, Tensor3* dmemory = nullptr) const;
+
+    // Incremental causal self-attention for generation: x holds the T newest tokens at positions
+    // kv.length() .. kv.length()+T-1; their keys and values (after RoPE) are appended to kv and
+    // attention runs over all cached keys. Equal to the uncached forward on the whole sequence.
+    // options.mask.causal is implied; options.position_offset is ignored (kv.length() is used).
+    // x: (B, T, C) -> (B, T, C)
+    Tensor3 forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options = {},
+                                StageObserver* observer = nullptr) const;
 
     // q_proj.weight, q_proj.bias, k_proj..., v_proj..., out_proj... (biases only when present),
     // each with `prefix` prepended.

@@ -44,4 +44,14 @@ Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const T
                                      const AttentionMask& mask = {}, const ScaleOptions& scale = {},
                                      StageObserver* observer = nullptr, AttentionCache* cache = nullptr);
 
+// Backward of scaled_dot_product_attention (mask and scale as in the forward call):
+//   dweights = dcontext·vᵀ, dv = weightsᵀ·dcontext, dmasked = softmax'(weights, dweights),
+//   dscores = dmasked·scale (masked entries have zero weight, hence zero gradient),
+//   dq = dscores·k, dk = dscoresᵀ·q. Grouped heads sum their dk, dv into the shared kv head.
+// dcontext: (B, H, T, Dv); q, k, v: forward inputs; cache: from the forward call
+//   -> dq: (B, H, T, D), dk: (B, Hkv, S, D), dv: (B, Hkv, S, Dv) (overwritten, resized if needed)
+void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k,
+                                           const Tensor4& v, const AttentionCache& cache, const ScaleOptions& scale,
+                                           Tensor4& dq, Tensor4& dk, Tensor4& dv);
+
 }  // namespace attnlab

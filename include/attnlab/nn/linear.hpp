@@ -38,6 +38,16 @@ struct Linear {
 struct LinearGrad {
     Tensor2 weight;  // (out, in)
     Tensor1 bias;    // (out) or empty
+
+    LinearGrad() = default;
+    explicit LinearGrad(const Linear& layer);  // zeros shaped like layer's parameters
+    void zero();
 };
+
+// Backward of y = x·Wᵀ + b.
+// x: (n, in) forward input, dy: (n, out) -> dx: (n, in) (overwritten; skipped if null);
+// grad.weight += dyᵀ·x, grad.bias += Σ_rows dy.
+void linear_backward(const Linear& layer, const float* x, std::size_t n, const float* dy, LinearGrad& grad,
+                     float* dx);
 
 }  // namespace attnlab
