@@ -1,0 +1,257 @@
+#include "attnlab/kernels/matmul.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "attnlab/core/thread_pool.hpp"
+
+namespace {
+
+using attnlab::Accumulate;
+
+using Kernel = void (*)(const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t,
+                        std::size_t, std::size_t, Accumulate);
+using Reference = void (*)(const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t,
+                           std::size_t, std::size_t);
+
+// One of the three products, with the storage shape of its operands:
+//   nn: A (M, K), B (K, N);   nt: A (M, K), B (N, K);   tn: A (K, M), B (K, N).
+struct Variant {
+    const char* name;
+    Kernel fast;
+    Reference reference;
+    bool trans_a;
+    bool trans_b;
+};
+
+// Names the variant in test names and failure messages instead of dumping its bytes.
+void PrintTo(const Variant& v, std::ostream* out) { *out << v.name; }
+
+const Variant kVariants[] = {
+    {"nn", attnlab::kernels::matmul_nn, attnlab::kernels::matmul_nn_reference, false, false},
+    {"nt", attnlab::kernels::matmul_nt, attnlab::kernels::matmul_nt_reference, false, true},
+    {"tn", attnlab::kernels::matmul_tn, attnlab::kernels::matmul_tn_reference, true, false},
+};
+
+// A row-major matrix stored with a leading dimension; padding past `cols` holds `pad`.
+struct Matrix {
+    std::size_t rows = 0, cols = 0, ld = 0;
+    std::vector<float> data;
+
+    Matrix(std::size_t r, std::size_t c, std::size_t extra_ld, float pad)
+        : rows(r), cols(c), ld(c + extra_ld), data(std::max<std::size_t>(r * (c + extra_ld), 1), pad) {}
+    float& at(std::size_t i, std::size_t j) { return data[i * ld + j]; }
+};
+
+void fill_uniform(Matrix& m, std::mt19937& rng) {
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (std::size_t i = 0; i < m.rows; ++i) {
+        for (std::size_t j = 0; j < m.cols; ++j) m.at(i, j) = dist(rng);
+    }
+}
+
+Matrix abs_of(const Matrix& m) {
+    Matrix out = m;
+    for (float& x : out.data) x = std::fabs(x);
+    return out;
+}
+
+// The operands of an (m, n, k) product of the given variant, random in [-1, 1], with `extra_ld`
+// padding columns filled with NaN (a kernel that reads padding produces NaN).
+struct Problem {
+    Matrix a, b;
+    Problem(const Variant& v, std::size_t m, std::size_t n, std::size_t k, std::size_t extra_ld, std::mt19937& rng)
+        : a(v.trans_a ? k : m, v.trans_a ? m : k, extra_ld, std::numeric_limits<float>::quiet_NaN()),
+          b(v.trans_b ? n : k, v.trans_b ? k : n, extra_ld, std::numeric_limits<float>::quiet_NaN()) {
+        fill_uniform(a, rng);
+        fill_uniform(b, rng);
+    }
+};
+
+// Checks c (m, n) against the double-accumulated reference with the rigorous float bound:
+// |c - ref| <= (k + 2) · FLT_EPSILON · Σ_p |a_ip| |b_pj|, plus |c0| terms when accumulating.
+void expect_matches_reference(const Variant& v, const Problem& pr, const Matrix& c, const Matrix* c0,
+                              std::size_t m, std::size_t n, std::size_t k, const std::string& where) {
+    Matrix ref(m, n, 0, 0.0f), bound(m, n, 0, 0.0f);
+    v.reference(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, ref.data.data(), ref.ld, m, n, k);
+    const Matrix abs_a = abs_of(pr.a), abs_b = abs_of(pr.b);
+    v.reference(abs_a.data.data(), abs_a.ld, abs_b.data.data(), abs_b.ld, bound.data.data(), bound.ld, m, n, k);
+    const double eps = FLT_EPSILON;
+    for (std::size_t i = 0; i < m; ++i) {
+        for (std::size_t j = 0; j < n; ++j) {
+            double expected = ref.data[i * ref.ld + j];
+            double scale = bound.data[i * bound.ld + j];
+            if (c0) {
+                const double init = c0->data[i * c0->ld + j];
+                expected += init;
+                scale += std::fabs(init);
+            }
+            const double got = c.data[i * c.ld + j];
+            const double tol = (double(k) + 2.0) * eps * scale + 1e-30;
+            ASSERT_LE(std::fabs(got - expected), tol)
+                << where << " at (" << i << ", " << j << "): got " << got << ", expected " << expected;
+        }
+    }
+}
+
+std::string describe(const Variant& v, std::size_t m, std::size_t n, std::size_t k) {
+    return std::string(v.name) + " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
+}
+
+class MatmulVariant : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(MatmulVariant, MatchesReferenceForEverySizeCombination) {
+    // Every size in every role: 1 (degenerate), 3 (below one SIMD vector), 17 (odd), 63/64/65
+    // (around a power of two and the micro-tile widths), 255 (several row groups and strips).
+    const std::size_t sizes[] = {1, 3, 17, 63, 64, 65, 255};
+    const Variant& v = GetParam();
+    std::mt19937 rng(1234);
+    for (std::size_t m : sizes) {
+        for (std::size_t n : sizes) {
+            for (std::size_t k : sizes) {
+                const Problem pr(v, m, n, k, 0, rng);
+                Matrix c(m, n, 0, std::numeric_limits<float>::quiet_NaN());  // overwritten, never read
+                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k,
+                       Accumulate::no);
+                expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k));
+                if (HasFatalFailure()) return;
+            }
+        }
+    }
+}
+
+TEST_P(MatmulVariant, MatchesReferenceAcrossCacheBlockBoundaries) {
+    // k > KC (256) and n > NC (512) exercise the K-block accumulation and several B panels.
+    const Variant& v = GetParam();
+    std::mt19937 rng(7);
+    const std::size_t m = 37, n = 530, k = 600;
+    const Problem pr(v, m, n, k, 0, rng);
+    Matrix c(m, n, 0, 0.0f);
+    v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no);
+    expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k));
+}
+
+TEST_P(MatmulVariant, HonoursLeadingDimensionsWiderThanRows) {
+    const Variant& v = GetParam();
+    std::mt19937 rng(99);
+    const float sentinel = 12345.0f;
+    for (std::size_t extra : {1, 5, 16}) {
+        const std::size_t m = 19, n = 23, k = 29;
+        const Problem pr(v, m, n, k, extra, rng);  // NaN in A's and B's padding
+        Matrix c(m, n, extra + 2, sentinel);
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k,
+               Accumulate::no);
+        expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k) + " extra_ld=" + std::to_string(extra));
+        for (std::size_t i = 0; i < m; ++i) {
+            for (std::size_t j = n; j < c.ld; ++j) ASSERT_EQ(c.at(i, j), sentinel) << "padding of C written at " << i;
+        }
+    }
+}
+
+TEST_P(MatmulVariant, AccumulateYesAddsToExistingC) {
+    const Variant& v = GetParam();
+    std::mt19937 rng(5);
+    for (std::size_t k : {1, 64, 300}) {
+        const std::size_t m = 13, n = 70;
+        const Problem pr(v, m, n, k, 3, rng);
+        Matrix c(m, n, 3, 0.0f);
+        fill_uniform(c, rng);
+        const Matrix c0 = c;
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k,
+               Accumulate::yes);
+        expect_matches_reference(v, pr, c, &c0, m, n, k, describe(v, m, n, k) + " accumulate");
+    }
+}
+
+TEST_P(MatmulVariant, EmptyInnerDimensionGivesZerosOrLeavesCUnchanged) {
+    const Variant& v = GetParam();
+    const std::size_t m = 4, n = 9;
+    std::vector<float> c(m * n, 3.5f);
+    const float dummy = 0.0f;
+    v.fast(&dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::yes);
+    for (float x : c) EXPECT_EQ(x, 3.5f);
+    v.fast(&dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::no);
+    for (float x : c) EXPECT_EQ(x, 0.0f);
+}
+
+TEST_P(MatmulVariant, EmptyOutputTouchesNothing) {
+    const Variant& v = GetParam();
+    float c = 7.0f;
+    const float dummy = 1.0f;
+    v.fast(&dummy, 1, &dummy, 1, &c, 1, 0, 1, 1, Accumulate::no);
+    v.fast(&dummy, 1, &dummy, 1, &c, 1, 1, 0, 1, Accumulate::no);
+    EXPECT_EQ(c, 7.0f);
+}
+
+TEST_P(MatmulVariant, ResultsAreBitIdenticalForOneAndTwoThreads) {
+    const Variant& v = GetParam();
+    const std::size_t saved = attnlab::num_threads();
+    std::mt19937 rng(42);
+    for (const auto& dims : {std::array<std::size_t, 3>{255, 65, 63}, std::array<std::size_t, 3>{200, 530, 300}}) {
+        const std::size_t m = dims[0], n = dims[1], k = dims[2];
+        const Problem pr(v, m, n, k, 0, rng);
+        std::vector<float> one(m * n), two(m * n);
+        attnlab::set_num_threads(1);
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data(), n, m, n, k, Accumulate::no);
+        attnlab::set_num_threads(2);
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data(), n, m, n, k, Accumulate::no);
+        EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0) << describe(v, m, n, k);
+    }
+    attnlab::set_num_threads(saved);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllVariants, MatmulVariant, ::testing::ValuesIn(kVariants),
+                         [](const ::testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
+
+TEST(Matmul, TensorWrappersMatchTheKernels) {
+    attnlab::Tensor2 a = {{1, 2, 3}, {4, 5, 6}};        // (2, 3)
+    attnlab::Tensor2 b = {{1, 0}, {0, 1}, {2, -1}};     // (3, 2)
+    const attnlab::Tensor2 expected = {{7, -1}, {16, -1}};
+    EXPECT_EQ(attnlab::matmul(a, b), expected);
+    const attnlab::Tensor2 bt = {{1, 0, 2}, {0, 1, -1}};  // (2, 3) = bᵀ
+    EXPECT_EQ(attnlab::matmul_nt(a, bt), expected);
+    const attnlab::Tensor2 at = {{1, 4}, {2, 5}, {3, 6}};  // (3, 2) = aᵀ
+    EXPECT_EQ(attnlab::matmul_tn(at, b), expected);
+}
+
+TEST(Matmul, EmptyInnerDimensionTensorGivesZeros) {
+    const attnlab::Tensor2 a = attnlab::Tensor2::from_shape({3, 0});
+    const attnlab::Tensor2 b = attnlab::Tensor2::from_shape({0, 2});
+    const attnlab::Tensor2 c = attnlab::matmul(a, b);
+    ASSERT_EQ(c.shape(0), 3u);
+    ASSERT_EQ(c.shape(1), 2u);
+    for (float x : c) EXPECT_EQ(x, 0.0f);
+}
+
+// Expects fn() to throw ShapeError whose message equals `message`.
+template <class Fn>
+void expect_shape_error(Fn fn, const std::string& message) {
+    try {
+        fn();
+        ADD_FAILURE() << "expected ShapeError: " << message;
+    } catch (const attnlab::ShapeError& e) {
+        EXPECT_EQ(std::string(e.what()), message);
+    }
+}
+
+TEST(Matmul, MismatchedInnerDimensionsThrowShapeErrorNamingBothShapes) {
+    const attnlab::Tensor2 a = attnlab::Tensor2::from_shape({3, 4});
+    const attnlab::Tensor2 b = attnlab::Tensor2::from_shape({5, 2});
+    expect_shape_error([&] { (void)attnlab::matmul(a, b); }, "matmul: inner dimensions differ: a is (3, 4), b is (5, 2)");
+    expect_shape_error([&] { (void)attnlab::matmul_nt(a, b); },
+                       "matmul_nt: inner dimensions differ (expected a (M, K), b (N, K)): a is (3, 4), b is (5, 2)");
+    expect_shape_error([&] { (void)attnlab::matmul_tn(a, b); },
+                       "matmul_tn: inner dimensions differ (expected a (K, M), b (K, N)): a is (3, 4), b is (5, 2)");
+}
+
+}  // namespace
