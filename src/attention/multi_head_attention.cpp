@@ -1,6 +1,9 @@
 #include "attnlab/attention/multi_head_attention.hpp"
 
 #include <cmath>
+#include <tuple>
+
+#include <xtensor/xbuilder.hpp>
 
 #include "attnlab/attention/heads.hpp"
 
@@ -143,6 +146,125 @@ std::vector<ParameterView> MultiHeadAttention::parameters(const std::string& pre
         out.push_back(view_of(prefix + name + ".weight", layer->weight));
         if (layer->has_bias()) out.push_back(view_of(prefix + name + ".bias", layer->bias));
     }
+    return out;
+}
+
+}  // namespace attnlab
+
+namespace attnlab {
+
+MultiHeadAttentionGrad::MultiHeadAttentionGrad(const MultiHeadAttention& mha)
+    : q_proj(mha.q_proj), k_proj(mha.k_proj), v_proj(mha.v_proj), out_proj(mha.out_proj) {}
+
+void MultiHeadAttentionGrad::zero() {
+    for (LinearGrad* g : {&q_proj, &k_proj, &v_proj, &out_proj}) g->zero();
+}
+
+std::vector<ParameterView> MultiHeadAttentionGrad::views(const std::string& prefix) {
+    std::vector<ParameterView> out;
+    const std::pair<const char*, LinearGrad*> layers[] = {
+        {"q_proj", &q_proj}, {"k_proj", &k_proj}, {"v_proj", &v_proj}, {"out_proj", &out_proj}};
+    for (const auto& [name, grad] : layers) {
+        out.push_back(view_of(prefix + name + ".weight", grad->weight));
+        if (grad->bias.size() > 0) out.push_back(view_of(prefix + name + ".bias", grad->bias));
+    }
+    return out;
+}
+
+void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionCache& cache,
+                                  const AttentionOptions& options, MultiHeadAttentionGrad& grads, Tensor3& dx,
+                                  Tensor3* dmemory) const {
+    constexpr const char* where = "MultiHeadAttention::backward";
+    const bool cross = cache.memory.size() > 0;
+    if (cross && !dmemory) fail<ConfigError>(where, ": the forward call was cross-attention; pass dmemory");
+    require_shape(dout, {static_cast<std::ptrdiff_t>(cache.x.shape(0)), static_cast<std::ptrdiff_t>(cache.x.shape(1)),
+                         static_cast<std::ptrdiff_t>(config_.d_model)},
+                  where, "dout (B, T, C) matching the forward input");
+    const Tensor3& source = cross ? cache.memory : cache.x;
+    const std::size_t batch = cache.x.shape(0), t = cache.x.shape(1), s = source.shape(1);
+    const std::size_t c = config_.d_model, kv_width = config_.kv_heads() * config_.head_dim();
+
+    // out = concat·W_Oᵀ + b_O
+    Tensor3 dconcat = Tensor3::from_shape({batch, t, c});
+    linear_backward(out_proj, cache.concat.data(), batch * t, dout.data(), grads.out_proj, dconcat.data());
+    // concat = merge_heads(context)
+    const Tensor4 dcontext = split_heads(dconcat, config_.num_heads);
+    // context = attention(q, k, v)
+    Tensor4 dq, dk, dv;
+    scaled_dot_product_attention_backward(dcontext, cache.q, cache.k, cache.v, cache.attention, options.scale, dq,
+                                          dk, dv);
+    // q, k = rope(q), rope(k): the gradient rotates back by the same angles.
+    if (options.rope) {
+        apply_rope(dq, options.position_offset, options.rope_base, /*inverse=*/true);
+        apply_rope(dk, cross ? 0 : options.position_offset, options.rope_base, /*inverse=*/true);
+    }
+    const Tensor3 dq_rows = merge_heads(dq);  // (B, T, C)
+    const Tensor3 dk_rows = merge_heads(dk);  // (B, S, Hkv·D)
+    const Tensor3 dv_rows = merge_heads(dv);  // (B, S, Hkv·D)
+    ATTNLAB_DEBUG_ASSERT(dk_rows.shape(2) == kv_width);
+    (void)kv_width;
+
+    // q = x·W_Qᵀ + b_Q; k, v = source·W_{K,V}ᵀ + b
+    dx = Tensor3::from_shape({batch, t, c});
+    linear_backward(q_proj, cache.x.data(), batch * t, dq_rows.data(), grads.q_proj, dx.data());
+    Tensor3 dsource_k = Tensor3::from_shape(source.shape());
+    Tensor3 dsource_v = Tensor3::from_shape(source.shape());
+    linear_backward(k_proj, source.data(), batch * s, dk_rows.data(), grads.k_proj, dsource_k.data());
+    linear_backward(v_proj, source.data(), batch * s, dv_rows.data(), grads.v_proj, dsource_v.data());
+    if (cross) *dmemory = xt::zeros<float>(source.shape());
+    Tensor3& dsource = cross ? *dmemory : dx;
+    for (std::size_t i = 0; i < dsource.size(); ++i) dsource.data()[i] += dsource_k.data()[i] + dsource_v.data()[i];
+}
+
+Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,
+                                                StageObserver* observer) const {
+    constexpr const char* where = "MultiHeadAttention::forward_incremental";
+    require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(config_.d_model)}, where, "x (B, T, C)");
+    const std::size_t batch = x.shape(0), t = x.shape(1), past = kv.length();
+    const std::size_t kv_heads = config_.kv_heads(), d = config_.head_dim();
+    if (past > 0) {
+        require_shape(kv.k, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(kv_heads), -1,
+                             static_cast<std::ptrdiff_t>(d)},
+                      where, "kv.k (B, Hkv, S_past, D)");
+    }
+    if (options.check_finite) require_finite(x, where, "x");
+    if (options.rope && d % 2 != 0) fail<ConfigError>(where, ": RoPE needs an even head dimension, got ", d);
+    const std::size_t s = past + t;
+    AttentionMask mask = options.mask;
+    mask.causal = true;
+    mask.validate(batch, t, s, where);
+
+    observe_rows(observer, Stage::x, x);
+    Tensor4 q = split_heads(project(q_proj, x), config_.num_heads);  // (B, H, T, D)
+    Tensor4 k_new = split_heads(project(k_proj, x), kv_heads);       // (B, Hkv, T, D)
+    Tensor4 v_new = split_heads(project(v_proj, x), kv_heads);       // (B, Hkv, T, D)
+    observe_heads(observer, Stage::q, q);
+    observe_heads(observer, Stage::k, k_new);
+    observe_heads(observer, Stage::v, v_new);
+    if (options.rope) {
+        apply_rope(q, past, options.rope_base);
+        apply_rope(k_new, past, options.rope_base);
+        observe_heads(observer, Stage::q_rot, q);
+        observe_heads(observer, Stage::k_rot, k_new);
+    }
+    // Append the new rows to the cache: (B, Hkv, past, D) ++ (B, Hkv, T, D) along the sequence.
+    require_allocatable({batch, kv_heads, s, d}, where, "the key/value cache");
+    Tensor4 k_all = Tensor4::from_shape({batch, kv_heads, s, d});
+    Tensor4 v_all = Tensor4::from_shape({batch, kv_heads, s, d});
+    for (std::size_t bh = 0; bh < batch * kv_heads; ++bh) {
+        for (auto [all, old, fresh] : {std::tuple{&k_all, &kv.k, &k_new}, std::tuple{&v_all, &kv.v, &v_new}}) {
+            float* dst = all->data() + bh * s * d;
+            if (past > 0) std::copy_n(old->data() + bh * past * d, past * d, dst);
+            std::copy_n(fresh->data() + bh * t * d, t * d, dst + past * d);
+        }
+    }
+    kv.k = std::move(k_all);
+    kv.v = std::move(v_all);
+    const Tensor4 context = scaled_dot_product_attention(q, kv.k, kv.v, mask, options.scale, observer);
+    Tensor3 concat = merge_heads(context);
+    observe_rows(observer, Stage::concat, concat);
+    Tensor3 out = project(out_proj, concat);
+    observe_rows(observer, Stage::output, out);
     return out;
 }
 

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <vector>
 
+#include <xtensor/xbuilder.hpp>
+
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"
@@ -73,6 +75,60 @@ Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const T
         }
     });
     return context;
+}
+
+}  // namespace attnlab
+
+namespace attnlab {
+
+void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k,
+                                           const Tensor4& v, const AttentionCache& cache, const ScaleOptions& scale,
+                                           Tensor4& dq, Tensor4& dk, Tensor4& dv) {
+    constexpr const char* where = "scaled_dot_product_attention_backward";
+    const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
+    const std::size_t kv_heads = k.shape(1), s = k.shape(2), dvw = v.shape(3);
+    require_shape(dcontext, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(heads),
+                             static_cast<std::ptrdiff_t>(t), static_cast<std::ptrdiff_t>(dvw)},
+                  where, "dcontext (B, H, T, Dv)");
+    require_shape(cache.weights, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(heads),
+                                  static_cast<std::ptrdiff_t>(t), static_cast<std::ptrdiff_t>(s)},
+                  where, "cache.weights (B, H, T, S) from the forward call");
+    const std::size_t group = heads / kv_heads;
+    const float factor = scale.effective(d);
+    dq = Tensor4::from_shape(q.shape());
+    dk = xt::zeros<float>(k.shape());
+    dv = xt::zeros<float>(v.shape());
+
+    // One (batch, kv head) per task, so the query heads that share a kv head accumulate into
+    // its dk and dv without races.
+    parallel_for(0, batch * kv_heads, [&](std::size_t begin, std::size_t end) {
+        std::vector<float> dw(t * s);  // (T, S) gradient of the weights, then of the scores
+        for (std::size_t bk = begin; bk < end; ++bk) {
+            const std::size_t b = bk / kv_heads, hk = bk % kv_heads;
+            const float* kh = k.data() + bk * s * d;     // (S, D)
+            const float* vh = v.data() + bk * s * dvw;   // (S, Dv)
+            float* dkh = dk.data() + bk * s * d;         // (S, D)
+            float* dvh = dv.data() + bk * s * dvw;       // (S, Dv)
+            for (std::size_t g = 0; g < group; ++g) {
+                const std::size_t bh = b * heads + hk * group + g;
+                const float* w = cache.weights.data() + bh * t * s;  // (T, S)
+                const float* dc = dcontext.data() + bh * t * dvw;    // (T, Dv)
+                const float* qh = q.data() + bh * t * d;              // (T, D)
+                // context = weights·v  =>  dweights = dcontext·vᵀ, dv += weightsᵀ·dcontext
+                kernels::matmul_nt(dc, dvw, vh, dvw, dw.data(), s, t, s, dvw);
+                kernels::matmul_tn(w, s, dc, dvw, dvh, dvw, s, dvw, t, Accumulate::yes);
+                // weights = softmax(masked): masked entries have weight 0 and get gradient 0.
+                kernels::softmax_rows_backward(w, dw.data(), dw.data(), t, s, s);
+                // scaled = scores·factor
+                if (factor != 1.0f) {
+                    for (float& x : dw) x *= factor;
+                }
+                // scores = q·kᵀ  =>  dq = dscores·k, dk += dscoresᵀ·q
+                kernels::matmul_nn(dw.data(), s, kh, d, dq.data() + bh * t * d, d, t, d, s);
+                kernels::matmul_tn(dw.data(), s, qh, d, dkh, d, s, d, t, Accumulate::yes);
+            }
+        }
+    });
 }
 
 }  // namespace attnlab
