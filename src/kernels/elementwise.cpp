@@ -1,0 +1,226 @@
+// Activations and layer normalisation, forward and backward side by side.
+//
+// Legend: n elements (any shape, flattened); rows x cols for layer norm, normalised over cols
+// (rows = B·T tokens, cols = C model width).
+#include "attnlab/kernels/elementwise.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include "attnlab/core/error.hpp"
+#include "attnlab/core/thread_pool.hpp"
+
+namespace attnlab {
+namespace kernels {
+namespace {
+
+using Batch = xsimd::batch<float>;
+constexpr std::size_t W = Batch::size;
+// Elements per chunk before an elementwise loop is split across threads: ReLU is memory
+// bound and cheap, GELU pays for an erf (and an exp in backward) per element.
+constexpr std::size_t kReluGrain = std::size_t{1} << 16;
+constexpr std::size_t kGeluGrain = std::size_t{1} << 13;
+constexpr std::size_t kNormEntriesPerChunk = std::size_t{1} << 14;
+
+constexpr float kInvSqrt2 = 0.70710678118654752440f;     // 1/√2
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;  // 1/√(2π)
+
+// Rows (or columns) per chunk so that a chunk holds at least kNormEntriesPerChunk entries.
+std::size_t grain_for(std::size_t line_length) {
+    return std::max<std::size_t>(1, kNormEntriesPerChunk / std::max<std::size_t>(line_length, 1));
+}
+
+// Φ(x) = P(N(0,1) <= x) = 0.5·(1 + erf(x/√2)).
+float normal_cdf(float x) { return 0.5f * (1.0f + std::erf(x * kInvSqrt2)); }
+
+}  // namespace
+
+// y = max(x, 0). NaN propagates (x < 0 is false for NaN), as in torch.relu.
+void relu_forward(const float* x, float* y, std::size_t n) {
+    parallel_for(
+        0, n,
+        [&](std::size_t begin, std::size_t end) {
+            const Batch zero(0.0f);
+            std::size_t i = begin;
+            for (; i + W <= end; i += W) {
+                const Batch v = Batch::load_unaligned(x + i);
+                xsimd::select(v < zero, zero, v).store_unaligned(y + i);
+            }
+            for (; i < end; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+        },
+        kReluGrain);
+}
+
+// Differentiates y = max(x, 0): dy/dx = 1 for x > 0, else 0 (0 at the kink, as PyTorch).
+void relu_backward(const float* x, const float* dy, float* dx, std::size_t n, Accumulate acc) {
+    const bool add = acc == Accumulate::yes;
+    parallel_for(
+        0, n,
+        [&](std::size_t begin, std::size_t end) {
+            const Batch zero(0.0f);
+            std::size_t i = begin;
+            for (; i + W <= end; i += W) {
+                const Batch g = xsimd::select(Batch::load_unaligned(x + i) > zero, Batch::load_unaligned(dy + i), zero);
+                (add ? Batch::load_unaligned(dx + i) + g : g).store_unaligned(dx + i);
+            }
+            for (; i < end; ++i) {
+                const float g = x[i] > 0.0f ? dy[i] : 0.0f;
+                dx[i] = add ? dx[i] + g : g;
+            }
+        },
+        kReluGrain);
+}
+
+// y = x·Φ(x) = 0.5·x·(1 + erf(x/√2))   (Hendrycks & Gimpel 2016; torch.nn.GELU() default)
+void gelu_forward(const float* x, float* y, std::size_t n) {
+    parallel_for(
+        0, n,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t i = begin; i < end; ++i) y[i] = x[i] * normal_cdf(x[i]);
+        },
+        kGeluGrain);
+}
+
+// Differentiates y = x·Φ(x): dy/dx = Φ(x) + x·φ(x), φ(x) = exp(-x²/2)/√(2π).
+void gelu_backward(const float* x, const float* dy, float* dx, std::size_t n, Accumulate acc) {
+    const bool add = acc == Accumulate::yes;
+    parallel_for(
+        0, n,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t i = begin; i < end; ++i) {
+                const float v = x[i];
+                const float local = normal_cdf(v) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+                const float g = dy[i] * local;
+                dx[i] = add ? dx[i] + g : g;
+            }
+        },
+        kGeluGrain);
+}
+
+// Per row: mean = Σx/N, var = Σ(x - mean)²/N (biased, as torch), rstd = 1/√(var + eps),
+//          y = (x - mean)·rstd·gamma + beta.
+// Mean and variance accumulate in double and in two passes, so rows with a large offset
+// (|mean| >> std) keep their variance; the output loop is float SIMD.
+void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+                        std::size_t rows, std::size_t cols, float eps) {
+    parallel_for(
+        0, rows,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t r = begin; r < end; ++r) {
+                const float* xr = x + r * cols;  // (cols)
+                float* yr = y + r * cols;        // (cols)
+                double sum = 0.0;
+                for (std::size_t j = 0; j < cols; ++j) sum += xr[j];
+                const double m = cols ? sum / double(cols) : 0.0;
+                double sq = 0.0;
+                for (std::size_t j = 0; j < cols; ++j) {
+                    const double d = double(xr[j]) - m;
+                    sq += d * d;
+                }
+                const double var = cols ? sq / double(cols) : 0.0;
+                const auto rs = static_cast<float>(1.0 / std::sqrt(var + double(eps)));
+                const auto mf = static_cast<float>(m);
+                if (mean) mean[r] = mf;
+                if (rstd) rstd[r] = rs;
+
+                const Batch vm(mf), vrs(rs);
+                std::size_t j = 0;
+                for (; j + W <= cols; j += W) {
+                    const Batch xhat = (Batch::load_unaligned(xr + j) - vm) * vrs;
+                    xsimd::fma(xhat, Batch::load_unaligned(gamma + j), Batch::load_unaligned(beta + j))
+                        .store_unaligned(yr + j);
+                }
+                for (; j < cols; ++j) yr[j] = (xr[j] - mf) * rs * gamma[j] + beta[j];
+            }
+        },
+        grain_for(cols));
+}
+
+// Differentiates y = xhat·gamma + beta with xhat = (x - mean)·rstd, per row (N = cols):
+//   dbeta += Σ_rows dy,  dgamma += Σ_rows dy·xhat,
+//   g = dy·gamma,  dx = rstd·(g - mean(g) - xhat·mean(g·xhat)).
+// dx rows are independent (parallel over rows); dgamma/dbeta sum over rows, so they run as a
+// second pass parallel over columns, each column summed in row order (deterministic).
+void layer_norm_backward(const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy,
+                         float* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols) {
+    parallel_for(
+        0, rows,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t r = begin; r < end; ++r) {
+                const float* xr = x + r * cols;    // (cols)
+                const float* dyr = dy + r * cols;  // (cols)
+                float* dxr = dx + r * cols;        // (cols)
+                const float m = mean[r], rs = rstd[r];
+                double sum_g = 0.0, sum_gx = 0.0;
+                for (std::size_t j = 0; j < cols; ++j) {
+                    const double g = double(dyr[j]) * gamma[j];
+                    sum_g += g;
+                    sum_gx += g * double((xr[j] - m) * rs);
+                }
+                const auto mean_g = static_cast<float>(cols ? sum_g / double(cols) : 0.0);
+                const auto mean_gx = static_cast<float>(cols ? sum_gx / double(cols) : 0.0);
+                for (std::size_t j = 0; j < cols; ++j) {
+                    const float xhat = (xr[j] - m) * rs;
+                    dxr[j] = rs * (dyr[j] * gamma[j] - mean_g - xhat * mean_gx);
+                }
+            }
+        },
+        grain_for(cols));
+
+    parallel_for(
+        0, cols,
+        [&](std::size_t begin, std::size_t end) {
+            std::vector<double> dg(end - begin, 0.0), db(end - begin, 0.0);  // (chunk of cols)
+            for (std::size_t r = 0; r < rows; ++r) {
+                const float m = mean[r], rs = rstd[r];
+                for (std::size_t j = begin; j < end; ++j) {
+                    const float d = dy[r * cols + j];
+                    dg[j - begin] += double(d) * double((x[r * cols + j] - m) * rs);
+                    db[j - begin] += d;
+                }
+            }
+            for (std::size_t j = begin; j < end; ++j) {
+                dgamma[j] += static_cast<float>(dg[j - begin]);
+                dbeta[j] += static_cast<float>(db[j - begin]);
+            }
+        },
+        grain_for(rows));
+}
+
+}  // namespace kernels
+
+// x: (R, N) -> (R, N)
+Tensor2 relu(const Tensor2& x) {
+    Tensor2 y = Tensor2::from_shape(x.shape());
+    kernels::relu_forward(x.data(), y.data(), x.size());
+    return y;
+}
+
+// x: (R, N) -> (R, N)
+Tensor2 gelu(const Tensor2& x) {
+    Tensor2 y = Tensor2::from_shape(x.shape());
+    kernels::gelu_forward(x.data(), y.data(), x.size());
+    return y;
+}
+
+// x: (R, N), gamma: (N), beta: (N) -> (R, N)
+Tensor2 layer_norm(const Tensor2& x, const Tensor1& gamma, const Tensor1& beta, float eps) {
+    const std::size_t rows = x.shape(0), cols = x.shape(1);
+    if (gamma.shape(0) != cols) {
+        fail<ShapeError>("layer_norm: gamma must be (", cols, ") to match x ", shape_string(x.shape()), ", got ",
+                         shape_string(gamma.shape()));
+    }
+    if (beta.shape(0) != cols) {
+        fail<ShapeError>("layer_norm: beta must be (", cols, ") to match x ", shape_string(x.shape()), ", got ",
+                         shape_string(beta.shape()));
+    }
+    if (!(eps >= 0.0f) || !std::isfinite(eps)) fail<ValueError>("layer_norm: eps must be finite and >= 0, got ", eps);
+    Tensor2 y = Tensor2::from_shape(x.shape());
+    kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), nullptr, nullptr, rows, cols, eps);
+    return y;
+}
+
+}  // namespace attnlab
