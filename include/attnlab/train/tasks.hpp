@@ -1,0 +1,109 @@
+// attnlab/train/tasks.hpp: seeded toy tasks that tiny Transformers learn in seconds.
+//
+// What it is for: generating training and evaluation batches with nothing downloaded — the same
+// batches natively and in WebAssembly for the same seed (all randomness comes from attnlab::Rng).
+// Each task knows its vocabulary, its sequence length and how to turn tokens back into text.
+// Not for: tokenising user text, loading datasets from disk, or computing the loss (see metrics.hpp
+// for accuracy; the model owns the loss).
+//
+//   attnlab::TaskOptions options;
+//   options.length = 8;                                       // prompt length
+//   auto task = attnlab::make_task("reverse", options);       // T = 16, vocab_size = 11
+//   attnlab::Rng rng(7);
+//   attnlab::Batch batch = task->sample(32, rng);             // tokens, targets: (32, 16)
+//   std::cout << task->decode(&batch.tokens(0, 0), task->seq_len()) << "\n";  // "3 1 4 ... | 4 ..."
+//
+// Two kinds of task:
+//  * sequence: a causal decoder LM reads tokens (B, T) and predicts targets (B, T). targets[b][t]
+//    is the token the model should output after reading tokens[b][0..t], or -1 where the loss and
+//    accuracy must ignore the position (the prompt of a prompt/answer task).
+//  * classification: an encoder reads tokens (B, T) with a padding mask (B, T) and predicts one
+//    label per sequence in [0, num_classes()). targets is empty; pooling (mean over non-padding,
+//    or a first-position read-out) is the model's choice: no CLS token is inserted.
+//
+// Token layouts (V = the `vocab` option; T = seq_len(); SEP = the separator token):
+//
+//   task          layout of one example                   vocab_size  T        targets != -1
+//   copy          a1..aL SEP a1..aL                       V + 1       2L       t >= L (L answers)
+//   reverse       a1..aL SEP aL..a1                       V + 1       2L       t >= L
+//   sort          a1..aL SEP sorted(a) ascending          V + 1       2L       t >= L
+//   assoc_recall  k1 v1 .. kN vN SEP q v(q)               2V + 1      2N + 2   t = T - 1 only
+//   k_back        x0 .. x(L-1), target[t] = x(t-k)        V           L        t >= k
+//   brackets      '(' ')' '[' ']' .. then PAD             2V + 1      L        (labels instead)
+//   char_lm       c0 .. c(L-1), target[t] = c(t+1)        corpus      L        all
+//
+// For prompt/answer tasks the example (prompt, SEP, answer) has 2L + 1 tokens; tokens is the
+// example without its last token and targets the example without its first, so the input at
+// position L is SEP and its target is the first answer token. Symbols are 0..V-1, SEP = V.
+// assoc_recall: keys are 0..V-1 (distinct within an example), values are V..2V-1, SEP = 2V.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/tensor.hpp"
+
+namespace attnlab {
+
+struct Batch {
+    Index2 tokens;   // (B, T) model inputs, each in [0, vocab_size())
+    Index2 targets;  // (B, T) sequence tasks: target token per position, -1 = ignored; else empty
+    Index1 labels;   // (B) classification tasks: label in [0, num_classes()); else empty
+    Mask2 padding;   // (B, T) 1 = padding (the key_padding_mask of attention); empty if none
+};
+
+enum class TaskKind {
+    sequence,        // decoder LM: a target per position
+    classification,  // encoder: one label per sequence
+};
+
+// Seed-independent configuration. An unset field takes the task's default (see make_task); a
+// field the task does not use must stay unset (ConfigError otherwise), so a typo in a command
+// line cannot silently do nothing.
+struct TaskOptions {
+    std::optional<std::size_t> length;  // prompt length / pairs (assoc_recall) / max length (brackets)
+    std::optional<std::size_t> vocab;   // symbols / keys (assoc_recall) / bracket kinds (brackets)
+    std::optional<std::size_t> k;       // k_back: distance to the recalled token
+};
+
+// Largest `length` any task accepts (keeps T * B allocations sane; k_back with k = 512 needs 513).
+inline constexpr std::size_t kMaxTaskLength = 8192;
+
+class Task {
+public:
+    virtual ~Task() = default;
+    virtual std::string name() const = 0;
+    virtual TaskKind kind() const = 0;
+    // Number of distinct input tokens, specials (SEP, PAD) included.
+    virtual std::size_t vocab_size() const = 0;
+    // T of every batch.
+    virtual std::size_t seq_len() const = 0;
+    // Width of the model's output layer: vocab_size() for sequence tasks, the number of labels
+    // for classification tasks.
+    virtual std::size_t num_classes() const = 0;
+    // batch_size > 0 examples drawn from rng; the same rng state gives the same batch.
+    virtual Batch sample(std::size_t batch_size, Rng& rng) const = 0;
+    // Human-readable text of n tokens: "3 1 4 | 4 1 3", "(()[])", or the corpus characters.
+    // -1 (an ignored target) reads as "_"; any other out-of-range token throws ValueError.
+    virtual std::string decode(const std::int32_t* tokens, std::size_t n) const = 0;
+};
+
+// Names accepted by make_task, in a stable order:
+// copy, reverse, sort, assoc_recall, k_back, brackets, char_lm.
+std::vector<std::string> task_names();
+
+// Defaults: copy/reverse/sort length 16, vocab 10; assoc_recall length (pairs) 8, vocab (keys) 16;
+// k_back length 64, k 8, vocab 10; brackets length 16, vocab (kinds) 2; char_lm length 64.
+// Throws ConfigError listing the valid names for an unknown name, and naming the option and its
+// value for a bad or inapplicable option.
+std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options = {});
+
+// The embedded English text char_lm samples from (a few KB written for attnlab, public domain).
+const std::string& char_lm_corpus();
+
+}  // namespace attnlab
