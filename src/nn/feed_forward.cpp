@@ -1,0 +1,92 @@
+#include "attnlab/nn/feed_forward.hpp"
+
+#include "attnlab/kernels/elementwise.hpp"
+
+namespace attnlab {
+
+std::string_view activation_name(Activation activation) {
+    switch (activation) {
+        case Activation::gelu: return "gelu";
+        case Activation::relu: return "relu";
+    }
+    return "gelu";
+}
+
+Activation activation_from_name(std::string_view name) {
+    for (Activation a : {Activation::gelu, Activation::relu}) {
+        if (activation_name(a) == name) return a;
+    }
+    fail<ConfigError>("activation_from_name: unknown activation '", name, "'; valid: gelu, relu");
+}
+
+FeedForward::FeedForward(std::size_t width, std::size_t hidden, Activation activation, bool bias, Rng& rng)
+    : fc1(width, hidden, bias, rng), fc2(hidden, width, bias, rng), activation_(activation) {}
+
+Tensor3 FeedForward::forward(const Tensor3& x, FeedForwardCache* cache) const {
+    require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "FeedForward::forward", "x (B, T, C)");
+    const std::size_t batch = x.shape(0), t = x.shape(1), rows = batch * t;
+    Tensor3 hidden = Tensor3::from_shape({batch, t, this->hidden()});  // (B, T, F)
+    fc1.forward(x.data(), rows, hidden.data());
+    Tensor3 act = Tensor3::from_shape(hidden.shape());  // (B, T, F)
+    if (activation_ == Activation::gelu) {
+        kernels::gelu_forward(hidden.data(), act.data(), hidden.size());
+    } else {
+        kernels::relu_forward(hidden.data(), act.data(), hidden.size());
+    }
+    Tensor3 y = Tensor3::from_shape(x.shape());  // (B, T, C)
+    fc2.forward(act.data(), rows, y.data());
+    if (cache) {
+        cache->x = x;
+        cache->hidden = std::move(hidden);
+        cache->act = std::move(act);
+    }
+    return y;
+}
+
+void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, FeedForwardGrad& grad,
+                           Tensor3& dx) const {
+    require_shape(dout, {static_cast<std::ptrdiff_t>(cache.x.shape(0)), static_cast<std::ptrdiff_t>(cache.x.shape(1)),
+                         static_cast<std::ptrdiff_t>(width())},
+                  "FeedForward::backward", "dout (B, T, C)");
+    const std::size_t rows = cache.x.shape(0) * cache.x.shape(1);
+    // y = act·W2ᵀ + b2
+    Tensor3 dact = Tensor3::from_shape(cache.hidden.shape());  // (B, T, F)
+    linear_backward(fc2, cache.act.data(), rows, dout.data(), grad.fc2, dact.data());
+    // act = f(hidden): dhidden = f'(hidden) ⊙ dact (in place: the kernels allow dx aliasing dy elementwise)
+    Tensor3 dhidden = Tensor3::from_shape(cache.hidden.shape());  // (B, T, F)
+    if (activation_ == Activation::gelu) {
+        kernels::gelu_backward(cache.hidden.data(), dact.data(), dhidden.data(), dhidden.size());
+    } else {
+        kernels::relu_backward(cache.hidden.data(), dact.data(), dhidden.data(), dhidden.size());
+    }
+    // hidden = x·W1ᵀ + b1
+    dx.resize(cache.x.shape());
+    linear_backward(fc1, cache.x.data(), rows, dhidden.data(), grad.fc1, dx.data());
+}
+
+std::vector<ParameterView> FeedForward::parameters(const std::string& prefix) {
+    std::vector<ParameterView> out;
+    for (const auto& [name, layer] : {std::pair<const char*, Linear*>{"fc1", &fc1}, {"fc2", &fc2}}) {
+        out.push_back(view_of(prefix + name + ".weight", layer->weight));
+        if (layer->has_bias()) out.push_back(view_of(prefix + name + ".bias", layer->bias));
+    }
+    return out;
+}
+
+FeedForwardGrad::FeedForwardGrad(const FeedForward& ffn) : fc1(ffn.fc1), fc2(ffn.fc2) {}
+
+void FeedForwardGrad::zero() {
+    fc1.zero();
+    fc2.zero();
+}
+
+std::vector<ParameterView> FeedForwardGrad::views(const std::string& prefix) {
+    std::vector<ParameterView> out;
+    for (const auto& [name, grad] : {std::pair<const char*, LinearGrad*>{"fc1", &fc1}, {"fc2", &fc2}}) {
+        out.push_back(view_of(prefix + name + ".weight", grad->weight));
+        if (grad->bias.size() > 0) out.push_back(view_of(prefix + name + ".bias", grad->bias));
+    }
+    return out;
+}
+
+}  // namespace attnlab
