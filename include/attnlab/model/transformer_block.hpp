@@ -1,0 +1,162 @@
+// attnlab/model/transformer_block.hpp: one Transformer block (attention + feed-forward, each
+// with a residual connection and a LayerNorm), Pre-LN or Post-LN, with optional dropout and
+// gradient checkpointing; and an observer that gathers attention diagnostics per block.
+//
+// What it is for: the repeated unit of EncoderClassifier and DecoderLM (nanoGPT's Block):
+//   pre-LN  (GPT-2):        h = x + drop(attn(ln1(x)));   y = h + drop(ffn(ln2(h)))
+//   post-LN (Vaswani, BERT): h = ln1(x + drop(attn(x)));  y = ln2(h + drop(ffn(h)))
+// The residual adds are plain sums, so in backward the upstream gradient reaches x twice: once
+// straight through the skip connection and once through the sub-layer (tested in
+// tests/model/test_transformer_block.cpp). Names follow PyTorch: "ln1.weight",
+// "attn.q_proj.weight", "ffn.fc1.weight", ...
+//
+// Gradient checkpointing (Chen et al. 2016): with it on, forward keeps only the block input and
+// a copy of the dropout generator; backward first recomputes the forward (drawing the same
+// dropout masks from the copy) and then differentiates. The gradients are bit-identical; the
+// cache shrinks from ~(8 + 2·F/C)·B·T·C + B·H·T² floats (plus 2·B·T·C mask bytes with dropout)
+// to B·T·C, at the cost of a second forward (B=4, T=32, C=32, F=128: 338 KB -> 16 KB per block).
+// Not for: cross-attention (encoder-decoder) blocks.
+//
+//   attnlab::Rng rng(1);
+//   attnlab::TransformerBlock block(config, rng);               // config: ModelConfig
+//   attnlab::AttentionOptions opt; opt.mask.causal = true;
+//   attnlab::TransformerBlockCache cache;
+//   attnlab::Tensor3 y = block.forward(x, opt, nullptr, &cache);   // (B, T, C)
+//   attnlab::TransformerBlockGrad g(block);
+//   attnlab::Tensor3 dx;
+//   block.backward(dy, cache, opt, g, dx);
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "attnlab/attention/multi_head_attention.hpp"
+#include "attnlab/attention/stage.hpp"
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/tensor.hpp"
+#include "attnlab/model/config.hpp"
+#include "attnlab/nn/dropout.hpp"
+#include "attnlab/nn/feed_forward.hpp"
+#include "attnlab/nn/layer_norm.hpp"
+#include "attnlab/nn/parameter.hpp"
+
+namespace attnlab {
+
+class TransformerBlock;
+
+// What backward needs from the forward pass. With checkpointing only x and dropout_rng are kept.
+struct TransformerBlockCache {
+    bool checkpointed = false;  // true: the sub-layer caches are empty; backward recomputes them from x
+    Tensor3 x;                  // (B, T, C) block input: the recomputation's starting point (checkpointing only)
+    bool dropout = false;       // whether the forward applied dropout (it had a generator and p > 0)
+    Rng dropout_rng{0};         // generator state before the forward: replays the same masks on recomputation
+    LayerNormCache ln1;         // pre: input x; post: x + attn output
+    MultiHeadAttentionCache attn;  // q, k, v, weights, concat of the attention layer
+    DropoutCache attn_drop;     // mask on the attention output
+    LayerNormCache ln2;         // pre: h; post: h + ffn output
+    FeedForwardCache ffn;       // fc1 input, pre-activation, activation
+    DropoutCache ffn_drop;      // mask on the feed-forward output
+
+    // Bytes held by the tensors above (what checkpointing saves is the difference).
+    std::size_t cache_bytes() const;
+};
+
+// Gradients of a block; backward accumulates into them with +=.
+struct TransformerBlockGrad {
+    LayerNormGrad ln1;
+    MultiHeadAttentionGrad attn;
+    LayerNormGrad ln2;
+    FeedForwardGrad ffn;
+
+    TransformerBlockGrad() = default;
+    explicit TransformerBlockGrad(const TransformerBlock& block);  // zeros
+    void zero();
+    // Same names and order as TransformerBlock::parameters(prefix).
+    std::vector<ParameterView> views(const std::string& prefix = "");
+};
+
+class TransformerBlock {
+public:
+    TransformerBlock() = default;
+    // Reads d_model, num_heads, num_kv_heads, bias, ff_dim, activation, norm, dropout and
+    // gradient_checkpointing from config (validated first).
+    TransformerBlock(const ModelConfig& config, Rng& rng);
+
+    NormPlacement norm() const { return norm_; }
+    float dropout() const { return dropout_; }
+    bool gradient_checkpointing() const { return checkpointing_; }
+    void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
+
+    // x: (B, T, C) -> (B, T, C). options go to the attention layer (masks, rope, scale), observer
+    // sees its stages. cache (optional) is filled for backward. Dropout is applied iff
+    // dropout_rng is non-null and p > 0 (training); the generator advances by one draw per element.
+    Tensor3 forward(const Tensor3& x, const AttentionOptions& options, StageObserver* observer = nullptr,
+                    TransformerBlockCache* cache = nullptr, Rng* dropout_rng = nullptr) const;
+    // dout: (B, T, C) -> dx: (B, T, C) (overwritten); grads += ... `options` must be the forward's.
+    void backward(const Tensor3& dout, const TransformerBlockCache& cache, const AttentionOptions& options,
+                  TransformerBlockGrad& grads, Tensor3& dx) const;
+
+    // Generation: x holds the T newest positions; their keys and values are appended to kv and
+    // the LayerNorms and feed-forward run on the new rows only (they are position-wise). No
+    // dropout. Equal to the causal forward over the whole sequence, restricted to the new rows.
+    // x: (B, T, C) -> (B, T, C)
+    Tensor3 forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,
+                                StageObserver* observer = nullptr) const;
+
+    // ln1.*, attn.*, ln2.*, ffn.* after `prefix`.
+    std::vector<ParameterView> parameters(const std::string& prefix = "");
+
+    LayerNorm ln1;
+    MultiHeadAttention attn;
+    LayerNorm ln2;
+    FeedForward ffn;
+
+private:
+    // The forward with every sub-layer cache filled (cache non-null) or none (null).
+    Tensor3 forward_full(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
+                         TransformerBlockCache* cache, Rng* dropout_rng) const;
+
+    NormPlacement norm_ = NormPlacement::pre;
+    float dropout_ = 0.0f;
+    bool checkpointing_ = false;
+};
+
+// Attention diagnostics the trainer reports each step (when asked): the largest |scaled score|
+// (the article's fp16 warning sign: scores beyond ~65504 overflow half precision) and the mean
+// entropy of the attention rows per head (near 0: each query looks at one key; near log S:
+// uniform attention). Attach one per block as its StageObserver; it wants only Stage::scaled and
+// Stage::weights, so the SDPA kernel hands it the rows it computes anyway, with no copy.
+class AttentionStatsRecorder final : public StageObserver {
+public:
+    explicit AttentionStatsRecorder(std::size_t num_heads = 0);
+
+    bool wants(Stage stage) const override { return stage == Stage::scaled || stage == Stage::weights; }
+    void on_stage(const StageView& view) override;
+
+    // max |scaled| over every (batch, head, query, key) seen, masked keys included (they are
+    // computed before masking); 0 if nothing was recorded.
+    float max_abs_score() const;
+    // (H) mean over (batch, query rows) of -Σ_j w_j log w_j, in nats; rows with no visible key
+    // (all weights 0) are skipped.
+    Tensor1 mean_entropy() const;
+    void clear();
+
+private:
+    mutable std::mutex mutex_;
+    float max_abs_ = 0.0f;
+    std::vector<double> entropy_sum_;    // (H)
+    std::vector<std::size_t> row_count_;  // (H)
+};
+
+// One step's diagnostics of a whole model.
+struct AttentionStats {
+    Tensor1 max_abs_score;  // (L) largest |scaled score| per layer
+    Tensor2 entropy;        // (L, H) mean attention entropy per layer and head, nats
+
+    // The largest over all layers.
+    float max_abs() const;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,241 @@
+#include "attnlab/model/transformer_block.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnlab {
+
+namespace {
+// a += b elementwise (same shape): the residual connections.
+void add_in_place(Tensor3& a, const Tensor3& b) {
+    float* pa = a.data();
+    const float* pb = b.data();
+    for (std::size_t i = 0; i < a.size(); ++i) pa[i] += pb[i];
+}
+
+std::size_t mha_cache_bytes(const MultiHeadAttentionCache& c) {
+    return (c.x.size() + c.memory.size() + c.q.size() + c.k.size() + c.v.size() + c.attention.weights.size() +
+            c.concat.size()) *
+           sizeof(float);
+}
+
+// Dropout on a sub-layer output: identity (and an empty mask) unless training with p > 0.
+Tensor3 maybe_dropout(const Tensor3& y, float p, Rng* rng, DropoutCache* cache) {
+    if (rng && p > 0.0f) return dropout_forward(y, p, *rng, cache);
+    if (cache) *cache = DropoutCache{};
+    return y;
+}
+}  // namespace
+
+std::size_t TransformerBlockCache::cache_bytes() const {
+    return x.size() * sizeof(float) + sizeof(Rng) + ln1.bytes() + mha_cache_bytes(attn) + attn_drop.bytes() +
+           ln2.bytes() + ffn.bytes() + ffn_drop.bytes();
+}
+
+TransformerBlock::TransformerBlock(const ModelConfig& config, Rng& rng)
+    : norm_(config.norm), dropout_(config.dropout), checkpointing_(config.gradient_checkpointing) {
+    config.validate();
+    ln1 = LayerNorm(config.d_model);
+    attn = MultiHeadAttention(config.attention_config(), rng);
+    ln2 = LayerNorm(config.d_model);
+    ffn = FeedForward(config.d_model, config.ff_dim, config.activation, config.bias, rng);
+}
+
+Tensor3 TransformerBlock::forward(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
+                                  TransformerBlockCache* cache, Rng* dropout_rng) const {
+    if (!cache) return forward_full(x, options, observer, nullptr, dropout_rng);
+    *cache = TransformerBlockCache();
+    cache->dropout = dropout_rng != nullptr && dropout_ > 0.0f;
+    if (cache->dropout) cache->dropout_rng = *dropout_rng;
+    if (!checkpointing_) return forward_full(x, options, observer, cache, dropout_rng);
+    // Checkpointing: run without sub-layer caches and keep only what recomputation needs.
+    Tensor3 y = forward_full(x, options, observer, nullptr, dropout_rng);
+    cache->checkpointed = true;
+    cache->x = x;
+    return y;
+}
+
+Tensor3 TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
+                                       TransformerBlockCache* cache, Rng* dropout_rng) const {
+    LayerNormCache* ln1_cache = cache ? &cache->ln1 : nullptr;
+    LayerNormCache* ln2_cache = cache ? &cache->ln2 : nullptr;
+    MultiHeadAttentionCache* attn_cache = cache ? &cache->attn : nullptr;
+    FeedForwardCache* ffn_cache = cache ? &cache->ffn : nullptr;
+    DropoutCache* attn_drop = cache ? &cache->attn_drop : nullptr;
+    DropoutCache* ffn_drop = cache ? &cache->ffn_drop : nullptr;
+
+    if (norm_ == NormPlacement::pre) {
+        // h = x + drop(attn(ln1(x)))
+        const Tensor3 a = ln1.forward(x, ln1_cache);                                      // (B, T, C)
+        Tensor3 h = maybe_dropout(attn.forward(a, nullptr, options, observer, attn_cache), dropout_, dropout_rng,
+                                  attn_drop);                                             // (B, T, C)
+        add_in_place(h, x);
+        // y = h + drop(ffn(ln2(h)))
+        const Tensor3 b = ln2.forward(h, ln2_cache);                                      // (B, T, C)
+        Tensor3 y = maybe_dropout(ffn.forward(b, ffn_cache), dropout_, dropout_rng, ffn_drop);  // (B, T, C)
+        add_in_place(y, h);
+        return y;
+    }
+    // h = ln1(x + drop(attn(x)))
+    Tensor3 r1 = maybe_dropout(attn.forward(x, nullptr, options, observer, attn_cache), dropout_, dropout_rng,
+                               attn_drop);  // (B, T, C)
+    add_in_place(r1, x);
+    const Tensor3 h = ln1.forward(r1, ln1_cache);  // (B, T, C)
+    // y = ln2(h + drop(ffn(h)))
+    Tensor3 r2 = maybe_dropout(ffn.forward(h, ffn_cache), dropout_, dropout_rng, ffn_drop);  // (B, T, C)
+    add_in_place(r2, h);
+    return ln2.forward(r2, ln2_cache);
+}
+
+void TransformerBlock::backward(const Tensor3& dout, const TransformerBlockCache& cache,
+                                const AttentionOptions& options, TransformerBlockGrad& grads, Tensor3& dx) const {
+    if (cache.checkpointed) {
+        // Recompute the forward from the kept input with the same dropout masks, then differentiate.
+        TransformerBlockCache full;
+        Rng rng = cache.dropout_rng;
+        forward_full(cache.x, options, nullptr, &full, cache.dropout ? &rng : nullptr);
+        backward(dout, full, options, grads, dx);
+        return;
+    }
+    Tensor3 tmp, dsub;
+    if (norm_ == NormPlacement::pre) {
+        // y = h + drop(ffn(ln2(h)))  =>  dh = dy + ln2ᵀ(ffnᵀ(dropᵀ(dy)))
+        dropout_backward(dout, cache.ffn_drop, tmp);
+        ffn.backward(tmp, cache.ffn, grads.ffn, dsub);
+        Tensor3 dh;
+        ln2.backward(dsub, cache.ln2, grads.ln2, dh);
+        add_in_place(dh, dout);
+        // h = x + drop(attn(ln1(x)))  =>  dx = dh + ln1ᵀ(attnᵀ(dropᵀ(dh)))
+        dropout_backward(dh, cache.attn_drop, tmp);
+        attn.backward(tmp, cache.attn, options, grads.attn, dsub);
+        ln1.backward(dsub, cache.ln1, grads.ln1, dx);
+        add_in_place(dx, dh);
+        return;
+    }
+    // y = ln2(r2), r2 = h + drop(ffn(h))  =>  dh = dr2 + ffnᵀ(dropᵀ(dr2))
+    Tensor3 dr2;
+    ln2.backward(dout, cache.ln2, grads.ln2, dr2);
+    dropout_backward(dr2, cache.ffn_drop, tmp);
+    Tensor3 dh;
+    ffn.backward(tmp, cache.ffn, grads.ffn, dh);
+    add_in_place(dh, dr2);
+    // h = ln1(r1), r1 = x + drop(attn(x))  =>  dx = dr1 + attnᵀ(dropᵀ(dr1))
+    Tensor3 dr1;
+    ln1.backward(dh, cache.ln1, grads.ln1, dr1);
+    dropout_backward(dr1, cache.attn_drop, tmp);
+    attn.backward(tmp, cache.attn, options, grads.attn, dx);
+    add_in_place(dx, dr1);
+}
+
+Tensor3 TransformerBlock::forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,
+                                              StageObserver* observer) const {
+    if (norm_ == NormPlacement::pre) {
+        Tensor3 h = attn.forward_incremental(ln1.forward(x), kv, options, observer);
+        add_in_place(h, x);
+        Tensor3 y = ffn.forward(ln2.forward(h));
+        add_in_place(y, h);
+        return y;
+    }
+    Tensor3 r1 = attn.forward_incremental(x, kv, options, observer);
+    add_in_place(r1, x);
+    const Tensor3 h = ln1.forward(r1);
+    Tensor3 r2 = ffn.forward(h);
+    add_in_place(r2, h);
+    return ln2.forward(r2);
+}
+
+std::vector<ParameterView> TransformerBlock::parameters(const std::string& prefix) {
+    std::vector<ParameterView> out = ln1.parameters(prefix + "ln1.");
+    for (auto& list : {attn.parameters(prefix + "attn."), ln2.parameters(prefix + "ln2."),
+                       ffn.parameters(prefix + "ffn.")}) {
+        out.insert(out.end(), list.begin(), list.end());
+    }
+    return out;
+}
+
+TransformerBlockGrad::TransformerBlockGrad(const TransformerBlock& block)
+    : ln1(block.ln1), attn(block.attn), ln2(block.ln2), ffn(block.ffn) {}
+
+void TransformerBlockGrad::zero() {
+    ln1.zero();
+    attn.zero();
+    ln2.zero();
+    ffn.zero();
+}
+
+std::vector<ParameterView> TransformerBlockGrad::views(const std::string& prefix) {
+    std::vector<ParameterView> out = ln1.views(prefix + "ln1.");
+    for (auto& list : {attn.views(prefix + "attn."), ln2.views(prefix + "ln2."), ffn.views(prefix + "ffn.")}) {
+        out.insert(out.end(), list.begin(), list.end());
+    }
+    return out;
+}
+
+// ---- AttentionStatsRecorder ----
+
+AttentionStatsRecorder::AttentionStatsRecorder(std::size_t num_heads)
+    : entropy_sum_(num_heads, 0.0), row_count_(num_heads, 0) {}
+
+void AttentionStatsRecorder::on_stage(const StageView& view) {
+    if (view.stage == Stage::scaled) {
+        float m = 0.0f;
+        for (std::size_t i = 0; i < view.rows; ++i) {
+            const float* row = view.data + i * view.ld;
+            for (std::size_t j = 0; j < view.cols; ++j) m = std::max(m, std::fabs(row[j]));
+        }
+        std::lock_guard<std::mutex> lock(mutex_);
+        max_abs_ = std::max(max_abs_, m);
+        return;
+    }
+    if (view.stage != Stage::weights || view.head < 0) return;
+    double sum = 0.0;
+    std::size_t rows = 0;
+    for (std::size_t i = 0; i < view.rows; ++i) {
+        const float* row = view.data + i * view.ld;
+        double h = 0.0, total = 0.0;
+        for (std::size_t j = 0; j < view.cols; ++j) {
+            total += row[j];
+            if (row[j] > 0.0f) h -= double(row[j]) * std::log(double(row[j]));
+        }
+        if (total == 0.0) continue;  // every key masked: the row carries no distribution
+        sum += h;
+        ++rows;
+    }
+    const auto head = static_cast<std::size_t>(view.head);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (head >= entropy_sum_.size()) {
+        entropy_sum_.resize(head + 1, 0.0);
+        row_count_.resize(head + 1, 0);
+    }
+    entropy_sum_[head] += sum;
+    row_count_[head] += rows;
+}
+
+float AttentionStatsRecorder::max_abs_score() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return max_abs_;
+}
+
+Tensor1 AttentionStatsRecorder::mean_entropy() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Tensor1 out = Tensor1::from_shape({entropy_sum_.size()});
+    for (std::size_t h = 0; h < entropy_sum_.size(); ++h) {
+        out(h) = row_count_[h] == 0 ? 0.0f : static_cast<float>(entropy_sum_[h] / double(row_count_[h]));
+    }
+    return out;
+}
+
+void AttentionStatsRecorder::clear() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    max_abs_ = 0.0f;
+    std::fill(entropy_sum_.begin(), entropy_sum_.end(), 0.0);
+    std::fill(row_count_.begin(), row_count_.end(), 0);
+}
+
+float AttentionStats::max_abs() const {
+    float m = 0.0f;
+    for (float v : max_abs_score) m = std::max(m, v);
+    return m;
+}
+
+}  // namespace attnlab
