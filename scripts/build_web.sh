@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the page into web/dist: TypeScript + D3 bundled by Vite, plus the engine copied verbatim
+# (web/engine/loader.mjs and web/wasm/{threads,single}/, see web/vite.config.mjs).
+#
+#   scripts/build_wasm.sh && scripts/build_web.sh && node scripts/serve.mjs
+#
+# `npm ci` runs only when web/node_modules is missing or web/package-lock.json changed since the
+# last install (npm records the installed tree in node_modules/.package-lock.json).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+web="$root/web"
+command -v npm >/dev/null || { echo "build_web: npm not found (Node 20 + npm are needed)" >&2; exit 1; }
+
+for flavour in threads single; do
+  if [[ ! -f "$web/wasm/$flavour/attnlab.mjs" ]]; then
+    echo "build_web: web/wasm/$flavour/attnlab.mjs is missing: run scripts/build_wasm.sh first" >&2
+    exit 1
+  fi
+done
+
+cd "$web"
+if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  echo "build_web: npm ci"
+  npm ci --no-audit --no-fund
+fi
+npx --no-install tsc --noEmit -p .
+npx --no-install vite build --logLevel warn
+echo "build_web: built $web/dist (serve it with: node scripts/serve.mjs)"
