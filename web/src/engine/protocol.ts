@@ -1,0 +1,136 @@
+// The typed messages between the page (engine/client.ts) and the engine worker (engine/worker.ts).
+// Everything that crosses is plain data: tensors as { shape, data: Float32Array } with the
+// Float32Arrays transferred, never views into WASM memory.
+
+export interface Tensor {
+  shape: number[];
+  data: Float32Array;
+}
+
+export type Positional = 'none' | 'sinusoidal' | 'rope';
+export type MaskKind = 'none' | 'causal' | 'padding' | 'causal+padding';
+
+export interface EngineInfo {
+  flavour: 'threads' | 'single';
+  threads: number;
+  simd: boolean;
+  version: string;
+  /** Why this flavour: cross-origin isolation decides whether SharedArrayBuffer exists. */
+  crossOriginIsolated: boolean;
+  /** True when the build has the Model / Task / Trainer bindings. */
+  training: boolean;
+  /** What is missing when training is false (names of the absent bindings). */
+  trainingMissing: string[];
+}
+
+/** One attention call of the walkthrough: random (seeded) weights, one sentence. */
+export interface TraceRequest {
+  /** (T, C) token embeddings, before any positional encoding. */
+  x: Tensor;
+  dModel: number;
+  numHeads: number;
+  numKvHeads: number;
+  seed: number;
+  positional: Positional;
+  causal: boolean;
+  /** (T) 1 = padded key, or null. */
+  keyPaddingMask: Float32Array | null;
+  scale: boolean;
+}
+
+/** A stage as recorded by the engine: one tensor per head (or a single entry for whole-width stages). */
+export interface StageData {
+  name: string;
+  perHead: boolean;
+  heads: Tensor[];
+}
+
+export interface TraceResult {
+  request: TraceRequest;
+  /** Stage names in the engine's canonical order, as the engine listed them. */
+  stageNames: string[];
+  stages: Record<string, StageData>;
+  /** q_proj.weight, q_proj.bias, ... as the engine holds them. */
+  parameters: Record<string, Tensor>;
+  /** The same call with scale: false (for the scaling step's "before" picture). */
+  unscaled: { scaled: StageData; weights: StageData };
+  /** The positional table the engine adds (stage x of a trace with x = 0), or null. */
+  positionTable: Tensor | null;
+  /** The factor that turned scores into scaled: 1/sqrt(d_k) with scaling on, else 1. */
+  scaleFactor: number;
+  /** Wall time of the engine calls in the worker. */
+  elapsedMs: number;
+}
+
+// ---- training (issue 4's Model / Task / Trainer contract) ----
+
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'brackets' | 'char_lm';
+
+export interface LabSettings {
+  task: TaskName;
+  length: number;
+  vocab: number;
+  layers: number;
+  dModel: number;
+  heads: number;
+  kvHeads: number;
+  positional: 'none' | 'sinusoidal' | 'learned' | 'rope';
+  norm: 'pre' | 'post';
+  scale: boolean;
+  lr: number;
+  batch: number;
+  steps: number;
+  seed: number;
+}
+
+export interface StepMetrics {
+  step: number;
+  loss: number;
+  accuracy: number;
+  gradNorm: number;
+  maxScore: number;
+  ms: number;
+}
+
+export interface AttentionMaps {
+  /** [layers, heads, T, T] */
+  shape: number[];
+  data: Float32Array;
+  tokens: number[];
+}
+
+export type Request =
+  | { kind: 'init'; loaderUrl: string }
+  | { kind: 'trace'; request: TraceRequest }
+  | { kind: 'lab.create'; settings: LabSettings; sample: number[] }
+  | { kind: 'lab.run'; chunk: number; refreshEvery: number }
+  | { kind: 'lab.pause' }
+  | { kind: 'lab.evaluate'; batches: number }
+  | { kind: 'lab.maps'; tokens: number[] }
+  | { kind: 'lab.try'; tokens: number[]; maxNew: number }
+  | { kind: 'lab.save' }
+  | { kind: 'lab.load'; bytes: Uint8Array; settings: LabSettings }
+  | { kind: 'lab.dispose' };
+
+export type Reply =
+  | { kind: 'init'; info: EngineInfo }
+  | { kind: 'trace'; result: TraceResult }
+  | { kind: 'ok' }
+  | { kind: 'evaluate'; loss: number; accuracy: number }
+  | { kind: 'maps'; maps: AttentionMaps }
+  | { kind: 'try'; input: number[]; output: number[] }
+  | { kind: 'save'; bytes: Uint8Array };
+
+/** Unsolicited messages the worker posts while training runs. */
+export type WorkerEvent =
+  | { event: 'lab.metrics'; metrics: StepMetrics[]; stepsPerSecond: number }
+  | { event: 'lab.maps'; maps: AttentionMaps; step: number }
+  | { event: 'lab.stopped'; reason: 'done' | 'paused' | 'error'; message?: string; step: number };
+
+export interface RequestEnvelope {
+  id: number;
+  body: Request;
+}
+export type ReplyEnvelope =
+  | { id: number; ok: true; body: Reply }
+  | { id: number; ok: false; error: string };

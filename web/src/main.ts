@@ -1,0 +1,71 @@
+// The page: one engine worker shared by the walkthrough and the training lab, two views (tabs).
+import './styles.css';
+// d3's transitions patch selection.prototype as a side effect; keep the bundler from dropping it.
+import 'd3-transition';
+import { EngineClient } from './engine/client';
+import type { EngineInfo } from './engine/protocol';
+import { mountLab } from './lab/view';
+import { attachEngine } from './walkthrough/actions';
+import { walkStore } from './walkthrough/state';
+import { mountWalkthrough } from './walkthrough/view';
+
+declare global {
+  interface Window {
+    /** Test and debugging hook: read-only access to what the page shows. */
+    __attnlab?: {
+      ready: Promise<EngineInfo>;
+      info: EngineInfo | null;
+      walk: () => ReturnType<typeof walkStore.get>;
+    };
+  }
+}
+
+const engine = new EngineClient();
+attachEngine(engine);
+const walk = mountWalkthrough(document.getElementById('view-walk')!);
+const lab = mountLab(document.getElementById('view-lab')!, engine);
+
+function showView(view: 'walk' | 'lab') {
+  document.querySelectorAll<HTMLButtonElement>('nav.tabs button').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.view === view)));
+  document.getElementById('view-walk')!.hidden = view !== 'walk';
+  document.getElementById('view-lab')!.hidden = view !== 'lab';
+  if (view !== 'walk') walk.pause();
+  const url = new URL(location.href);
+  if (view === 'lab') url.searchParams.set('view', 'lab');
+  else url.searchParams.delete('view');
+  history.replaceState(null, '', url);
+}
+document.querySelector('nav.tabs')!.addEventListener('click', (ev) => {
+  const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-view]');
+  if (b) showView(b.dataset.view as 'walk' | 'lab');
+});
+showView(new URL(location.href).searchParams.get('view') === 'lab' ? 'lab' : 'walk');
+
+const badge = document.querySelector<HTMLElement>('[data-engine-badge]')!;
+const ready = engine.init();
+window.__attnlab = { ready, info: null, walk: () => walkStore.get() };
+
+ready.then(
+  (info) => {
+    window.__attnlab!.info = info;
+    badge.dataset.flavour = info.flavour;
+    badge.dataset.threads = String(info.threads);
+    badge.textContent =
+      info.flavour === 'threads'
+        ? `engine: ${info.threads} threads · SIMD${info.simd ? '' : ' off'} · v${info.version}`
+        : `engine: single-threaded (page is not cross-origin isolated) · v${info.version}`;
+    badge.title =
+      info.flavour === 'threads'
+        ? 'The page is cross-origin isolated, so the threaded WebAssembly build runs (in a Web Worker).'
+        : 'Without the COOP/COEP headers browsers withhold SharedArrayBuffer, so the single-threaded build runs.';
+    walkStore.set({ status: 'computing' });
+    void walk.start();
+    lab.engineReady(info);
+  },
+  (e: Error) => {
+    badge.textContent = 'engine failed to load';
+    badge.dataset.flavour = 'none';
+    walkStore.set({ status: 'error', error: `The engine could not be loaded: ${e.message}` });
+    lab.engineFailed(e.message);
+  },
+);

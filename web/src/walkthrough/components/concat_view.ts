@@ -1,0 +1,85 @@
+// Stage: concat. The split/concat layout as a picture of tensor shapes, then the joined matrix.
+import * as d3 from 'd3';
+import type { Tensor } from '../../engine/protocol';
+import { renderLegend } from '../../ui/legend';
+import { renderMatrix } from '../../ui/matrix';
+import { HEAD_COLORS, divergingScale, maxAbs } from '../../util/color';
+import { idx, section, shape } from './common';
+
+export interface ConcatProps {
+  tokens: string[];
+  contexts: Tensor[];
+  concat: Tensor;
+  cell: number;
+  /** 0: heads apart; 1: heads moved together. */
+  joined: boolean;
+}
+
+export function renderConcat(host: HTMLElement, p: ConcatProps) {
+  const H = p.contexts.length;
+  const [T, C] = p.concat.shape;
+  const D = C / H;
+  const pic = section(host, 'concat-pic', 'shape-pic');
+  const u = 16; // px per element in the picture
+  const gap = 22;
+  const x0 = 10;
+  const yTop = 40;
+  const yBottom = yTop + T * u + 64;
+  const width = Math.max(H * (D * u + gap), C * u) + 40;
+  const height = yBottom + T * u + 36;
+  let svg = d3.select(pic).select<SVGSVGElement>('svg');
+  if (svg.empty()) svg = d3.select(pic).append('svg');
+  svg.attr('width', width).attr('height', height).attr('data-shape-pic', '1');
+  const apart = (h: number) => `translate(${x0 + h * (D * u + gap)},${yTop})`;
+  const together = (h: number) => `translate(${x0 + h * D * u},${yBottom})`;
+  // The split heads (top) stay; a copy of each slides down into its place in the concat (bottom).
+  for (const layer of ['split', 'joined'] as const) {
+    const blocks = svg
+      .selectAll<SVGGElement, number>(`g.block-${layer}`)
+      .data(d3.range(H))
+      .join((e) => {
+        const g = e.append('g').attr('class', `block-${layer}`).attr('transform', apart);
+        g.append('rect').attr('rx', 3);
+        g.append('text').attr('class', 'blabel');
+        return g;
+      });
+    blocks
+      .select('rect')
+      .attr('width', D * u)
+      .attr('height', T * u)
+      .attr('fill', (h) => HEAD_COLORS[h % HEAD_COLORS.length])
+      .attr('fill-opacity', layer === 'split' ? 0.35 : 0.85)
+      .attr('stroke', '#fff');
+    blocks
+      .select('text')
+      .attr('x', (D * u) / 2)
+      .attr('y', layer === 'split' ? -6 : (T * u) / 2 + 4)
+      .attr('text-anchor', 'middle')
+      .text((h) => (layer === 'split' ? `head ${h} ${shape(T, D)}` : `h${h}`));
+    if (layer === 'joined') {
+      if (p.joined) blocks.transition().duration(800).delay((h) => h * 120).attr('transform', together);
+      else blocks.interrupt().attr('transform', apart);
+    }
+  }
+  svg
+    .selectAll<SVGTextElement, string>('text.side')
+    .data([`context, split: H × ${shape('T', 'D')} = ${H} × ${shape(T, D)}`, `concat: ${shape('T', 'H·D')} = ${shape(T, C)}`])
+    .join('text')
+    .attr('class', 'side')
+    .attr('x', x0)
+    .attr('y', (_, k) => (k === 0 ? 14 : yBottom + T * u + 22))
+    .text((d) => d);
+  const mat = section(host, 'concat-mat');
+  renderMatrix(mat, {
+    name: 'concat',
+    title: 'concat',
+    caption: shape('T', 'C') + ' = ' + shape(T, C) + ' · column colour = head',
+    data: p.concat,
+    scale: divergingScale(maxAbs(p.concat.data)),
+    cell: p.cell,
+    rowLabels: p.tokens,
+    colLabels: idx(C, 'c'),
+    colBands: d3.range(C).map((c) => HEAD_COLORS[Math.floor(c / D) % HEAD_COLORS.length]),
+  });
+  renderLegend(section(host, 'legend', 'legends'), divergingScale(maxAbs(p.concat.data)), 'value', 'concat');
+}

@@ -1,0 +1,36 @@
+// Stage: per-head maps. Every head's attention weights side by side, grouped by shared K/V head.
+import type { Tensor } from '../../engine/protocol';
+import { renderLegend } from '../../ui/legend';
+import { renderMatrix } from '../../ui/matrix';
+import { HEAD_COLORS, sequentialScale } from '../../util/color';
+import { section } from './common';
+
+export interface HeadsProps {
+  tokens: string[];
+  keyTokens: string[];
+  weights: Tensor[];
+  kvOf: number[];
+  cell: number;
+  /** Heads revealed so far. */
+  shown: number;
+}
+
+export function renderHeads(host: HTMLElement, p: HeadsProps) {
+  const scale = sequentialScale(1);
+  const row = section(host, 'heads', 'eqn heads');
+  p.weights.forEach((w, h) => {
+    const wrap = section(row, `head-${h}`, `head-wrap${h < p.shown ? ' shown' : ''}`);
+    wrap.style.setProperty('--head', HEAD_COLORS[h % HEAD_COLORS.length]);
+    renderMatrix(wrap, {
+      name: `heads-weights-h${h}`,
+      title: `head ${h}`,
+      caption: p.kvOf.length > 1 && new Set(p.kvOf).size < p.kvOf.length ? `reads K/V head ${p.kvOf[h]}` : '',
+      data: w,
+      scale,
+      cell: p.cell,
+      rowLabels: h === 0 ? p.tokens : undefined,
+      colLabels: p.keyTokens,
+    });
+  });
+  renderLegend(section(host, 'legend', 'legends'), scale, 'weight (0 … 1)', 'heads');
+}

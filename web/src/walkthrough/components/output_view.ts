@@ -1,0 +1,45 @@
+// Stage: output. concat · W_Oᵀ (+ b_O) = output, one row per token, back at width C.
+import type { Tensor } from '../../engine/protocol';
+import { renderLegend } from '../../ui/legend';
+import { operator, renderMatrix } from '../../ui/matrix';
+import { divergingScale, maxAbs } from '../../util/color';
+import { exactFloat32 } from '../../util/format';
+import { idx, section, shape } from './common';
+
+export interface OutputProps {
+  tokens: string[];
+  concat: Tensor;
+  woT: Tensor;
+  output: Tensor;
+  cell: number;
+  activeRow: number | null;
+  terms(i: number, j: number): { terms: number[]; sum: number; bias: number };
+}
+
+export function renderOutput(host: HTMLElement, p: OutputProps) {
+  const [T, C] = p.output.shape;
+  const scale = divergingScale(maxAbs(p.concat.data, p.woT.data, p.output.data));
+  const hi = p.activeRow == null ? [] : [p.activeRow];
+  const row = section(host, 'output');
+  renderMatrix(row, { name: 'out-concat', title: 'concat', caption: shape(T, C), data: p.concat, scale, cell: p.cell, rowLabels: p.tokens, highlightRows: hi });
+  operator(row, '×', 'times');
+  renderMatrix(row, { name: 'out-w', title: 'W_Oᵀ', caption: shape(C, C), data: p.woT, scale, cell: p.cell, rowLabels: idx(C, 'c') });
+  operator(row, '=', 'eq');
+  renderMatrix(row, {
+    name: 'output',
+    title: 'output',
+    caption: shape('T', 'C') + ' = ' + shape(T, C),
+    data: p.output,
+    scale,
+    cell: p.cell,
+    rowLabels: p.tokens,
+    colLabels: idx(C, 'c'),
+    highlightRows: hi,
+    pending: p.activeRow == null ? undefined : (i) => i > (p.activeRow as number),
+    detail: (i, j, v) => {
+      const t = p.terms(i, j);
+      return `<div class="terms">Σ<sub>c</sub> concat[i][c]·W_Oᵀ[c][j] = ${t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ')}</div><div class="muted">sum (float64) ${(t.sum + t.bias).toPrecision(7)} · engine ${exactFloat32(v)}</div>`;
+    },
+  });
+  renderLegend(section(host, 'legend', 'legends'), scale, 'value', 'output');
+}

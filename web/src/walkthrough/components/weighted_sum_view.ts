@@ -1,0 +1,57 @@
+// Stage: weights · V. Each output row is the weights of its row times the rows of V, summed.
+import type { Tensor } from '../../engine/protocol';
+import { renderLegend } from '../../ui/legend';
+import { operator, renderMatrix } from '../../ui/matrix';
+import { divergingScale, maxAbs, sequentialScale } from '../../util/color';
+import { idx, section, shape } from './common';
+
+export interface WeightedSumProps {
+  tokens: string[];
+  keyTokens: string[];
+  weights: Tensor;
+  v: Tensor;
+  context: Tensor;
+  vName: string;
+  headLabel: string;
+  cell: number;
+  activeRow: number;
+  /** (S, D): row j = weights[i][j] · v[j] for the active row i. */
+  contributions: Tensor;
+  masked: (i: number, j: number) => boolean;
+}
+
+export function renderWeightedSum(host: HTMLElement, p: WeightedSumProps) {
+  const [T, S] = p.weights.shape;
+  const D = p.v.shape[1];
+  const vScale = divergingScale(maxAbs(p.v.data, p.context.data, p.contributions.data));
+  const i = p.activeRow;
+  const row = section(host, 'wsum');
+  renderMatrix(row, { name: 'wsum-weights', title: 'A', caption: shape(T, S), data: p.weights, scale: sequentialScale(1), cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens, highlightRows: [i], masked: p.masked });
+  operator(row, '×', 'times');
+  renderMatrix(row, { name: 'wsum-v', title: `${p.vName} ${p.headLabel}`, caption: shape('S', 'D') + ' = ' + shape(S, D), data: p.v, scale: vScale, cell: p.cell, rowLabels: p.keyTokens, colLabels: idx(D, 'd') });
+  operator(row, '=', 'eq');
+  renderMatrix(row, { name: 'context', title: `context ${p.headLabel}`, caption: shape('T', 'D') + ' = ' + shape(T, D), data: p.context, scale: vScale, cell: p.cell, rowLabels: p.tokens, colLabels: idx(D, 'd'), highlightRows: [i] });
+  const detail = section(host, 'wsum-detail');
+  renderMatrix(detail, {
+    name: 'contributions',
+    title: `row ${i} (“${p.tokens[i]}”): A[${i}][j] · v<sub>j</sub>`,
+    caption: 'each V row scaled by its weight',
+    data: p.contributions,
+    scale: vScale,
+    cell: p.cell,
+    rowLabels: p.keyTokens.map((t, j) => `${(p.weights.data[i * S + j] * 100).toFixed(0)}% × ${t}`),
+    colLabels: idx(D, 'd'),
+  });
+  operator(detail, 'Σ rows =', 'sum');
+  renderMatrix(detail, {
+    name: 'context-row',
+    title: `context row ${i}`,
+    caption: shape(1, D),
+    data: { shape: [1, D], data: p.context.data.subarray(i * D, (i + 1) * D) },
+    scale: vScale,
+    cell: p.cell,
+    rowLabels: [p.tokens[i]],
+    colLabels: idx(D, 'd'),
+  });
+  renderLegend(section(host, 'legend', 'legends'), vScale, 'value', 'wsum');
+}

@@ -1,0 +1,101 @@
+// The walkthrough's input: a sentence -> tokens -> one seeded vector per word.
+// (Compute layer: pure functions of the settings; no engine call needed for inputs.)
+import type { MaskKind, Positional, Tensor, TraceRequest } from '../engine/protocol';
+import { hash32, mulberry32, normals } from '../util/rng';
+
+export interface WalkSettings {
+  sentence: string;
+  dModel: number;
+  heads: number;
+  kvHeads: number;
+  positional: Positional;
+  mask: MaskKind;
+  scale: boolean;
+  seed: number;
+}
+
+export const MAX_TOKENS = 10;
+export const PAD = '⟨pad⟩';
+/** How many padding tokens the "padding" mask appends (as if batched with a longer sentence). */
+export const PAD_COUNT = 2;
+
+export const EXAMPLES: { label: string; sentence: string }[] = [
+  { label: 'I love you', sentence: 'I love you' },
+  { label: 'you love I (same words, new order)', sentence: 'you love I' },
+  { label: 'bank (river)', sentence: 'we sat on the river bank' },
+  { label: 'bank (money)', sentence: 'the bank raised the interest rate' },
+  { label: 'the cat sat on the mat', sentence: 'the cat sat on the mat' },
+];
+
+export const DEFAULT_SETTINGS: WalkSettings = {
+  sentence: 'I love you',
+  dModel: 8,
+  heads: 2,
+  kvHeads: 2,
+  positional: 'none',
+  mask: 'none',
+  scale: true,
+  seed: 1,
+};
+
+/** Words and punctuation marks, at most MAX_TOKENS. */
+export function tokenize(sentence: string): string[] {
+  const words = sentence.match(/[\p{L}\p{N}']+|[^\s\p{L}\p{N}]/gu) ?? [];
+  return words.slice(0, MAX_TOKENS);
+}
+
+export interface WalkInput {
+  tokens: string[];
+  /** (T) true where the token is padding (a masked key under the padding mask). */
+  padded: boolean[];
+  /** (T, C) token embeddings before positions. */
+  embeddings: Tensor;
+  request: TraceRequest;
+}
+
+/** The vector of one word: a function of (word, seed, C) only, so permuting words permutes rows. */
+export function wordVector(word: string, seed: number, C: number): Float32Array {
+  const v = normals(mulberry32(hash32(`${word.toLowerCase()}\u0000${seed}`)), C);
+  // Scale to unit-variance entries of a modest size so the numbers stay readable.
+  for (let i = 0; i < C; i++) v[i] = Math.fround(Math.round(v[i] * 100) / 100);
+  return v;
+}
+
+export function buildInput(s: WalkSettings): WalkInput {
+  const words = tokenize(s.sentence);
+  const usePad = s.mask === 'padding' || s.mask === 'causal+padding';
+  const tokens = usePad ? [...words, ...Array(PAD_COUNT).fill(PAD)] : words;
+  const padded = tokens.map((_, i) => usePad && i >= words.length);
+  const T = tokens.length;
+  const C = s.dModel;
+  const data = new Float32Array(T * C);
+  tokens.forEach((w, i) => data.set(wordVector(w, s.seed, C), i * C));
+  const embeddings = { shape: [T, C], data };
+  return {
+    tokens,
+    padded,
+    embeddings,
+    request: {
+      x: { shape: [T, C], data: data.slice() },
+      dModel: C,
+      numHeads: s.heads,
+      numKvHeads: s.kvHeads,
+      seed: s.seed,
+      positional: s.positional,
+      causal: s.mask === 'causal' || s.mask === 'causal+padding',
+      keyPaddingMask: usePad ? Float32Array.from(padded, (p) => (p ? 1 : 0)) : null,
+      scale: s.scale,
+    },
+  };
+}
+
+/** Problems with the settings a reader can fix, in plain words (empty when fine). */
+export function settingsProblems(s: WalkSettings): string[] {
+  const out: string[] = [];
+  if (tokenize(s.sentence).length === 0) out.push('Type at least one word.');
+  if (s.dModel % s.heads !== 0) out.push(`d_model (${s.dModel}) must split evenly into ${s.heads} heads.`);
+  if (s.heads % s.kvHeads !== 0) out.push(`${s.heads} query heads cannot share ${s.kvHeads} key/value heads evenly.`);
+  if (s.kvHeads > s.heads) out.push('There cannot be more key/value heads than query heads.');
+  if (s.positional === 'rope' && (s.dModel / s.heads) % 2 !== 0) out.push('RoPE rotates pairs of numbers: the head width d_k must be even.');
+  return out;
+}

@@ -1,0 +1,41 @@
+// The walkthrough's store: settings, the engine's trace of them, and where the reader is.
+import type { TraceResult } from '../engine/protocol';
+import { Store } from '../util/store';
+import type { Derived } from './derive';
+import { DEFAULT_SETTINGS, type WalkInput, type WalkSettings } from './inputs';
+
+export interface WalkState {
+  settings: WalkSettings;
+  status: 'loading-engine' | 'computing' | 'ready' | 'error';
+  error: string | null;
+  input: WalkInput | null;
+  trace: TraceResult | null;
+  derived: Derived | null;
+  /** Bumped for every new trace, so views know to rebuild. */
+  version: number;
+  step: number;
+  beat: number;
+  playing: boolean;
+  /** Beats per second multiplier: 0.5, 1, 2, 4. */
+  speed: number;
+  /** The query head the per-head steps show. */
+  head: number;
+  /** Hovered cell of the current step's main matrix, for cross-highlighting. */
+  hover: [number, number] | null;
+}
+
+export const walkStore = new Store<WalkState>({
+  settings: DEFAULT_SETTINGS,
+  status: 'loading-engine',
+  error: null,
+  input: null,
+  trace: null,
+  derived: null,
+  version: 0,
+  step: 0,
+  beat: 0,
+  playing: false,
+  speed: 1,
+  head: 0,
+  hover: null,
+});

@@ -1,0 +1,198 @@
+// The walkthrough view: settings form, step list, the current step's stage and explanation,
+// and the player controls. Reads walkStore; changes it only through actions.ts.
+import { EXAMPLES, MAX_TOKENS, type WalkSettings } from './inputs';
+import { compute, gotoStep, next, pause, prev, setHead, setHover, setSpeed, togglePlay } from './actions';
+import { cellSize } from './layout';
+import { walkStore, type WalkState } from './state';
+import type { StepContext } from './step';
+import { STEPS } from './steps';
+
+const SPEEDS = [0.5, 1, 2, 4];
+
+const opt = (v: string | number, label: string | number = v) => `<option value="${v}">${label}</option>`;
+
+export function mountWalkthrough(root: HTMLElement) {
+  root.innerHTML = `
+  <div class="walk">
+    <aside class="walk-side">
+      <form class="settings" autocomplete="off" onsubmit="return false">
+        <label class="field wide">Sentence <span class="hint">(up to ${MAX_TOKENS} words)</span>
+          <input name="sentence" type="text" maxlength="80" spellcheck="false" />
+        </label>
+        <label class="field wide">or an example
+          <select name="example"><option value="">choose…</option>${EXAMPLES.map((e, i) => opt(i, e.label)).join('')}</select>
+        </label>
+        <label class="field">d_model <select name="dModel">${[4, 6, 8, 12, 16, 32, 64].map((v) => opt(v)).join('')}</select></label>
+        <label class="field">heads <select name="heads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
+        <label class="field">K/V heads <select name="kvHeads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
+        <label class="field">positions <select name="positional">${opt('none')}${opt('sinusoidal')}${opt('rope', 'RoPE')}</select></label>
+        <label class="field">mask <select name="mask">${opt('none')}${opt('causal')}${opt('padding')}${opt('causal+padding', 'causal + padding')}</select></label>
+        <label class="field">seed <input name="seed" type="number" min="0" max="99999" step="1" /></label>
+        <label class="field check"><input name="scale" type="checkbox" /> scale by 1/√d_k</label>
+        <p class="problems" role="alert"></p>
+      </form>
+      <nav class="steps" aria-label="Walkthrough steps">
+        <ol>${STEPS.map((s, i) => `<li><button type="button" data-step="${i}"><span class="n">${i + 1}</span>${s.title}</button></li>`).join('')}</ol>
+      </nav>
+    </aside>
+    <section class="walk-main" aria-live="polite">
+      <header class="step-head">
+        <h2 class="step-title"></h2>
+        <div class="head-picker" role="group" aria-label="Head"></div>
+      </header>
+      <div class="player" role="toolbar" aria-label="Player">
+        <button type="button" data-act="prev" title="Previous step (←)">◀◀</button>
+        <button type="button" data-act="play" class="play" title="Play / pause (space)">▶ Play</button>
+        <button type="button" data-act="next" title="Next step (→)">▶▶</button>
+        <label class="speed">speed <select name="speed">${SPEEDS.map((s) => opt(s, `${s}×`)).join('')}</select></label>
+        <div class="progress"><div class="bar"></div></div>
+        <span class="kbd-hint">← → space</span>
+      </div>
+      <p class="beat-caption"></p>
+      <div class="stage-wrap"><div class="stage" data-stage=""></div></div>
+      <div class="explain"></div>
+      <p class="status"></p>
+    </section>
+  </div>`;
+
+  const form = root.querySelector<HTMLFormElement>('form.settings')!;
+  const el = <T extends Element>(sel: string) => root.querySelector<T>(sel)!;
+  const stageHost = el<HTMLElement>('.stage');
+
+  // ---- settings -> compute ----
+  const readForm = (): WalkSettings => {
+    const f = new FormData(form);
+    return {
+      sentence: String(f.get('sentence') ?? ''),
+      dModel: Number(f.get('dModel')),
+      heads: Number(f.get('heads')),
+      kvHeads: Number(f.get('kvHeads')),
+      positional: f.get('positional') as WalkSettings['positional'],
+      mask: f.get('mask') as WalkSettings['mask'],
+      scale: (form.elements.namedItem('scale') as HTMLInputElement).checked,
+      seed: Math.max(0, Math.floor(Number(f.get('seed')) || 0)),
+    };
+  };
+  const writeForm = (s: WalkSettings) => {
+    const set = (name: string, v: string) => ((form.elements.namedItem(name) as HTMLInputElement).value = v);
+    set('sentence', s.sentence);
+    set('dModel', String(s.dModel));
+    set('heads', String(s.heads));
+    set('kvHeads', String(s.kvHeads));
+    set('positional', s.positional);
+    set('mask', s.mask);
+    set('seed', String(s.seed));
+    (form.elements.namedItem('scale') as HTMLInputElement).checked = s.scale;
+  };
+  writeForm(walkStore.get().settings);
+  let debounce: number | undefined;
+  form.addEventListener('input', (ev) => {
+    const t = ev.target as HTMLInputElement;
+    if (t.name === 'example') {
+      const ex = EXAMPLES[Number(t.value)];
+      if (ex) (form.elements.namedItem('sentence') as HTMLInputElement).value = ex.sentence;
+      t.value = '';
+    }
+    if (t.name === 'heads') {
+      // Keep K/V heads valid: default to plain multi-head attention.
+      (form.elements.namedItem('kvHeads') as HTMLSelectElement).value = t.value;
+    }
+    clearTimeout(debounce);
+    debounce = window.setTimeout(() => void compute(readForm()), t.name === 'sentence' ? 250 : 0);
+  });
+
+  // ---- navigation ----
+  el<HTMLElement>('nav.steps').addEventListener('click', (ev) => {
+    const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-step]');
+    if (b) gotoStep(Number(b.dataset.step));
+  });
+  el<HTMLElement>('.player').addEventListener('click', (ev) => {
+    const act = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-act]')?.dataset.act;
+    if (act === 'prev') prev();
+    else if (act === 'next') next();
+    else if (act === 'play') togglePlay();
+  });
+  el<HTMLSelectElement>('select[name="speed"]').addEventListener('change', (ev) => setSpeed(Number((ev.target as HTMLSelectElement).value)));
+  el<HTMLElement>('.head-picker').addEventListener('click', (ev) => {
+    const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-head]');
+    if (b) setHead(Number(b.dataset.head));
+  });
+  window.addEventListener('keydown', (ev) => {
+    if (root.hidden || ev.defaultPrevented || ev.altKey || ev.ctrlKey || ev.metaKey) return;
+    const tag = (ev.target as HTMLElement).tagName;
+    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') return;
+    if (ev.key === 'ArrowRight') next();
+    else if (ev.key === 'ArrowLeft') prev();
+    else if (ev.key === ' ') togglePlay();
+    else return;
+    ev.preventDefault();
+  });
+  el<HTMLSelectElement>('select[name="speed"]').value = String(walkStore.get().speed);
+
+  // ---- render from the store ----
+  let renderedKey = '';
+  let lastWidth = 0;
+  const ro = new ResizeObserver(() => {
+    const w = stageHost.clientWidth;
+    if (Math.abs(w - lastWidth) > 24) {
+      lastWidth = w;
+      renderedKey = '';
+      render(walkStore.get());
+    }
+  });
+  ro.observe(el<HTMLElement>('.stage-wrap'));
+
+  function render(s: WalkState) {
+    const step = STEPS[s.step];
+    root.querySelectorAll<HTMLButtonElement>('nav.steps button').forEach((b, i) => {
+      b.classList.toggle('current', i === s.step);
+      b.classList.toggle('done', i < s.step);
+      b.setAttribute('aria-current', i === s.step ? 'step' : 'false');
+    });
+    el<HTMLElement>('.step-title').textContent = `${s.step + 1}. ${step.title}`;
+    el<HTMLButtonElement>('button.play').textContent = s.playing ? '❚❚ Pause' : '▶ Play';
+    el<HTMLElement>('.progress .bar').style.width = `${((s.step + 1) / STEPS.length) * 100}%`;
+    el<HTMLElement>('.problems').textContent = s.status === 'error' ? (s.error ?? '') : '';
+    el<HTMLElement>('.status').textContent =
+      s.status === 'loading-engine' ? 'Loading the engine…' : s.status === 'computing' ? 'Computing…' : s.trace ? `engine: ${s.trace.elapsedMs.toFixed(1)} ms for this trace` : '';
+    root.classList.toggle('busy', s.status === 'computing');
+    if (!s.trace || !s.input || !s.derived) return;
+
+    const H = s.derived.H;
+    const picker = el<HTMLElement>('.head-picker');
+    picker.innerHTML =
+      step.perHead && H > 1
+        ? `<span class="muted">head</span>${Array.from({ length: H }, (_, h) => `<button type="button" data-head="${h}" class="${h === s.head ? 'on' : ''}" style="--head-i:${h}">${h}</button>`).join('')}`
+        : '';
+
+    const width = stageHost.clientWidth || 900;
+    const baseCtx = { settings: s.settings, input: s.input, trace: s.trace, derived: s.derived, head: s.head, beat: s.beat, hover: s.hover, cell: 30, setHover };
+    const ctx: StepContext = { ...baseCtx, cell: cellSize(width, step.columns(baseCtx)) };
+    const key = `${s.step}|${s.version}|${s.head}|${ctx.cell}`;
+    if (key !== renderedKey) {
+      stageHost.replaceChildren();
+      stageHost.dataset.stage = step.id;
+      stageHost.classList.remove('enter');
+      void stageHost.offsetWidth; // restart the fade-in
+      stageHost.classList.add('enter');
+      el<HTMLElement>('.explain').innerHTML = step.explain(ctx);
+      renderedKey = key;
+    }
+    el<HTMLElement>('.beat-caption').textContent = step.caption(ctx);
+    try {
+      step.render(stageHost, ctx);
+    } catch (e) {
+      stageHost.textContent = `Could not draw this step: ${e instanceof Error ? e.message : String(e)}`;
+    }
+  }
+
+  walkStore.subscribe((s, prevS) => {
+    if (prevS.settings !== s.settings) writeFormIfIdle(s.settings);
+    render(s);
+  });
+  function writeFormIfIdle(s: WalkSettings) {
+    if (!form.contains(document.activeElement)) writeForm(s);
+  }
+  render(walkStore.get());
+  return { start: () => compute(readForm()), pause };
+}
