@@ -200,9 +200,10 @@ void row_range(const float* a, std::size_t lda, const float* bp, float* c, std::
 template <bool TransA, bool TransB>
 void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
           std::size_t n, std::size_t k, Accumulate acc) {
-    ATTNLAB_DEBUG_ASSERT(ldc >= n);
-    ATTNLAB_DEBUG_ASSERT(lda >= (TransA ? m : k));
-    ATTNLAB_DEBUG_ASSERT(ldb >= (TransB ? k : n));
+    // A leading dimension only matters when its matrix has a second row.
+    ATTNLAB_DEBUG_ASSERT(m <= 1 || ldc >= n);
+    ATTNLAB_DEBUG_ASSERT(TransA ? (k <= 1 || lda >= m) : (m <= 1 || lda >= k));
+    ATTNLAB_DEBUG_ASSERT(TransB ? (n <= 1 || ldb >= k) : (k <= 1 || ldb >= n));
     if (m == 0 || n == 0) return;
     if (k == 0) {  // empty sum: C = 0, or C unchanged when accumulating
         if (acc == Accumulate::no) {
