@@ -1,0 +1,226 @@
+// The JavaScript `MultiHeadAttention` class: attnlab::MultiHeadAttention with options objects and
+// {shape, data} tensors.
+//
+//   const mha = new lab.MultiHeadAttention({ dModel: 8, numHeads: 2, numKvHeads: 2, bias: true, seed: 1 });
+//   mha.setParameter('q_proj.weight', { shape: [8, 8], data });
+//   const y = mha.forward(x, { causal: true, positional: 'rope' });     // x: [T, C] or [B, T, C]
+//   const tr = mha.trace(x, { causal: true, stages: ['weights'] });      // a Trace (trace.hpp)
+//   tr.delete(); mha.delete();
+//
+// Forward options (all optional):
+//   causal          boolean                      hide future keys (bottom-right aligned)
+//   keyPaddingMask  {shape:[B, S], data} | null  1 = padded key ([S] also accepted for unbatched x)
+//   attnMask        {shape:[T, S], data} | null  1 = forbidden (query, key) pair, shared by the batch
+//   scale           true | false | number        1/sqrt(D) (default), none, or this factor
+//   positional      'none' | 'rope' | 'sinusoidal'   RoPE on q and k, or the sinusoidal table added to x
+//   ropeBase        number                       RoPE base (default 10000)
+//   positionOffset  integer                      absolute position of the first row (default 0)
+//   memory          tensor | null                cross-attention keys/values [S, Ckv] / [B, S, Ckv]
+//   checkFinite     boolean                      Error on NaN/Inf in x or memory
+// trace() also takes `stages: string[]` to record only those stages.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <emscripten/bind.h>
+
+#include "attnlab/attention/multi_head_attention.hpp"
+#include "attnlab/core/error.hpp"
+#include "attnlab/core/random.hpp"
+#include "attnlab/posenc/positional_encoding.hpp"
+#include "attnlab/posenc/sinusoidal.hpp"
+#include "convert.hpp"
+#include "trace.hpp"
+
+namespace attnlab::web {
+
+using emscripten::val;
+
+namespace {
+
+// Everything one forward call needs, converted from JavaScript.
+struct ForwardCall {
+    Tensor3 x;                 // (B, T, C), B = 1 for unbatched input
+    bool batched = true;       // x came as [B, T, C]
+    std::optional<Tensor3> memory;  // (B, S, Ckv)
+    AttentionOptions options;
+    std::vector<Stage> stages;  // trace only: empty = all
+};
+
+ForwardCall parse_forward(const val& x, const val& options, bool for_trace, const char* where) {
+    std::vector<const char*> allowed = {"causal", "keyPaddingMask", "attnMask", "scale", "positional",
+                                        "ropeBase", "positionOffset", "memory", "checkFinite"};
+    if (for_trace) allowed.push_back("stages");
+    const JsOptions opt(options, allowed, where);
+
+    ForwardCall call;
+    call.x = tensor3_from_js(x, where, "x", &call.batched);
+    AttentionOptions& o = call.options;
+    o.mask.causal = opt.boolean("causal", false);
+    if (!opt.is_null("keyPaddingMask")) o.mask.key_padding = mask_from_js(opt.get("keyPaddingMask"), where, "keyPaddingMask", !call.batched);
+    if (!opt.is_null("attnMask")) o.mask.explicit_mask = mask_from_js(opt.get("attnMask"), where, "attnMask", false);
+
+    const val scale = opt.get("scale");
+    if (scale.isFalse()) {
+        o.scale.enabled = false;
+    } else if (scale.isNumber()) {
+        o.scale.factor = static_cast<float>(opt.number("scale", 0.0));
+    } else if (!scale.isUndefined() && !scale.isTrue()) {
+        fail<ConfigError>(where, ": option 'scale' must be true, false or a number");
+    }
+
+    const PositionalKind positional = positional_from_name(opt.string("positional", "none"));
+    if (positional == PositionalKind::learned) {
+        fail<ConfigError>(where, ": positional 'learned' needs a trained table, which belongs to a Model; "
+                                 "use 'none', 'rope' or 'sinusoidal'");
+    }
+    o.rope = positional == PositionalKind::rope;
+    o.rope_base = opt.number("ropeBase", o.rope_base);
+    o.position_offset = opt.size("positionOffset", 0);
+    o.check_finite = opt.boolean("checkFinite", false);
+
+    if (!opt.is_null("memory")) {
+        bool memory_batched = true;
+        call.memory = tensor3_from_js(opt.get("memory"), where, "memory", &memory_batched);
+        if (memory_batched != call.batched) {
+            fail<ShapeError>(where, ": memory must have the same rank as x (", call.batched ? "[B, S, Ckv]" : "[S, Ckv]",
+                             " for x of rank ", call.batched ? 3 : 2, ")");
+        }
+    }
+    if (positional == PositionalKind::sinusoidal) add_sinusoidal(call.x, o.position_offset);
+
+    if (for_trace && !opt.is_null("stages")) {
+        for (const std::string& name : strings_from_js(opt.get("stages"), where, "option 'stages'")) {
+            call.stages.push_back(stage_from_name(name));
+        }
+    }
+    return call;
+}
+
+// (B, T, C) -> {shape:[B, T, C]} or, for unbatched input, {shape:[T, C]}.
+val output_to_js(const Tensor3& y, bool batched) {
+    if (batched) return tensor_to_js(y);
+    return tensor_to_js(y.data(), {y.shape(1), y.shape(2)});
+}
+
+}  // namespace
+
+class MultiHeadAttentionBinding {
+public:
+    static MultiHeadAttentionBinding* create(val options) {
+        return guarded("new MultiHeadAttention", [&] {
+            constexpr const char* where = "new MultiHeadAttention";
+            const JsOptions opt(options, {"dModel", "numHeads", "numKvHeads", "bias", "kvDim", "seed"}, where);
+            if (!opt.has("dModel")) fail<ConfigError>(where, ": option 'dModel' is required");
+            MultiHeadAttentionConfig config;
+            config.d_model = opt.size("dModel", 0);
+            config.num_heads = opt.size("numHeads", 1);
+            config.num_kv_heads = opt.size("numKvHeads", 0);
+            config.bias = opt.boolean("bias", true);
+            config.kv_dim = opt.size("kvDim", 0);
+            Rng rng(opt.size("seed", 0));
+            auto binding = std::make_unique<MultiHeadAttentionBinding>();
+            binding->mha_ = MultiHeadAttention(config, rng);
+            return binding.release();
+        }, options);
+    }
+
+    // `new MultiHeadAttention()` reports the missing dModel like any other missing option.
+    static MultiHeadAttentionBinding* create_without_options() { return create(val::undefined()); }
+
+    val config() const {
+        const MultiHeadAttentionConfig& c = mha_.config();
+        val out = val::object();
+        out.set("dModel", c.d_model);
+        out.set("numHeads", c.num_heads);
+        out.set("numKvHeads", c.kv_heads());
+        out.set("headDim", c.head_dim());
+        out.set("bias", c.bias);
+        out.set("kvDim", c.memory_dim());
+        return out;
+    }
+
+    val parameter_names() {
+        return guarded("MultiHeadAttention.parameterNames", [&] {
+            std::vector<std::string> names;
+            for (const ParameterView& p : mha_.parameters()) names.push_back(p.name);
+            return strings_to_js(names);
+        });
+    }
+
+    val get_parameter(val name) {
+        return guarded("MultiHeadAttention.getParameter", [&] {
+            constexpr const char* where = "MultiHeadAttention.getParameter";
+            const std::vector<ParameterView> params = mha_.parameters();
+            const ParameterView& p = find_parameter(params, parameter_name(name, where), where);
+            return tensor_to_js(p.data, p.shape);
+        }, name);
+    }
+
+    void set_parameter(val name, val tensor) {
+        guarded("MultiHeadAttention.setParameter", [&] {
+            constexpr const char* where = "MultiHeadAttention.setParameter";
+            const std::string key = parameter_name(name, where);
+            const std::vector<ParameterView> params = mha_.parameters();
+            const ParameterView& p = find_parameter(params, key, where);
+            const std::string what = "'" + key + "'";
+            const std::vector<float> data = floats_from_js(tensor, ShapeSpec(p.shape.begin(), p.shape.end()), where, what.c_str());
+            assign_parameter(params, key, p.shape, data.data(), where);
+        }, name, tensor);
+    }
+
+    // One overload per arity (embind checks the argument count); each guards its own arguments.
+    val forward(val x) {
+        return guarded("MultiHeadAttention.forward", [&] { return run_forward(x, val::undefined()); }, x);
+    }
+    val forward(val x, val options) {
+        return guarded("MultiHeadAttention.forward", [&] { return run_forward(x, options); }, x, options);
+    }
+    TraceBinding trace(val x) {
+        return guarded("MultiHeadAttention.trace", [&] { return run_trace(x, val::undefined()); }, x);
+    }
+    TraceBinding trace(val x, val options) {
+        return guarded("MultiHeadAttention.trace", [&] { return run_trace(x, options); }, x, options);
+    }
+
+private:
+    val run_forward(const val& x, const val& options) const {
+        const ForwardCall call = parse_forward(x, options, false, "MultiHeadAttention.forward");
+        const Tensor3 y = mha_.forward(call.x, call.memory ? &*call.memory : nullptr, call.options);
+        return output_to_js(y, call.batched);
+    }
+
+    TraceBinding run_trace(const val& x, const val& options) const {
+        const ForwardCall call = parse_forward(x, options, true, "MultiHeadAttention.trace");
+        auto recorder = call.stages.empty() ? std::make_unique<TraceRecorder>()
+                                            : std::make_unique<TraceRecorder>(call.stages);
+        mha_.forward(call.x, call.memory ? &*call.memory : nullptr, call.options, recorder.get());
+        return TraceBinding(std::move(recorder));
+    }
+
+    static std::string parameter_name(const val& name, const char* where) {
+        if (!name.isString()) fail<ConfigError>(where, ": the parameter name must be a string");
+        return name.as<std::string>();
+    }
+
+    MultiHeadAttention mha_;
+};
+
+EMSCRIPTEN_BINDINGS(attnlab_multi_head_attention) {
+    using emscripten::select_overload;
+    using B = MultiHeadAttentionBinding;
+    emscripten::class_<B>("MultiHeadAttention")
+        .constructor(&B::create_without_options)
+        .constructor(&B::create)
+        .function("config", &B::config)
+        .function("parameterNames", &B::parameter_names)
+        .function("getParameter", &B::get_parameter)
+        .function("setParameter", &B::set_parameter)
+        .function("forward", select_overload<val(val)>(&B::forward))
+        .function("forward", select_overload<val(val, val)>(&B::forward))
+        .function("trace", select_overload<TraceBinding(val)>(&B::trace))
+        .function("trace", select_overload<TraceBinding(val, val)>(&B::trace));
+}
+
+}  // namespace attnlab::web

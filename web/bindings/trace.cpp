@@ -1,0 +1,89 @@
+#include "trace.hpp"
+
+#include <string>
+#include <vector>
+
+#include <emscripten/bind.h>
+
+#include "attnlab/core/error.hpp"
+#include "convert.hpp"
+
+namespace attnlab::web {
+
+using emscripten::val;
+
+namespace {
+std::string recorded_list(const TraceRecorder& recorder) {
+    std::string out;
+    for (Stage s : recorder.stages()) out += (out.empty() ? "" : ", ") + std::string(stage_name(s));
+    return out.empty() ? "none" : out;
+}
+}  // namespace
+
+Stage TraceBinding::recorded_stage(const val& name, const char* where) const {
+    if (!name.isString()) fail<ConfigError>(where, ": the stage name must be a string");
+    const std::string text = name.as<std::string>();
+    const Stage stage = stage_from_name(text);  // ConfigError listing the valid names
+    if (recorder_->num_batches(stage) == 0) {
+        fail<ConfigError>(where, ": stage '", text, "' was not recorded in this trace (recorded: ",
+                          recorded_list(*recorder_), ")");
+    }
+    return stage;
+}
+
+val TraceBinding::stage_at(const val& name, const val* head, const val* batch) const {
+    constexpr const char* where = "Trace.stage";
+    const Stage stage = recorded_stage(name, where);
+    const bool per_head = stage_is_per_head(stage);
+    const std::ptrdiff_t h = head ? index_from_js(*head, where, "head") : (per_head ? 0 : -1);
+    const std::size_t b = batch ? size_from_js(*batch, where, "batch") : 0;
+    const std::size_t heads = recorder_->num_heads(stage), batches = recorder_->num_batches(stage);
+    if (per_head && (h < 0 || static_cast<std::size_t>(h) >= heads)) {
+        fail<ConfigError>(where, ": head ", h, " is out of range for stage '", stage_name(stage), "' (0..", heads - 1, ")");
+    }
+    if (!per_head && h != -1) {
+        fail<ConfigError>(where, ": stage '", stage_name(stage), "' spans the whole width and has no heads; pass -1 or omit head, got ", h);
+    }
+    if (b >= batches) {
+        fail<ConfigError>(where, ": batch ", b, " is out of range for stage '", stage_name(stage), "' (0..", batches - 1, ")");
+    }
+    return tensor_to_js(recorder_->get(stage, b, h));
+}
+
+val TraceBinding::stage_names() const {
+    return guarded("Trace.stageNames", [&] {
+        std::vector<std::string> names;
+        for (Stage s : recorder_->stages()) names.emplace_back(stage_name(s));
+        return strings_to_js(names);
+    });
+}
+
+val TraceBinding::stage(val name) const {
+    return guarded("Trace.stage", [&] { return stage_at(name, nullptr, nullptr); }, name);
+}
+val TraceBinding::stage(val name, val head) const {
+    return guarded("Trace.stage", [&] { return stage_at(name, &head, nullptr); }, name, head);
+}
+val TraceBinding::stage(val name, val head, val batch) const {
+    return guarded("Trace.stage", [&] { return stage_at(name, &head, &batch); }, name, head, batch);
+}
+
+val TraceBinding::num_heads(val name) const {
+    return guarded("Trace.numHeads", [&] { return val(recorder_->num_heads(recorded_stage(name, "Trace.numHeads"))); }, name);
+}
+val TraceBinding::num_batches(val name) const {
+    return guarded("Trace.numBatches", [&] { return val(recorder_->num_batches(recorded_stage(name, "Trace.numBatches"))); }, name);
+}
+
+EMSCRIPTEN_BINDINGS(attnlab_trace) {
+    using emscripten::select_overload;
+    emscripten::class_<TraceBinding>("Trace")
+        .function("stageNames", &TraceBinding::stage_names)
+        .function("stage", select_overload<val(val) const>(&TraceBinding::stage))
+        .function("stage", select_overload<val(val, val) const>(&TraceBinding::stage))
+        .function("stage", select_overload<val(val, val, val) const>(&TraceBinding::stage))
+        .function("numHeads", &TraceBinding::num_heads)
+        .function("numBatches", &TraceBinding::num_batches);
+}
+
+}  // namespace attnlab::web

@@ -1,0 +1,44 @@
+// web/bindings/trace.hpp: the JavaScript `Trace` object returned by MultiHeadAttention.trace().
+//
+// What it is for: holding the stages one attention call recorded (an attnlab::TraceRecorder)
+// and handing each (stage, head, batch) matrix to JavaScript as a copied {shape:[rows, cols],
+// data}. Stage names come from attnlab::stage_name / stage_from_name, the engine's one name
+// table; this file has none of its own. Not for: running attention (the layer's binding does).
+//
+//   const tr = mha.trace(x, { causal: true });
+//   tr.stageNames();          // ['x', 'q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', ...]
+//   tr.stage('weights', 1);   // head 1, batch 0: { shape: [T, S], data: Float32Array }
+//   tr.delete();
+#pragma once
+
+#include <memory>
+
+#include <emscripten/val.h>
+
+#include "attnlab/attention/stage.hpp"
+
+namespace attnlab::web {
+
+class TraceBinding {
+public:
+    explicit TraceBinding(std::unique_ptr<TraceRecorder> recorder) : recorder_(std::move(recorder)) {}
+
+    // Recorded stages in canonical order (the order of computation).
+    emscripten::val stage_names() const;
+    // One (rows, cols) matrix. head defaults to 0 for per-head stages and -1 (whole width) for
+    // x, concat, output; batch defaults to 0.
+    emscripten::val stage(emscripten::val name) const;
+    emscripten::val stage(emscripten::val name, emscripten::val head) const;
+    emscripten::val stage(emscripten::val name, emscripten::val head, emscripten::val batch) const;
+    // Heads recorded for a stage (1 for whole-width stages), and batch entries.
+    emscripten::val num_heads(emscripten::val name) const;
+    emscripten::val num_batches(emscripten::val name) const;
+
+private:
+    Stage recorded_stage(const emscripten::val& name, const char* where) const;
+    emscripten::val stage_at(const emscripten::val& name, const emscripten::val* head, const emscripten::val* batch) const;
+
+    std::unique_ptr<TraceRecorder> recorder_;
+};
+
+}  // namespace attnlab::web
