@@ -41,6 +41,8 @@ struct BlockCase {
     bool causal, padding, rope;
 };
 
+std::ostream& operator<<(std::ostream& out, const BlockCase& c) { return out << c.name; }
+
 class BlockBackward : public ::testing::TestWithParam<BlockCase> {};
 
 TEST_P(BlockBackward, MatchesFiniteDifferences) {

@@ -1,0 +1,152 @@
+// attnlab/model/decoder_lm.hpp: a tiny GPT — a causal Transformer language model with
+// KV-cached generation.
+//
+// What it is for: next-token prediction on the sequence tasks and the character corpus:
+//   tokens (B, T) -> tok_emb -> + positional -> N causal blocks -> ln_f (pre-LN only)
+//   -> head -> logits (B, T, V)
+// The head has no bias (GPT-2's lm_head). With tie_weights it is the embedding matrix itself
+// (logits = h·tok_embᵀ, Press & Wolf 2017): one parameter, whose gradient is the sum of its two
+// uses. generate() decodes with one KvCache per block (each step feeds only the newest token;
+// LayerNorm and feed-forward are position-wise, so they run on the new rows only) and equals
+// generate_uncached(), which recomputes the whole sequence every step (tested).
+// Not for: padding inside a sequence (causal LM batches pad at the end and ignore those targets).
+//
+// Parameter names (PyTorch state_dict style, in this order; [..] only when configured):
+//   tok_emb.weight (V, C), [pos_emb.weight (max_len, C) if learned],
+//   blocks.<i>.{ln1, attn.{q,k,v,out}_proj, ln2, ffn.{fc1,fc2}}.{weight,bias},
+//   [ln_f.weight, ln_f.bias if pre-LN], [head.weight (V, C) unless tie_weights]
+//
+//   attnlab::ModelConfig config; config.vocab_size = 11; config.positional = attnlab::PositionalKind::rope;
+//   attnlab::Rng rng(1);
+//   attnlab::DecoderLM gpt(config, rng);
+//   gpt.zero_grad();
+//   attnlab::CrossEntropyResult r = gpt.loss_and_backward(tokens, targets);   // (B, T), (B, T)
+//   attnlab::GenerateResult out = gpt.generate({3, 1, 4}, 8, {/*temperature=*/0.0f, /*seed=*/1});
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnlab/attention/stage.hpp"
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/tensor.hpp"
+#include "attnlab/model/config.hpp"
+#include "attnlab/model/transformer_block.hpp"
+#include "attnlab/nn/embedding.hpp"
+#include "attnlab/nn/layer_norm.hpp"
+#include "attnlab/nn/linear.hpp"
+#include "attnlab/nn/loss.hpp"
+#include "attnlab/nn/parameter.hpp"
+#include "attnlab/posenc/learned.hpp"
+
+namespace attnlab {
+
+class DecoderLM;
+
+// Gradients of every parameter, same shapes; backward accumulates into them with +=.
+struct DecoderLMGrad {
+    EmbeddingGrad tok_emb;  // with tie_weights also the head's gradient
+    Tensor2 pos_emb;        // (max_len, C) learned positions only, else empty
+    std::vector<TransformerBlockGrad> blocks;
+    LayerNormGrad ln_f;     // pre-LN only
+    Tensor2 head;           // (V, C) untied head only, else empty
+
+    DecoderLMGrad() = default;
+    explicit DecoderLMGrad(const DecoderLM& model);  // zeros
+};
+
+// What backward needs from the last training forward.
+struct DecoderLMCache {
+    bool valid = false;        // set by a training-mode forward; backward refuses to run without one
+    Index2 tokens;             // (B, T) the embedding backward scatters into these rows
+    AttentionOptions options;  // causal mask, rope, scale: every block's backward needs them
+    std::vector<TransformerBlockCache> blocks;
+    LayerNormCache ln_f;       // pre-LN only
+    Tensor3 hidden;            // (B, T, C) head input: dW_head = dlogitsᵀ·hidden
+};
+
+struct GenerateOptions {
+    float temperature = 0.0f;  // 0: greedy (argmax, first maximum); > 0: sample softmax(logits / temperature)
+    std::uint64_t seed = 0;    // seeds the sampling generator (unused when greedy)
+};
+
+struct GenerateResult {
+    std::vector<std::int32_t> tokens;  // prompt followed by the new tokens
+    Tensor2 logits;                    // (new tokens, V) the logits each new token was chosen from
+};
+
+class DecoderLM {
+public:
+    // Validates config (kind must be decoder) and initialises the parameters from rng.
+    DecoderLM(const ModelConfig& config, Rng& rng);
+
+    const ModelConfig& config() const { return config_; }
+
+    // Training mode (the default, as in PyTorch) applies dropout and records the cache backward
+    // needs; evaluation mode does neither.
+    void train(bool on = true) { training_ = on; }
+    void eval() { training_ = false; }
+    bool training() const { return training_; }
+    void seed_dropout(std::uint64_t seed) { dropout_rng_ = Rng(seed); }
+    void set_gradient_checkpointing(bool on);
+
+    // tokens: (B, T) -> logits (B, T, V). ValueError for an out-of-range id, or T > max_len with
+    // learned positions.
+    Tensor3 forward(const Index2& tokens);
+    // Backward of the last training-mode forward: dlogits (B, T, V); gradients accumulate (+=).
+    void backward(const Tensor3& dlogits);
+    // forward + cross-entropy of logits (B·T, V) against targets (B, T) (-1 = ignored) + backward.
+    CrossEntropyResult loss_and_backward(const Index2& tokens, const Index2& targets);
+
+    // Evaluation forward reporting every block's stages to observers[l] (entries may be null).
+    Tensor3 forward_observed(const Index2& tokens, const std::vector<StageObserver*>& observers) const;
+    // Causal attention weights of batch row `batch` in every block: (L, H, T, T).
+    Tensor4 attention_maps(const Index2& tokens, std::size_t batch = 0) const;
+
+    void set_record_attention_stats(bool on) { record_stats_ = on; }
+    const AttentionStats& attention_stats() const { return stats_; }
+
+    // Appends max_new_tokens tokens to prompt (>= 1 token), each from the logits of the last
+    // position. Throws ValueError if prompt.size() + max_new_tokens exceeds max_len with learned
+    // positions (naming both), or for an empty prompt / out-of-range id / negative temperature.
+    GenerateResult generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
+                            const GenerateOptions& options = {}) const;
+    // The same by recomputing the whole sequence each step: the reference generate() is tested against.
+    GenerateResult generate_uncached(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
+                                     const GenerateOptions& options = {}) const;
+
+    std::vector<ParameterView> parameters();
+    std::vector<ParameterView> gradients();
+    void zero_grad();
+    DecoderLMGrad& grads() { return grads_; }
+
+    // The (V, C) matrix the head multiplies by: head.weight, or tok_emb.weight when tied.
+    const Tensor2& head_weight() const { return config_.tie_weights ? tok_emb.weight : head.weight; }
+
+    Embedding tok_emb;
+    LearnedPositionalEmbedding pos_emb;  // table empty unless positional is learned
+    std::vector<TransformerBlock> blocks;
+    LayerNorm ln_f;  // empty for post-LN
+    Linear head;     // (V, C), no bias; empty when tie_weights
+
+private:
+    Tensor3 run(const Index2& tokens, const std::vector<StageObserver*>& observers, DecoderLMCache* cache,
+                Rng* dropout_rng) const;
+    // h: (B, T, C) -> logits (B, T, V) = h · head_weight()ᵀ
+    Tensor3 logits_of(const Tensor3& h) const;
+    // Validation shared by both generate functions.
+    void check_generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
+                        const GenerateOptions& options, const char* where) const;
+
+    ModelConfig config_;
+    DecoderLMGrad grads_;
+    DecoderLMCache cache_;
+    bool training_ = true;
+    Rng dropout_rng_;
+    bool record_stats_ = false;
+    AttentionStats stats_;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,137 @@
+// attnlab/model/encoder_classifier.hpp: a tiny Transformer encoder that labels whole sequences.
+//
+// What it is for: sequence classification with variable-length batches (balanced brackets, ...):
+//   tokens (B, T) -> tok_emb -> [prepend cls_token] -> + positional -> N blocks (key padding
+//   mask) -> ln_f (pre-LN only) -> pool -> head -> logits (B, K)
+// Pooling is the mean over non-padding positions, or the output at a learned CLS vector
+// prepended at position 0 (BERT). With CLS the model sees T' = T + 1 positions (the learned
+// position table must hold them). Padded positions are computed like the others but no query
+// attends to them, and mean pooling ignores them, so they never influence the logits.
+// Not for: per-token outputs or causal masks (see decoder_lm.hpp).
+//
+// Parameter names (PyTorch state_dict style, in this order; [..] only when configured):
+//   tok_emb.weight (V, C), [pos_emb.weight (max_len, C) if learned], [cls_token (C) if cls],
+//   blocks.<i>.{ln1, attn.{q,k,v,out}_proj, ln2, ffn.{fc1,fc2}}.{weight,bias},
+//   [ln_f.weight, ln_f.bias if pre-LN], head.weight (K, C), [head.bias (K)]
+//
+//   attnlab::ModelConfig config; config.kind = attnlab::ModelKind::encoder;
+//   config.vocab_size = 5; config.num_classes = 2;
+//   attnlab::Rng rng(1);
+//   attnlab::EncoderClassifier model(config, rng);
+//   model.zero_grad();
+//   attnlab::CrossEntropyResult r = model.loss_and_backward(tokens, padding, labels);  // grads in model.gradients()
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "attnlab/attention/stage.hpp"
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/tensor.hpp"
+#include "attnlab/model/config.hpp"
+#include "attnlab/model/transformer_block.hpp"
+#include "attnlab/nn/embedding.hpp"
+#include "attnlab/nn/layer_norm.hpp"
+#include "attnlab/nn/linear.hpp"
+#include "attnlab/nn/loss.hpp"
+#include "attnlab/nn/parameter.hpp"
+#include "attnlab/posenc/learned.hpp"
+
+namespace attnlab {
+
+class EncoderClassifier;
+
+// Gradients of every parameter, same shapes; backward accumulates into them with +=.
+struct EncoderClassifierGrad {
+    EmbeddingGrad tok_emb;
+    Tensor2 pos_emb;    // (max_len, C) learned positions only, else empty
+    Tensor1 cls_token;  // (C) CLS pooling only, else empty
+    std::vector<TransformerBlockGrad> blocks;
+    LayerNormGrad ln_f;  // pre-LN only
+    LinearGrad head;
+
+    EncoderClassifierGrad() = default;
+    explicit EncoderClassifierGrad(const EncoderClassifier& model);  // zeros
+};
+
+// What backward needs from the last training forward.
+struct EncoderClassifierCache {
+    bool valid = false;   // set by a training-mode forward; backward refuses to run without one
+    Index2 tokens;        // (B, T) the embedding backward scatters into these rows
+    AttentionOptions options;  // key padding mask (B, T') used by every block's backward
+    std::vector<TransformerBlockCache> blocks;
+    LayerNormCache ln_f;  // pre-LN only
+    std::vector<float> pool_weight;  // (B) 1 / (number of non-padding positions): mean pooling's factor
+    std::size_t positions = 0;  // T' (T + 1 with CLS): the width dpooled is spread back over
+    Tensor2 pooled;       // (B, C) head input: dW_head = dlogitsᵀ·pooled
+};
+
+class EncoderClassifier {
+public:
+    // Validates config (kind must be encoder) and initialises the parameters from rng.
+    EncoderClassifier(const ModelConfig& config, Rng& rng);
+
+    const ModelConfig& config() const { return config_; }
+
+    // Training mode (the default, as in PyTorch) applies dropout and records the cache backward
+    // needs; evaluation mode does neither.
+    void train(bool on = true) { training_ = on; }
+    void eval() { training_ = false; }
+    bool training() const { return training_; }
+    // Restarts the dropout generator (it is seeded from the construction rng otherwise).
+    void seed_dropout(std::uint64_t seed) { dropout_rng_ = Rng(seed); }
+    void set_gradient_checkpointing(bool on);
+
+    // tokens: (B, T) ids in [0, V); padding: (B, T) 1 = padding, or empty -> logits (B, K).
+    // Throws ValueError for an out-of-range id or a row that is all padding, ShapeError for a
+    // padding mask of another shape, ValueError if T' exceeds a learned table.
+    Tensor2 forward(const Index2& tokens, const Mask2& padding = {});
+    // Backward of the last training-mode forward: dlogits (B, K); gradients accumulate (+=).
+    // Throws ValueError if there was no training-mode forward.
+    void backward(const Tensor2& dlogits);
+    // forward + cross-entropy against labels (B) (-1 = ignored) + backward of the mean loss.
+    CrossEntropyResult loss_and_backward(const Index2& tokens, const Mask2& padding, const Index1& labels);
+
+    // Evaluation forward (no dropout, no cache) reporting every block's stages to
+    // observers[l] (one per block; entries may be null). -> logits (B, K)
+    Tensor2 forward_observed(const Index2& tokens, const Mask2& padding,
+                             const std::vector<StageObserver*>& observers) const;
+    // Attention weights of batch row `batch` in every block: (L, H, T', T').
+    Tensor4 attention_maps(const Index2& tokens, const Mask2& padding = {}, std::size_t batch = 0) const;
+
+    // When on, every forward also records attention_stats() (max |score|, entropy per head).
+    void set_record_attention_stats(bool on) { record_stats_ = on; }
+    // Diagnostics of the last forward that recorded them: (L) and (L, H).
+    const AttentionStats& attention_stats() const { return stats_; }
+
+    // Views in the order listed at the top of this header; gradients() has the same names,
+    // shapes and order.
+    std::vector<ParameterView> parameters();
+    std::vector<ParameterView> gradients();
+    void zero_grad();
+    EncoderClassifierGrad& grads() { return grads_; }
+
+    Embedding tok_emb;
+    LearnedPositionalEmbedding pos_emb;  // table empty unless positional is learned
+    Tensor1 cls_token;                   // (C) empty unless pooling is cls
+    std::vector<TransformerBlock> blocks;
+    LayerNorm ln_f;  // empty for post-LN
+    Linear head;     // (K, C)
+
+private:
+    // The shared forward: fills cache when non-null (training), observers may be empty.
+    Tensor2 run(const Index2& tokens, const Mask2& padding, const std::vector<StageObserver*>& observers,
+                EncoderClassifierCache* cache, Rng* dropout_rng) const;
+
+    ModelConfig config_;
+    EncoderClassifierGrad grads_;
+    EncoderClassifierCache cache_;
+    bool training_ = true;
+    Rng dropout_rng_;
+    bool record_stats_ = false;
+    AttentionStats stats_;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,269 @@
+#include "attnlab/model/decoder_lm.hpp"
+
+#include <cmath>
+#include <optional>
+
+#include <xtensor/xbuilder.hpp>
+
+#include "attnlab/kernels/matmul.hpp"
+#include "trunk.hpp"
+
+namespace attnlab {
+
+namespace {
+// The next token from one row of logits (V): argmax (first maximum) when greedy, else a draw
+// from softmax(logits / temperature) by inverting the cumulative sum (in double) at rng.uniform().
+std::int32_t choose_token(const float* logits, std::size_t v, float temperature, Rng& rng) {
+    std::size_t best = 0;
+    for (std::size_t j = 1; j < v; ++j) {
+        if (logits[j] > logits[best]) best = j;
+    }
+    if (temperature == 0.0f) return static_cast<std::int32_t>(best);
+    std::vector<double> p(v);
+    double total = 0.0;
+    for (std::size_t j = 0; j < v; ++j) {
+        p[j] = std::exp((double(logits[j]) - double(logits[best])) / double(temperature));
+        total += p[j];
+    }
+    const double u = double(rng.uniform()) * total;
+    double cumulative = 0.0;
+    for (std::size_t j = 0; j < v; ++j) {
+        cumulative += p[j];
+        if (u < cumulative) return static_cast<std::int32_t>(j);
+    }
+    return static_cast<std::int32_t>(best);  // u rounded up to total: fall back to the mode
+}
+
+Index2 as_row(const std::vector<std::int32_t>& tokens) {
+    Index2 out = Index2::from_shape({1, tokens.size()});
+    std::copy(tokens.begin(), tokens.end(), out.begin());
+    return out;
+}
+}  // namespace
+
+DecoderLMGrad::DecoderLMGrad(const DecoderLM& model) : tok_emb(model.tok_emb) {
+    if (model.pos_emb.table.size() > 0) pos_emb = xt::zeros<float>(model.pos_emb.table.shape());
+    for (const auto& block : model.blocks) blocks.emplace_back(block);
+    if (model.ln_f.width() > 0) ln_f = LayerNormGrad(model.ln_f);
+    if (model.head.weight.size() > 0) head = xt::zeros<float>(model.head.weight.shape());
+}
+
+DecoderLM::DecoderLM(const ModelConfig& config, Rng& rng) : config_(config) {
+    config_.validate();
+    if (config_.kind != ModelKind::decoder) {
+        fail<ConfigError>("DecoderLM: config.kind must be decoder, got ", model_kind_name(config_.kind));
+    }
+    const std::size_t c = config_.d_model;
+    tok_emb = Embedding(config_.vocab_size, c, rng);
+    if (config_.positional == PositionalKind::learned) pos_emb = LearnedPositionalEmbedding(config_.max_len, c, rng);
+    for (std::size_t l = 0; l < config_.num_layers; ++l) blocks.emplace_back(config_, rng);
+    if (config_.norm == NormPlacement::pre) ln_f = LayerNorm(c);
+    if (!config_.tie_weights) head = Linear(c, config_.vocab_size, /*with_bias=*/false, rng);
+    dropout_rng_ = Rng(rng.next_u64());
+    grads_ = DecoderLMGrad(*this);
+}
+
+void DecoderLM::set_gradient_checkpointing(bool on) {
+    config_.gradient_checkpointing = on;
+    for (auto& block : blocks) block.set_gradient_checkpointing(on);
+}
+
+Tensor3 DecoderLM::logits_of(const Tensor3& h) const {
+    const Tensor2& w = head_weight();  // (V, C)
+    const std::size_t rows = h.shape(0) * h.shape(1), c = h.shape(2), v = w.shape(0);
+    Tensor3 logits = Tensor3::from_shape({h.shape(0), h.shape(1), v});  // (B, T, V)
+    kernels::matmul_nt(h.data(), c, w.data(), c, logits.data(), v, rows, v, c);
+    return logits;
+}
+
+Tensor3 DecoderLM::run(const Index2& tokens, const std::vector<StageObserver*>& observers, DecoderLMCache* cache,
+                       Rng* dropout_rng) const {
+    constexpr const char* where = "DecoderLM::forward";
+    if (tokens.shape(0) == 0 || tokens.shape(1) == 0) {
+        fail<ShapeError>(where, ": tokens must be non-empty (B, T), got ", shape_string(tokens.shape()));
+    }
+    if (config_.positional == PositionalKind::learned) pos_emb.check_range(tokens.shape(1), 0, where);
+    Tensor3 x = tok_emb.forward(tokens);  // (B, T, C)
+    detail::add_positional(x, config_.positional, pos_emb, 0);
+    AttentionOptions options = detail::attention_options(config_);
+    options.mask.causal = true;
+    Tensor3 h = detail::blocks_forward(blocks, std::move(x), options, observers, cache ? &cache->blocks : nullptr,
+                                       dropout_rng);  // (B, T, C)
+    if (config_.norm == NormPlacement::pre) h = ln_f.forward(h, cache ? &cache->ln_f : nullptr);
+    Tensor3 logits = logits_of(h);  // (B, T, V)
+    if (cache) {
+        cache->valid = true;
+        cache->tokens = tokens;
+        cache->options = std::move(options);
+        cache->hidden = std::move(h);
+    }
+    return logits;
+}
+
+Tensor3 DecoderLM::forward(const Index2& tokens) {
+    std::optional<detail::AttentionStatsGatherer> gatherer;
+    std::vector<StageObserver*> observers;
+    if (record_stats_) {
+        gatherer.emplace(blocks.size(), config_.num_heads);
+        observers = gatherer->observers();
+    }
+    Tensor3 logits = training_ ? run(tokens, observers, &cache_, &dropout_rng_) : run(tokens, observers, nullptr, nullptr);
+    if (gatherer) stats_ = gatherer->stats();
+    return logits;
+}
+
+void DecoderLM::backward(const Tensor3& dlogits) {
+    constexpr const char* where = "DecoderLM::backward";
+    if (!cache_.valid) fail<ValueError>(where, ": no training-mode forward to differentiate (call train() and forward first)");
+    const std::size_t batch = cache_.tokens.shape(0), t = cache_.tokens.shape(1), c = config_.d_model;
+    const std::size_t v = config_.vocab_size, rows = batch * t;
+    require_shape(dlogits, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(t),
+                            static_cast<std::ptrdiff_t>(v)},
+                  where, "dlogits (B, T, V)");
+    // logits = hidden·Wᵀ  =>  dhidden = dlogits·W, dW += dlogitsᵀ·hidden (W is tok_emb.weight when tied:
+    // its gradient then sums this use and the embedding's below)
+    const Tensor2& w = head_weight();
+    Tensor2& dw = config_.tie_weights ? grads_.tok_emb.weight : grads_.head;
+    Tensor3 dh = Tensor3::from_shape({batch, t, c});  // (B, T, C)
+    kernels::matmul_nn(dlogits.data(), v, w.data(), c, dh.data(), c, rows, c, v);
+    kernels::matmul_tn(dlogits.data(), v, cache_.hidden.data(), c, dw.data(), c, v, c, rows, Accumulate::yes);
+    if (config_.norm == NormPlacement::pre) {
+        Tensor3 dnorm;
+        ln_f.backward(dh, cache_.ln_f, grads_.ln_f, dnorm);
+        dh = std::move(dnorm);
+    }
+    Tensor3 dx;
+    detail::blocks_backward(blocks, dh, cache_.blocks, cache_.options, grads_.blocks, dx);  // (B, T, C)
+    if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads_.pos_emb);
+    tok_emb.backward(cache_.tokens, dx, grads_.tok_emb);
+}
+
+CrossEntropyResult DecoderLM::loss_and_backward(const Index2& tokens, const Index2& targets) {
+    require_shape(targets, {static_cast<std::ptrdiff_t>(tokens.shape(0)), static_cast<std::ptrdiff_t>(tokens.shape(1))},
+                  "DecoderLM::loss_and_backward", "targets (B, T) matching tokens");
+    const Tensor3 logits = forward(tokens);  // (B, T, V)
+    const std::size_t rows = tokens.size(), v = config_.vocab_size;
+    // Cross-entropy over (B·T, V) rows: the same memory, viewed as a matrix.
+    Tensor2 flat = Tensor2::from_shape({rows, v});
+    std::copy(logits.begin(), logits.end(), flat.begin());
+    Index1 flat_targets = Index1::from_shape({rows});
+    std::copy(targets.begin(), targets.end(), flat_targets.begin());
+    CrossEntropyCache ce;
+    const CrossEntropyResult result = cross_entropy_forward(flat, flat_targets, &ce);
+    Tensor2 dflat;
+    cross_entropy_backward(ce, 1.0f, dflat);
+    Tensor3 dlogits = Tensor3::from_shape(logits.shape());
+    std::copy(dflat.begin(), dflat.end(), dlogits.begin());
+    backward(dlogits);
+    return result;
+}
+
+Tensor3 DecoderLM::forward_observed(const Index2& tokens, const std::vector<StageObserver*>& observers) const {
+    if (!observers.empty() && observers.size() != blocks.size()) {
+        fail<ValueError>("DecoderLM::forward_observed: need one observer per block (", blocks.size(), "), got ",
+                         observers.size());
+    }
+    return run(tokens, observers, nullptr, nullptr);
+}
+
+Tensor4 DecoderLM::attention_maps(const Index2& tokens, std::size_t batch) const {
+    if (batch >= tokens.shape(0)) {
+        fail<ValueError>("DecoderLM::attention_maps: batch ", batch, " out of range for B = ", tokens.shape(0));
+    }
+    detail::AttentionMapRecorder recorder(blocks.size());
+    run(tokens, recorder.observers(), nullptr, nullptr);
+    return recorder.maps(batch, config_.num_heads);
+}
+
+void DecoderLM::check_generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
+                               const GenerateOptions& options, const char* where) const {
+    if (prompt.empty()) fail<ValueError>(where, ": the prompt must hold at least one token");
+    if (!(options.temperature >= 0.0f) || !std::isfinite(options.temperature)) {
+        fail<ValueError>(where, ": temperature must be finite and >= 0 (0 = greedy), got ", options.temperature);
+    }
+    if (config_.positional == PositionalKind::learned && prompt.size() + max_new_tokens > config_.max_len) {
+        fail<ValueError>(where, ": prompt length ", prompt.size(), " + max_new_tokens ", max_new_tokens, " = ",
+                         prompt.size() + max_new_tokens, " exceeds max_len ", config_.max_len,
+                         " of the learned position table");
+    }
+    tok_emb.check_tokens(as_row(prompt), where);
+}
+
+GenerateResult DecoderLM::generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
+                                   const GenerateOptions& options) const {
+    check_generate(prompt, max_new_tokens, options, "DecoderLM::generate");
+    const std::size_t v = config_.vocab_size;
+    GenerateResult result{prompt, Tensor2::from_shape({max_new_tokens, v})};
+    Rng rng(options.seed);
+    const AttentionOptions attention = detail::attention_options(config_);
+    std::vector<KvCache> kv(blocks.size());
+    // First the whole prompt, then one new token per step, each at its absolute position.
+    Index2 feed = as_row(prompt);
+    std::size_t offset = 0;
+    for (std::size_t step = 0; step < max_new_tokens; ++step) {
+        Tensor3 x = tok_emb.forward(feed);  // (1, T_new, C)
+        detail::add_positional(x, config_.positional, pos_emb, offset);
+        for (std::size_t l = 0; l < blocks.size(); ++l) x = blocks[l].forward_incremental(x, kv[l], attention);
+        if (config_.norm == NormPlacement::pre) x = ln_f.forward(x);
+        Tensor3 last = Tensor3::from_shape({1, 1, config_.d_model});  // (1, 1, C)
+        std::copy_n(x.data() + (x.shape(1) - 1) * config_.d_model, config_.d_model, last.data());
+        const Tensor3 logits = logits_of(last);  // (1, 1, V)
+        std::copy_n(logits.data(), v, result.logits.data() + step * v);
+        const std::int32_t token = choose_token(logits.data(), v, options.temperature, rng);
+        offset = result.tokens.size();
+        result.tokens.push_back(token);
+        feed = as_row({token});
+    }
+    return result;
+}
+
+GenerateResult DecoderLM::generate_uncached(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
+                                            const GenerateOptions& options) const {
+    check_generate(prompt, max_new_tokens, options, "DecoderLM::generate_uncached");
+    const std::size_t v = config_.vocab_size;
+    GenerateResult result{prompt, Tensor2::from_shape({max_new_tokens, v})};
+    Rng rng(options.seed);
+    for (std::size_t step = 0; step < max_new_tokens; ++step) {
+        const Tensor3 logits = run(as_row(result.tokens), {}, nullptr, nullptr);  // (1, T, V)
+        const float* row = logits.data() + (logits.shape(1) - 1) * v;
+        std::copy_n(row, v, result.logits.data() + step * v);
+        result.tokens.push_back(choose_token(row, v, options.temperature, rng));
+    }
+    return result;
+}
+
+std::vector<ParameterView> DecoderLM::parameters() {
+    std::vector<ParameterView> out = tok_emb.parameters("tok_emb.");
+    if (pos_emb.table.size() > 0) out.push_back(view_of("pos_emb.weight", pos_emb.table));
+    for (std::size_t l = 0; l < blocks.size(); ++l) {
+        const auto views = blocks[l].parameters("blocks." + std::to_string(l) + ".");
+        out.insert(out.end(), views.begin(), views.end());
+    }
+    if (ln_f.width() > 0) {
+        const auto views = ln_f.parameters("ln_f.");
+        out.insert(out.end(), views.begin(), views.end());
+    }
+    if (head.weight.size() > 0) out.push_back(view_of("head.weight", head.weight));
+    return out;
+}
+
+std::vector<ParameterView> DecoderLM::gradients() {
+    std::vector<ParameterView> out = grads_.tok_emb.views("tok_emb.");
+    if (grads_.pos_emb.size() > 0) out.push_back(view_of("pos_emb.weight", grads_.pos_emb));
+    for (std::size_t l = 0; l < grads_.blocks.size(); ++l) {
+        const auto views = grads_.blocks[l].views("blocks." + std::to_string(l) + ".");
+        out.insert(out.end(), views.begin(), views.end());
+    }
+    if (grads_.ln_f.weight.size() > 0) {
+        const auto views = grads_.ln_f.views("ln_f.");
+        out.insert(out.end(), views.begin(), views.end());
+    }
+    if (grads_.head.size() > 0) out.push_back(view_of("head.weight", grads_.head));
+    return out;
+}
+
+void DecoderLM::zero_grad() {
+    for (auto& g : gradients()) std::fill(g.data, g.data + g.size(), 0.0f);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,246 @@
+#include "attnlab/model/encoder_classifier.hpp"
+
+#include <optional>
+
+#include <xtensor/xbuilder.hpp>
+
+#include "trunk.hpp"
+
+namespace attnlab {
+
+EncoderClassifierGrad::EncoderClassifierGrad(const EncoderClassifier& model)
+    : tok_emb(model.tok_emb), head(model.head) {
+    if (model.pos_emb.table.size() > 0) pos_emb = xt::zeros<float>(model.pos_emb.table.shape());
+    if (model.cls_token.size() > 0) cls_token = xt::zeros<float>(model.cls_token.shape());
+    for (const auto& block : model.blocks) blocks.emplace_back(block);
+    if (model.ln_f.width() > 0) ln_f = LayerNormGrad(model.ln_f);
+}
+
+EncoderClassifier::EncoderClassifier(const ModelConfig& config, Rng& rng) : config_(config) {
+    config_.validate();
+    if (config_.kind != ModelKind::encoder) {
+        fail<ConfigError>("EncoderClassifier: config.kind must be encoder, got ", model_kind_name(config_.kind));
+    }
+    const std::size_t c = config_.d_model;
+    tok_emb = Embedding(config_.vocab_size, c, rng);
+    if (config_.positional == PositionalKind::learned) pos_emb = LearnedPositionalEmbedding(config_.max_len, c, rng);
+    if (config_.pooling == Pooling::cls) {
+        cls_token = Tensor1::from_shape({c});
+        for (auto& v : cls_token) v = 0.02f * rng.normal();
+    }
+    for (std::size_t l = 0; l < config_.num_layers; ++l) blocks.emplace_back(config_, rng);
+    if (config_.norm == NormPlacement::pre) ln_f = LayerNorm(c);
+    head = Linear(c, config_.num_classes, config_.bias, rng);
+    dropout_rng_ = Rng(rng.next_u64());
+    grads_ = EncoderClassifierGrad(*this);
+}
+
+void EncoderClassifier::set_gradient_checkpointing(bool on) {
+    config_.gradient_checkpointing = on;
+    for (auto& block : blocks) block.set_gradient_checkpointing(on);
+}
+
+Tensor2 EncoderClassifier::run(const Index2& tokens, const Mask2& padding,
+                               const std::vector<StageObserver*>& observers, EncoderClassifierCache* cache,
+                               Rng* dropout_rng) const {
+    constexpr const char* where = "EncoderClassifier::forward";
+    const std::size_t batch = tokens.shape(0), t = tokens.shape(1), c = config_.d_model;
+    if (batch == 0 || t == 0) fail<ShapeError>(where, ": tokens must be non-empty (B, T), got ", shape_string(tokens.shape()));
+    if (padding.size() > 0) {
+        require_shape(padding, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(t)}, where,
+                      "padding (B, T) matching tokens");
+        for (std::size_t b = 0; b < batch; ++b) {
+            std::size_t valid = 0;
+            for (std::size_t i = 0; i < t; ++i) valid += padding(b, i) == 0;
+            if (valid == 0) fail<ValueError>(where, ": row ", b, " of the batch is all padding (T = ", t, ")");
+        }
+    }
+    const bool cls = config_.pooling == Pooling::cls;
+    const std::size_t positions = cls ? t + 1 : t;  // T'
+    if (config_.positional == PositionalKind::learned) pos_emb.check_range(positions, 0, where);
+
+    // x = tok_emb(tokens), with the CLS vector in front: (B, T', C)
+    Tensor3 x = tok_emb.forward(tokens);  // (B, T, C)
+    Mask2 key_padding = padding;          // (B, T')
+    if (cls) {
+        Tensor3 with_cls = Tensor3::from_shape({batch, positions, c});
+        for (std::size_t b = 0; b < batch; ++b) {
+            float* dst = with_cls.data() + b * positions * c;
+            std::copy(cls_token.begin(), cls_token.end(), dst);
+            std::copy_n(x.data() + b * t * c, t * c, dst + c);
+        }
+        x = std::move(with_cls);
+        if (padding.size() > 0) {
+            key_padding = xt::zeros<std::uint8_t>({batch, positions});
+            for (std::size_t b = 0; b < batch; ++b)
+                for (std::size_t i = 0; i < t; ++i) key_padding(b, i + 1) = padding(b, i);
+        }
+    }
+    detail::add_positional(x, config_.positional, pos_emb, 0);
+
+    AttentionOptions options = detail::attention_options(config_);
+    options.mask.key_padding = std::move(key_padding);
+    Tensor3 h = detail::blocks_forward(blocks, std::move(x), options, observers, cache ? &cache->blocks : nullptr,
+                                       dropout_rng);  // (B, T', C)
+    if (config_.norm == NormPlacement::pre) h = ln_f.forward(h, cache ? &cache->ln_f : nullptr);
+
+    // pooled[b] = h[b, 0] (CLS) or Σ_{t not padding} h[b, t] / count_b (mean)
+    Tensor2 pooled = xt::zeros<float>({batch, c});  // (B, C)
+    std::vector<float> pool_weight(batch, 1.0f);
+    const Mask2& kp = options.mask.key_padding;
+    for (std::size_t b = 0; b < batch; ++b) {
+        float* p = pooled.data() + b * c;
+        const float* hb = h.data() + b * positions * c;
+        if (cls) {
+            std::copy_n(hb, c, p);
+            continue;
+        }
+        std::size_t count = 0;
+        for (std::size_t i = 0; i < positions; ++i) {
+            if (kp.size() > 0 && kp(b, i)) continue;
+            for (std::size_t j = 0; j < c; ++j) p[j] += hb[i * c + j];
+            ++count;
+        }
+        pool_weight[b] = 1.0f / static_cast<float>(count);
+        for (std::size_t j = 0; j < c; ++j) p[j] *= pool_weight[b];
+    }
+    Tensor2 logits = head.forward(pooled);  // (B, K)
+    if (cache) {
+        cache->valid = true;
+        cache->tokens = tokens;
+        cache->options = std::move(options);
+        cache->pool_weight = std::move(pool_weight);
+        cache->positions = positions;
+        cache->pooled = std::move(pooled);
+    }
+    return logits;
+}
+
+Tensor2 EncoderClassifier::forward(const Index2& tokens, const Mask2& padding) {
+    std::optional<detail::AttentionStatsGatherer> gatherer;
+    std::vector<StageObserver*> observers;
+    if (record_stats_) {
+        gatherer.emplace(blocks.size(), config_.num_heads);
+        observers = gatherer->observers();
+    }
+    Tensor2 logits = training_ ? run(tokens, padding, observers, &cache_, &dropout_rng_)
+                               : run(tokens, padding, observers, nullptr, nullptr);
+    if (gatherer) stats_ = gatherer->stats();
+    return logits;
+}
+
+void EncoderClassifier::backward(const Tensor2& dlogits) {
+    constexpr const char* where = "EncoderClassifier::backward";
+    if (!cache_.valid) fail<ValueError>(where, ": no training-mode forward to differentiate (call train() and forward first)");
+    const std::size_t batch = cache_.tokens.shape(0), t = cache_.tokens.shape(1), c = config_.d_model;
+    const std::size_t positions = cache_.positions;
+    require_shape(dlogits, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(config_.num_classes)},
+                  where, "dlogits (B, K)");
+    // logits = pooled·W_headᵀ + b
+    Tensor2 dpooled = Tensor2::from_shape({batch, c});
+    linear_backward(head, cache_.pooled.data(), batch, dlogits.data(), grads_.head, dpooled.data());
+    // pooled = h[:, 0] or the masked mean of h
+    Tensor3 dh = xt::zeros<float>({batch, positions, c});  // (B, T', C)
+    const Mask2& kp = cache_.options.mask.key_padding;
+    const bool cls = config_.pooling == Pooling::cls;
+    for (std::size_t b = 0; b < batch; ++b) {
+        const float* dp = dpooled.data() + b * c;
+        float* dhb = dh.data() + b * positions * c;
+        if (cls) {
+            std::copy_n(dp, c, dhb);
+            continue;
+        }
+        for (std::size_t i = 0; i < positions; ++i) {
+            if (kp.size() > 0 && kp(b, i)) continue;
+            for (std::size_t j = 0; j < c; ++j) dhb[i * c + j] = dp[j] * cache_.pool_weight[b];
+        }
+    }
+    if (config_.norm == NormPlacement::pre) {
+        Tensor3 dnorm;
+        ln_f.backward(dh, cache_.ln_f, grads_.ln_f, dnorm);
+        dh = std::move(dnorm);
+    }
+    Tensor3 dx;
+    detail::blocks_backward(blocks, dh, cache_.blocks, cache_.options, grads_.blocks, dx);  // (B, T', C)
+    if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads_.pos_emb);
+    if (cls) {
+        // x[b, 0] = cls_token  =>  dcls += Σ_b dx[b, 0]; the token rows are x[:, 1:]
+        Tensor3 dtok = Tensor3::from_shape({batch, t, c});
+        for (std::size_t b = 0; b < batch; ++b) {
+            const float* src = dx.data() + b * positions * c;
+            for (std::size_t j = 0; j < c; ++j) grads_.cls_token(j) += src[j];
+            std::copy_n(src + c, t * c, dtok.data() + b * t * c);
+        }
+        dx = std::move(dtok);
+    }
+    tok_emb.backward(cache_.tokens, dx, grads_.tok_emb);
+}
+
+CrossEntropyResult EncoderClassifier::loss_and_backward(const Index2& tokens, const Mask2& padding,
+                                                        const Index1& labels) {
+    const Tensor2 logits = forward(tokens, padding);
+    CrossEntropyCache ce;
+    const CrossEntropyResult result = cross_entropy_forward(logits, labels, &ce);
+    Tensor2 dlogits;
+    cross_entropy_backward(ce, 1.0f, dlogits);
+    backward(dlogits);
+    return result;
+}
+
+Tensor2 EncoderClassifier::forward_observed(const Index2& tokens, const Mask2& padding,
+                                            const std::vector<StageObserver*>& observers) const {
+    if (!observers.empty() && observers.size() != blocks.size()) {
+        fail<ValueError>("EncoderClassifier::forward_observed: need one observer per block (", blocks.size(),
+                         "), got ", observers.size());
+    }
+    return run(tokens, padding, observers, nullptr, nullptr);
+}
+
+Tensor4 EncoderClassifier::attention_maps(const Index2& tokens, const Mask2& padding, std::size_t batch) const {
+    if (batch >= tokens.shape(0)) {
+        fail<ValueError>("EncoderClassifier::attention_maps: batch ", batch, " out of range for B = ", tokens.shape(0));
+    }
+    detail::AttentionMapRecorder recorder(blocks.size());
+    run(tokens, padding, recorder.observers(), nullptr, nullptr);
+    return recorder.maps(batch, config_.num_heads);
+}
+
+std::vector<ParameterView> EncoderClassifier::parameters() {
+    std::vector<ParameterView> out = tok_emb.parameters("tok_emb.");
+    if (pos_emb.table.size() > 0) out.push_back(view_of("pos_emb.weight", pos_emb.table));
+    if (cls_token.size() > 0) out.push_back(view_of("cls_token", cls_token));
+    for (std::size_t l = 0; l < blocks.size(); ++l) {
+        const auto views = blocks[l].parameters("blocks." + std::to_string(l) + ".");
+        out.insert(out.end(), views.begin(), views.end());
+    }
+    if (ln_f.width() > 0) {
+        const auto views = ln_f.parameters("ln_f.");
+        out.insert(out.end(), views.begin(), views.end());
+    }
+    out.push_back(view_of("head.weight", head.weight));
+    if (head.has_bias()) out.push_back(view_of("head.bias", head.bias));
+    return out;
+}
+
+std::vector<ParameterView> EncoderClassifier::gradients() {
+    std::vector<ParameterView> out = grads_.tok_emb.views("tok_emb.");
+    if (grads_.pos_emb.size() > 0) out.push_back(view_of("pos_emb.weight", grads_.pos_emb));
+    if (grads_.cls_token.size() > 0) out.push_back(view_of("cls_token", grads_.cls_token));
+    for (std::size_t l = 0; l < grads_.blocks.size(); ++l) {
+        const auto views = grads_.blocks[l].views("blocks." + std::to_string(l) + ".");
+        out.insert(out.end(), views.begin(), views.end());
+    }
+    if (grads_.ln_f.weight.size() > 0) {
+        const auto views = grads_.ln_f.views("ln_f.");
+        out.insert(out.end(), views.begin(), views.end());
+    }
+    out.push_back(view_of("head.weight", grads_.head.weight));
+    if (grads_.head.bias.size() > 0) out.push_back(view_of("head.bias", grads_.head.bias));
+    return out;
+}
+
+void EncoderClassifier::zero_grad() {
+    for (auto& g : gradients()) std::fill(g.data, g.data + g.size(), 0.0f);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,98 @@
+#include "trunk.hpp"
+
+#include "attnlab/posenc/sinusoidal.hpp"
+
+namespace attnlab::detail {
+
+AttentionOptions attention_options(const ModelConfig& config) {
+    AttentionOptions options;
+    options.rope = config.positional == PositionalKind::rope;
+    options.scale = config.scale_options();
+    return options;
+}
+
+void add_positional(Tensor3& x, PositionalKind kind, const LearnedPositionalEmbedding& table, std::size_t offset) {
+    if (kind == PositionalKind::sinusoidal) add_sinusoidal(x, offset);
+    if (kind == PositionalKind::learned) table.add_to(x, offset);
+}
+
+void learned_positional_backward(const Tensor3& dx, std::size_t offset, Tensor2& dtable) {
+    const std::size_t batch = dx.shape(0), t = dx.shape(1), c = dx.shape(2);
+    ATTNLAB_DEBUG_ASSERT(dtable.shape(1) == c && offset + t <= dtable.shape(0));
+    float* rows = dtable.data() + offset * c;
+    for (std::size_t b = 0; b < batch; ++b) {
+        const float* g = dx.data() + b * t * c;
+        for (std::size_t i = 0; i < t * c; ++i) rows[i] += g[i];
+    }
+}
+
+Tensor3 blocks_forward(const std::vector<TransformerBlock>& blocks, Tensor3 x, const AttentionOptions& options,
+                       const std::vector<StageObserver*>& observers, std::vector<TransformerBlockCache>* caches,
+                       Rng* dropout_rng) {
+    if (caches) caches->resize(blocks.size());
+    for (std::size_t l = 0; l < blocks.size(); ++l) {
+        StageObserver* observer = observers.empty() ? nullptr : observers[l];
+        x = blocks[l].forward(x, options, observer, caches ? &(*caches)[l] : nullptr, dropout_rng);
+    }
+    return x;
+}
+
+void blocks_backward(const std::vector<TransformerBlock>& blocks, const Tensor3& dout,
+                     const std::vector<TransformerBlockCache>& caches, const AttentionOptions& options,
+                     std::vector<TransformerBlockGrad>& grads, Tensor3& dx) {
+    Tensor3 d = dout;
+    for (std::size_t l = blocks.size(); l-- > 0;) {
+        blocks[l].backward(d, caches[l], options, grads[l], dx);
+        if (l > 0) std::swap(d, dx);
+    }
+    if (blocks.empty()) dx = dout;
+}
+
+AttentionMapRecorder::AttentionMapRecorder(std::size_t num_layers) {
+    for (std::size_t l = 0; l < num_layers; ++l) recorders_.emplace_back(std::vector<Stage>{Stage::weights});
+}
+
+std::vector<StageObserver*> AttentionMapRecorder::observers() {
+    std::vector<StageObserver*> out;
+    for (auto& r : recorders_) out.push_back(&r);
+    return out;
+}
+
+Tensor4 AttentionMapRecorder::maps(std::size_t batch, std::size_t num_heads) const {
+    const Tensor2& first = recorders_.at(0).get(Stage::weights, batch, 0);
+    const std::size_t t = first.shape(0), s = first.shape(1);
+    Tensor4 out = Tensor4::from_shape({recorders_.size(), num_heads, t, s});  // (L, H, T, S)
+    for (std::size_t l = 0; l < recorders_.size(); ++l) {
+        for (std::size_t h = 0; h < num_heads; ++h) {
+            const Tensor2& w = recorders_[l].get(Stage::weights, batch, static_cast<std::ptrdiff_t>(h));
+            std::copy(w.begin(), w.end(), out.data() + (l * num_heads + h) * t * s);
+        }
+    }
+    return out;
+}
+
+AttentionStatsGatherer::AttentionStatsGatherer(std::size_t num_layers, std::size_t num_heads) {
+    for (std::size_t l = 0; l < num_layers; ++l) recorders_.emplace_back(num_heads);
+}
+
+std::vector<StageObserver*> AttentionStatsGatherer::observers() {
+    std::vector<StageObserver*> out;
+    for (auto& r : recorders_) out.push_back(&r);
+    return out;
+}
+
+AttentionStats AttentionStatsGatherer::stats() const {
+    AttentionStats s;
+    const std::size_t layers = recorders_.size();
+    const std::size_t heads = layers == 0 ? 0 : recorders_[0].mean_entropy().size();
+    s.max_abs_score = Tensor1::from_shape({layers});
+    s.entropy = Tensor2::from_shape({layers, heads});
+    for (std::size_t l = 0; l < layers; ++l) {
+        s.max_abs_score(l) = recorders_[l].max_abs_score();
+        const Tensor1 e = recorders_[l].mean_entropy();
+        for (std::size_t h = 0; h < heads && h < e.size(); ++h) s.entropy(l, h) = e(h);
+    }
+    return s;
+}
+
+}  // namespace attnlab::detail

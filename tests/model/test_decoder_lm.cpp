@@ -1,0 +1,307 @@
+#include "attnlab/model/decoder_lm.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "support/gradcheck.hpp"
+#include "support/random_tensor.hpp"
+
+namespace attnlab {
+namespace {
+
+ModelConfig decoder_config() {
+    ModelConfig c;
+    c.kind = ModelKind::decoder;
+    c.vocab_size = 9;
+    c.max_len = 12;
+    c.d_model = 8;
+    c.num_heads = 2;
+    c.num_layers = 2;
+    c.ff_dim = 12;
+    return c;
+}
+
+void perturb(std::vector<ParameterView> params, std::uint64_t seed) {
+    for (auto& p : params) {
+        Rng r(seed + p.size());
+        for (std::size_t i = 0; i < p.size(); ++i) p.data[i] += 0.1f * r.normal();
+    }
+}
+
+// At least one coordinate of every parameter tensor, the rest of the ~50 anywhere.
+::testing::AssertionResult check_model_gradient(const std::string& what, const std::function<double()>& loss,
+                                                std::vector<ParameterView> params, std::vector<ParameterView> grads,
+                                                const testutil::GradCheckOptions& tol, std::size_t budget = 50) {
+    if (params.size() != grads.size()) return ::testing::AssertionFailure() << "parameter/gradient lists differ";
+    Rng rng(12345);
+    std::vector<std::pair<std::size_t, std::size_t>> picks;
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        total += params[i].size();
+        picks.emplace_back(i, rng.below(static_cast<std::uint32_t>(params[i].size())));
+    }
+    while (picks.size() < budget) {
+        std::size_t flat = rng.below(static_cast<std::uint32_t>(total));
+        std::size_t i = 0;
+        while (flat >= params[i].size()) flat -= params[i++].size();
+        picks.emplace_back(i, flat);
+    }
+    for (const auto& [i, j] : picks) {
+        auto r = testutil::check_gradient(what + " d" + params[i].name + "[" + std::to_string(j) + "]", loss,
+                                          params[i].data + j, grads[i].data + j, 1, tol);
+        if (!r) return r;
+    }
+    return ::testing::AssertionSuccess();
+}
+
+struct DecoderCase {
+    const char* name;
+    PositionalKind positional;
+    NormPlacement norm;
+    std::size_t kv_heads;
+    bool tie;
+    Activation activation;
+    float dropout;
+    std::optional<float> scale;
+};
+
+std::ostream& operator<<(std::ostream& out, const DecoderCase& c) { return out << c.name; }
+
+ModelConfig config_of(const DecoderCase& tc) {
+    ModelConfig config = decoder_config();
+    config.positional = tc.positional;
+    config.norm = tc.norm;
+    config.num_kv_heads = tc.kv_heads;
+    config.tie_weights = tc.tie;
+    config.activation = tc.activation;
+    config.dropout = tc.dropout;
+    config.attention_scale = tc.scale;
+    return config;
+}
+
+const DecoderCase kCases[] = {
+    {"preln_sinusoidal_tied_gqa", PositionalKind::sinusoidal, NormPlacement::pre, 1, true, Activation::gelu, 0.0f, {}},
+    {"postln_learned_relu_dropout", PositionalKind::learned, NormPlacement::post, 0, false, Activation::relu, 0.1f, {}},
+    {"preln_rope_scale_override", PositionalKind::rope, NormPlacement::pre, 0, false, Activation::gelu, 0.0f, 0.5f},
+    {"postln_none_tied", PositionalKind::none, NormPlacement::post, 0, true, Activation::gelu, 0.0f, {}},
+};
+
+class DecoderBackward : public ::testing::TestWithParam<DecoderCase> {};
+
+TEST_P(DecoderBackward, MatchesFiniteDifferencesOnSampledCoordinates) {
+    const DecoderCase& tc = GetParam();
+    Rng rng(3);
+    DecoderLM model(config_of(tc), rng);
+    perturb(model.parameters(), 5);
+    const Index2 tokens = {{1, 4, 2, 8, 0}, {3, 3, 5, 7, 6}};
+    const Tensor3 w = test::random_normal<Tensor3>({2, 5, 9}, 4);
+    model.zero_grad();
+    model.seed_dropout(11);
+    model.forward(tokens);
+    model.backward(w);
+    auto loss = [&] {
+        model.seed_dropout(11);
+        return testutil::dot(model.forward(tokens), w);
+    };
+    // Whole model in float32, loss reduced in double: h = 1e-2, |error| <= 3e-3 + 2e-2·|numeric|.
+    // With tied weights tok_emb.weight's gradient must sum the embedding and head uses.
+    EXPECT_TRUE(check_model_gradient(tc.name, loss, model.parameters(), model.gradients(), {1e-2, 3e-3, 2e-2}));
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, DecoderBackward, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The real training loss, with ignored targets, through the whole model.
+TEST(DecoderLM, CrossEntropyWithIgnoredTargetsMatchesFiniteDifferences) {
+    Rng rng(3);
+    DecoderLM model(decoder_config(), rng);
+    perturb(model.parameters(), 5);
+    const Index2 tokens = {{1, 4, 2, 8}, {3, 3, 5, 7}};
+    const Index2 targets = {{-1, -1, 8, 0}, {-1, 5, 7, -1}};
+    model.zero_grad();
+    const CrossEntropyResult r = model.loss_and_backward(tokens, targets);
+    EXPECT_EQ(r.count, 4u);
+    auto loss = [&] {
+        Tensor3 logits = model.forward(tokens);
+        Tensor2 flat = Tensor2::from_shape({8, 9});
+        std::copy(logits.begin(), logits.end(), flat.begin());
+        Index1 t = Index1::from_shape({8});
+        std::copy(targets.begin(), targets.end(), t.begin());
+        return double(cross_entropy_forward(flat, t).loss);
+    };
+    // The loss is a float mean (~2.2): rounding ~2e-7 / 2h = 1e-5; gradients are ~1e-2.
+    EXPECT_TRUE(check_model_gradient("lm cross-entropy", loss, model.parameters(), model.gradients(),
+                                     {1e-2, 2e-4, 2e-2}, 30));
+}
+
+TEST(DecoderLM, ParameterNamesFollowPyTorch) {
+    ModelConfig config = decoder_config();
+    config.num_layers = 1;
+    config.positional = PositionalKind::learned;
+    Rng rng(3);
+    DecoderLM untied(config, rng);
+    config.tie_weights = true;
+    DecoderLM tied(config, rng);
+    std::vector<std::string> names;
+    for (const auto& p : untied.parameters()) names.push_back(p.name);
+    ASSERT_EQ(names.size(), 21u);
+    EXPECT_EQ(names.front(), "tok_emb.weight");
+    EXPECT_EQ(names[1], "pos_emb.weight");
+    EXPECT_EQ(names[2], "blocks.0.ln1.weight");
+    EXPECT_EQ(names[18], "ln_f.weight");
+    EXPECT_EQ(names[19], "ln_f.bias");
+    EXPECT_EQ(names.back(), "head.weight");
+    EXPECT_EQ(tied.parameters().size(), 20u);  // no head.weight: the head is tok_emb.weight
+    EXPECT_EQ(tied.parameters().back().name, "ln_f.bias");
+    const auto p = untied.parameters(), g = untied.gradients();
+    ASSERT_EQ(p.size(), g.size());
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        EXPECT_EQ(p[i].name, g[i].name);
+        EXPECT_EQ(p[i].shape, g[i].shape);
+    }
+}
+
+class DecoderGeneration : public ::testing::TestWithParam<DecoderCase> {};
+
+TEST_P(DecoderGeneration, CachedEqualsUncached) {
+    ModelConfig config = config_of(GetParam());
+    config.max_len = 16;
+    Rng rng(3);
+    DecoderLM model(config, rng);
+    perturb(model.parameters(), 5);
+    for (float temperature : {0.0f, 1.0f}) {
+        const GenerateOptions options{temperature, 7};
+        const GenerateResult cached = model.generate({1, 4, 2}, 10, options);
+        const GenerateResult uncached = model.generate_uncached({1, 4, 2}, 10, options);
+        EXPECT_EQ(cached.tokens, uncached.tokens) << "temperature " << temperature;
+        ASSERT_EQ(cached.tokens.size(), 13u);
+        ASSERT_EQ(cached.logits.shape(0), 10u);
+        double worst = 0;
+        for (std::size_t i = 0; i < cached.logits.size(); ++i)
+            worst = std::max(worst, double(std::fabs(cached.logits.data()[i] - uncached.logits.data()[i])));
+        EXPECT_LT(worst, 1e-5) << "temperature " << temperature;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, DecoderGeneration, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(DecoderLM, GreedyGenerationIsTheArgmaxOfTheLogits) {
+    Rng rng(3);
+    DecoderLM model(decoder_config(), rng);
+    const GenerateResult r = model.generate({2}, 5);
+    for (std::size_t i = 0; i < 5; ++i) {
+        std::size_t best = 0;
+        for (std::size_t j = 1; j < 9; ++j)
+            if (r.logits(i, j) > r.logits(i, best)) best = j;
+        EXPECT_EQ(r.tokens[i + 1], static_cast<std::int32_t>(best));
+    }
+}
+
+TEST(DecoderLM, SamplingIsSeeded) {
+    Rng rng(3);
+    DecoderLM model(decoder_config(), rng);
+    EXPECT_EQ(model.generate({2}, 8, {1.0f, 5}).tokens, model.generate({2}, 8, {1.0f, 5}).tokens);
+}
+
+TEST(DecoderLM, GenerationBeyondTheLearnedTableNamesBothLengths) {
+    ModelConfig config = decoder_config();
+    config.positional = PositionalKind::learned;
+    Rng rng(3);
+    DecoderLM model(config, rng);
+    try {
+        model.generate({1, 2, 3, 4, 5}, 8);
+        FAIL() << "expected ValueError";
+    } catch (const ValueError& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("prompt length 5 + max_new_tokens 8"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("max_len 12"), std::string::npos) << msg;
+    }
+    EXPECT_NO_THROW(model.generate({1, 2, 3, 4, 5}, 7));
+    config.positional = PositionalKind::sinusoidal;  // extrapolates
+    DecoderLM sinusoidal(config, rng);
+    EXPECT_NO_THROW(sinusoidal.generate({1, 2, 3, 4, 5}, 10));
+    EXPECT_THROW(sinusoidal.generate({}, 1), ValueError);
+    EXPECT_THROW(sinusoidal.generate({1}, 1, {-1.0f, 0}), ValueError);
+    EXPECT_THROW(sinusoidal.generate({9}, 1), ValueError);
+}
+
+TEST(DecoderLM, AttentionMapsAreCausalDistributions) {
+    Rng rng(3);
+    DecoderLM model(decoder_config(), rng);
+    const Tensor4 maps = model.attention_maps(Index2{{1, 2, 3, 4, 5}});
+    ASSERT_EQ(maps.shape(0), 2u);
+    ASSERT_EQ(maps.shape(1), 2u);
+    ASSERT_EQ(maps.shape(2), 5u);
+    ASSERT_EQ(maps.shape(3), 5u);
+    for (std::size_t l = 0; l < 2; ++l)
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t i = 0; i < 5; ++i) {
+                double sum = 0;
+                for (std::size_t j = 0; j < 5; ++j) {
+                    if (j > i) EXPECT_EQ(maps(l, h, i, j), 0.0f);
+                    sum += maps(l, h, i, j);
+                }
+                EXPECT_NEAR(sum, 1.0, 1e-6);
+            }
+}
+
+TEST(DecoderLM, AttentionStatsAreRecordedOnlyWhenAsked) {
+    Rng rng(3);
+    DecoderLM model(decoder_config(), rng);
+    const Index2 tokens = {{1, 2, 3, 4, 5, 6}};
+    model.forward(tokens);
+    EXPECT_EQ(model.attention_stats().max_abs_score.size(), 0u);
+    model.set_record_attention_stats(true);
+    model.forward(tokens);
+    const AttentionStats& s = model.attention_stats();
+    ASSERT_EQ(s.max_abs_score.size(), 2u);
+    ASSERT_EQ(s.entropy.shape(0), 2u);
+    ASSERT_EQ(s.entropy.shape(1), 2u);
+    EXPECT_GT(s.max_abs(), 0.0f);
+    for (float e : s.entropy) {
+        EXPECT_GT(e, 0.0f);
+        EXPECT_LE(e, std::log(6.0f));  // row i spreads over at most i + 1 <= 6 keys
+    }
+}
+
+TEST(DecoderLM, GradientCheckpointingChangesNothingButMemory) {
+    ModelConfig config = decoder_config();
+    config.dropout = 0.2f;
+    Rng rng(3);
+    DecoderLM plain(config, rng);
+    DecoderLM checkpointed = plain;
+    checkpointed.set_gradient_checkpointing(true);
+    const Index2 tokens = {{1, 4, 2, 8, 0}, {3, 3, 5, 7, 6}};
+    const Index2 targets = {{4, 2, 8, 0, -1}, {3, 5, 7, 6, -1}};
+    for (DecoderLM* m : {&plain, &checkpointed}) {
+        m->seed_dropout(9);
+        m->zero_grad();
+    }
+    EXPECT_EQ(plain.loss_and_backward(tokens, targets).loss, checkpointed.loss_and_backward(tokens, targets).loss);
+    const auto a = plain.gradients(), b = checkpointed.gradients();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(std::memcmp(a[i].data, b[i].data, a[i].size() * sizeof(float)), 0) << a[i].name;
+    }
+}
+
+TEST(DecoderLM, EvalModeNeitherDropsNorRecords) {
+    ModelConfig config = decoder_config();
+    config.dropout = 0.5f;
+    Rng rng(3);
+    DecoderLM model(config, rng);
+    model.eval();
+    const Index2 tokens = {{1, 2, 3}};
+    EXPECT_EQ(model.forward(tokens), model.forward(tokens));
+    EXPECT_THROW(model.backward(Tensor3::from_shape({1, 3, 9})), ValueError);
+    model.train();
+    model.seed_dropout(1);
+    const Tensor3 a = model.forward(tokens);
+    model.seed_dropout(2);
+    EXPECT_NE(a, model.forward(tokens));
+}
+
+}  // namespace
+}  // namespace attnlab
