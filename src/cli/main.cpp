@@ -14,6 +14,10 @@ struct Command {
 };
 const Command kCommands[] = {
     {"demo", "print every stage of one multi-head attention call on a short sentence", attnlab::cli::run_demo},
+    {"train", "train a tiny Transformer on a generated task (copy, reverse, sort, brackets, char_lm, ...)",
+     attnlab::cli::run_train},
+    {"eval", "evaluate a saved model on its task", attnlab::cli::run_eval},
+    {"generate", "continue a prompt with a saved decoder model", attnlab::cli::run_generate},
 };
 
 void print_usage() {

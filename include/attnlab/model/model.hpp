@@ -1,0 +1,69 @@
+// attnlab/model/model.hpp: either kind of model behind one interface.
+//
+// What it is for: the trainer, the CLI and the JavaScript bindings work with "a model" whose
+// kind (encoder classifier or decoder LM) comes from its config or its checkpoint. Model forwards
+// each call to the EncoderClassifier or DecoderLM it holds and turns a task Batch into the right
+// call. Not for: model-specific features (CLS pooling details, KV caches): reach them through
+// encoder() / decoder().
+//
+//   attnlab::ModelConfig config; config.kind = attnlab::ModelKind::decoder; config.vocab_size = 11;
+//   attnlab::Model model(config, /*seed=*/1);
+//   attnlab::CrossEntropyResult r = model.loss_and_backward(batch);   // batch from a Task
+//   std::vector<std::uint8_t> bytes = model.save();                     // safetensors
+//   attnlab::Model again = attnlab::Model::load(bytes);
+#pragma once
+
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "attnlab/io/checkpoint.hpp"
+#include "attnlab/model/config.hpp"
+#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/nn/loss.hpp"
+#include "attnlab/train/tasks.hpp"
+
+namespace attnlab {
+
+class Model {
+public:
+    // A fresh model with parameters drawn from Rng(seed). Throws ConfigError for a bad config.
+    Model(const ModelConfig& config, std::uint64_t seed);
+    explicit Model(io::AnyModel model);
+    // From a safetensors checkpoint (IoError on a bad one).
+    static Model load(const std::vector<std::uint8_t>& bytes);
+    std::vector<std::uint8_t> save() const;
+    // Overwrites the parameters from a checkpoint of the same config; all-or-nothing.
+    void load_parameters(const std::vector<std::uint8_t>& bytes);
+
+    const ModelConfig& config() const;
+    ModelKind kind() const { return config().kind; }
+    bool is_decoder() const { return kind() == ModelKind::decoder; }
+    // Throws ConfigError naming the kind if the model is of the other kind.
+    EncoderClassifier& encoder();
+    DecoderLM& decoder();
+    const EncoderClassifier& encoder() const;
+    const DecoderLM& decoder() const;
+
+    std::vector<ParameterView> parameters();
+    std::vector<ParameterView> gradients();
+    std::size_t num_parameters();
+    void zero_grad();
+    void set_record_attention_stats(bool on);
+    const AttentionStats& attention_stats() const;
+
+    // Training forward + loss + backward on a task batch (sequence batches need a decoder,
+    // classification batches an encoder; ConfigError otherwise). Gradients accumulate.
+    CrossEntropyResult loss_and_backward(const Batch& batch);
+    // Evaluation-mode forward and loss, no gradients, no dropout.
+    CrossEntropyResult evaluate(const Batch& batch);
+    // Attention weights of batch row `batch` in every block: tokens (B, T) -> (L, H, T', T').
+    Tensor4 attention_maps(const Index2& tokens, const Mask2& padding = {}, std::size_t batch = 0) const;
+
+private:
+    void require_batch_kind(const Batch& batch, const char* where) const;
+    std::variant<EncoderClassifier, DecoderLM> model_;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,85 @@
+// attnlab/train/trainer.hpp: the training loop — sample a batch, forward, backward, clip, step.
+//
+// What it is for: training a Model on a Task with the article's switches, one optimisation step
+// per call, returning the metrics the CLI's progress bar and the page's curves show (loss,
+// accuracy, gradient norm, the largest attention score, per-head entropy, wall time). A
+// non-finite loss or gradient stops training with a ValueError naming the step, instead of
+// training on garbage. Not for: data loading from disk (tasks are generated) or distributed
+// training.
+//
+//   attnlab::Model model(config, 1);
+//   auto task = attnlab::make_task("reverse", {});
+//   attnlab::TrainerOptions options; options.lr = 3e-3f; options.total_steps = 3000;
+//   attnlab::Trainer trainer(model, *task, options);
+//   for (int i = 0; i < 3000; ++i) attnlab::StepMetrics m = trainer.step();
+//   attnlab::EvalResult e = trainer.evaluate(8);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "attnlab/core/random.hpp"
+#include "attnlab/model/model.hpp"
+#include "attnlab/train/metrics.hpp"
+#include "attnlab/train/optimizer.hpp"
+#include "attnlab/train/schedule.hpp"
+#include "attnlab/train/tasks.hpp"
+
+namespace attnlab {
+
+struct TrainerOptions {
+    std::string optimizer = "adamw";  // "adamw" or "sgd"
+    float lr = 3e-3f;                 // peak learning rate
+    float min_lr = 0.0f;              // cosine schedule: final learning rate
+    float weight_decay = 0.01f;       // adamw: decoupled, on matrices only (nanoGPT's rule)
+    float beta1 = 0.9f, beta2 = 0.98f;  // adamw
+    float momentum = 0.9f;            // sgd
+    std::size_t batch_size = 32;      // sequences per step
+    std::size_t warmup_steps = 100;   // linear warm-up
+    std::size_t total_steps = 0;      // > 0: cosine decay to min_lr over total_steps; 0: constant
+    float clip_norm = 1.0f;           // clip the global gradient norm to this; 0 = no clipping
+    std::uint64_t seed = 1;           // seeds the batches
+    bool track_attention = true;      // record max score and head entropy each step (a small cost)
+
+    // Throws ConfigError naming the bad value.
+    void validate() const;
+};
+
+struct EvalResult {
+    float loss = 0.0f;        // mean cross-entropy over all counted targets
+    float accuracy = 0.0f;    // fraction of counted targets predicted exactly
+    std::size_t count = 0;    // counted targets
+};
+
+class Trainer {
+public:
+    // Checks that the model fits the task (kind, vocabulary, classes, length for learned
+    // positions) and throws ConfigError naming the mismatch. model and task must outlive it.
+    Trainer(Model& model, const Task& task, const TrainerOptions& options);
+
+    // One optimisation step. Throws ValueError "... at step N ..." on a non-finite loss or
+    // gradient; the parameters are then left as they were before the step.
+    StepMetrics step();
+    // Loss and accuracy over `batches` batches from a fixed evaluation seed (independent of the
+    // training stream, so two evaluations are comparable).
+    EvalResult evaluate(std::size_t batches, std::uint64_t seed = 0xE7A1);
+
+    std::size_t steps_done() const { return step_; }
+    float lr_at(std::size_t step) const { return schedule_->lr_at(step); }
+    const TrainerOptions& options() const { return options_; }
+    Model& model() { return model_; }
+    const Task& task() const { return task_; }
+
+private:
+    Model& model_;
+    const Task& task_;
+    TrainerOptions options_;
+    std::unique_ptr<Optimizer> optimizer_;
+    std::unique_ptr<Schedule> schedule_;
+    Rng data_rng_;
+    std::size_t step_ = 0;
+};
+
+}  // namespace attnlab

@@ -1,0 +1,73 @@
+#include "checkpoint_file.hpp"
+
+#include <fstream>
+#include <iterator>
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include "attnlab/io/safetensors.hpp"
+
+namespace attnlab::cli {
+namespace {
+const char* const kTaskKeys[] = {"task", "length", "vocab", "k"};
+}
+
+void write_checkpoint(const Model& model, const Args& args, const std::string& path) {
+    io::SafeTensors st = io::SafeTensors::parse(model.save());
+    for (const char* key : kTaskKeys) {
+        if (!args.get(key).empty()) st.metadata()[std::string("task.") + key] = args.get(key);
+    }
+    st.write_file(path);
+}
+
+LoadedCheckpoint read_checkpoint(const Args& args) {
+    const std::string& path = args.get("model");
+    if (path.empty()) fail<ConfigError>("attnlab ", "--model is required (a checkpoint from attnlab train --save)");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail<IoError>("cannot open checkpoint '", path, "'");
+    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Model model = Model::load(bytes);
+    const io::SafeTensors st = io::SafeTensors::parse(bytes);
+    auto stored = [&](const char* key) -> std::string {
+        const auto it = st.metadata().find(std::string("task.") + key);
+        return it == st.metadata().end() ? std::string() : it->second;
+    };
+    auto pick = [&](const char* key) { return args.given(key) ? args.get(key) : stored(key); };
+    TaskOptions options;
+    auto size_of = [&](const char* key) -> std::optional<std::size_t> {
+        const std::string v = pick(key);
+        if (v.empty()) return std::nullopt;
+        try {
+            return static_cast<std::size_t>(std::stoull(v));
+        } catch (const std::exception&) {
+            fail<ConfigError>("task option ", key, " must be a non-negative integer, got '", v, "'");
+        }
+    };
+    options.length = size_of("length");
+    options.vocab = size_of("vocab");
+    options.k = size_of("k");
+    std::string name = pick("task");
+    if (name.empty()) name = args.get("task");
+    return LoadedCheckpoint{std::move(model), make_task(name, options)};
+}
+
+std::vector<std::int32_t> encode_text(const Task& task, const std::string& text) {
+    if (task.name() != "char_lm") {
+        fail<ConfigError>("--text needs a character-level model (task char_lm), this one was trained on ", task.name(),
+                          "; use --prompt with token ids");
+    }
+    const std::set<unsigned char> alphabet(char_lm_corpus().begin(), char_lm_corpus().end());
+    const std::vector<unsigned char> symbols(alphabet.begin(), alphabet.end());
+    std::vector<std::int32_t> ids;
+    for (unsigned char ch : text) {
+        const auto it = std::lower_bound(symbols.begin(), symbols.end(), ch);
+        if (it == symbols.end() || *it != ch) {
+            fail<ConfigError>("--text: character '", static_cast<char>(ch), "' is not in the model's alphabet");
+        }
+        ids.push_back(static_cast<std::int32_t>(it - symbols.begin()));
+    }
+    return ids;
+}
+
+}  // namespace attnlab::cli

@@ -1,0 +1,110 @@
+#include "attnlab/model/model.hpp"
+
+namespace attnlab {
+
+namespace {
+std::variant<EncoderClassifier, DecoderLM> build(const ModelConfig& config, std::uint64_t seed) {
+    config.validate();
+    Rng rng(seed);
+    if (config.kind == ModelKind::encoder) return EncoderClassifier(config, rng);
+    return DecoderLM(config, rng);
+}
+}  // namespace
+
+Model::Model(const ModelConfig& config, std::uint64_t seed) : model_(build(config, seed)) {}
+
+Model::Model(io::AnyModel model) : model_(std::move(model)) {}
+
+Model Model::load(const std::vector<std::uint8_t>& bytes) { return Model(io::load_checkpoint(bytes)); }
+
+std::vector<std::uint8_t> Model::save() const {
+    return std::visit([](const auto& m) { return io::save_checkpoint(m); }, model_);
+}
+
+void Model::load_parameters(const std::vector<std::uint8_t>& bytes) {
+    std::visit([&](auto& m) { io::load_into(m, bytes); }, model_);
+}
+
+const ModelConfig& Model::config() const {
+    return std::visit([](const auto& m) -> const ModelConfig& { return m.config(); }, model_);
+}
+
+EncoderClassifier& Model::encoder() {
+    if (auto* m = std::get_if<EncoderClassifier>(&model_)) return *m;
+    fail<ConfigError>("Model::encoder: this model is a decoder, not an encoder classifier");
+}
+DecoderLM& Model::decoder() {
+    if (auto* m = std::get_if<DecoderLM>(&model_)) return *m;
+    fail<ConfigError>("Model::decoder: this model is an encoder classifier, not a decoder");
+}
+const EncoderClassifier& Model::encoder() const { return const_cast<Model*>(this)->encoder(); }
+const DecoderLM& Model::decoder() const { return const_cast<Model*>(this)->decoder(); }
+
+std::vector<ParameterView> Model::parameters() {
+    return std::visit([](auto& m) { return m.parameters(); }, model_);
+}
+std::vector<ParameterView> Model::gradients() {
+    return std::visit([](auto& m) { return m.gradients(); }, model_);
+}
+std::size_t Model::num_parameters() {
+    std::size_t n = 0;
+    for (const auto& p : parameters()) n += p.size();
+    return n;
+}
+void Model::zero_grad() {
+    std::visit([](auto& m) { m.zero_grad(); }, model_);
+}
+void Model::set_record_attention_stats(bool on) {
+    std::visit([&](auto& m) { m.set_record_attention_stats(on); }, model_);
+}
+const AttentionStats& Model::attention_stats() const {
+    return std::visit([](const auto& m) -> const AttentionStats& { return m.attention_stats(); }, model_);
+}
+
+void Model::require_batch_kind(const Batch& batch, const char* where) const {
+    const bool classification = batch.labels.size() > 0;
+    if (classification && is_decoder()) {
+        fail<ConfigError>(where, ": a classification task needs an encoder model, this one is a decoder");
+    }
+    if (!classification && !is_decoder()) {
+        fail<ConfigError>(where, ": a sequence task needs a decoder model, this one is an encoder");
+    }
+}
+
+CrossEntropyResult Model::loss_and_backward(const Batch& batch) {
+    require_batch_kind(batch, "Model::loss_and_backward");
+    if (is_decoder()) return decoder().loss_and_backward(batch.tokens, batch.targets);
+    return encoder().loss_and_backward(batch.tokens, batch.padding, batch.labels);
+}
+
+CrossEntropyResult Model::evaluate(const Batch& batch) {
+    require_batch_kind(batch, "Model::evaluate");
+    const bool was_training = std::visit([](const auto& m) { return m.training(); }, model_);
+    std::visit([](auto& m) { m.eval(); }, model_);
+    CrossEntropyResult result;
+    try {
+        if (is_decoder()) {
+            const Tensor3 logits = decoder().forward(batch.tokens);  // (B, T, V)
+            Tensor2 flat = Tensor2::from_shape({logits.shape(0) * logits.shape(1), logits.shape(2)});
+            std::copy(logits.begin(), logits.end(), flat.begin());
+            Index1 targets = Index1::from_shape({batch.targets.size()});
+            std::copy(batch.targets.begin(), batch.targets.end(), targets.begin());
+            result = cross_entropy_forward(flat, targets);
+        } else {
+            const Tensor2 logits = encoder().forward(batch.tokens, batch.padding);  // (B, K)
+            result = cross_entropy_forward(logits, batch.labels);
+        }
+    } catch (...) {
+        std::visit([&](auto& m) { m.train(was_training); }, model_);
+        throw;
+    }
+    std::visit([&](auto& m) { m.train(was_training); }, model_);
+    return result;
+}
+
+Tensor4 Model::attention_maps(const Index2& tokens, const Mask2& padding, std::size_t batch) const {
+    if (is_decoder()) return decoder().attention_maps(tokens, batch);
+    return encoder().attention_maps(tokens, padding, batch);
+}
+
+}  // namespace attnlab

@@ -1,0 +1,120 @@
+#include "attnlab/train/trainer.hpp"
+
+#include <chrono>
+#include <cmath>
+
+namespace attnlab {
+
+void TrainerOptions::validate() const {
+    constexpr const char* where = "TrainerOptions";
+    if (!(lr > 0.0f) || !std::isfinite(lr)) fail<ConfigError>(where, ": lr must be positive and finite, got ", lr);
+    if (!(min_lr >= 0.0f) || min_lr > lr) fail<ConfigError>(where, ": min_lr must be in [0, lr=", lr, "], got ", min_lr);
+    if (batch_size == 0) fail<ConfigError>(where, ": batch_size must be positive, got 0");
+    if (!(clip_norm >= 0.0f)) fail<ConfigError>(where, ": clip_norm must be >= 0 (0 = off), got ", clip_norm);
+    if (!(weight_decay >= 0.0f)) fail<ConfigError>(where, ": weight_decay must be >= 0, got ", weight_decay);
+    if (total_steps > 0 && warmup_steps > total_steps) {
+        fail<ConfigError>(where, ": warmup_steps (", warmup_steps, ") exceeds total_steps (", total_steps, ")");
+    }
+}
+
+namespace {
+std::unique_ptr<Optimizer> optimizer_for(const TrainerOptions& o) {
+    OptimizerOptions opt;
+    opt.weight_decay = o.weight_decay;
+    opt.decay = decay_matrices_only;
+    if (o.optimizer == "adamw") {
+        opt.beta1 = o.beta1;
+        opt.beta2 = o.beta2;
+    } else if (o.optimizer == "sgd") {
+        opt.momentum = o.momentum;
+    }
+    return make_optimizer(o.optimizer, opt);
+}
+
+std::unique_ptr<Schedule> schedule_for(const TrainerOptions& o) {
+    ScheduleOptions s;
+    s.lr = o.lr;
+    s.min_lr = o.min_lr;
+    s.warmup_steps = o.warmup_steps;
+    s.total_steps = o.total_steps;
+    return make_schedule(o.total_steps > 0 ? "cosine" : "constant", s);
+}
+}  // namespace
+
+Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
+    : model_(model), task_(task), options_(options), data_rng_(options.seed) {
+    options_.validate();
+    constexpr const char* where = "Trainer";
+    const ModelConfig& c = model.config();
+    const bool classification = task.kind() == TaskKind::classification;
+    if (classification && c.kind != ModelKind::encoder) {
+        fail<ConfigError>(where, ": task '", task.name(), "' is a classification task and needs an encoder model");
+    }
+    if (!classification && c.kind != ModelKind::decoder) {
+        fail<ConfigError>(where, ": task '", task.name(), "' is a sequence task and needs a decoder model");
+    }
+    if (c.vocab_size < task.vocab_size()) {
+        fail<ConfigError>(where, ": the model's vocab_size (", c.vocab_size, ") is smaller than task '", task.name(),
+                          "' needs (", task.vocab_size(), ")");
+    }
+    if (classification && c.num_classes != task.num_classes()) {
+        fail<ConfigError>(where, ": the model has ", c.num_classes, " classes, task '", task.name(), "' has ",
+                          task.num_classes());
+    }
+    const std::size_t positions = task.seq_len() + (classification && c.pooling == Pooling::cls ? 1 : 0);
+    if (c.positional == PositionalKind::learned && positions > c.max_len) {
+        fail<ConfigError>(where, ": task '", task.name(), "' has sequences of ", positions,
+                          " positions but the learned position table holds max_len = ", c.max_len);
+    }
+    optimizer_ = optimizer_for(options_);
+    schedule_ = schedule_for(options_);
+    model_.set_record_attention_stats(options_.track_attention);
+}
+
+StepMetrics Trainer::step() {
+    const auto start = std::chrono::steady_clock::now();
+    const Batch batch = task_.sample(options_.batch_size, data_rng_);
+    model_.zero_grad();
+    const CrossEntropyResult result = model_.loss_and_backward(batch);
+    if (!std::isfinite(result.loss)) {
+        fail<ValueError>("Trainer: the loss is ", result.loss, " at step ", step_,
+                         "; training stopped (try a lower learning rate, clipping, or scaling on)");
+    }
+    const std::vector<ParameterView> grads = model_.gradients();
+    require_finite_gradients(grads, step_);
+    StepMetrics m;
+    m.step = step_;
+    m.grad_norm = options_.clip_norm > 0.0f ? clip_grad_norm(grads, options_.clip_norm) : global_grad_norm(grads);
+    m.lr = schedule_->lr_at(step_);
+    optimizer_->step(model_.parameters(), grads, m.lr);
+    m.loss = result.loss;
+    m.accuracy = result.count ? static_cast<float>(result.correct) / static_cast<float>(result.count) : 0.0f;
+    if (options_.track_attention) {
+        const AttentionStats& stats = model_.attention_stats();
+        m.max_score = stats.max_abs();
+        m.head_entropy.assign(stats.entropy.begin(), stats.entropy.end());
+    }
+    ++step_;
+    m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return m;
+}
+
+EvalResult Trainer::evaluate(std::size_t batches, std::uint64_t seed) {
+    if (batches == 0) fail<ConfigError>("Trainer::evaluate: batches must be positive, got 0");
+    Rng rng(seed);
+    double loss_sum = 0.0;
+    std::size_t count = 0, correct = 0;
+    for (std::size_t i = 0; i < batches; ++i) {
+        const CrossEntropyResult r = model_.evaluate(task_.sample(options_.batch_size, rng));
+        loss_sum += static_cast<double>(r.loss) * static_cast<double>(r.count);
+        count += r.count;
+        correct += r.correct;
+    }
+    EvalResult e;
+    e.count = count;
+    e.loss = count ? static_cast<float>(loss_sum / static_cast<double>(count)) : 0.0f;
+    e.accuracy = count ? static_cast<float>(correct) / static_cast<float>(count) : 0.0f;
+    return e;
+}
+
+}  // namespace attnlab
