@@ -1,0 +1,66 @@
+// attnlab/io/checkpoint.hpp: save and load whole models as safetensors files.
+//
+// What it is for: checkpoints a PyTorch user can open. Every parameter is stored as a
+// little-endian float32 tensor under its state_dict name ("tok_emb.weight",
+// "blocks.0.attn.q_proj.weight", ...; the lists are in encoder_classifier.hpp and decoder_lm.hpp)
+// and the ModelConfig travels in the header's __metadata__ (ModelConfig::to_metadata()), next to
+// "format": "attnlab" and "version": "1". The round trip is bit-exact. A tied decoder head is
+// stored once, as tok_emb.weight (safetensors cannot alias two names to one buffer); PyTorch code
+// ties it again after loading.
+// Not for: optimiser state or training progress (see train/), or other people's checkpoints
+// (GPT-2 names differ; rename the tensors first).
+//
+// Loading validates everything before it copies anything: a truncated or corrupt image, a
+// wrong "format"/"version", a config that does not parse or differs from the model's, a missing,
+// extra, non-F32 or mis-shaped tensor — each throws IoError naming the problem, and the model is
+// left exactly as it was. The training-only fields dropout and gradient_checkpointing may differ
+// (they do not change what the weights mean).
+//
+//   auto bytes = attnlab::io::save_checkpoint(gpt);                  // std::vector<std::uint8_t>
+//   attnlab::io::save_checkpoint_file(gpt, "model.safetensors");
+//   attnlab::DecoderLM copy = attnlab::io::load_decoder(bytes);      // config from the header
+//   attnlab::io::load_into(gpt, bytes);                              // same config required
+//   attnlab::io::AnyModel any = attnlab::io::load_checkpoint_file("model.safetensors");  // encoder or decoder
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "attnlab/model/config.hpp"
+#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/encoder_classifier.hpp"
+
+namespace attnlab::io {
+
+inline constexpr const char* kCheckpointFormat = "attnlab";
+inline constexpr const char* kCheckpointVersion = "1";
+
+// Either kind of model, as the config in a checkpoint says.
+using AnyModel = std::variant<EncoderClassifier, DecoderLM>;
+
+// The complete safetensors image of the model's parameters and config.
+std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model);
+std::vector<std::uint8_t> save_checkpoint(const DecoderLM& model);
+// The same written to path (IoError naming the path if it cannot be written).
+void save_checkpoint_file(const EncoderClassifier& model, const std::string& path);
+void save_checkpoint_file(const DecoderLM& model, const std::string& path);
+
+// The config stored in a checkpoint (IoError if the image or its metadata is bad).
+ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes);
+
+// A new model built from the stored config, with the stored parameters.
+AnyModel load_checkpoint(const std::vector<std::uint8_t>& bytes);
+AnyModel load_checkpoint_file(const std::string& path);
+// The same, with IoError if the checkpoint holds the other kind of model.
+EncoderClassifier load_encoder(const std::vector<std::uint8_t>& bytes);
+DecoderLM load_decoder(const std::vector<std::uint8_t>& bytes);
+
+// Overwrites the parameters of an existing model of the same config; all-or-nothing.
+void load_into(EncoderClassifier& model, const std::vector<std::uint8_t>& bytes);
+void load_into(DecoderLM& model, const std::vector<std::uint8_t>& bytes);
+void load_into_file(EncoderClassifier& model, const std::string& path);
+void load_into_file(DecoderLM& model, const std::string& path);
+
+}  // namespace attnlab::io

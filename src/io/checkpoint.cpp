@@ -1,0 +1,196 @@
+#include "attnlab/io/checkpoint.hpp"
+
+#include <cstring>
+#include <set>
+
+#include "attnlab/io/safetensors.hpp"
+
+namespace attnlab::io {
+
+namespace {
+// Config fields that only affect training, not what the weights mean: a checkpoint may differ in them.
+bool training_only(const std::string& key) { return key == "dropout" || key == "gradient_checkpointing"; }
+
+std::vector<ParameterView> parameters_of(const EncoderClassifier& model) {
+    // parameters() hands out mutable views; saving only reads through them.
+    return const_cast<EncoderClassifier&>(model).parameters();
+}
+std::vector<ParameterView> parameters_of(const DecoderLM& model) {
+    return const_cast<DecoderLM&>(model).parameters();
+}
+
+// A parameter of any rank stored as F32: copy into an xtensor of its rank (parameters are rank 1 or 2).
+void put_parameter(SafeTensors& st, const ParameterView& p) {
+    if (p.shape.size() == 1) {
+        Tensor1 t = Tensor1::from_shape({p.shape[0]});
+        std::copy_n(p.data, p.size(), t.data());
+        st.put(p.name, t);
+    } else if (p.shape.size() == 2) {
+        Tensor2 t = Tensor2::from_shape({p.shape[0], p.shape[1]});
+        std::copy_n(p.data, p.size(), t.data());
+        st.put(p.name, t);
+    } else {
+        fail<IoError>("save_checkpoint: parameter '", p.name, "' has unsupported rank ", p.shape.size());
+    }
+}
+
+template <class M>
+SafeTensors to_safetensors(const M& model) {
+    SafeTensors st;
+    st.metadata() = model.config().to_metadata();
+    st.metadata()["format"] = kCheckpointFormat;
+    st.metadata()["version"] = kCheckpointVersion;
+    for (const auto& p : parameters_of(model)) put_parameter(st, p);
+    return st;
+}
+
+SafeTensors parse(const std::vector<std::uint8_t>& bytes, const char* where) {
+    try {
+        return SafeTensors::parse(bytes);
+    } catch (const IoError& e) {
+        fail<IoError>(where, ": not a valid safetensors image: ", e.what());
+    }
+}
+
+ModelConfig config_of(const SafeTensors& st, const char* where) {
+    std::map<std::string, std::string> meta = st.metadata();
+    const auto format = meta.find("format");
+    if (format == meta.end() || format->second != kCheckpointFormat) {
+        fail<IoError>(where, ": metadata \"format\" must be \"", kCheckpointFormat, "\", got ",
+                      format == meta.end() ? std::string("nothing") : "\"" + format->second + "\"");
+    }
+    const auto version = meta.find("version");
+    if (version == meta.end() || version->second != kCheckpointVersion) {
+        fail<IoError>(where, ": metadata \"version\" must be \"", kCheckpointVersion, "\", got ",
+                      version == meta.end() ? std::string("nothing") : "\"" + version->second + "\"");
+    }
+    meta.erase("format");
+    meta.erase("version");
+    try {
+        return ModelConfig::from_metadata(meta);
+    } catch (const ConfigError& e) {
+        fail<IoError>(where, ": the stored model config is invalid: ", e.what());
+    }
+}
+
+// Every check load_into makes, before anything is copied.
+void validate_against(const SafeTensors& st, const ModelConfig& config, const std::vector<ParameterView>& params,
+                      const char* where) {
+    const auto stored = config_of(st, where).to_metadata();
+    const auto expected = config.to_metadata();
+    std::string diffs;
+    for (const auto& [key, value] : expected) {
+        if (training_only(key) || stored.at(key) == value) continue;
+        diffs += (diffs.empty() ? "" : ", ") + key + " is " + stored.at(key) + " in the file but " + value +
+                 " in the model";
+    }
+    if (!diffs.empty()) fail<IoError>(where, ": config mismatch: ", diffs);
+
+    std::set<std::string> wanted;
+    std::string missing, bad;
+    for (const auto& p : params) {
+        wanted.insert(p.name);
+        if (!st.contains(p.name)) {
+            missing += (missing.empty() ? "" : ", ") + p.name;
+            continue;
+        }
+        if (st.dtype(p.name) != Dtype::F32) {
+            bad += (bad.empty() ? "" : "; ") + p.name + " has dtype " + dtype_name(st.dtype(p.name)) + ", expected F32";
+        } else if (st.shape(p.name) != p.shape) {
+            bad += (bad.empty() ? "" : "; ") + p.name + " is " + shape_string(st.shape(p.name)) + ", expected " +
+                   shape_string(p.shape);
+        }
+    }
+    std::string extra;
+    for (const auto& name : st.names()) {
+        if (wanted.count(name) == 0) extra += (extra.empty() ? "" : ", ") + name;
+    }
+    if (!missing.empty()) fail<IoError>(where, ": missing tensors: ", missing);
+    if (!extra.empty()) fail<IoError>(where, ": unexpected tensors: ", extra);
+    if (!bad.empty()) fail<IoError>(where, ": mismatched tensors: ", bad);
+}
+
+template <class M>
+void load_into_impl(M& model, const SafeTensors& st, const char* where) {
+    const std::vector<ParameterView> params = model.parameters();
+    validate_against(st, model.config(), params, where);
+    for (const auto& p : params) {
+        const TensorView v = st.view(p.name);
+        std::memcpy(p.data, v.data, v.nbytes);
+    }
+}
+
+template <class M>
+M load_new(const SafeTensors& st, const char* where) {
+    Rng rng(0);  // every parameter is overwritten below
+    M model(config_of(st, where), rng);
+    load_into_impl(model, st, where);
+    return model;
+}
+
+AnyModel load_any(const SafeTensors& st, const char* where) {
+    if (config_of(st, where).kind == ModelKind::encoder) return load_new<EncoderClassifier>(st, where);
+    return load_new<DecoderLM>(st, where);
+}
+
+SafeTensors read(const std::string& path, const char* where) {
+    try {
+        return SafeTensors::read_file(path);
+    } catch (const IoError& e) {
+        fail<IoError>(where, ": ", e.what());
+    }
+}
+}  // namespace
+
+std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model) { return to_safetensors(model).serialize(); }
+std::vector<std::uint8_t> save_checkpoint(const DecoderLM& model) { return to_safetensors(model).serialize(); }
+void save_checkpoint_file(const EncoderClassifier& model, const std::string& path) {
+    to_safetensors(model).write_file(path);
+}
+void save_checkpoint_file(const DecoderLM& model, const std::string& path) { to_safetensors(model).write_file(path); }
+
+ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes) {
+    constexpr const char* where = "checkpoint_config";
+    return config_of(parse(bytes, where), where);
+}
+
+AnyModel load_checkpoint(const std::vector<std::uint8_t>& bytes) {
+    constexpr const char* where = "load_checkpoint";
+    return load_any(parse(bytes, where), where);
+}
+
+AnyModel load_checkpoint_file(const std::string& path) {
+    constexpr const char* where = "load_checkpoint_file";
+    return load_any(read(path, where), where);
+}
+
+EncoderClassifier load_encoder(const std::vector<std::uint8_t>& bytes) {
+    constexpr const char* where = "load_encoder";
+    const SafeTensors st = parse(bytes, where);
+    const ModelConfig config = config_of(st, where);
+    if (config.kind != ModelKind::encoder) fail<IoError>(where, ": the checkpoint holds a ", model_kind_name(config.kind));
+    return load_new<EncoderClassifier>(st, where);
+}
+
+DecoderLM load_decoder(const std::vector<std::uint8_t>& bytes) {
+    constexpr const char* where = "load_decoder";
+    const SafeTensors st = parse(bytes, where);
+    const ModelConfig config = config_of(st, where);
+    if (config.kind != ModelKind::decoder) fail<IoError>(where, ": the checkpoint holds an ", model_kind_name(config.kind));
+    return load_new<DecoderLM>(st, where);
+}
+
+void load_into(EncoderClassifier& model, const std::vector<std::uint8_t>& bytes) {
+    load_into_impl(model, parse(bytes, "load_into"), "load_into");
+}
+void load_into(DecoderLM& model, const std::vector<std::uint8_t>& bytes) {
+    load_into_impl(model, parse(bytes, "load_into"), "load_into");
+}
+void load_into_file(EncoderClassifier& model, const std::string& path) {
+    load_into_impl(model, read(path, "load_into_file"), "load_into_file");
+}
+void load_into_file(DecoderLM& model, const std::string& path) {
+    load_into_impl(model, read(path, "load_into_file"), "load_into_file");
+}
+
+}  // namespace attnlab::io
