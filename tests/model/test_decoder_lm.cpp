@@ -241,7 +241,9 @@ TEST(DecoderLM, AttentionMapsAreCausalDistributions) {
             for (std::size_t i = 0; i < 5; ++i) {
                 double sum = 0;
                 for (std::size_t j = 0; j < 5; ++j) {
-                    if (j > i) EXPECT_EQ(maps(l, h, i, j), 0.0f);
+                    if (j > i) {
+                        EXPECT_EQ(maps(l, h, i, j), 0.0f);
+                    }
                     sum += maps(l, h, i, j);
                 }
                 EXPECT_NEAR(sum, 1.0, 1e-6);
