@@ -158,6 +158,8 @@ ThreadPool& default_pool() {
 
 void set_num_threads(std::size_t n) {
     if (n == 0) fail<ConfigError>("set_num_threads: the thread count must be >= 1, got ", n);
+    // Replacing the pool from inside one of its jobs would join the thread that is running it.
+    if (t_inside_pool) fail<ConfigError>("set_num_threads: cannot change the pool from inside a parallel_for body");
     std::lock_guard<std::mutex> lock(g_default_mutex);
     if (g_default_pool && g_default_pool->num_threads() == n) return;
     g_default_pool.reset();  // joins the old workers before new ones start

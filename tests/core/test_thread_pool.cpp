@@ -44,9 +44,8 @@ TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
                 for (std::size_t grain : {1, 3, 64, 5000}) {
                     const std::vector<int> counts = visit_counts(pool, begin, end, grain);
                     for (std::size_t i = 0; i < end; ++i) {
-                        ASSERT_EQ(counts[i], i < begin ? 0 : 1)
-                            << "index " << i << " threads " << threads << " range [" << begin << ", " << end
-                            << ") grain " << grain;
+                        ASSERT_EQ(counts[i], i < begin ? 0 : 1) << "index " << i << " threads " << threads << " range ["
+                                                                << begin << ", " << end << ") grain " << grain;
                     }
                 }
             }
@@ -140,6 +139,15 @@ TEST(ThreadPool, SetNumThreadsZeroThrowsConfigErrorNamingTheCount) {
     EXPECT_GE(attnlab::num_threads(), 1u);  // the previous pool is still in place
 }
 
+TEST(ThreadPool, SetNumThreadsInsideABodyThrowsInsteadOfDeadlocking) {
+    ThreadCountGuard guard;
+    attnlab::set_num_threads(2);
+    EXPECT_THROW(
+        attnlab::default_pool().parallel_for(0, 4, 1, [](std::size_t, std::size_t) { attnlab::set_num_threads(3); }),
+        attnlab::ConfigError);
+    EXPECT_EQ(attnlab::num_threads(), 2u);
+}
+
 TEST(ThreadPool, SetNumThreadsReplacesTheDefaultPool) {
     ThreadCountGuard guard;
     attnlab::set_num_threads(3);
@@ -172,7 +180,8 @@ TEST(ThreadPool, SmallRangeRunsInlineOnTheCaller) {
     attnlab::set_num_threads(2);
     const std::thread::id caller = std::this_thread::get_id();
     std::thread::id seen;
-    attnlab::parallel_for(0, 10, [&](std::size_t, std::size_t) { seen = std::this_thread::get_id(); }, 6);
+    attnlab::parallel_for(
+        0, 10, [&](std::size_t, std::size_t) { seen = std::this_thread::get_id(); }, 6);
     EXPECT_EQ(seen, caller);
 }
 
