@@ -6,8 +6,8 @@
 //
 // Loop nest (outermost first), one implementation for all three variants; only the packing
 // routines know whether an operand is transposed:
-//   j0 over N in NC columns   | B panel (KC, NC) packed once per (j0, p0) by the caller,
-//   p0 over K in KC rows      |   as strips of NR columns: bp[strip][p][NR]  (L2)
+//   j0 over N in NC columns   | B panel (KC, NC) packed once per (j0, p0) into the caller's
+//   p0 over K in KC rows      |   buffer, as strips of NR columns: bp[strip][p][NR]  (L2)
 //     parallel_for over row groups of MR rows (each thread owns whole rows of C):
 //       i0 over its rows in MC  | A block (MC, KC) packed per thread: ap[group][p][MR] (L2)
 //         strip over NR columns | one B strip (KC, NR) stays in L1
@@ -47,6 +47,9 @@ constexpr std::size_t NC = 512;      // column panel: packed B (KC, NC) is 512 K
 // so small products (attention on short sequences) do not pay for waking the pool: measured,
 // 64³ on 2 threads ran at half the speed of 1 thread with 2^17.
 constexpr std::size_t kMinMacsPerChunk = std::size_t{1} << 18;
+
+// Floats of B a thread packs per chunk before packing is split across threads.
+constexpr std::size_t kMinPackPerChunk = std::size_t{1} << 16;
 
 static_assert(MC % MR == 0, "row blocks must hold whole micro-tile row groups");
 static_assert(NC % NR == 0, "column panels must hold whole micro-tile strips");
@@ -104,7 +107,8 @@ void pack_b(const float* b, std::size_t ldb, std::size_t p0, std::size_t kc, std
             for (std::size_t p = 0; p < kc; ++p) {
                 const float* src = b + (p0 + p) * ldb + j0 + s * NR;
                 if (cols == NR) {
-                    for (std::size_t v = 0; v < NV; ++v) Batch::load_unaligned(src + v * W).store_aligned(dst + p * NR + v * W);
+                    for (std::size_t v = 0; v < NV; ++v)
+                        Batch::load_unaligned(src + v * W).store_aligned(dst + p * NR + v * W);
                 } else {
                     std::size_t j = 0;
                     for (; j < cols; ++j) dst[p * NR + j] = src[j];
@@ -189,8 +193,8 @@ void row_range(const float* a, std::size_t lda, const float* bp, float* c, std::
             const std::size_t cols = std::min(NR, nc - s * NR);
             for (std::size_t g = 0; g * MR < mc; ++g) {
                 const std::size_t rows = std::min(MR, mc - g * MR);
-                micro_dispatch(rows, kc, ap + g * MR * kc, bp + s * kc * NR, c + (i0 + g * MR) * ldc + j0 + s * NR,
-                               ldc, cols, add);
+                micro_dispatch(rows, kc, ap + g * MR * kc, bp + s * kc * NR, c + (i0 + g * MR) * ldc + j0 + s * NR, ldc,
+                               cols, add);
             }
         }
     }
@@ -219,14 +223,21 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
         for (std::size_t p0 = 0; p0 < k; p0 += KC) {
             const std::size_t kc = std::min(KC, k - p0);
             float* bp = b_scratch.get(strips * NR * kc);
-            pack_b<TransB>(b, ldb, p0, kc, j0, nc, bp);
+            // Packing is a plain copy, so splitting it over strips cannot change any result; it
+            // matters when few rows of C (decoding one token) leave packing as much work as FMAs.
+            parallel_for(
+                0, strips,
+                [&](std::size_t s_begin, std::size_t s_end) {
+                    const std::size_t cols_end = std::min(s_end * NR, nc);
+                    pack_b<TransB>(b, ldb, p0, kc, j0 + s_begin * NR, cols_end - s_begin * NR, bp + s_begin * kc * NR);
+                },
+                std::max<std::size_t>(1, kMinPackPerChunk / (kc * NR)));
             const bool add = acc == Accumulate::yes || p0 > 0;
             const std::size_t grain = std::max<std::size_t>(1, kMinMacsPerChunk / (MR * nc * kc));
             parallel_for(
                 0, row_groups,
                 [&](std::size_t g_begin, std::size_t g_end) {
-                    row_range<TransA>(a, lda, bp, c, ldc, g_begin * MR, std::min(g_end * MR, m), j0, nc, p0, kc,
-                                      add);
+                    row_range<TransA>(a, lda, bp, c, ldc, g_begin * MR, std::min(g_end * MR, m), j0, nc, p0, kc, add);
                 },
                 grain);
         }
@@ -251,8 +262,8 @@ void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb,
 }
 
 // The references spell out the index arithmetic of each variant once, with nothing clever.
-void matmul_nn_reference(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
-                         std::size_t ldc, std::size_t m, std::size_t n, std::size_t k) {
+void matmul_nn_reference(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+                         std::size_t m, std::size_t n, std::size_t k) {
     for (std::size_t i = 0; i < m; ++i) {
         for (std::size_t j = 0; j < n; ++j) {
             double sum = 0.0;
@@ -262,8 +273,8 @@ void matmul_nn_reference(const float* a, std::size_t lda, const float* b, std::s
     }
 }
 
-void matmul_nt_reference(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
-                         std::size_t ldc, std::size_t m, std::size_t n, std::size_t k) {
+void matmul_nt_reference(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+                         std::size_t m, std::size_t n, std::size_t k) {
     for (std::size_t i = 0; i < m; ++i) {
         for (std::size_t j = 0; j < n; ++j) {
             double sum = 0.0;
@@ -273,8 +284,8 @@ void matmul_nt_reference(const float* a, std::size_t lda, const float* b, std::s
     }
 }
 
-void matmul_tn_reference(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
-                         std::size_t ldc, std::size_t m, std::size_t n, std::size_t k) {
+void matmul_tn_reference(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+                         std::size_t m, std::size_t n, std::size_t k) {
     for (std::size_t i = 0; i < m; ++i) {
         for (std::size_t j = 0; j < n; ++j) {
             double sum = 0.0;
