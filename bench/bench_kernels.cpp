@@ -36,9 +36,9 @@ void run_matmul(benchmark::State& state, Kernel kernel) {
         benchmark::DoNotOptimize(c.data());
         benchmark::ClobberMemory();
     }
-    state.counters["FLOPS"] = benchmark::Counter(2.0 * double(n) * double(n) * double(n),
-                                                 benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
+    state.counters["FLOPS"] =
+        benchmark::Counter(2.0 * double(n) * double(n) * double(n), benchmark::Counter::kIsIterationInvariantRate,
+                           benchmark::Counter::kIs1000);
 }
 
 void BM_MatmulNN(benchmark::State& state) { run_matmul(state, attnlab::kernels::matmul_nn); }

@@ -25,7 +25,7 @@ constexpr std::size_t kReluGrain = std::size_t{1} << 16;
 constexpr std::size_t kGeluGrain = std::size_t{1} << 13;
 constexpr std::size_t kNormEntriesPerChunk = std::size_t{1} << 14;
 
-constexpr float kInvSqrt2 = 0.70710678118654752440f;     // 1/√2
+constexpr float kInvSqrt2 = 0.70710678118654752440f;    // 1/√2
 constexpr float kInvSqrt2Pi = 0.39894228040143267794f;  // 1/√(2π)
 
 // Rows (or columns) per chunk so that a chunk holds at least kNormEntriesPerChunk entries.

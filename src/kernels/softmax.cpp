@@ -30,7 +30,9 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 // score matrix of a short sequence stays on one thread.
 constexpr std::size_t kMinEntriesPerChunk = std::size_t{1} << 14;
 
-std::size_t row_grain(std::size_t cols) { return std::max<std::size_t>(1, kMinEntriesPerChunk / std::max<std::size_t>(cols, 1)); }
+std::size_t row_grain(std::size_t cols) {
+    return std::max<std::size_t>(1, kMinEntriesPerChunk / std::max<std::size_t>(cols, 1));
+}
 
 // max_j x[j] over n floats; -inf when n == 0 or every entry is -inf.
 float row_max(const float* x, std::size_t n) {

@@ -64,7 +64,7 @@ TEST(Relu, ZeroesNegativesAndKeepsPositives) {
 
 TEST(Relu, PropagatesNaN) {
     std::vector<float> x(11, 1.0f);
-    x[2] = x[10] = std::numeric_limits<float>::quiet_NaN();  // one in the vector body, one in the tail
+    x[2] = x[10] = std::numeric_limits<float>::quiet_NaN();        // one in the vector body, one in the tail
     attnlab::kernels::relu_forward(x.data(), x.data(), x.size());  // in place
     EXPECT_TRUE(std::isnan(x[2]));
     EXPECT_TRUE(std::isnan(x[10]));
@@ -105,9 +105,15 @@ TEST(Relu, TensorWrapperKeepsShape) {
 TEST(Gelu, MatchesKnownValuesOfTheErfForm) {
     // x·Φ(x) evaluated in double (torch.nn.GELU() gives the same to float precision).
     const std::vector<float> x = {-3.0f, -1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 2.0f, 10.0f, -10.0f};
-    const std::vector<double> expected = {-0.00404969409489031, -0.15865525393145707, -0.15426876936299344,
-                                          0.0, 0.34573123063700656, 0.8413447460685429,
-                                          1.9544997361036416, 10.0, -0.0};
+    const std::vector<double> expected = {-0.00404969409489031,
+                                          -0.15865525393145707,
+                                          -0.15426876936299344,
+                                          0.0,
+                                          0.34573123063700656,
+                                          0.8413447460685429,
+                                          1.9544997361036416,
+                                          10.0,
+                                          -0.0};
     std::vector<float> y(x.size());
     attnlab::kernels::gelu_forward(x.data(), y.data(), x.size());
     for (std::size_t i = 0; i < x.size(); ++i) {
@@ -185,8 +191,8 @@ TEST(LayerNorm, HandComputedRow) {
     // x = (1, 2, 3, 4): mean 2.5, biased var 1.25, eps 0 -> xhat = (-1.5, -0.5, 0.5, 1.5) / √1.25.
     const std::vector<float> x = {1, 2, 3, 4}, gamma = {1, 1, 2, 1}, beta = {0, 0, 0, 10};
     std::vector<float> y(4), mean(1), rstd(1);
-    attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), 1,
-                                         4, 0.0f);
+    attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), 1, 4,
+                                         0.0f);
     const double s = std::sqrt(1.25);
     EXPECT_FLOAT_EQ(mean[0], 2.5f);
     EXPECT_FLOAT_EQ(rstd[0], float(1.0 / s));
@@ -203,8 +209,8 @@ TEST(LayerNorm, MatchesReferenceIncludingLargeOffsets) {
         for (std::size_t j = 0; j < cols; ++j) x[j] += 1000.0f;  // row 0: |mean| >> std
         const std::vector<float> gamma = random_vector(cols, 11, 0.5f, 1.5f), beta = random_vector(cols, 12);
         std::vector<float> y(rows * cols), mean(rows), rstd(rows);
-        attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
-                                             rstd.data(), rows, cols, 1e-5f);
+        attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(),
+                                             rows, cols, 1e-5f);
         const std::vector<double> ref = layer_norm_reference(x, gamma, beta, rows, cols, 1e-5);
         for (std::size_t i = 0; i < y.size(); ++i) {
             // Row 0's inputs carry float rounding of 1000 + u (~6e-5 absolute), which the
@@ -217,8 +223,7 @@ TEST(LayerNorm, MatchesReferenceIncludingLargeOffsets) {
 TEST(LayerNorm, ConstantRowNormalisesToBeta) {
     const std::vector<float> x(6, 3.0f), gamma(6, 2.0f), beta = {1, 2, 3, 4, 5, 6};
     std::vector<float> y(6);
-    attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), nullptr, nullptr, 1, 6,
-                                         1e-5f);
+    attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), nullptr, nullptr, 1, 6, 1e-5f);
     EXPECT_EQ(y, beta);
 }
 
@@ -230,8 +235,8 @@ TEST(LayerNorm, BackwardMatchesFiniteDifferences) {
     const std::vector<float> w = random_vector(rows * cols, 24);  // loss = Σ y ⊙ w, so dy = w
     std::vector<float> y(rows * cols), mean(rows), rstd(rows);
     auto loss = [&] {
-        attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(),
-                                             rstd.data(), rows, cols, 1e-5f);
+        attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(),
+                                             rows, cols, 1e-5f);
         return testutil::dot(y, w);
     };
     loss();
@@ -252,8 +257,8 @@ TEST(LayerNorm, BackwardAccumulatesIntoDgammaAndDbeta) {
     const std::vector<float> x = random_vector(rows * cols, 31), gamma = random_vector(cols, 32),
                              beta = random_vector(cols, 33), dy = random_vector(rows * cols, 34);
     std::vector<float> y(rows * cols), mean(rows), rstd(rows), dx(rows * cols);
-    attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(),
-                                         rows, cols, 1e-5f);
+    attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows,
+                                         cols, 1e-5f);
     std::vector<float> dgamma(cols, 0.0f), dbeta(cols, 0.0f);
     attnlab::kernels::layer_norm_backward(x.data(), gamma.data(), mean.data(), rstd.data(), dy.data(), dx.data(),
                                           dgamma.data(), dbeta.data(), rows, cols);
@@ -274,8 +279,8 @@ TEST(LayerNorm, ResultsAreBitIdenticalForOneAndTwoThreads) {
     auto run = [&](std::size_t threads) {
         attnlab::set_num_threads(threads);
         std::vector<float> out(rows * cols), mean(rows), rstd(rows), dx(rows * cols), dg(cols, 0.0f), db(cols, 0.0f);
-        attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), out.data(), mean.data(),
-                                             rstd.data(), rows, cols, 1e-5f);
+        attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), out.data(), mean.data(), rstd.data(),
+                                             rows, cols, 1e-5f);
         attnlab::kernels::layer_norm_backward(x.data(), gamma.data(), mean.data(), rstd.data(), dy.data(), dx.data(),
                                               dg.data(), db.data(), rows, cols);
         out.insert(out.end(), dx.begin(), dx.end());
@@ -293,8 +298,8 @@ TEST(LayerNorm, TensorWrapperMatchesKernel) {
     const attnlab::Tensor1 gamma = {1, 2, 3, 4}, beta = {0, 1, 0, 1};
     const attnlab::Tensor2 y = attnlab::layer_norm(x, gamma, beta, 1e-5f);
     std::vector<float> expected(8);
-    attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), expected.data(), nullptr, nullptr, 2,
-                                         4, 1e-5f);
+    attnlab::kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), expected.data(), nullptr, nullptr, 2, 4,
+                                         1e-5f);
     for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(y.data()[i], expected[i]);
 }
 

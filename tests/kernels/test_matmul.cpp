@@ -80,8 +80,8 @@ struct Problem {
 
 // Checks c (m, n) against the double-accumulated reference with the rigorous float bound:
 // |c - ref| <= (k + 2) · FLT_EPSILON · Σ_p |a_ip| |b_pj|, plus |c0| terms when accumulating.
-void expect_matches_reference(const Variant& v, const Problem& pr, const Matrix& c, const Matrix* c0,
-                              std::size_t m, std::size_t n, std::size_t k, const std::string& where) {
+void expect_matches_reference(const Variant& v, const Problem& pr, const Matrix& c, const Matrix* c0, std::size_t m,
+                              std::size_t n, std::size_t k, const std::string& where) {
     Matrix ref(m, n, 0, 0.0f), bound(m, n, 0, 0.0f);
     v.reference(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, ref.data.data(), ref.ld, m, n, k);
     const Matrix abs_a = abs_of(pr.a), abs_b = abs_of(pr.b);
@@ -149,9 +149,9 @@ TEST_P(MatmulVariant, HonoursLeadingDimensionsWiderThanRows) {
         const std::size_t m = 19, n = 23, k = 29;
         const Problem pr(v, m, n, k, extra, rng);  // NaN in A's and B's padding
         Matrix c(m, n, extra + 2, sentinel);
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k,
-               Accumulate::no);
-        expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k) + " extra_ld=" + std::to_string(extra));
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no);
+        expect_matches_reference(v, pr, c, nullptr, m, n, k,
+                                 describe(v, m, n, k) + " extra_ld=" + std::to_string(extra));
         for (std::size_t i = 0; i < m; ++i) {
             for (std::size_t j = n; j < c.ld; ++j) ASSERT_EQ(c.at(i, j), sentinel) << "padding of C written at " << i;
         }
@@ -167,8 +167,7 @@ TEST_P(MatmulVariant, AccumulateYesAddsToExistingC) {
         Matrix c(m, n, 3, 0.0f);
         fill_uniform(c, rng);
         const Matrix c0 = c;
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k,
-               Accumulate::yes);
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::yes);
         expect_matches_reference(v, pr, c, &c0, m, n, k, describe(v, m, n, k) + " accumulate");
     }
 }
@@ -214,8 +213,8 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, MatmulVariant, ::testing::ValuesIn(kVarian
                          [](const ::testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
 
 TEST(Matmul, TensorWrappersMatchTheKernels) {
-    attnlab::Tensor2 a = {{1, 2, 3}, {4, 5, 6}};        // (2, 3)
-    attnlab::Tensor2 b = {{1, 0}, {0, 1}, {2, -1}};     // (3, 2)
+    attnlab::Tensor2 a = {{1, 2, 3}, {4, 5, 6}};     // (2, 3)
+    attnlab::Tensor2 b = {{1, 0}, {0, 1}, {2, -1}};  // (3, 2)
     const attnlab::Tensor2 expected = {{7, -1}, {16, -1}};
     EXPECT_EQ(attnlab::matmul(a, b), expected);
     const attnlab::Tensor2 bt = {{1, 0, 2}, {0, 1, -1}};  // (2, 3) = bᵀ
@@ -247,7 +246,8 @@ void expect_shape_error(Fn fn, const std::string& message) {
 TEST(Matmul, MismatchedInnerDimensionsThrowShapeErrorNamingBothShapes) {
     const attnlab::Tensor2 a = attnlab::Tensor2::from_shape({3, 4});
     const attnlab::Tensor2 b = attnlab::Tensor2::from_shape({5, 2});
-    expect_shape_error([&] { (void)attnlab::matmul(a, b); }, "matmul: inner dimensions differ: a is (3, 4), b is (5, 2)");
+    expect_shape_error([&] { (void)attnlab::matmul(a, b); },
+                       "matmul: inner dimensions differ: a is (3, 4), b is (5, 2)");
     expect_shape_error([&] { (void)attnlab::matmul_nt(a, b); },
                        "matmul_nt: inner dimensions differ (expected a (M, K), b (N, K)): a is (3, 4), b is (5, 2)");
     expect_shape_error([&] { (void)attnlab::matmul_tn(a, b); },

@@ -56,7 +56,8 @@ TEST(Softmax, MatchesDoubleReference) {
         std::vector<float> ref = x;
         attnlab::kernels::softmax_rows(x.data(), rows, cols, cols);
         attnlab::kernels::softmax_rows_reference(ref.data(), rows, cols, cols);
-        for (std::size_t i = 0; i < x.size(); ++i) ASSERT_NEAR(x[i], ref[i], 1e-6f) << "index " << i << " cols " << cols;
+        for (std::size_t i = 0; i < x.size(); ++i)
+            ASSERT_NEAR(x[i], ref[i], 1e-6f) << "index " << i << " cols " << cols;
     }
 }
 
@@ -91,7 +92,7 @@ TEST(Softmax, FullyMaskedRowBecomesZerosNotNaN) {
 TEST(Softmax, HugeFiniteInputsGiveFiniteOutput) {
     const float max = std::numeric_limits<float>::max();
     std::vector<float> x = {1e30f, -1e30f, 0.0f, 1e30f, -1e30f, 5.0f, 1e30f, 1e30f, -1e30f,  // row 0
-                            max,   -max,   max,  0.0f,  -max,   1.0f, 2.0f,  -max,  3.0f};  // row 1
+                            max,   -max,   max,  0.0f,  -max,   1.0f, 2.0f,  -max,  3.0f};   // row 1
     attnlab::kernels::softmax_rows(x.data(), 2, 9, 9);
     for (float v : x) ASSERT_TRUE(std::isfinite(v));
     // Row 0: four equal maxima share the weight; everything else underflows to 0.

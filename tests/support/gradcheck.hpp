@@ -102,9 +102,9 @@ inline ::testing::AssertionResult check_gradient(const std::string& what, const 
     std::ostringstream out;
     out << what << ": " << r.num_bad << " of " << r.checked << " gradients off; first bad index " << first
         << " (analytic " << analytic[first] << ", numeric " << r.numeric[first] << "); worst index " << r.worst_index
-        << " (analytic " << analytic[r.worst_index] << ", numeric " << r.numeric[r.worst_index]
-        << "); max abs error " << r.max_abs_error << ", max rel error " << r.max_rel_error << " (h " << options.h
-        << ", atol " << options.atol << ", rtol " << options.rtol << ")";
+        << " (analytic " << analytic[r.worst_index] << ", numeric " << r.numeric[r.worst_index] << "); max abs error "
+        << r.max_abs_error << ", max rel error " << r.max_rel_error << " (h " << options.h << ", atol " << options.atol
+        << ", rtol " << options.rtol << ")";
     return ::testing::AssertionFailure() << out.str();
 }
 
