@@ -4,6 +4,7 @@ import './styles.css';
 import 'd3-transition';
 import { EngineClient } from './engine/client';
 import type { EngineInfo } from './engine/protocol';
+import { labStore } from './lab/state';
 import { mountLab } from './lab/view';
 import { attachEngine } from './walkthrough/actions';
 import { walkStore } from './walkthrough/state';
@@ -16,6 +17,7 @@ declare global {
       ready: Promise<EngineInfo>;
       info: EngineInfo | null;
       walk: () => ReturnType<typeof walkStore.get>;
+      lab: () => ReturnType<typeof labStore.get>;
     };
   }
 }
@@ -43,7 +45,7 @@ showView(new URL(location.href).searchParams.get('view') === 'lab' ? 'lab' : 'wa
 
 const badge = document.querySelector<HTMLElement>('[data-engine-badge]')!;
 const ready = engine.init();
-window.__attnlab = { ready, info: null, walk: () => walkStore.get() };
+window.__attnlab = { ready, info: null, walk: () => walkStore.get(), lab: () => labStore.get() };
 
 ready.then(
   (info) => {

@@ -22,7 +22,7 @@ export interface EngineTrace extends Deletable {
 
 export interface MhaOptions {
   causal?: boolean;
-  keyPaddingMask?: Tensor | null;
+  keyPaddingMask?: { shape: number[]; data: Uint8Array } | null;
   scale?: boolean | number;
   positional?: 'none' | 'rope' | 'sinusoidal';
   stages?: string[];

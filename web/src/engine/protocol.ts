@@ -34,7 +34,7 @@ export interface TraceRequest {
   positional: Positional;
   causal: boolean;
   /** (T) 1 = padded key, or null. */
-  keyPaddingMask: Float32Array | null;
+  keyPaddingMask: Uint8Array | null;
   scale: boolean;
 }
 

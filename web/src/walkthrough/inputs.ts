@@ -83,7 +83,7 @@ export function buildInput(s: WalkSettings): WalkInput {
       seed: s.seed,
       positional: s.positional,
       causal: s.mask === 'causal' || s.mask === 'causal+padding',
-      keyPaddingMask: usePad ? Float32Array.from(padded, (p) => (p ? 1 : 0)) : null,
+      keyPaddingMask: usePad ? Uint8Array.from(padded, (p) => (p ? 1 : 0)) : null,
       scale: s.scale,
     },
   };

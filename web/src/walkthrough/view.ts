@@ -186,13 +186,8 @@ export function mountWalkthrough(root: HTMLElement) {
     }
   }
 
-  walkStore.subscribe((s, prevS) => {
-    if (prevS.settings !== s.settings) writeFormIfIdle(s.settings);
-    render(s);
-  });
-  function writeFormIfIdle(s: WalkSettings) {
-    if (!form.contains(document.activeElement)) writeForm(s);
-  }
+  // The form is the source of the settings; the store only follows it.
+  walkStore.subscribe((s) => render(s));
   render(walkStore.get());
   return { start: () => compute(readForm()), pause };
 }

@@ -1,0 +1,159 @@
+// Shared set-up for the browser tests: build check, a server on a free port (scripts/serve.mjs),
+// and a headless Debian chromium driven by playwright-core with a fresh profile.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const distDir = join(repoRoot, 'web', 'dist');
+export const screenshotDir = join(repoRoot, 'artifacts', 'screenshots');
+
+// playwright-core is a dev dependency of web/ (web/package.json), not of the repository root.
+const require = createRequire(join(repoRoot, 'web', 'package.json'));
+const { chromium } = require('playwright-core');
+const { startServer } = await import(join(repoRoot, 'scripts', 'serve.mjs'));
+
+export const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+export function requireBuild() {
+  if (!existsSync(join(distDir, 'index.html'))) throw new Error(`${distDir}/index.html missing: run scripts/build_web.sh`);
+  for (const f of ['engine/loader.mjs', 'wasm/threads/attnlab.mjs', 'wasm/single/attnlab.mjs']) {
+    if (!existsSync(join(distDir, f))) throw new Error(`${distDir}/${f} missing: run scripts/build_wasm.sh, then scripts/build_web.sh`);
+  }
+}
+
+/** Starts the server and a browser; returns helpers and a close(). */
+export async function launch({ isolation = true } = {}) {
+  requireBuild();
+  const { server, url } = await startServer({ port: 0, dir: distDir, isolation });
+  const profile = mkdtempSync(join(tmpdir(), 'attnlab-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1360, height: 900 },
+  });
+  const problems = [];
+  const watch = (page) => {
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(`console error: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
+    page.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+    });
+    return page;
+  };
+  return {
+    url,
+    context,
+    problems,
+    async newPage(path = '') {
+      const page = watch(context.pages()[0] ?? (await context.newPage()));
+      await page.goto(url + path);
+      return page;
+    },
+    async close() {
+      await context.close();
+      await new Promise((r) => server.close(r));
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function screenshot(page, name) {
+  mkdirSync(screenshotDir, { recursive: true });
+  const path = join(screenshotDir, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** Waits two animation frames (the page renders store changes on the next frame). */
+export async function settle(page) {
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
+/** Waits until the walkthrough shows a trace computed by the engine. */
+export async function waitForWalkthrough(page) {
+  await page.waitForFunction(() => window.__attnlab?.info && window.__attnlab.walk().status === 'ready', null, { timeout: 30000 });
+}
+
+/** What a matrix cell shows for an engine value (same rule as web/src/util/format.ts cellText). */
+export function cellText(v, digits = 2) {
+  if (v === -Infinity) return '−∞';
+  if (v === Infinity) return '+∞';
+  if (Number.isNaN(v)) return 'NaN';
+  const s = v.toFixed(digits);
+  return (/^-0\.?0*$/.test(s) ? s.slice(1) : s).replace('-', '−');
+}
+
+/** Every cell of the matrix figure `name` on the page: [{i, j, text, value}] (value parsed from data-value). */
+export async function readMatrix(page, name) {
+  return page.$$eval(`figure[data-matrix="${name}"] g.cell`, (cells) =>
+    cells.map((c) => {
+      const raw = c.getAttribute('data-value');
+      const value = raw === '−∞' ? -Infinity : raw === '+∞' ? Infinity : Number(raw);
+      return { i: Number(c.getAttribute('data-i')), j: Number(c.getAttribute('data-j')), text: c.querySelector('text')?.textContent ?? '', value, masked: c.getAttribute('data-masked') === '1' };
+    }),
+  );
+}
+
+/**
+ * Recomputes the page's current walkthrough settings with a SEPARATE engine instance loaded in the
+ * page's main thread (the single-threaded build, straight from web/engine/loader.mjs), and returns
+ * every stage as plain arrays: { [stage]: [[...head 0 values], [...head 1], ...] } plus shapes.
+ */
+export async function engineReference(page) {
+  return page.evaluate(async () => {
+    const s = window.__attnlab.walk();
+    const req = s.input.request;
+    if (!window.__refLab) {
+      const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
+      window.__refLab = await loadAttnLab({ flavour: 'single' });
+    }
+    const lab = window.__refLab;
+    const mha = new lab.MultiHeadAttention({ dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, bias: true, seed: req.seed });
+    const [T] = req.x.shape;
+    const tr = mha.trace(req.x, {
+      causal: req.causal,
+      keyPaddingMask: req.keyPaddingMask ? { shape: [T], data: req.keyPaddingMask } : null,
+      scale: req.scale,
+      positional: req.positional,
+    });
+    const enc = (v) => (v === -Infinity ? '-inf' : v === Infinity ? 'inf' : v);
+    const out = {};
+    for (const name of tr.stageNames()) {
+      const n = tr.numHeads(name);
+      const perHead = !['x', 'concat', 'output'].includes(name);
+      out[name] = [];
+      for (let h = 0; h < (perHead ? n : 1); h++) {
+        const t = perHead ? tr.stage(name, h) : tr.stage(name);
+        out[name].push({ shape: t.shape, data: Array.from(t.data, enc) });
+      }
+    }
+    tr.delete();
+    mha.delete();
+    return out;
+  }).then((out) => {
+    for (const heads of Object.values(out)) for (const t of heads) t.data = t.data.map((v) => (v === '-inf' ? -Infinity : v === 'inf' ? Infinity : v));
+    return out;
+  });
+}
+
+/** Asserts that a matrix on the page shows exactly the engine's tensor (text to 2 decimals, hover value exact). */
+export function compareMatrix(assert, cells, tensor, what) {
+  const [R, K] = tensor.shape;
+  assert.equal(cells.length, R * K, `${what}: ${cells.length} cells shown, engine has ${R}×${K}`);
+  for (const c of cells) {
+    const v = tensor.data[c.i * K + c.j];
+    assert.equal(c.text, cellText(v), `${what}[${c.i}][${c.j}] shows '${c.text}', engine value ${v} → '${cellText(v)}'`);
+    const same = Number.isFinite(v) ? Math.fround(c.value) === v : c.value === v;
+    assert.ok(same, `${what}[${c.i}][${c.j}] hover value ${c.value} != engine ${v}`);
+  }
+}
