@@ -48,7 +48,8 @@ function cases(lab, mha, tr) {
     // masks
     [() => mha.forward(x, { keyPaddingMask: mask([2, T]) }), /key_padding|padding/i],
     [() => mha.forward(x, { attnMask: mask([T, T + 1]) }), /mask/i],
-    [() => mha.forward(x, { attnMask: { shape: [T, T], data: new Float32Array(T * T) } }), /attnMask\.data must be a Uint8Array or an array of 0\/1 or booleans, got Float32Array/],
+    [() => mha.forward(x, { attnMask: { shape: [T, T], data: 'zeros' } }), /attnMask\.data must be a Uint8Array, another typed array or an array of 0\/1 or booleans, got string/],
+    [() => mha.forward(x, { attnMask: { shape: [1, 2], data: Float32Array.of(0, 0.5) } }), /attnMask\.data\[1\] must be 0, 1, false or true/],
     [() => mha.forward(x, { attnMask: { shape: [1, 2], data: [0, 2] } }), /attnMask\.data\[1\] must be 0, 1, false or true/],
     [() => mha.forward(x, { attnMask: { shape: [1, 2], data: Uint8Array.of(0, 7) } }), /attnMask\.data\[1\] must be 0 or 1/],
     [() => mha.forward(x, { checkFinite: true, attnMask: null, memory: null }) && mha.forward({ shape: [1, C], data: new Float32Array(C).fill(NaN) }, { checkFinite: true }), /non-finite value \(nan\) at flat index 0/],

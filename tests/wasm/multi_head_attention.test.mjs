@@ -89,6 +89,18 @@ for (const flavour of FLAVOURS) {
     mha.delete();
   });
 
+  test(`${flavour}: masks may be a Uint8Array, another typed array, number[] or boolean[]`, async () => {
+    const lab = await loadLab(flavour);
+    const mha = new lab.MultiHeadAttention({ dModel: 8, numHeads: 2, seed: 4 });
+    const x = randomTensor([2, 3, 8], 6);
+    const bits = [0, 0, 1, 0, 1, 1];  // (B=2, S=3)
+    const outputs = [Uint8Array.from(bits), Float32Array.from(bits), bits, bits.map(Boolean)]
+      .map((data) => mha.forward(x, { keyPaddingMask: { shape: [2, 3], data } }));
+    for (const y of outputs.slice(1)) assert.deepEqual(y, outputs[0]);
+    assert.notDeepEqual(outputs[0], mha.forward(x));
+    mha.delete();
+  });
+
   test(`${flavour}: the same seed gives the same layer, unbatched input equals a batch of one`, async () => {
     const lab = await loadLab(flavour);
     const a = new lab.MultiHeadAttention({ dModel: 16, numHeads: 2, seed: 5 });

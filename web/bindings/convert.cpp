@@ -206,9 +206,10 @@ Mask2 mask_from_js(const val& m, const char* where, const char* what, bool allow
     const std::size_t n = checked_product(e, where, what);
     const val data = m["data"];
     const bool typed = is_instance(data, "Uint8Array");
-    if (!typed && !data.isArray()) {
-        fail<ShapeError>(where, ": ", what, ".data must be a Uint8Array or an array of 0/1 or booleans, got ",
-                         js_type_name(data));
+    const bool array_like = data.isArray() || val::global("ArrayBuffer").call<bool>("isView", data);
+    if (!array_like || is_instance(data, "DataView")) {
+        fail<ShapeError>(where, ": ", what, ".data must be a Uint8Array, another typed array or an array of 0/1 "
+                         "or booleans, got ", js_type_name(data));
     }
     const std::size_t length = data["length"].as<std::size_t>();
     if (length != n) {

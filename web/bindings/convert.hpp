@@ -76,7 +76,8 @@ val tensor_to_js(const xt::xtensor<float, N>& t) {
     return tensor_to_js(t.data(), std::vector<std::size_t>(t.shape().begin(), t.shape().end()));
 }
 
-// {shape:[R, C], data: Uint8Array | number[] | boolean[]} with values 0/1 (or false/true) -> (R, C).
+// {shape:[R, C], data: Uint8Array | any typed array | number[] | boolean[]} with values 0/1 (or
+// false/true) -> (R, C). Uint8Array is copied in one go, anything else element by element.
 // A rank-1 mask {shape:[C]} is taken as (1, C) when allow_rank1 is set.
 Mask2 mask_from_js(const val& m, const char* where, const char* what, bool allow_rank1);
 
