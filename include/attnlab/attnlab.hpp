@@ -7,8 +7,10 @@
 //   kernels/   SIMD matmul, softmax, activations, layer norm (forward and backward)
 //   attention/ stages, masks, scaled dot-product attention, head split/merge, multi-head attention
 //   posenc/    sinusoidal, learned and rotary positional encodings
-//   nn/        Linear and named parameters
-//   io/        safetensors checkpoints
+//   nn/        Linear, embedding, layer norm, feed-forward, dropout, cross-entropy, named parameters
+//   model/     Transformer block, encoder classifier, decoder LM (tiny GPT), the Model facade
+//   train/     tasks, optimisers, schedules, metrics, the trainer
+//   io/        safetensors files and model checkpoints
 //
 // A five-line example (see README.md for more):
 //   attnlab::Rng rng(1);
@@ -31,9 +33,26 @@
 #include "attnlab/kernels/elementwise.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"
+#include "attnlab/io/checkpoint.hpp"
+#include "attnlab/io/safetensors.hpp"
+#include "attnlab/model/config.hpp"
+#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/model.hpp"
+#include "attnlab/model/transformer_block.hpp"
+#include "attnlab/nn/dropout.hpp"
+#include "attnlab/nn/embedding.hpp"
+#include "attnlab/nn/feed_forward.hpp"
+#include "attnlab/nn/layer_norm.hpp"
 #include "attnlab/nn/linear.hpp"
+#include "attnlab/nn/loss.hpp"
 #include "attnlab/nn/parameter.hpp"
 #include "attnlab/posenc/learned.hpp"
 #include "attnlab/posenc/positional_encoding.hpp"
 #include "attnlab/posenc/rope.hpp"
 #include "attnlab/posenc/sinusoidal.hpp"
+#include "attnlab/train/metrics.hpp"
+#include "attnlab/train/optimizer.hpp"
+#include "attnlab/train/schedule.hpp"
+#include "attnlab/train/tasks.hpp"
+#include "attnlab/train/trainer.hpp"

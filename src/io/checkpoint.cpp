@@ -1,6 +1,7 @@
 #include "attnlab/io/checkpoint.hpp"
 
 #include <cstring>
+#include <iterator>
 #include <set>
 
 #include "attnlab/io/safetensors.hpp"
@@ -66,6 +67,11 @@ ModelConfig config_of(const SafeTensors& st, const char* where) {
     }
     meta.erase("format");
     meta.erase("version");
+    // Keys under "task." describe what the model was trained on (written by the CLI); they are
+    // not part of the model config.
+    for (auto it = meta.begin(); it != meta.end();) {
+        it = it->first.rfind(kTaskMetadataPrefix, 0) == 0 ? meta.erase(it) : std::next(it);
+    }
     try {
         return ModelConfig::from_metadata(meta);
     } catch (const ConfigError& e) {

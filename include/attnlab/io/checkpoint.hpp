@@ -36,6 +36,9 @@ namespace attnlab::io {
 
 inline constexpr const char* kCheckpointFormat = "attnlab";
 inline constexpr const char* kCheckpointVersion = "1";
+// Metadata keys with this prefix (e.g. "task.name") are free-form notes about the training run;
+// loaders ignore them.
+inline constexpr const char* kTaskMetadataPrefix = "task.";
 
 // Either kind of model, as the config in a checkpoint says.
 using AnyModel = std::variant<EncoderClassifier, DecoderLM>;

@@ -28,7 +28,7 @@ struct StepMetrics {
     float loss = 0.0f;                // mean cross-entropy over the counted targets (nats)
     float accuracy = 0.0f;            // fraction of counted targets predicted (see token_accuracy)
     float grad_norm = 0.0f;           // global L2 norm before clipping (clip_grad_norm's result)
-    float max_score = 0.0f;           // largest finite pre-softmax attention score of the step
+    float max_score = 0.0f;           // largest |scaled| attention score of the step (AttentionStats::max_abs)
     float lr = 0.0f;                  // learning rate used by the step
     double ms = 0.0;                  // wall time of the step in milliseconds
     std::vector<float> head_entropy;  // (L * H) mean attention entropy per head, layer-major
