@@ -10,7 +10,10 @@ import {
 } from './harness.mjs';
 
 const TOL = 1e-5;
-const attentionFixtures = fixtureNames().filter((n) => n !== 'sinusoidal_pe');
+// The attention fixtures: an input, PyTorch's output and per-head weights, and the projections.
+const isAttentionFixture = ({ tensors: t, metadata: m }) =>
+  m.num_heads !== undefined && ['x', 'output', 'weights', 'q_proj.weight'].every((name) => name in t);
+const attentionFixtures = fixtureNames().filter((name) => isAttentionFixture(readFixture(name)));
 
 function assertClose(actual, expected, what) {
   assert.deepEqual(actual.shape, expected.shape, `${what}: shape`);
@@ -19,6 +22,10 @@ function assertClose(actual, expected, what) {
 }
 
 for (const flavour of FLAVOURS) {
+  test(`${flavour}: the attention fixtures are all there`, () => {
+    assert.ok(attentionFixtures.length >= 12, `found ${attentionFixtures.join(', ')}`);
+  });
+
   for (const name of attentionFixtures) {
     test(`${flavour}: ${name} matches PyTorch`, async () => {
       const lab = await loadLab(flavour);
