@@ -210,7 +210,7 @@ TEST_P(MatmulVariant, ResultsAreBitIdenticalForOneAndTwoThreads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, MatmulVariant, ::testing::ValuesIn(kVariants),
-                         [](const ::testing::TestParamInfo<Variant>& info) { return std::string(info.param.name); });
+                         [](const ::testing::TestParamInfo<Variant>& param_info) { return std::string(param_info.param.name); });
 
 TEST(Matmul, TensorWrappersMatchTheKernels) {
     attnlab::Tensor2 a = {{1, 2, 3}, {4, 5, 6}};     // (2, 3)
