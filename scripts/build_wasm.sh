@@ -35,7 +35,13 @@ for flavour in "${flavours[@]}"; do
     emcmake cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DATTNLAB_WASM_FLAVOUR="$flavour" >/dev/null
   fi
-  cmake --build "$build" -j "$jobs"
+  if ! cmake --build "$build" -j "$jobs"; then
+    if [[ "$flavour" == scalar ]]; then
+      echo "build_wasm: the scalar flavour needs kernels that compile without xsimd when ATTNLAB_NO_SIMD" \
+           "is defined (xsimd 8.1 has no architecture without SSE macros); see web/README.md" >&2
+    fi
+    exit 1
+  fi
   echo "build_wasm: $flavour built in $((SECONDS - start)) s"
 done
 
