@@ -30,6 +30,20 @@ Conventions shared by every file (the names are the contract with the C++ tests)
     positional ("none"/"rope"), rope_base (RoPE base; "10000", the conventional default, also
     where positional is "none" and it is unused), description (the torch call).
 
+Training reference (train_gpt_adamw, train_gpt_adamw_learned; tests/train/test_train_reference.cpp):
+  TinyGpt below is attnlab's DecoderLM in plain torch with the engine's state_dict names. From
+  torch's seeded default init it trains with torch.optim.AdamW on reverse-task batches drawn with
+  torch's RNG. Stored: "init.<name>" and "final.<name>" for every parameter, "tokens" and
+  "targets" I32 (N, B, T) (-1 = ignored), "losses" F32 (N) (step i's loss before its update);
+  metadata: the ModelConfig::to_metadata() strings, the optimiser as "optim.*", "steps" and
+  "description". Float32 throughout, like the engine: agreement is to rounding (test: 1e-4).
+
+Rerunning everything, from the repository root:
+
+    /usr/bin/python3 tests/reference/make_fixtures.py
+    cmake -S . -B build-ref -G Ninja && cmake --build build-ref -j2 --target attnlab_tests
+    ctest --test-dir build-ref --output-on-failure -R 'TrainReference'
+
 RoPE convention (gqa_rope, rope_mha): rotate-half, as in GPT-NeoX and HF LLaMA. For head dim D,
   inv_freq[i] = base^(-2i/D) for i < D/2, angle[pos, i] = pos * inv_freq[i] (pos = 0..T-1),
   cos = cat([cos(angle), cos(angle)]) and sin likewise over the D dims,
@@ -437,6 +451,252 @@ def sinusoidal_pe():
     }
 
 
+# ---------------------------------------------------------------------------------------------
+# A tiny GPT in plain PyTorch, equal to attnlab's DecoderLM, and 20 steps of AdamW with it.
+#
+# What the engine computes (src/model/decoder_lm.cpp, trunk.cpp, transformer_block.cpp; the
+# names are its state_dict names):
+#   x = tok_emb.weight[tokens]                         (B, T, C), no sqrt(C) scaling
+#     + sinusoidal(T, C) or pos_emb.weight[:T]         (nothing for none and rope)
+#   per block, pre-LN:  h = x + attn(ln1(x));  y = h + ffn(ln2(h))
+#              post-LN: h = ln1(x + attn(x));  y = ln2(h + ffn(h))
+#   attn: q/k/v/out_proj (bias per config.bias), heads split (B, H, T, D), RoPE rotate-half on q
+#         and k when positional is rope, scores * 1/sqrt(D), causal -inf, softmax, merge heads
+#   ffn: fc2(gelu_exact(fc1(x))) or relu; LayerNorm eps 1e-5 (torch's)
+#   ln_f after the blocks for pre-LN only; logits = head(h) without bias, or h @ tok_emb.weight.T
+#   when tie_weights (then there is no head.weight, as in our checkpoints)
+# The config travels as ModelConfig::to_metadata() strings (src/model/config.cpp).
+
+# ModelConfig::to_metadata() keys; checkpoint and fixture metadata may hold others
+# ("format", "version", "task.*", "optim.*", "description") that are not part of the config.
+MODEL_CONFIG_KEYS = (
+    "kind", "vocab_size", "max_len", "d_model", "num_heads", "num_kv_heads", "num_layers", "ff_dim",
+    "activation", "positional", "norm", "scale_attention", "attention_scale", "dropout", "tie_weights",
+    "pooling", "num_classes", "bias", "gradient_checkpointing",
+)
+
+
+def model_metadata(**fields):
+    """ModelConfig::to_metadata() of a decoder: the engine's defaults overridden by fields."""
+    meta = {
+        "kind": "decoder", "vocab_size": "0", "max_len": "64", "d_model": "32", "num_heads": "4",
+        "num_kv_heads": "0", "num_layers": "2", "ff_dim": "128", "activation": "gelu",
+        "positional": "sinusoidal", "norm": "pre", "scale_attention": "true", "attention_scale": "none",
+        "dropout": "0", "tie_weights": "false", "pooling": "mean", "num_classes": "0", "bias": "true",
+        "gradient_checkpointing": "false",
+    }
+    for key, value in fields.items():
+        assert key in meta, key
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        meta[key] = str(value)
+    assert tuple(sorted(meta)) == tuple(sorted(MODEL_CONFIG_KEYS))
+    return meta
+
+
+class GptConfig:
+    """The fields of attnlab's ModelConfig that a decoder uses, parsed from metadata strings."""
+
+    def __init__(self, meta):
+        cfg = {k: meta[k] for k in MODEL_CONFIG_KEYS}  # KeyError names a missing key
+        assert cfg["kind"] == "decoder", "only decoders are mirrored here"
+        flag = lambda k: {"true": True, "false": False}[cfg[k]]
+        self.vocab_size, self.max_len, self.d_model = int(cfg["vocab_size"]), int(cfg["max_len"]), int(cfg["d_model"])
+        self.num_heads, self.num_layers, self.ff_dim = int(cfg["num_heads"]), int(cfg["num_layers"]), int(cfg["ff_dim"])
+        self.num_kv_heads = int(cfg["num_kv_heads"]) or self.num_heads  # 0 means num_heads
+        self.activation, self.positional, self.norm = cfg["activation"], cfg["positional"], cfg["norm"]
+        assert self.activation in ("gelu", "relu") and self.norm in ("pre", "post")
+        assert self.positional in ("none", "sinusoidal", "learned", "rope")
+        self.bias, self.tie_weights = flag("bias"), flag("tie_weights")
+        self.head_dim = self.d_model // self.num_heads
+        if not flag("scale_attention"):
+            self.scale = 1.0
+        elif cfg["attention_scale"] != "none":
+            self.scale = float(cfg["attention_scale"])
+        else:
+            self.scale = 1.0 / math.sqrt(self.head_dim)
+        assert float(cfg["dropout"]) == 0.0, "the mirror has no dropout (its masks could not match ours anyway)"
+
+
+def rope_rotate(x, base=10000):
+    """x (B, h, T, D) -> rotated, positions 0..T-1; tables in float64 rounded to x's dtype, as the engine does."""
+    cos, sin = rope_tables(x.shape[-2], x.shape[-1], base)  # (T, D)
+    return x * cos.to(x.dtype) + rotate_half(x) * sin.to(x.dtype)
+
+
+class GptAttention(torch.nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        c, kv_width = cfg.d_model, cfg.num_kv_heads * cfg.head_dim
+        self.q_proj = torch.nn.Linear(c, c, bias=cfg.bias)
+        self.k_proj = torch.nn.Linear(c, kv_width, bias=cfg.bias)
+        self.v_proj = torch.nn.Linear(c, kv_width, bias=cfg.bias)
+        self.out_proj = torch.nn.Linear(c, c, bias=cfg.bias)
+
+    def forward(self, x):
+        cfg = self.cfg
+        b, t, c = x.shape
+        h, hkv, d = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
+        q = self.q_proj(x).view(b, t, h, d).transpose(1, 2)  # (B, H, T, D)
+        k = self.k_proj(x).view(b, t, hkv, d).transpose(1, 2)  # (B, Hkv, T, D)
+        v = self.v_proj(x).view(b, t, hkv, d).transpose(1, 2)  # (B, Hkv, T, D)
+        if cfg.positional == "rope":
+            q, k = rope_rotate(q), rope_rotate(k)
+        k = k.repeat_interleave(h // hkv, dim=1)  # (B, H, T, D): query head i reads kv head i // (H / Hkv)
+        v = v.repeat_interleave(h // hkv, dim=1)  # (B, H, T, D)
+        scores = (q @ k.transpose(-2, -1)) * cfg.scale  # (B, H, T, T)
+        scores = scores.masked_fill(causal_mask(t), float("-inf"))
+        y = torch.softmax(scores, dim=-1) @ v  # (B, H, T, D)
+        return self.out_proj(y.transpose(1, 2).reshape(b, t, c))  # (B, T, C)
+
+
+class GptFeedForward(torch.nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(cfg.d_model, cfg.ff_dim, bias=cfg.bias)
+        self.fc2 = torch.nn.Linear(cfg.ff_dim, cfg.d_model, bias=cfg.bias)
+        self.act = torch.nn.GELU(approximate="none") if cfg.activation == "gelu" else torch.nn.ReLU()
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))  # (B, T, C) -> (B, T, F) -> (B, T, C)
+
+
+class GptBlock(torch.nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.pre = cfg.norm == "pre"
+        self.ln1 = torch.nn.LayerNorm(cfg.d_model, eps=1e-5)
+        self.attn = GptAttention(cfg)
+        self.ln2 = torch.nn.LayerNorm(cfg.d_model, eps=1e-5)
+        self.ffn = GptFeedForward(cfg)
+
+    def forward(self, x):
+        if self.pre:
+            h = x + self.attn(self.ln1(x))
+            return h + self.ffn(self.ln2(h))
+        h = self.ln1(x + self.attn(x))
+        return self.ln2(h + self.ffn(h))
+
+
+class TinyGpt(torch.nn.Module):
+    """attnlab's DecoderLM in plain PyTorch; state_dict() keys equal the engine's parameter names."""
+
+    def __init__(self, cfg):
+        super().__init__()
+        self.cfg = cfg
+        self.tok_emb = torch.nn.Embedding(cfg.vocab_size, cfg.d_model)
+        if cfg.positional == "learned":
+            self.pos_emb = torch.nn.Embedding(cfg.max_len, cfg.d_model)
+        self.blocks = torch.nn.ModuleList(GptBlock(cfg) for _ in range(cfg.num_layers))
+        if cfg.norm == "pre":
+            self.ln_f = torch.nn.LayerNorm(cfg.d_model, eps=1e-5)
+        if not cfg.tie_weights:
+            self.head = torch.nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+
+    def forward(self, tokens):
+        """tokens (B, T) int -> logits (B, T, V)."""
+        cfg = self.cfg
+        t = tokens.shape[1]
+        x = self.tok_emb(tokens)  # (B, T, C)
+        if cfg.positional == "sinusoidal":
+            x = x + sinusoidal(t, cfg.d_model).to(x.dtype)  # (T, C), float64 table rounded once, as the engine
+        elif cfg.positional == "learned":
+            x = x + self.pos_emb.weight[:t]  # (T, C)
+        for block in self.blocks:
+            x = block(x)  # (B, T, C)
+        if cfg.norm == "pre":
+            x = self.ln_f(x)
+        return x @ self.tok_emb.weight.T if cfg.tie_weights else self.head(x)  # (B, T, V)
+
+
+def reverse_batches(steps, b, length, vocab):
+    """The engine's reverse task layout (train/tasks.hpp), drawn with torch's RNG: example =
+    a1..aL SEP aL..a1 with symbols 0..vocab-1 and SEP = vocab; tokens = example[:-1],
+    targets = example[1:] with the prompt positions t < L ignored (-1). Returns (steps, B, 2L) twice."""
+    a = torch.randint(0, vocab, (steps, b, length))  # (N, B, L)
+    sep = torch.full((steps, b, 1), vocab)
+    example = torch.cat([a, sep, a.flip(-1)], dim=-1)  # (N, B, 2L + 1)
+    tokens, targets = example[..., :-1].clone(), example[..., 1:].clone()  # (N, B, T)
+    targets[..., :length] = -1
+    return tokens.to(torch.int32), targets.to(torch.int32)
+
+
+ADAMW = {"lr": 3e-3, "betas": (0.9, 0.98), "eps": 1e-8, "weight_decay": 0.01}
+
+
+def train_gpt_case(meta, steps, b, length, vocab, description):
+    """Trains TinyGpt(meta) from torch's seeded default init for `steps` AdamW steps on stored
+    reverse batches; returns the fixture (init.*, tokens, targets, losses, final.*) and its metadata."""
+    cfg = GptConfig(meta)
+    assert cfg.vocab_size == vocab + 1 and 2 * length <= cfg.max_len
+    with torch.enable_grad():
+        model = TinyGpt(cfg)
+        init = {k: f32(v.detach().clone()) for k, v in model.state_dict().items()}
+        tokens, targets = reverse_batches(steps, b, length, vocab)
+        # nanoGPT's configure_optimizers = the engine's decay_matrices_only: decay rank >= 2 only.
+        params = list(model.parameters())
+        groups = [
+            {"params": [p for p in params if p.dim() >= 2], "weight_decay": ADAMW["weight_decay"]},
+            {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+        ]
+        opt = torch.optim.AdamW(groups, lr=ADAMW["lr"], betas=ADAMW["betas"], eps=ADAMW["eps"])
+        losses = []
+        for step in range(steps):
+            opt.zero_grad()
+            logits = model(tokens[step].long())  # (B, T, V)
+            loss = torch.nn.functional.cross_entropy(
+                logits.view(-1, cfg.vocab_size), targets[step].long().view(-1), ignore_index=-1
+            )
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+    final = {k: f32(v.detach().clone()) for k, v in model.state_dict().items()}
+    assert losses[-1] < losses[0], losses  # it learns something, so the updates are not noise
+    tensors = {"init." + k: v for k, v in init.items()}
+    tensors.update({"final." + k: v for k, v in final.items()})
+    tensors.update(tokens=tokens, targets=targets, losses=torch.tensor(losses, dtype=torch.float32))
+    metadata = dict(meta)
+    metadata.update({
+        "optim.name": "adamw",
+        "optim.lr": repr(ADAMW["lr"]),
+        "optim.beta1": repr(ADAMW["betas"][0]),
+        "optim.beta2": repr(ADAMW["betas"][1]),
+        "optim.eps": repr(ADAMW["eps"]),
+        "optim.weight_decay": repr(ADAMW["weight_decay"]),
+        "optim.decay": "decay_matrices_only: weight_decay on parameters with dim >= 2, 0 on the others",
+        "optim.schedule": "constant",
+        "optim.clip": "none",
+        "steps": str(steps),
+        "description": description,
+    })
+    return tensors, metadata
+
+
+def train_gpt_adamw():
+    meta = model_metadata(vocab_size=11, max_len=16, d_model=32, num_heads=4, num_kv_heads=4, num_layers=2,
+                          ff_dim=128, activation="gelu", positional="rope", norm="pre", tie_weights=False)
+    return train_gpt_case(meta, steps=20, b=8, length=8, vocab=10, description=(
+        "make_fixtures.TinyGpt (attnlab's DecoderLM in plain torch, float32): 2 pre-LN blocks, C=32, H=Hkv=4, "
+        "F=128, exact GELU, RoPE, untied head, dropout 0, torch's seeded default init. 20 steps of "
+        "torch.optim.AdamW(lr=3e-3, betas=(0.9, 0.98), eps=1e-8) with weight_decay 0.01 on dim >= 2 and 0 "
+        "on the rest (two groups), constant lr, no clipping, on the stored reverse batches (B=8, T=16); "
+        "loss = cross_entropy(logits.view(-1, V), targets.view(-1), ignore_index=-1). losses[i] is the "
+        "loss of step i before its update; init.* and final.* are the parameters before and after."))
+
+
+def train_gpt_adamw_learned():
+    meta = model_metadata(vocab_size=7, max_len=12, d_model=16, num_heads=2, num_kv_heads=1, num_layers=1,
+                          ff_dim=32, activation="relu", positional="learned", norm="post", tie_weights=True)
+    return train_gpt_case(meta, steps=10, b=4, length=6, vocab=6, description=(
+        "make_fixtures.TinyGpt: the other switches, cheaply: 1 post-LN block (no ln_f), C=16, H=2, Hkv=1 "
+        "(MQA), F=32, ReLU, learned positions (pos_emb.weight), tied head (logits = h @ tok_emb.weight.T; "
+        "no head.weight). 10 steps of the same AdamW as train_gpt_adamw on stored reverse batches "
+        "(B=4, T=12)."))
+
+
+TRAIN_CASES = [train_gpt_adamw, train_gpt_adamw_learned]
+
 CASES = [
     mha_basic,
     mha_odd_width,
@@ -477,6 +737,17 @@ def main():
     print(f"total {total} bytes")
     # mha_large alone is ~136 KB at its prescribed size (C=64, T=33); keep the rest tiny.
     assert total < 200 * 1024, "fixtures should stay small"
+    for case in TRAIN_CASES:
+        torch.manual_seed(zlib.crc32(case.__name__.encode()))
+        tensors, metadata = case()
+        path = os.path.join(FIXTURE_DIR, case.__name__ + ".safetensors")
+        write_safetensors(path, tensors, metadata)
+        back, back_meta = read_safetensors(path)
+        assert back_meta == metadata and all(torch.equal(back[n], t) for n, t in tensors.items())
+        losses = ", ".join(f"{x:.4f}" for x in tensors["losses"][[0, 1, -2, -1]].tolist())
+        print(f"{case.__name__:24s} {os.path.getsize(path):7d} B  losses {losses} (first, second, last two)")
+        # train_gpt_adamw is ~233 KB: its 26,176 parameters stored twice (init, final) are 209 KB.
+        assert os.path.getsize(path) < 240 * 1024, "training fixtures should stay small"
 
 
 if __name__ == "__main__":
