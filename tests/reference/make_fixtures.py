@@ -38,11 +38,24 @@ Training reference (train_gpt_adamw, train_gpt_adamw_learned; tests/train/test_t
   metadata: the ModelConfig::to_metadata() strings, the optimiser as "optim.*", "steps" and
   "description". Float32 throughout, like the engine: agreement is to rounding (test: 1e-4).
 
+A PyTorch user loads our weights (check_attnlab_checkpoint, run at the end of main): the engine
+writes attnlab_decoder_checkpoint.safetensors (our CLI) and attnlab_decoder_logits.safetensors
+(tokens and our logits for them); this script parses the checkpoint with json/struct only, builds
+TinyGpt from its metadata, load_state_dict(strict=True) and asserts torch's logits equal ours.
+
 Rerunning everything, from the repository root:
 
+    cmake -S . -B build-ref -G Ninja && cmake --build build-ref -j2 --target attnlab_tests attnlab_cli
+    # 1. only if the checkpoint format or the model code changed: a new engine checkpoint ...
+    build-ref/attnlab train --task copy --length 4 --layers 1 --d-model 16 --heads 2 --kv-heads 1 \
+        --pe rope --steps 200 --warmup 20 --batch 16 --seed 3 --quiet \
+        --save tests/reference/fixtures/attnlab_decoder_checkpoint.safetensors
+    # ... and the engine's logits for it
+    ATTNLAB_WRITE_FIXTURES=1 build-ref/tests/attnlab_tests --gtest_filter='CheckpointReference.*'
+    # 2. the torch fixtures, and the check that torch reproduces the engine's logits
     /usr/bin/python3 tests/reference/make_fixtures.py
-    cmake -S . -B build-ref -G Ninja && cmake --build build-ref -j2 --target attnlab_tests
-    ctest --test-dir build-ref --output-on-failure -R 'TrainReference'
+    # 3. the C++ side
+    ctest --test-dir build-ref --output-on-failure -R 'TrainReference|Checkpoint'
 
 RoPE convention (gqa_rope, rope_mha): rotate-half, as in GPT-NeoX and HF LLaMA. For head dim D,
   inv_freq[i] = base^(-2i/D) for i < D/2, angle[pos, i] = pos * inv_freq[i] (pos = 0..T-1),
@@ -697,6 +710,60 @@ def train_gpt_adamw_learned():
 
 TRAIN_CASES = [train_gpt_adamw, train_gpt_adamw_learned]
 
+
+# ---------------------------------------------------------------------------------------------
+# A PyTorch user loads an attnlab checkpoint. Both files are written by the engine, not here:
+#   attnlab_decoder_checkpoint.safetensors  by the CLI (the command is in the file header above)
+#   attnlab_decoder_logits.safetensors      by tests/io/test_checkpoint_reference.cpp with
+#                                           ATTNLAB_WRITE_FIXTURES=1: "tokens" (1, T) I32 and the
+#                                           engine's "logits" (1, T, V) for them
+# This function uses nothing but json, struct and torch to read them.
+
+CHECKPOINT = "attnlab_decoder_checkpoint.safetensors"
+CHECKPOINT_LOGITS = "attnlab_decoder_logits.safetensors"
+
+
+def load_attnlab_checkpoint(path):
+    """An attnlab checkpoint as a TinyGpt: the header's __metadata__ holds format/version, the
+    ModelConfig strings and free-form task.* notes; the tensors are the state_dict."""
+    with open(path, "rb") as f:
+        raw = f.read()
+    (n,) = struct.unpack("<Q", raw[:8])  # u64 little-endian header length
+    header = json.loads(raw[8 : 8 + n].decode("utf-8"))
+    meta = header.pop("__metadata__")
+    assert meta["format"] == "attnlab" and meta["version"] == "1", meta
+    data = raw[8 + n :]
+    state = {}
+    for name, entry in header.items():
+        assert entry["dtype"] == "F32", (name, entry)
+        begin, end = entry["data_offsets"]
+        values = struct.unpack(f"<{(end - begin) // 4}f", data[begin:end])
+        state[name] = torch.tensor(values, dtype=torch.float32).reshape(entry["shape"])
+    model = TinyGpt(GptConfig(meta)).eval()
+    model.load_state_dict(state, strict=True)  # every name, every shape, nothing extra
+    return model, meta
+
+
+def check_attnlab_checkpoint():
+    """Torch reproduces the engine's logits from the engine's checkpoint. Returns the max difference."""
+    path, logits_path = os.path.join(FIXTURE_DIR, CHECKPOINT), os.path.join(FIXTURE_DIR, CHECKPOINT_LOGITS)
+    model, meta = load_attnlab_checkpoint(path)
+    ours, _ = read_safetensors(logits_path)
+    tokens, expected = ours["tokens"].long(), ours["logits"]  # (1, T), (1, T, V)
+    with torch.no_grad():
+        logits = model(tokens)  # (1, T, V) float32
+        exact = TinyGpt(model.cfg).double()
+        exact.load_state_dict({k: v.double() for k, v in model.state_dict().items()}, strict=True)
+        logits64 = exact(tokens)
+    diff = (logits - expected).abs().max().item()
+    diff64 = (logits64 - expected.double()).abs().max().item()
+    assert diff < 1e-5 and diff64 < 1e-5, (diff, diff64)
+    task = ", ".join(f"{k}={v}" for k, v in sorted(meta.items()) if k.startswith("task."))
+    print(f"{CHECKPOINT}: torch loads it (strict) and reproduces the engine's logits {tuple(expected.shape)}: "
+          f"max |diff| {diff:.2e} in float32, {diff64:.2e} in float64 ({task})")
+    return diff
+
+
 CASES = [
     mha_basic,
     mha_odd_width,
@@ -748,6 +815,7 @@ def main():
         print(f"{case.__name__:24s} {os.path.getsize(path):7d} B  losses {losses} (first, second, last two)")
         # train_gpt_adamw is ~233 KB: its 26,176 parameters stored twice (init, final) are 209 KB.
         assert os.path.getsize(path) < 240 * 1024, "training fixtures should stay small"
+    check_attnlab_checkpoint()
 
 
 if __name__ == "__main__":
