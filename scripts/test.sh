@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
-# library and runs the GoogleTest suite (ctest), then the WebAssembly build and its Node tests.
+# library and runs the GoogleTest suite (ctest), then builds the WebAssembly module and runs its
+# Node tests, then builds the page and runs the browser tests in headless Chromium.
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh --native   only the native build and ctest
@@ -19,9 +20,11 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 
 if [[ "${1:-}" == "--native" ]]; then exit 0; fi
 
-if [[ -x scripts/build_wasm.sh ]]; then
-  echo "== WebAssembly build"
-  bash scripts/build_wasm.sh threads single
-  echo "== Node tests of the WebAssembly module"
-  (cd "$root" && node --test 'tests/wasm/*.test.mjs')
-fi
+echo "== WebAssembly build (threads + single)"
+bash scripts/build_wasm.sh threads single
+echo "== Node tests of the WebAssembly module"
+node --test tests/wasm/
+echo "== page build"
+bash scripts/build_web.sh
+echo "== browser tests (headless Chromium)"
+node --test tests/browser/
