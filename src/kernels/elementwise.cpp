@@ -1,4 +1,6 @@
-// Activations and layer normalisation, forward and backward side by side.
+// Activations and layer normalisation, forward and backward side by side. The SIMD loops of
+// ReLU, GELU and the layer-norm forward are in elementwise_arch.hpp, compiled per ISA and chosen
+// at run time (kernels/isa.hpp); this file holds validation and threading.
 //
 // Legend: n elements (any shape, flattened); rows x cols for layer norm, normalised over cols
 // (rows = B·T tokens, cols = C model width).
@@ -8,94 +10,59 @@
 #include <cmath>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
-
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "kernel_table.hpp"
 
 namespace attnlab {
 namespace kernels {
 namespace {
 
-using Batch = xsimd::batch<float>;
-constexpr std::size_t W = Batch::size;
 // Elements per chunk before an elementwise loop is split across threads: ReLU is memory
 // bound and cheap, GELU pays for an erf (and an exp in backward) per element.
 constexpr std::size_t kReluGrain = std::size_t{1} << 16;
 constexpr std::size_t kGeluGrain = std::size_t{1} << 13;
 constexpr std::size_t kNormEntriesPerChunk = std::size_t{1} << 14;
 
-constexpr float kInvSqrt2 = 0.70710678118654752440f;    // 1/√2
-constexpr float kInvSqrt2Pi = 0.39894228040143267794f;  // 1/√(2π)
-
 // Rows (or columns) per chunk so that a chunk holds at least kNormEntriesPerChunk entries.
 std::size_t grain_for(std::size_t line_length) {
     return std::max<std::size_t>(1, kNormEntriesPerChunk / std::max<std::size_t>(line_length, 1));
 }
 
-// Φ(x) = P(N(0,1) <= x) = 0.5·(1 + erf(x/√2)).
-float normal_cdf(float x) { return 0.5f * (1.0f + std::erf(x * kInvSqrt2)); }
-
 }  // namespace
 
-// y = max(x, 0). NaN propagates (x < 0 is false for NaN), as in torch.relu.
+// y = max(x, 0), NaN propagating (elementwise_arch.hpp).
 void relu_forward(const float* x, float* y, std::size_t n) {
     parallel_for(
-        0, n,
-        [&](std::size_t begin, std::size_t end) {
-            const Batch zero(0.0f);
-            std::size_t i = begin;
-            for (; i + W <= end; i += W) {
-                const Batch v = Batch::load_unaligned(x + i);
-                xsimd::select(v < zero, zero, v).store_unaligned(y + i);
-            }
-            for (; i < end; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
-        },
+        0, n, [&](std::size_t begin, std::size_t end) { table().relu_forward(x + begin, y + begin, end - begin); },
         kReluGrain);
 }
 
-// Differentiates y = max(x, 0): dy/dx = 1 for x > 0, else 0 (0 at the kink, as PyTorch).
+// dx (+)= dy · [x > 0] (elementwise_arch.hpp).
 void relu_backward(const float* x, const float* dy, float* dx, std::size_t n, Accumulate acc) {
     const bool add = acc == Accumulate::yes;
     parallel_for(
         0, n,
         [&](std::size_t begin, std::size_t end) {
-            const Batch zero(0.0f);
-            std::size_t i = begin;
-            for (; i + W <= end; i += W) {
-                const Batch g = xsimd::select(Batch::load_unaligned(x + i) > zero, Batch::load_unaligned(dy + i), zero);
-                (add ? Batch::load_unaligned(dx + i) + g : g).store_unaligned(dx + i);
-            }
-            for (; i < end; ++i) {
-                const float g = x[i] > 0.0f ? dy[i] : 0.0f;
-                dx[i] = add ? dx[i] + g : g;
-            }
+            table().relu_backward(x + begin, dy + begin, dx + begin, end - begin, add);
         },
         kReluGrain);
 }
 
-// y = x·Φ(x) = 0.5·x·(1 + erf(x/√2))   (Hendrycks & Gimpel 2016; torch.nn.GELU() default)
+// y = x·Φ(x), the exact erf form (elementwise_arch.hpp).
 void gelu_forward(const float* x, float* y, std::size_t n) {
     parallel_for(
-        0, n,
-        [&](std::size_t begin, std::size_t end) {
-            for (std::size_t i = begin; i < end; ++i) y[i] = x[i] * normal_cdf(x[i]);
-        },
+        0, n, [&](std::size_t begin, std::size_t end) { table().gelu_forward(x + begin, y + begin, end - begin); },
         kGeluGrain);
 }
 
-// Differentiates y = x·Φ(x): dy/dx = Φ(x) + x·φ(x), φ(x) = exp(-x²/2)/√(2π).
+// dx (+)= dy · (Φ(x) + x·φ(x)) (elementwise_arch.hpp).
 void gelu_backward(const float* x, const float* dy, float* dx, std::size_t n, Accumulate acc) {
     const bool add = acc == Accumulate::yes;
     parallel_for(
         0, n,
         [&](std::size_t begin, std::size_t end) {
-            for (std::size_t i = begin; i < end; ++i) {
-                const float v = x[i];
-                const float local = normal_cdf(v) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
-                const float g = dy[i] * local;
-                dx[i] = add ? dx[i] + g : g;
-            }
+            table().gelu_backward(x + begin, dy + begin, dx + begin, end - begin, add);
         },
         kGeluGrain);
 }
@@ -109,32 +76,8 @@ void layer_norm_forward(const float* x, const float* gamma, const float* beta, f
     parallel_for(
         0, rows,
         [&](std::size_t begin, std::size_t end) {
-            for (std::size_t r = begin; r < end; ++r) {
-                const float* xr = x + r * cols;  // (cols)
-                float* yr = y + r * cols;        // (cols)
-                double sum = 0.0;
-                for (std::size_t j = 0; j < cols; ++j) sum += xr[j];
-                const double m = cols ? sum / double(cols) : 0.0;
-                double sq = 0.0;
-                for (std::size_t j = 0; j < cols; ++j) {
-                    const double d = double(xr[j]) - m;
-                    sq += d * d;
-                }
-                const double var = cols ? sq / double(cols) : 0.0;
-                const auto rs = static_cast<float>(1.0 / std::sqrt(var + double(eps)));
-                const auto mf = static_cast<float>(m);
-                if (mean) mean[r] = mf;
-                if (rstd) rstd[r] = rs;
-
-                const Batch vm(mf), vrs(rs);
-                std::size_t j = 0;
-                for (; j + W <= cols; j += W) {
-                    const Batch xhat = (Batch::load_unaligned(xr + j) - vm) * vrs;
-                    xsimd::fma(xhat, Batch::load_unaligned(gamma + j), Batch::load_unaligned(beta + j))
-                        .store_unaligned(yr + j);
-                }
-                for (; j < cols; ++j) yr[j] = (xr[j] - mf) * rs * gamma[j] + beta[j];
-            }
+            table().layer_norm_forward(x + begin * cols, gamma, beta, y + begin * cols, mean ? mean + begin : nullptr,
+                                       rstd ? rstd + begin : nullptr, end - begin, cols, eps);
         },
         grain_for(cols));
 }

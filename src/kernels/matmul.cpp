@@ -1,5 +1,6 @@
 // Single-precision GEMM in the BLIS/GotoBLAS layout (Goto & van de Geijn, "Anatomy of
-// High-Performance Matrix Multiplication", 2008), with xsimd for the arithmetic.
+// High-Performance Matrix Multiplication", 2008). The packing routines and the xsimd micro-kernel
+// are in matmul_arch.hpp, compiled per ISA and chosen at run time (kernels/isa.hpp).
 //
 // Legend: M rows of C, N columns of C, K the inner (summed) dimension.
 //   C (M, N) (+)= op(A) (M, K) · op(B) (K, N), op = identity or transpose.
@@ -16,7 +17,8 @@
 // Determinism: an element of C is the float sum over K blocks (in order) of a per-block FMA
 // chain over p (in order), in one SIMD lane. Neither the thread count nor the chunk a row lands
 // in changes that sequence (chunks are whole row groups; tiles only differ in which rows and
-// lanes are kept), so results are bit-identical for any number of threads.
+// lanes are kept), so results are bit-identical for any number of threads. (They may differ
+// between ISAs: SSE2 has no fused multiply-add.)
 #include "attnlab/kernels/matmul.hpp"
 
 #include <algorithm>
@@ -24,25 +26,21 @@
 #include <cstring>
 #include <vector>
 
-#include <xsimd/xsimd.hpp>
-
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "kernel_table.hpp"
 
 namespace attnlab {
 namespace kernels {
 namespace {
 
-using Batch = xsimd::batch<float>;
-constexpr std::size_t W = Batch::size;  // floats per SIMD vector: 4 (SSE, WASM), 8 (AVX2)
-constexpr std::size_t MR = 6;           // rows of a micro-tile
-constexpr std::size_t NV = 2;           // SIMD vectors per micro-tile row
-constexpr std::size_t NR = NV * W;      // columns of a micro-tile
-// 6 x 2 accumulators + 2 B vectors + 1 broadcast (+1 product temporary without FMA) = 16
-// registers: fits SSE2/AVX2's 16 without spills.
-constexpr std::size_t KC = 256;      // K block: one B strip (KC, NR) is 8-16 KiB, stays in L1
-constexpr std::size_t MC = 16 * MR;  // row block: packed A (MC, KC) is 96 KiB, stays in L2
-constexpr std::size_t NC = 512;      // column panel: packed B (KC, NC) is 512 KiB
+// The micro-kernel and the packing routines are ISA-specific (src/kernels/matmul_arch.hpp, one
+// template instantiated per ISA and chosen at run time, kernels/isa.hpp); this file holds the
+// loop nest, the scratch buffers and the threading, the same for every ISA.
+constexpr std::size_t MR = kMatmulMR;  // rows of a micro-tile; its columns NR = table().nr
+constexpr std::size_t KC = 256;        // K block: one B strip (KC, NR) is 8-16 KiB, stays in L1
+constexpr std::size_t MC = kMatmulMC;  // row block: packed A (MC, KC) is 96 KiB, stays in L2
+constexpr std::size_t NC = 512;        // column panel: packed B (KC, NC) is 512 KiB
 // A chunk of rows handed to a thread should hold at least this many multiply-adds (~10-20 µs),
 // so small products (attention on short sequences) do not pay for waking the pool: measured,
 // 64³ on 2 threads ran at half the speed of 1 thread with 2^17.
@@ -52,7 +50,7 @@ constexpr std::size_t kMinMacsPerChunk = std::size_t{1} << 18;
 constexpr std::size_t kMinPackPerChunk = std::size_t{1} << 16;
 
 static_assert(MC % MR == 0, "row blocks must hold whole micro-tile row groups");
-static_assert(NC % NR == 0, "column panels must hold whole micro-tile strips");
+static_assert(NC % 16 == 0, "column panels must hold whole micro-tile strips of every ISA");
 
 // Grow-only scratch buffer with 64-byte alignment, one per thread (thread_local below), so
 // packing never allocates inside the loops and threads never share scratch.
@@ -70,136 +68,6 @@ private:
     std::vector<float> storage_;
 };
 
-// Packs rows [i0, i0 + mc) x inner indices [p0, p0 + kc) of op(A) into ap, as groups of MR rows:
-// ap[g·MR·kc + p·MR + r] = op(A)[i0 + g·MR + r][p0 + p]. Rows past mc in the last group are left
-// unwritten: the micro-kernel for a short group never reads them.
-// a: (M, K) with lda when !TransA; (K, M) with lda when TransA.
-template <bool TransA>
-void pack_a(const float* a, std::size_t lda, std::size_t i0, std::size_t mc, std::size_t p0, std::size_t kc,
-            float* ap) {
-    for (std::size_t g = 0; g * MR < mc; ++g) {
-        const std::size_t rows = std::min(MR, mc - g * MR);
-        float* dst = ap + g * MR * kc;
-        if (!TransA) {
-            for (std::size_t r = 0; r < rows; ++r) {
-                const float* src = a + (i0 + g * MR + r) * lda + p0;
-                for (std::size_t p = 0; p < kc; ++p) dst[p * MR + r] = src[p];
-            }
-        } else {
-            for (std::size_t p = 0; p < kc; ++p) {
-                const float* src = a + (p0 + p) * lda + i0 + g * MR;
-                for (std::size_t r = 0; r < rows; ++r) dst[p * MR + r] = src[r];
-            }
-        }
-    }
-}
-
-// Packs inner indices [p0, p0 + kc) x columns [j0, j0 + nc) of op(B) into bp as strips of NR
-// columns: bp[s·kc·NR + p·NR + j] = op(B)[p0 + p][j0 + s·NR + j], zero past column nc.
-// b: (K, N) with ldb when !TransB; (N, K) with ldb when TransB.
-template <bool TransB>
-void pack_b(const float* b, std::size_t ldb, std::size_t p0, std::size_t kc, std::size_t j0, std::size_t nc,
-            float* bp) {
-    for (std::size_t s = 0; s * NR < nc; ++s) {
-        const std::size_t cols = std::min(NR, nc - s * NR);
-        float* dst = bp + s * kc * NR;
-        if (!TransB) {
-            for (std::size_t p = 0; p < kc; ++p) {
-                const float* src = b + (p0 + p) * ldb + j0 + s * NR;
-                if (cols == NR) {
-                    for (std::size_t v = 0; v < NV; ++v)
-                        Batch::load_unaligned(src + v * W).store_aligned(dst + p * NR + v * W);
-                } else {
-                    std::size_t j = 0;
-                    for (; j < cols; ++j) dst[p * NR + j] = src[j];
-                    for (; j < NR; ++j) dst[p * NR + j] = 0.0f;
-                }
-            }
-        } else {
-            // Read each row of B (a column of op(B)) contiguously; the strided writes stay in
-            // the L1-sized strip.
-            for (std::size_t j = 0; j < cols; ++j) {
-                const float* src = b + (j0 + s * NR + j) * ldb + p0;
-                for (std::size_t p = 0; p < kc; ++p) dst[p * NR + j] = src[p];
-            }
-            for (std::size_t j = cols; j < NR; ++j) {
-                for (std::size_t p = 0; p < kc; ++p) dst[p * NR + j] = 0.0f;
-            }
-        }
-    }
-}
-
-// C tile (R, cols) (+)= ap (R of MR, kc) · bp (kc, NR), cols <= NR; R <= MR rows.
-// ap: packed A group, bp: packed B strip (64-byte aligned), c: top-left of the tile with ldc.
-template <std::size_t R>
-void micro_kernel(std::size_t kc, const float* ap, const float* bp, float* c, std::size_t ldc, std::size_t cols,
-                  bool add) {
-    Batch acc[R][NV];
-    for (std::size_t r = 0; r < R; ++r) {
-        for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
-    }
-    for (std::size_t p = 0; p < kc; ++p) {
-        Batch bv[NV];
-        for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_aligned(bp + p * NR + v * W);
-        for (std::size_t r = 0; r < R; ++r) {
-            const Batch av(ap[p * MR + r]);
-            for (std::size_t v = 0; v < NV; ++v) acc[r][v] = xsimd::fma(av, bv[v], acc[r][v]);
-        }
-    }
-    if (cols == NR) {
-        for (std::size_t r = 0; r < R; ++r) {
-            for (std::size_t v = 0; v < NV; ++v) {
-                float* out = c + r * ldc + v * W;
-                (add ? Batch::load_unaligned(out) + acc[r][v] : acc[r][v]).store_unaligned(out);
-            }
-        }
-    } else {
-        // Partial strip at the right edge of C: spill the tile and keep the valid columns.
-        // Scalar a + b rounds exactly like a lane of the vector add above.
-        alignas(64) float tile[NR];
-        for (std::size_t r = 0; r < R; ++r) {
-            for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_aligned(tile + v * W);
-            float* out = c + r * ldc;
-            for (std::size_t j = 0; j < cols; ++j) out[j] = add ? out[j] + tile[j] : tile[j];
-        }
-    }
-}
-
-// Runs the micro-kernel specialised for `rows` (1..MR) rows.
-void micro_dispatch(std::size_t rows, std::size_t kc, const float* ap, const float* bp, float* c, std::size_t ldc,
-                    std::size_t cols, bool add) {
-    static_assert(MR == 6, "update the dispatch when MR changes");
-    switch (rows) {
-        case 6: micro_kernel<6>(kc, ap, bp, c, ldc, cols, add); break;
-        case 5: micro_kernel<5>(kc, ap, bp, c, ldc, cols, add); break;
-        case 4: micro_kernel<4>(kc, ap, bp, c, ldc, cols, add); break;
-        case 3: micro_kernel<3>(kc, ap, bp, c, ldc, cols, add); break;
-        case 2: micro_kernel<2>(kc, ap, bp, c, ldc, cols, add); break;
-        default: micro_kernel<1>(kc, ap, bp, c, ldc, cols, add); break;
-    }
-}
-
-// C rows [i_begin, i_end) x columns [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · packed B.
-// bp: the packed panel (KC, NC) from pack_b; add = accumulate into C instead of overwriting.
-template <bool TransA>
-void row_range(const float* a, std::size_t lda, const float* bp, float* c, std::size_t ldc, std::size_t i_begin,
-               std::size_t i_end, std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc, bool add) {
-    thread_local Scratch a_scratch;
-    float* ap = a_scratch.get(MC * kc);
-    for (std::size_t i0 = i_begin; i0 < i_end; i0 += MC) {
-        const std::size_t mc = std::min(MC, i_end - i0);
-        pack_a<TransA>(a, lda, i0, mc, p0, kc, ap);
-        for (std::size_t s = 0; s * NR < nc; ++s) {
-            const std::size_t cols = std::min(NR, nc - s * NR);
-            for (std::size_t g = 0; g * MR < mc; ++g) {
-                const std::size_t rows = std::min(MR, mc - g * MR);
-                micro_dispatch(rows, kc, ap + g * MR * kc, bp + s * kc * NR, c + (i0 + g * MR) * ldc + j0 + s * NR, ldc,
-                               cols, add);
-            }
-        }
-    }
-}
-
 // C (M, N) (+)= op(A) (M, K) · op(B) (K, N); see the file comment for the loop nest.
 template <bool TransA, bool TransB>
 void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
@@ -215,6 +83,8 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
         }
         return;
     }
+    const KernelTable& isa = table();
+    const std::size_t NR = isa.nr;
     thread_local Scratch b_scratch;  // the calling thread's; workers only read it
     const std::size_t row_groups = (m + MR - 1) / MR;
     for (std::size_t j0 = 0; j0 < n; j0 += NC) {
@@ -229,7 +99,8 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                 0, strips,
                 [&](std::size_t s_begin, std::size_t s_end) {
                     const std::size_t cols_end = std::min(s_end * NR, nc);
-                    pack_b<TransB>(b, ldb, p0, kc, j0 + s_begin * NR, cols_end - s_begin * NR, bp + s_begin * kc * NR);
+                    isa.pack_b(TransB, b, ldb, p0, kc, j0 + s_begin * NR, cols_end - s_begin * NR,
+                               bp + s_begin * kc * NR);
                 },
                 std::max<std::size_t>(1, kMinPackPerChunk / (kc * NR)));
             const bool add = acc == Accumulate::yes || p0 > 0;
@@ -237,7 +108,10 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
             parallel_for(
                 0, row_groups,
                 [&](std::size_t g_begin, std::size_t g_end) {
-                    row_range<TransA>(a, lda, bp, c, ldc, g_begin * MR, std::min(g_end * MR, m), j0, nc, p0, kc, add);
+                    thread_local Scratch a_scratch;
+                    float* ap = a_scratch.get(MC * kc);
+                    isa.gemm_rows(TransA, a, lda, ap, bp, c, ldc, g_begin * MR, std::min(g_end * MR, m), j0, nc, p0, kc,
+                                  add);
                 },
                 grain);
         }

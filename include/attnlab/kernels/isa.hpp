@@ -1,0 +1,35 @@
+// attnlab/kernels/isa.hpp: which SIMD instruction set the kernels run with, chosen at run time.
+//
+// What it is for: the portable x86-64 build carries every hot kernel (matmul micro-kernel and
+// packing, softmax and the FlashAttention tile steps, layer norm, GELU, ReLU) twice — for SSE2,
+// which every x86-64 CPU has, and for AVX2 + FMA — and uses the best one the CPU supports, so
+// the default build runs at AVX2 speed where it can and still runs everywhere. WebAssembly and
+// other CPUs carry one table ("wasm-simd128", "scalar", or xsimd's arch name).
+// The environment variable ATTNLAB_ISA (e.g. ATTNLAB_ISA=sse2) overrides the first choice;
+// set_isa switches later (benchmarks and tests compare ISAs in one process).
+// Not for: choosing thread counts (core/thread_pool.hpp).
+//
+//   std::cout << attnlab::kernels::active_isa();           // "avx2+fma" on this machine
+//   for (auto& name : attnlab::kernels::available_isas())  // {"avx2+fma", "sse2"}
+//       attnlab::kernels::set_isa(name);                   // then run and compare
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace attnlab {
+namespace kernels {
+
+// Name of the instruction set the kernels use now.
+std::string active_isa();
+// Floats per SIMD vector of the active instruction set (1 for the scalar build).
+std::size_t active_simd_width();
+// Instruction sets compiled in AND supported by this CPU, best first.
+std::vector<std::string> available_isas();
+// Switches the kernels to `name` (one of available_isas()); throws ConfigError listing the valid
+// names otherwise. Not to be called while kernels run on other threads.
+void set_isa(const std::string& name);
+
+}  // namespace kernels
+}  // namespace attnlab

@@ -1,0 +1,67 @@
+// src/kernels/kernel_table.hpp (private to src/kernels): the ISA-specific pieces of every hot
+// kernel, as one table of function pointers per instruction set, chosen once at run time.
+//
+// The public kernels (matmul.cpp, softmax.cpp, elementwise.cpp, attention) keep validation,
+// scratch buffers and threading; the table holds the serial inner loops, each instantiated from
+// one template (src/kernels/*_arch.hpp) per ISA in arch_<isa>.cpp. Ranges are serial: callers
+// split work with parallel_for and call the table per chunk.
+#pragma once
+
+#include <cstddef>
+
+namespace attnlab {
+namespace kernels {
+
+// Rows of a matmul micro-tile (the same for every ISA; the columns, nr, are 2 vectors).
+constexpr std::size_t kMatmulMR = 6;
+
+struct KernelTable {
+    const char* isa;    // "avx2+fma", "sse2", "wasm-simd128", "scalar", ... (active_isa())
+    std::size_t lanes;  // floats per vector
+    std::size_t nr;     // columns of a matmul micro-tile (2 vectors)
+
+    // --- matmul (matmul_arch.hpp) ---
+    // Packs op(B) rows [p0, p0 + kc) x columns [j0, j0 + nc) into strips of nr columns.
+    void (*pack_b)(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::size_t kc, std::size_t j0,
+                   std::size_t nc, float* bp);
+    // C rows [i_begin, i_end) x [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · packed B panel;
+    // ap: scratch of kMatmulMC · kc floats (64-byte aligned) for the packed A block.
+    void (*gemm_rows)(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, float* c,
+                      std::size_t ldc, std::size_t i_begin, std::size_t i_end, std::size_t j0, std::size_t nc,
+                      std::size_t p0, std::size_t kc, bool add);
+
+    // --- softmax (softmax_arch.hpp) ---
+    void (*softmax_rows)(float* x, std::size_t rows, std::size_t cols, std::size_t ld);
+    void (*softmax_rows_backward)(const float* y, const float* dy, float* dx, std::size_t rows, std::size_t cols,
+                                  std::size_t ld);
+    // Flash attention forward, one score tile: see softmax_arch.hpp.
+    void (*online_softmax_tile)(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
+                                float* row_max, float* row_sum, float* rescale);
+    // Flash attention backward, one tile: see softmax_arch.hpp.
+    void (*flash_backward_tile)(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
+                                const float* lse, const float* delta);
+
+    // --- elementwise (elementwise_arch.hpp), each over [0, n) or rows [0, rows) ---
+    void (*relu_forward)(const float* x, float* y, std::size_t n);
+    void (*relu_backward)(const float* x, const float* dy, float* dx, std::size_t n, bool add);
+    void (*gelu_forward)(const float* x, float* y, std::size_t n);
+    void (*gelu_backward)(const float* x, const float* dy, float* dx, std::size_t n, bool add);
+    void (*layer_norm_forward)(const float* x, const float* gamma, const float* beta, float* y, float* mean,
+                               float* rstd, std::size_t rows, std::size_t cols, float eps);
+};
+
+// Row block of matmul's packed A (MC rows, a multiple of kMatmulMR), for sizing gemm_rows' ap.
+constexpr std::size_t kMatmulMC = 16 * kMatmulMR;
+
+// The table in use: chosen on first call (the best ISA the CPU supports, or ATTNLAB_ISA from
+// the environment), replaced by set_isa (kernels/isa.hpp).
+const KernelTable& table();
+
+// Tables compiled into this build, one function per arch_<isa>.cpp; nullptr when that file was
+// compiled without its ISA (non-x86, WebAssembly, ATTNLAB_NO_SIMD).
+const KernelTable* table_avx2();
+const KernelTable* table_sse2();
+const KernelTable* table_portable();  // xsimd::default_arch or scalar: everything but x86 dispatch
+
+}  // namespace kernels
+}  // namespace attnlab

@@ -1,0 +1,37 @@
+// src/kernels/kernel_table_impl.hpp (private): builds the KernelTable of one architecture from
+// the kernel templates. Included only by the arch_<isa>.cpp files, each compiled with its ISA's
+// flags; see simd.hpp for the rule on what those files may contain.
+#pragma once
+
+#include "elementwise_arch.hpp"
+#include "kernel_table.hpp"
+#include "matmul_arch.hpp"
+#include "softmax_arch.hpp"
+
+namespace attnlab {
+namespace kernels {
+namespace arch {
+
+template <class Arch>
+constexpr KernelTable make_table(const char* isa) {
+    return KernelTable{
+        isa,
+        simd::Batch<Arch>::size,
+        MatmulShape<Arch>::NR,
+        &pack_b<Arch>,
+        &gemm_rows<Arch>,
+        &softmax_rows<Arch>,
+        &softmax_rows_backward<Arch>,
+        &online_softmax_tile<Arch>,
+        &flash_backward_tile<Arch>,
+        &relu_forward<Arch>,
+        &relu_backward<Arch>,
+        &gelu_forward<Arch>,
+        &gelu_backward<Arch>,
+        &layer_norm_forward<Arch>,
+    };
+}
+
+}  // namespace arch
+}  // namespace kernels
+}  // namespace attnlab

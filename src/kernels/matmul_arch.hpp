@@ -1,0 +1,168 @@
+// src/kernels/matmul_arch.hpp (private): the packing routines and the register-blocked
+// micro-kernel of matmul.cpp, one template per architecture (see simd.hpp for the tags and for
+// the rule on what may be used here). matmul.cpp holds the loop nest, scratch and threading.
+//
+// Legend: M rows of C, N columns, K the summed dimension; MR x NR micro-tile, NR = NV vectors.
+#pragma once
+
+#include "kernel_table.hpp"
+#include "simd.hpp"
+
+namespace attnlab {
+namespace kernels {
+namespace arch {
+
+template <class Arch>
+struct MatmulShape {
+    using Batch = simd::Batch<Arch>;
+    static constexpr std::size_t W = Batch::size;  // floats per vector: 1, 4 (SSE, WASM) or 8 (AVX2)
+    static constexpr std::size_t MR = kMatmulMR;   // rows of a micro-tile
+    static constexpr std::size_t NV = 2;           // vectors per micro-tile row
+    static constexpr std::size_t NR = NV * W;      // columns of a micro-tile
+    // 6 x 2 accumulators + 2 B vectors + 1 broadcast (+1 product temporary without FMA) = 16
+    // registers: fits SSE2/AVX2's 16 without spills.
+};
+
+// Packs rows [i0, i0 + mc) x inner indices [p0, p0 + kc) of op(A) into ap, as groups of MR rows:
+// ap[g·MR·kc + p·MR + r] = op(A)[i0 + g·MR + r][p0 + p]. Rows past mc in the last group are left
+// unwritten: the micro-kernel for a short group never reads them.
+// a: (M, K) with lda when !trans_a; (K, M) with lda when trans_a.
+template <class Arch>
+void pack_a(bool trans_a, const float* a, std::size_t lda, std::size_t i0, std::size_t mc, std::size_t p0,
+            std::size_t kc, float* ap) {
+    constexpr std::size_t MR = MatmulShape<Arch>::MR;
+    for (std::size_t g = 0; g * MR < mc; ++g) {
+        const std::size_t rows = simd::min_size(MR, mc - g * MR);
+        float* dst = ap + g * MR * kc;
+        if (!trans_a) {
+            for (std::size_t r = 0; r < rows; ++r) {
+                const float* src = a + (i0 + g * MR + r) * lda + p0;
+                for (std::size_t p = 0; p < kc; ++p) dst[p * MR + r] = src[p];
+            }
+        } else {
+            for (std::size_t p = 0; p < kc; ++p) {
+                const float* src = a + (p0 + p) * lda + i0 + g * MR;
+                for (std::size_t r = 0; r < rows; ++r) dst[p * MR + r] = src[r];
+            }
+        }
+    }
+}
+
+// Packs inner indices [p0, p0 + kc) x columns [j0, j0 + nc) of op(B) into bp as strips of NR
+// columns: bp[s·kc·NR + p·NR + j] = op(B)[p0 + p][j0 + s·NR + j], zero past column nc.
+// b: (K, N) with ldb when !trans_b; (N, K) with ldb when trans_b.
+template <class Arch>
+void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::size_t kc, std::size_t j0,
+            std::size_t nc, float* bp) {
+    using S = MatmulShape<Arch>;
+    using Batch = typename S::Batch;
+    constexpr std::size_t NR = S::NR, NV = S::NV, W = S::W;
+    for (std::size_t s = 0; s * NR < nc; ++s) {
+        const std::size_t cols = simd::min_size(NR, nc - s * NR);
+        float* dst = bp + s * kc * NR;
+        if (!trans_b) {
+            for (std::size_t p = 0; p < kc; ++p) {
+                const float* src = b + (p0 + p) * ldb + j0 + s * NR;
+                if (cols == NR) {
+                    for (std::size_t v = 0; v < NV; ++v)
+                        Batch::load_unaligned(src + v * W).store_aligned(dst + p * NR + v * W);
+                } else {
+                    std::size_t j = 0;
+                    for (; j < cols; ++j) dst[p * NR + j] = src[j];
+                    for (; j < NR; ++j) dst[p * NR + j] = 0.0f;
+                }
+            }
+        } else {
+            // Read each row of B (a column of op(B)) contiguously; the strided writes stay in
+            // the L1-sized strip.
+            for (std::size_t j = 0; j < cols; ++j) {
+                const float* src = b + (j0 + s * NR + j) * ldb + p0;
+                for (std::size_t p = 0; p < kc; ++p) dst[p * NR + j] = src[p];
+            }
+            for (std::size_t j = cols; j < NR; ++j) {
+                for (std::size_t p = 0; p < kc; ++p) dst[p * NR + j] = 0.0f;
+            }
+        }
+    }
+}
+
+// C tile (R, cols) (+)= ap (R of MR, kc) · bp (kc, NR), cols <= NR; R <= MR rows.
+// ap: packed A group, bp: packed B strip (64-byte aligned), c: top-left of the tile with ldc.
+template <class Arch, std::size_t R>
+void micro_kernel(std::size_t kc, const float* ap, const float* bp, float* c, std::size_t ldc, std::size_t cols,
+                  bool add) {
+    using S = MatmulShape<Arch>;
+    using Batch = typename S::Batch;
+    constexpr std::size_t MR = S::MR, NR = S::NR, NV = S::NV, W = S::W;
+    Batch acc[R][NV];
+    for (std::size_t r = 0; r < R; ++r) {
+        for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
+    }
+    for (std::size_t p = 0; p < kc; ++p) {
+        Batch bv[NV];
+        for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_aligned(bp + p * NR + v * W);
+        for (std::size_t r = 0; r < R; ++r) {
+            const Batch av(ap[p * MR + r]);
+            for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(av, bv[v], acc[r][v]);
+        }
+    }
+    if (cols == NR) {
+        for (std::size_t r = 0; r < R; ++r) {
+            for (std::size_t v = 0; v < NV; ++v) {
+                float* out = c + r * ldc + v * W;
+                (add ? Batch::load_unaligned(out) + acc[r][v] : acc[r][v]).store_unaligned(out);
+            }
+        }
+    } else {
+        // Partial strip at the right edge of C: spill the tile and keep the valid columns.
+        // Scalar a + b rounds exactly like a lane of the vector add above.
+        alignas(64) float tile[NR];
+        for (std::size_t r = 0; r < R; ++r) {
+            for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_aligned(tile + v * W);
+            float* out = c + r * ldc;
+            for (std::size_t j = 0; j < cols; ++j) out[j] = add ? out[j] + tile[j] : tile[j];
+        }
+    }
+}
+
+// Runs the micro-kernel specialised for `rows` (1..MR) rows.
+template <class Arch>
+void micro_dispatch(std::size_t rows, std::size_t kc, const float* ap, const float* bp, float* c, std::size_t ldc,
+                    std::size_t cols, bool add) {
+    static_assert(kMatmulMR == 6, "update the dispatch when MR changes");
+    switch (rows) {
+        case 6: micro_kernel<Arch, 6>(kc, ap, bp, c, ldc, cols, add); break;
+        case 5: micro_kernel<Arch, 5>(kc, ap, bp, c, ldc, cols, add); break;
+        case 4: micro_kernel<Arch, 4>(kc, ap, bp, c, ldc, cols, add); break;
+        case 3: micro_kernel<Arch, 3>(kc, ap, bp, c, ldc, cols, add); break;
+        case 2: micro_kernel<Arch, 2>(kc, ap, bp, c, ldc, cols, add); break;
+        default: micro_kernel<Arch, 1>(kc, ap, bp, c, ldc, cols, add); break;
+    }
+}
+
+// C rows [i_begin, i_end) x columns [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · packed B.
+// bp: the packed panel (kc, nc) from pack_b; ap: scratch for kMatmulMC x kc packed A floats;
+// add = accumulate into C instead of overwriting.
+template <class Arch>
+void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, float* c, std::size_t ldc,
+               std::size_t i_begin, std::size_t i_end, std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc,
+               bool add) {
+    constexpr std::size_t MR = MatmulShape<Arch>::MR, NR = MatmulShape<Arch>::NR, MC = kMatmulMC;
+    static_assert(MC % MR == 0, "row blocks must hold whole micro-tile row groups");
+    for (std::size_t i0 = i_begin; i0 < i_end; i0 += MC) {
+        const std::size_t mc = simd::min_size(MC, i_end - i0);
+        pack_a<Arch>(trans_a, a, lda, i0, mc, p0, kc, ap);
+        for (std::size_t s = 0; s * NR < nc; ++s) {
+            const std::size_t cols = simd::min_size(NR, nc - s * NR);
+            for (std::size_t g = 0; g * MR < mc; ++g) {
+                const std::size_t rows = simd::min_size(MR, mc - g * MR);
+                micro_dispatch<Arch>(rows, kc, ap + g * MR * kc, bp + s * kc * NR,
+                                     c + (i0 + g * MR) * ldc + j0 + s * NR, ldc, cols, add);
+            }
+        }
+    }
+}
+
+}  // namespace arch
+}  // namespace kernels
+}  // namespace attnlab

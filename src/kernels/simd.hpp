@@ -1,0 +1,127 @@
+// src/kernels/simd.hpp (private to src/kernels): the vector type the kernel templates are written
+// against, for each instruction set the library is compiled for.
+//
+// Every SIMD kernel is ONE template on an architecture tag `Arch` (src/kernels/*_arch.hpp), and
+// each arch_<isa>.cpp translation unit instantiates all of them for its ISA with its own compile
+// flags (see the top-level CMakeLists.txt); dispatch.cpp picks one table at run time. Tags:
+//   xsimd::sse2              baseline of every x86-64 CPU (the portable default build)
+//   xsimd::fma3<xsimd::avx2> AVX2 + FMA, only in arch_avx2.cpp (compiled with -mavx2 -mfma)
+//   xsimd::default_arch      WebAssembly (sse4_1 mapped onto simd128 by Emscripten) and non-x86
+//   simd::scalar             ATTNLAB_NO_SIMD (the scalar WASM flavour): one lane, plain floats
+//
+// Rule for code included by the arch_*.cpp files: raw pointers and loops only — no std::vector,
+// std::function, <algorithm> or other inline library templates. A library template instantiated
+// in the AVX2 file is an ordinary weak symbol, and the linker may keep that AVX2 copy for the
+// whole program, which would then fault on a CPU without AVX2. Helpers here live in namespace
+// simd and are templates on Arch (or trivially scalar), so each ISA gets its own symbols.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+
+#if !defined(ATTNLAB_NO_SIMD)
+#include <xsimd/xsimd.hpp>
+#endif
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#endif
+
+// True where the library carries an SSE2 and an AVX2+FMA table and chooses at run time.
+#if !defined(ATTNLAB_NO_SIMD) && (defined(__x86_64__) || defined(_M_X64)) && !defined(__EMSCRIPTEN__)
+#define ATTNLAB_X86_DISPATCH 1
+#else
+#define ATTNLAB_X86_DISPATCH 0
+#endif
+
+namespace attnlab {
+namespace kernels {
+namespace simd {
+
+// The one-lane "architecture" of the scalar flavour.
+struct scalar {};
+
+// A batch of one float with the subset of xsimd::batch<float>'s interface the kernels use.
+struct ScalarBatch {
+    static constexpr std::size_t size = 1;
+    float v;
+    ScalarBatch() = default;
+    ScalarBatch(float x) : v(x) {}  // NOLINT: broadcast, like xsimd::batch(float)
+    static ScalarBatch load_aligned(const float* p) { return ScalarBatch(*p); }
+    static ScalarBatch load_unaligned(const float* p) { return ScalarBatch(*p); }
+    void store_aligned(float* p) const { *p = v; }
+    void store_unaligned(float* p) const { *p = v; }
+    friend ScalarBatch operator+(ScalarBatch a, ScalarBatch b) { return a.v + b.v; }
+    friend ScalarBatch operator-(ScalarBatch a, ScalarBatch b) { return a.v - b.v; }
+    friend ScalarBatch operator*(ScalarBatch a, ScalarBatch b) { return a.v * b.v; }
+    ScalarBatch& operator+=(ScalarBatch b) {
+        v += b.v;
+        return *this;
+    }
+    friend bool operator<(ScalarBatch a, ScalarBatch b) { return a.v < b.v; }
+    friend bool operator>(ScalarBatch a, ScalarBatch b) { return a.v > b.v; }
+};
+
+template <class Arch>
+struct BatchOf;
+template <>
+struct BatchOf<scalar> {
+    using type = ScalarBatch;
+};
+#if !defined(ATTNLAB_NO_SIMD)
+template <class Arch>
+struct BatchOf {
+    using type = xsimd::batch<float, Arch>;
+};
+#endif
+
+// Floats of architecture Arch: xsimd::batch<float, Arch>, or ScalarBatch.
+template <class Arch>
+using Batch = typename BatchOf<Arch>::type;
+
+// --- Operations: one overload set for xsimd batches, one for the scalar lane. ---
+
+// (static: every translation unit keeps its own copy, compiled with its own flags.)
+static inline ScalarBatch fma(ScalarBatch a, ScalarBatch b, ScalarBatch c) { return a.v * b.v + c.v; }
+static inline ScalarBatch max(ScalarBatch a, ScalarBatch b) { return a.v < b.v ? b.v : a.v; }
+static inline ScalarBatch exp(ScalarBatch a) { return std::exp(a.v); }
+static inline ScalarBatch erf(ScalarBatch a) { return std::erf(a.v); }
+static inline float hadd(ScalarBatch a) { return a.v; }
+static inline ScalarBatch select(bool c, ScalarBatch a, ScalarBatch b) { return c ? a : b; }
+
+#if !defined(ATTNLAB_NO_SIMD)
+template <class A>
+inline xsimd::batch<float, A> fma(const xsimd::batch<float, A>& a, const xsimd::batch<float, A>& b,
+                                  const xsimd::batch<float, A>& c) {
+    return xsimd::fma(a, b, c);
+}
+template <class A>
+inline xsimd::batch<float, A> max(const xsimd::batch<float, A>& a, const xsimd::batch<float, A>& b) {
+    return xsimd::max(a, b);
+}
+template <class A>
+inline xsimd::batch<float, A> exp(const xsimd::batch<float, A>& a) {
+    return xsimd::exp(a);
+}
+template <class A>
+inline xsimd::batch<float, A> erf(const xsimd::batch<float, A>& a) {
+    return xsimd::erf(a);
+}
+template <class A>
+inline float hadd(const xsimd::batch<float, A>& a) {
+    return xsimd::hadd(a);
+}
+template <class A>
+inline xsimd::batch<float, A> select(const xsimd::batch_bool<float, A>& c, const xsimd::batch<float, A>& a,
+                                     const xsimd::batch<float, A>& b) {
+    return xsimd::select(c, a, b);
+}
+#endif
+
+// Scalar helpers that must not come from <algorithm> (see the rule above); static for the same
+// reason as the scalar overloads.
+static inline std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
+static inline float max_float(float a, float b) { return a < b ? b : a; }
+
+}  // namespace simd
+}  // namespace kernels
+}  // namespace attnlab
