@@ -1,0 +1,247 @@
+// bench/compare/attnlab_compare.cpp: attnlab's side of the comparison, one program for the native
+// build and for WebAssembly (the same source linked against build-wasm-<flavour>/web/libattnlab.a
+// by run.sh, run in Node with direct file access: -sNODERAWFS=1).
+//
+//   attnlab_compare attention --data DIR --sizes 256,1024 --threads 1,2 --seconds 2
+//   attnlab_compare train --threads 1,2 --seconds 2
+//
+// attention: attnlab::scaled_dot_product_attention on the shared inputs DIR/attn_n<n>.bin (float32
+//   q, k, v, reference, each (H, n, D) = (4, n, 32); written by torch_bench.py prepare), as
+//   (B, H, T, D) = (1, 4, n, 32) with no mask and scale 1/sqrt(D). Checked against the reference
+//   (max |out - ref| <= 1e-4), then timed: median of repeats after warm-up, as every other
+//   system of the comparison.
+// train: steps/s of the tiny encoder of issue 6 — EncoderClassifier with 2 post-LN layers,
+//   C = 64, H = 4, F = 256, ReLU, sinusoidal positions, mean pooling, 2 classes, dropout 0, on one
+//   fixed batch (B = 32, T = 64, vocabulary 16, no padding) with AdamW (lr 1e-3, torch defaults).
+//   A step is zero_grad + forward + cross-entropy + backward + optimiser step, nothing else (no
+//   clipping, no metrics): the same work as torch_bench.py train. The loss must fall.
+// Prints one JSON object. Why not the Google Benchmark binary: it neither reads shared inputs
+// nor checks its output, and it has no encoder training step.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "attnlab/attention/scaled_dot_product.hpp"
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/thread_pool.hpp"
+#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/train/optimizer.hpp"
+
+#ifndef ATTNLAB_COMPARE_BUILD
+#define ATTNLAB_COMPARE_BUILD "native"
+#endif
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr std::size_t kHeads = 4, kHeadDim = 32;  // H, D: Q/K/V are (1, H, n, D)
+constexpr double kTolerance = 1e-4;
+
+struct Options {
+    std::string command;
+    std::string data = "results/data";
+    std::vector<std::size_t> sizes{256, 1024, 2048};
+    std::vector<std::size_t> threads{1, 2};
+    double seconds = 2.0;
+};
+
+std::vector<std::size_t> parse_list(const std::string& text) {
+    std::vector<std::size_t> out;
+    std::stringstream in(text);
+    for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoul(item));
+    return out;
+}
+
+Options parse_options(int argc, char** argv) {
+    Options o;
+    if (argc < 2) {
+        throw std::invalid_argument(
+            "usage: attnlab_compare attention|train [--data DIR] [--sizes a,b] [--threads a,b] [--seconds s]");
+    }
+    o.command = argv[1];
+    if (o.command != "attention" && o.command != "train")
+        throw std::invalid_argument("unknown command '" + o.command + "' (valid: attention, train)");
+    for (int i = 2; i < argc; i += 2) {
+        const std::string key = argv[i];
+        if (i + 1 >= argc) throw std::invalid_argument("option " + key + " needs a value");
+        const std::string value = argv[i + 1];
+        if (key == "--data")
+            o.data = value;
+        else if (key == "--sizes")
+            o.sizes = parse_list(value);
+        else if (key == "--threads")
+            o.threads = parse_list(value);
+        else if (key == "--seconds")
+            o.seconds = std::stod(value);
+        else
+            throw std::invalid_argument("unknown option " + key + " (valid: --data, --sizes, --threads, --seconds)");
+    }
+    return o;
+}
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+struct Timing {
+    double ms;
+    std::size_t repeats;
+};
+
+// Median ms over repeats after `warmup` calls; the repeat count fills about target_seconds.
+Timing time_calls(const std::function<void()>& fn, double target_seconds, std::size_t min_repeats = 5,
+                  std::size_t max_repeats = 200, std::size_t warmup = 2) {
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < warmup; ++i) fn();
+    const double per_call = ms_since(start) / double(warmup);
+    const auto repeats = static_cast<std::size_t>(
+        std::clamp(target_seconds * 1e3 / std::max(per_call, 1e-6), double(min_repeats), double(max_repeats)));
+    std::vector<double> times;
+    for (std::size_t i = 0; i < repeats; ++i) {
+        const auto t0 = Clock::now();
+        fn();
+        times.push_back(ms_since(t0));
+    }
+    return {median(times), repeats};
+}
+
+// q, k, v, reference: (1, H, n, D) each, from DIR/attn_n<n>.bin.
+std::vector<attnlab::Tensor4> load_inputs(const std::string& dir, std::size_t n) {
+    const std::string path = dir + "/attn_n" + std::to_string(n) + ".bin";
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot open " + path + " (run torch_bench.py prepare)");
+    std::vector<attnlab::Tensor4> out;
+    for (int i = 0; i < 4; ++i) {
+        attnlab::Tensor4 t = attnlab::Tensor4::from_shape({1, kHeads, n, kHeadDim});
+        in.read(reinterpret_cast<char*>(t.data()), std::streamsize(t.size() * sizeof(float)));
+        if (!in) throw std::runtime_error(path + ": too short for q, k, v, ref of (4, " + std::to_string(n) + ", 32)");
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+json attention(const Options& o) {
+    json results = json::array();
+    for (std::size_t n : o.sizes) {
+        const auto inputs = load_inputs(o.data, n);
+        const attnlab::Tensor4 &q = inputs[0], &k = inputs[1], &v = inputs[2], &ref = inputs[3];
+        for (std::size_t threads : o.threads) {
+            attnlab::set_num_threads(threads);
+            const attnlab::Tensor4 out = attnlab::scaled_dot_product_attention(q, k, v);
+            double err = 0;
+            for (std::size_t i = 0; i < out.size(); ++i) {
+                const double d = std::abs(double(out.data()[i]) - double(ref.data()[i]));
+                err = std::isnan(d) ? d : std::max(err, d);
+            }
+            const Timing t = time_calls(
+                [&] {
+                    attnlab::Tensor4 c = attnlab::scaled_dot_product_attention(q, k, v);
+                    if (c.size() != out.size()) throw std::logic_error("output changed size");
+                },
+                o.seconds);
+            results.push_back({{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD},
+                               {"variant", "scaled_dot_product_attention"},
+                               {"threads", threads},
+                               {"n", n},
+                               {"ms", t.ms},
+                               {"repeats", t.repeats},
+                               {"max_abs_err", err},
+                               {"ok", err <= kTolerance}});
+        }
+    }
+    return results;
+}
+
+json train(const Options& o) {
+    constexpr std::size_t B = 32, T = 64, vocab = 16;
+    attnlab::ModelConfig config;
+    config.kind = attnlab::ModelKind::encoder;
+    config.vocab_size = vocab;
+    config.max_len = T;
+    config.d_model = 64;
+    config.num_heads = 4;
+    config.num_layers = 2;
+    config.ff_dim = 256;
+    config.activation = attnlab::Activation::relu;  // nn.TransformerEncoderLayer's default
+    config.norm = attnlab::NormPlacement::post;     // norm_first=False
+    config.positional = attnlab::PositionalKind::sinusoidal;
+    config.pooling = attnlab::Pooling::mean;
+    config.num_classes = 2;
+    config.dropout = 0.0f;
+
+    // One fixed batch with a label mean pooling can learn: are most tokens in the upper half of
+    // the vocabulary?
+    attnlab::Rng data_rng(0);
+    attnlab::Index2 tokens = attnlab::Index2::from_shape({B, T});  // (B, T)
+    for (auto& t : tokens) t = static_cast<std::int32_t>(data_rng.below(vocab));
+    attnlab::Index1 labels = attnlab::Index1::from_shape({B});  // (B)
+    for (std::size_t b = 0; b < B; ++b) {
+        std::size_t upper = 0;
+        for (std::size_t t = 0; t < T; ++t) upper += tokens(b, t) >= std::int32_t(vocab / 2);
+        labels(b) = upper > T / 2;
+    }
+    const attnlab::Mask2 no_padding;
+
+    json results = json::array();
+    for (std::size_t threads : o.threads) {
+        attnlab::set_num_threads(threads);
+        attnlab::Rng rng(1);
+        attnlab::EncoderClassifier model(config, rng);
+        // torch.optim.AdamW's defaults: betas (0.9, 0.999), eps 1e-8, weight decay 0.01 on all.
+        attnlab::AdamW opt;
+        std::vector<float> losses;
+        std::size_t parameters = 0;
+        for (const auto& p : model.parameters()) parameters += p.size();
+        const Timing t = time_calls(
+            [&] {
+                model.zero_grad();
+                losses.push_back(model.loss_and_backward(tokens, no_padding, labels).loss);
+                opt.step(model.parameters(), model.gradients(), 1e-3f);
+            },
+            o.seconds, 10, 200, 3);
+        const bool finite = std::all_of(losses.begin(), losses.end(), [](float l) { return std::isfinite(l); });
+        results.push_back({{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD + "-train"},
+                           {"variant", "EncoderClassifier + AdamW"},
+                           {"threads", threads},
+                           {"ms_per_step", t.ms},
+                           {"steps_per_s", 1e3 / t.ms},
+                           {"repeats", t.repeats},
+                           {"first_loss", losses.front()},
+                           {"last_loss", losses.back()},
+                           {"ok", finite && losses.back() < losses.front()},
+                           {"parameters", parameters}});
+    }
+    return results;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const Options o = parse_options(argc, argv);
+        const json results = o.command == "attention" ? attention(o) : train(o);
+        std::cout << json{{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD}, {"results", results}}.dump()
+                  << std::endl;
+        return 0;
+    } catch (const std::exception& e) {
+        std::cerr << "attnlab_compare: " << e.what() << "\n";
+        return 1;
+    }
+}

@@ -1,0 +1,155 @@
+// bench/compare/report.mjs: merges the JSON every bench of one run.sh run wrote into one table.
+//
+//   node report.mjs results/raw            prints the tables; writes results/latest.json and latest.md
+//
+// Input: results/raw/<step>.json (the last line of each bench's output, one JSON object with
+// `results`), results/raw/steps.jsonl (one line per step: name, 1-minute load average before and
+// after, seconds) and results/raw/machine.json (written by run.sh). Ratios pair rows of the same
+// run only; a row whose output missed the reference by more than 1e-4 is shown but never paired.
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { H, D, here } from './common.mjs';
+
+const rawDir = path.resolve(process.argv[2] ?? path.join(here, 'results', 'raw'));
+const outDir = path.dirname(rawDir);
+
+const readJson = (file) => JSON.parse(fs.readFileSync(file, 'utf8'));
+const lastJsonLine = (text) => JSON.parse(text.trim().split('\n').filter((l) => l.startsWith('{')).pop());
+
+const machine = fs.existsSync(path.join(rawDir, 'machine.json')) ? readJson(path.join(rawDir, 'machine.json')) : {};
+const steps = fs.existsSync(path.join(rawDir, 'steps.jsonl'))
+  ? fs.readFileSync(path.join(rawDir, 'steps.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+
+const rows = [];
+const versions = {};
+for (const step of steps) {
+  const file = path.join(rawDir, `${step.name}.json`);
+  if (!step.ok || !fs.existsSync(file)) continue;
+  let doc;
+  try { doc = lastJsonLine(fs.readFileSync(file, 'utf8')); } catch { continue; }
+  if (doc.version) versions[doc.system] = doc.version;
+  for (const r of doc.results ?? []) rows.push({ ...r, step: step.name, load: [step.load_start, step.load_end] });
+}
+
+const gflops = (n, ms) => (4 * H * n * n * D) / (ms * 1e6);
+const attention = rows.filter((r) => r.n !== undefined);
+const training = rows.filter((r) => r.steps_per_s !== undefined);
+
+// Display names, in table order.
+const systems = [
+  ['attnlab-native', 'attnlab native (C++, -O3 -march=native)'],
+  ['attnlab-wasm-threads', 'attnlab WASM threads (SIMD)'],
+  ['attnlab-wasm-single', 'attnlab WASM single (SIMD)'],
+  ['attnlab-wasm-scalar', 'attnlab WASM scalar (no SIMD)'],
+  ['attnlab-embind-threads', 'attnlab Embind MHA layer, threads*'],
+  ['attnlab-embind-single', 'attnlab Embind MHA layer, single*'],
+  ['attnlab-embind-scalar', 'attnlab Embind MHA layer, scalar*'],
+  ['pytorch-sdpa', 'PyTorch F._scaled_dot_product_attention'],
+  ['pytorch-math', 'PyTorch matmul/softmax/matmul'],
+  ['onnxruntime-web', 'ONNX Runtime Web (WASM SIMD)'],
+  ['tfjs-wasm', 'TensorFlow.js WASM (SIMD)'],
+];
+const order = Object.fromEntries(systems.map(([k], i) => [k, i]));
+const label = Object.fromEntries(systems);
+attention.sort((a, b) => a.n - b.n || (order[a.system] ?? 99) - (order[b.system] ?? 99) || a.threads - b.threads);
+
+const find = (system, n, threads) => attention.find((r) => r.system === system && r.n === n && r.threads === threads && r.ok);
+
+// Pairs: ours, theirs, threads of each, and the issue's target for ours/theirs speed-up.
+const pairDefs = [
+  ['attnlab-native', 1, 'pytorch-sdpa', 1, (n) => (n === 2048 ? 4 : n === 256 ? 2 : null)],
+  ['attnlab-native', 2, 'pytorch-sdpa', 2, () => null],
+  ['attnlab-native', 1, 'pytorch-math', 1, () => null],
+  ['attnlab-wasm-threads', 1, 'onnxruntime-web', 1, (n) => (n === 2048 ? 1.6 : null)],
+  ['attnlab-wasm-threads', 2, 'onnxruntime-web', 2, (n) => (n === 2048 ? 1.6 : null)],
+  ['attnlab-wasm-single', 1, 'onnxruntime-web', 1, () => null],
+  ['attnlab-wasm-single', 1, 'tfjs-wasm', 1, () => null],
+  ['attnlab-wasm-threads', 1, 'attnlab-wasm-scalar', 1, (n) => (n === 2048 ? 2.5 : null)],
+  ['attnlab-embind-threads', 1, 'onnxruntime-web', 1, () => null],
+  ['attnlab-embind-threads', 2, 'onnxruntime-web', 2, () => null],
+  ['attnlab-native', 1, 'attnlab-wasm-single', 1, () => null],
+];
+const pairs = [];
+for (const n of [...new Set(attention.map((r) => r.n))]) {
+  for (const [ours, ot, theirs, tt, target] of pairDefs) {
+    const a = find(ours, n, ot), b = find(theirs, n, tt);
+    if (!a || !b) continue;
+    pairs.push({ ours, ours_threads: ot, theirs, theirs_threads: tt, n, ours_ms: a.ms, theirs_ms: b.ms,
+      ratio: a.ms / b.ms, speedup: b.ms / a.ms, target: target(n) });
+  }
+}
+
+const trainFind = (system, threads) => training.find((r) => r.system === system && r.threads === threads && r.ok);
+const trainPairs = [];
+for (const [ours, ot, theirs, tt, target] of [
+  ['attnlab-native-train', 1, 'pytorch-train', 1, 2.5], ['attnlab-native-train', 2, 'pytorch-train', 2, 2.5],
+  ['attnlab-wasm-threads-train', 1, 'pytorch-train', 1, null], ['attnlab-wasm-threads-train', 2, 'pytorch-train', 2, 0.75],
+]) {
+  const a = trainFind(ours, ot), b = trainFind(theirs, tt);
+  if (a && b) trainPairs.push({ ours, ours_threads: ot, theirs, theirs_threads: tt, ours_steps_per_s: a.steps_per_s,
+    theirs_steps_per_s: b.steps_per_s, ratio: a.ms_per_step / b.ms_per_step, speedup: a.steps_per_s / b.steps_per_s, target });
+}
+
+// Markdown tables.
+const f = (x, d = 2) => (x === undefined || x === null || Number.isNaN(x) ? '' : x.toFixed(d));
+const fmtMs = (ms) => (ms >= 100 ? f(ms, 1) : ms >= 10 ? f(ms, 2) : f(ms, 3));
+const loadStr = (l) => l.map((x) => f(x, 2)).join(' → ');
+const lines = [];
+lines.push(`Attention forward, fp32, Q/K/V (H=${H}, n, D=${D}), batch 1, no mask, scale 1/sqrt(${D});`
+  + ` GFLOP/s = 4·H·n²·D / time; ms = median of repeats after warm-up; check = max |out − ref| (≤ 1e-4 to count).`);
+lines.push('');
+lines.push('| system | threads | n | ms | GFLOP/s | repeats | check | load (1 min) |');
+lines.push('|---|---:|---:|---:|---:|---:|---|---|');
+for (const r of attention) {
+  lines.push(`| ${label[r.system] ?? r.system}${r.system === 'tfjs-wasm' ? ` [${r.variant.split(',')[0]}]` : ''} | ${r.threads} | ${r.n} | ${fmtMs(r.ms)} | ${f(gflops(r.n, r.ms), 1)} | ${r.repeats}`
+    + ` | ${r.ok ? 'ok' : 'FAIL'} ${r.max_abs_err.toExponential(1)} | ${loadStr(r.load)} |`);
+}
+lines.push('');
+lines.push('\\* the shipped Embind module has no bare attention call: a MultiHeadAttention layer with identity'
+  + ' projections (cross-attention on [K | V]) runs instead, so its time also holds four 128-wide projections'
+  + ' and the copies in and out; GFLOP/s counts the attention alone.');
+lines.push('');
+lines.push('Pairs from this run (ours/theirs = time ratio, < 1 means ours is faster; speed-up = theirs/ours):');
+lines.push('');
+lines.push('| ours | theirs | n | ours ms | theirs ms | ours/theirs | speed-up | issue target |');
+lines.push('|---|---|---:|---:|---:|---:|---:|---|');
+for (const p of pairs) {
+  const met = p.target ? ` ≥ ${p.target}x: ${p.speedup >= p.target ? 'met' : 'not met'}` : '';
+  lines.push(`| ${label[p.ours] ?? p.ours}, ${p.ours_threads}T | ${label[p.theirs] ?? p.theirs}, ${p.theirs_threads}T | ${p.n}`
+    + ` | ${fmtMs(p.ours_ms)} | ${fmtMs(p.theirs_ms)} | ${f(p.ratio)} | ${f(p.speedup)}x |${met} |`);
+}
+if (training.length) {
+  lines.push('');
+  lines.push('Tiny encoder training step (2 post-LN layers, d_model 64, 4 heads, ff 256, ReLU, T 64, batch 32, vocabulary 16,'
+    + ' mean pooling, 2 classes, dropout 0, AdamW lr 1e-3; one fixed batch; a step = zero_grad + forward + loss + backward + AdamW;'
+    + ' same model and parameter count on both sides):');
+  lines.push('');
+  lines.push('| system | threads | ms/step | steps/s | loss first → last | load (1 min) |');
+  lines.push('|---|---:|---:|---:|---|---|');
+  for (const r of training) {
+    lines.push(`| ${r.system} (${r.variant}) | ${r.threads} | ${f(r.ms_per_step, 1)} | ${f(r.steps_per_s, 1)}`
+      + ` | ${f(r.first_loss, 3)} → ${f(r.last_loss, 3)}${r.ok ? '' : ' FAIL'} | ${loadStr(r.load)} |`);
+  }
+  lines.push('');
+  lines.push('| ours | theirs | ours steps/s | theirs steps/s | speed-up | issue target |');
+  lines.push('|---|---|---:|---:|---:|---|');
+  for (const p of trainPairs) {
+    const met = p.target ? ` ≥ ${p.target}x: ${p.speedup >= p.target ? 'met' : 'not met'}` : '';
+    lines.push(`| ${p.ours}, ${p.ours_threads}T | ${p.theirs}, ${p.theirs_threads}T | ${f(p.ours_steps_per_s, 1)}`
+      + ` | ${f(p.theirs_steps_per_s, 1)} | ${f(p.speedup)}x |${met} |`);
+  }
+}
+const failed = steps.filter((s) => !s.ok).map((s) => s.name);
+const notOk = rows.filter((r) => !r.ok).map((r) => `${r.system} ${r.threads}T${r.n ? ` n=${r.n}` : ''}`);
+lines.push('');
+lines.push(`Machine: ${machine.cpu ?? '?'}, ${machine.cores ?? '?'} cores; load average (1/5/15 min) at start ${machine.load_start ?? '?'},`
+  + ` at end ${machine.load_end ?? '?'}. Date ${machine.date ?? '?'}. Command: \`${machine.command ?? 'bench/compare/run.sh'}\`.`);
+lines.push(`Versions: ${Object.entries({ ...machine.versions, ...versions }).map(([k, v]) => `${k} ${v}`).join(', ')}.`);
+if (failed.length) lines.push(`Steps that failed (see results/raw/*.err): ${failed.join(', ')}.`);
+if (notOk.length) lines.push(`Results that missed the reference or did not learn: ${notOk.join(', ')}.`);
+
+const md = lines.join('\n') + '\n';
+process.stdout.write(md);
+fs.writeFileSync(path.join(outDir, 'latest.md'), md);
+fs.writeFileSync(path.join(outDir, 'latest.json'), JSON.stringify({ machine, versions, steps, attention, training, pairs, train_pairs: trainPairs }, null, 1) + '\n');

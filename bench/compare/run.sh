@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# bench/compare/run.sh: attnlab against PyTorch, ONNX Runtime Web and TensorFlow.js, in one go on
+# this machine, with ratios from the same run (issue 6).
+#
+#   bench/compare/run.sh            n = 256, 1024, 2048; ~3 s of repeats per configuration
+#   bench/compare/run.sh --quick    n = 256, 1024; ~1 s per configuration (about 3 minutes)
+#
+# Needs: scripts/build_wasm.sh (threads, single; scalar too for the SIMD ratio). Installs the rest:
+# python3-torch through scripts/bootstrap.sh --torch, OpenBLAS for it (Debian's torch calls
+# libblas.so.3, and the reference BLAS behind it by default is ~20x slower), the npm packages of
+# package-lock.json (npm ci), the native build (build-compare-native/, -DATTNLAB_NATIVE=ON) and
+# attnlab_compare.cpp linked with em++ against each built WASM flavour's libattnlab.a.
+#
+# Steps, each writing results/raw/<step>.json (stderr in <step>.err); a failing step is reported
+# and skipped, the others still run. Then report.mjs prints the tables and writes
+# results/latest.json and results/latest.md. Not part of the test suite.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+sizes=256,1024,2048
+seconds=3
+for arg in "$@"; do
+  case "$arg" in
+    --quick) sizes=256,1024; seconds=1 ;;
+    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$arg' (valid: --quick)" >&2; exit 2 ;;
+  esac
+done
+
+results=$here/results
+raw=$results/raw
+data=$results/data
+rm -rf "$raw"
+mkdir -p "$raw" "$data"
+log() { printf '\n== %s\n' "$*" >&2; }
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+# ---- set-up -----------------------------------------------------------------------------------
+log "set-up"
+"$root/scripts/bootstrap.sh" --torch >&2 || { echo "run.sh: scripts/bootstrap.sh --torch failed" >&2; exit 1; }
+python=/usr/bin/python3
+blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null || true)
+if [[ "$blas" != *openblas* ]]; then
+  echo "run.sh: libblas.so.3 is $blas (reference BLAS); installing libopenblas0-openmp for PyTorch" >&2
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends libopenblas0-openmp >&2 \
+    || echo "run.sh: could not install OpenBLAS; PyTorch runs on the reference BLAS" >&2
+fi
+if [[ ! -d "$here/node_modules" ]]; then
+  (cd "$here" && npm ci --no-audit --no-fund >&2) || { echo "run.sh: npm ci failed" >&2; exit 1; }
+fi
+
+native=$root/build-compare-native
+if [[ ! -f "$native/build.ninja" ]]; then
+  cmake -S "$here/native" -B "$native" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNLAB_NATIVE=ON >&2 \
+    || { echo "run.sh: configuring $native failed" >&2; exit 1; }
+fi
+cmake --build "$native" -j "${JOBS:-2}" >&2 || { echo "run.sh: building $native failed" >&2; exit 1; }
+
+# attnlab_compare for each WASM flavour that scripts/build_wasm.sh built, with the flavour's flags
+# (web/CMakeLists.txt); rebuilt when the source or the library is newer.
+export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
+wasm_flavours=()
+for flavour in threads single scalar; do
+  lib=$root/build-wasm-$flavour/web/libattnlab.a
+  [[ -f "$lib" ]] || { echo "run.sh: no $lib (scripts/build_wasm.sh $flavour): skipping WASM $flavour" >&2; continue; }
+  out=$results/wasm/$flavour/attnlab_compare.js
+  case $flavour in
+    threads) flags=(-msimd128 -msse4.1 -pthread -sPTHREAD_POOL_SIZE=4 -Wno-pthreads-mem-growth) ;;
+    single) flags=(-msimd128 -msse4.1) ;;
+    scalar) flags=(-DATTNLAB_NO_SIMD) ;;
+  esac
+  if [[ ! -f "$out" || "$out" -ot "$here/attnlab_compare.cpp" || "$out" -ot "$lib" ]]; then
+    mkdir -p "$(dirname "$out")"
+    echo "run.sh: em++ attnlab_compare ($flavour)" >&2
+    em++ -std=c++17 -O3 -fexceptions "${flags[@]}" -DATTNLAB_COMPARE_BUILD="\"wasm-$flavour\"" \
+      -I"$root/include" -isystem "$root/build-wasm-$flavour/web/header-links" "$here/attnlab_compare.cpp" "$lib" \
+      -sNODERAWFS=1 -sSINGLE_FILE=1 -sEXIT_RUNTIME=1 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=1024MB \
+      -o "$out" >&2 || { echo "run.sh: em++ ($flavour) failed: skipping" >&2; continue; }
+  fi
+  wasm_flavours+=("$flavour")
+done
+
+cat > "$raw/machine.json" <<EOF
+{"cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')", "cores": $(nproc),
+ "load_start": "$(cut -d' ' -f1-3 /proc/loadavg)", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
+ "command": "bench/compare/run.sh${1:+ $1}",
+ "versions": {"node": "$(node --version)", "g++": "$(g++ -dumpversion)", "emcc": "$(emcc --version | head -1 | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)",
+   "attnlab": "$(git -C "$root" rev-parse --short HEAD)", "torch BLAS": "$(basename "$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)")")"}}
+EOF
+
+# ---- measurements -----------------------------------------------------------------------------
+# step NAME CMD...: runs CMD, keeps its stdout as NAME.json and records the load around it.
+step() {
+  local name=$1; shift
+  log "$name: $*"
+  local start=$SECONDS before; before=$(load1)
+  if "$@" >"$raw/$name.json" 2>"$raw/$name.err"; then ok=true; else ok=false; tail -5 "$raw/$name.err" >&2; fi
+  printf '{"name": "%s", "ok": %s, "load_start": %s, "load_end": %s, "seconds": %d}\n' \
+    "$name" "$ok" "$before" "$(load1)" $((SECONDS - start)) >>"$raw/steps.jsonl"
+}
+common=(--data "$data" --sizes "$sizes" --seconds "$seconds")
+
+step prepare "$python" "$here/torch_bench.py" prepare --data "$data" --sizes "$sizes"
+step native "$native/attnlab_compare" attention "${common[@]}" --threads 1,2
+for flavour in "${wasm_flavours[@]}"; do
+  threads=1; [[ $flavour == threads ]] && threads=1,2
+  step "wasm-$flavour" node "$results/wasm/$flavour/attnlab_compare.js" attention "${common[@]}" --threads $threads
+done
+step embind node "$here/attnlab_wasm_bench.mjs" "${common[@]}"
+step pytorch "$python" "$here/torch_bench.py" attention "${common[@]}" --threads 1,2
+step ort-1 node "$here/ort_bench.mjs" "${common[@]}" --threads 1
+step ort-2 node "$here/ort_bench.mjs" "${common[@]}" --threads 2
+# tfjs-backend-wasm turns multithreading off under Node: one thread only.
+step tfjs node "$here/tfjs_bench.mjs" "${common[@]}" --threads 1
+step native-train "$native/attnlab_compare" train --threads 1,2 --seconds "$seconds"
+[[ " ${wasm_flavours[*]} " == *" threads "* ]] &&
+  step wasm-threads-train node "$results/wasm/threads/attnlab_compare.js" train --threads 1,2 --seconds "$seconds"
+step pytorch-train "$python" "$here/torch_bench.py" train --threads 1,2 --seconds "$seconds"
+
+# ---- report -----------------------------------------------------------------------------------
+tmp=$(mktemp) && sed "s|\"date\"|\"load_end\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"date\"|" "$raw/machine.json" >"$tmp" && mv "$tmp" "$raw/machine.json"
+echo
+node "$here/report.mjs" "$raw"
