@@ -1,0 +1,153 @@
+#include "common.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <limits>
+
+#include "attnlab/core/error.hpp"
+
+namespace attnlab::experiments {
+
+void TrainingOptions::validate(const char* where) const {
+    if (steps == 0) fail<ConfigError>(where, ": steps must be positive, got 0");
+    if (batch_size == 0) fail<ConfigError>(where, ": batch_size must be positive, got 0");
+    if (log_every == 0) fail<ConfigError>(where, ": log_every must be positive, got 0");
+    if (eval_batches == 0) fail<ConfigError>(where, ": eval_batches must be positive, got 0");
+    if (!(lr > 0.0f) || !std::isfinite(lr)) fail<ConfigError>(where, ": lr must be positive and finite, got ", lr);
+    if (warmup_steps > steps) {
+        fail<ConfigError>(where, ": warmup_steps (", warmup_steps, ") exceeds steps (", steps, ")");
+    }
+}
+
+std::vector<std::string> experiment_names() { return {"scaling", "positional", "mask", "heads", "norm", "kv_heads"}; }
+
+namespace detail {
+
+TrainerOptions trainer_options(const TrainingOptions& options) {
+    TrainerOptions t;
+    t.lr = options.lr;
+    t.min_lr = options.lr / 10.0f;
+    t.batch_size = options.batch_size;
+    t.warmup_steps = options.warmup_steps;
+    t.total_steps = options.steps;
+    t.seed = options.seed;
+    t.track_attention = false;  // the experiments measure attention themselves where they need it
+    return t;
+}
+
+ModelConfig decoder_config(const Task& task, std::size_t d_model, std::size_t num_heads, std::size_t num_layers) {
+    ModelConfig c;
+    c.kind = ModelKind::decoder;
+    c.vocab_size = task.vocab_size();
+    c.max_len = task.seq_len();
+    c.d_model = d_model;
+    c.num_heads = num_heads;
+    c.num_layers = num_layers;
+    c.ff_dim = 4 * d_model;
+    c.positional = PositionalKind::rope;
+    return c;
+}
+
+RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& trainer_opts, const TrainingOptions& train,
+                     const RunLabel& label, const ProgressFn& progress) {
+    RunOutcome out;
+    for (std::size_t s = train.log_every; s < train.steps + train.log_every; s += train.log_every) {
+        out.steps.push_back(static_cast<double>(std::min(s, train.steps)));
+    }
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    out.loss.assign(out.steps.size(), nan);
+    out.accuracy.assign(out.steps.size(), nan);
+
+    Trainer trainer(model, task, trainer_opts);
+    double loss_sum = 0.0, acc_sum = 0.0;
+    std::size_t in_interval = 0, point = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t step = 0; step < train.steps; ++step) {
+        StepMetrics m;
+        try {
+            m = trainer.step();
+        } catch (const ValueError& e) {
+            out.failed_step = step;
+            out.error = e.what();
+            break;
+        }
+        if (step == 0) {
+            out.first_loss = m.loss;
+            out.first_grad_norm = m.grad_norm;
+        }
+        out.max_grad_norm = std::max(out.max_grad_norm, m.grad_norm);
+        out.steps_done = step + 1;
+        loss_sum += m.loss;
+        acc_sum += m.accuracy;
+        ++in_interval;
+        if (static_cast<double>(out.steps_done) == out.steps[point]) {
+            out.loss[point] = loss_sum / static_cast<double>(in_interval);
+            out.accuracy[point] = acc_sum / static_cast<double>(in_interval);
+            loss_sum = acc_sum = 0.0;
+            in_interval = 0;
+            ++point;
+        }
+        if (progress) progress({label.name, label.index, label.count, out.steps_done, train.steps, m.loss});
+    }
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return out;
+}
+
+EvalResult evaluate(Model& model, const Task& task, std::size_t batches, std::size_t batch_size, std::uint64_t seed) {
+    Rng rng(seed);
+    double loss_sum = 0.0;
+    std::size_t count = 0, correct = 0;
+    for (std::size_t i = 0; i < batches; ++i) {
+        const CrossEntropyResult r = model.evaluate(task.sample(batch_size, rng));
+        loss_sum += static_cast<double>(r.loss) * static_cast<double>(r.count);
+        count += r.count;
+        correct += r.correct;
+    }
+    EvalResult e;
+    e.count = count;
+    e.loss = count ? static_cast<float>(loss_sum / static_cast<double>(count)) : 0.0f;
+    e.accuracy = count ? static_cast<float>(correct) / static_cast<float>(count) : 0.0f;
+    return e;
+}
+
+double uniform_loss(std::size_t classes) { return std::log(static_cast<double>(classes)); }
+
+std::string format(const char* fmt, ...) {
+    char buf[512];
+    va_list args;
+    va_start(args, fmt);
+    std::vsnprintf(buf, sizeof buf, fmt, args);
+    va_end(args);
+    return buf;
+}
+
+std::string number(double value, int decimals) {
+    if (std::isnan(value)) return "nan";
+    return format("%.*f", decimals, value);
+}
+
+std::string percent(double fraction) { return std::isnan(fraction) ? "nan" : format("%.1f%%", 100.0 * fraction); }
+
+Series loss_series(const std::vector<std::string>& names, const std::vector<RunOutcome>& runs) {
+    Series s;
+    s.name = "train_loss";
+    s.x_label = "step";
+    s.y_label = "mean training loss over the steps since the previous point";
+    if (!runs.empty()) s.x = runs.front().steps;
+    for (std::size_t i = 0; i < runs.size(); ++i) s.lines.push_back({names[i], runs[i].loss});
+    return s;
+}
+
+void add_training_config(Result& result, const TrainingOptions& train) {
+    result.config.emplace_back("steps", std::to_string(train.steps));
+    result.config.emplace_back("batch", std::to_string(train.batch_size));
+    result.config.emplace_back("lr", format("%g (AdamW, cosine to lr/10)", static_cast<double>(train.lr)));
+    result.config.emplace_back("warmup", std::to_string(train.warmup_steps));
+    result.config.emplace_back("seed", std::to_string(train.seed));
+}
+
+}  // namespace detail
+}  // namespace attnlab::experiments

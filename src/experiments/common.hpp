@@ -1,0 +1,71 @@
+// src/experiments/common.hpp: what every experiment shares — one seeded training run that
+// records a loss curve and survives a divergence, a held-out evaluation that works at any
+// length, and number formatting for the tables. Internal to src/experiments/.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attnlab/experiments/experiments.hpp"
+#include "attnlab/model/model.hpp"
+#include "attnlab/train/tasks.hpp"
+#include "attnlab/train/trainer.hpp"
+
+namespace attnlab::experiments::detail {
+
+// The TrainerOptions of a run: AdamW, cosine decay to lr/10 over `steps`, warm-up, seed.
+TrainerOptions trainer_options(const TrainingOptions& options);
+
+// A decoder LM sized for `task` (vocabulary, max_len = its length), everything else default.
+ModelConfig decoder_config(const Task& task, std::size_t d_model, std::size_t num_heads, std::size_t num_layers);
+
+// Where a run is within its experiment, for the progress callback.
+struct RunLabel {
+    std::string name;
+    std::size_t index = 0;
+    std::size_t count = 1;
+};
+
+struct RunOutcome {
+    std::vector<double> steps;         // x of the curve: log_every, 2·log_every, ..., steps
+    std::vector<double> loss;          // mean training loss over each interval; NaN after a stop
+    std::vector<double> accuracy;      // mean training accuracy over each interval; NaN after a stop
+    std::size_t steps_done = 0;
+    std::optional<std::size_t> failed_step;  // the step whose loss or gradient was not finite
+    std::string error;                 // the trainer's message for that step
+    float first_loss = 0.0f;           // loss of step 0
+    float first_grad_norm = 0.0f;      // gradient norm of step 0 (before clipping)
+    float max_grad_norm = 0.0f;        // largest gradient norm seen
+    double seconds = 0.0;              // wall time of the training steps
+    double steps_per_second() const { return seconds > 0 ? static_cast<double>(steps_done) / seconds : 0.0; }
+};
+
+// Trains `model` on `task` for train.steps steps. A ValueError from the trainer (non-finite
+// loss or gradient) ends the run and is recorded, not rethrown.
+RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& trainer, const TrainingOptions& train,
+                     const RunLabel& label, const ProgressFn& progress);
+
+// Held-out loss/accuracy over `batches` batches of `batch_size` from Rng(seed), straight through
+// Model::evaluate, so it works for a task of another length than the one trained on (and lets the
+// model's own ValueError through, e.g. positions beyond a learned table).
+EvalResult evaluate(Model& model, const Task& task, std::size_t batches, std::size_t batch_size,
+                    std::uint64_t seed = 0xE7A1);
+
+// Held-out loss of always predicting the uniform distribution over `classes`: ln(classes).
+double uniform_loss(std::size_t classes);
+
+// printf into a std::string.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+// "0.4213", "nan" — 4 decimals; "n/a" when absent.
+std::string number(double value, int decimals = 4);
+std::string percent(double fraction);  // "97.1%"
+
+// The rows of a Series from every run's curve (all runs share train.log_every and steps).
+Series loss_series(const std::vector<std::string>& names, const std::vector<RunOutcome>& runs);
+
+// Key/value config entries shared by every experiment.
+void add_training_config(Result& result, const TrainingOptions& train);
+
+}  // namespace attnlab::experiments::detail

@@ -1,0 +1,77 @@
+// §3.3 MQA / GQA (Shazeer 2019; Ainslie et al. 2023): query heads share key/value heads, so
+// W_K and W_V shrink and, above all, the KV cache a decoder keeps per generated token shrinks by
+// num_heads / num_kv_heads, at a small cost in quality.
+#include <algorithm>
+#include <chrono>
+
+#include "attnlab/core/error.hpp"
+#include "common.hpp"
+
+namespace attnlab::experiments {
+
+Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
+    constexpr const char* where = "run_kv_heads";
+    o.train.validate(where);
+    if (o.kv_heads.empty()) fail<ConfigError>(where, ": kv_heads must not be empty");
+    TaskOptions task_options;
+    task_options.length = o.length;
+    const auto task = make_task(o.task, task_options);
+    if (task->kind() != TaskKind::sequence) fail<ConfigError>(where, ": task '", o.task, "' is not a sequence task");
+
+    Result r;
+    r.name = "kv_heads";
+    r.claim = "§3.3: MQA/GQA share key/value heads: a KV cache num_heads/num_kv_heads times smaller, fewer "
+              "parameters, little loss in quality";
+    r.config = {{"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
+                {"model", detail::format("decoder, %zu layers, d_model %zu, %zu query heads, rope, pre-LN",
+                                         o.num_layers, o.d_model, o.num_heads)},
+                {"generation", detail::format("greedy, KV-cached, %zu new tokens after a 1-token prompt", o.gen_tokens)}};
+    detail::add_training_config(r, o.train);
+
+    std::vector<std::string> names;
+    std::vector<detail::RunOutcome> runs;
+    std::vector<EvalResult> finals;
+    std::vector<std::size_t> params, cache_floats;
+    Table table{"final",
+                {"kv heads", "kind", "parameters", "held-out loss", "held-out accuracy", "KV floats/token",
+                 "KV bytes/token (fp32)", "generated tokens/s"},
+                {}};
+    for (std::size_t i = 0; i < o.kv_heads.size(); ++i) {
+        ModelConfig config = detail::decoder_config(*task, o.d_model, o.num_heads, o.num_layers);
+        config.num_kv_heads = o.kv_heads[i];
+        config.validate();
+        Model model(config, o.train.seed);
+        const std::size_t hkv = config.kv_heads();
+        const char* kind = hkv == config.num_heads ? "MHA" : hkv == 1 ? "MQA" : "GQA";
+        names.push_back(detail::format("%s kv=%zu", kind, hkv));
+        runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
+                                         {names.back(), i, o.kv_heads.size()}, progress));
+        if (runs.back().failed_step) r.notes.push_back(names.back() + " stopped: " + runs.back().error);
+        finals.push_back(detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size));
+        params.push_back(model.num_parameters());
+        // Each block caches k and v, (B, Hkv, S, D): per token 2 · Hkv · D floats per layer.
+        cache_floats.push_back(2 * config.num_layers * hkv * config.head_dim());
+
+        const auto start = std::chrono::steady_clock::now();
+        const GenerateResult g = model.decoder().generate({0}, o.gen_tokens);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double rate = seconds > 0 ? static_cast<double>(g.tokens.size() - 1) / seconds : 0.0;
+        table.rows.push_back({std::to_string(hkv), kind, std::to_string(params.back()),
+                              detail::number(finals.back().loss), detail::percent(finals.back().accuracy),
+                              std::to_string(cache_floats.back()), std::to_string(4 * cache_floats.back()),
+                              detail::number(rate, 0)});
+    }
+    r.tables.push_back(table);
+    r.series.push_back(detail::loss_series(names, runs));
+
+    const std::size_t last = o.kv_heads.size() - 1;
+    r.conclusion = detail::format(
+        "%s keeps %zu floats per token in its KV cache vs %zu for %s (%.1fx smaller) with %zu vs %zu parameters; "
+        "held-out accuracy %s vs %s",
+        names[last].c_str(), cache_floats[last], cache_floats[0], names[0].c_str(),
+        static_cast<double>(cache_floats[0]) / static_cast<double>(cache_floats[last]), params[last], params[0],
+        detail::percent(finals[last].accuracy).c_str(), detail::percent(finals[0].accuracy).c_str());
+    return r;
+}
+
+}  // namespace attnlab::experiments
