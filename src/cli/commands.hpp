@@ -8,5 +8,6 @@ int run_demo(int argc, char** argv);
 int run_train(int argc, char** argv);
 int run_eval(int argc, char** argv);
 int run_generate(int argc, char** argv);
+int run_experiment(int argc, char** argv);
 
 }  // namespace attnlab::cli

@@ -18,11 +18,13 @@ const Command kCommands[] = {
      attnlab::cli::run_train},
     {"eval", "evaluate a saved model on its task", attnlab::cli::run_eval},
     {"generate", "continue a prompt with a saved decoder model", attnlab::cli::run_generate},
+    {"experiment", "re-run a claim of the article as a seeded experiment (scaling, positional, mask, ...)",
+     attnlab::cli::run_experiment},
 };
 
 void print_usage() {
     std::cout << "usage: attnlab <command> [flags]\n\ncommands:\n";
-    for (const auto& c : kCommands) std::cout << "  " << c.name << std::string(10 - std::strlen(c.name), ' ') << c.summary << "\n";
+    for (const auto& c : kCommands) std::cout << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.summary << "\n";
     std::cout << "\n`attnlab <command> --help` describes each command's flags.\n";
 }
 }  // namespace

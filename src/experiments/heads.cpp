@@ -58,8 +58,8 @@ Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
     const std::size_t slowest = *std::min_element(order.begin(), order.end(),
                                                   [&](std::size_t a, std::size_t b) { return speed(a) < speed(b); });
     r.conclusion = detail::format(
-        "best held-out loss with %zu heads (d=%zu): %.3f, accuracy %s; worst with %zu heads (d=%zu): %.3f, accuracy %s; "
-        "speed from %.1f steps/s (%zu heads) to %.1f (%zu heads)",
+        "best held-out loss at h=%zu (head dim %zu): %.3f, accuracy %s; worst at h=%zu (head dim %zu): %.3f, accuracy %s; "
+        "speed from %.1f steps/s (h=%zu) down to %.1f (h=%zu)",
         o.heads[best], o.d_model / o.heads[best], finals[best].loss, detail::percent(finals[best].accuracy).c_str(),
         o.heads[worst], o.d_model / o.heads[worst], finals[worst].loss, detail::percent(finals[worst].accuracy).c_str(),
         speed(fastest), o.heads[fastest], speed(slowest), o.heads[slowest]);
