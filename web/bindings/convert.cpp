@@ -196,6 +196,105 @@ val tensor_to_js(const float* data, const std::vector<std::size_t>& shape) {
     return out;
 }
 
+namespace {
+// A JS typed array of element type T (constructor name `ctor`) holding a copy of n elements.
+template <class T>
+val typed_array_to_js(const char* ctor, const T* data, std::size_t n) {
+    val array = val::global(ctor).new_(n);
+    if (n) array.call<void>("set", val(emscripten::typed_memory_view(n, data)));
+    return array;
+}
+
+val shape_to_js(const std::vector<std::size_t>& shape) {
+    val js_shape = val::array();
+    for (std::size_t e : shape) js_shape.call<void>("push", static_cast<double>(e));
+    return js_shape;
+}
+
+// Copies the n ids of `data` (an Int32Array, or an array of integers) into dst.
+void copy_ids_in(const val& data, std::int32_t* dst, std::size_t n, const char* where, const char* what) {
+    if (is_instance(data, "Int32Array")) {
+        copy_typed_array_in(data, dst, n);
+        return;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        const val v = data[i];
+        const double d = v.isNumber() ? v.as<double>() : std::nan("");
+        if (!(d == std::floor(d)) || d < std::numeric_limits<std::int32_t>::min() ||
+            d > std::numeric_limits<std::int32_t>::max()) {
+            fail<ValueError>(where, ": ", what, "[", i, "] must be an integer token id, got ",
+                             v.isNumber() ? std::to_string(d) : js_type_name(v));
+        }
+        dst[i] = static_cast<std::int32_t>(d);
+    }
+}
+}  // namespace
+
+Index2 tokens_from_js(const val& t, const char* where, const char* what, bool* batched) {
+    std::vector<std::size_t> e;
+    val data = t;
+    if (is_instance(t, "Int32Array") || t.isArray()) {
+        e = {t["length"].as<std::size_t>()};
+    } else if (is_plain_object(t)) {
+        e = shape_from_js(t, where, what);
+        data = t["data"];
+        if (!is_instance(data, "Int32Array") && !data.isArray()) {
+            fail<ShapeError>(where, ": ", what, ".data must be an Int32Array or an array of integers, got ",
+                             js_type_name(data));
+        }
+        const std::size_t n = checked_product(e, where, what), length = data["length"].as<std::size_t>();
+        if (n != length) {
+            fail<ShapeError>(where, ": ", what, ".shape ", shape_string(e), " holds ", n, " elements but data.length is ",
+                             length);
+        }
+    } else {
+        fail<ShapeError>(where, ": ", what, " must be an Int32Array, an array of integers or {shape: [T] | [B, T], "
+                         "data: Int32Array}, got ", js_type_name(t));
+    }
+    if (e.size() != 1 && e.size() != 2) {
+        fail<ShapeError>(where, ": ", what, " must have shape [T] or [B, T], got ", shape_string(e));
+    }
+    if (batched) *batched = e.size() == 2;
+    const std::size_t b = e.size() == 2 ? e[0] : 1, n = e.back();
+    require_allocatable({b, n}, where, what);
+    Index2 out = Index2::from_shape({b, n});
+    copy_ids_in(data, out.data(), out.size(), where, what);
+    return out;
+}
+
+val index_tensor_to_js(const std::int32_t* data, const std::vector<std::size_t>& shape) {
+    std::size_t n = 1;
+    for (std::size_t e : shape) n *= e;
+    val out = val::object();
+    out.set("shape", shape_to_js(shape));
+    out.set("data", typed_array_to_js("Int32Array", data, n));
+    return out;
+}
+
+val mask_to_js(const Mask2& m) {
+    val out = val::object();
+    out.set("shape", shape_to_js({m.shape(0), m.shape(1)}));
+    out.set("data", typed_array_to_js("Uint8Array", m.data(), m.size()));
+    return out;
+}
+
+val int32_array_to_js(const std::int32_t* data, std::size_t n) { return typed_array_to_js("Int32Array", data, n); }
+val uint8_array_to_js(const std::uint8_t* data, std::size_t n) { return typed_array_to_js("Uint8Array", data, n); }
+
+std::vector<std::uint8_t> bytes_from_js(const val& v, const char* where, const char* what) {
+    val bytes = v;
+    if (is_instance(v, "ArrayBuffer")) {
+        bytes = val::global("Uint8Array").new_(v);
+    } else if (!is_instance(v, "Uint8Array")) {
+        fail<IoError>(where, ": ", what, " must be a Uint8Array or an ArrayBuffer, got ", js_type_name(v));
+    }
+    const std::size_t n = bytes["length"].as<std::size_t>();
+    require_allocatable({n / sizeof(float) + 1}, where, what);
+    std::vector<std::uint8_t> out(n);
+    if (n) copy_typed_array_in(bytes, out.data(), n);
+    return out;
+}
+
 Mask2 mask_from_js(const val& m, const char* where, const char* what, bool allow_rank1) {
     std::vector<std::size_t> e = shape_from_js(m, where, what);
     if (e.size() == 1 && allow_rank1) e.insert(e.begin(), 1);

@@ -76,6 +76,24 @@ val tensor_to_js(const xt::xtensor<float, N>& t) {
     return tensor_to_js(t.data(), std::vector<std::size_t>(t.shape().begin(), t.shape().end()));
 }
 
+// Token ids: an Int32Array or number[] of integers (one sequence, (1, T)), or
+// {shape:[T] | [B, T], data: Int32Array | number[]}. Values must be integers in int32 range (the
+// engine checks them against its vocabulary). `batched` says whether the input was [B, T].
+Index2 tokens_from_js(const val& t, const char* where, const char* what, bool* batched = nullptr);
+// {shape, data: Int32Array} holding a copy of product(shape) ids at `data`.
+val index_tensor_to_js(const std::int32_t* data, const std::vector<std::size_t>& shape);
+template <std::size_t N>
+val index_tensor_to_js(const xt::xtensor<std::int32_t, N>& t) {
+    return index_tensor_to_js(t.data(), std::vector<std::size_t>(t.shape().begin(), t.shape().end()));
+}
+// {shape, data: Uint8Array} (masks: 1 = padding).
+val mask_to_js(const Mask2& m);
+// A fresh Int32Array / Uint8Array holding a copy of n elements.
+val int32_array_to_js(const std::int32_t* data, std::size_t n);
+val uint8_array_to_js(const std::uint8_t* data, std::size_t n);
+// A Uint8Array or ArrayBuffer -> its bytes (checkpoints).
+std::vector<std::uint8_t> bytes_from_js(const val& v, const char* where, const char* what);
+
 // {shape:[R, C], data: Uint8Array | any typed array | number[] | boolean[]} with values 0/1 (or
 // false/true) -> (R, C). Uint8Array is copied in one go, anything else element by element.
 // A rank-1 mask {shape:[C]} is taken as (1, C) when allow_rank1 is set.

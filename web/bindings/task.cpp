@@ -1,0 +1,220 @@
+// The JavaScript `Task` class: the generated toy tasks of include/attnlab/train/tasks.hpp.
+//
+//   lab.taskNames();                                           // ['copy', 'reverse', 'sort', ...]
+//   const task = new lab.Task('reverse', { length: 4, vocab: 6, seed: 1 });
+//   task.kind(); task.vocabSize(); task.seqLen(); task.numClasses();   // 'sequence', 7, 8, 7
+//   const b = task.sample(32, 7);   // { tokens: {shape:[32, 8], data: Int32Array}, targets, labels, padding }
+//   task.decode(b.tokens);          // one string per row ('3 1 4 0 | 0 4 1'); a [T] input gives one string
+//   task.encode('3 1 4 0 |');       // Int32Array: the inverse of decode
+//
+// Options: length, vocab, k (each only where the task uses it, see make_task), seed (of the
+// stream sample(batchSize) draws from; sample(batchSize, seed) always gives the same batch).
+// Tensors that a task does not have (targets of a classification task, labels and padding of a
+// sequence task) are null.
+#include "task.hpp"
+
+#include <cctype>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <emscripten/bind.h>
+
+#include "attnlab/core/error.hpp"
+#include "convert.hpp"
+
+namespace attnlab::web {
+
+using emscripten::val;
+
+namespace {
+
+std::string task_name_from_js(const val& name) {
+    if (!name.isString()) fail<ConfigError>("new Task: the task name must be a string (one of the names lab.taskNames() lists)");
+    return name.as<std::string>();
+}
+
+val batch_to_js(const Batch& batch) {
+    val out = val::object();
+    out.set("tokens", index_tensor_to_js(batch.tokens));
+    out.set("targets", batch.targets.size() ? index_tensor_to_js(batch.targets) : val::null());
+    out.set("labels", batch.labels.size() ? index_tensor_to_js(batch.labels) : val::null());
+    out.set("padding", batch.padding.size() ? mask_to_js(batch.padding) : val::null());
+    return out;
+}
+
+val sample_of(const Task& task, const val& batch_size, Rng& rng) {
+    const std::size_t b = size_from_js(batch_size, "Task.sample", "batchSize");
+    return batch_to_js(task.sample(b, rng));
+}
+
+// The text of each token alone, and whether decode separates tokens by spaces ("3 1 |") or
+// writes them side by side ("(()", char_lm's characters).
+struct Vocabulary {
+    std::vector<std::string> words;  // (V) decode of each token id
+    bool separated = false;
+};
+
+Vocabulary vocabulary_of(const Task& task) {
+    Vocabulary v;
+    for (std::int32_t t = 0; t < static_cast<std::int32_t>(task.vocab_size()); ++t) v.words.push_back(task.decode(&t, 1));
+    const std::int32_t pair[2] = {0, 0};
+    v.separated = task.decode(pair, 2) == v.words[0] + " " + v.words[0];
+    return v;
+}
+
+std::string printable(const std::string& s) {
+    std::string out;
+    for (unsigned char c : s) {
+        if (c >= 0x20 && c < 0x7f) {
+            out += static_cast<char>(c);
+        } else {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+        }
+    }
+    return out;
+}
+
+std::string word_list(const Vocabulary& v) {
+    std::string out;
+    for (std::size_t i = 0; i < v.words.size() && i < 24; ++i) out += (i ? " " : "") + printable(v.words[i]);
+    if (v.words.size() > 24) out += " ...";
+    return out;
+}
+
+// The inverse of Task::decode: words (or integer ids) for separated tasks, characters otherwise
+// (whitespace that is not a token is skipped).
+std::vector<std::int32_t> encode_text(const Task& task, const std::string& text) {
+    const Vocabulary v = vocabulary_of(task);
+    const auto id_of = [&](const std::string& word) -> std::int32_t {
+        for (std::size_t i = 0; i < v.words.size(); ++i)
+            if (v.words[i] == word) return static_cast<std::int32_t>(i);
+        return -1;
+    };
+    std::vector<std::int32_t> ids;
+    if (v.separated) {
+        std::istringstream in(text);
+        std::string word;
+        while (in >> word) {
+            std::int32_t id = id_of(word);
+            if (id < 0 && word.find_first_not_of("0123456789") == std::string::npos && word.size() < 10) {
+                const long n = std::stol(word);
+                if (n < static_cast<long>(v.words.size())) id = static_cast<std::int32_t>(n);
+            }
+            if (id < 0) {
+                fail<ValueError>("Task.encode: '", printable(word), "' is not a token of task '", task.name(),
+                                 "' (tokens: ", word_list(v), "; or an id in [0, ", v.words.size(), "))");
+            }
+            ids.push_back(id);
+        }
+        return ids;
+    }
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const std::int32_t id = id_of(std::string(1, text[i]));
+        if (id >= 0) {
+            ids.push_back(id);
+        } else if (!std::isspace(static_cast<unsigned char>(text[i]))) {
+            fail<ValueError>("Task.encode: character '", printable(std::string(1, text[i])), "' at position ", i,
+                             " is not in the alphabet of task '", task.name(), "' (", word_list(v), ")");
+        }
+    }
+    return ids;
+}
+
+}  // namespace
+
+TaskBinding* TaskBinding::create(val name) {
+    return guarded("new Task", [&] {
+        auto binding = std::make_unique<TaskBinding>(make_task(task_name_from_js(name), {}), 0);
+        return binding.release();
+    }, name);
+}
+
+TaskBinding* TaskBinding::create_with_options(val name, val options) {
+    return guarded("new Task", [&] {
+        const JsOptions opt(options, {"length", "vocab", "k", "seed"}, "new Task");
+        TaskOptions o;
+        if (opt.has("length")) o.length = opt.size("length", 0);
+        if (opt.has("vocab")) o.vocab = opt.size("vocab", 0);
+        if (opt.has("k")) o.k = opt.size("k", 0);
+        auto binding = std::make_unique<TaskBinding>(make_task(task_name_from_js(name), o), opt.size("seed", 0));
+        return binding.release();
+    }, name, options);
+}
+
+val TaskBinding::name() const {
+    return guarded("Task.name", [&] { return val(task_->name()); });
+}
+val TaskBinding::kind() const {
+    return guarded("Task.kind", [&] {
+        return val(std::string(task_->kind() == TaskKind::sequence ? "sequence" : "classification"));
+    });
+}
+val TaskBinding::vocab_size() const {
+    return guarded("Task.vocabSize", [&] { return val(task_->vocab_size()); });
+}
+val TaskBinding::seq_len() const {
+    return guarded("Task.seqLen", [&] { return val(task_->seq_len()); });
+}
+val TaskBinding::num_classes() const {
+    return guarded("Task.numClasses", [&] { return val(task_->num_classes()); });
+}
+
+val TaskBinding::sample(val batch_size) {
+    return guarded("Task.sample", [&] { return sample_of(*task_, batch_size, rng_); }, batch_size);
+}
+val TaskBinding::sample(val batch_size, val seed) const {
+    return guarded("Task.sample", [&] {
+        Rng rng(size_from_js(seed, "Task.sample", "seed"));
+        return sample_of(*task_, batch_size, rng);
+    }, batch_size, seed);
+}
+
+val TaskBinding::decode(val tokens) const {
+    return guarded("Task.decode", [&] {
+        bool batched = false;
+        const Index2 ids = tokens_from_js(tokens, "Task.decode", "tokens", &batched);
+        const std::size_t b = ids.shape(0), t = ids.shape(1);
+        if (!batched) return val(task_->decode(ids.data(), t));
+        std::vector<std::string> rows;
+        for (std::size_t i = 0; i < b; ++i) rows.push_back(task_->decode(ids.data() + i * t, t));
+        return strings_to_js(rows);
+    }, tokens);
+}
+
+val TaskBinding::encode(val text) const {
+    return guarded("Task.encode", [&] {
+        if (!text.isString()) fail<ValueError>("Task.encode: the text must be a string");
+        const std::vector<std::int32_t> ids = encode_text(*task_, text.as<std::string>());
+        return int32_array_to_js(ids.data(), ids.size());
+    }, text);
+}
+
+namespace {
+val all_task_names() {
+    return guarded("taskNames", [&] { return strings_to_js(task_names()); });
+}
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attnlab_task) {
+    using emscripten::select_overload;
+    using T = TaskBinding;
+    emscripten::function("taskNames", &all_task_names);
+    emscripten::class_<T>("Task")
+        .constructor(&T::create)
+        .constructor(&T::create_with_options)
+        .function("name", &T::name)
+        .function("kind", &T::kind)
+        .function("vocabSize", &T::vocab_size)
+        .function("seqLen", &T::seq_len)
+        .function("numClasses", &T::num_classes)
+        .function("sample", select_overload<val(val)>(&T::sample))
+        .function("sample", select_overload<val(val, val) const>(&T::sample))
+        .function("decode", &T::decode)
+        .function("encode", &T::encode);
+}
+
+}  // namespace attnlab::web
