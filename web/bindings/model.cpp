@@ -1,0 +1,377 @@
+// The JavaScript `Model` class: attnlab::Model (an encoder classifier or a decoder LM) with
+// options objects, token tensors and safetensors bytes.
+//
+//   const model = new lab.Model({ kind: 'decoder', vocabSize: 12, maxLen: 32, dModel: 64, numHeads: 4,
+//                                 numLayers: 2, positional: 'rope', seed: 1 });
+//   model.attentionMaps(Int32Array.from([3, 1, 4, 11]));      // { shape: [L, H, T, T], data }
+//   model.generate([3, 1, 4, 11], 3, { temperature: 0 });      // Int32Array: prompt + 3 tokens
+//   const bytes = model.save();                                // Uint8Array (safetensors)
+//   const again = lab.Model.load(bytes);                       // static; again.save() equals bytes
+//
+// Constructor options (camelCase of ModelConfig's fields, include/attnlab/model/config.hpp):
+//   kind 'decoder' | 'encoder', vocabSize (required), maxLen, dModel, numHeads, numKvHeads (0 = numHeads),
+//   numLayers, ffDim (default 4 * dModel), activation 'gelu' | 'relu',
+//   positional 'none' | 'sinusoidal' | 'learned' | 'rope', norm 'pre' | 'post', scale (1/sqrt(D) on/off),
+//   attentionScale (number | null), dropout, tieWeights, pooling 'mean' | 'cls', numClasses (encoder),
+//   bias, gradientCheckpointing, seed (of the initialisation).
+// Tokens are an Int32Array / number[] (one sequence) or {shape: [T] | [B, T], data: Int32Array};
+// results keep the rank of the input (a [T] input gives unbatched results).
+#include "model.hpp"
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <emscripten/bind.h>
+
+#include "attnlab/core/error.hpp"
+#include "attnlab/io/safetensors.hpp"
+#include "attnlab/kernels/softmax.hpp"
+#include "convert.hpp"
+
+namespace attnlab::web {
+
+using emscripten::val;
+
+namespace {
+
+constexpr const char* kModelOptions[] = {"kind", "vocabSize", "maxLen", "dModel", "numHeads", "numKvHeads",
+                                         "numLayers", "ffDim", "activation", "positional", "norm", "scale",
+                                         "attentionScale", "dropout", "tieWeights", "pooling", "numClasses",
+                                         "bias", "gradientCheckpointing", "seed"};
+
+ModelConfig config_from_js(const JsOptions& opt) {
+    const char* where = opt.where();
+    if (!opt.has("vocabSize")) fail<ConfigError>(where, ": option 'vocabSize' is required");
+    ModelConfig c;
+    c.kind = model_kind_from_name(opt.string("kind", "decoder"));
+    c.vocab_size = opt.size("vocabSize", 0);
+    c.max_len = opt.size("maxLen", c.max_len);
+    c.d_model = opt.size("dModel", c.d_model);
+    c.num_heads = opt.size("numHeads", c.num_heads);
+    c.num_kv_heads = opt.size("numKvHeads", c.num_kv_heads);
+    c.num_layers = opt.size("numLayers", c.num_layers);
+    c.ff_dim = opt.size("ffDim", 4 * c.d_model);
+    c.activation = activation_from_name(opt.string("activation", std::string(activation_name(c.activation))));
+    c.positional = positional_from_name(opt.string("positional", std::string(positional_name(c.positional))));
+    c.norm = norm_placement_from_name(opt.string("norm", std::string(norm_placement_name(c.norm))));
+    c.scale_attention = opt.boolean("scale", c.scale_attention);
+    if (!opt.is_null("attentionScale")) c.attention_scale = static_cast<float>(opt.number("attentionScale", 1.0));
+    c.dropout = static_cast<float>(opt.number("dropout", c.dropout));
+    c.tie_weights = opt.boolean("tieWeights", c.tie_weights);
+    c.pooling = pooling_from_name(opt.string("pooling", std::string(pooling_name(c.pooling))));
+    c.num_classes = opt.size("numClasses", c.num_classes);
+    c.bias = opt.boolean("bias", c.bias);
+    c.gradient_checkpointing = opt.boolean("gradientCheckpointing", c.gradient_checkpointing);
+    c.validate();
+    return c;
+}
+
+// An upper bound on the parameters of a model of this config, counted without allocating
+// anything (double: no overflow): embeddings, head, positions and every block's projections,
+// feed-forward and norms.
+double parameter_bound(const ModelConfig& c) {
+    const double v = static_cast<double>(c.vocab_size), C = static_cast<double>(c.d_model),
+                 f = static_cast<double>(c.ff_dim), l = static_cast<double>(c.num_layers),
+                 k = static_cast<double>(c.num_classes), t = static_cast<double>(c.max_len) + 1;
+    const double block = 4 * C * C + 4 * C + 2 * C * f + f + C + 4 * C;
+    return 2 * v * C + t * C + l * block + 3 * C + k * C + k;
+}
+
+// Training holds four floats per parameter (weights, gradients, AdamW's two moments). Refuse up
+// front a model whose four copies would take more than half of the module's memory (the rest is
+// for activations), instead of failing after seconds of initialisation inside malloc.
+void require_model_fits(const ModelConfig& c, const char* where) {
+    const double limit = 2.0 * static_cast<double>(max_tensor_elements());  // half the memory, in floats
+    const double need = 4.0 * parameter_bound(c);
+    if (need > limit) {
+        fail<ValueError>(where, ": a model of this size has up to ", parameter_bound(c),
+                         " parameters; with gradients and optimizer state that is ", need * 4 / (1 << 20),
+                         " MiB, over the budget of ", limit * 4 / (1 << 20), " MiB (half the module's memory)");
+    }
+}
+
+val config_to_js(const ModelConfig& c) {
+    val out = val::object();
+    out.set("kind", std::string(model_kind_name(c.kind)));
+    out.set("vocabSize", c.vocab_size);
+    out.set("maxLen", c.max_len);
+    out.set("dModel", c.d_model);
+    out.set("numHeads", c.num_heads);
+    out.set("numKvHeads", c.num_kv_heads);  // 0 = numHeads, as given (config() feeds back into new Model)
+    out.set("numLayers", c.num_layers);
+    out.set("ffDim", c.ff_dim);
+    out.set("activation", std::string(activation_name(c.activation)));
+    out.set("positional", std::string(positional_name(c.positional)));
+    out.set("norm", std::string(norm_placement_name(c.norm)));
+    out.set("scale", c.scale_attention);
+    out.set("attentionScale", c.attention_scale ? val(*c.attention_scale) : val::null());
+    out.set("dropout", c.dropout);
+    out.set("tieWeights", c.tie_weights);
+    out.set("pooling", std::string(pooling_name(c.pooling)));
+    out.set("numClasses", c.num_classes);
+    out.set("bias", c.bias);
+    out.set("gradientCheckpointing", c.gradient_checkpointing);
+    return out;
+}
+
+std::string parameter_name(const val& name, const char* where) {
+    if (!name.isString()) fail<ConfigError>(where, ": the parameter name must be a string");
+    return name.as<std::string>();
+}
+
+// Tokens and the optional padding mask of a forward-style call.
+struct TokenCall {
+    Index2 tokens;         // (B, T)
+    bool batched = false;  // tokens came as [B, T]
+    Mask2 padding;         // (B, T) 1 = padding, encoder only; empty = none
+    std::size_t batch = 0;  // attentionMaps: which batch row
+};
+
+TokenCall parse_tokens(const Model& model, const val& tokens, const val& options, std::vector<const char*> allowed,
+                       const char* where) {
+    const JsOptions opt(options, std::move(allowed), where);
+    TokenCall call;
+    call.tokens = tokens_from_js(tokens, where, "tokens", &call.batched);
+    if (!opt.is_null("padding")) {
+        if (model.is_decoder()) {
+            fail<ConfigError>(where, ": option 'padding' needs an encoder model; a decoder is causal and pads at the end");
+        }
+        call.padding = mask_from_js(opt.get("padding"), where, "padding", !call.batched);
+    }
+    call.batch = opt.size("batch", 0);
+    return call;
+}
+
+// Drops the leading batch extent of an unbatched call's result.
+std::vector<std::size_t> result_shape(std::vector<std::size_t> shape, bool batched) {
+    if (!batched) shape.erase(shape.begin());
+    return shape;
+}
+
+// Logits of an evaluation-mode forward: decoder (B, T, V), encoder (B, K).
+val run_logits(const Model& model, const TokenCall& call, bool probabilities_of_next) {
+    if (model.is_decoder()) {
+        const Tensor3 logits = model.decoder().forward_observed(call.tokens, {});  // (B, T, V)
+        const std::size_t b = logits.shape(0), t = logits.shape(1), v = logits.shape(2);
+        if (!probabilities_of_next) return tensor_to_js(logits.data(), result_shape({b, t, v}, call.batched));
+        Tensor2 last = Tensor2::from_shape({b, v});  // (B, V) logits of the last position
+        for (std::size_t i = 0; i < b; ++i) std::memcpy(&last(i, 0), &logits(i, t - 1, 0), v * sizeof(float));
+        const Tensor2 p = softmax_rows(last);
+        return tensor_to_js(p.data(), result_shape({b, v}, call.batched));
+    }
+    const Tensor2 logits = model.encoder().forward_observed(call.tokens, call.padding, {});  // (B, K)
+    if (!probabilities_of_next) return tensor_to_js(logits.data(), result_shape({logits.shape(0), logits.shape(1)}, call.batched));
+    const Tensor2 p = softmax_rows(logits);
+    return tensor_to_js(p.data(), result_shape({p.shape(0), p.shape(1)}, call.batched));
+}
+
+// prompt (Int32Array | number[] | {shape:[T]}) -> ids.
+std::vector<std::int32_t> prompt_from_js(const val& prompt, const char* where) {
+    bool batched = false;
+    const Index2 ids = tokens_from_js(prompt, where, "prompt", &batched);
+    if (batched && ids.shape(0) != 1) {
+        fail<ShapeError>(where, ": prompt must be one sequence ([T] or [1, T]), got ", ids.shape(0), " rows");
+    }
+    return std::vector<std::int32_t>(ids.begin(), ids.end());
+}
+
+val logits_of(const Model& model, const val& tokens, const val& options) {
+    return run_logits(model, parse_tokens(model, tokens, options, {"padding"}, "Model.logits"), false);
+}
+
+val predict_of(const Model& model, const val& tokens, const val& options) {
+    return run_logits(model, parse_tokens(model, tokens, options, {"padding"}, "Model.predict"), true);
+}
+
+val attention_maps_of(const Model& model, const val& tokens, const val& options) {
+    const TokenCall call = parse_tokens(model, tokens, options, {"padding", "batch"}, "Model.attentionMaps");
+    return tensor_to_js(model.attention_maps(call.tokens, call.padding, call.batch));
+}
+
+val generate_of(const Model& model, const val& prompt, const val& max_new, const val& options) {
+    constexpr const char* where = "Model.generate";
+    const JsOptions opt(options, {"temperature", "seed"}, where);
+    const std::vector<std::int32_t> ids = prompt_from_js(prompt, where);
+    const std::size_t n = size_from_js(max_new, where, "maxNewTokens");
+    GenerateOptions g;
+    g.temperature = static_cast<float>(opt.number("temperature", 0.0));
+    g.seed = opt.size("seed", 0);
+    const DecoderLM& decoder = model.decoder();  // ConfigError for an encoder
+    require_allocatable({n, decoder.config().vocab_size}, where, "the logits of the new tokens");
+    const GenerateResult r = decoder.generate(ids, n, g);
+    return int32_array_to_js(r.tokens.data(), r.tokens.size());
+}
+
+val save_of(const Model& model, const val& notes) {
+    constexpr const char* where = "Model.save";
+    std::vector<std::uint8_t> bytes = model.save();
+    if (!notes.isUndefined() && !notes.isNull()) {
+        // Free-form notes about the run (the task and its options) as "task.<key>" metadata, the
+        // convention of the native CLI's checkpoints; loaders ignore them.
+        if (notes.typeOf().as<std::string>() != "object" || notes.isArray()) {
+            fail<ConfigError>(where, ": notes must be an object of strings and numbers");
+        }
+        io::SafeTensors st = io::SafeTensors::parse(bytes);
+        const val keys = val::global("Object").call<val>("keys", notes);
+        for (std::size_t i = 0, n = keys["length"].as<std::size_t>(); i < n; ++i) {
+            const std::string key = keys[i].as<std::string>();
+            const val v = notes[key];
+            if (!v.isString() && !v.isNumber()) fail<ConfigError>(where, ": note '", key, "' must be a string or a number");
+            st.metadata()[io::kTaskMetadataPrefix + key] = v.call<std::string>("toString");
+        }
+        bytes = st.serialize();
+    }
+    return uint8_array_to_js(bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+ModelBinding* ModelBinding::create(val options) {
+    return guarded("new Model", [&] {
+        const JsOptions opt(options, std::vector<const char*>(std::begin(kModelOptions), std::end(kModelOptions)),
+                            "new Model");
+        const ModelConfig config = config_from_js(opt);
+        require_model_fits(config, "new Model");
+        const std::uint64_t seed = opt.size("seed", 0);
+        auto binding = std::make_unique<ModelBinding>(std::make_shared<Model>(config, seed));
+        return binding.release();
+    }, options);
+}
+
+ModelBinding* ModelBinding::create_without_options() { return create(val::undefined()); }
+
+ModelBinding ModelBinding::load(val bytes) {
+    return guarded("Model.load", [&] {
+        const std::vector<std::uint8_t> data = bytes_from_js(bytes, "Model.load", "the checkpoint");
+        return ModelBinding(std::make_shared<Model>(Model::load(data)));
+    }, bytes);
+}
+
+val ModelBinding::checkpoint_notes(val bytes) {
+    return guarded("Model.checkpointNotes", [&] {
+        const io::SafeTensors st = io::SafeTensors::parse(bytes_from_js(bytes, "Model.checkpointNotes", "the checkpoint"));
+        const std::string prefix = io::kTaskMetadataPrefix;
+        val out = val::object();
+        for (const auto& [key, value] : st.metadata()) {
+            if (key.compare(0, prefix.size(), prefix) == 0) out.set(key.substr(prefix.size()), value);
+        }
+        return out;
+    }, bytes);
+}
+
+val ModelBinding::config() const {
+    return guarded("Model.config", [&] { return config_to_js(model_->config()); });
+}
+
+val ModelBinding::kind() const {
+    return guarded("Model.kind", [&] { return val(std::string(model_kind_name(model_->kind()))); });
+}
+
+val ModelBinding::num_parameters() const {
+    return guarded("Model.numParameters", [&] { return val(static_cast<double>(model_->num_parameters())); });
+}
+
+val ModelBinding::parameter_names() const {
+    return guarded("Model.parameterNames", [&] {
+        std::vector<std::string> names;
+        for (const ParameterView& p : model_->parameters()) names.push_back(p.name);
+        return strings_to_js(names);
+    });
+}
+
+val ModelBinding::get_parameter(val name) const {
+    return guarded("Model.getParameter", [&] {
+        constexpr const char* where = "Model.getParameter";
+        const std::vector<ParameterView> params = model_->parameters();
+        const ParameterView& p = find_parameter(params, parameter_name(name, where), where);
+        return tensor_to_js(p.data, p.shape);
+    }, name);
+}
+
+void ModelBinding::set_parameter(val name, val tensor) {
+    guarded("Model.setParameter", [&] {
+        constexpr const char* where = "Model.setParameter";
+        const std::string key = parameter_name(name, where);
+        const std::vector<ParameterView> params = model_->parameters();
+        const ParameterView& p = find_parameter(params, key, where);
+        const std::string what = "'" + key + "'";
+        const std::vector<float> data = floats_from_js(tensor, ShapeSpec(p.shape.begin(), p.shape.end()), where, what.c_str());
+        assign_parameter(params, key, p.shape, data.data(), where);
+    }, name, tensor);
+}
+
+// One overload per arity (embind checks the argument count); each guards its own arguments,
+// so a failing call releases every handle it was given.
+val ModelBinding::logits(val tokens) const {
+    return guarded("Model.logits", [&] { return logits_of(*model_, tokens, val::undefined()); }, tokens);
+}
+val ModelBinding::logits(val tokens, val options) const {
+    return guarded("Model.logits", [&] { return logits_of(*model_, tokens, options); }, tokens, options);
+}
+
+val ModelBinding::predict(val tokens) const {
+    return guarded("Model.predict", [&] { return predict_of(*model_, tokens, val::undefined()); }, tokens);
+}
+val ModelBinding::predict(val tokens, val options) const {
+    return guarded("Model.predict", [&] { return predict_of(*model_, tokens, options); }, tokens, options);
+}
+
+val ModelBinding::attention_maps(val tokens) const {
+    return guarded("Model.attentionMaps", [&] { return attention_maps_of(*model_, tokens, val::undefined()); }, tokens);
+}
+val ModelBinding::attention_maps(val tokens, val options) const {
+    return guarded("Model.attentionMaps", [&] { return attention_maps_of(*model_, tokens, options); }, tokens, options);
+}
+
+val ModelBinding::generate(val prompt, val max_new) const {
+    return guarded("Model.generate", [&] { return generate_of(*model_, prompt, max_new, val::undefined()); }, prompt,
+                   max_new);
+}
+val ModelBinding::generate(val prompt, val max_new, val options) const {
+    return guarded("Model.generate", [&] { return generate_of(*model_, prompt, max_new, options); }, prompt, max_new,
+                   options);
+}
+
+val ModelBinding::save() const {
+    return guarded("Model.save", [&] { return save_of(*model_, val::undefined()); });
+}
+val ModelBinding::save(val notes) const {
+    return guarded("Model.save", [&] { return save_of(*model_, notes); }, notes);
+}
+
+void ModelBinding::load_parameters(val bytes) {
+    guarded("Model.loadParameters", [&] {
+        model_->load_parameters(bytes_from_js(bytes, "Model.loadParameters", "the checkpoint"));
+    }, bytes);
+}
+
+EMSCRIPTEN_BINDINGS(attnlab_model) {
+    using emscripten::select_overload;
+    using M = ModelBinding;
+    emscripten::class_<M>("Model")
+        .constructor(&M::create_without_options)
+        .constructor(&M::create)
+        .class_function("load", &M::load)
+        .class_function("checkpointNotes", &M::checkpoint_notes)
+        .function("config", &M::config)
+        .function("kind", &M::kind)
+        .function("numParameters", &M::num_parameters)
+        .function("parameterNames", &M::parameter_names)
+        .function("getParameter", &M::get_parameter)
+        .function("setParameter", &M::set_parameter)
+        .function("logits", select_overload<val(val) const>(&M::logits))
+        .function("logits", select_overload<val(val, val) const>(&M::logits))
+        .function("predict", select_overload<val(val) const>(&M::predict))
+        .function("predict", select_overload<val(val, val) const>(&M::predict))
+        .function("attentionMaps", select_overload<val(val) const>(&M::attention_maps))
+        .function("attentionMaps", select_overload<val(val, val) const>(&M::attention_maps))
+        .function("generate", select_overload<val(val, val) const>(&M::generate))
+        .function("generate", select_overload<val(val, val, val) const>(&M::generate))
+        .function("save", select_overload<val() const>(&M::save))
+        .function("save", select_overload<val(val) const>(&M::save))
+        .function("loadParameters", &M::load_parameters);
+}
+
+}  // namespace attnlab::web

@@ -1,0 +1,58 @@
+// web/bindings/model.hpp: the JavaScript `Model` object (model.cpp) and what the Trainer binding
+// needs of it.
+//
+// What it is for: holding one attnlab::Model (encoder classifier or decoder LM) in shared
+// ownership, so that a Trainer built on it keeps it alive: deleting the JavaScript Model while a
+// Trainer still uses it is safe (the C++ model dies with the last of the two). Not for: training
+// (trainer.cpp) or task data (task.hpp).
+//
+//   const model = new lab.Model({ kind: 'decoder', vocabSize: 11, dModel: 32, numHeads: 4, seed: 1 });
+//   model.generate([3, 1, 4, 10], 4, { temperature: 0 });   // Int32Array
+//   const again = lab.Model.load(model.save());
+//   again.delete(); model.delete();
+#pragma once
+
+#include <memory>
+
+#include <emscripten/val.h>
+
+#include "attnlab/model/model.hpp"
+
+namespace attnlab::web {
+
+class ModelBinding {
+public:
+    explicit ModelBinding(std::shared_ptr<Model> model) : model_(std::move(model)) {}
+
+    static ModelBinding* create(emscripten::val options);
+    static ModelBinding* create_without_options();
+    static ModelBinding load(emscripten::val bytes);
+    static emscripten::val checkpoint_notes(emscripten::val bytes);
+
+    emscripten::val config() const;
+    emscripten::val kind() const;
+    emscripten::val num_parameters() const;
+    emscripten::val parameter_names() const;
+    emscripten::val get_parameter(emscripten::val name) const;
+    void set_parameter(emscripten::val name, emscripten::val tensor);
+
+    emscripten::val logits(emscripten::val tokens) const;
+    emscripten::val logits(emscripten::val tokens, emscripten::val options) const;
+    emscripten::val predict(emscripten::val tokens) const;
+    emscripten::val predict(emscripten::val tokens, emscripten::val options) const;
+    emscripten::val attention_maps(emscripten::val tokens) const;
+    emscripten::val attention_maps(emscripten::val tokens, emscripten::val options) const;
+    emscripten::val generate(emscripten::val prompt, emscripten::val max_new) const;
+    emscripten::val generate(emscripten::val prompt, emscripten::val max_new, emscripten::val options) const;
+
+    emscripten::val save() const;
+    emscripten::val save(emscripten::val notes) const;
+    void load_parameters(emscripten::val bytes);
+
+    const std::shared_ptr<Model>& shared() const { return model_; }
+
+private:
+    std::shared_ptr<Model> model_;
+};
+
+}  // namespace attnlab::web
