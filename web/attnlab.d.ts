@@ -126,6 +126,209 @@ export interface MultiHeadAttentionConstructor {
   new (options: MultiHeadAttentionOptions): MultiHeadAttention;
 }
 
+// ---- training: Model, Task, Trainer (web/bindings/{model,task,trainer}.cpp) ----------------
+
+/** Token ids, row-major. */
+export interface IndexTensor {
+  shape: number[];
+  data: Int32Array;
+}
+
+/** One sequence (Int32Array or number[]) or {shape: [T] | [B, T], data}. Results keep the rank: a [T] input gives unbatched results. */
+export type Tokens = Int32Array | number[] | { shape: number[]; data: Int32Array | number[] };
+
+/** ModelConfig (include/attnlab/model/config.hpp) in camelCase. */
+export interface ModelConfig {
+  /** 'decoder' (causal LM, default) or 'encoder' (classifier with padding masks). */
+  kind: 'decoder' | 'encoder';
+  /** V, token ids including specials (required). */
+  vocabSize: number;
+  /** Rows of the learned position table (default 64). */
+  maxLen: number;
+  /** C (default 32). */
+  dModel: number;
+  /** H (default 4); dModel % numHeads == 0. */
+  numHeads: number;
+  /** Hkv (GQA; 1 = MQA); 0 (default) = numHeads. */
+  numKvHeads: number;
+  /** Blocks (default 2). */
+  numLayers: number;
+  /** Feed-forward width (default 4 * dModel). */
+  ffDim: number;
+  activation: 'gelu' | 'relu';
+  /** Default 'sinusoidal'. */
+  positional: 'none' | 'sinusoidal' | 'learned' | 'rope';
+  norm: 'pre' | 'post';
+  /** Scale scores by 1/sqrt(D) (default true). */
+  scale: boolean;
+  /** Multiply scores by this instead of 1/sqrt(D); null = unset. */
+  attentionScale: number | null;
+  dropout: number;
+  /** Decoder: the LM head reuses tok_emb.weight. */
+  tieWeights: boolean;
+  /** Encoder: 'mean' over non-padding positions, or a 'cls' token. */
+  pooling: 'mean' | 'cls';
+  /** Encoder: K classes (required for encoders). */
+  numClasses: number;
+  bias: boolean;
+  gradientCheckpointing: boolean;
+}
+
+export interface ModelOptions extends Partial<ModelConfig> {
+  vocabSize: number;
+  /** Seed of the initialisation (default 0). */
+  seed?: number;
+}
+
+/**
+ * An encoder classifier or decoder LM. Call delete() when done; a Trainer built on it shares
+ * ownership, so deleting the Model first is safe.
+ */
+export interface Model {
+  /** The config as given (feeds back into `new Model({...config(), seed})`). */
+  config(): ModelConfig;
+  kind(): 'decoder' | 'encoder';
+  numParameters(): number;
+  /** PyTorch state_dict names: tok_emb.weight, blocks.0.attn.q_proj.weight, ..., head.weight. */
+  parameterNames(): string[];
+  getParameter(name: string): Tensor;
+  setParameter(name: string, value: Tensor): void;
+  /** Evaluation forward: decoder (B, T, V), encoder (B, K); [T] input drops B. */
+  logits(tokens: Tokens, options?: { padding?: Mask | null }): Tensor;
+  /** Softmax of the logits: encoder class probabilities (B, K); decoder next-token probabilities after the last position (B, V). */
+  predict(tokens: Tokens, options?: { padding?: Mask | null }): Tensor;
+  /** Attention weights of batch row `batch` (default 0) in every block: (L, H, T, T) (T + 1 with a CLS token). `padding` for encoders only. */
+  attentionMaps(tokens: Tokens, options?: { padding?: Mask | null; batch?: number }): Tensor;
+  /** Decoder only: the prompt followed by maxNewTokens tokens; temperature 0 (default) is greedy. */
+  generate(prompt: Tokens, maxNewTokens: number, options?: { temperature?: number; seed?: number }): Int32Array;
+  /** safetensors bytes (config in __metadata__). notes are stored as "task.<key>" metadata (the native CLI's convention); loaders ignore them. */
+  save(notes?: Record<string, string | number>): Uint8Array;
+  /** Overwrite the parameters from a checkpoint of the same config (all or nothing). */
+  loadParameters(bytes: Uint8Array | ArrayBuffer): void;
+  delete(): void;
+  isDeleted(): boolean;
+}
+
+export interface ModelConstructor {
+  new (options: ModelOptions): Model;
+  /** A model from safetensors bytes; an Error names what is wrong with a bad file. save(load(bytes)) equals bytes for bytes written by save(). */
+  load(bytes: Uint8Array | ArrayBuffer): Model;
+  /** The "task.*" notes of a checkpoint (keys without the prefix), e.g. { task: 'reverse', length: '4' }. */
+  checkpointNotes(bytes: Uint8Array | ArrayBuffer): Record<string, string>;
+}
+
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm';
+
+export interface TaskOptions {
+  /** Prompt length / pairs (assoc_recall) / max length (brackets) / window (char_lm). */
+  length?: number;
+  /** Symbols / keys (assoc_recall) / bracket kinds (brackets); not for char_lm. */
+  vocab?: number;
+  /** k_back only: distance to the recalled token. */
+  k?: number;
+  /** Seeds the stream sample(batchSize) draws from (default 0). */
+  seed?: number;
+}
+
+export interface Batch {
+  /** (B, T) model inputs. */
+  tokens: IndexTensor;
+  /** (B, T) sequence tasks: next token per position, -1 = ignored; null for classification. */
+  targets: IndexTensor | null;
+  /** (B) classification tasks: the label; null for sequence tasks. */
+  labels: IndexTensor | null;
+  /** (B, T) 1 = padding (classification); null when there is none. */
+  padding: { shape: number[]; data: Uint8Array } | null;
+}
+
+/** A generated toy task (include/attnlab/train/tasks.hpp). Call delete() when done. */
+export interface Task {
+  name(): TaskName;
+  kind(): 'sequence' | 'classification';
+  vocabSize(): number;
+  seqLen(): number;
+  /** vocabSize() for sequence tasks, the number of labels for classification. */
+  numClasses(): number;
+  /** From the task's own seeded stream, or (with seed) always the same batch. */
+  sample(batchSize: number, seed?: number): Batch;
+  /** Text of the tokens ("3 1 4 | 4 1 3", "(()[])", corpus characters); -1 reads "_". A [B, T] input gives one string per row. */
+  decode(tokens: Tokens): string | string[];
+  /** The inverse of decode: words or integer ids for separated tasks, characters for brackets and char_lm. */
+  encode(text: string): Int32Array;
+  delete(): void;
+  isDeleted(): boolean;
+}
+
+export interface TaskConstructor {
+  new (name: TaskName, options?: TaskOptions): Task;
+}
+
+export interface TrainerOptions {
+  optimizer?: 'adamw' | 'sgd';
+  /** Peak learning rate (default 3e-3). */
+  lr?: number;
+  /** Final learning rate of the cosine schedule (default 0). */
+  minLr?: number;
+  /** AdamW, matrices only (default 0.01). */
+  weightDecay?: number;
+  beta1?: number;
+  beta2?: number;
+  /** SGD. */
+  momentum?: number;
+  /** Sequences per step (default 32). */
+  batchSize?: number;
+  /** Linear warm-up (default 100). */
+  warmupSteps?: number;
+  /** > 0: cosine decay to minLr over totalSteps; 0 (default): constant after warm-up. */
+  totalSteps?: number;
+  /** Clip the global gradient norm; 0 = off (default 1). */
+  clipNorm?: number;
+  /** Seeds the batches (default 1). */
+  seed?: number;
+  /** Record maxScore and headEntropy each step (default true). */
+  trackAttention?: boolean;
+}
+
+export interface StepMetrics {
+  /** Steps done so far, this one included (1 after the first). */
+  step: number;
+  loss: number;
+  accuracy: number;
+  /** Global gradient norm before clipping. */
+  gradNorm: number;
+  /** Largest |scaled| attention score of the step. */
+  maxScore: number;
+  /** Learning rate the step used. */
+  lr: number;
+  /** Wall time of the last step. */
+  ms: number;
+  /** Wall time of all steps of this call. */
+  totalMs: number;
+  /** Loss of each step of this call. */
+  losses: Float32Array;
+  /** (L * H) mean attention entropy per head, layer-major (nats). */
+  headEntropy: Float32Array;
+}
+
+/** Trains a Model on a Task; shares ownership of both. Call delete() when done. */
+export interface Trainer {
+  /** Runs n >= 1 steps (default 1); the metrics of the last. */
+  step(n?: number): StepMetrics;
+  /** Loss and accuracy over `batches` held-out batches from a fixed seed (default 0xE7A1). */
+  evaluate(batches: number, seed?: number): { loss: number; accuracy: number; count: number };
+  stepsDone(): number;
+  /** Learning rate of 0-based step `step`. */
+  lrAt(step: number): number;
+  options(): Required<TrainerOptions>;
+  delete(): void;
+  isDeleted(): boolean;
+}
+
+export interface TrainerConstructor {
+  /** Throws if the model does not fit the task (kind, vocabulary, classes, learned positions). */
+  new (model: Model, task: Task, options?: TrainerOptions): Trainer;
+}
+
 /** The module object. Every bad argument throws an Error naming the problem; the module stays usable. */
 export interface AttnLab {
   buildInfo(): BuildInfo;
@@ -138,6 +341,11 @@ export interface AttnLab {
   /** Bytes of the main WASM stack in use between calls (for leak checks). */
   stackUsed(): number;
   MultiHeadAttention: MultiHeadAttentionConstructor;
+  Model: ModelConstructor;
+  Task: TaskConstructor;
+  Trainer: TrainerConstructor;
+  /** Every task name make_task accepts. */
+  taskNames(): TaskName[];
   /** Emscripten runtime: the heap view (its length is the memory size) and the live emval handles. */
   HEAP8: Int8Array;
   count_emval_handles(): number;
