@@ -30,6 +30,7 @@
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "attnlab/experiments/experiments.hpp"
 #include "attnlab/kernels/elementwise.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"

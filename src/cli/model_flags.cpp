@@ -28,6 +28,7 @@ void add_model_flags(Args& args) {
     args.add("max-len", "0", "positions of a learned table (0 = the task's length)");
     args.add_switch("tie", "decoder: tie the LM head to the token embedding");
     args.add_switch("checkpointing", "recompute block activations in backward (less memory)");
+    args.add_switch("no-causal", "decoder without the causal mask (the article's §6.1 failure: it sees the answer)");
 }
 
 void add_training_flags(Args& args) {
@@ -80,6 +81,7 @@ ModelConfig model_config(const Args& args, const Task& task) {
     c.pooling = pooling_from_name(args.get("pooling"));
     c.tie_weights = args.get_switch("tie");
     c.gradient_checkpointing = args.get_switch("checkpointing");
+    c.causal = !args.get_switch("no-causal");
     const std::size_t positions = task.seq_len() + (classification && c.pooling == Pooling::cls ? 1 : 0);
     c.max_len = args.get_size("max-len") == 0 ? positions : args.get_size("max-len");
     c.validate();

@@ -38,7 +38,7 @@ const std::vector<std::string>& metadata_keys() {
     static const std::vector<std::string> keys = {
         "kind",    "vocab_size", "max_len",   "d_model", "num_heads",       "num_kv_heads",    "num_layers",
         "ff_dim",  "activation", "positional", "norm",   "scale_attention", "attention_scale", "dropout",
-        "tie_weights", "pooling", "num_classes", "bias", "gradient_checkpointing"};
+        "tie_weights", "pooling", "num_classes", "bias", "gradient_checkpointing", "causal"};
     return keys;
 }
 
@@ -145,6 +145,7 @@ std::map<std::string, std::string> ModelConfig::to_metadata() const {
         {"num_classes", std::to_string(num_classes)},
         {"bias", format_bool(bias)},
         {"gradient_checkpointing", format_bool(gradient_checkpointing)},
+        {"causal", format_bool(causal)},
     };
 }
 
@@ -156,7 +157,8 @@ ModelConfig ModelConfig::from_metadata(const std::map<std::string, std::string>&
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) unknown += (unknown.empty() ? "" : ", ") + key;
     }
     for (const auto& key : keys) {
-        if (metadata.count(key) == 0) missing += (missing.empty() ? "" : ", ") + key;
+        // "causal" came later; checkpoints written before it are causal decoders.
+        if (metadata.count(key) == 0 && key != "causal") missing += (missing.empty() ? "" : ", ") + key;
     }
     if (!unknown.empty()) fail<ConfigError>(where, ": unknown keys: ", unknown);
     if (!missing.empty()) fail<ConfigError>(where, ": missing keys: ", missing);
@@ -182,6 +184,7 @@ ModelConfig ModelConfig::from_metadata(const std::map<std::string, std::string>&
     c.num_classes = parse_size("num_classes", get("num_classes"));
     c.bias = parse_bool("bias", get("bias"));
     c.gradient_checkpointing = parse_bool("gradient_checkpointing", get("gradient_checkpointing"));
+    if (metadata.count("causal")) c.causal = parse_bool("causal", get("causal"));
     c.validate();
     return c;
 }

@@ -86,7 +86,7 @@ Tensor3 DecoderLM::run(const Index2& tokens, const std::vector<StageObserver*>& 
     Tensor3 x = tok_emb.forward(tokens);  // (B, T, C)
     detail::add_positional(x, config_.positional, pos_emb, 0);
     AttentionOptions options = detail::attention_options(config_);
-    options.mask.causal = true;
+    options.mask.causal = config_.causal;
     Tensor3 h = detail::blocks_forward(blocks, std::move(x), options, observers, cache ? &cache->blocks : nullptr,
                                        dropout_rng);  // (B, T, C)
     if (config_.norm == NormPlacement::pre) h = ln_f.forward(h, cache ? &cache->ln_f : nullptr);
@@ -192,6 +192,9 @@ void DecoderLM::check_generate(const std::vector<std::int32_t>& prompt, std::siz
 GenerateResult DecoderLM::generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
                                    const GenerateOptions& options) const {
     check_generate(prompt, max_new_tokens, options, "DecoderLM::generate");
+    // A KV cache assumes earlier positions never see later ones; a non-causal model must
+    // recompute everything for every new token.
+    if (!config_.causal) return generate_uncached(prompt, max_new_tokens, options);
     const std::size_t v = config_.vocab_size;
     GenerateResult result{prompt, Tensor2::from_shape({max_new_tokens, v})};
     Rng rng(options.seed);

@@ -50,7 +50,9 @@ constexpr double kParamAtol = 1e-4;
 // are optim.*, steps and description).
 ModelConfig config_of(const test::Fixture& fx) {
     std::map<std::string, std::string> meta;
-    for (const auto& entry : ModelConfig{}.to_metadata()) meta[entry.first] = fx.meta_string(entry.first);
+    for (const auto& entry : ModelConfig{}.to_metadata()) {
+        if (fx.has_meta(entry.first)) meta[entry.first] = fx.meta_string(entry.first);  // "causal" is optional
+    }
     return ModelConfig::from_metadata(meta);
 }
 

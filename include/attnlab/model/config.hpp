@@ -62,6 +62,8 @@ struct ModelConfig {
     std::size_t num_classes = 0;             // encoder: K, width of the classification head
     bool bias = true;                        // biases in the attention/feed-forward projections and encoder head
     bool gradient_checkpointing = false;     // blocks keep only their input and recompute in backward
+    bool causal = true;                      // decoder: hide future tokens; false only for the §6.1 experiment
+                                             // (the model then sees its answer and cannot generate)
 
     std::size_t kv_heads() const { return num_kv_heads == 0 ? num_heads : num_kv_heads; }
     std::size_t head_dim() const { return num_heads == 0 ? 0 : d_model / num_heads; }
