@@ -1,10 +1,15 @@
+// Scaled dot-product attention: the gate between the two implementations, and the recorded
+// ("math") path — the full (T, S) matrix per (batch, head), every stage observable — which is
+// the reference the flash path (flash_attention.cpp) is tested against.
 #include "attnlab/attention/scaled_dot_product.hpp"
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include <xtensor/xbuilder.hpp>
 
+#include "attnlab/attention/flash_attention.hpp"
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"
@@ -32,21 +37,87 @@ void validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const Attent
                           ")");
     }
     mask.validate(batch, t, s, where);
-    require_allocatable({batch, heads, t, s}, where, "the (B, H, T, S) attention matrix");
+}
+
+// The (T, S) stages only the recorded path has.
+constexpr Stage kMatrixStages[] = {Stage::scores, Stage::scaled, Stage::masked, Stage::weights};
+
+// Reports each (batch, head) slice of context (B, H, T, Dv) as Stage::context.
+void observe_context(StageObserver* observer, const Tensor4& context) {
+    if (!observer || !observer->wants(Stage::context)) return;
+    const std::size_t t = context.shape(2), dv = context.shape(3);
+    for (std::size_t b = 0; b < context.shape(0); ++b) {
+        for (std::size_t h = 0; h < context.shape(1); ++h) {
+            observe(observer, Stage::context, b, static_cast<std::ptrdiff_t>(h), t, dv, dv,
+                    context.data() + (b * context.shape(1) + h) * t * dv);
+        }
+    }
 }
 }  // namespace
 
+std::size_t AttentionCache::bytes() const {
+    return (weights.size() + logsumexp.size() + context.size()) * sizeof(float) + mask.key_padding.size() +
+           mask.explicit_mask.size();
+}
+
+bool can_use_flash(const StageObserver* observer, const AttentionCache* cache, std::vector<std::string>* reasons) {
+    bool ok = true;
+    if (observer) {
+        for (Stage stage : kMatrixStages) {
+            if (!observer->wants(stage)) continue;
+            ok = false;
+            if (reasons) {
+                reasons->push_back("a StageObserver wants the (T, S) stage '" + std::string(stage_name(stage)) + "'");
+            }
+        }
+    }
+    if (cache && cache->need_weights) {
+        ok = false;
+        if (reasons) reasons->push_back("the AttentionCache asks for the (B, H, T, S) weights (need_weights)");
+    }
+    return ok;
+}
+
 Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,
                                      const AttentionMask& mask, const ScaleOptions& scale,
-                                     StageObserver* observer, AttentionCache* cache) {
+                                     StageObserver* observer, AttentionCache* cache, SdpBackend backend) {
+    constexpr const char* where = "scaled_dot_product_attention";
     validate(q, k, v, mask);
+    if (backend != SdpBackend::math) {
+        std::vector<std::string> reasons;
+        if (can_use_flash(observer, cache, &reasons)) {
+            Tensor3 lse;
+            Tensor4 context = flash_attention_forward(q, k, v, mask, scale, cache ? &lse : nullptr);
+            observe_context(observer, context);
+            if (cache) {
+                cache->flash = true;
+                cache->weights = Tensor4();
+                cache->logsumexp = std::move(lse);
+                cache->context = context;
+                cache->mask = mask;
+            }
+            return context;
+        }
+        if (backend == SdpBackend::flash) {
+            std::string why;
+            for (const std::string& r : reasons) why += (why.empty() ? "" : "; ") + r;
+            fail<ConfigError>(where, ": the flash backend cannot serve this call: ", why);
+        }
+    }
+    require_allocatable({q.shape(0), q.shape(1), q.shape(2), k.shape(2)}, where, "the (B, H, T, S) attention matrix");
     const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
     const std::size_t kv_heads = k.shape(1), s = k.shape(2), dv = v.shape(3);
     const std::size_t group = heads / kv_heads;
     const float factor = scale.effective(d);
 
     Tensor4 context = Tensor4::from_shape({batch, heads, t, dv});
-    if (cache) cache->weights = Tensor4::from_shape({batch, heads, t, s});
+    if (cache) {
+        cache->flash = false;
+        cache->weights = Tensor4::from_shape({batch, heads, t, s});
+        cache->logsumexp = Tensor3();
+        cache->context = Tensor4();
+        cache->mask = AttentionMask();
+    }
 
     // One (batch, head) pair per task. Without a cache the score matrix lives in a scratch
     // buffer per task; with one, it is computed directly into the cache (no extra copy).
@@ -84,6 +155,10 @@ namespace attnlab {
 void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k,
                                            const Tensor4& v, const AttentionCache& cache, const ScaleOptions& scale,
                                            Tensor4& dq, Tensor4& dk, Tensor4& dv) {
+    if (cache.flash) {
+        flash_attention_backward(dcontext, q, k, v, cache.context, cache.logsumexp, cache.mask, scale, dq, dk, dv);
+        return;
+    }
     constexpr const char* where = "scaled_dot_product_attention_backward";
     const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
     const std::size_t kv_heads = k.shape(1), s = k.shape(2), dvw = v.shape(3);

@@ -61,6 +61,18 @@ void softmax_rows_backward(const float* y, const float* dy, float* dx, std::size
         row_grain(cols));
 }
 
+void online_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* row_max,
+                         float* row_sum, float* rescale) {
+    ATTNLAB_DEBUG_ASSERT(rows <= 1 || ld >= cols);
+    table().online_softmax_tile(s, rows, cols, ld, scale, row_max, row_sum, rescale);
+}
+
+void flash_backward_tile(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
+                         const float* lse, const float* delta) {
+    ATTNLAB_DEBUG_ASSERT(rows <= 1 || ld >= cols);
+    table().flash_backward_tile(s, dp, rows, cols, ld, scale, lse, delta);
+}
+
 }  // namespace kernels
 
 // x: (R, N) -> (R, N)

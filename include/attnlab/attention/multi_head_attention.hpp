@@ -65,7 +65,9 @@ struct MultiHeadAttentionCache {
     Tensor4 q;                 // (B, H, T, D) after RoPE: dK = dscoresᵀ·q
     Tensor4 k;                 // (B, Hkv, S, D) after RoPE: dQ = dscores·k
     Tensor4 v;                 // (B, Hkv, S, D): dweights = dcontext·vᵀ
-    AttentionCache attention;  // softmax weights
+    // logsumexp and context (flash path), or the softmax weights when an observer forced the
+    // recorded path (see AttentionCache)
+    AttentionCache attention = AttentionCache::without_weights();
     Tensor3 concat;            // (B, T, C): dW_O = doutᵀ·concat
 };
 

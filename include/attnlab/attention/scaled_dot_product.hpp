@@ -8,6 +8,11 @@
 // scores saturate the softmax as D grows); it can be switched off or overridden for the
 // experiments. Grouped-query attention is built in: Q has H heads, K and V have Hkv heads with
 // H % Hkv == 0, and query head h reads key/value head h / (H / Hkv) (MHA: Hkv = H; MQA: Hkv = 1).
+// Two implementations sit behind the one function, as in PyTorch's SDPA: the recorded "math"
+// path above (full (T, S) matrix per head, every stage observable; the reference) and the tiled
+// flash path (flash_attention.hpp: O(T) memory, faster), taken whenever can_use_flash says no
+// stage or weight of the (T, S) matrix was asked for. With S <= kFlashKeyTile the two agree bit
+// for bit; beyond, to ~1e-6.
 // Not for: projections or head splitting (see multi_head_attention.hpp).
 //
 //   attnlab::AttentionMask mask; mask.causal = true;
@@ -16,6 +21,8 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "attnlab/attention/mask.hpp"
 #include "attnlab/attention/stage.hpp"
@@ -31,20 +38,57 @@ struct ScaleOptions {
     float effective(std::size_t head_dim) const;
 };
 
-// What backward needs from the forward pass.
+// What backward needs from the forward pass, in one of two forms (`flash` says which):
+//  * recorded ("math") path: the full softmax weights, O(B·H·T·S);
+//  * flash path (flash_attention.hpp): per-row logsumexp, the context and the mask, O(B·H·T·D);
+//    the backward recomputes the weights tile by tile.
+// need_weights is the caller's request, read by the forward: true (the default) keeps the
+// weights (callers that read them), false lets the forward take the flash path when it can.
 struct AttentionCache {
-    Tensor4 weights;  // (B, H, T, S) softmax output: dV = weightsᵀ·dC and the softmax Jacobian need it
+    bool need_weights = true;  // request: fill `weights` (forces the recorded path)
+    bool flash = false;        // filled by the forward: which of the forms below is present
+    Tensor4 weights;           // (B, H, T, S) recorded path: dV = weightsᵀ·dC and the softmax Jacobian
+    Tensor3 logsumexp;         // (B, H, T) flash path: weights = exp(scaled - logsumexp), recomputed
+    Tensor4 context;           // (B, H, T, Dv) flash path: delta = rowsum(dC ⊙ context)
+    AttentionMask mask;        // flash path: re-applied to each recomputed tile
+
+    // Bytes held by the tensors above.
+    std::size_t bytes() const;
+    // A cache with need_weights = false (what training wants: the smaller form when possible).
+    static AttentionCache without_weights() {
+        AttentionCache cache;
+        cache.need_weights = false;
+        return cache;
+    }
 };
 
+// Which implementation of scaled dot-product attention runs (PyTorch's SDPBackend, in small).
+enum class SdpBackend {
+    automatic,  // flash when can_use_flash, else the recorded path
+    math,       // the recorded path: full (T, S) matrix, every stage observable (the reference)
+    flash,      // tiled, O(T) memory; ConfigError with the reasons if can_use_flash says no
+};
+
+// Whether the flash path can serve a call with this observer and cache. It cannot when the
+// observer wants a (T, S) stage (scores, scaled, masked, weights: the flash path never holds
+// them) or the cache asks for the full weights. Each failed condition appends a sentence to
+// `reasons` (if non-null), e.g. "a StageObserver wants the (T, S) stage 'weights'".
+bool can_use_flash(const StageObserver* observer, const AttentionCache* cache,
+                   std::vector<std::string>* reasons = nullptr);
+
 // q: (B, H, T, D), k: (B, Hkv, S, D), v: (B, Hkv, S, Dv) -> context (B, H, T, Dv)
-// Stages scores, scaled, masked, weights, context go to `observer` per (batch, query head).
+// Stages scores, scaled, masked, weights, context go to `observer` per (batch, query head)
+// (only context on the flash path, which runs when no observer wants the others).
 // Fills `cache` (if non-null) for scaled_dot_product_attention_backward.
-// Throws ShapeError / ConfigError naming the shapes if they do not fit, or if H % Hkv != 0.
+// Throws ShapeError / ConfigError naming the shapes if they do not fit, or if H % Hkv != 0;
+// ConfigError with can_use_flash's reasons if backend is flash and it cannot serve the call.
 Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,
                                      const AttentionMask& mask = {}, const ScaleOptions& scale = {},
-                                     StageObserver* observer = nullptr, AttentionCache* cache = nullptr);
+                                     StageObserver* observer = nullptr, AttentionCache* cache = nullptr,
+                                     SdpBackend backend = SdpBackend::automatic);
 
-// Backward of scaled_dot_product_attention (mask and scale as in the forward call):
+// Backward of scaled_dot_product_attention (scale as in the forward call; the mask is in the
+// weights, or in the cache on the flash path, whose backward is flash_attention_backward):
 //   dweights = dcontext·vᵀ, dv = weightsᵀ·dcontext, dmasked = softmax'(weights, dweights),
 //   dscores = dmasked·scale (masked entries have zero weight, hence zero gradient),
 //   dq = dscores·k, dk = dscoresᵀ·q. Grouped heads sum their dk, dv into the shared kv head.

@@ -1,0 +1,64 @@
+// attnlab/attention/flash_attention.hpp: tiled scaled dot-product attention that never holds
+// more than one tile of the (T, S) score matrix (FlashAttention: Dao et al. 2022; the backward's
+// work split follows FlashAttention-2, Dao 2023).
+//
+// What it is for: the same function as scaled_dot_product_attention (same inputs, masks, scale
+// options, grouped-query heads; results equal to 1e-5), in O(T) extra memory instead of
+// O(T·S), and faster because each score tile stays in cache. Queries are cut into tiles of
+// kFlashQueryTile rows and keys into tiles of kFlashKeyTile; per query tile, an online softmax
+// (running row max m and sum l) rescales the partial output as each key tile arrives:
+//   s = q_i·k_jᵀ·scale (masked -> -inf),  m' = max(m, rowmax s),  p = exp(s - m'),
+//   l = exp(m - m')·l + rowsum p,          o = exp(m - m')·o + p·v_j,     finally o /= l.
+// Causal tiles above the diagonal are skipped. A row with no visible key gets zeros (never NaN)
+// and logsumexp -inf. The backward recomputes each tile from q, k, v and the per-row
+// logsumexp = m + log(l) (B, H, T) that the forward returns, with delta = rowsum(dO ⊙ O), so it
+// too never holds the (T, S) matrix.
+// Not for: observing stages (no scores or weights exist to record: scaled_dot_product_attention
+// picks the recorded "math" path when a StageObserver asks for them, see can_use_flash).
+//
+//   attnlab::AttentionMask mask; mask.causal = true;
+//   attnlab::Tensor3 lse;                                                   // (B, H, T)
+//   attnlab::Tensor4 ctx = attnlab::flash_attention_forward(q, k, v, mask, {}, &lse);
+//   attnlab::Tensor4 dq, dk, dv;
+//   attnlab::flash_attention_backward(dctx, q, k, v, ctx, lse, mask, {}, dq, dk, dv);
+#pragma once
+
+#include <cstddef>
+
+#include "attnlab/attention/mask.hpp"
+#include "attnlab/attention/scaled_dot_product.hpp"
+#include "attnlab/core/tensor.hpp"
+
+namespace attnlab {
+
+// Tile shape: a (kFlashQueryTile, kFlashKeyTile) score tile of floats fits the L1 cache.
+inline constexpr std::size_t kFlashQueryTile = 48;
+inline constexpr std::size_t kFlashKeyTile = 128;
+
+// What a call used besides its inputs and outputs (test-visible; see the memory tests).
+struct FlashAttentionStats {
+    std::size_t peak_scratch_bytes = 0;  // tile buffers alive at once, over all threads
+    std::size_t row_stat_bytes = 0;      // per-row vectors: logsumexp (forward), delta (backward)
+};
+
+// q: (B, H, T, D), k: (B, Hkv, S, D), v: (B, Hkv, S, Dv) -> context (B, H, T, Dv).
+// Writes logsumexp (B, H, T) when non-null (the backward needs it). H % Hkv == 0.
+// Throws ShapeError / ConfigError naming the shapes, like scaled_dot_product_attention.
+Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask = {},
+                                const ScaleOptions& scale = {}, Tensor3* logsumexp = nullptr,
+                                FlashAttentionStats* stats = nullptr);
+
+// Backward of flash_attention_forward (same q, k, v, mask, scale; context and logsumexp from it):
+//   p = exp(scale·q·kᵀ - lse) per tile, dv += pᵀ·dO, dp = dO·vᵀ, ds = p ⊙ (dp - delta)·scale,
+//   dq += ds·k, dk += dsᵀ·q.
+// dk and dv are accumulated by one task per (batch, kv head, key tile), dq by one task per
+// (batch, head, query tile): no two threads write one element, and each element's sum runs in a
+// fixed order, so results are bit-identical for any thread count.
+// dcontext: (B, H, T, Dv) -> dq: (B, H, T, D), dk: (B, Hkv, S, D), dv: (B, Hkv, S, Dv)
+// (overwritten, resized as needed).
+void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                              const Tensor4& context, const Tensor3& logsumexp, const AttentionMask& mask,
+                              const ScaleOptions& scale, Tensor4& dq, Tensor4& dk, Tensor4& dv,
+                              FlashAttentionStats* stats = nullptr);
+
+}  // namespace attnlab

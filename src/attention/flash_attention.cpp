@@ -1,0 +1,337 @@
+// FlashAttention forward and backward (attention/flash_attention.hpp).
+//
+// Legend: B batch, H query heads, Hkv key/value heads (group = H / Hkv query heads share one),
+// T queries, S keys, D head dim of q and k, Dv head dim of v; br x bc one score tile
+// (br <= kFlashQueryTile query rows, bc <= kFlashKeyTile keys).
+//
+// The per-tile products run through the blocked matmul kernels (nested in a pool task they run
+// inline on that thread); the per-tile softmax steps are the ISA-dispatched SIMD kernels
+// kernels::online_softmax_tile and kernels::flash_backward_tile (kernels/softmax.hpp). Everything else
+// here is index arithmetic, masks and the split of work over threads.
+#include "attnlab/attention/flash_attention.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <xtensor/xbuilder.hpp>
+
+#include "attnlab/core/error.hpp"
+#include "attnlab/core/thread_pool.hpp"
+#include "attnlab/kernels/matmul.hpp"
+#include "attnlab/kernels/softmax.hpp"
+
+namespace attnlab {
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr std::size_t BR = kFlashQueryTile;
+constexpr std::size_t BC = kFlashKeyTile;
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+struct Dims {
+    std::size_t batch, heads, kv_heads, group, t, s, d, dv;
+    std::ptrdiff_t shift;  // S - T: query i sees keys j <= i + shift under the causal mask
+};
+
+Dims validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask, const char* where) {
+    const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
+    require_shape(k, {static_cast<std::ptrdiff_t>(batch), -1, -1, static_cast<std::ptrdiff_t>(d)}, where,
+                  "k (B, Hkv, S, D) matching q (B, H, T, D)");
+    const std::size_t kv_heads = k.shape(1), s = k.shape(2);
+    require_shape(
+        v,
+        {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(kv_heads), static_cast<std::ptrdiff_t>(s), -1},
+        where, "v (B, Hkv, S, Dv) matching k");
+    if (kv_heads == 0 || heads % kv_heads != 0) {
+        fail<ConfigError>(where, ": query heads (", heads, ") must be a multiple of key/value heads (", kv_heads, ")");
+    }
+    mask.validate(batch, t, s, where);
+    return Dims{batch,
+                heads,
+                kv_heads,
+                heads / kv_heads,
+                t,
+                s,
+                d,
+                v.shape(3),
+                static_cast<std::ptrdiff_t>(s) - static_cast<std::ptrdiff_t>(t)};
+}
+
+// Keys [0, key_end) can be visible to query rows [i0, i0 + rows): under the causal mask the
+// last row sees keys <= i0 + rows - 1 + shift, so later key tiles are skipped whole.
+std::size_t key_end(const Dims& dm, bool causal, std::size_t i0, std::size_t rows) {
+    if (!causal) return dm.s;
+    const std::ptrdiff_t last = static_cast<std::ptrdiff_t>(i0 + rows) + dm.shift;  // one past the last visible
+    return static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(last, 0, static_cast<std::ptrdiff_t>(dm.s)));
+}
+
+// The first query row that can see key j0 under the causal mask (rows before it see none of the
+// keys from j0 on, so their tiles are skipped whole in the dk/dv pass).
+std::size_t query_begin(const Dims& dm, bool causal, std::size_t j0) {
+    if (!causal) return 0;
+    const std::ptrdiff_t first = static_cast<std::ptrdiff_t>(j0) - dm.shift;
+    return static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(first, 0, static_cast<std::ptrdiff_t>(dm.t)));
+}
+
+// Sets masked entries of the score tile (rows, cols) with ld — queries i0.., keys j0.. of
+// batch row b — to -inf, as AttentionMask::apply does for the whole (T, S) matrix.
+void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
+               std::size_t j0, std::size_t cols, float* tile, std::size_t ld) {
+    const std::uint8_t* pad = mask.key_padding.size() > 0 ? mask.key_padding.data() + b * dm.s + j0 : nullptr;
+    const bool explicit_mask = mask.explicit_mask.size() > 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* row = tile + r * ld;
+        if (mask.causal) {
+            // Keys j > i + shift are in the future of query i.
+            const std::ptrdiff_t first_hidden = static_cast<std::ptrdiff_t>(i0 + r) + dm.shift + 1;
+            const std::ptrdiff_t from = std::max<std::ptrdiff_t>(first_hidden - static_cast<std::ptrdiff_t>(j0), 0);
+            for (auto c = static_cast<std::size_t>(from); c < cols; ++c) row[c] = kNegInf;
+        }
+        if (pad) {
+            for (std::size_t c = 0; c < cols; ++c) {
+                if (pad[c]) row[c] = kNegInf;
+            }
+        }
+        if (explicit_mask) {
+            const std::uint8_t* em = mask.explicit_mask.data() + (i0 + r) * dm.s + j0;
+            for (std::size_t c = 0; c < cols; ++c) {
+                if (em[c]) row[c] = kNegInf;
+            }
+        }
+    }
+}
+
+// Counts tile scratch alive at once over all threads of one call (FlashAttentionStats).
+class ScratchMeter {
+public:
+    void acquire(std::size_t bytes) {
+        const std::size_t now = live_.fetch_add(bytes) + bytes;
+        std::size_t peak = peak_.load();
+        while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+        }
+    }
+    void release(std::size_t bytes) { live_.fetch_sub(bytes); }
+    std::size_t peak() const { return peak_.load(); }
+
+private:
+    std::atomic<std::size_t> live_{0}, peak_{0};
+};
+
+// One task's tile buffers, counted by the meter while alive.
+class TileScratch {
+public:
+    TileScratch(ScratchMeter& meter, std::size_t floats) : meter_(meter), data_(floats) {
+        meter_.acquire(floats * sizeof(float));
+    }
+    ~TileScratch() { meter_.release(data_.size() * sizeof(float)); }
+    TileScratch(const TileScratch&) = delete;
+    TileScratch& operator=(const TileScratch&) = delete;
+    float* data() { return data_.data(); }
+
+private:
+    ScratchMeter& meter_;
+    std::vector<float> data_;
+};
+
+}  // namespace
+
+Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
+                                const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats) {
+    constexpr const char* where = "flash_attention_forward";
+    const Dims dm = validate(q, k, v, mask, where);
+    const float factor = scale.effective(dm.d);
+    require_allocatable({dm.batch, dm.heads, dm.t, dm.dv}, where, "the context");
+    Tensor4 context = xt::zeros<float>({dm.batch, dm.heads, dm.t, dm.dv});  // (B, H, T, Dv), also the accumulator
+    if (logsumexp) *logsumexp = Tensor3::from_shape({dm.batch, dm.heads, dm.t});
+    const std::size_t q_tiles = ceil_div(dm.t, BR);
+    const bool single_tile = dm.s <= BC;
+    ScratchMeter meter;
+
+    // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
+    parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
+        TileScratch scratch(meter, BR * BC + 3 * BR);
+        float* s_tile = scratch.data();     // (br, bc) scores, then probabilities
+        float* row_max = s_tile + BR * BC;  // (br) m: running max of the scaled scores
+        float* row_sum = row_max + BR;      // (br) l: running sum of exp(scaled - m)
+        float* rescale = row_sum + BR;      // (br) exp(m_old - m_new) of the last tile
+        // logsumexp = m + log(l), -inf for rows that saw no key.
+        const auto write_logsumexp = [&](std::size_t bh, std::size_t i0, std::size_t rows) {
+            if (!logsumexp) return;
+            for (std::size_t r = 0; r < rows; ++r) {
+                logsumexp->data()[bh * dm.t + i0 + r] =
+                    row_sum[r] == 0.0f ? kNegInf : row_max[r] + std::log(row_sum[r]);
+            }
+        };
+        for (std::size_t task = begin; task < end; ++task) {
+            const std::size_t bh = task / q_tiles, i0 = (task % q_tiles) * BR;
+            const std::size_t b = bh / dm.heads, h = bh % dm.heads, hk = h / dm.group;
+            const std::size_t rows = std::min(BR, dm.t - i0);
+            const float* qi = q.data() + (bh * dm.t + i0) * dm.d;                // (br, D)
+            const float* kh = k.data() + (b * dm.kv_heads + hk) * dm.s * dm.d;   // (S, D)
+            const float* vh = v.data() + (b * dm.kv_heads + hk) * dm.s * dm.dv;  // (S, Dv)
+            float* oi = context.data() + (bh * dm.t + i0) * dm.dv;               // (br, Dv)
+            std::fill(row_max, row_max + rows, kNegInf);
+            std::fill(row_sum, row_sum + rows, 0.0f);
+
+            if (single_tile) {
+                // All keys in one tile: plain softmax (normalise p, then p·v), the very operations
+                // of the recorded path in the same order, so the results are bit-identical to it.
+                kernels::matmul_nt(qi, dm.d, kh, dm.d, s_tile, BC, rows, dm.s, dm.d);
+                if (mask.any()) mask_tile(mask, dm, b, i0, rows, 0, dm.s, s_tile, BC);
+                kernels::online_softmax_tile(s_tile, rows, dm.s, BC, factor, row_max, row_sum, rescale);
+                for (std::size_t r = 0; r < rows; ++r) {
+                    if (row_sum[r] == 0.0f) continue;  // no visible key: p is already 0
+                    const float inv = 1.0f / row_sum[r];
+                    float* p = s_tile + r * BC;
+                    for (std::size_t c = 0; c < dm.s; ++c) p[c] *= inv;
+                }
+                kernels::matmul_nn(s_tile, BC, vh, dm.dv, oi, dm.dv, rows, dm.dv, dm.s);
+                write_logsumexp(bh, i0, rows);
+                continue;
+            }
+            const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
+            for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
+                const std::size_t cols = std::min(BC, j_end - j0);
+                // s = q_i · k_jᵀ, masked
+                kernels::matmul_nt(qi, dm.d, kh + j0 * dm.d, dm.d, s_tile, BC, rows, cols, dm.d);
+                if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, s_tile, BC);
+                // p = exp(s·scale - m'), l and m updated, o rescaled by exp(m - m')
+                kernels::online_softmax_tile(s_tile, rows, cols, BC, factor, row_max, row_sum, rescale);
+                for (std::size_t r = 0; r < rows; ++r) {
+                    if (rescale[r] == 1.0f) continue;
+                    float* o = oi + r * dm.dv;
+                    for (std::size_t c = 0; c < dm.dv; ++c) o[c] *= rescale[r];
+                }
+                // o += p · v_j
+                kernels::matmul_nn(s_tile, BC, vh + j0 * dm.dv, dm.dv, oi, dm.dv, rows, dm.dv, cols, Accumulate::yes);
+            }
+            // o /= l. Rows that saw no key keep o = 0.
+            for (std::size_t r = 0; r < rows; ++r) {
+                if (row_sum[r] == 0.0f) continue;
+                const float inv = 1.0f / row_sum[r];
+                float* o = oi + r * dm.dv;
+                for (std::size_t c = 0; c < dm.dv; ++c) o[c] *= inv;
+            }
+            write_logsumexp(bh, i0, rows);
+        }
+    });
+    if (stats) {
+        stats->peak_scratch_bytes = meter.peak();
+        stats->row_stat_bytes = logsumexp ? logsumexp->size() * sizeof(float) : 0;
+    }
+    return context;
+}
+
+void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                              const Tensor4& context, const Tensor3& logsumexp, const AttentionMask& mask,
+                              const ScaleOptions& scale, Tensor4& dq, Tensor4& dk, Tensor4& dv,
+                              FlashAttentionStats* stats) {
+    constexpr const char* where = "flash_attention_backward";
+    const Dims dm = validate(q, k, v, mask, where);
+    const ShapeSpec out_spec = {static_cast<std::ptrdiff_t>(dm.batch), static_cast<std::ptrdiff_t>(dm.heads),
+                                static_cast<std::ptrdiff_t>(dm.t), static_cast<std::ptrdiff_t>(dm.dv)};
+    require_shape(dcontext, out_spec, where, "dcontext (B, H, T, Dv)");
+    require_shape(context, out_spec, where, "context (B, H, T, Dv) from the forward call");
+    require_shape(logsumexp,
+                  {static_cast<std::ptrdiff_t>(dm.batch), static_cast<std::ptrdiff_t>(dm.heads),
+                   static_cast<std::ptrdiff_t>(dm.t)},
+                  where, "logsumexp (B, H, T) from the forward call");
+    const float factor = scale.effective(dm.d);
+    dq = xt::zeros<float>(q.shape());
+    dk = xt::zeros<float>(k.shape());
+    dv = xt::zeros<float>(v.shape());
+
+    // delta = rowsum(dO ⊙ O) (B, H, T): Σ_j p_j·dp_j of the softmax Jacobian, since
+    // Σ_j p_j (dO · v_j) = dO · Σ_j p_j v_j = dO · O.
+    std::vector<float> delta(dm.batch * dm.heads * dm.t);
+    parallel_for(
+        0, delta.size(),
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t row = begin; row < end; ++row) {
+                const float* go = dcontext.data() + row * dm.dv;
+                const float* o = context.data() + row * dm.dv;
+                float sum = 0.0f;
+                for (std::size_t c = 0; c < dm.dv; ++c) sum += go[c] * o[c];
+                delta[row] = sum;
+            }
+        },
+        1024);
+    const float* lse = logsumexp.data();
+    ScratchMeter meter;
+
+    // dk, dv: one task per (batch, kv head, key tile), which owns those rows of dk and dv; it
+    // visits the query heads of its group and their query tiles in order.
+    const std::size_t k_tiles = ceil_div(dm.s, BC);
+    parallel_for(0, dm.batch * dm.kv_heads * k_tiles, [&](std::size_t begin, std::size_t end) {
+        TileScratch scratch(meter, 2 * BR * BC);
+        float* p = scratch.data();  // (br, bc) scores, then probabilities
+        float* ds = p + BR * BC;    // (br, bc) dO·vᵀ, then the score gradient
+        for (std::size_t task = begin; task < end; ++task) {
+            const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
+            const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
+            const std::size_t cols = std::min(BC, dm.s - j0);
+            const float* kj = k.data() + (bk * dm.s + j0) * dm.d;   // (bc, D)
+            const float* vj = v.data() + (bk * dm.s + j0) * dm.dv;  // (bc, Dv)
+            float* dkj = dk.data() + (bk * dm.s + j0) * dm.d;       // (bc, D)
+            float* dvj = dv.data() + (bk * dm.s + j0) * dm.dv;      // (bc, Dv)
+            const std::size_t first_row = query_begin(dm, mask.causal, j0) / BR * BR;
+            for (std::size_t g = 0; g < dm.group; ++g) {
+                const std::size_t bh = b * dm.heads + hk * dm.group + g;
+                for (std::size_t i0 = first_row; i0 < dm.t; i0 += BR) {
+                    const std::size_t rows = std::min(BR, dm.t - i0);
+                    const float* qi = q.data() + (bh * dm.t + i0) * dm.d;           // (br, D)
+                    const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;  // (br, Dv)
+                    // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
+                    kernels::matmul_nt(qi, dm.d, kj, dm.d, p, BC, rows, cols, dm.d);
+                    if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
+                    kernels::matmul_nt(doi, dm.dv, vj, dm.dv, ds, BC, rows, cols, dm.dv);
+                    // p = exp(s·scale - lse), ds = p ⊙ (dp - delta)·scale
+                    kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
+                                                 delta.data() + bh * dm.t + i0);
+                    // context = p·v  =>  dv_j += pᵀ·dO_i;  scores = q·kᵀ  =>  dk_j += dsᵀ·q_i
+                    kernels::matmul_tn(p, BC, doi, dm.dv, dvj, dm.dv, cols, dm.dv, rows, Accumulate::yes);
+                    kernels::matmul_tn(ds, BC, qi, dm.d, dkj, dm.d, cols, dm.d, rows, Accumulate::yes);
+                }
+            }
+        }
+    });
+
+    // dq: one task per (batch, head, query tile), which owns those rows of dq.
+    const std::size_t q_tiles = ceil_div(dm.t, BR);
+    parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
+        TileScratch scratch(meter, 2 * BR * BC);
+        float* p = scratch.data();  // (br, bc)
+        float* ds = p + BR * BC;    // (br, bc)
+        for (std::size_t task = begin; task < end; ++task) {
+            const std::size_t bh = task / q_tiles, i0 = (task % q_tiles) * BR;
+            const std::size_t b = bh / dm.heads, h = bh % dm.heads, hk = h / dm.group;
+            const std::size_t rows = std::min(BR, dm.t - i0);
+            const float* qi = q.data() + (bh * dm.t + i0) * dm.d;                // (br, D)
+            const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;       // (br, Dv)
+            const float* kh = k.data() + (b * dm.kv_heads + hk) * dm.s * dm.d;   // (S, D)
+            const float* vh = v.data() + (b * dm.kv_heads + hk) * dm.s * dm.dv;  // (S, Dv)
+            float* dqi = dq.data() + (bh * dm.t + i0) * dm.d;                    // (br, D)
+            const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
+            for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
+                const std::size_t cols = std::min(BC, j_end - j0);
+                kernels::matmul_nt(qi, dm.d, kh + j0 * dm.d, dm.d, p, BC, rows, cols, dm.d);
+                if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
+                kernels::matmul_nt(doi, dm.dv, vh + j0 * dm.dv, dm.dv, ds, BC, rows, cols, dm.dv);
+                kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
+                                             delta.data() + bh * dm.t + i0);
+                // scores = q·kᵀ  =>  dq_i += ds·k_j
+                kernels::matmul_nn(ds, BC, kh + j0 * dm.d, dm.d, dqi, dm.d, rows, dm.d, cols, Accumulate::yes);
+            }
+        }
+    });
+    if (stats) {
+        stats->peak_scratch_bytes = meter.peak();
+        stats->row_stat_bytes = delta.size() * sizeof(float);
+    }
+}
+
+}  // namespace attnlab

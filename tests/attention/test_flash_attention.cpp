@@ -1,0 +1,362 @@
+// Tiled (flash) attention against the recorded "math" path it replaces: tiled == full for many
+// shapes, masks and scale options, forward and backward; finite differences; thread-count
+// independence; O(T) memory; and the gate that routes scaled_dot_product_attention.
+#include "attnlab/attention/flash_attention.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "attnlab/attention/multi_head_attention.hpp"
+#include "attnlab/core/error.hpp"
+#include "attnlab/core/thread_pool.hpp"
+#include "support/fixtures.hpp"
+#include "support/gradcheck.hpp"
+#include "support/random_tensor.hpp"
+
+namespace attnlab {
+namespace {
+
+// The mask combinations every shape runs with.
+enum class MaskKind { none, causal, padding, explicit_mask, all_with_empty_rows };
+constexpr MaskKind kMaskKinds[] = {MaskKind::none, MaskKind::causal, MaskKind::padding, MaskKind::explicit_mask,
+                                   MaskKind::all_with_empty_rows};
+
+const char* mask_name(MaskKind kind) {
+    switch (kind) {
+        case MaskKind::none: return "none";
+        case MaskKind::causal: return "causal";
+        case MaskKind::padding: return "padding";
+        case MaskKind::explicit_mask: return "explicit";
+        case MaskKind::all_with_empty_rows: return "causal+padding+explicit, empty rows";
+    }
+    return "?";
+}
+
+// batch = 2: batch row 1 pads its last third of the keys; the explicit mask hides a pseudo-random
+// ~30%; all_with_empty_rows also hides every key of query row 0 and pads batch row 1 entirely.
+AttentionMask make_mask(MaskKind kind, std::size_t t, std::size_t s) {
+    AttentionMask mask;
+    const bool all = kind == MaskKind::all_with_empty_rows;
+    mask.causal = kind == MaskKind::causal || all;
+    if (kind == MaskKind::padding || all) {
+        mask.key_padding = padding_mask_from_lengths({s, all ? 0 : s - s / 3}, s);
+    }
+    if (kind == MaskKind::explicit_mask || all) {
+        mask.explicit_mask = Mask2::from_shape({t, s});
+        for (std::size_t i = 0; i < t; ++i) {
+            for (std::size_t j = 0; j < s; ++j) mask.explicit_mask(i, j) = ((i * 7 + j * 13) % 10) < 3 ? 1 : 0;
+        }
+        if (all) {
+            for (std::size_t j = 0; j < s; ++j) mask.explicit_mask(0, j) = 1;
+        }
+    }
+    return mask;
+}
+
+struct Inputs {
+    Tensor4 q, k, v;
+};
+
+Inputs make_inputs(std::size_t batch, std::size_t heads, std::size_t kv_heads, std::size_t t, std::size_t s,
+                   std::size_t d, std::uint64_t seed) {
+    return {test::random_normal<Tensor4>({batch, heads, t, d}, seed),
+            test::random_normal<Tensor4>({batch, kv_heads, s, d}, seed + 1),
+            test::random_normal<Tensor4>({batch, kv_heads, s, d}, seed + 2)};
+}
+
+// The recorded path, with its weights cached for the math backward.
+Tensor4 math_forward(const Inputs& in, const AttentionMask& mask, const ScaleOptions& scale, AttentionCache* cache) {
+    return scaled_dot_product_attention(in.q, in.k, in.v, mask, scale, nullptr, cache, SdpBackend::math);
+}
+
+bool all_finite(const Tensor4& x) {
+    for (float v : x) {
+        if (!std::isfinite(v)) return false;
+    }
+    return true;
+}
+
+TEST(FlashAttention, ForwardEqualsTheMathPathForManyShapesAndMasks) {
+    const std::size_t lengths[] = {1, 3, 17, 64, 65, 200};
+    const std::size_t dims[] = {1, 5, 32, 64};
+    const std::pair<std::size_t, std::size_t> head_layouts[] = {{1, 1}, {4, 2}, {4, 1}};
+    std::uint64_t seed = 1;
+    for (std::size_t t : lengths) {
+        for (std::size_t s : lengths) {
+            for (std::size_t d : dims) {
+                for (auto [heads, kv_heads] : head_layouts) {
+                    const Inputs in = make_inputs(2, heads, kv_heads, t, s, d, seed += 3);
+                    for (MaskKind kind : kMaskKinds) {
+                        const AttentionMask mask = make_mask(kind, t, s);
+                        const Tensor4 expected = math_forward(in, mask, {}, nullptr);
+                        Tensor3 lse;
+                        const Tensor4 actual = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse);
+                        ASSERT_TRUE(all_finite(actual));
+                        ASSERT_TRUE(test::all_close(actual, expected, 1e-5))
+                            << "T=" << t << " S=" << s << " D=" << d << " H=" << heads << " Hkv=" << kv_heads
+                            << " mask " << mask_name(kind);
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(FlashAttention, ScaleOffAndCustomEqualTheMathPath) {
+    for (std::size_t n : {17, 65, 200}) {
+        const Inputs in = make_inputs(2, 4, 2, n, n + 3, 32, n);
+        ScaleOptions off;
+        off.enabled = false;
+        ScaleOptions custom;
+        custom.factor = 0.37f;
+        ScaleOptions negative;
+        negative.factor = -0.5f;  // masked scores must stay -inf, not flip to +inf
+        for (const ScaleOptions& scale : {off, custom, negative}) {
+            for (MaskKind kind : kMaskKinds) {
+                const AttentionMask mask = make_mask(kind, n, n + 3);
+                const Tensor4 expected = math_forward(in, mask, scale, nullptr);
+                const Tensor4 actual = flash_attention_forward(in.q, in.k, in.v, mask, scale);
+                // Unscaled scores of D = 32 unit normals reach |x| ~ 20: compare relative to O(1) weights.
+                EXPECT_TRUE(test::all_close(actual, expected, 1e-5, 1e-5)) << "n=" << n << " mask " << mask_name(kind);
+            }
+        }
+    }
+}
+
+TEST(FlashAttention, FullyMaskedRowsGiveZerosAndMinusInfinityLogsumexp) {
+    const Inputs in = make_inputs(2, 4, 1, 17, 65, 5, 3);
+    const AttentionMask mask = make_mask(MaskKind::all_with_empty_rows, 17, 65);
+    Tensor3 lse;
+    const Tensor4 ctx = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse);
+    for (std::size_t h = 0; h < 4; ++h) {
+        for (std::size_t c = 0; c < 5; ++c) {
+            EXPECT_EQ(ctx(0, h, 0, c), 0.0f);  // row 0 hides every key
+            for (std::size_t i = 0; i < 17; ++i) EXPECT_EQ(ctx(1, h, i, c), 0.0f);  // batch row 1 is all padding
+        }
+        EXPECT_EQ(lse(0, h, 0), -INFINITY);
+        EXPECT_TRUE(std::isfinite(lse(0, h, 1)));
+    }
+}
+
+TEST(FlashAttention, LogsumexpIsThatOfTheScaledMaskedScores) {
+    const std::size_t t = 65, s = 200, d = 32;
+    const Inputs in = make_inputs(1, 4, 2, t, s, d, 9);
+    const AttentionMask mask = make_mask(MaskKind::causal, t, s);
+    Tensor3 lse;
+    flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse);
+    const double scale = 1.0 / std::sqrt(double(d));
+    for (std::size_t h = 0; h < 4; ++h) {
+        for (std::size_t i = 0; i < t; ++i) {
+            double sum = 0.0;
+            for (std::size_t j = 0; j < s; ++j) {
+                if (mask.is_masked(0, i, j, t, s)) continue;
+                double dot = 0.0;
+                for (std::size_t c = 0; c < d; ++c) dot += double(in.q(0, h, i, c)) * in.k(0, h / 2, j, c);
+                sum += std::exp(dot * scale);
+            }
+            EXPECT_NEAR(lse(0, h, i), std::log(sum), 1e-4) << "h=" << h << " i=" << i;
+        }
+    }
+}
+
+TEST(FlashAttention, BackwardEqualsTheMathBackward) {
+    const std::size_t lengths[] = {1, 17, 65, 200};
+    const std::pair<std::size_t, std::size_t> head_layouts[] = {{1, 1}, {4, 2}, {4, 1}};
+    std::uint64_t seed = 100;
+    for (std::size_t t : lengths) {
+        for (std::size_t s : lengths) {
+            for (std::size_t d : {5, 32}) {
+                for (auto [heads, kv_heads] : head_layouts) {
+                    const Inputs in = make_inputs(2, heads, kv_heads, t, s, d, seed += 4);
+                    const Tensor4 dctx = test::random_normal<Tensor4>({2, heads, t, d}, seed + 3);
+                    for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::all_with_empty_rows}) {
+                        const AttentionMask mask = make_mask(kind, t, s);
+                        AttentionCache cache;
+                        math_forward(in, mask, {}, &cache);
+                        Tensor4 dq_ref, dk_ref, dv_ref;
+                        scaled_dot_product_attention_backward(dctx, in.q, in.k, in.v, cache, {}, dq_ref, dk_ref,
+                                                              dv_ref);
+                        Tensor3 lse;
+                        const Tensor4 ctx = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse);
+                        Tensor4 dq, dk, dv;
+                        flash_attention_backward(dctx, in.q, in.k, in.v, ctx, lse, mask, {}, dq, dk, dv);
+                        std::ostringstream where;
+                        where << "T=" << t << " S=" << s << " D=" << d << " H=" << heads << " Hkv=" << kv_heads
+                              << " mask " << mask_name(kind);
+                        ASSERT_TRUE(test::all_close(dq, dq_ref, 1e-4, 1e-4)) << "dq " << where.str();
+                        ASSERT_TRUE(test::all_close(dk, dk_ref, 1e-4, 1e-4)) << "dk " << where.str();
+                        ASSERT_TRUE(test::all_close(dv, dv_ref, 1e-4, 1e-4)) << "dv " << where.str();
+                    }
+                }
+            }
+        }
+    }
+}
+
+TEST(FlashAttention, BackwardMatchesFiniteDifferences) {
+    const std::size_t batch = 2, heads = 4, kv_heads = 2, t = 5, s = 7, d = 3;
+    Inputs in = make_inputs(batch, heads, kv_heads, t, s, d, 77);
+    const Tensor4 w = test::random_normal<Tensor4>({batch, heads, t, d}, 78);
+    ScaleOptions scale;
+    scale.factor = 0.8f;
+    for (MaskKind kind : {MaskKind::none, MaskKind::all_with_empty_rows}) {
+        const AttentionMask mask = make_mask(kind, t, s);
+        Tensor3 lse;
+        const Tensor4 ctx = flash_attention_forward(in.q, in.k, in.v, mask, scale, &lse);
+        Tensor4 dq, dk, dv;
+        flash_attention_backward(w, in.q, in.k, in.v, ctx, lse, mask, scale, dq, dk, dv);
+        auto loss = [&] { return testutil::dot(flash_attention_forward(in.q, in.k, in.v, mask, scale), w); };
+        const testutil::GradCheckOptions tol{1e-2, 2e-3, 1e-2};
+        EXPECT_TRUE(testutil::check_gradient("flash dq", loss, in.q.data(), dq.data(), in.q.size(), tol));
+        EXPECT_TRUE(testutil::check_gradient("flash dk", loss, in.k.data(), dk.data(), in.k.size(), tol));
+        EXPECT_TRUE(testutil::check_gradient("flash dv", loss, in.v.data(), dv.data(), in.v.size(), tol));
+    }
+}
+
+TEST(FlashAttention, OneAndTwoThreadsAreBitIdentical) {
+    const Inputs in = make_inputs(2, 4, 2, 200, 333, 32, 5);
+    const Tensor4 dctx = test::random_normal<Tensor4>({2, 4, 200, 32}, 6);
+    const AttentionMask mask = make_mask(MaskKind::all_with_empty_rows, 200, 333);
+    const std::size_t previous = num_threads();
+    Tensor4 out[2], dq[2], dk[2], dv[2];
+    Tensor3 lse[2];
+    for (std::size_t threads : {1, 2}) {
+        set_num_threads(threads);
+        const std::size_t r = threads - 1;
+        out[r] = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse[r]);
+        flash_attention_backward(dctx, in.q, in.k, in.v, out[r], lse[r], mask, {}, dq[r], dk[r], dv[r]);
+    }
+    set_num_threads(previous);
+    for (const auto* pair : {out, dq, dk, dv}) {
+        ASSERT_EQ(pair[0].size(), pair[1].size());
+        EXPECT_EQ(std::memcmp(pair[0].data(), pair[1].data(), pair[0].size() * sizeof(float)), 0);
+    }
+    EXPECT_EQ(std::memcmp(lse[0].data(), lse[1].data(), lse[0].size() * sizeof(float)), 0);
+}
+
+TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
+    const std::size_t previous = num_threads();
+    set_num_threads(1);
+    FlashAttentionStats small, large, backward;
+    const Inputs a = make_inputs(1, 4, 4, 65, 65, 32, 1), b = make_inputs(1, 4, 4, 1000, 1000, 32, 2);
+    Tensor3 lse;
+    flash_attention_forward(a.q, a.k, a.v, {}, {}, nullptr, &small);
+    const Tensor4 ctx = flash_attention_forward(b.q, b.k, b.v, {}, {}, &lse, &large);
+    Tensor4 dq, dk, dv;
+    flash_attention_backward(ctx, b.q, b.k, b.v, ctx, lse, {}, {}, dq, dk, dv, &backward);
+    set_num_threads(previous);
+    EXPECT_EQ(small.peak_scratch_bytes, large.peak_scratch_bytes);
+    EXPECT_EQ(large.row_stat_bytes, 4 * 1000 * sizeof(float));  // logsumexp (B, H, T)
+    // One score tile (plus row statistics), far from the 4 x 1000 x 1000 floats of the scores.
+    EXPECT_LE(large.peak_scratch_bytes, (kFlashQueryTile * kFlashKeyTile + 3 * kFlashQueryTile) * sizeof(float));
+    EXPECT_LE(backward.peak_scratch_bytes, 2 * kFlashQueryTile * kFlashKeyTile * sizeof(float));
+}
+
+// Asks for one stage and records nothing.
+class WantsOnly final : public StageObserver {
+public:
+    explicit WantsOnly(Stage stage) : stage_(stage) {}
+    bool wants(Stage stage) const override { return stage == stage_; }
+    void on_stage(const StageView& view) override { seen += view.rows; }
+    std::size_t seen = 0;
+
+private:
+    Stage stage_;
+};
+
+TEST(FlashAttention, GateNamesWhyTheFlashPathCannotServeACall) {
+    EXPECT_TRUE(can_use_flash(nullptr, nullptr));
+    WantsOnly context_only(Stage::context), weights_only(Stage::weights);
+    EXPECT_TRUE(can_use_flash(&context_only, nullptr));
+    std::vector<std::string> reasons;
+    EXPECT_FALSE(can_use_flash(&weights_only, nullptr, &reasons));
+    ASSERT_EQ(reasons.size(), 1u);
+    EXPECT_NE(reasons[0].find("'weights'"), std::string::npos) << reasons[0];
+
+    AttentionCache full;  // need_weights by default: callers read cache.weights
+    reasons.clear();
+    EXPECT_FALSE(can_use_flash(nullptr, &full, &reasons));
+    ASSERT_EQ(reasons.size(), 1u);
+    EXPECT_NE(reasons[0].find("need_weights"), std::string::npos) << reasons[0];
+    AttentionCache compact = AttentionCache::without_weights();
+    EXPECT_TRUE(can_use_flash(nullptr, &compact));
+
+    const Inputs in = make_inputs(1, 2, 2, 4, 4, 8, 1);
+    try {
+        scaled_dot_product_attention(in.q, in.k, in.v, {}, {}, &weights_only, nullptr, SdpBackend::flash);
+        FAIL() << "expected ConfigError";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("'weights'"), std::string::npos) << e.what();
+    }
+}
+
+TEST(FlashAttention, ScaledDotProductAttentionRoutesToFlashUnlessStagesOrWeightsAreAsked) {
+    const Inputs in = make_inputs(2, 4, 2, 65, 65, 32, 3);
+    AttentionMask mask;
+    mask.causal = true;
+    const Tensor4 flash = flash_attention_forward(in.q, in.k, in.v, mask);
+    const Tensor4 automatic = scaled_dot_product_attention(in.q, in.k, in.v, mask);
+    EXPECT_EQ(std::memcmp(flash.data(), automatic.data(), flash.size() * sizeof(float)), 0);
+
+    WantsOnly context_only(Stage::context);
+    scaled_dot_product_attention(in.q, in.k, in.v, mask, {}, &context_only);
+    EXPECT_EQ(context_only.seen, 2u * 4u * 65u);  // every (batch, head) context still observed
+
+    AttentionCache compact = AttentionCache::without_weights(), full;
+    scaled_dot_product_attention(in.q, in.k, in.v, mask, {}, nullptr, &compact);
+    EXPECT_TRUE(compact.flash);
+    EXPECT_EQ(compact.weights.size(), 0u);
+    scaled_dot_product_attention(in.q, in.k, in.v, mask, {}, nullptr, &full);
+    EXPECT_FALSE(full.flash);
+    EXPECT_EQ(full.weights.size(), 2u * 4u * 65u * 65u);
+    EXPECT_LT(compact.bytes(), full.bytes());
+
+    // The backward takes whichever form the cache holds.
+    const Tensor4 dctx = test::random_normal<Tensor4>({2, 4, 65, 32}, 4);
+    Tensor4 dq_f, dk_f, dv_f, dq_m, dk_m, dv_m;
+    scaled_dot_product_attention_backward(dctx, in.q, in.k, in.v, compact, {}, dq_f, dk_f, dv_f);
+    scaled_dot_product_attention_backward(dctx, in.q, in.k, in.v, full, {}, dq_m, dk_m, dv_m);
+    EXPECT_TRUE(test::all_close(dq_f, dq_m, 1e-4, 1e-4));
+    EXPECT_TRUE(test::all_close(dk_f, dk_m, 1e-4, 1e-4));
+    EXPECT_TRUE(test::all_close(dv_f, dv_m, 1e-4, 1e-4));
+}
+
+TEST(FlashAttention, MultiHeadAttentionTrainsThroughTheFlashCache) {
+    MultiHeadAttentionConfig config;
+    config.d_model = 32;
+    config.num_heads = 4;
+    config.num_kv_heads = 2;
+    Rng rng(3);
+    const MultiHeadAttention mha(config, rng);
+    const Tensor3 x = test::random_normal<Tensor3>({2, 33, 32}, 1);
+    const Tensor3 dout = test::random_normal<Tensor3>({2, 33, 32}, 2);
+    AttentionOptions options;
+    options.mask.causal = true;
+    options.rope = true;
+
+    MultiHeadAttentionCache flash_cache, math_cache;
+    math_cache.attention.need_weights = true;
+    const Tensor3 y_flash = mha.forward(x, nullptr, options, nullptr, &flash_cache);
+    const Tensor3 y_math = mha.forward(x, nullptr, options, nullptr, &math_cache);
+    EXPECT_TRUE(flash_cache.attention.flash);
+    EXPECT_FALSE(math_cache.attention.flash);
+    EXPECT_TRUE(test::all_close(y_flash, y_math, 1e-5));
+
+    MultiHeadAttentionGrad g_flash(mha), g_math(mha);
+    Tensor3 dx_flash, dx_math;
+    mha.backward(dout, flash_cache, options, g_flash, dx_flash);
+    mha.backward(dout, math_cache, options, g_math, dx_math);
+    EXPECT_TRUE(test::all_close(dx_flash, dx_math, 1e-4, 1e-4));
+    const auto a = g_flash.views(), b = g_math.views();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_TRUE(test::all_close(a[i].data, b[i].data, {a[i].size()}, 1e-4, 1e-4)) << a[i].name;
+    }
+}
+
+}  // namespace
+}  // namespace attnlab
