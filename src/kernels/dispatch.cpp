@@ -84,6 +84,10 @@ std::vector<std::string> available_isas() {
     return names;
 }
 
+float fma_peak_loop(std::size_t rounds) { return table().fma_peak(rounds); }
+
+std::size_t fma_peak_flops_per_round() { return table().fma_peak_flops_per_round; }
+
 void set_isa(const std::string& name) {
     const KernelTable* t = find_table(name);
     if (!t) unknown_isa(name, "set_isa");

@@ -48,6 +48,10 @@ struct KernelTable {
     void (*gelu_backward)(const float* x, const float* dy, float* dx, std::size_t n, bool add);
     void (*layer_norm_forward)(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                                float* rstd, std::size_t rows, std::size_t cols, float eps);
+
+    // --- the FMA roofline for benchmarks (matmul_arch.hpp) ---
+    float (*fma_peak)(std::size_t rounds);
+    std::size_t fma_peak_flops_per_round;
 };
 
 // Row block of matmul's packed A (MC rows, a multiple of kMatmulMR), for sizing gemm_rows' ap.

@@ -163,6 +163,25 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
     }
 }
 
+// The FMA roofline of this ISA, for benchmarks: kPeakChains independent multiply-add chains
+// that stay in registers (enough to cover the FMA latency on two pipes: 5 cycles x 2), `rounds`
+// times. Returns a value that depends on every chain so none can be optimised away.
+constexpr std::size_t kPeakChains = 12;
+
+template <class Arch>
+float fma_peak(std::size_t rounds) {
+    using Batch = simd::Batch<Arch>;
+    Batch acc[kPeakChains];
+    for (std::size_t i = 0; i < kPeakChains; ++i) acc[i] = Batch(0.01f * static_cast<float>(i));
+    const Batch a(0.999f), b(0.001f);  // a fixed point at 1: no overflow, no denormals
+    for (std::size_t r = 0; r < rounds; ++r) {
+        for (std::size_t i = 0; i < kPeakChains; ++i) acc[i] = simd::fma(acc[i], a, b);
+    }
+    Batch sum = acc[0];
+    for (std::size_t i = 1; i < kPeakChains; ++i) sum += acc[i];
+    return simd::hadd(sum);
+}
+
 }  // namespace arch
 }  // namespace kernels
 }  // namespace attnlab

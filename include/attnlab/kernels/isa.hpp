@@ -31,5 +31,11 @@ std::vector<std::string> available_isas();
 // names otherwise. Not to be called while kernels run on other threads.
 void set_isa(const std::string& name);
 
+// The machine's multiply-add peak with the active ISA, for benchmarks: a register-only loop of
+// independent FMA chains (no memory traffic), `rounds` times; the result only defeats dead-code
+// elimination. One round is fma_peak_flops_per_round() flops.
+float fma_peak_loop(std::size_t rounds);
+std::size_t fma_peak_flops_per_round();
+
 }  // namespace kernels
 }  // namespace attnlab
