@@ -37,6 +37,7 @@ export interface EngineMha extends Deletable {
 
 export interface AttnLabModule {
   buildInfo(): BuildInfo;
+  setNumThreads?(n: number): void;
   stageNames?(): string[];
   MultiHeadAttention: new (options: {
     dModel: number;

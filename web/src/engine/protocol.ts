@@ -97,17 +97,30 @@ export interface AttentionMaps {
   shape: number[];
   data: Float32Array;
   tokens: number[];
+  /** Each token as the engine's task writes it (task.decode). */
+  labels: string[];
+}
+
+/** Trying the model on the reader's text (tokenised by the engine's task). */
+export interface TryResult {
+  /** The input as the task reads it back (task.decode(task.encode(text))). */
+  input: string;
+  /** Decoder: the generated continuation; null for a classifier. */
+  output: string | null;
+  /** Classifier: probability of each class; null for a decoder. */
+  probabilities: number[] | null;
 }
 
 export type Request =
   | { kind: 'init'; loaderUrl: string }
   | { kind: 'trace'; request: TraceRequest }
+  /** sample: the input whose attention maps are shown; empty = the task's own seeded example. */
   | { kind: 'lab.create'; settings: LabSettings; sample: number[] }
   | { kind: 'lab.run'; chunk: number; refreshEvery: number }
   | { kind: 'lab.pause' }
   | { kind: 'lab.evaluate'; batches: number }
   | { kind: 'lab.maps'; tokens: number[] }
-  | { kind: 'lab.try'; tokens: number[]; maxNew: number }
+  | { kind: 'lab.try'; text: string; maxNew: number }
   | { kind: 'lab.save' }
   | { kind: 'lab.load'; bytes: Uint8Array; settings: LabSettings }
   | { kind: 'lab.dispose' };
@@ -118,7 +131,9 @@ export type Reply =
   | { kind: 'ok' }
   | { kind: 'evaluate'; loss: number; accuracy: number }
   | { kind: 'maps'; maps: AttentionMaps }
-  | { kind: 'try'; input: number[]; output: number[] }
+  | { kind: 'try'; result: TryResult }
+  /** A checkpoint was loaded; settings follow its architecture and the task it names. */
+  | { kind: 'loaded'; settings: LabSettings; maps: AttentionMaps | null }
   | { kind: 'save'; bytes: Uint8Array };
 
 /** Unsolicited messages the worker posts while training runs. */

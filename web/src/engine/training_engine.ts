@@ -1,36 +1,64 @@
 // The training lab's engine client: the ONE place that knows the names of the Model / Task /
-// Trainer bindings (issue 4's contract). If the bindings differ from the contract, only this
-// file changes. Runs inside the engine worker.
+// Trainer bindings (web/bindings/{model,task,trainer}.cpp, declared in web/attnlab.d.ts). Runs
+// inside the engine worker. Tokenising and detokenising go through the engine's task
+// (task.encode / task.decode), so the page never re-implements a task's token layout.
 import type { AttnLabModule, Deletable } from './attnlab_api';
-import type { AttentionMaps, LabSettings, StepMetrics, TaskName } from './protocol';
+import type { AttentionMaps, LabSettings, StepMetrics, TaskName, TryResult } from './protocol';
 
+interface IndexTensor {
+  shape: number[];
+  data: Int32Array;
+}
+interface FloatTensor {
+  shape: number[];
+  data: Float32Array;
+}
 interface EngineModel extends Deletable {
-  attentionMaps(tokens: Int32Array): { shape: number[]; data: Float32Array };
+  kind(): 'encoder' | 'decoder';
+  config(): Record<string, unknown>;
+  attentionMaps(tokens: Int32Array): FloatTensor;
   generate(prompt: Int32Array, maxNew: number, options: { temperature: number; seed: number }): Int32Array;
-  predict?(tokens: Int32Array): unknown;
-  save(): Uint8Array;
+  predict(tokens: Int32Array): FloatTensor;
+  save(notes?: Record<string, string | number>): Uint8Array;
 }
 interface EngineTask extends Deletable {
-  vocabSize?(): number;
-  seqLen?(): number;
-  kind?(): string;
-  numClasses?(): number;
-  sample?(batch: number, seed: number): { tokens: { shape: number[]; data: Int32Array | Float32Array } };
-  decode?(tokens: Int32Array): string;
+  vocabSize(): number;
+  seqLen(): number;
+  numClasses(): number;
+  kind(): 'sequence' | 'classification';
+  sample(batch: number, seed: number): { tokens: IndexTensor; padding: { shape: number[]; data: Uint8Array } | null };
+  decode(tokens: Int32Array | number[]): string;
+  encode(text: string): Int32Array;
+}
+interface EngineStep {
+  step: number;
+  loss: number;
+  accuracy: number;
+  gradNorm: number;
+  maxScore: number;
+  ms: number;
 }
 interface EngineTrainer extends Deletable {
-  step(n: number): StepMetrics;
-  evaluate(batches: number): { loss: number; accuracy: number };
+  step(n: number): EngineStep;
+  evaluate(batches: number): { loss: number; accuracy: number; count: number };
 }
-type Ctor<T> = new (...args: never[]) => T;
+interface Bindings {
+  Model: (new (options: object) => EngineModel) & {
+    load(bytes: Uint8Array): EngineModel;
+    checkpointNotes(bytes: Uint8Array): Record<string, string>;
+  };
+  Task: new (name: string, options: object) => EngineTask;
+  Trainer: new (model: EngineModel, task: EngineTask, options: object) => EngineTrainer;
+}
 
 /** Binding names the lab needs; reported on the page when absent. */
 export function missingTrainingBindings(lab: AttnLabModule): string[] {
   const l = lab as unknown as Record<string, unknown>;
   const missing: string[] = [];
   for (const name of ['Model', 'Task', 'Trainer']) if (typeof l[name] !== 'function') missing.push(name);
-  const model = l.Model as { load?: unknown } | undefined;
+  const model = l.Model as { load?: unknown; checkpointNotes?: unknown } | undefined;
   if (typeof l.Model === 'function' && typeof model?.load !== 'function') missing.push('Model.load');
+  if (typeof l.Model === 'function' && typeof model?.checkpointNotes !== 'function') missing.push('Model.checkpointNotes');
   return missing;
 }
 
@@ -46,79 +74,100 @@ const ENGINE_TASK: Record<TaskName, string> = {
 
 export const isClassification = (task: TaskName) => task === 'brackets';
 
-/** Vocabulary size and sequence length per tasks.hpp's layout table (when the binding does not say). */
-export function taskGeometry(s: LabSettings): { vocabSize: number; seqLen: number } {
-  switch (s.task) {
-    case 'copy':
-    case 'reverse':
-    case 'sort':
-      return { vocabSize: s.vocab + 1, seqLen: 2 * s.length };
-    case 'assoc_recall':
-      return { vocabSize: 2 * s.vocab + 1, seqLen: 2 * s.length + 2 };
-    case 'brackets':
-      return { vocabSize: 2 * s.vocab + 1, seqLen: s.length };
-    case 'char_lm':
-      return { vocabSize: 96, seqLen: s.length };
-  }
+function taskOptions(s: LabSettings): Record<string, number> {
+  const o: Record<string, number> = { length: s.length, seed: s.seed };
+  if (s.task !== 'char_lm') o.vocab = s.vocab;
+  return o;
+}
+
+/**
+ * Settings for a checkpoint: its model config (layers, width, heads, positions, ...) and the task
+ * it was saved with (Model.save notes, also written by the native CLI), over the current settings.
+ */
+function settingsForCheckpoint(model: EngineModel, notes: Record<string, string>, current: LabSettings): LabSettings {
+  const c = model.config() as { numLayers: number; dModel: number; numHeads: number; numKvHeads: number; positional: LabSettings['positional']; norm: LabSettings['norm']; scale: boolean };
+  const s: LabSettings = { ...current, layers: c.numLayers, dModel: c.dModel, heads: c.numHeads, kvHeads: c.numKvHeads || c.numHeads, positional: c.positional, norm: c.norm, scale: c.scale };
+  if (notes.task && notes.task in ENGINE_TASK) s.task = notes.task as TaskName;
+  if (notes.length) s.length = Number(notes.length);
+  if (notes.vocab) s.vocab = Number(notes.vocab);
+  if (notes.seed) s.seed = Number(notes.seed);
+  return s;
 }
 
 export class TrainingSession {
-  readonly model: EngineModel;
   readonly task: EngineTask;
-  trainer: EngineTrainer;
-  readonly vocabSize: number;
-  readonly seqLen: number;
+  readonly trainer: EngineTrainer;
+  /** The trainer's step count after the last call (training resumes from here). */
+  lastStep = 0;
 
   private constructor(
-    private readonly lab: AttnLabModule,
     readonly settings: LabSettings,
-    model: EngineModel | null,
+    bindings: Bindings,
+    readonly model: EngineModel,
   ) {
-    const l = lab as unknown as { Model: Ctor<EngineModel>; Task: Ctor<EngineTask>; Trainer: Ctor<EngineTrainer> };
     const s = settings;
-    const taskOptions: Record<string, number> = { length: s.length, seed: s.seed };
-    if (s.task !== 'char_lm') taskOptions.vocab = s.vocab;
-    this.task = new (l.Task as unknown as new (n: string, o: object) => EngineTask)(ENGINE_TASK[s.task], taskOptions);
-    const geo = taskGeometry(s);
-    this.vocabSize = this.task.vocabSize?.() ?? geo.vocabSize;
-    this.seqLen = this.task.seqLen?.() ?? geo.seqLen;
-    this.model =
-      model ??
-      new (l.Model as unknown as new (o: object) => EngineModel)({
-        kind: isClassification(s.task) ? 'encoder' : 'decoder',
-        vocabSize: this.vocabSize,
-        maxLen: Math.max(32, this.seqLen),
-        dModel: s.dModel,
-        numHeads: s.heads,
-        numKvHeads: s.kvHeads,
-        numLayers: s.layers,
-        ffDim: 4 * s.dModel,
-        positional: s.positional,
-        norm: s.norm,
-        scale: s.scale,
+    this.task = new bindings.Task(ENGINE_TASK[s.task], taskOptions(s));
+    try {
+      this.trainer = new bindings.Trainer(model, this.task, {
+        optimizer: 'adamw',
+        lr: s.lr,
+        minLr: s.lr / 10,
+        batchSize: s.batch,
+        warmupSteps: Math.min(100, Math.floor(s.steps / 10)),
+        totalSteps: s.steps,
+        clipNorm: 1,
         seed: s.seed,
-        ...(isClassification(s.task) ? { numClasses: this.task.numClasses?.() ?? 2 } : {}),
       });
-    this.trainer = new (l.Trainer as unknown as new (m: EngineModel, t: EngineTask, o: object) => EngineTrainer)(
-      this.model,
-      this.task,
-      { optimizer: 'adamw', lr: s.lr, batchSize: s.batch, warmupSteps: Math.min(100, Math.floor(s.steps / 10)), clipNorm: 1, seed: s.seed },
-    );
+    } catch (e) {
+      this.task.delete();
+      throw e;
+    }
   }
 
   static create(lab: AttnLabModule, settings: LabSettings): TrainingSession {
-    return new TrainingSession(lab, settings, null);
+    const b = lab as unknown as Bindings;
+    const s = settings;
+    const task = new b.Task(ENGINE_TASK[s.task], taskOptions(s));
+    const geometry = { vocabSize: task.vocabSize(), seqLen: task.seqLen(), numClasses: task.numClasses() };
+    task.delete();
+    const model = new b.Model({
+      kind: isClassification(s.task) ? 'encoder' : 'decoder',
+      vocabSize: geometry.vocabSize,
+      maxLen: Math.max(32, geometry.seqLen),
+      dModel: s.dModel,
+      numHeads: s.heads,
+      numKvHeads: s.kvHeads,
+      numLayers: s.layers,
+      ffDim: 4 * s.dModel,
+      positional: s.positional,
+      norm: s.norm,
+      scale: s.scale,
+      seed: s.seed,
+      ...(isClassification(s.task) ? { numClasses: geometry.numClasses } : {}),
+    });
+    return TrainingSession.withModel(b, settings, model);
   }
 
-  /** A checkpoint from model.save(); throws the engine's Error (with its message) for a bad file. */
-  static load(lab: AttnLabModule, settings: LabSettings, bytes: Uint8Array): TrainingSession {
-    const Model = (lab as unknown as { Model: { load(b: Uint8Array): EngineModel } }).Model;
-    const model = Model.load(bytes);
-    return new TrainingSession(lab, settings, model);
+  /**
+   * A checkpoint from model.save() (or the native CLI). The settings follow the checkpoint: its
+   * architecture, and its task when the file names one. Throws the engine's Error (with its
+   * message) for a bad file or a task the model does not fit.
+   */
+  static load(lab: AttnLabModule, current: LabSettings, bytes: Uint8Array): TrainingSession {
+    const b = lab as unknown as Bindings;
+    const model = b.Model.load(bytes);
+    const settings = settingsForCheckpoint(model, b.Model.checkpointNotes(bytes), current);
+    return TrainingSession.withModel(b, settings, model);
   }
 
-  /** The trainer's step count after the last call (training resumes from here). */
-  lastStep = 0;
+  private static withModel(b: Bindings, settings: LabSettings, model: EngineModel): TrainingSession {
+    try {
+      return new TrainingSession(settings, b, model);
+    } catch (e) {
+      model.delete();
+      throw e;
+    }
+  }
 
   step(n: number): StepMetrics {
     const m = this.trainer.step(n);
@@ -130,38 +179,41 @@ export class TrainingSession {
     return this.trainer.evaluate(batches);
   }
 
+  /** A fixed example of the task (its seeded first batch row), without padding. */
+  sampleTokens(): number[] {
+    const b = this.task.sample(1, this.settings.seed);
+    const tokens = Array.from(b.tokens.data);
+    const pad = b.padding ? Array.from(b.padding.data).indexOf(1) : -1;
+    return pad >= 0 ? tokens.slice(0, pad) : tokens;
+  }
+
   attentionMaps(tokens: number[]): AttentionMaps {
     const r = this.model.attentionMaps(Int32Array.from(tokens));
-    return { shape: [...r.shape], data: new Float32Array(r.data), tokens };
+    return { shape: [...r.shape], data: new Float32Array(r.data), tokens, labels: tokens.map((t) => this.task.decode([t])) };
   }
 
-  /** Decoder: greedy continuation of the prompt. Classifier: the engine's prediction. */
-  tryModel(tokens: number[], maxNew: number): number[] {
-    if (isClassification(this.settings.task)) {
-      if (!this.model.predict) throw new Error('Model.predict is not bound in this build');
-      const p = this.model.predict(Int32Array.from(tokens)) as number | { label: number } | ArrayLike<number>;
-      if (typeof p === 'number') return [p];
-      if (p && typeof (p as { label?: number }).label === 'number') return [(p as { label: number }).label];
-      return Array.from(p as ArrayLike<number>);
+  /** Decoder: greedy continuation of the prompt. Classifier: class probabilities. Text in, text out. */
+  tryModel(text: string, maxNew: number): TryResult {
+    const tokens = this.task.encode(text);
+    if (!tokens.length) throw new Error('type some input first');
+    if (this.model.kind() === 'encoder') {
+      const p = this.model.predict(tokens);
+      return { input: this.task.decode(tokens), output: null, probabilities: Array.from(p.data) };
     }
-    return Array.from(this.model.generate(Int32Array.from(tokens), maxNew, { temperature: 0, seed: this.settings.seed }));
+    const out = this.model.generate(tokens, maxNew, { temperature: 0, seed: this.settings.seed });
+    return { input: this.task.decode(tokens), output: this.task.decode(out.subarray(tokens.length)), probabilities: null };
   }
 
+  /** safetensors bytes; the task and its options travel as notes, so loading restores them. */
   save(): Uint8Array {
-    return new Uint8Array(this.model.save());
+    const s = this.settings;
+    const notes: Record<string, string | number> = { task: s.task, length: s.length, seed: s.seed };
+    if (s.task !== 'char_lm') notes.vocab = s.vocab;
+    return new Uint8Array(this.model.save(notes));
   }
 
   dispose() {
-    for (const o of [this.trainer, this.task, this.model]) {
-      try {
-        o.delete();
-      } catch {
-        /* already deleted */
-      }
-    }
-  }
-
-  get labModule() {
-    return this.lab;
+    // The trainer shares ownership of model and task: any order is safe.
+    for (const o of [this.trainer, this.task, this.model]) o.delete();
   }
 }

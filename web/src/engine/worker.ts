@@ -112,6 +112,12 @@ async function trainLoop(chunk: number, refreshEvery: number, sample: number[]) 
   let windowSteps = 0;
   let step = s.lastStep;
   let lastMapsStep = -1;
+  let lastMapsPost = -Infinity;
+  // One kernel thread while training: the lab's models are tiny (a second thread gains little), and
+  // a pthread join busy-waits, so two engine threads would take both cores of a two-core laptop
+  // and starve the page's main thread. The walkthrough keeps all threads.
+  const threads = lab?.buildInfo().threads ?? 1;
+  lab?.setNumThreads?.(1);
   try {
     while (running) {
       const remaining = s.settings.steps - step;
@@ -121,7 +127,7 @@ async function trainLoop(chunk: number, refreshEvery: number, sample: number[]) 
       windowSteps += Math.min(chunk, remaining);
       pending.metrics.push(m);
       const now = performance.now();
-      if (now - lastPost > 100) {
+      if (now - lastPost > 250) {
         pending.stepsPerSecond = (windowSteps * 1000) / (now - windowStart);
         post(pending);
         pending = { event: 'lab.metrics', metrics: [], stepsPerSecond: 0 };
@@ -131,9 +137,11 @@ async function trainLoop(chunk: number, refreshEvery: number, sample: number[]) 
           windowSteps = 0;
         }
       }
-      if (sample.length && Math.floor(step / refreshEvery) !== Math.floor(lastMapsStep / refreshEvery)) {
+      // Maps every refreshEvery steps, but at most every 0.75 s: each refresh repaints them all.
+      if (sample.length && Math.floor(step / refreshEvery) !== Math.floor(lastMapsStep / refreshEvery) && now - lastMapsPost > 750) {
         post({ event: 'lab.maps', maps: s.attentionMaps(sample), step });
         lastMapsStep = step;
+        lastMapsPost = now;
       }
       await yieldToEvents();
       if (session !== s) return; // reset while we yielded
@@ -149,6 +157,7 @@ async function trainLoop(chunk: number, refreshEvery: number, sample: number[]) 
     post({ event: 'lab.stopped', reason: 'error', message: e instanceof Error ? e.message : String(e), step });
   } finally {
     running = false;
+    lab?.setNumThreads?.(threads);
   }
 }
 
@@ -184,7 +193,7 @@ async function handle(body: Request): Promise<Reply> {
       session?.dispose();
       session = null;
       session = TrainingSession.create(lab, body.settings);
-      labSample = body.sample;
+      labSample = body.sample.length ? body.sample : session.sampleTokens();
       return { kind: 'ok' };
     }
     case 'lab.load': {
@@ -193,7 +202,8 @@ async function handle(body: Request): Promise<Reply> {
       running = false;
       session?.dispose();
       session = loaded;
-      return { kind: 'ok' };
+      labSample = loaded.sampleTokens();
+      return { kind: 'loaded', settings: loaded.settings, maps: labSample.length ? loaded.attentionMaps(labSample) : null };
     }
     case 'lab.run': {
       if (!session) throw new Error('no model: create one first');
@@ -215,7 +225,7 @@ async function handle(body: Request): Promise<Reply> {
     }
     case 'lab.try': {
       if (!session) throw new Error('no model: create one first');
-      return { kind: 'try', input: body.tokens, output: session.tryModel(body.tokens, body.maxNew) };
+      return { kind: 'try', result: session.tryModel(body.text, body.maxNew) };
     }
     case 'lab.save': {
       if (!session) throw new Error('no model: create one first');

@@ -3,10 +3,10 @@
 // Reads labStore; engine calls go through the engine worker (engine/training_engine.ts).
 import type { EngineClient } from '../engine/client';
 import type { EngineInfo, LabSettings, WorkerEvent } from '../engine/protocol';
-import { renderMatrix } from '../ui/matrix';
+import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
 import { renderCurve } from './charts';
-import { labProblems, parsePrompt, sampleTokens, settingsFromUrl, settingsToUrl, TASKS, tokenText } from './settings';
+import { labProblems, settingsFromUrl, settingsToUrl, TASKS } from './settings';
 import { labStore, type LabState } from './state';
 
 const CHUNK = 1; // trainer steps per engine call: keeps pause responsive and curves smooth
@@ -114,7 +114,7 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
   });
 
   async function resetRun(settings: LabSettings) {
-    labStore.set({ settings, phase: labStore.get().phase === 'unavailable' ? 'unavailable' : 'idle', metrics: [], maps: null, tryOutput: null, message: null, startedAt: null });
+    labStore.set({ settings, phase: labStore.get().phase === 'unavailable' ? 'unavailable' : 'idle', metrics: [], stepsPerSecond: 0, maps: null, tryOutput: null, message: null, startedAt: null });
     if (labStore.get().engine?.training) await engine.call('ok', { kind: 'lab.dispose' }).catch(() => undefined);
   }
 
@@ -128,7 +128,7 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
     }
     try {
       if (s.phase === 'idle' || s.phase === 'done' || s.phase === 'error') {
-        await engine.call('ok', { kind: 'lab.create', settings: s.settings, sample: sampleTokens(s.settings) });
+        await engine.call('ok', { kind: 'lab.create', settings: s.settings, sample: [] }); // maps of the task's own example
         labStore.set({ metrics: [], maps: null });
       }
       labStore.set({ phase: 'training', message: null, startedAt: performance.now() });
@@ -168,17 +168,15 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
       }
     } else if (act === 'try') {
       const text = (el<HTMLFormElement>('form.try').elements.namedItem('prompt') as HTMLInputElement).value;
-      const tokens = parsePrompt(s.settings, text);
-      if (!tokens) {
-        labStore.set({ tryOutput: `Could not read that input. ${tryHint(s.settings)}` });
+      if (s.phase === 'idle' || s.phase === 'unavailable') {
+        labStore.set({ tryOutput: 'Train a model (or load a checkpoint) first.' });
         return;
       }
       try {
-        const r = await engine.call('try', { kind: 'lab.try', tokens, maxNew: s.settings.length });
-        const shown = s.settings.task === 'brackets' ? `prediction: ${r.output.join(' ')}` : r.output.map((t) => tokenText(s.settings, t)).join(' ');
-        labStore.set({ tryOutput: `${tokens.map((t) => tokenText(s.settings, t)).join(' ')}  →  ${shown}` });
+        const r = (await engine.call('try', { kind: 'lab.try', text, maxNew: tryLength(s.settings) })).result;
+        labStore.set({ tryOutput: tryText(s.settings, r) });
       } catch (e) {
-        labStore.set({ tryOutput: `The engine said: ${(e as Error).message}` });
+        labStore.set({ tryOutput: `The engine could not read that: ${(e as Error).message}` });
       }
     }
   });
@@ -190,20 +188,41 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
     if (!file) return;
     const bytes = new Uint8Array(await file.arrayBuffer());
     try {
-      await engine.call('ok', { kind: 'lab.load', bytes, settings: labStore.get().settings }, [bytes.buffer]);
-      labStore.set({ phase: 'ready', message: `Loaded ${file.name}: try it below, or train it further.`, metrics: [] });
+      const r = await engine.call('loaded', { kind: 'lab.load', bytes, settings: labStore.get().settings }, [bytes.buffer]);
+      writeForm(r.settings);
+      history.replaceState(null, '', settingsToUrl(r.settings, new URL(location.href)));
+      labStore.set({ settings: r.settings, phase: 'ready', metrics: [], stepsPerSecond: 0, maps: r.maps, mapsStep: 0, tryOutput: null, message: `Loaded ${file.name} (${r.settings.task}): try it below, or train it further.` });
     } catch (e) {
-      labStore.set({ message: `“${file.name}” is not a checkpoint this model can load: ${(e as Error).message}` });
+      labStore.set({ message: `“${file.name}” is not a checkpoint this lab can load: ${(e as Error).message}` });
     }
   });
 
   function tryHint(s: LabSettings) {
-    if (s.task === 'brackets') return `Type up to ${s.length} brackets from ${['()', '[]', '{}', '<>'].slice(0, s.vocab).join(' ')}, e.g. ([]).`;
-    if (s.task === 'copy' || s.task === 'reverse' || s.task === 'sort') return `Type ${s.length} symbols 0…${tokenText(s, s.vocab - 1)} separated by spaces.`;
-    return 'Trying this task needs the task’s tokenizer from the engine (not bound yet).';
+    switch (s.task) {
+      case 'brackets':
+        return `Type up to ${s.length} brackets from ${'()[]{}<>'.slice(0, 2 * s.vocab)}, e.g. ([]). The classifier says whether they balance.`;
+      case 'copy':
+      case 'reverse':
+      case 'sort':
+        return `Type ${s.length} symbols from 0…${s.vocab - 1}, separated by spaces, then | (the separator), e.g. ${exampleDigits(s)} |`;
+      case 'assoc_recall':
+        return `Type key–value pairs, | and a key, e.g. k1 v2 k0 v3 | k1 (keys k0…k${s.vocab - 1}, values v0…v${s.vocab - 1}).`;
+      case 'char_lm':
+        return 'Type the start of a sentence; the model continues it one character at a time.';
+    }
   }
 
-  function render(s: LabState) {
+  const exampleDigits = (s: LabSettings) => Array.from({ length: s.length }, (_, i) => (3 * i + 1) % s.vocab).join(' ');
+  const tryLength = (s: LabSettings) => (s.task === 'char_lm' ? 3 * s.length : s.task === 'assoc_recall' ? 1 : s.length);
+  function tryText(s: LabSettings, r: { input: string; output: string | null; probabilities: number[] | null }) {
+    if (r.probabilities) {
+      const p = r.probabilities[1];
+      return `${r.input}  →  ${p >= 0.5 ? 'balanced' : 'not balanced'} (p(balanced) = ${p.toFixed(3)})`;
+    }
+    return s.task === 'char_lm' ? `${r.input}▌${r.output}` : `${r.input}  →  ${r.output}`;
+  }
+
+  function render(s: LabState, prev?: LabState) {
     const banner = el<HTMLElement>('.lab-banner');
     const available = s.phase !== 'unavailable';
     root.classList.toggle('unavailable', !available);
@@ -224,33 +243,78 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
     const eta = s.stepsPerSecond > 0 && s.phase === 'training' ? (total - done) / s.stepsPerSecond : null;
     el<HTMLElement>('.lab-stats').textContent = `step ${done} / ${total}` + (s.stepsPerSecond ? ` · ${s.stepsPerSecond.toFixed(1)} steps/s` : '') + (eta != null ? ` · ETA ${formatEta(eta)}` : '');
 
+    // Curves and maps redraw only when their data changed: metrics arrive ten times a second, and
+    // re-joining every map cell (with its transition) each time costs long main-thread tasks.
+    if (!prev || s.metrics !== prev.metrics || total !== prev.settings.steps) later('curves', renderCurves);
+    if (!prev || s.maps !== prev.maps || s.mapsStep !== prev.mapsStep) later('maps', renderMaps);
+    el<HTMLElement>('.try-out').textContent = s.tryOutput ?? '';
+  }
+
+  // Curves and maps are drawn outside the store's frame, each in its own task (maps one layer per
+  // task), so that no single main-thread task adds them all up (the long-task budget is 50 ms on a
+  // busy laptop). Each draws the latest state when its task runs.
+  const queued = new Set<string>();
+  function later(what: string, draw: (s: LabState) => void) {
+    if (queued.has(what)) return;
+    queued.add(what);
+    setTimeout(() => {
+      queued.delete(what);
+      draw(labStore.get());
+    }, 0);
+  }
+
+  function renderCurves(s: LabState) {
     const curves = el<HTMLElement>('.curves');
+    const total = s.settings.steps;
     const loss = s.metrics.map((m) => ({ step: m.step, value: m.loss }));
     const acc = s.metrics.map((m) => ({ step: m.step, value: m.accuracy }));
     renderCurve(curves, 'loss', 'loss', loss, total, { log: true, color: '#542788' });
     renderCurve(curves, 'accuracy', 'accuracy', acc, total, { max: 1, color: '#e08214' });
+  }
 
+  /** One row of heads per layer; keys along the bottom, queries down the first head's side. */
+  function renderMaps(s: LabState) {
     const maps = el<HTMLElement>('.lab-maps');
-    el<HTMLElement>('.maps-note').textContent = s.maps ? `(after step ${s.mapsStep}; refreshed every ${REFRESH_EVERY} steps)` : '';
-    if (!s.maps) maps.replaceChildren();
-    else {
-      const [L, H, T] = s.maps.shape;
-      const labels = s.maps.tokens.map((t) => tokenText(s.settings, t));
-      const cell = Math.max(7, Math.min(18, Math.floor(((maps.clientWidth || 900) - 40 * H) / (H * T))));
-      for (let l = 0; l < L; l++)
-        for (let h = 0; h < H; h++) {
-          const off = (l * H + h) * T * T;
-          renderMatrix(maps, {
-            name: `lab-map-l${l}-h${h}`,
-            title: `layer ${l} · head ${h}`,
-            data: { shape: [T, T], data: s.maps.data.subarray(off, off + T * T) },
-            scale: sequentialScale(1),
-            cell,
-            rowLabels: h === 0 ? labels : undefined,
-          });
-        }
+    el<HTMLElement>('.maps-note').textContent = !s.maps ? '' : s.mapsStep > 0 ? `(after step ${s.mapsStep}; refreshed while training)` : '(before any training in this session)';
+    if (!s.maps) {
+      maps.replaceChildren();
+      delete maps.dataset.geometry;
+      return;
     }
-    el<HTMLElement>('.try-out').textContent = s.tryOutput ?? '';
+    const [L, H, T] = s.maps.shape;
+    const geometry = `${L}x${H}x${T}`;
+    if (maps.dataset.geometry !== geometry) {
+      maps.replaceChildren(
+        ...Array.from({ length: L }, (_, l) => {
+          const row = document.createElement('div');
+          row.className = 'lab-layer';
+          row.dataset.layer = String(l);
+          return row;
+        }),
+      );
+      maps.dataset.geometry = geometry;
+    }
+    const labels = s.maps.labels.map((l) => (l === ' ' ? '␣' : l === '\n' ? '↵' : l));
+    const cell = Math.max(7, Math.min(18, Math.floor(((maps.clientWidth || 900) - 48 * H) / (H * T))));
+    const maps_ = s.maps;
+    const drawLayer = (l: number) => {
+      const row = maps.querySelector<HTMLElement>(`.lab-layer[data-layer="${l}"]`);
+      if (!row || labStore.get().maps !== maps_) return; // replaced meanwhile: the newer maps draw themselves
+      for (let h = 0; h < H; h++) {
+        const off = (l * H + h) * T * T;
+        renderHeatmap(row, {
+          name: `lab-map-l${l}-h${h}`,
+          title: `layer ${l} · head ${h}`,
+          data: { shape: [T, T], data: maps_.data.subarray(off, off + T * T) },
+          scale: sequentialScale(1),
+          cell,
+          rowLabels: h === 0 ? labels : undefined,
+          colLabels: labels,
+        });
+      }
+      if (l + 1 < L) setTimeout(() => drawLayer(l + 1), 0);
+    };
+    drawLayer(0);
   }
 
   labStore.subscribe(render);
