@@ -27,6 +27,17 @@ attachEngine(engine);
 const walk = mountWalkthrough(document.getElementById('view-walk')!);
 const lab = mountLab(document.getElementById('view-lab')!, engine);
 
+// The walkthrough computes and draws its stages when it is first shown: a page opened on the lab
+// should not spend its main thread drawing a hidden walkthrough while training starts.
+let engineInfo: EngineInfo | null = null;
+let walkStarted = false;
+function startWalkthrough() {
+  if (walkStarted || !engineInfo || document.getElementById('view-walk')!.hidden) return;
+  walkStarted = true;
+  walkStore.set({ status: 'computing' });
+  void walk.start();
+}
+
 function showView(view: 'walk' | 'lab') {
   document.querySelectorAll<HTMLButtonElement>('nav.tabs button').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.view === view)));
   document.getElementById('view-walk')!.hidden = view !== 'walk';
@@ -36,6 +47,7 @@ function showView(view: 'walk' | 'lab') {
   if (view === 'lab') url.searchParams.set('view', 'lab');
   else url.searchParams.delete('view');
   history.replaceState(null, '', url);
+  startWalkthrough();
 }
 document.querySelector('nav.tabs')!.addEventListener('click', (ev) => {
   const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-view]');
@@ -60,8 +72,8 @@ ready.then(
       info.flavour === 'threads'
         ? 'The page is cross-origin isolated, so the threaded WebAssembly build runs (in a Web Worker).'
         : 'Without the COOP/COEP headers browsers withhold SharedArrayBuffer, so the single-threaded build runs.';
-    walkStore.set({ status: 'computing' });
-    void walk.start();
+    engineInfo = info;
+    startWalkthrough();
     lab.engineReady(info);
   },
   (e: Error) => {

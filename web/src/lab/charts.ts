@@ -13,14 +13,18 @@ export function renderCurve(host: HTMLElement, name: string, title: string, poin
   let fig = d3.select(host).select<HTMLElement>(`figure[data-curve="${name}"]`);
   if (fig.empty()) {
     fig = d3.select(host).append('figure').attr('class', 'curve').attr('data-curve', name);
-    fig.append('figcaption').attr('class', 'matrix-title');
+    const caption = fig.append('figcaption').attr('class', 'matrix-title');
+    caption.append('span').attr('class', 't');
+    caption.append('span').attr('class', 'c');
     const svg = fig.append('svg');
     svg.append('g').attr('class', 'xaxis');
     svg.append('g').attr('class', 'yaxis');
     svg.append('path').attr('class', 'line');
   }
   const last = points.length ? points[points.length - 1].value : NaN;
-  fig.select('figcaption').html(`<span class="t">${title}</span><span class="c">${Number.isFinite(last) ? last.toFixed(4) : '—'}</span>`);
+  // Text, not HTML: this runs several times a second while training.
+  fig.select('figcaption .t').text(title);
+  fig.select('figcaption .c').text(Number.isFinite(last) ? last.toFixed(4) : '—');
   const svg = fig.select('svg').attr('width', width).attr('height', height);
   const x = d3.scaleLinear().domain([0, Math.max(1, totalSteps)]).range([m.left, width - m.right]);
   const vals = points.map((p) => p.value).filter(Number.isFinite);
