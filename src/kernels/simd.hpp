@@ -117,6 +117,49 @@ inline xsimd::batch<float, A> select(const xsimd::batch_bool<float, A>& c, const
 }
 #endif
 
+#if defined(__wasm_simd128__) && !defined(ATTNLAB_NO_SIMD)
+// WebAssembly: xsimd's sse4_1 batches go through Emscripten's SSE emulation, and Emscripten
+// 3.1.6 emulates two of the SSE operations the hot loops need badly (read with wasm-dis):
+// _mm_max_ps becomes f32x4.gt + v128.bitselect, and _mm_cvtps_epi32 inside xsimd::exp becomes a
+// per-lane loop through memory (f32.nearest, i32.trunc_f32_s, stores). These overloads (exact
+// matches, so preferred over the templates above) use simd128 instructions that map 1:1.
+using WasmBatch = xsimd::batch<float, xsimd::sse4_1>;
+
+inline v128_t to_v128(const WasmBatch& x) { return (v128_t)(__m128)x; }
+inline WasmBatch from_v128(v128_t x) { return WasmBatch((__m128)x); }
+
+// f32x4.pmax: b < a ? a : b, one instruction (like maxps; inputs here are never NaN).
+inline WasmBatch max(const WasmBatch& a, const WasmBatch& b) { return from_v128(wasm_f32x4_pmax(to_v128(a), to_v128(b))); }
+
+// exp(x) in the Cephes single-precision form (the algorithm xsimd uses too, ~1 ulp):
+// k = nearest(x·log2 e), r = x - k·ln 2 (in two parts), exp(r) by a degree-7 polynomial,
+// times 2^k built in the exponent bits. x < ln(FLT_MIN) (including -inf) gives 0, x > ln(FLT_MAX)
+// gives +inf.
+inline WasmBatch exp(const WasmBatch& xb) {
+    const v128_t x = to_v128(xb);
+    const v128_t k = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
+    v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(k, wasm_f32x4_splat(0.693359375f)));
+    r = wasm_f32x4_sub(r, wasm_f32x4_mul(k, wasm_f32x4_splat(-2.12194440e-4f)));
+    v128_t p = wasm_f32x4_splat(1.9875691500e-4f);
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.3981999507e-3f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(8.3334519073e-3f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(4.1665795894e-2f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.6666665459e-1f));
+    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(5.0000001201e-1f));
+    p = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, wasm_f32x4_mul(r, r)), r), wasm_f32x4_splat(1.0f));
+    // 2^k as 2^h · 2^(k-h), h = k/2, so k = 128 (x just below ln FLT_MAX) builds no infinity.
+    const v128_t ki = wasm_i32x4_trunc_sat_f32x4(k);
+    const v128_t h = wasm_i32x4_shr(ki, 1);
+    const v128_t bias = wasm_i32x4_splat(127);
+    const v128_t pow2_h = wasm_i32x4_shl(wasm_i32x4_add(h, bias), 23);
+    const v128_t pow2_rest = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(ki, h), bias), 23);
+    v128_t y = wasm_f32x4_mul(wasm_f32x4_mul(p, pow2_h), pow2_rest);
+    y = wasm_v128_bitselect(wasm_f32x4_splat(0.0f), y, wasm_f32x4_lt(x, wasm_f32x4_splat(-87.3365447504f)));
+    y = wasm_v128_bitselect(wasm_f32x4_splat(__builtin_inff()), y, wasm_f32x4_gt(x, wasm_f32x4_splat(88.7228391117f)));
+    return from_v128(y);
+}
+#endif
+
 // Scalar helpers that must not come from <algorithm> (see the rule above); static for the same
 // reason as the scalar overloads.
 static inline std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
