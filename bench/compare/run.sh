@@ -87,7 +87,7 @@ cat > "$raw/machine.json" <<EOF
  "load_start": "$(cut -d' ' -f1-3 /proc/loadavg)", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
  "command": "bench/compare/run.sh${1:+ $1}",
  "versions": {"node": "$(node --version)", "g++": "$(g++ -dumpversion)", "emcc": "$(emcc --version | head -1 | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)",
-   "attnlab": "$(git -C "$root" rev-parse --short HEAD)", "torch BLAS": "$(basename "$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)")")"}}
+   "attnlab": "$(git -C "$root" describe --always --dirty)", "torch BLAS": "$(basename "$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)")")"}}
 EOF
 
 # ---- measurements -----------------------------------------------------------------------------
