@@ -16,7 +16,8 @@ packages=(
   chromium nlohmann-json3-dev
 )
 if [[ "${1:-}" == "--torch" ]]; then
-  packages+=(python3-torch python3-numpy)
+  # OpenBLAS: Debian's torch otherwise runs on the reference BLAS (10x slower; bench/compare).
+  packages+=(python3-torch python3-numpy libopenblas0-openmp)
 fi
 
 missing=()
