@@ -54,7 +54,9 @@ TEST(CheckpointReference, EngineLogitsOfTheCommittedCliCheckpointAreTheCommitted
     }
     const test::Fixture fx = test::load_fixture("attnlab_decoder_logits");
     ASSERT_TRUE(xt::all(xt::equal(fx.ints<2>("tokens"), tokens)));
-    EXPECT_TRUE(test::all_close(logits, fx.tensor<3>("logits"), 1e-6));
+    // 1e-5: the committed logits (up to ~7 in magnitude) were computed by one kernel ISA; FMA and
+    // non-FMA kernels legitimately differ by a few float32 ulps (1.9e-6 measured).
+    EXPECT_TRUE(test::all_close(logits, fx.tensor<3>("logits"), 1e-5));
 }
 
 }  // namespace
