@@ -145,6 +145,7 @@ public:
         return s;
     }
     Args& args() { return args_; }
+    const Args& args() const { return args_; }
 
 private:
     std::string name_;
@@ -238,12 +239,21 @@ const char* kClaims[] = {
     "§3.3 MQA/GQA shrink the KV cache by num_heads/num_kv_heads at little cost in quality",
 };
 
-void add_model(ExperimentArgs& ea, const std::string& task, std::size_t length, std::size_t d_model,
-               std::size_t layers) {
-    ea.add("task", task, "task (see attnlab train --help)");
-    ea.add("length", std::to_string(length), "task length");
-    ea.add("d-model", std::to_string(d_model), "model width C");
-    ea.add("layers", std::to_string(layers), "Transformer blocks");
+// The flags every experiment shares (task, length, width, depth), declared from the defaults in
+// its options struct and read back into it.
+template <class Options>
+void add_model(ExperimentArgs& ea, const Options& o) {
+    ea.add("task", o.task, "task (see attnlab train --help)");
+    ea.add("length", std::to_string(o.length), "task length");
+    ea.add("d-model", std::to_string(o.d_model), "model width C");
+    ea.add("layers", std::to_string(o.num_layers), "Transformer blocks");
+}
+template <class Options>
+void read_model(const ExperimentArgs& ea, Options& o) {
+    o.task = ea.args().get("task");
+    o.length = ea.args().get_size("length");
+    o.d_model = ea.args().get_size("d-model");
+    o.num_layers = ea.args().get_size("layers");
 }
 
 }  // namespace
@@ -259,15 +269,12 @@ int run_experiment(int argc, char** argv) {
     if (name == "scaling") {
         ex::ScalingOptions o;
         ExperimentArgs ea(name, std::string("Trains one large head with and without 1/sqrt(d_k) (") + kClaims[0] + ").");
-        add_model(ea, o.task, o.length, o.d_model, o.num_layers);
+        add_model(ea, o);
         ea.add("heads", std::to_string(o.num_heads), "attention heads (d_k = d-model / heads)");
         ea.add("ff", std::to_string(o.ff_dim), "feed-forward width");
         ea.add_training(o.train);
         if (!ea.parse(argc, argv)) return 0;
-        o.task = ea.args().get("task");
-        o.length = ea.args().get_size("length");
-        o.d_model = ea.args().get_size("d-model");
-        o.num_layers = ea.args().get_size("layers");
+        read_model(ea, o);
         o.num_heads = ea.args().get_size("heads");
         o.ff_dim = ea.args().get_size("ff");
         o.train = ea.training();
@@ -278,17 +285,14 @@ int run_experiment(int argc, char** argv) {
         ex::PositionalOptions o;
         ExperimentArgs ea(name, std::string("Trains one model per positional encoding and tests it at twice the length (") +
                                     kClaims[1] + ").");
-        add_model(ea, o.task, o.length, o.d_model, o.num_layers);
+        add_model(ea, o);
         ea.add("heads", std::to_string(o.num_heads), "attention heads");
         ea.add("k", std::to_string(o.k), "k_back: distance to recall");
         ea.add("test-length", std::to_string(o.test_length), "extrapolation length (0 = 2 x length)");
         ea.add("pe", join(o.encodings), "encodings to compare, comma-separated");
         ea.add_training(o.train);
         if (!ea.parse(argc, argv)) return 0;
-        o.task = ea.args().get("task");
-        o.length = ea.args().get_size("length");
-        o.d_model = ea.args().get_size("d-model");
-        o.num_layers = ea.args().get_size("layers");
+        read_model(ea, o);
         o.num_heads = ea.args().get_size("heads");
         o.k = ea.args().get_size("k");
         o.test_length = ea.args().get_size("test-length");
@@ -300,16 +304,13 @@ int run_experiment(int argc, char** argv) {
     if (name == "mask") {
         ex::MaskOptions o;
         ExperimentArgs ea(name, std::string("Trains a decoder with and without its causal mask (") + kClaims[2] + ").");
-        add_model(ea, o.task, o.length, o.d_model, o.num_layers);
+        add_model(ea, o);
         ea.add("heads", std::to_string(o.num_heads), "attention heads");
         ea.add("samples", std::to_string(o.samples), "generated examples to show");
         ea.add("gen-examples", std::to_string(o.gen_examples), "held-out prompts whose generated answers are scored");
         ea.add_training(o.train);
         if (!ea.parse(argc, argv)) return 0;
-        o.task = ea.args().get("task");
-        o.length = ea.args().get_size("length");
-        o.d_model = ea.args().get_size("d-model");
-        o.num_layers = ea.args().get_size("layers");
+        read_model(ea, o);
         o.num_heads = ea.args().get_size("heads");
         o.samples = ea.args().get_size("samples");
         o.gen_examples = ea.args().get_size("gen-examples");
@@ -320,14 +321,11 @@ int run_experiment(int argc, char** argv) {
     if (name == "heads") {
         ex::HeadsOptions o;
         ExperimentArgs ea(name, std::string("Sweeps the number of heads at a fixed d_model (") + kClaims[3] + ").");
-        add_model(ea, o.task, o.length, o.d_model, o.num_layers);
+        add_model(ea, o);
         ea.add("heads", join(o.heads), "head counts to compare, comma-separated (each must divide d-model)");
         ea.add_training(o.train);
         if (!ea.parse(argc, argv)) return 0;
-        o.task = ea.args().get("task");
-        o.length = ea.args().get_size("length");
-        o.d_model = ea.args().get_size("d-model");
-        o.num_layers = ea.args().get_size("layers");
+        read_model(ea, o);
         o.heads = split_sizes("heads", ea.args().get("heads"));
         o.train = ea.training();
         print_header(ea, kClaims[3]);
@@ -337,15 +335,12 @@ int run_experiment(int argc, char** argv) {
         ex::NormOptions o;
         ExperimentArgs ea(name, std::string("Trains deep Pre-LN and Post-LN models with and without warm-up (") +
                                     kClaims[4] + ").");
-        add_model(ea, o.task, o.length, o.d_model, o.num_layers);
+        add_model(ea, o);
         ea.add("heads", std::to_string(o.num_heads), "attention heads");
         ea.add("clip", float_text(o.clip_norm), "clip the gradient norm (0 = off: clipping hides the instability)");
         ea.add_training(o.train);
         if (!ea.parse(argc, argv)) return 0;
-        o.task = ea.args().get("task");
-        o.length = ea.args().get_size("length");
-        o.d_model = ea.args().get_size("d-model");
-        o.num_layers = ea.args().get_size("layers");
+        read_model(ea, o);
         o.num_heads = ea.args().get_size("heads");
         o.clip_norm = static_cast<float>(ea.args().get_double("clip"));
         o.train = ea.training();
@@ -356,16 +351,13 @@ int run_experiment(int argc, char** argv) {
         ex::KvHeadsOptions o;
         ExperimentArgs ea(name, std::string("Compares MHA, GQA and MQA at the same number of query heads (") +
                                     kClaims[5] + ").");
-        add_model(ea, o.task, o.length, o.d_model, o.num_layers);
+        add_model(ea, o);
         ea.add("heads", std::to_string(o.num_heads), "query heads");
         ea.add("kv-heads", join(o.kv_heads), "key/value head counts to compare, comma-separated (divisors of heads)");
         ea.add("gen-tokens", std::to_string(o.gen_tokens), "tokens generated to time the KV-cached decoder");
         ea.add_training(o.train);
         if (!ea.parse(argc, argv)) return 0;
-        o.task = ea.args().get("task");
-        o.length = ea.args().get_size("length");
-        o.d_model = ea.args().get_size("d-model");
-        o.num_layers = ea.args().get_size("layers");
+        read_model(ea, o);
         o.num_heads = ea.args().get_size("heads");
         o.kv_heads = split_sizes("kv-heads", ea.args().get("kv-heads"));
         o.gen_tokens = ea.args().get_size("gen-tokens");
