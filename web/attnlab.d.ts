@@ -199,6 +199,13 @@ export interface Model {
   predict(tokens: Tokens, options?: { padding?: Mask | null }): Tensor;
   /** Attention weights of batch row `batch` (default 0) in every block: (L, H, T, T) (T + 1 with a CLS token). `padding` for encoders only. */
   attentionMaps(tokens: Tokens, options?: { padding?: Mask | null; batch?: number }): Tensor;
+  /**
+   * Every stage of block `layer` (0..L-1) in an evaluation forward, recorded by the engine: x (the
+   * block's attention input), q/k/v, scores, scaled, masked (causal for a decoder, padding for an
+   * encoder), weights, context, concat, output. trace(t, {layer: l}).stage('weights', h) equals
+   * attentionMaps(t)[l][h]. An Error names the layer and the count for a bad layer. Delete the Trace.
+   */
+  trace(tokens: Tokens, options: { layer: number; padding?: Mask | null }): Trace;
   /** Decoder only: the prompt followed by maxNewTokens tokens; temperature 0 (default) is greedy. */
   generate(prompt: Tokens, maxNewTokens: number, options?: { temperature?: number; seed?: number }): Int32Array;
   /** safetensors bytes (config in __metadata__). notes are stored as "task.<key>" metadata (the native CLI's convention); loaders ignore them. */

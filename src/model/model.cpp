@@ -1,5 +1,7 @@
 #include "attnlab/model/model.hpp"
 
+#include "attnlab/core/error.hpp"
+
 namespace attnlab {
 
 namespace {
@@ -100,6 +102,24 @@ CrossEntropyResult Model::evaluate(const Batch& batch) {
     }
     std::visit([&](auto& m) { m.train(was_training); }, model_);
     return result;
+}
+
+std::unique_ptr<TraceRecorder> Model::trace_layer(const Index2& tokens, std::size_t layer, const Mask2& padding) const {
+    const std::size_t layers = config().num_layers;
+    if (layer >= layers) {
+        fail<ConfigError>("Model::trace_layer: layer ", layer, " is out of range: the model has ", layers, " layer",
+                          layers == 1 ? "" : "s", " (0..", layers - 1, ")");
+    }
+    auto recorder = std::make_unique<TraceRecorder>();
+    std::vector<StageObserver*> observers(layers, nullptr);
+    observers[layer] = recorder.get();
+    if (is_decoder()) {
+        if (padding.size() > 0) fail<ConfigError>("Model::trace_layer: a padding mask needs an encoder model; a decoder is causal");
+        (void)decoder().forward_observed(tokens, observers);
+    } else {
+        (void)encoder().forward_observed(tokens, padding, observers);
+    }
+    return recorder;
 }
 
 Tensor4 Model::attention_maps(const Index2& tokens, const Mask2& padding, std::size_t batch) const {

@@ -216,3 +216,47 @@ for (const flavour of FLAVOURS) {
     enc.delete();
   });
 }
+
+for (const flavour of FLAVOURS) {
+  test(`${flavour}: model.trace records every stage of one layer; its weights are attentionMaps[layer]`, async () => {
+    const lab = await loadLab(flavour);
+    const model = new lab.Model(DECODER);
+    const tokens = Int32Array.of(3, 1, 4, 0, 6);
+    const maps = model.attentionMaps(tokens); // [L, H, T, T]
+    const [L, H, T] = maps.shape;
+    for (let l = 0; l < L; l++) {
+      const tr = model.trace(tokens, { layer: l });
+      for (const name of ['x', 'q', 'k', 'v', 'scores', 'scaled', 'masked', 'weights', 'context', 'concat', 'output']) {
+        assert.ok(tr.stageNames().includes(name), `layer ${l} recorded ${name}`);
+      }
+      assert.equal(tr.numHeads('weights'), H);
+      assert.deepEqual(tr.stage('x').shape, [T, DECODER.dModel]);
+      for (let h = 0; h < H; h++) {
+        const w = tr.stage('weights', h);
+        assert.deepEqual(w.shape, [T, T]);
+        const off = (l * H + h) * T * T;
+        assert.deepEqual(Array.from(w.data), Array.from(maps.data.subarray(off, off + T * T)), `layer ${l} head ${h}`);
+        assert.equal(tr.stage('masked', h).data[1], -Infinity, 'causal: query 0 cannot see key 1');
+      }
+      tr.delete();
+    }
+    expectError(assert, () => model.trace(tokens, { layer: 2 }), /Model\.trace.*layer 2.*2 layers/);
+    expectError(assert, () => model.trace(tokens, { layer: -1 }), /Model\.trace.*layer/);
+    expectError(assert, () => model.trace(tokens), /Model\.trace.*layer/);
+    expectError(assert, () => model.trace(tokens, { layer: 0, padding: { shape: [5], data: [0, 0, 0, 0, 0] } }), /padding.*encoder/);
+    expectError(assert, () => model.trace(tokens, { layer: 0, heads: 1 }), /Model\.trace.*heads/);
+    // Still works after the errors.
+    model.trace(tokens, { layer: 1 }).delete();
+
+    const enc = new lab.Model(ENCODER);
+    const et = Int32Array.of(1, 2, 3, 0);
+    const padding = { shape: [4], data: Uint8Array.of(0, 0, 0, 1) };
+    const em = enc.attentionMaps(et, { padding });
+    const etr = enc.trace(et, { layer: 0, padding });
+    const n = em.shape[2] * em.shape[3];
+    assert.deepEqual(Array.from(etr.stage('weights', 1).data), Array.from(em.data.subarray(n, 2 * n)));
+    etr.delete();
+    enc.delete();
+    model.delete();
+  });
+}

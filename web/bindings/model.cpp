@@ -29,6 +29,7 @@
 #include "attnlab/io/safetensors.hpp"
 #include "attnlab/kernels/softmax.hpp"
 #include "convert.hpp"
+#include "trace.hpp"
 
 namespace attnlab::web {
 
@@ -190,6 +191,33 @@ val attention_maps_of(const Model& model, const val& tokens, const val& options)
     return tensor_to_js(model.attention_maps(call.tokens, call.padding, call.batch));
 }
 
+// model.trace(tokens, { layer, padding? }): every stage of one block, as a Trace.
+TraceBinding trace_of(const Model& model, const val& tokens, const val& options) {
+    constexpr const char* where = "Model.trace";
+    if (options.isUndefined() || options.isNull()) {
+        fail<ConfigError>(where, ": pass { layer } (0..", model.config().num_layers - 1, "), the block to record");
+    }
+    const JsOptions opt(options, {"layer", "padding"}, where);
+    if (!opt.has("layer")) {
+        fail<ConfigError>(where, ": option 'layer' is required (0..", model.config().num_layers - 1, ")");
+    }
+    const std::size_t layer = size_from_js(opt.get("layer"), where, "layer");
+    const std::size_t layers = model.config().num_layers;
+    if (layer >= layers) {
+        fail<ConfigError>(where, ": layer ", layer, " is out of range: the model has ", layers, " layer",
+                          layers == 1 ? "" : "s", " (0..", layers - 1, ")");
+    }
+    const TokenCall call = parse_tokens(model, tokens, val::undefined(), {}, where);
+    Mask2 padding;
+    if (!opt.is_null("padding")) {
+        if (model.is_decoder()) {
+            fail<ConfigError>(where, ": option 'padding' needs an encoder model; a decoder is causal and pads at the end");
+        }
+        padding = mask_from_js(opt.get("padding"), where, "padding", !call.batched);
+    }
+    return TraceBinding(model.trace_layer(call.tokens, layer, padding));
+}
+
 val generate_of(const Model& model, const val& prompt, const val& max_new, const val& options) {
     constexpr const char* where = "Model.generate";
     const JsOptions opt(options, {"temperature", "seed"}, where);
@@ -325,6 +353,13 @@ val ModelBinding::attention_maps(val tokens, val options) const {
     return guarded("Model.attentionMaps", [&] { return attention_maps_of(*model_, tokens, options); }, tokens, options);
 }
 
+TraceBinding ModelBinding::trace(val tokens) const {
+    return guarded("Model.trace", [&] { return trace_of(*model_, tokens, val::undefined()); }, tokens);
+}
+TraceBinding ModelBinding::trace(val tokens, val options) const {
+    return guarded("Model.trace", [&] { return trace_of(*model_, tokens, options); }, tokens, options);
+}
+
 val ModelBinding::generate(val prompt, val max_new) const {
     return guarded("Model.generate", [&] { return generate_of(*model_, prompt, max_new, val::undefined()); }, prompt,
                    max_new);
@@ -367,6 +402,8 @@ EMSCRIPTEN_BINDINGS(attnlab_model) {
         .function("predict", select_overload<val(val, val) const>(&M::predict))
         .function("attentionMaps", select_overload<val(val) const>(&M::attention_maps))
         .function("attentionMaps", select_overload<val(val, val) const>(&M::attention_maps))
+        .function("trace", select_overload<TraceBinding(val) const>(&M::trace))
+        .function("trace", select_overload<TraceBinding(val, val) const>(&M::trace))
         .function("generate", select_overload<val(val, val) const>(&M::generate))
         .function("generate", select_overload<val(val, val, val) const>(&M::generate))
         .function("save", select_overload<val() const>(&M::save))

@@ -17,6 +17,7 @@
 #include <emscripten/val.h>
 
 #include "attnlab/model/model.hpp"
+#include "trace.hpp"
 
 namespace attnlab::web {
 
@@ -42,6 +43,9 @@ public:
     emscripten::val predict(emscripten::val tokens, emscripten::val options) const;
     emscripten::val attention_maps(emscripten::val tokens) const;
     emscripten::val attention_maps(emscripten::val tokens, emscripten::val options) const;
+    // Every stage of block options.layer (a Trace, as MultiHeadAttention.trace returns).
+    TraceBinding trace(emscripten::val tokens) const;
+    TraceBinding trace(emscripten::val tokens, emscripten::val options) const;
     emscripten::val generate(emscripten::val prompt, emscripten::val max_new) const;
     emscripten::val generate(emscripten::val prompt, emscripten::val max_new, emscripten::val options) const;
 

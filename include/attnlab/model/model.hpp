@@ -14,9 +14,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <variant>
 #include <vector>
 
+#include "attnlab/attention/stage.hpp"
 #include "attnlab/io/checkpoint.hpp"
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/decoder_lm.hpp"
@@ -60,6 +62,12 @@ public:
     CrossEntropyResult evaluate(const Batch& batch);
     // Attention weights of batch row `batch` in every block: tokens (B, T) -> (L, H, T', T').
     Tensor4 attention_maps(const Index2& tokens, const Mask2& padding = {}, std::size_t batch = 0) const;
+    // Every stage of block `layer` in an evaluation forward of tokens (B, T): x (the block's
+    // attention input, after its norm for pre-norm), q/k/v, scores, scaled, masked (causal for
+    // the decoder, padding for the encoder), weights, context, concat, output. Its weights equal
+    // attention_maps(tokens)[layer]. ConfigError naming the layer and the count if layer >= L.
+    // (A TraceRecorder holds a mutex and cannot move, hence the pointer.)
+    std::unique_ptr<TraceRecorder> trace_layer(const Index2& tokens, std::size_t layer, const Mask2& padding = {}) const;
 
 private:
     void require_batch_kind(const Batch& batch, const char* where) const;

@@ -45,8 +45,23 @@ export interface StageData {
   heads: Tensor[];
 }
 
+/** Where a walkthrough trace came from when it is a layer of the lab's model (null for random weights). */
+export interface ModelTraceInfo {
+  kind: 'encoder' | 'decoder';
+  task: TaskName;
+  /** The block the stages were recorded in, of `layers`. */
+  layer: number;
+  layers: number;
+  /** The input as token ids, its text in the task's syntax, and each token as the task decodes it. */
+  tokens: number[];
+  text: string;
+  labels: string[];
+}
+
 export interface TraceResult {
   request: TraceRequest;
+  /** Set when the stages are one layer of the lab's model (Model.trace), else absent/null. */
+  model?: ModelTraceInfo | null;
   /** Stage names in the engine's canonical order, as the engine listed them. */
   stageNames: string[];
   stages: Record<string, StageData>;
@@ -121,6 +136,8 @@ export type Request =
   | { kind: 'lab.evaluate'; batches: number }
   | { kind: 'lab.maps'; tokens: number[] }
   | { kind: 'lab.try'; text: string; maxNew: number }
+  /** One layer of the lab's model on `text` (task syntax; empty = the lab's example input), for the walkthrough. */
+  | { kind: 'lab.trace'; text: string; layer: number }
   | { kind: 'lab.save' }
   | { kind: 'lab.load'; bytes: Uint8Array; settings: LabSettings }
   | { kind: 'lab.dispose' };

@@ -17,9 +17,18 @@ interface EngineModel extends Deletable {
   kind(): 'encoder' | 'decoder';
   config(): Record<string, unknown>;
   attentionMaps(tokens: Int32Array): FloatTensor;
+  trace(tokens: Int32Array, options: { layer: number }): EngineTrace;
+  parameterNames(): string[];
+  getParameter(name: string): FloatTensor;
   generate(prompt: Int32Array, maxNew: number, options: { temperature: number; seed: number }): Int32Array;
   predict(tokens: Int32Array): FloatTensor;
   save(notes?: Record<string, string | number>): Uint8Array;
+}
+/** The Trace binding (web/bindings/trace.hpp), as Model.trace returns it. */
+export interface EngineTrace extends Deletable {
+  stageNames(): string[];
+  stage(name: string, head?: number): FloatTensor;
+  numHeads(name: string): number;
 }
 interface EngineTask extends Deletable {
   vocabSize(): number;

@@ -30,7 +30,7 @@ function post(message: ReplyEnvelope | WorkerEvent) {
 /** Copies an engine tensor into a Float32Array the worker owns (the binding already copies; this makes transfer safe). */
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
 
-function readStage(trace: ReturnType<EngineMha['trace']>, name: string, perHeadNames: Set<string>): StageData {
+function readStage(trace: Pick<ReturnType<EngineMha['trace']>, 'numHeads' | 'stage'>, name: string, perHeadNames: Set<string>): StageData {
   const perHead = perHeadNames.has(name);
   const n = perHead ? trace.numHeads(name) : 1;
   const heads: Tensor[] = [];
@@ -93,6 +93,84 @@ function trace(req: TraceRequest): TraceResult {
   } finally {
     for (const d of deletables.reverse()) d.delete();
   }
+}
+
+/** Row softmax of a (T, S) matrix, -inf entries weigh 0 (the scaling step's "unscaled" picture). */
+function softmaxRows(t: Tensor): Tensor {
+  const [R, K] = t.shape;
+  const out = new Float32Array(R * K);
+  for (let i = 0; i < R; i++) {
+    let m = -Infinity;
+    for (let j = 0; j < K; j++) m = Math.max(m, t.data[i * K + j]);
+    let sum = 0;
+    for (let j = 0; j < K; j++) {
+      const e = t.data[i * K + j] === -Infinity ? 0 : Math.exp(t.data[i * K + j] - m);
+      out[i * K + j] = e;
+      sum += e;
+    }
+    for (let j = 0; j < K; j++) out[i * K + j] /= sum || 1;
+  }
+  return { shape: [R, K], data: out };
+}
+
+/** One layer of the lab's model on `text` (empty: the lab's example), recorded by Model.trace. */
+function modelTrace(s: TrainingSession, text: string, layer: number): TraceResult {
+  const t0 = performance.now();
+  const tokens = text.trim() ? Array.from(s.task.encode(text)) : labSample.length ? labSample : s.sampleTokens();
+  if (!tokens.length) throw new Error('type an input in the task’s syntax first');
+  const c = s.model.config() as { numLayers: number; dModel: number; numHeads: number; numKvHeads: number; positional: string; scale: boolean; attentionScale: number | null };
+  const tr = s.model.trace(Int32Array.from(tokens), { layer });
+  const stages: Record<string, StageData> = {};
+  let stageNames: string[];
+  try {
+    stageNames = tr.stageNames();
+    for (const name of stageNames) stages[name] = readStage(tr, name, PER_HEAD);
+  } finally {
+    tr.delete();
+  }
+  const parameters: Record<string, Tensor> = {};
+  const names = new Set(s.model.parameterNames());
+  for (const proj of ['q_proj', 'k_proj', 'v_proj', 'out_proj'])
+    for (const kind of ['weight', 'bias']) {
+      const name = `blocks.${layer}.attn.${proj}.${kind}`;
+      if (names.has(name)) parameters[`${proj}.${kind}`] = own(s.model.getParameter(name));
+    }
+  // The "unscaled" picture: the engine's raw scores, and their softmax under the same mask.
+  const masked = stages.masked ?? stages.scaled;
+  const unscaledWeights = stages.scores.heads.map((sc, h) => {
+    const m = masked.heads[h];
+    const data = new Float32Array(sc.data);
+    for (let i = 0; i < data.length; i++) if (m.data[i] === -Infinity) data[i] = -Infinity;
+    return softmaxRows({ shape: sc.shape, data });
+  });
+  const H = c.numHeads;
+  const D = c.dModel / H;
+  const kind = s.model.kind();
+  const x = stages.x.heads[0];
+  const labels = tokens.map((t) => s.task.decode([t]));
+  // An encoder with a CLS token records one more row than there are tokens.
+  while (labels.length < x.shape[0]) labels.unshift('CLS');
+  return {
+    request: {
+      x: own(x),
+      dModel: c.dModel,
+      numHeads: H,
+      numKvHeads: c.numKvHeads || H,
+      seed: s.settings.seed,
+      positional: c.positional === 'rope' ? 'rope' : 'none',
+      causal: kind === 'decoder',
+      keyPaddingMask: null,
+      scale: c.scale,
+    },
+    model: { kind, task: s.settings.task, layer, layers: c.numLayers, tokens, text: s.task.decode(tokens), labels },
+    stageNames,
+    stages,
+    parameters,
+    unscaled: { scaled: { name: 'scaled', perHead: true, heads: stages.scores.heads.map(own) }, weights: { name: 'weights', perHead: true, heads: unscaledWeights } },
+    positionTable: null,
+    scaleFactor: c.attentionScale ?? (c.scale ? 1 / Math.sqrt(D) : 1),
+    elapsedMs: performance.now() - t0,
+  };
 }
 
 const yieldToEvents = () =>
@@ -226,6 +304,10 @@ async function handle(body: Request): Promise<Reply> {
     case 'lab.try': {
       if (!session) throw new Error('no model: create one first');
       return { kind: 'try', result: session.tryModel(body.text, body.maxNew) };
+    }
+    case 'lab.trace': {
+      if (!session) throw new Error('the lab has no model yet: train one or load a checkpoint');
+      return { kind: 'trace', result: modelTrace(session, body.text, body.layer) };
     }
     case 'lab.save': {
       if (!session) throw new Error('no model: create one first');

@@ -1,7 +1,7 @@
 // Walkthrough actions: the only code that changes walkStore (engine calls, navigation, playback).
 import type { EngineClient } from '../engine/client';
 import { derive } from './derive';
-import { buildInput, settingsProblems, type WalkSettings } from './inputs';
+import { buildInput, inputFromModelTrace, settingsOfModelTrace, settingsProblems, type WalkSettings } from './inputs';
 import { walkStore } from './state';
 import type { StepContext } from './step';
 import { STEPS } from './steps';
@@ -23,14 +23,24 @@ export async function compute(settings: WalkSettings) {
   if (!engine) return;
   const seq = ++requestSeq;
   walkStore.set({ settings, status: 'computing', error: null });
-  const input = buildInput(settings);
   try {
-    const trace = await engine.trace(input.request);
+    let trace, input, traced;
+    if (settings.model === 'trained') {
+      // One layer of the lab's model, recorded by the engine in the worker (Model.trace).
+      trace = (await engine.call('trace', { kind: 'lab.trace', text: settings.modelInput, layer: settings.layer })).result;
+      input = inputFromModelTrace(trace);
+      traced = settingsOfModelTrace(settings, trace);
+    } else {
+      input = buildInput(settings);
+      trace = await engine.trace(input.request);
+      traced = settings;
+    }
     if (seq !== requestSeq) return;
     const derived = derive(trace);
     const s = walkStore.get();
     walkStore.set({
       status: 'ready',
+      traced,
       input,
       trace,
       derived,
@@ -48,7 +58,7 @@ export async function compute(settings: WalkSettings) {
 export function beatsOf(step: number): number {
   const s = walkStore.get();
   if (!s.input || !s.trace || !s.derived) return 1;
-  const ctx = { settings: s.settings, input: s.input, trace: s.trace, derived: s.derived, head: s.head, beat: 0, hover: null, cell: 30, setHover: () => {} } as StepContext;
+  const ctx = { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, derived: s.derived, head: s.head, beat: 0, hover: null, cell: 30, setHover: () => {} } as StepContext;
   return Math.max(1, STEPS[step].beats(ctx));
 }
 

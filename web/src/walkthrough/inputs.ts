@@ -1,6 +1,6 @@
 // The walkthrough's input: a sentence -> tokens -> one seeded vector per word.
 // (Compute layer: pure functions of the settings; no engine call needed for inputs.)
-import type { MaskKind, Positional, Tensor, TraceRequest } from '../engine/protocol';
+import type { MaskKind, Positional, Tensor, TraceRequest, TraceResult } from '../engine/protocol';
 import { hash32, mulberry32, normals } from '../util/rng';
 
 export interface WalkSettings {
@@ -12,6 +12,12 @@ export interface WalkSettings {
   mask: MaskKind;
   scale: boolean;
   seed: number;
+  /** random: a fresh seeded attention layer on word vectors; trained: one layer of the lab's model. */
+  model: 'random' | 'trained';
+  /** The lab model's layer shown (model = trained). */
+  layer: number;
+  /** The lab model's input in its task's syntax (model = trained); empty = the lab's example input. */
+  modelInput: string;
 }
 
 export const MAX_TOKENS = 10;
@@ -36,6 +42,9 @@ export const DEFAULT_SETTINGS: WalkSettings = {
   mask: 'none',
   scale: true,
   seed: 1,
+  model: 'random',
+  layer: 0,
+  modelInput: '',
 };
 
 /** Words and punctuation marks, at most MAX_TOKENS. */
@@ -89,9 +98,36 @@ export function buildInput(s: WalkSettings): WalkInput {
   };
 }
 
+/**
+ * The input of a trace of the lab's model: its tokens as the task decodes them, and the layer's
+ * input hidden state (stage x) in place of word vectors.
+ */
+export function inputFromModelTrace(trace: TraceResult): WalkInput {
+  const labels = trace.model?.labels ?? [];
+  const x = trace.stages.x.heads[0];
+  return { tokens: labels, padded: labels.map(() => false), embeddings: x, request: trace.request };
+}
+
+/** The settings a model trace reflects (its architecture, causal for a decoder), over the reader's. */
+export function settingsOfModelTrace(s: WalkSettings, trace: TraceResult): WalkSettings {
+  const r = trace.request;
+  return {
+    ...s,
+    sentence: trace.model?.text ?? s.sentence,
+    dModel: r.dModel,
+    heads: r.numHeads,
+    kvHeads: r.numKvHeads,
+    positional: r.positional,
+    mask: r.causal ? 'causal' : 'none',
+    scale: r.scale,
+    layer: trace.model?.layer ?? s.layer,
+  };
+}
+
 /** Problems with the settings a reader can fix, in plain words (empty when fine). */
 export function settingsProblems(s: WalkSettings): string[] {
   const out: string[] = [];
+  if (s.model === 'trained') return out; // the model's own architecture; the engine checks the input
   if (tokenize(s.sentence).length === 0) out.push('Type at least one word.');
   if (s.dModel % s.heads !== 0) out.push(`d_model (${s.dModel}) must split evenly into ${s.heads} heads.`);
   if (s.heads % s.kvHeads !== 0) out.push(`${s.heads} query heads cannot share ${s.kvHeads} key/value heads evenly.`);

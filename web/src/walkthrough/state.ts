@@ -6,6 +6,8 @@ import { DEFAULT_SETTINGS, type WalkInput, type WalkSettings } from './inputs';
 
 export interface WalkState {
   settings: WalkSettings;
+  /** The settings the current trace reflects: the reader's for random weights, the model's architecture for a trained one. */
+  traced: WalkSettings | null;
   status: 'loading-engine' | 'computing' | 'ready' | 'error';
   error: string | null;
   input: WalkInput | null;
@@ -26,6 +28,7 @@ export interface WalkState {
 
 export const walkStore = new Store<WalkState>({
   settings: DEFAULT_SETTINGS,
+  traced: null,
   status: 'loading-engine',
   error: null,
   input: null,

@@ -6,6 +6,7 @@ import { cellSize } from './layout';
 import { walkStore, type WalkState } from './state';
 import type { StepContext } from './step';
 import { STEPS } from './steps';
+import { labStore, type LabState } from '../lab/state';
 
 const SPEEDS = [0.5, 1, 2, 4];
 
@@ -16,19 +17,26 @@ export function mountWalkthrough(root: HTMLElement) {
   <div class="walk">
     <aside class="walk-side">
       <form class="settings" autocomplete="off" onsubmit="return false">
-        <label class="field wide">Sentence <span class="hint">(up to ${MAX_TOKENS} words)</span>
+        <label class="field wide">model
+          <select name="model"><option value="random">random weights</option><option value="trained" disabled>trained in the lab (train or load one first)</option></select>
+        </label>
+        <label class="field wide trained-only">input <span class="hint model-hint"></span>
+          <input name="modelInput" type="text" maxlength="80" spellcheck="false" placeholder="the lab’s example input" />
+        </label>
+        <label class="field trained-only">layer <select name="layer"></select></label>
+        <label class="field wide random-only">Sentence <span class="hint">(up to ${MAX_TOKENS} words)</span>
           <input name="sentence" type="text" maxlength="80" spellcheck="false" />
         </label>
-        <label class="field wide">or an example
+        <label class="field wide random-only">or an example
           <select name="example"><option value="">choose…</option>${EXAMPLES.map((e, i) => opt(i, e.label)).join('')}</select>
         </label>
-        <label class="field">d_model <select name="dModel">${[4, 6, 8, 12, 16, 32, 64].map((v) => opt(v)).join('')}</select></label>
-        <label class="field">heads <select name="heads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
-        <label class="field">K/V heads <select name="kvHeads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
-        <label class="field">positions <select name="positional">${opt('none')}${opt('sinusoidal')}${opt('rope', 'RoPE')}</select></label>
-        <label class="field">mask <select name="mask">${opt('none')}${opt('causal')}${opt('padding')}${opt('causal+padding', 'causal + padding')}</select></label>
-        <label class="field">seed <input name="seed" type="number" min="0" max="99999" step="1" /></label>
-        <label class="field check"><input name="scale" type="checkbox" /> scale by 1/√d_k</label>
+        <label class="field random-only">d_model <select name="dModel">${[4, 6, 8, 12, 16, 32, 64].map((v) => opt(v)).join('')}</select></label>
+        <label class="field random-only">heads <select name="heads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
+        <label class="field random-only">K/V heads <select name="kvHeads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
+        <label class="field random-only">positions <select name="positional">${opt('none')}${opt('sinusoidal')}${opt('rope', 'RoPE')}</select></label>
+        <label class="field random-only">mask <select name="mask">${opt('none')}${opt('causal')}${opt('padding')}${opt('causal+padding', 'causal + padding')}</select></label>
+        <label class="field random-only">seed <input name="seed" type="number" min="0" max="99999" step="1" /></label>
+        <label class="field check random-only"><input name="scale" type="checkbox" /> scale by 1/√d_k</label>
         <p class="problems" role="alert"></p>
       </form>
       <nav class="steps" aria-label="Walkthrough steps">
@@ -71,6 +79,9 @@ export function mountWalkthrough(root: HTMLElement) {
       mask: f.get('mask') as WalkSettings['mask'],
       scale: (form.elements.namedItem('scale') as HTMLInputElement).checked,
       seed: Math.max(0, Math.floor(Number(f.get('seed')) || 0)),
+      model: f.get('model') === 'trained' ? 'trained' : 'random',
+      layer: Math.max(0, Number(f.get('layer')) || 0),
+      modelInput: String(f.get('modelInput') ?? ''),
     };
   };
   const writeForm = (s: WalkSettings) => {
@@ -83,6 +94,40 @@ export function mountWalkthrough(root: HTMLElement) {
     set('mask', s.mask);
     set('seed', String(s.seed));
     (form.elements.namedItem('scale') as HTMLInputElement).checked = s.scale;
+    set('model', s.model);
+    set('modelInput', s.modelInput);
+    showModelFields(s.model);
+  };
+  const showModelFields = (model: WalkSettings['model']) => {
+    root.querySelectorAll<HTMLElement>('.random-only').forEach((e) => (e.hidden = model === 'trained'));
+    root.querySelectorAll<HTMLElement>('.trained-only').forEach((e) => (e.hidden = model !== 'trained'));
+  };
+
+  // ---- the lab's model: "trained in the lab" is offered once the lab has one ----
+  const modelSelect = form.elements.namedItem('model') as HTMLSelectElement;
+  const layerSelect = form.elements.namedItem('layer') as HTMLSelectElement;
+  // While training runs the model exists but changes every step: it is offered, and traced again when training stops.
+  const hasModel = (l: LabState) => l.phase === 'ready' || l.phase === 'training' || l.phase === 'paused' || l.phase === 'done';
+  let labKey = '';
+  const followLab = (l: LabState) => {
+    const available = hasModel(l);
+    const key = `${available}|${l.phase === 'training' ? 'training' : `${l.phase}|${l.metrics.length}`}|${l.settings.layers}|${l.settings.task}`;
+    if (key === labKey) return;
+    labKey = key;
+    const trained = modelSelect.options[1];
+    trained.disabled = !available;
+    trained.textContent = available ? `trained in the lab (${l.settings.task})` : 'trained in the lab (train or load one first)';
+    const layer = Math.min(Number(layerSelect.value) || 0, l.settings.layers - 1);
+    layerSelect.innerHTML = Array.from({ length: l.settings.layers }, (_, i) => opt(i, `layer ${i}`)).join('');
+    layerSelect.value = String(layer);
+    el<HTMLElement>('.model-hint').textContent = `(${l.settings.task} task syntax; empty = the lab’s example)`;
+    if (!available && modelSelect.value === 'trained') {
+      modelSelect.value = 'random';
+      showModelFields('random');
+      void compute(readForm());
+    } else if (available && l.phase !== 'training' && modelSelect.value === 'trained' && walkStore.get().status !== 'loading-engine') {
+      void compute(readForm()); // the model changed (more training, a new checkpoint): show its new weights
+    }
   };
   writeForm(walkStore.get().settings);
   let debounce: number | undefined;
@@ -93,12 +138,13 @@ export function mountWalkthrough(root: HTMLElement) {
       if (ex) (form.elements.namedItem('sentence') as HTMLInputElement).value = ex.sentence;
       t.value = '';
     }
+    if (t.name === 'model') showModelFields(t.value === 'trained' ? 'trained' : 'random');
     if (t.name === 'heads') {
       // Keep K/V heads valid: default to plain multi-head attention.
       (form.elements.namedItem('kvHeads') as HTMLSelectElement).value = t.value;
     }
     clearTimeout(debounce);
-    debounce = window.setTimeout(() => void compute(readForm()), t.name === 'sentence' ? 250 : 0);
+    debounce = window.setTimeout(() => void compute(readForm()), t.name === 'sentence' || t.name === 'modelInput' ? 250 : 0);
   });
 
   // ---- navigation ----
@@ -166,7 +212,7 @@ export function mountWalkthrough(root: HTMLElement) {
         : '';
 
     const width = stageHost.clientWidth || 900;
-    const baseCtx = { settings: s.settings, input: s.input, trace: s.trace, derived: s.derived, head: s.head, beat: s.beat, hover: s.hover, cell: 30, setHover };
+    const baseCtx = { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, derived: s.derived, head: s.head, beat: s.beat, hover: s.hover, cell: 30, setHover };
     const ctx: StepContext = { ...baseCtx, cell: cellSize(width, step.columns(baseCtx)) };
     const key = `${s.step}|${s.version}|${s.head}|${ctx.cell}`;
     if (key !== renderedKey) {
@@ -188,6 +234,8 @@ export function mountWalkthrough(root: HTMLElement) {
 
   // The form is the source of the settings; the store only follows it.
   walkStore.subscribe((s) => render(s));
+  labStore.subscribe(followLab);
+  followLab(labStore.get());
   render(walkStore.get());
   return { start: () => compute(readForm()), pause };
 }

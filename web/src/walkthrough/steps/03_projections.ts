@@ -42,7 +42,7 @@ export const projectionsStep: Step = {
      <ul><li><b>query q</b> — what this token is looking for,</li><li><b>key k</b> — what this token can be found by,</li><li><b>value v</b> — what this token hands over when it is chosen.</li></ul>
      <p>Each number is a <b>row × column</b> product: multiply the ${C} numbers of a row of x by the ${C} numbers of a column of Wᵀ, pairwise, and add them up. Hover any cell of q, k or v to see the ${C} products.</p>
      <p>${H > 1 ? `There are ${H} heads; each uses its own ${D} columns (d_k = d_model / heads = ${C} / ${H} = ${D}). You see head ${c.head}.` : `With one head, d_k = d_model = ${C}.`}${Hkv < H ? ` With ${Hkv} key/value head${Hkv > 1 ? 's' : ''} (grouped-query attention), several query heads share the same k and v: fewer numbers to store when generating text.` : ''}</p>
-     <p>The weights here are random (seed ${c.settings.seed}): a trained model would have learned them.</p>`;
+     <p>${c.trace.model ? `These are the weights of layer ${c.trace.model.layer} of the model trained in the lab (the ${c.trace.model.task} task); x is that layer's input, the hidden state the layers below produced.` : `The weights here are random (seed ${c.settings.seed}): a trained model would have learned them.`}</p>`;
   },
   render(host, c) {
     const D = c.derived.D;
