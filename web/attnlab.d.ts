@@ -70,6 +70,10 @@ export interface ForwardOptions {
   keyPaddingMask?: Mask | null;
   /** (T, S), 1 = forbidden (query, key) pair, shared by the batch. */
   attnMask?: Mask | null;
+  /** Sliding window (Longformer): hide keys more than this many positions away (0 = none, default). */
+  window?: number;
+  /** With window: the first N positions see every key and are seen by every query (default 0). */
+  globalTokens?: number;
   /** true: 1/sqrt(D) (default); false: no scaling; a number: that factor. */
   scale?: boolean | number;
   /** 'rope' rotates q and k per head; 'sinusoidal' adds the Vaswani table to x first. Default 'none'. */
@@ -172,6 +176,10 @@ export interface ModelConfig {
   numClasses: number;
   bias: boolean;
   gradientCheckpointing: boolean;
+  /** Sliding-window attention: a token sees tokens at most this many positions away; 0 (default) = full. */
+  attentionWindow: number;
+  /** With attentionWindow: the first N positions attend and are attended globally (default 0). */
+  globalTokens: number;
 }
 
 export interface ModelOptions extends Partial<ModelConfig> {

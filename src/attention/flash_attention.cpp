@@ -77,6 +77,21 @@ std::size_t query_begin(const Dims& dm, bool causal, std::size_t j0) {
     return static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(first, 0, static_cast<std::ptrdiff_t>(dm.t)));
 }
 
+// True if the window (AttentionMask::window, global_tokens) hides every (query, key) pair of the
+// tile rows [i0, i0 + rows) x keys [j0, j0 + cols): the tile holds no global row or key and lies
+// wholly more than W positions before or after the rows' positions. Such a tile would add exactly
+// nothing (p = 0, ds = 0), so it is skipped whole: with a window the useful work is O(T·W).
+bool tile_outside_window(const AttentionMask& mask, const Dims& dm, std::size_t i0, std::size_t rows, std::size_t j0,
+                         std::size_t cols) {
+    if (mask.window == 0) return false;
+    const auto g = static_cast<std::ptrdiff_t>(mask.global_tokens), w = static_cast<std::ptrdiff_t>(mask.window);
+    const std::ptrdiff_t first_pos = static_cast<std::ptrdiff_t>(i0) + dm.shift;  // position of row i0
+    const std::ptrdiff_t last_pos = first_pos + static_cast<std::ptrdiff_t>(rows) - 1;
+    const auto first_key = static_cast<std::ptrdiff_t>(j0), last_key = first_key + static_cast<std::ptrdiff_t>(cols) - 1;
+    if (first_pos < g || first_key < g) return false;
+    return last_key < first_pos - w || first_key > last_pos + w;
+}
+
 // Sets masked entries of the score tile (rows, cols) with ld — queries i0.., keys j0.. of
 // batch row b — to -inf, as AttentionMask::apply does for the whole (T, S) matrix.
 void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
@@ -90,6 +105,11 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
             const std::ptrdiff_t first_hidden = static_cast<std::ptrdiff_t>(i0 + r) + dm.shift + 1;
             const std::ptrdiff_t from = std::max<std::ptrdiff_t>(first_hidden - static_cast<std::ptrdiff_t>(j0), 0);
             for (auto c = static_cast<std::size_t>(from); c < cols; ++c) row[c] = kNegInf;
+        }
+        if (mask.window > 0) {
+            for (std::size_t c = 0; c < cols; ++c) {
+                if (mask.outside_window(i0 + r, j0 + c, dm.t, dm.s)) row[c] = kNegInf;
+            }
         }
         if (pad) {
             for (std::size_t c = 0; c < cols; ++c) {
@@ -196,6 +216,7 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
+                if (tile_outside_window(mask, dm, i0, rows, j0, cols)) continue;
                 // s = q_i · k_jᵀ, masked
                 kernels::matmul_nt(qi, dm.d, kh + j0 * dm.d, dm.d, s_tile, BC, rows, cols, dm.d);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, s_tile, BC);
@@ -283,6 +304,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                 const std::size_t bh = b * dm.heads + hk * dm.group + g;
                 for (std::size_t i0 = first_row; i0 < dm.t; i0 += BR) {
                     const std::size_t rows = std::min(BR, dm.t - i0);
+                    if (tile_outside_window(mask, dm, i0, rows, j0, cols)) continue;
                     const float* qi = q.data() + (bh * dm.t + i0) * dm.d;           // (br, D)
                     const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;  // (br, Dv)
                     // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
@@ -318,6 +340,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
+                if (tile_outside_window(mask, dm, i0, rows, j0, cols)) continue;
                 kernels::matmul_nt(qi, dm.d, kh + j0 * dm.d, dm.d, p, BC, rows, cols, dm.d);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
                 kernels::matmul_nt(doi, dm.dv, vh + j0 * dm.dv, dm.dv, ds, BC, rows, cols, dm.dv);

@@ -19,11 +19,22 @@ void AttentionMask::validate(std::size_t batch, std::size_t t, std::size_t s, co
     }
 }
 
+bool AttentionMask::outside_window(std::size_t i, std::size_t j, std::size_t t, std::size_t s) const {
+    if (window == 0) return false;
+    const std::ptrdiff_t pos_i = static_cast<std::ptrdiff_t>(i) + static_cast<std::ptrdiff_t>(s) - static_cast<std::ptrdiff_t>(t);
+    const std::ptrdiff_t pos_j = static_cast<std::ptrdiff_t>(j);
+    const auto g = static_cast<std::ptrdiff_t>(global_tokens);
+    if (pos_i < g || pos_j < g) return false;
+    const std::ptrdiff_t distance = pos_i > pos_j ? pos_i - pos_j : pos_j - pos_i;
+    return distance > static_cast<std::ptrdiff_t>(window);
+}
+
 bool AttentionMask::is_masked(std::size_t b, std::size_t i, std::size_t j, std::size_t t, std::size_t s) const {
     if (causal && static_cast<std::ptrdiff_t>(j) > static_cast<std::ptrdiff_t>(i) + static_cast<std::ptrdiff_t>(s) -
                                                        static_cast<std::ptrdiff_t>(t)) {
         return true;
     }
+    if (outside_window(i, j, t, s)) return true;
     if (key_padding.size() > 0 && key_padding(b, j)) return true;
     if (explicit_mask.size() > 0 && explicit_mask(i, j)) return true;
     return false;
@@ -40,6 +51,11 @@ void AttentionMask::apply(float* scores, std::size_t b, std::size_t t, std::size
             const std::ptrdiff_t first_hidden = static_cast<std::ptrdiff_t>(i) + shift + 1;
             for (std::ptrdiff_t j = first_hidden < 0 ? 0 : first_hidden; j < static_cast<std::ptrdiff_t>(s); ++j) {
                 row[j] = kMasked;
+            }
+        }
+        if (window > 0) {
+            for (std::size_t j = 0; j < s; ++j) {
+                if (outside_window(i, j, t, s)) row[j] = kMasked;
             }
         }
         if (pad) {

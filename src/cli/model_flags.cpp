@@ -28,6 +28,8 @@ void add_model_flags(Args& args) {
     args.add("max-len", "0", "positions of a learned table (0 = the task's length)");
     args.add_switch("tie", "decoder: tie the LM head to the token embedding");
     args.add_switch("checkpointing", "recompute block activations in backward (less memory)");
+    args.add("window", "0", "sliding-window attention: see keys at most N positions away (0 = full)");
+    args.add("global-tokens", "0", "with --window: the first N positions attend and are attended globally");
     args.add_switch("no-causal", "decoder without the causal mask (the article's §6.1 failure: it sees the answer)");
 }
 
@@ -82,6 +84,8 @@ ModelConfig model_config(const Args& args, const Task& task) {
     c.tie_weights = args.get_switch("tie");
     c.gradient_checkpointing = args.get_switch("checkpointing");
     c.causal = !args.get_switch("no-causal");
+    c.attention_window = args.get_size("window");
+    c.global_tokens = args.get_size("global-tokens");
     const std::size_t positions = task.seq_len() + (classification && c.pooling == Pooling::cls ? 1 : 0);
     c.max_len = args.get_size("max-len") == 0 ? positions : args.get_size("max-len");
     c.validate();

@@ -38,7 +38,8 @@ const std::vector<std::string>& metadata_keys() {
     static const std::vector<std::string> keys = {
         "kind",    "vocab_size", "max_len",   "d_model", "num_heads",       "num_kv_heads",    "num_layers",
         "ff_dim",  "activation", "positional", "norm",   "scale_attention", "attention_scale", "dropout",
-        "tie_weights", "pooling", "num_classes", "bias", "gradient_checkpointing", "causal"};
+        "tie_weights", "pooling", "num_classes", "bias", "gradient_checkpointing", "causal",
+        "attention_window", "global_tokens"};
     return keys;
 }
 
@@ -146,6 +147,8 @@ std::map<std::string, std::string> ModelConfig::to_metadata() const {
         {"bias", format_bool(bias)},
         {"gradient_checkpointing", format_bool(gradient_checkpointing)},
         {"causal", format_bool(causal)},
+        {"attention_window", std::to_string(attention_window)},
+        {"global_tokens", std::to_string(global_tokens)},
     };
 }
 
@@ -157,8 +160,10 @@ ModelConfig ModelConfig::from_metadata(const std::map<std::string, std::string>&
         if (std::find(keys.begin(), keys.end(), key) == keys.end()) unknown += (unknown.empty() ? "" : ", ") + key;
     }
     for (const auto& key : keys) {
-        // "causal" came later; checkpoints written before it are causal decoders.
-        if (metadata.count(key) == 0 && key != "causal") missing += (missing.empty() ? "" : ", ") + key;
+        // These keys came later; checkpoints written before them are causal decoders with full
+        // attention.
+        const bool optional = key == "causal" || key == "attention_window" || key == "global_tokens";
+        if (metadata.count(key) == 0 && !optional) missing += (missing.empty() ? "" : ", ") + key;
     }
     if (!unknown.empty()) fail<ConfigError>(where, ": unknown keys: ", unknown);
     if (!missing.empty()) fail<ConfigError>(where, ": missing keys: ", missing);
@@ -185,6 +190,8 @@ ModelConfig ModelConfig::from_metadata(const std::map<std::string, std::string>&
     c.bias = parse_bool("bias", get("bias"));
     c.gradient_checkpointing = parse_bool("gradient_checkpointing", get("gradient_checkpointing"));
     if (metadata.count("causal")) c.causal = parse_bool("causal", get("causal"));
+    if (metadata.count("attention_window")) c.attention_window = parse_size("attention_window", get("attention_window"));
+    if (metadata.count("global_tokens")) c.global_tokens = parse_size("global_tokens", get("global_tokens"));
     c.validate();
     return c;
 }

@@ -8,6 +8,8 @@ AttentionOptions attention_options(const ModelConfig& config) {
     AttentionOptions options;
     options.rope = config.positional == PositionalKind::rope;
     options.scale = config.scale_options();
+    options.mask.window = config.attention_window;
+    options.mask.global_tokens = config.global_tokens;
     return options;
 }
 

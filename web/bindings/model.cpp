@@ -13,7 +13,8 @@
 //   numLayers, ffDim (default 4 * dModel), activation 'gelu' | 'relu',
 //   positional 'none' | 'sinusoidal' | 'learned' | 'rope', norm 'pre' | 'post', scale (1/sqrt(D) on/off),
 //   attentionScale (number | null), dropout, tieWeights, pooling 'mean' | 'cls', numClasses (encoder),
-//   bias, gradientCheckpointing, seed (of the initialisation).
+//   bias, gradientCheckpointing, attentionWindow (0 = full attention), globalTokens,
+//   seed (of the initialisation).
 // Tokens are an Int32Array / number[] (one sequence) or {shape: [T] | [B, T], data: Int32Array};
 // results keep the rank of the input (a [T] input gives unbatched results).
 #include "model.hpp"
@@ -40,7 +41,8 @@ namespace {
 constexpr const char* kModelOptions[] = {"kind", "vocabSize", "maxLen", "dModel", "numHeads", "numKvHeads",
                                          "numLayers", "ffDim", "activation", "positional", "norm", "scale",
                                          "attentionScale", "dropout", "tieWeights", "pooling", "numClasses",
-                                         "bias", "gradientCheckpointing", "seed"};
+                                         "bias", "gradientCheckpointing", "attentionWindow",
+                                         "globalTokens", "seed"};
 
 ModelConfig config_from_js(const JsOptions& opt) {
     const char* where = opt.where();
@@ -65,6 +67,8 @@ ModelConfig config_from_js(const JsOptions& opt) {
     c.num_classes = opt.size("numClasses", c.num_classes);
     c.bias = opt.boolean("bias", c.bias);
     c.gradient_checkpointing = opt.boolean("gradientCheckpointing", c.gradient_checkpointing);
+    c.attention_window = opt.size("attentionWindow", c.attention_window);
+    c.global_tokens = opt.size("globalTokens", c.global_tokens);
     c.validate();
     return c;
 }
@@ -114,6 +118,8 @@ val config_to_js(const ModelConfig& c) {
     out.set("numClasses", c.num_classes);
     out.set("bias", c.bias);
     out.set("gradientCheckpointing", c.gradient_checkpointing);
+    out.set("attentionWindow", c.attention_window);
+    out.set("globalTokens", c.global_tokens);
     return out;
 }
 

@@ -11,6 +11,8 @@
 //   causal          boolean                      hide future keys (bottom-right aligned)
 //   keyPaddingMask  {shape:[B, S], data} | null  1 = padded key ([S] also accepted for unbatched x)
 //   attnMask        {shape:[T, S], data} | null  1 = forbidden (query, key) pair, shared by the batch
+//   window          integer                      sliding window: hide keys more than this many positions away (0 = none)
+//   globalTokens    integer                      with window: the first positions see and are seen by all
 //   scale           true | false | number        1/sqrt(D) (default), none, or this factor
 //   positional      'none' | 'rope' | 'sinusoidal'   RoPE on q and k, or the sinusoidal table added to x
 //   ropeBase        number                       RoPE base (default 10000)
@@ -50,7 +52,8 @@ struct ForwardCall {
 
 ForwardCall parse_forward(const val& x, const val& options, bool for_trace, const char* where) {
     std::vector<const char*> allowed = {"causal", "keyPaddingMask", "attnMask", "scale", "positional",
-                                        "ropeBase", "positionOffset", "memory", "checkFinite"};
+                                        "ropeBase", "positionOffset", "memory", "checkFinite", "window",
+                                        "globalTokens"};
     if (for_trace) allowed.push_back("stages");
     const JsOptions opt(options, allowed, where);
 
@@ -60,6 +63,8 @@ ForwardCall parse_forward(const val& x, const val& options, bool for_trace, cons
     o.mask.causal = opt.boolean("causal", false);
     if (!opt.is_null("keyPaddingMask")) o.mask.key_padding = mask_from_js(opt.get("keyPaddingMask"), where, "keyPaddingMask", !call.batched);
     if (!opt.is_null("attnMask")) o.mask.explicit_mask = mask_from_js(opt.get("attnMask"), where, "attnMask", false);
+    o.mask.window = opt.size("window", 0);
+    o.mask.global_tokens = opt.size("globalTokens", 0);
 
     const val scale = opt.get("scale");
     if (scale.isFalse()) {

@@ -9,8 +9,9 @@
 // (running row max m and sum l) rescales the partial output as each key tile arrives:
 //   s = q_i·k_jᵀ·scale (masked -> -inf),  m' = max(m, rowmax s),  p = exp(s - m'),
 //   l = exp(m - m')·l + rowsum p,          o = exp(m - m')·o + p·v_j,     finally o /= l.
-// Causal tiles above the diagonal are skipped. A row with no visible key gets zeros (never NaN)
-// and logsumexp -inf. The backward recomputes each tile from q, k, v and the per-row
+// Causal tiles above the diagonal are skipped, and so are tiles wholly outside a sliding window
+// (AttentionMask::window; no global row or key in the tile). A row with no visible key gets
+// zeros (never NaN) and logsumexp -inf. The backward recomputes each tile from q, k, v and the per-row
 // logsumexp = m + log(l) (B, H, T) that the forward returns, with delta = rowsum(dO ⊙ O), so it
 // too never holds the (T, S) matrix.
 // Not for: observing stages (no scores or weights exist to record: scaled_dot_product_attention

@@ -17,6 +17,18 @@
 // S == T that is the usual lower triangle; with a KV cache (T new queries after S - T cached
 // keys) each new query sees everything before it.
 //
+// Sliding window with global tokens (Longformer: Beltagy et al. 2020; article §5.3): with
+// window = W > 0, query i may see key j only if |pos_i - pos_j| <= W, positions bottom-right
+// aligned as above (pos_i = i + S - T, pos_j = j). Each row then has at most 2W + 1 visible keys
+// (W + 1 with causal: a causal local window), so the useful work is O(T·W) instead of O(T·S);
+// stacking L layers widens the receptive field to L·W. The first G = global_tokens positions are
+// global: keys at positions < G are visible to every query and queries at positions < G see every
+// key, which carries information across the whole sequence in two hops. Globals are exempt from
+// the window only: causal, padding and the explicit mask still hide by the OR rule (a causal
+// global query sees only keys before it). Globals are positions, not rows, so a
+// KV-cached decoder and an uncached one mask the same pairs. global_tokens without a window is
+// allowed and changes nothing (everything is visible already).
+//
 //   attnlab::AttentionMask mask;
 //   mask.causal = true;
 //   mask.key_padding = attnlab::padding_mask_from_lengths({5, 3}, 5);   // (B=2, S=5)
@@ -33,9 +45,13 @@ struct AttentionMask {
     bool causal = false;
     Mask2 key_padding;    // (B, S), 1 = padding; empty (size 0) = none
     Mask2 explicit_mask;  // (T, S), 1 = masked, shared by the batch; empty = none
+    std::size_t window = 0;         // W: 0 = no window; else hide keys with |pos_i - pos_j| > W
+    std::size_t global_tokens = 0;  // G: positions < G are exempt from the window (see above)
 
     // True if any component is set.
-    bool any() const { return causal || key_padding.size() > 0 || explicit_mask.size() > 0; }
+    bool any() const { return causal || window > 0 || key_padding.size() > 0 || explicit_mask.size() > 0; }
+    // True if the window component alone hides key j from query i (T queries, S keys).
+    bool outside_window(std::size_t i, std::size_t j, std::size_t t, std::size_t s) const;
     // Throws ShapeError naming `where` and both shapes if a component does not fit (B, T, S).
     void validate(std::size_t batch, std::size_t t, std::size_t s, const char* where) const;
     // True if query i of batch b may not see key j.

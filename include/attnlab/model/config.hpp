@@ -64,6 +64,10 @@ struct ModelConfig {
     bool gradient_checkpointing = false;     // blocks keep only their input and recompute in backward
     bool causal = true;                      // decoder: hide future tokens; false only for the §6.1 experiment
                                              // (the model then sees its answer and cannot generate)
+    std::size_t attention_window = 0;        // W: sliding-window attention (Longformer, article §5.3): a token
+                                             // sees tokens at most W positions away; 0 = full attention
+    std::size_t global_tokens = 0;           // G: the first G positions see and are seen by every token
+                                             // (only meaningful with attention_window > 0)
 
     std::size_t kv_heads() const { return num_kv_heads == 0 ? num_heads : num_kv_heads; }
     std::size_t head_dim() const { return num_heads == 0 ? 0 : d_model / num_heads; }
@@ -81,7 +85,8 @@ struct ModelConfig {
     // with 9 significant digits (round-trips float32 exactly), attention_scale "none" when unset.
     std::map<std::string, std::string> to_metadata() const;
     // Inverse of to_metadata, then validate(). Throws ConfigError naming unknown keys, missing
-    // keys, and any value that does not parse.
+    // keys, and any value that does not parse. Keys added later are optional and default for
+    // older checkpoints: causal (true), attention_window (0), global_tokens (0).
     static ModelConfig from_metadata(const std::map<std::string, std::string>& metadata);
 
     bool operator==(const ModelConfig& other) const { return to_metadata() == other.to_metadata(); }
