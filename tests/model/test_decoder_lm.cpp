@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "support/gradcheck.hpp"
+#include "support/model_gradcheck.hpp"
 #include "support/random_tensor.hpp"
 
 namespace attnlab {
@@ -23,38 +24,8 @@ ModelConfig decoder_config() {
     return c;
 }
 
-void perturb(std::vector<ParameterView> params, std::uint64_t seed) {
-    for (auto& p : params) {
-        Rng r(seed + p.size());
-        for (std::size_t i = 0; i < p.size(); ++i) p.data[i] += 0.1f * r.normal();
-    }
-}
-
-// At least one coordinate of every parameter tensor, the rest of the ~50 anywhere.
-::testing::AssertionResult check_model_gradient(const std::string& what, const std::function<double()>& loss,
-                                                std::vector<ParameterView> params, std::vector<ParameterView> grads,
-                                                const testutil::GradCheckOptions& tol, std::size_t budget = 50) {
-    if (params.size() != grads.size()) return ::testing::AssertionFailure() << "parameter/gradient lists differ";
-    Rng rng(12345);
-    std::vector<std::pair<std::size_t, std::size_t>> picks;
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < params.size(); ++i) {
-        total += params[i].size();
-        picks.emplace_back(i, rng.below(static_cast<std::uint32_t>(params[i].size())));
-    }
-    while (picks.size() < budget) {
-        std::size_t flat = rng.below(static_cast<std::uint32_t>(total));
-        std::size_t i = 0;
-        while (flat >= params[i].size()) flat -= params[i++].size();
-        picks.emplace_back(i, flat);
-    }
-    for (const auto& [i, j] : picks) {
-        auto r = testutil::check_gradient(what + " d" + params[i].name + "[" + std::to_string(j) + "]", loss,
-                                          params[i].data + j, grads[i].data + j, 1, tol);
-        if (!r) return r;
-    }
-    return ::testing::AssertionSuccess();
-}
+using testutil::check_model_gradient;
+using testutil::perturb;
 
 struct DecoderCase {
     const char* name;
