@@ -20,6 +20,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "attnlab/kernels/flash_tiles.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"
 
@@ -27,6 +28,8 @@ namespace attnlab {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2 = 0.693147180559945309f;
 constexpr std::size_t BR = kFlashQueryTile;
 constexpr std::size_t BC = kFlashKeyTile;
 
@@ -164,6 +167,7 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
     const float factor = scale.effective(dm.d);
+    const float factor2 = factor * kLog2e;  // scores in log2 units for the base-2 online softmax
     require_allocatable({dm.batch, dm.heads, dm.t, dm.dv}, where, "the context");
     Tensor4 context = xt::zeros<float>({dm.batch, dm.heads, dm.t, dm.dv});  // (B, H, T, Dv), also the accumulator
     if (logsumexp) *logsumexp = Tensor3::from_shape({dm.batch, dm.heads, dm.t});
@@ -171,11 +175,31 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
     const bool single_tile = dm.s <= BC;
     ScratchMeter meter;
 
+    // Keys and values of every (batch, kv head), packed once for the tile kernels
+    // (kernels/flash_tiles.hpp): linear in S, shared by all query tiles and query heads.
+    const std::size_t strip = kernels::flash_strip();
+    const std::size_t kp_size = single_tile ? 0 : kernels::flash_packed_keys_size(dm.s, dm.d);
+    const std::size_t dp = kernels::flash_padded_value_dim(dm.dv);
+    const std::size_t vp_size = single_tile ? 0 : dm.s * dp;
+    const std::size_t heads_kv = dm.batch * dm.kv_heads;
+    require_allocatable({heads_kv, kp_size + vp_size}, where, "the packed keys and values");
+    std::vector<float> packed(heads_kv * (kp_size + vp_size));
+    if (!single_tile) {
+        parallel_for(0, heads_kv, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t bk = begin; bk < end; ++bk) {
+                float* kp = packed.data() + bk * (kp_size + vp_size);
+                kernels::flash_pack_keys(k.data() + bk * dm.s * dm.d, dm.s, dm.d, kp);
+                kernels::flash_pack_values(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
+            }
+        });
+    }
+
     // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
-        TileScratch scratch(meter, BR * BC + 3 * BR);
+        TileScratch scratch(meter, BR * BC + BR * dp + 3 * BR);
         float* s_tile = scratch.data();     // (br, bc) scores, then probabilities
-        float* row_max = s_tile + BR * BC;  // (br) m: running max of the scaled scores
+        float* o_acc = s_tile + BR * BC;    // (br, Dp) unnormalised output of the packed values
+        float* row_max = o_acc + BR * dp;   // (br) m: running max of the scaled scores
         float* row_sum = row_max + BR;      // (br) l: running sum of exp(scaled - m)
         float* rescale = row_sum + BR;      // (br) exp(m_old - m_new) of the last tile
         // logsumexp = m + log(l), -inf for rows that saw no key.
@@ -213,36 +237,42 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
                 write_logsumexp(bh, i0, rows);
                 continue;
             }
+            const float* kp = packed.data() + (b * dm.kv_heads + hk) * (kp_size + vp_size);  // packed (S, D)
+            const float* vp = kp + kp_size;                                                  // packed (S, Dp)
+            std::fill(o_acc, o_acc + rows * dp, 0.0f);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
                 if (tile_outside_window(mask, dm, i0, rows, j0, cols)) continue;
-                // s = q_i · k_jᵀ, masked
-                kernels::matmul_nt(qi, dm.d, kh + j0 * dm.d, dm.d, s_tile, BC, rows, cols, dm.d);
+                // s = q_i · k_jᵀ (j0 is a multiple of BC, so of the strip), masked
+                kernels::flash_scores(qi, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), factor2, s_tile, BC);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, s_tile, BC);
-                // p = exp(s·scale - m'), l and m updated, o rescaled by exp(m - m')
-                kernels::online_softmax_tile(s_tile, rows, cols, BC, factor, row_max, row_sum, rescale);
+                // p = 2^(t - m'), l and m updated (base 2), o rescaled by 2^(m - m')
+                kernels::flash_softmax_tile(s_tile, rows, cols, BC, row_max, row_sum, rescale);
                 for (std::size_t r = 0; r < rows; ++r) {
                     if (rescale[r] == 1.0f) continue;
-                    float* o = oi + r * dm.dv;
+                    float* o = o_acc + r * dp;
                     for (std::size_t c = 0; c < dm.dv; ++c) o[c] *= rescale[r];
                 }
                 // o += p · v_j
-                kernels::matmul_nn(s_tile, BC, vh + j0 * dm.dv, dm.dv, oi, dm.dv, rows, dm.dv, cols, Accumulate::yes);
+                kernels::flash_accumulate_pv(s_tile, BC, rows, cols, vp + j0 * dp, dp, o_acc);
             }
             // o /= l. Rows that saw no key keep o = 0.
             for (std::size_t r = 0; r < rows; ++r) {
-                if (row_sum[r] == 0.0f) continue;
-                const float inv = 1.0f / row_sum[r];
-                float* o = oi + r * dm.dv;
-                for (std::size_t c = 0; c < dm.dv; ++c) o[c] *= inv;
+                const float inv = row_sum[r] == 0.0f ? 0.0f : 1.0f / row_sum[r];
+                const float* o = o_acc + r * dp;
+                float* out = oi + r * dm.dv;
+                for (std::size_t c = 0; c < dm.dv; ++c) out[c] = o[c] * inv;
             }
+            // logsumexp in natural units: ln 2 · m₂ + ln l.
+            for (std::size_t r = 0; r < rows; ++r) row_max[r] *= kLn2;
             write_logsumexp(bh, i0, rows);
         }
     });
     if (stats) {
         stats->peak_scratch_bytes = meter.peak();
         stats->row_stat_bytes = logsumexp ? logsumexp->size() * sizeof(float) : 0;
+        stats->packed_bytes = packed.size() * sizeof(float);
     }
     return context;
 }

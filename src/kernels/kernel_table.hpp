@@ -41,6 +41,16 @@ struct KernelTable {
     void (*flash_backward_tile)(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
                                 const float* lse, const float* delta);
 
+    // --- flash attention forward tiles (flash_arch.hpp); strips of nr keys / value columns ---
+    void (*flash_pack_keys)(const float* k, std::size_t keys, std::size_t d, float* kp);
+    void (*flash_pack_values)(const float* v, std::size_t keys, std::size_t dv, std::size_t dp, float* vp);
+    void (*flash_scores)(const float* q, std::size_t rows, std::size_t d, const float* kp, std::size_t strips,
+                         float scale, float* s, std::size_t ld);
+    void (*flash_softmax_tile)(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float* row_max,
+                               float* row_sum, float* rescale);
+    void (*flash_accumulate_pv)(const float* p, std::size_t ld, std::size_t rows, std::size_t cols, const float* vp,
+                                std::size_t dp, float* o);
+
     // --- elementwise (elementwise_arch.hpp), each over [0, n) or rows [0, rows) ---
     void (*relu_forward)(const float* x, float* y, std::size_t n);
     void (*relu_backward)(const float* x, const float* dy, float* dx, std::size_t n, bool add);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "elementwise_arch.hpp"
+#include "flash_arch.hpp"
 #include "kernel_table.hpp"
 #include "matmul_arch.hpp"
 #include "softmax_arch.hpp"
@@ -14,6 +15,7 @@ namespace arch {
 
 template <class Arch>
 constexpr KernelTable make_table(const char* isa) {
+    static_assert(FlashShape<Arch>::NR == MatmulShape<Arch>::NR, "KernelTable::nr serves both");
     return KernelTable{
         isa,
         simd::Batch<Arch>::size,
@@ -24,6 +26,11 @@ constexpr KernelTable make_table(const char* isa) {
         &softmax_rows_backward<Arch>,
         &online_softmax_tile<Arch>,
         &flash_backward_tile<Arch>,
+        &flash_pack_keys<Arch>,
+        &flash_pack_values<Arch>,
+        &flash_scores<Arch>,
+        &flash_softmax_tile<Arch>,
+        &flash_accumulate_pv<Arch>,
         &relu_forward<Arch>,
         &relu_backward<Arch>,
         &gelu_forward<Arch>,

@@ -18,6 +18,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 #if !defined(ATTNLAB_NO_SIMD)
 #include <xsimd/xsimd.hpp>
@@ -157,6 +158,36 @@ inline WasmBatch exp(const WasmBatch& xb) {
     y = wasm_v128_bitselect(wasm_f32x4_splat(0.0f), y, wasm_f32x4_lt(x, wasm_f32x4_splat(-87.3365447504f)));
     y = wasm_v128_bitselect(wasm_f32x4_splat(__builtin_inff()), y, wasm_f32x4_gt(x, wasm_f32x4_splat(88.7228391117f)));
     return from_v128(y);
+}
+#endif
+
+// 2^t for t <= 0 (and -inf), for the probabilities of an online softmax: t is clamped to -127,
+// split as t = n + f with n = nearest integer (the 1.5·2^23 "magic number" addition, so no float
+// to int conversion, which Emscripten emulates badly), 2^f for |f| <= 1/2 by its degree-6 Taylor
+// polynomial in f·ln 2 (relative error < 2e-7), and 2^n built in the exponent bits from the low
+// bits of t + magic. n = -127 gives exactly 0: exp2(-inf) = 0, and results below 2^-126 flush
+// to 0 (they are weights a float sum cannot see next to the row maximum's 1).
+static inline ScalarBatch exp2_nonpositive(ScalarBatch t) { return t.v < -127.0f ? 0.0f : std::exp2(t.v); }
+#if !defined(ATTNLAB_NO_SIMD)
+template <class A>
+inline xsimd::batch<float, A> exp2_nonpositive(const xsimd::batch<float, A>& t_in) {
+    using B = xsimd::batch<float, A>;
+    using I = xsimd::batch<std::int32_t, A>;
+    const B magic(12582912.0f);  // 1.5·2^23: t + magic rounds t to an integer in the low mantissa bits
+    const B t = max(t_in, B(-127.0f));
+    const B k = t + magic;
+    const B f = t - (k - magic);  // in [-1/2, 1/2]
+    // 2^f = e^(f·ln2): Taylor coefficients ln2^i / i!
+    B p(1.5403530393381606e-4f);
+    p = fma(p, f, B(1.3333558146428443e-3f));
+    p = fma(p, f, B(9.6181291076284772e-3f));
+    p = fma(p, f, B(5.5504108664821580e-2f));
+    p = fma(p, f, B(2.4022650695910071e-1f));
+    p = fma(p, f, B(6.9314718055994531e-1f));
+    p = fma(p, f, B(1.0f));
+    const I n = xsimd::bitwise_cast<I>(k);  // = bits(magic) + n; the shift drops bits(magic)
+    const B pow2n = xsimd::bitwise_cast<B>((n + I(127)) << 23);
+    return p * pow2n;
 }
 #endif
 

@@ -2,6 +2,7 @@
 // shapes, masks and scale options, forward and backward; finite differences; thread-count
 // independence; O(T) memory; and the gate that routes scaled_dot_product_attention.
 #include "attnlab/attention/flash_attention.hpp"
+#include "attnlab/kernels/flash_tiles.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -252,8 +253,17 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
     set_num_threads(previous);
     EXPECT_EQ(small.peak_scratch_bytes, large.peak_scratch_bytes);
     EXPECT_EQ(large.row_stat_bytes, 4 * 1000 * sizeof(float));  // logsumexp (B, H, T)
-    // One score tile (plus row statistics), far from the 4 x 1000 x 1000 floats of the scores.
-    EXPECT_LE(large.peak_scratch_bytes, (kFlashQueryTile * kFlashKeyTile + 3 * kFlashQueryTile) * sizeof(float));
+    // One score tile, one output accumulator tile (Dv = 32 padded to the key strip) and row
+    // statistics, far from the 4 x 1000 x 1000 floats of the scores.
+    const std::size_t dp = kernels::flash_padded_value_dim(32);
+    EXPECT_LE(large.peak_scratch_bytes,
+              (kFlashQueryTile * kFlashKeyTile + kFlashQueryTile * dp + 3 * kFlashQueryTile) * sizeof(float));
+    // K and V packed once for the tile kernels: linear in S (the size of K and V, the keys
+    // rounded up to a whole strip); one key tile needs no packing.
+    EXPECT_EQ(small.packed_bytes, 0u);
+    EXPECT_EQ(large.packed_bytes,
+              4 * (kernels::flash_packed_keys_size(1000, 32) + 1000 * dp) * sizeof(float));
+    EXPECT_LE(large.packed_bytes, 4 * 2 * 1008 * 32 * sizeof(float));
     EXPECT_LE(backward.peak_scratch_bytes, 2 * kFlashQueryTile * kFlashKeyTile * sizeof(float));
 }
 

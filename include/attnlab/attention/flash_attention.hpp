@@ -40,6 +40,9 @@ inline constexpr std::size_t kFlashKeyTile = 128;
 struct FlashAttentionStats {
     std::size_t peak_scratch_bytes = 0;  // tile buffers alive at once, over all threads
     std::size_t row_stat_bytes = 0;      // per-row vectors: logsumexp (forward), delta (backward)
+    // Forward with more than one key tile: K and V packed once per (batch, kv head) for the tile
+    // kernels (kernels/flash_tiles.hpp), about the size of K and V themselves: linear in S.
+    std::size_t packed_bytes = 0;
 };
 
 // q: (B, H, T, D), k: (B, Hkv, S, D), v: (B, Hkv, S, Dv) -> context (B, H, T, Dv).

@@ -1,0 +1,48 @@
+// attnlab/kernels/flash_tiles.hpp: the two products of FlashAttention's forward tile loop, on
+// keys and values packed once per head (SIMD, chosen at run time like every kernel).
+//
+// What it is for: attention/flash_attention.cpp's forward. Per head it packs K into strips of
+// flash_strip() keys and V into rows padded to a multiple of flash_strip() columns; per (query
+// tile, key tile) it computes the raw scores with flash_scores, runs the online softmax step
+// (kernels/softmax.hpp) and adds p·V with flash_accumulate_pv. Not for general matrices: use
+// kernels/matmul.hpp.
+//
+//   std::vector<float> kp(kernels::flash_packed_keys_size(S, D));
+//   kernels::flash_pack_keys(k, S, D, kp.data());               // k: (S, D)
+//   kernels::flash_scores(q, rows, D, kp.data(), strips, c, s, ld);  // s: (rows, strips·strip)
+#pragma once
+
+#include <cstddef>
+
+namespace attnlab {
+namespace kernels {
+
+// Keys per packed key strip, and the multiple packed value rows are padded to (2 vectors).
+std::size_t flash_strip();
+// Floats of packed keys for (keys, d): ceil(keys / strip) strips of (d, strip).
+std::size_t flash_packed_keys_size(std::size_t keys, std::size_t d);
+// dv rounded up to a multiple of flash_strip(): the row length of packed values.
+std::size_t flash_padded_value_dim(std::size_t dv);
+
+// k: (keys, d) -> kp: (ceil(keys / strip), d, strip), zero past the last key.
+void flash_pack_keys(const float* k, std::size_t keys, std::size_t d, float* kp);
+// v: (keys, dv) -> vp: (keys, dp), dp = flash_padded_value_dim(dv), zero past column dv.
+void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, float* vp);
+
+// q: (rows, d) with ld d; kp: `strips` packed key strips -> s: (rows, strips·strip) with ld
+// (ld >= strips·strip) = scale · q · keysᵀ (keys past the end score 0: ignore them). The
+// forward passes scale = log2(e) · the attention scale, for flash_softmax_tile.
+void flash_scores(const float* q, std::size_t rows, std::size_t d, const float* kp, std::size_t strips, float scale,
+                  float* s, std::size_t ld);
+// One key tile of the online softmax in base 2: s (rows, cols) with ld holds t = log2(e)·scale·
+// q·kᵀ (masked entries -inf). Per row r: m' = max(row_max[r], max t), p = 2^(t - m') written
+// over s, row_sum[r] = 2^(row_max[r] - m')·row_sum[r] + Σ p, rescale[r] = 2^(row_max[r] - m'),
+// row_max[r] = m' (log2 units). Rows with only masked keys so far: p = 0, rescale 1, max -inf.
+void flash_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float* row_max, float* row_sum,
+                        float* rescale);
+// p: (rows, cols) with ld; vp: (cols, dp) packed values; o: (rows, dp) with ld dp, o += p · vp.
+void flash_accumulate_pv(const float* p, std::size_t ld, std::size_t rows, std::size_t cols, const float* vp,
+                         std::size_t dp, float* o);
+
+}  // namespace kernels
+}  // namespace attnlab
