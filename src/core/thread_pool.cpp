@@ -1,14 +1,26 @@
-// Persistent thread pool: num_threads - 1 workers sleep on a condition variable between jobs;
-// the calling thread takes chunks too, so a pool of 1 thread has no workers at all.
+// Persistent thread pool: num_threads - 1 workers wait between jobs; the calling thread takes
+// chunks too, so a pool of 1 thread has no workers at all.
 //
 // One job is in flight per pool at a time (call_mutex_). A job is the range [begin_, end_) cut
-// into num_chunks_ nearly equal chunks; participants take the next chunk index under mutex_
-// until none is left. The caller then waits until every worker has reported back (active_ == 0),
-// so the body and the chunk state stay valid for as long as anybody may read them.
+// into num_chunks_ nearly equal chunks; participants take the next chunk index with a
+// compare-exchange on ticket_ (see the header) and count finished chunks in done_chunks_. The
+// caller returns once every chunk has finished, so the body and the job fields stay valid for as
+// long as anybody may run a chunk. A worker that wakes late finds the chunks taken and goes back
+// to waiting: nobody waits for a worker that has no chunk.
+//
+// Waiting: a training step issues hundreds of jobs of 10-100 µs each, and waking a thread from a
+// condition variable costs about as much as a job, so workers first spin on ticket_ for
+// kSpinTime before they sleep, and so does the caller waiting for the last chunk. Spinning only
+// happens between jobs that follow each other closely; an idle pool sleeps.
 #include "attnlab/core/thread_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "attnlab/core/error.hpp"
 
@@ -32,17 +44,43 @@ private:
 };
 
 // Chunks per thread: more than one so a thread slowed down by another process does not hold
-// the whole job back, few enough that taking a chunk (one mutex lock) stays negligible.
+// the whole job back, few enough that taking a chunk (one compare-exchange) stays negligible.
 constexpr std::size_t kChunksPerThread = 4;
+
+// How long a worker polls for the next job (and the caller for the last chunk) before sleeping.
+constexpr std::chrono::microseconds kSpinTime{200};
+
+std::uint32_t generation_of(std::uint64_t ticket) { return static_cast<std::uint32_t>(ticket >> 32); }
+std::uint32_t chunk_of(std::uint64_t ticket) { return static_cast<std::uint32_t>(ticket); }
+// Chunk index of a ticket whose job is being set up (chunk counts stay far below it).
+constexpr std::uint32_t kClosed = 0xFFFFFFFFu;
+
+// A hint to the core that this is a polling loop (lets a sibling hyper-thread run).
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_pause();
+#endif
+}
+
+// Polls done() for up to kSpinTime; true if it became true.
+template <class Done>
+bool spin_until(Done done) {
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+        for (int i = 0; i < 64; ++i) {
+            if (done()) return true;
+            cpu_relax();
+        }
+        if (std::chrono::steady_clock::now() - start > kSpinTime) return done();
+    }
+}
 }  // namespace
 
 ThreadPool::ThreadPool(std::size_t num_threads) {
     if (num_threads == 0) fail<ConfigError>("ThreadPool: the thread count must be >= 1, got 0");
     workers_.reserve(num_threads - 1);
     try {
-        for (std::size_t i = 0; i + 1 < num_threads; ++i) {
-            workers_.emplace_back([this, i] { worker_loop(i); });
-        }
+        for (std::size_t i = 0; i + 1 < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
     } catch (...) {
         // Thread creation can fail (e.g. a WASM pthread pool smaller than asked): stop the
         // workers already started, since the destructor does not run for a failed constructor.
@@ -56,7 +94,7 @@ ThreadPool::~ThreadPool() { shut_down(); }
 void ThreadPool::shut_down() {
     {
         std::lock_guard<std::mutex> lock(mutex_);
-        stop_ = true;
+        stop_.store(true);
     }
     wake_.notify_all();
     for (std::thread& worker : workers_) worker.join();
@@ -73,69 +111,90 @@ void ThreadPool::parallel_for(std::size_t begin, std::size_t end, std::size_t gr
     }
 
     std::lock_guard<std::mutex> call(call_mutex_);
+    // range / num_chunks >= grain, and chunks differ by at most one index (see run_chunks).
+    const std::size_t chunks = std::min(range / grain, num_threads() * kChunksPerThread);
+    // Close the ticket first: a worker still looking at the previous job (all its chunks taken)
+    // then cannot take a chunk while the fields below change. The job protocol uses the default
+    // (sequentially consistent) order: a few atomic operations per job, and the argument stays simple.
+    const std::uint32_t generation = generation_of(ticket_.load()) + 1;
+    ticket_.store(std::uint64_t{generation} << 32 | kClosed);
+    body_.store(&body);
+    begin_.store(begin);
+    end_.store(end);
+    num_chunks_.store(chunks);
+    done_chunks_.store(0);
     {
+        // Opened under mutex_ so a worker between its last check and its sleep cannot miss it.
         std::lock_guard<std::mutex> lock(mutex_);
-        body_ = &body;
-        begin_ = begin;
-        end_ = end;
-        // range / num_chunks >= grain, and chunks differ by at most one index (see run_chunks).
-        num_chunks_ = std::min(range / grain, num_threads() * kChunksPerThread);
-        chunk_ = range / num_chunks_;
-        next_chunk_ = 0;
-        active_ = workers_.size();
-        error_ = nullptr;
-        ++generation_;
+        ticket_.store(std::uint64_t{generation} << 32);
     }
     wake_.notify_all();
 
-    run_chunks(0);
+    run_chunks(generation);
 
+    const auto all_done = [&] { return done_chunks_.load() == chunks; };
+    if (!spin_until(all_done)) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        done_.wait(lock, all_done);
+    }
     std::exception_ptr error;
     {
-        std::unique_lock<std::mutex> lock(mutex_);
-        done_.wait(lock, [this] { return active_ == 0; });
-        body_ = nullptr;
+        std::lock_guard<std::mutex> lock(error_mutex_);
         std::swap(error, error_);
     }
     if (error) std::rethrow_exception(error);
 }
 
-void ThreadPool::worker_loop(std::size_t index) {
+void ThreadPool::worker_loop() {
     t_inside_pool = true;
-    std::size_t seen_generation = 0;
+    std::uint32_t seen = 0;
+    const auto has_news = [&] {
+        const std::uint64_t ticket = ticket_.load();
+        return stop_.load() || (generation_of(ticket) != seen && chunk_of(ticket) != kClosed);
+    };
     for (;;) {
-        {
+        if (!spin_until(has_news)) {
             std::unique_lock<std::mutex> lock(mutex_);
-            wake_.wait(lock, [&] { return stop_ || generation_ != seen_generation; });
-            if (stop_) return;
-            seen_generation = generation_;
+            wake_.wait(lock, has_news);
         }
-        run_chunks(index + 1);
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (--active_ == 0) done_.notify_one();
-        }
+        if (stop_.load()) return;
+        seen = generation_of(ticket_.load());
+        run_chunks(seen);
     }
 }
 
-void ThreadPool::run_chunks(std::size_t /*participant*/) {
+void ThreadPool::run_chunks(std::uint32_t generation) {
     InsidePoolScope inside;
-    const std::size_t range = end_ - begin_;
     for (;;) {
-        std::size_t chunk;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            if (next_chunk_ >= num_chunks_) return;
-            chunk = next_chunk_++;
+        std::uint64_t ticket = ticket_.load();
+        std::size_t chunk = 0, chunks = 0;
+        for (;;) {
+            // Another generation (the job is over) or a job being set up: nothing to take.
+            if (generation_of(ticket) != generation || chunk_of(ticket) == kClosed) return;
+            chunk = chunk_of(ticket);
+            chunks = num_chunks_.load();
+            if (chunk >= chunks) return;
+            if (ticket_.compare_exchange_weak(ticket, ticket + 1)) break;
         }
+        // Holding an unfinished chunk of `generation`: the caller waits for it before it changes
+        // the fields, so they are that job's.
+        const std::size_t lo0 = begin_.load();
+        const std::size_t range = end_.load() - lo0;
         // Chunk c covers [c·range/n, (c+1)·range/n): sizes differ by at most one, all >= grain.
-        const std::size_t lo = begin_ + chunk * range / num_chunks_;
-        const std::size_t hi = begin_ + (chunk + 1) * range / num_chunks_;
+        const std::size_t lo = lo0 + chunk * range / chunks;
+        const std::size_t hi = lo0 + (chunk + 1) * range / chunks;
         try {
-            (*body_)(lo, hi);
+            (*body_.load())(lo, hi);
         } catch (...) {
-            std::lock_guard<std::mutex> lock(mutex_);
+            std::lock_guard<std::mutex> lock(error_mutex_);
             if (!error_) error_ = std::current_exception();
+        }
+        if (done_chunks_.fetch_add(1) + 1 == chunks) {
+            // The last chunk: the caller may have stopped spinning. Lock so the notification
+            // cannot fall between its check and its sleep.
+            std::lock_guard<std::mutex> lock(mutex_);
+            done_.notify_one();
+            return;
         }
     }
 }

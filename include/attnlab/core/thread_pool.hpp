@@ -14,8 +14,10 @@
 //   });
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -41,25 +43,30 @@ public:
                       const std::function<void(std::size_t, std::size_t)>& body);
 
 private:
-    void worker_loop(std::size_t index);
-    // Takes chunks of the current job until none is left; participant 0 is the caller.
-    void run_chunks(std::size_t participant);
+    void worker_loop();
+    // Takes chunks of job `generation` until none is left or a later job replaced it.
+    void run_chunks(std::uint32_t generation);
     // Wakes the workers with stop_ set and joins them.
     void shut_down();
 
     std::vector<std::thread> workers_;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    std::condition_variable done_;
-    std::mutex call_mutex_;  // one parallel_for at a time per pool
-    // State of the job in flight.
-    const std::function<void(std::size_t, std::size_t)>* body_ = nullptr;
-    std::size_t begin_ = 0, end_ = 0, chunk_ = 1, num_chunks_ = 0;
-    std::size_t next_chunk_ = 0;   // guarded by mutex_
-    std::size_t active_ = 0;       // workers still running the current job
-    std::size_t generation_ = 0;
-    bool stop_ = false;
-    std::exception_ptr error_;
+    std::mutex mutex_;              // only for sleeping: the job state below is atomic
+    std::condition_variable wake_;  // workers that stopped spinning wait here for the next job
+    std::condition_variable done_;  // the caller, once it stopped spinning, waits here for the last chunk
+    std::mutex call_mutex_;         // one parallel_for at a time per pool
+    // The job in flight, in ticket_ = (generation << 32) | next chunk index. The caller closes
+    // the ticket of the new generation, writes body_, begin_, end_ and num_chunks_, then opens it
+    // at chunk 0. A participant takes a chunk by a compare-exchange that only succeeds while the
+    // generation is still the one it saw, so a worker that wakes after its job has finished
+    // never takes a chunk of a later job; the caller starts a new job only after every chunk of
+    // the last one has finished (done_chunks_).
+    std::atomic<const std::function<void(std::size_t, std::size_t)>*> body_{nullptr};
+    std::atomic<std::size_t> begin_{0}, end_{0}, num_chunks_{0};
+    std::atomic<std::uint64_t> ticket_{0};
+    std::atomic<std::size_t> done_chunks_{0};
+    std::atomic<bool> stop_{false};
+    std::mutex error_mutex_;
+    std::exception_ptr error_;  // first exception of the job in flight, guarded by error_mutex_
 };
 
 // The process-wide pool the kernels use. Created on first use with hardware_concurrency()
