@@ -7,18 +7,25 @@
 //
 // Loop nest (outermost first), one implementation for all three variants; only the packing
 // routines know whether an operand is transposed:
-//   j0 over N in NC columns   | B panel (KC, NC) packed once per (j0, p0) into the caller's
-//   p0 over K in KC rows      |   buffer, as strips of NR columns: bp[strip][p][NR]  (L2)
-//     parallel_for over row groups of MR rows (each thread owns whole rows of C):
-//       i0 over its rows in MC  | A block (MC, KC) packed per thread: ap[group][p][MR] (L2)
-//         strip over NR columns | one B strip (KC, NR) stays in L1
-//           group over MR rows  | micro-kernel: MR x NR accumulators in registers, FMA over kc
+//   j0 over N in NC columns   | B panel (kb, NC) packed once per (j0, P0) into the caller's
+//   P0 over K in KB rows      |   buffer, per K block of KC rows as strips of NR columns:
+//                             |   bp[block][strip][p][NR]; packing is split over (block, strip)
+//     parallel_for over tiles of C (row groups of MR rows x strips of NR columns), one job
+//     per panel; a thread's chunk is a run of consecutive tiles
+//       p0 over K blocks        | in order, so every element sums its blocks in the same order
+//         tile over the chunk   |
+//           i0 over its rows in MC | A read in place (or packed per block, for a very long lda)
+//             strip over NR columns | one B strip (KC, NR) stays in L1
+//               group over MR rows  | micro-kernel: MR x NR accumulators in registers, FMA over kc
+//   A product with too few row groups to feed the threads and several K blocks (a weight
+//   gradient, 64 x 64 summed over K = 2048) is split over K blocks instead, into partial
+//   products that are then added to C in block order.
 //
 // Determinism: an element of C is the float sum over K blocks (in order) of a per-block FMA
-// chain over p (in order), in one SIMD lane. Neither the thread count nor the chunk a row lands
-// in changes that sequence (chunks are whole row groups; tiles only differ in which rows and
-// lanes are kept), so results are bit-identical for any number of threads. (They may differ
-// between ISAs: SSE2 has no fused multiply-add.)
+// chain over p (in order), in one SIMD lane. Neither the thread count nor the tile an element
+// lands in changes that sequence (tiles only differ in which rows and lanes are kept), so
+// results are bit-identical for any number of threads. (They may differ between ISAs: SSE2
+// has no fused multiply-add.)
 #include "attnlab/kernels/matmul.hpp"
 
 #include <algorithm>
@@ -39,15 +46,31 @@ namespace {
 // loop nest, the scratch buffers and the threading, the same for every ISA.
 constexpr std::size_t MR = kMatmulMR;  // rows of a micro-tile; its columns NR = table().nr
 constexpr std::size_t KC = 256;        // K block: one B strip (KC, NR) is 8-16 KiB, stays in L1
-constexpr std::size_t MC = kMatmulMC;  // row block: packed A (MC, KC) is 96 KiB, stays in L2
-constexpr std::size_t NC = 512;        // column panel: packed B (KC, NC) is 512 KiB
-// A chunk of rows handed to a thread should hold at least this many multiply-adds (~10-20 µs),
-// so small products (attention on short sequences) do not pay for waking the pool: measured,
-// 64³ on 2 threads ran at half the speed of 1 thread with 2^17.
+constexpr std::size_t MC = kMatmulMC;  // row block of gemm_rows (packed A (MC, KC) is 96 KiB, in L2)
+constexpr std::size_t NC = 512;        // column panel
+// K rows of B packed per panel when several threads share the work: one job packs them and one
+// computes, instead of two jobs per K block (at most 4 MiB of packed B). One thread packs one
+// K block at a time, which it then multiplies while the block is still in L1/L2 (measured: 8
+// blocks at once made dW = dYᵀ·X, 64 x 64 x 2048, 10% slower on 1 thread).
+constexpr std::size_t KB = 8 * KC;
+// A tile of C handed to a thread should hold at least this many multiply-adds (~5 µs), so
+// small products (attention on short sequences) do not pay for the pool: measured, 64³ on 2
+// threads ran at half the speed of 1 thread with 2^17.
 constexpr std::size_t kMinMacsPerChunk = std::size_t{1} << 18;
+// Tiles per thread a panel is cut into when there is enough work: more than the pool's chunks
+// per thread, so a weight gradient with few row groups still balances over the threads.
+constexpr std::size_t kTilesPerThread = 16;
 
 // Floats of B a thread packs per chunk before packing is split across threads.
 constexpr std::size_t kMinPackPerChunk = std::size_t{1} << 16;
+// Largest partial-product buffer (floats) a K split may use: 4 MiB.
+constexpr std::size_t kMaxSplitFloats = std::size_t{1} << 20;
+
+// Tiles to cut a product of `macs` multiply-adds into: as many as the work allows (each at
+// least kMinMacsPerChunk), at most kTilesPerThread per thread.
+std::size_t tile_count(std::size_t macs) {
+    return std::max<std::size_t>(1, std::min(macs / kMinMacsPerChunk, kTilesPerThread * num_threads()));
+}
 
 static_assert(MC % MR == 0, "row blocks must hold whole micro-tile row groups");
 static_assert(NC % 16 == 0, "column panels must hold whole micro-tile strips of every ISA");
@@ -86,34 +109,90 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     const KernelTable& isa = table();
     const std::size_t NR = isa.nr;
     thread_local Scratch b_scratch;  // the calling thread's; workers only read it
+    thread_local Scratch p_scratch;  // partial products of a K split, written by every thread
     const std::size_t row_groups = (m + MR - 1) / MR;
     for (std::size_t j0 = 0; j0 < n; j0 += NC) {
         const std::size_t nc = std::min(NC, n - j0);
         const std::size_t strips = (nc + NR - 1) / NR;
-        for (std::size_t p0 = 0; p0 < k; p0 += KC) {
-            const std::size_t kc = std::min(KC, k - p0);
-            float* bp = b_scratch.get(strips * NR * kc);
-            // Packing is a plain copy, so splitting it over strips cannot change any result; it
-            // matters when few rows of C (decoding one token) leave packing as much work as FMAs.
+        const std::size_t kb_max = num_threads() > 1 ? KB : KC;
+        for (std::size_t pb = 0; pb < k; pb += kb_max) {
+            const std::size_t kb = std::min(kb_max, k - pb);
+            const std::size_t blocks = (kb + KC - 1) / KC;
+            // Block q (rows pb + q·KC ..) starts at q·KC·strips·NR; its strip s at s·kc_q·NR.
+            float* bp = b_scratch.get(strips * NR * kb);
+            const auto block_kc = [&](std::size_t q) { return std::min(KC, kb - q * KC); };
+            // Packing is a plain copy, so splitting it cannot change any result; it matters when
+            // few rows of C (decoding one token) leave packing as much work as the FMAs.
             parallel_for(
-                0, strips,
-                [&](std::size_t s_begin, std::size_t s_end) {
-                    const std::size_t cols_end = std::min(s_end * NR, nc);
-                    isa.pack_b(TransB, b, ldb, p0, kc, j0 + s_begin * NR, cols_end - s_begin * NR,
-                               bp + s_begin * kc * NR);
+                0, blocks * strips,
+                [&](std::size_t u_begin, std::size_t u_end) {
+                    for (std::size_t u = u_begin; u < u_end;) {
+                        const std::size_t q = u / strips, s_begin = u % strips;
+                        const std::size_t s_end = std::min(strips, s_begin + (u_end - u));
+                        const std::size_t kc = block_kc(q), cols_end = std::min(s_end * NR, nc);
+                        isa.pack_b(TransB, b, ldb, pb + q * KC, kc, j0 + s_begin * NR, cols_end - s_begin * NR,
+                                   bp + q * KC * strips * NR + s_begin * kc * NR);
+                        u += s_end - s_begin;
+                    }
                 },
-                std::max<std::size_t>(1, kMinPackPerChunk / (kc * NR)));
-            const bool add = acc == Accumulate::yes || p0 > 0;
-            const std::size_t grain = std::max<std::size_t>(1, kMinMacsPerChunk / (MR * nc * kc));
-            parallel_for(
-                0, row_groups,
-                [&](std::size_t g_begin, std::size_t g_end) {
+                std::max<std::size_t>(1, kMinPackPerChunk / (std::min(KC, kb) * NR)));
+
+            const bool add = acc == Accumulate::yes;
+            const std::size_t want = tile_count(m * nc * kb);
+            if (blocks > 1 && row_groups < want && num_threads() > 1 && blocks * m * nc <= kMaxSplitFloats) {
+                // Few rows of C and a long K (a weight gradient dW = dYᵀ·X): split over K blocks
+                // too. Block q's product goes to its own partial P_q, then C = (C + P_0) + P_1 ...
+                // in block order: the same additions, in the same order, as the loop below.
+                float* partial = p_scratch.get(blocks * m * nc);  // (blocks, M, nc)
+                const std::size_t row_tiles = std::min(row_groups, (want + blocks - 1) / blocks);
+                parallel_for(0, blocks * row_tiles, [&](std::size_t t_begin, std::size_t t_end) {
                     thread_local Scratch a_scratch;
-                    float* ap = a_scratch.get(MC * kc);
-                    isa.gemm_rows(TransA, a, lda, ap, bp, c, ldc, g_begin * MR, std::min(g_end * MR, m), j0, nc, p0, kc,
-                                  add);
-                },
-                grain);
+                    float* ap = a_scratch.get(MC * KC);
+                    for (std::size_t t = t_begin; t < t_end; ++t) {
+                        const std::size_t q = t / row_tiles, rt = t % row_tiles, kc = block_kc(q);
+                        const std::size_t i_begin = rt * row_groups / row_tiles * MR;
+                        const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
+                        isa.gemm_rows(TransA, a, lda, ap, bp + q * KC * strips * NR, partial + q * m * nc, nc, i_begin,
+                                      i_end, 0, nc, pb + q * KC, kc, false);
+                    }
+                });
+                parallel_for(
+                    0, m,
+                    [&](std::size_t i_begin, std::size_t i_end) {
+                        for (std::size_t i = i_begin; i < i_end; ++i) {
+                            float* ci = c + i * ldc + j0;  // (nc)
+                            for (std::size_t q = 0; q < blocks; ++q) {
+                                const float* pi = partial + (q * m + i) * nc;  // (nc)
+                                const bool first = q == 0 && pb == 0 && !add;
+                                for (std::size_t j = 0; j < nc; ++j) ci[j] = first ? pi[j] : ci[j] + pi[j];
+                            }
+                        }
+                    },
+                    std::max<std::size_t>(1, kMinPackPerChunk / (blocks * nc)));
+                continue;
+            }
+            // Tiles: row_tiles x strip_tiles, rows first (a tile reads its A rows once per K
+            // block, for all its strips), strips only when the rows alone are too few.
+            const std::size_t row_tiles = std::min(row_groups, want);
+            const std::size_t strip_tiles = std::min(strips, (want + row_tiles - 1) / row_tiles);
+            parallel_for(0, row_tiles * strip_tiles, [&](std::size_t t_begin, std::size_t t_end) {
+                thread_local Scratch a_scratch;
+                float* ap = a_scratch.get(MC * std::min(KC, kb));
+                // K blocks outermost: a block of packed B is reused by every tile of the chunk
+                // while it is in cache (one thread: the whole panel, the textbook order).
+                for (std::size_t q = 0; q < blocks; ++q) {
+                    const std::size_t kc = block_kc(q), p0 = pb + q * KC;
+                    for (std::size_t t = t_begin; t < t_end; ++t) {
+                        const std::size_t rt = t / strip_tiles, st = t % strip_tiles;
+                        const std::size_t i_begin = rt * row_groups / row_tiles * MR;
+                        const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
+                        const std::size_t s_begin = st * strips / strip_tiles, s_end = (st + 1) * strips / strip_tiles;
+                        const std::size_t cols = std::min(s_end * NR, nc) - s_begin * NR;
+                        isa.gemm_rows(TransA, a, lda, ap, bp + q * KC * strips * NR + s_begin * kc * NR, c, ldc,
+                                      i_begin, i_end, j0 + s_begin * NR, cols, p0, kc, add || p0 > 0);
+                    }
+                }
+            });
         }
     }
 }

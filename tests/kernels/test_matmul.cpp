@@ -209,6 +209,43 @@ TEST_P(MatmulVariant, ResultsAreBitIdenticalForOneAndTwoThreads) {
     attnlab::set_num_threads(saved);
 }
 
+TEST_P(MatmulVariant, FewRowsAndALongInnerDimensionMatchOneThreadBitForBit) {
+    // A weight gradient's shape (64 x 64 summed over K = 2048, and a ragged one): on several
+    // threads it is split over K blocks into partial products added in block order, which must
+    // give exactly the one-thread sums, also when accumulating into C.
+    const Variant& v = GetParam();
+    const std::size_t saved = attnlab::num_threads();
+    std::mt19937 rng(11);
+    for (const auto& dims : {std::array<std::size_t, 3>{64, 64, 2048}, std::array<std::size_t, 3>{13, 70, 3000}}) {
+        const std::size_t m = dims[0], n = dims[1], k = dims[2];
+        const Problem pr(v, m, n, k, 0, rng);
+        Matrix c0(m, n, 0, 0.0f);
+        fill_uniform(c0, rng);
+        for (const Accumulate acc : {Accumulate::no, Accumulate::yes}) {
+            Matrix one = c0, two = c0;
+            attnlab::set_num_threads(1);
+            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data.data(), n, m, n, k, acc);
+            attnlab::set_num_threads(2);
+            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data.data(), n, m, n, k, acc);
+            const std::string where = describe(v, m, n, k) + (acc == Accumulate::yes ? " accumulate" : "");
+            EXPECT_EQ(std::memcmp(one.data.data(), two.data.data(), one.data.size() * sizeof(float)), 0) << where;
+            expect_matches_reference(v, pr, two, acc == Accumulate::yes ? &c0 : nullptr, m, n, k, where);
+        }
+    }
+    attnlab::set_num_threads(saved);
+}
+
+TEST_P(MatmulVariant, MatchesReferenceWhenARowsAreTooFarApartToReadInPlace) {
+    // Past a leading dimension of 1024 floats the kernel packs A instead of reading it in place.
+    const Variant& v = GetParam();
+    std::mt19937 rng(13);
+    const std::size_t m = 20, n = 33, k = 300;
+    const Problem pr(v, m, n, k, 1100, rng);
+    Matrix c(m, n, 0, 0.0f);
+    v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no);
+    expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k) + " lda=" + std::to_string(pr.a.ld));
+}
+
 INSTANTIATE_TEST_SUITE_P(AllVariants, MatmulVariant, ::testing::ValuesIn(kVariants),
                          [](const ::testing::TestParamInfo<Variant>& param_info) { return std::string(param_info.param.name); });
 
