@@ -196,10 +196,12 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
 
     // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
-        TileScratch scratch(meter, BR * BC + BR * dp + 3 * BR);
+        const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
+        TileScratch scratch(meter, BR * BC + BR * dp + qp_size + 3 * BR);
         float* s_tile = scratch.data();     // (br, bc) scores, then probabilities
         float* o_acc = s_tile + BR * BC;    // (br, Dp) unnormalised output of the packed values
-        float* row_max = o_acc + BR * dp;   // (br) m: running max of the scaled scores
+        float* qp = o_acc + BR * dp;        // (br, D) packed queries, times scale·log2(e)
+        float* row_max = qp + qp_size;      // (br) m: running max of the scaled scores
         float* row_sum = row_max + BR;      // (br) l: running sum of exp(scaled - m)
         float* rescale = row_sum + BR;      // (br) exp(m_old - m_new) of the last tile
         // logsumexp = m + log(l), -inf for rows that saw no key.
@@ -240,12 +242,13 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
             const float* kp = packed.data() + (b * dm.kv_heads + hk) * (kp_size + vp_size);  // packed (S, D)
             const float* vp = kp + kp_size;                                                  // packed (S, Dp)
             std::fill(o_acc, o_acc + rows * dp, 0.0f);
+            kernels::flash_pack_queries(qi, rows, dm.d, factor2, qp);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
                 if (tile_outside_window(mask, dm, i0, rows, j0, cols)) continue;
                 // s = q_i · k_jᵀ (j0 is a multiple of BC, so of the strip), masked
-                kernels::flash_scores(qi, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), factor2, s_tile, BC);
+                kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), s_tile, BC);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, s_tile, BC);
                 // p = 2^(t - m'), l and m updated (base 2), o rescaled by 2^(m - m')
                 kernels::flash_softmax_tile(s_tile, rows, cols, BC, row_max, row_sum, rescale);

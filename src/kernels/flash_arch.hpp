@@ -18,6 +18,8 @@
 #include "kernel_table.hpp"
 #include "simd.hpp"
 
+#include <type_traits>
+
 namespace attnlab {
 namespace kernels {
 namespace arch {
@@ -26,10 +28,42 @@ template <class Arch>
 struct FlashShape {
     using Batch = simd::Batch<Arch>;
     static constexpr std::size_t W = Batch::size;
-    static constexpr std::size_t MR = kMatmulMR;  // 6 rows x 2 vectors: 12 accumulators,
-    static constexpr std::size_t NV = 2;          // 2 loaded vectors, 1 broadcast (16 registers)
+#if defined(__wasm_simd128__)
+    // WebAssembly has no FMA: a multiply-add needs a product temporary, and V8 keeps one of
+    // x64's 16 vector registers as scratch, so 6 x 2 accumulators spill. Measured in Node 20,
+    // attention n = 2048: MR = 4 runs in 82 ms, MR = 6 in 125 ms.
+    static constexpr std::size_t MR = 4;
+#else
+    static constexpr std::size_t MR = 6;  // 6 rows x 2 vectors: 12 accumulators,
+#endif
+    static constexpr std::size_t NV = 2;  // 2 loaded vectors, 1 broadcast (16 registers)
     static constexpr std::size_t NR = NV * W;
+#if defined(__wasm_simd128__)
+    // p·V broadcasts p[r][j] for R rows per key. x86 addresses row-major p in one instruction
+    // ([row + j·4]); WebAssembly computes every address with integer ops, and V8's loop was
+    // front-end bound on them. There p is first copied into key-major groups (pp[j·MR + r]), so
+    // the R broadcasts of a key sit at constant offsets from one pointer.
+    static constexpr bool kPackProbabilities = true;
+#else
+    static constexpr bool kPackProbabilities = false;
+#endif
+    static constexpr std::size_t kProbabilityChunk = 128;  // keys per packed chunk (on the stack)
 };
+
+// Runs kernel(std::integral_constant<size_t, R>) for R = rows (1..MR), so each row count gets
+// its own fully unrolled micro-kernel.
+template <std::size_t MR, class Kernel>
+inline void dispatch_rows(std::size_t rows, const Kernel& kernel) {
+    static_assert(MR >= 1 && MR <= 6, "dispatch_rows handles up to 6 rows");
+    switch (rows) {
+        case 6: if constexpr (MR >= 6) kernel(std::integral_constant<std::size_t, 6>{}); break;
+        case 5: if constexpr (MR >= 5) kernel(std::integral_constant<std::size_t, 5>{}); break;
+        case 4: if constexpr (MR >= 4) kernel(std::integral_constant<std::size_t, 4>{}); break;
+        case 3: if constexpr (MR >= 3) kernel(std::integral_constant<std::size_t, 3>{}); break;
+        case 2: if constexpr (MR >= 2) kernel(std::integral_constant<std::size_t, 2>{}); break;
+        default: kernel(std::integral_constant<std::size_t, 1>{}); break;
+    }
+}
 
 // k: (keys, D) row-major -> kp: (ceil(keys / NR), D, NR), kp[(s·D + p)·NR + j] = k[s·NR + j][p],
 // zero for keys past the end (their scores are computed and ignored).
@@ -61,9 +95,28 @@ void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, std::si
     }
 }
 
-// s (R, NR) with ld = scale · q (R, D) with ld D · one packed key strip (D, NR).
+// q: (rows, D) row-major -> qp: (ceil(rows / MR), D, MR), qp[(g·D + p)·MR + r] =
+// scale · q[g·MR + r][p], zero for rows past the end: the R broadcasts of one p are adjacent.
+template <class Arch>
+void flash_pack_queries(const float* q, std::size_t rows, std::size_t d, float scale, float* qp) {
+    constexpr std::size_t MR = FlashShape<Arch>::MR;
+    for (std::size_t g = 0; g * MR < rows; ++g) {
+        float* dst = qp + g * d * MR;
+        const std::size_t n = simd::min_size(MR, rows - g * MR);
+        for (std::size_t r = 0; r < n; ++r) {
+            const float* src = q + (g * MR + r) * d;
+            for (std::size_t p = 0; p < d; ++p) dst[p * MR + r] = scale * src[p];
+        }
+        for (std::size_t r = n; r < MR; ++r) {
+            for (std::size_t p = 0; p < d; ++p) dst[p * MR + r] = 0.0f;
+        }
+    }
+}
+
+// s (R, NR) with ld = one packed query group (D, MR), its first R rows · one packed key strip
+// (D, NR).
 template <class Arch, std::size_t R>
-void scores_micro_kernel(const float* q, std::size_t d, const float* strip, float scale, float* s, std::size_t ld) {
+void scores_micro_kernel(const float* qg, std::size_t d, const float* strip, float* s, std::size_t ld) {
     using S = FlashShape<Arch>;
     using Batch = typename S::Batch;
     constexpr std::size_t NR = S::NR, NV = S::NV, W = S::W;
@@ -71,25 +124,30 @@ void scores_micro_kernel(const float* q, std::size_t d, const float* strip, floa
     for (std::size_t r = 0; r < R; ++r) {
         for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
     }
-    for (std::size_t p = 0; p < d; ++p) {
+    // Pointer bumps and constant offsets (not p·NR + v·W): WebAssembly folds constant offsets
+    // into its loads, and V8 then needs no integer op per access.
+    const float* kcur = strip;
+    const float* qcur = qg;
+    for (std::size_t p = 0; p < d; ++p, kcur += NR, qcur += S::MR) {
         Batch kv[NV];
-        for (std::size_t v = 0; v < NV; ++v) kv[v] = Batch::load_unaligned(strip + p * NR + v * W);
+        for (std::size_t v = 0; v < NV; ++v) kv[v] = Batch::load_unaligned(kcur + v * W);
         for (std::size_t r = 0; r < R; ++r) {
-            const Batch qv(q[r * d + p]);
+            const Batch qv(qcur[r]);
             for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(qv, kv[v], acc[r][v]);
         }
     }
-    const Batch vscale(scale);
     for (std::size_t r = 0; r < R; ++r) {
-        for (std::size_t v = 0; v < NV; ++v) (acc[r][v] * vscale).store_unaligned(s + r * ld + v * W);
+        for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_unaligned(s + r * ld + v * W);
     }
 }
 
-// o (R, NR) with ldo += p (R, cols) with ld · one column strip of packed values (cols, NR)
-// with row stride dp.
-template <class Arch, std::size_t R>
+// o (R, NR) with ldo += p (R, cols) · one column strip of packed values (cols, NR) with row
+// stride dp; p row-major with ld, or (Packed) key-major groups from pack_probabilities,
+// p[r][j] = p[j·MR + r] (ld unused).
+template <class Arch, std::size_t R, bool Packed>
 void pv_micro_kernel(const float* p, std::size_t ld, std::size_t cols, const float* vstrip, std::size_t dp, float* o,
                      std::size_t ldo) {
+    const std::size_t row_step = Packed ? 1 : ld, key_step = Packed ? FlashShape<Arch>::MR : 1;
     using S = FlashShape<Arch>;
     using Batch = typename S::Batch;
     constexpr std::size_t NV = S::NV, W = S::W;
@@ -97,11 +155,13 @@ void pv_micro_kernel(const float* p, std::size_t ld, std::size_t cols, const flo
     for (std::size_t r = 0; r < R; ++r) {
         for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch::load_unaligned(o + r * ldo + v * W);
     }
-    for (std::size_t j = 0; j < cols; ++j) {
+    const float* vcur = vstrip;
+    const float* pcur = p;
+    for (std::size_t j = 0; j < cols; ++j, vcur += dp, pcur += key_step) {
         Batch vv[NV];
-        for (std::size_t v = 0; v < NV; ++v) vv[v] = Batch::load_unaligned(vstrip + j * dp + v * W);
+        for (std::size_t v = 0; v < NV; ++v) vv[v] = Batch::load_unaligned(vcur + v * W);
         for (std::size_t r = 0; r < R; ++r) {
-            const Batch pv(p[r * ld + j]);
+            const Batch pv(pcur[r * row_step]);
             for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(pv, vv[v], acc[r][v]);
         }
     }
@@ -110,28 +170,52 @@ void pv_micro_kernel(const float* p, std::size_t ld, std::size_t cols, const flo
     }
 }
 
-// s (rows, strips·NR) with ld = scale · q (rows, D) with ld D · kp (strips of (D, NR))ᵀ: the
-// scores of `rows` queries against strips·NR packed keys, micro-tile by micro-tile.
+// p (n <= MR rows, m keys) with ld -> pp (m, MR): pp[j·MR + r] = p[r][j] (rows past n: not
+// written, and not read by the R = n micro-kernel).
 template <class Arch>
-void flash_scores(const float* q, std::size_t rows, std::size_t d, const float* kp, std::size_t strips, float scale,
-                  float* s, std::size_t ld) {
+void pack_probabilities(const float* p, std::size_t ld, std::size_t n, std::size_t m, float* pp) {
+    constexpr std::size_t MR = FlashShape<Arch>::MR;
+    std::size_t j = 0;
+#if defined(__wasm_simd128__) && !defined(ATTNLAB_NO_SIMD)
+    if constexpr (MR == 4) {
+        // 4 x 4 blocks transposed in registers: two rounds of shuffles.
+        const v128_t zero = wasm_f32x4_splat(0.0f);
+        for (; j + 4 <= m; j += 4) {
+            const v128_t a = wasm_v128_load(p + j);
+            const v128_t b = n > 1 ? wasm_v128_load(p + ld + j) : zero;
+            const v128_t c = n > 2 ? wasm_v128_load(p + 2 * ld + j) : zero;
+            const v128_t d = n > 3 ? wasm_v128_load(p + 3 * ld + j) : zero;
+            const v128_t ab_lo = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), ab_hi = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
+            const v128_t cd_lo = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), cd_hi = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
+            float* out = pp + j * MR;
+            wasm_v128_store(out, wasm_i32x4_shuffle(ab_lo, cd_lo, 0, 1, 4, 5));
+            wasm_v128_store(out + 4, wasm_i32x4_shuffle(ab_lo, cd_lo, 2, 3, 6, 7));
+            wasm_v128_store(out + 8, wasm_i32x4_shuffle(ab_hi, cd_hi, 0, 1, 4, 5));
+            wasm_v128_store(out + 12, wasm_i32x4_shuffle(ab_hi, cd_hi, 2, 3, 6, 7));
+        }
+    }
+#endif
+    for (std::size_t r = 0; r < n; ++r) {
+        for (std::size_t jj = j; jj < m; ++jj) pp[jj * MR + r] = p[r * ld + jj];
+    }
+}
+
+// s (rows, strips·NR) with ld = qp (packed queries of flash_pack_queries, rows) · kp (strips
+// of (D, NR))ᵀ: the scores of `rows` queries against strips·NR packed keys, micro-tile by
+// micro-tile.
+template <class Arch>
+void flash_scores(const float* qp, std::size_t rows, std::size_t d, const float* kp, std::size_t strips, float* s,
+                  std::size_t ld) {
     constexpr std::size_t MR = FlashShape<Arch>::MR, NR = FlashShape<Arch>::NR;
-    static_assert(MR == 6, "update the row dispatch when MR changes");
     for (std::size_t i = 0; i < rows; i += MR) {
-        const float* qi = q + i * d;
+        const float* qi = qp + i * d;  // group i / MR
         float* si = s + i * ld;
-        const std::size_t r = simd::min_size(MR, rows - i);
         for (std::size_t st = 0; st < strips; ++st) {
             const float* strip = kp + st * d * NR;
             float* out = si + st * NR;
-            switch (r) {
-                case 6: scores_micro_kernel<Arch, 6>(qi, d, strip, scale, out, ld); break;
-                case 5: scores_micro_kernel<Arch, 5>(qi, d, strip, scale, out, ld); break;
-                case 4: scores_micro_kernel<Arch, 4>(qi, d, strip, scale, out, ld); break;
-                case 3: scores_micro_kernel<Arch, 3>(qi, d, strip, scale, out, ld); break;
-                case 2: scores_micro_kernel<Arch, 2>(qi, d, strip, scale, out, ld); break;
-                default: scores_micro_kernel<Arch, 1>(qi, d, strip, scale, out, ld); break;
-            }
+            dispatch_rows<MR>(simd::min_size(MR, rows - i), [&](auto r) {
+                scores_micro_kernel<Arch, decltype(r)::value>(qi, d, strip, out, ld);
+            });
         }
     }
 }
@@ -150,6 +234,7 @@ void flash_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size;
     constexpr float kNegInf = -__builtin_inff();
+    const simd::Exp2NonPositive<Arch> exp2;
     for (std::size_t r = 0; r < rows; ++r) {
         float* x = s + r * ld;
         Batch vmax0(kNegInf), vmax1(kNegInf);
@@ -174,15 +259,15 @@ void flash_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_
         const Batch vm(m_new);
         Batch vsum0(0.0f), vsum1(0.0f);
         for (j = 0; j + 2 * W <= cols; j += 2 * W) {
-            const Batch e0 = simd::exp2_nonpositive(Batch::load_unaligned(x + j) - vm);
-            const Batch e1 = simd::exp2_nonpositive(Batch::load_unaligned(x + j + W) - vm);
+            const Batch e0 = exp2(Batch::load_unaligned(x + j) - vm);
+            const Batch e1 = exp2(Batch::load_unaligned(x + j + W) - vm);
             e0.store_unaligned(x + j);
             e1.store_unaligned(x + j + W);
             vsum0 += e0;
             vsum1 += e1;
         }
         for (; j + W <= cols; j += W) {
-            const Batch e = simd::exp2_nonpositive(Batch::load_unaligned(x + j) - vm);
+            const Batch e = exp2(Batch::load_unaligned(x + j) - vm);
             e.store_unaligned(x + j);
             vsum0 += e;
         }
@@ -203,19 +288,28 @@ void flash_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_
 template <class Arch>
 void flash_accumulate_pv(const float* p, std::size_t ld, std::size_t rows, std::size_t cols, const float* vp,
                          std::size_t dp, float* o) {
-    constexpr std::size_t MR = FlashShape<Arch>::MR, NR = FlashShape<Arch>::NR;
+    using S = FlashShape<Arch>;
+    constexpr std::size_t MR = S::MR, NR = S::NR, CHUNK = S::kProbabilityChunk;
     for (std::size_t i = 0; i < rows; i += MR) {
         const float* pi = p + i * ld;
         float* oi = o + i * dp;
-        const std::size_t r = simd::min_size(MR, rows - i);
-        for (std::size_t c = 0; c < dp; c += NR) {
-            switch (r) {
-                case 6: pv_micro_kernel<Arch, 6>(pi, ld, cols, vp + c, dp, oi + c, dp); break;
-                case 5: pv_micro_kernel<Arch, 5>(pi, ld, cols, vp + c, dp, oi + c, dp); break;
-                case 4: pv_micro_kernel<Arch, 4>(pi, ld, cols, vp + c, dp, oi + c, dp); break;
-                case 3: pv_micro_kernel<Arch, 3>(pi, ld, cols, vp + c, dp, oi + c, dp); break;
-                case 2: pv_micro_kernel<Arch, 2>(pi, ld, cols, vp + c, dp, oi + c, dp); break;
-                default: pv_micro_kernel<Arch, 1>(pi, ld, cols, vp + c, dp, oi + c, dp); break;
+        const std::size_t n = simd::min_size(MR, rows - i);
+        if constexpr (S::kPackProbabilities) {
+            alignas(64) float pp[CHUNK * MR];  // (chunk keys, MR), pp[j·MR + r] = p[i + r][j0 + j]
+            for (std::size_t j0 = 0; j0 < cols; j0 += CHUNK) {
+                const std::size_t m = simd::min_size(CHUNK, cols - j0);
+                pack_probabilities<Arch>(pi + j0, ld, n, m, pp);
+                for (std::size_t c = 0; c < dp; c += NR) {
+                    dispatch_rows<MR>(n, [&](auto r) {
+                        pv_micro_kernel<Arch, decltype(r)::value, true>(pp, 0, m, vp + j0 * dp + c, dp, oi + c, dp);
+                    });
+                }
+            }
+        } else {
+            for (std::size_t c = 0; c < dp; c += NR) {
+                dispatch_rows<MR>(n, [&](auto r) {
+                    pv_micro_kernel<Arch, decltype(r)::value, false>(pi, ld, cols, vp + c, dp, oi + c, dp);
+                });
             }
         }
     }

@@ -28,9 +28,20 @@ void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, float* 
     table().flash_pack_values(v, keys, dv, flash_padded_value_dim(dv), vp);
 }
 
-void flash_scores(const float* q, std::size_t rows, std::size_t d, const float* kp, std::size_t strips, float scale,
-                  float* s, std::size_t ld) {
-    table().flash_scores(q, rows, d, kp, strips, scale, s, ld);
+std::size_t flash_query_group() { return table().flash_mr; }
+
+std::size_t flash_packed_queries_size(std::size_t rows, std::size_t d) {
+    const std::size_t mr = flash_query_group();
+    return (rows + mr - 1) / mr * mr * d;
+}
+
+void flash_pack_queries(const float* q, std::size_t rows, std::size_t d, float scale, float* qp) {
+    table().flash_pack_queries(q, rows, d, scale, qp);
+}
+
+void flash_scores(const float* qp, std::size_t rows, std::size_t d, const float* kp, std::size_t strips, float* s,
+                  std::size_t ld) {
+    table().flash_scores(qp, rows, d, kp, strips, s, ld);
 }
 
 void flash_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float* row_max, float* row_sum,

@@ -253,11 +253,12 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
     set_num_threads(previous);
     EXPECT_EQ(small.peak_scratch_bytes, large.peak_scratch_bytes);
     EXPECT_EQ(large.row_stat_bytes, 4 * 1000 * sizeof(float));  // logsumexp (B, H, T)
-    // One score tile, one output accumulator tile (Dv = 32 padded to the key strip) and row
-    // statistics, far from the 4 x 1000 x 1000 floats of the scores.
+    // One score tile, one output accumulator tile (Dv = 32 padded to the key strip), the query
+    // tile packed, and row statistics: far from the 4 x 1000 x 1000 floats of the scores.
     const std::size_t dp = kernels::flash_padded_value_dim(32);
-    EXPECT_LE(large.peak_scratch_bytes,
-              (kFlashQueryTile * kFlashKeyTile + kFlashQueryTile * dp + 3 * kFlashQueryTile) * sizeof(float));
+    EXPECT_LE(large.peak_scratch_bytes, (kFlashQueryTile * kFlashKeyTile + kFlashQueryTile * dp +
+                                         kernels::flash_packed_queries_size(kFlashQueryTile, 32) + 3 * kFlashQueryTile) *
+                                            sizeof(float));
     // K and V packed once for the tile kernels: linear in S (the size of K and V, the keys
     // rounded up to a whole strip); one key tile needs no packing.
     EXPECT_EQ(small.packed_bytes, 0u);

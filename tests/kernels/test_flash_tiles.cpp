@@ -49,9 +49,11 @@ TEST_P(EachIsa, ScoresEqualScaledQTimesKTransposedForRaggedShapes) {
                 const auto k = random_vector(keys * d, unsigned(keys * 7 + d));
                 std::vector<float> kp(kernels::flash_packed_keys_size(keys, d));
                 kernels::flash_pack_keys(k.data(), keys, d, kp.data());
+                std::vector<float> qp(kernels::flash_packed_queries_size(rows, d));
+                kernels::flash_pack_queries(q.data(), rows, d, 0.5f, qp.data());
                 const std::size_t strips = (keys + strip - 1) / strip, ld = strips * strip + 5;
                 std::vector<float> s(rows * ld, 99.0f);
-                kernels::flash_scores(q.data(), rows, d, kp.data(), strips, 0.5f, s.data(), ld);
+                kernels::flash_scores(qp.data(), rows, d, kp.data(), strips, s.data(), ld);
                 for (std::size_t i = 0; i < rows; ++i) {
                     for (std::size_t j = 0; j < strips * strip; ++j) {
                         double want = 0.0;
@@ -68,7 +70,7 @@ TEST_P(EachIsa, ScoresEqualScaledQTimesKTransposedForRaggedShapes) {
 TEST_P(EachIsa, AccumulatePvAddsPTimesPackedValues) {
     for (std::size_t rows : {1u, 6u, 11u}) {
         for (std::size_t dv : {1u, 8u, 20u, 32u}) {
-            for (std::size_t cols : {1u, 9u, 64u}) {
+            for (std::size_t cols : {1u, 9u, 64u, 200u}) {
                 const std::size_t dp = kernels::flash_padded_value_dim(dv), ld = cols + 3;
                 ASSERT_EQ(dp % kernels::flash_strip(), 0u);
                 ASSERT_GE(dp, dv);

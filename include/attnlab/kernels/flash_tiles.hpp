@@ -7,9 +7,10 @@
 // (kernels/softmax.hpp) and adds p·V with flash_accumulate_pv. Not for general matrices: use
 // kernels/matmul.hpp.
 //
-//   std::vector<float> kp(kernels::flash_packed_keys_size(S, D));
-//   kernels::flash_pack_keys(k, S, D, kp.data());               // k: (S, D)
-//   kernels::flash_scores(q, rows, D, kp.data(), strips, c, s, ld);  // s: (rows, strips·strip)
+//   std::vector<float> kp(kernels::flash_packed_keys_size(S, D)), qp(kernels::flash_packed_queries_size(T, D));
+//   kernels::flash_pack_keys(k, S, D, kp.data());                 // k: (S, D)
+//   kernels::flash_pack_queries(q, T, D, c, qp.data());           // q: (T, D), times c
+//   kernels::flash_scores(qp.data(), T, D, kp.data(), strips, s, ld);  // s: (T, strips·strip)
 #pragma once
 
 #include <cstddef>
@@ -29,11 +30,18 @@ void flash_pack_keys(const float* k, std::size_t keys, std::size_t d, float* kp)
 // v: (keys, dv) -> vp: (keys, dp), dp = flash_padded_value_dim(dv), zero past column dv.
 void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, float* vp);
 
-// q: (rows, d) with ld d; kp: `strips` packed key strips -> s: (rows, strips·strip) with ld
-// (ld >= strips·strip) = scale · q · keysᵀ (keys past the end score 0: ignore them). The
+// Query rows per packed group (the rows of one micro-tile).
+std::size_t flash_query_group();
+// Floats of packed queries for (rows, d): ceil(rows / group) groups of (d, group).
+std::size_t flash_packed_queries_size(std::size_t rows, std::size_t d);
+// q: (rows, d) -> qp: (ceil(rows / group), d, group), scale · q, zero past the last row. The
 // forward passes scale = log2(e) · the attention scale, for flash_softmax_tile.
-void flash_scores(const float* q, std::size_t rows, std::size_t d, const float* kp, std::size_t strips, float scale,
-                  float* s, std::size_t ld);
+void flash_pack_queries(const float* q, std::size_t rows, std::size_t d, float scale, float* qp);
+
+// qp: packed queries (rows, d); kp: `strips` packed key strips -> s: (rows, strips·strip) with
+// ld (ld >= strips·strip) = queries · keysᵀ (keys past the end score 0: ignore them).
+void flash_scores(const float* qp, std::size_t rows, std::size_t d, const float* kp, std::size_t strips, float* s,
+                  std::size_t ld);
 // One key tile of the online softmax in base 2: s (rows, cols) with ld holds t = log2(e)·scale·
 // q·kᵀ (masked entries -inf). Per row r: m' = max(row_max[r], max t), p = 2^(t - m') written
 // over s, row_sum[r] = 2^(row_max[r] - m')·row_sum[r] + Σ p, rescale[r] = 2^(row_max[r] - m'),
