@@ -95,6 +95,17 @@ bool tile_outside_window(const AttentionMask& mask, const Dims& dm, std::size_t 
     return last_key < first_pos - w || first_key > last_pos + w;
 }
 
+// True if every key of [j0, j0 + cols) is padding in batch row b: the tile adds nothing and is
+// skipped whole (p = 0, ds = 0), so padded keys cost no score work.
+bool tile_all_padding(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t j0, std::size_t cols) {
+    if (mask.key_padding.size() == 0) return false;
+    const std::uint8_t* pad = mask.key_padding.data() + b * dm.s + j0;
+    for (std::size_t c = 0; c < cols; ++c) {
+        if (!pad[c]) return false;
+    }
+    return true;
+}
+
 // Sets masked entries of the score tile (rows, cols) with ld — queries i0.., keys j0.. of
 // batch row b — to -inf, as AttentionMask::apply does for the whole (T, S) matrix.
 void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
@@ -110,20 +121,29 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
             for (auto c = static_cast<std::size_t>(from); c < cols; ++c) row[c] = kNegInf;
         }
         if (mask.window > 0) {
-            for (std::size_t c = 0; c < cols; ++c) {
-                if (mask.outside_window(i0 + r, j0 + c, dm.t, dm.s)) row[c] = kNegInf;
+            // AttentionMask::outside_window as two ranges per row: keys j >= G with
+            // j < pos - W or j > pos + W are hidden, unless the row's position is global (< G).
+            const std::ptrdiff_t pos = static_cast<std::ptrdiff_t>(i0 + r) + dm.shift;
+            const auto g = static_cast<std::ptrdiff_t>(mask.global_tokens), w = static_cast<std::ptrdiff_t>(mask.window);
+            if (pos >= g) {
+                const auto first = static_cast<std::ptrdiff_t>(j0), end = first + static_cast<std::ptrdiff_t>(cols);
+                const auto hide = [&](std::ptrdiff_t lo, std::ptrdiff_t hi) {  // keys [lo, hi)
+                    lo = std::max({lo, g, first});
+                    hi = std::min(hi, end);
+                    for (std::ptrdiff_t j = lo; j < hi; ++j) row[j - first] = kNegInf;
+                };
+                hide(0, pos - w);
+                hide(pos + w + 1, end);
             }
         }
+        // Branch-free selects (the compiler vectorises them): a branch per key mispredicts on
+        // every boundary and cost more than the tile's products.
         if (pad) {
-            for (std::size_t c = 0; c < cols; ++c) {
-                if (pad[c]) row[c] = kNegInf;
-            }
+            for (std::size_t c = 0; c < cols; ++c) row[c] = pad[c] ? kNegInf : row[c];
         }
         if (explicit_mask) {
             const std::uint8_t* em = mask.explicit_mask.data() + (i0 + r) * dm.s + j0;
-            for (std::size_t c = 0; c < cols; ++c) {
-                if (em[c]) row[c] = kNegInf;
-            }
+            for (std::size_t c = 0; c < cols; ++c) row[c] = em[c] ? kNegInf : row[c];
         }
     }
 }
@@ -246,7 +266,7 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
-                if (tile_outside_window(mask, dm, i0, rows, j0, cols)) continue;
+                if (tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols)) continue;
                 // s = q_i · k_jᵀ (j0 is a multiple of BC, so of the strip), masked
                 kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), s_tile, BC);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, s_tile, BC);
@@ -337,7 +357,9 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                 const std::size_t bh = b * dm.heads + hk * dm.group + g;
                 for (std::size_t i0 = first_row; i0 < dm.t; i0 += BR) {
                     const std::size_t rows = std::min(BR, dm.t - i0);
-                    if (tile_outside_window(mask, dm, i0, rows, j0, cols)) continue;
+                    if (tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols)) {
+                        continue;
+                    }
                     const float* qi = q.data() + (bh * dm.t + i0) * dm.d;           // (br, D)
                     const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;  // (br, Dv)
                     // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
@@ -373,7 +395,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
-                if (tile_outside_window(mask, dm, i0, rows, j0, cols)) continue;
+                if (tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols)) continue;
                 kernels::matmul_nt(qi, dm.d, kh + j0 * dm.d, dm.d, p, BC, rows, cols, dm.d);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
                 kernels::matmul_nt(doi, dm.dv, vh + j0 * dm.dv, dm.dv, ds, BC, rows, cols, dm.dv);

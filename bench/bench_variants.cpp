@@ -1,0 +1,90 @@
+// Attention variants on the flash (tiled) path: the same Q/K/V sizes as BM_SdpaForward (H = 4
+// query heads, D = 32, batch 1) under each mask and key/value sharing the engine has. Run:
+//   build/bench/attnlab_bench --benchmark_filter=Variant
+//
+// Arguments (variant, n, threads). Variants:
+//   0 full            no mask                               FLOPs 4·H·n²·D
+//   1 causal          keys j <= i                           about half: 4·H·D·n(n+1)/2
+//   2 window 256      causal, keys within 256 positions     4·H·D·Σ_i min(i+1, 257)
+//   3 window+global   variant 2 plus 16 global tokens       counted like variant 2 (a lower bound)
+//   4 gqa             2 key/value heads (2 query heads each) as full
+//   5 mqa             1 key/value head                      as full
+//   6 key padding     the last quarter of the keys padded   4·H·D·n·(3n/4)
+// GFLOPS counts only the visible (query, key) pairs, so the variants compare by how well each
+// skips or reuses work: a mask that is only applied (not skipped) shows as a lower rate.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <string>
+
+#include "attnlab/attention/mask.hpp"
+#include "attnlab/attention/scaled_dot_product.hpp"
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/thread_pool.hpp"
+#include "attnlab/kernels/isa.hpp"
+#include "bench_support.hpp"
+
+namespace {
+
+constexpr std::size_t kHeads = 4, kHeadDim = 32, kWindow = 256, kGlobal = 16;
+
+attnlab::Tensor4 random4(std::size_t a, std::size_t b, std::size_t c, std::size_t d, std::uint64_t seed) {
+    attnlab::Tensor4 t = attnlab::Tensor4::from_shape({a, b, c, d});
+    attnlab::Rng rng(seed);
+    for (auto& x : t) x = rng.normal();
+    return t;
+}
+
+const char* variant_name(long v) {
+    switch (v) {
+        case 0: return "full";
+        case 1: return "causal";
+        case 2: return "window256";
+        case 3: return "window256+global16";
+        case 4: return "gqa(2 kv heads)";
+        case 5: return "mqa(1 kv head)";
+        default: return "key_padding(1/4)";
+    }
+}
+
+void BM_VariantForward(benchmark::State& state) {
+    const long variant = state.range(0);
+    const auto n = static_cast<std::size_t>(state.range(1));
+    const auto threads = static_cast<std::size_t>(state.range(2));
+    attnlab::set_num_threads(threads);
+    const std::size_t kv_heads = variant == 4 ? 2 : variant == 5 ? 1 : kHeads;
+    const attnlab::Tensor4 q = random4(1, kHeads, n, kHeadDim, 1), k = random4(1, kv_heads, n, kHeadDim, 2),
+                           v = random4(1, kv_heads, n, kHeadDim, 3);
+    attnlab::AttentionMask mask;
+    double pairs = double(n) * double(n);
+    if (variant == 1) {
+        mask.causal = true;
+        pairs = double(n) * double(n + 1) / 2.0;
+    } else if (variant == 2 || variant == 3) {
+        mask.causal = true;
+        mask.window = kWindow;
+        if (variant == 3) mask.global_tokens = kGlobal;
+        pairs = 0.0;
+        for (std::size_t i = 0; i < n; ++i) pairs += double(i < kWindow ? i + 1 : kWindow + 1);
+    } else if (variant == 6) {
+        mask.key_padding = attnlab::Mask2::from_shape({1, n});
+        for (std::size_t j = 0; j < n; ++j) mask.key_padding(0, j) = j >= n - n / 4;
+        pairs = double(n) * double(n - n / 4);
+    }
+    const bench::Stopwatch watch;
+    for (auto _ : state) {
+        attnlab::Tensor4 c =
+            attnlab::scaled_dot_product_attention(q, k, v, mask, {}, nullptr, nullptr, attnlab::SdpBackend::flash);
+        benchmark::DoNotOptimize(c.data());
+    }
+    state.SetLabel(variant_name(variant));
+    bench::report_flops(state, 4.0 * kHeads * kHeadDim * pairs, watch, threads);
+}
+
+BENCHMARK(BM_VariantForward)
+    ->ArgNames({"variant", "n", "threads"})
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {1024, 4096}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
