@@ -204,16 +204,15 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
     ATTNLAB_DEBUG_ASSERT(dk_rows.shape(2) == kv_width);
     (void)kv_width;
 
-    // q = x·W_Qᵀ + b_Q; k, v = source·W_{K,V}ᵀ + b
-    dx = Tensor3::from_shape({batch, t, c});
+    // q = x·W_Qᵀ + b_Q; k, v = source·W_{K,V}ᵀ + b: dx = dq·W_Q, dsource = dk·W_K + dv·W_V
+    // (self-attention: source = x, so all three land in dx, accumulated in that order)
+    dx.resize({batch, t, c});
     linear_backward(q_proj, cache.x.data(), batch * t, dq_rows.data(), grads.q_proj, dx.data());
-    Tensor3 dsource_k = Tensor3::from_shape(source.shape());
-    Tensor3 dsource_v = Tensor3::from_shape(source.shape());
-    linear_backward(k_proj, source.data(), batch * s, dk_rows.data(), grads.k_proj, dsource_k.data());
-    linear_backward(v_proj, source.data(), batch * s, dv_rows.data(), grads.v_proj, dsource_v.data());
-    if (cross) *dmemory = xt::zeros<float>(source.shape());
+    if (cross) dmemory->resize(source.shape());
     Tensor3& dsource = cross ? *dmemory : dx;
-    for (std::size_t i = 0; i < dsource.size(); ++i) dsource.data()[i] += dsource_k.data()[i] + dsource_v.data()[i];
+    linear_backward(k_proj, source.data(), batch * s, dk_rows.data(), grads.k_proj, dsource.data(),
+                    cross ? Accumulate::no : Accumulate::yes);
+    linear_backward(v_proj, source.data(), batch * s, dv_rows.data(), grads.v_proj, dsource.data(), Accumulate::yes);
 }
 
 Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,

@@ -20,10 +20,19 @@ std::size_t mha_cache_bytes(const MultiHeadAttentionCache& c) {
 }
 
 // Dropout on a sub-layer output: identity (and an empty mask) unless training with p > 0.
-Tensor3 maybe_dropout(const Tensor3& y, float p, Rng* rng, DropoutCache* cache) {
+// y is taken by value so the identity case moves it through instead of copying.
+Tensor3 maybe_dropout(Tensor3 y, float p, Rng* rng, DropoutCache* cache) {
     if (rng && p > 0.0f) return dropout_forward(y, p, *rng, cache);
     if (cache) *cache = DropoutCache{};
     return y;
+}
+
+// The gradient through maybe_dropout: dout itself when the forward was the identity (no copy),
+// else dropout_backward's result in tmp.
+const Tensor3& dropout_gradient(const Tensor3& dout, const DropoutCache& cache, Tensor3& tmp) {
+    if (cache.keep.size() == 0) return dout;
+    dropout_backward(dout, cache, tmp);
+    return tmp;
 }
 }  // namespace
 
@@ -44,11 +53,20 @@ TransformerBlock::TransformerBlock(const ModelConfig& config, Rng& rng)
 Tensor3 TransformerBlock::forward(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
                                   TransformerBlockCache* cache, Rng* dropout_rng) const {
     if (!cache) return forward_full(x, options, observer, nullptr, dropout_rng);
-    *cache = TransformerBlockCache();
-    cache->dropout = dropout_rng != nullptr && dropout_ > 0.0f;
-    if (cache->dropout) cache->dropout_rng = *dropout_rng;
-    if (!checkpointing_) return forward_full(x, options, observer, cache, dropout_rng);
+    const bool dropout = dropout_rng != nullptr && dropout_ > 0.0f;
+    const Rng rng_before = dropout ? *dropout_rng : Rng(0);
+    if (!checkpointing_) {
+        // The sub-layer caches are overwritten in place: a training loop reuses their buffers.
+        cache->checkpointed = false;
+        cache->x = Tensor3();
+        cache->dropout = dropout;
+        cache->dropout_rng = rng_before;
+        return forward_full(x, options, observer, cache, dropout_rng);
+    }
     // Checkpointing: run without sub-layer caches and keep only what recomputation needs.
+    *cache = TransformerBlockCache();
+    cache->dropout = dropout;
+    cache->dropout_rng = rng_before;
     Tensor3 y = forward_full(x, options, observer, nullptr, dropout_rng);
     cache->checkpointed = true;
     cache->x = x;
@@ -80,11 +98,11 @@ Tensor3 TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions&
     Tensor3 r1 = maybe_dropout(attn.forward(x, nullptr, options, observer, attn_cache), dropout_, dropout_rng,
                                attn_drop);  // (B, T, C)
     add_in_place(r1, x);
-    const Tensor3 h = ln1.forward(r1, ln1_cache);  // (B, T, C)
+    const Tensor3 h = ln1.forward(std::move(r1), ln1_cache);  // (B, T, C); the cache keeps r1
     // y = ln2(h + drop(ffn(h)))
     Tensor3 r2 = maybe_dropout(ffn.forward(h, ffn_cache), dropout_, dropout_rng, ffn_drop);  // (B, T, C)
     add_in_place(r2, h);
-    return ln2.forward(r2, ln2_cache);
+    return ln2.forward(std::move(r2), ln2_cache);  // the cache keeps r2
 }
 
 void TransformerBlock::backward(const Tensor3& dout, const TransformerBlockCache& cache,
@@ -100,14 +118,12 @@ void TransformerBlock::backward(const Tensor3& dout, const TransformerBlockCache
     Tensor3 tmp, dsub;
     if (norm_ == NormPlacement::pre) {
         // y = h + drop(ffn(ln2(h)))  =>  dh = dy + ln2ᵀ(ffnᵀ(dropᵀ(dy)))
-        dropout_backward(dout, cache.ffn_drop, tmp);
-        ffn.backward(tmp, cache.ffn, grads.ffn, dsub);
+        ffn.backward(dropout_gradient(dout, cache.ffn_drop, tmp), cache.ffn, grads.ffn, dsub);
         Tensor3 dh;
         ln2.backward(dsub, cache.ln2, grads.ln2, dh);
         add_in_place(dh, dout);
         // h = x + drop(attn(ln1(x)))  =>  dx = dh + ln1ᵀ(attnᵀ(dropᵀ(dh)))
-        dropout_backward(dh, cache.attn_drop, tmp);
-        attn.backward(tmp, cache.attn, options, grads.attn, dsub);
+        attn.backward(dropout_gradient(dh, cache.attn_drop, tmp), cache.attn, options, grads.attn, dsub);
         ln1.backward(dsub, cache.ln1, grads.ln1, dx);
         add_in_place(dx, dh);
         return;
@@ -115,15 +131,13 @@ void TransformerBlock::backward(const Tensor3& dout, const TransformerBlockCache
     // y = ln2(r2), r2 = h + drop(ffn(h))  =>  dh = dr2 + ffnᵀ(dropᵀ(dr2))
     Tensor3 dr2;
     ln2.backward(dout, cache.ln2, grads.ln2, dr2);
-    dropout_backward(dr2, cache.ffn_drop, tmp);
     Tensor3 dh;
-    ffn.backward(tmp, cache.ffn, grads.ffn, dh);
+    ffn.backward(dropout_gradient(dr2, cache.ffn_drop, tmp), cache.ffn, grads.ffn, dh);
     add_in_place(dh, dr2);
     // h = ln1(r1), r1 = x + drop(attn(x))  =>  dx = dr1 + attnᵀ(dropᵀ(dr1))
     Tensor3 dr1;
     ln1.backward(dh, cache.ln1, grads.ln1, dr1);
-    dropout_backward(dr1, cache.attn_drop, tmp);
-    attn.backward(tmp, cache.attn, options, grads.attn, dx);
+    attn.backward(dropout_gradient(dr1, cache.attn_drop, tmp), cache.attn, options, grads.attn, dx);
     add_in_place(dx, dr1);
 }
 

@@ -42,10 +42,14 @@ Tensor3 blocks_forward(const std::vector<TransformerBlock>& blocks, Tensor3 x, c
 void blocks_backward(const std::vector<TransformerBlock>& blocks, const Tensor3& dout,
                      const std::vector<TransformerBlockCache>& caches, const AttentionOptions& options,
                      std::vector<TransformerBlockGrad>& grads, Tensor3& dx) {
-    Tensor3 d = dout;
+    // The gradient between blocks alternates between two buffers (a block's dout and dx must
+    // differ); the first block writes straight into dx.
+    Tensor3 even, odd;
+    const Tensor3* d = &dout;
     for (std::size_t l = blocks.size(); l-- > 0;) {
-        blocks[l].backward(d, caches[l], options, grads[l], dx);
-        if (l > 0) std::swap(d, dx);
+        Tensor3& out = l == 0 ? dx : (d == &even ? odd : even);
+        blocks[l].backward(*d, caches[l], options, grads[l], out);
+        d = &out;
     }
     if (blocks.empty()) dx = dout;
 }

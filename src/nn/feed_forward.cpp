@@ -25,9 +25,14 @@ FeedForward::FeedForward(std::size_t width, std::size_t hidden, Activation activ
 Tensor3 FeedForward::forward(const Tensor3& x, FeedForwardCache* cache) const {
     require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "FeedForward::forward", "x (B, T, C)");
     const std::size_t batch = x.shape(0), t = x.shape(1), rows = batch * t;
-    Tensor3 hidden = Tensor3::from_shape({batch, t, this->hidden()});  // (B, T, F)
+    // With a cache, the fc1 output and the activation are written straight into its buffers
+    // (reused from the last call when the shape is unchanged).
+    Tensor3 local_hidden, local_act;
+    Tensor3& hidden = cache ? cache->hidden : local_hidden;  // (B, T, F)
+    Tensor3& act = cache ? cache->act : local_act;           // (B, T, F)
+    hidden.resize({batch, t, this->hidden()});
+    act.resize({batch, t, this->hidden()});
     fc1.forward(x.data(), rows, hidden.data());
-    Tensor3 act = Tensor3::from_shape(hidden.shape());  // (B, T, F)
     if (activation_ == Activation::gelu) {
         kernels::gelu_forward(hidden.data(), act.data(), hidden.size());
     } else {
@@ -35,11 +40,7 @@ Tensor3 FeedForward::forward(const Tensor3& x, FeedForwardCache* cache) const {
     }
     Tensor3 y = Tensor3::from_shape(x.shape());  // (B, T, C)
     fc2.forward(act.data(), rows, y.data());
-    if (cache) {
-        cache->x = x;
-        cache->hidden = std::move(hidden);
-        cache->act = std::move(act);
-    }
+    if (cache) cache->x = x;
     return y;
 }
 
@@ -52,8 +53,9 @@ void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, F
     // y = act·W2ᵀ + b2
     Tensor3 dact = Tensor3::from_shape(cache.hidden.shape());  // (B, T, F)
     linear_backward(fc2, cache.act.data(), rows, dout.data(), grad.fc2, dact.data());
-    // act = f(hidden): dhidden = f'(hidden) ⊙ dact (in place: the kernels allow dx aliasing dy elementwise)
-    Tensor3 dhidden = Tensor3::from_shape(cache.hidden.shape());  // (B, T, F)
+    // act = f(hidden): dhidden = f'(hidden) ⊙ dact, in place in dact (the kernels allow dx
+    // aliasing dy elementwise)
+    Tensor3& dhidden = dact;  // (B, T, F)
     if (activation_ == Activation::gelu) {
         kernels::gelu_backward(cache.hidden.data(), dact.data(), dhidden.data(), dhidden.size());
     } else {

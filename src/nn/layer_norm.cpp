@@ -15,14 +15,26 @@ LayerNorm::LayerNorm(std::size_t width, float eps) : eps_(eps) {
 
 Tensor3 LayerNorm::forward(const Tensor3& x, LayerNormCache* cache) const {
     require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "LayerNorm::forward", "x (B, T, C)");
+    if (cache) cache->x = x;  // reuses the cache's buffer when the shape is unchanged
+    return normalize(x, cache);
+}
+
+Tensor3 LayerNorm::forward(Tensor3&& x, LayerNormCache* cache) const {
+    require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "LayerNorm::forward", "x (B, T, C)");
+    if (!cache) return normalize(x, nullptr);
+    cache->x = std::move(x);
+    return normalize(cache->x, cache);
+}
+
+// x: (B, T, C) -> (B, T, C); mean and rstd into the cache when non-null (x is already there).
+Tensor3 LayerNorm::normalize(const Tensor3& x, LayerNormCache* cache) const {
     const std::size_t batch = x.shape(0), t = x.shape(1), rows = batch * t;
     Tensor3 y = Tensor3::from_shape(x.shape());  // (B, T, C)
     float* mean = nullptr;
     float* rstd = nullptr;
     if (cache) {
-        cache->x = x;
-        cache->mean = Tensor2::from_shape({batch, t});
-        cache->rstd = Tensor2::from_shape({batch, t});
+        cache->mean.resize({batch, t});
+        cache->rstd.resize({batch, t});
         mean = cache->mean.data();
         rstd = cache->rstd.data();
     }

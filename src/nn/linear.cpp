@@ -56,10 +56,10 @@ void LinearGrad::zero() {
 }
 
 void linear_backward(const Linear& layer, const float* x, std::size_t n, const float* dy, LinearGrad& grad,
-                     float* dx) {
+                     float* dx, Accumulate dx_acc) {
     const std::size_t in = layer.in_features(), out = layer.out_features();
-    // y = x·Wᵀ + b  =>  dx = dy·W, dW += dyᵀ·x, db += Σ dy
-    if (dx) kernels::matmul_nn(dy, out, layer.weight.data(), in, dx, in, n, in, out);
+    // y = x·Wᵀ + b  =>  dx (+)= dy·W, dW += dyᵀ·x, db += Σ dy
+    if (dx) kernels::matmul_nn(dy, out, layer.weight.data(), in, dx, in, n, in, out, dx_acc);
     kernels::matmul_tn(dy, out, x, in, grad.weight.data(), in, out, in, n, Accumulate::yes);
     if (layer.has_bias()) {
         float* db = grad.bias.data();

@@ -18,9 +18,10 @@ namespace attnlab {
 namespace kernels {
 // y[i] = relu(x[i]); x, y: n elements (may alias).
 void relu_forward(const float* x, float* y, std::size_t n);
-// dx[i] (+)= dy[i] * (x[i] > 0); x is the forward input.
+// dx[i] (+)= dy[i] * (x[i] > 0); x is the forward input; dx may alias dy.
 void relu_backward(const float* x, const float* dy, float* dx, std::size_t n, Accumulate acc = Accumulate::no);
 void gelu_forward(const float* x, float* y, std::size_t n);
+// dx[i] (+)= dy[i] * gelu'(x[i]); x is the forward input; dx may alias dy.
 void gelu_backward(const float* x, const float* dy, float* dx, std::size_t n, Accumulate acc = Accumulate::no);
 
 // x: (rows, cols) -> y: (rows, cols); gamma, beta: (cols). Writes per-row mean and rstd

@@ -54,6 +54,8 @@ public:
 
     // x: (B, T, C) -> (B, T, C); fills cache when non-null. ShapeError if the width differs.
     Tensor3 forward(const Tensor3& x, LayerNormCache* cache = nullptr) const;
+    // The same, moving x into the cache instead of copying it (a residual sum nobody else keeps).
+    Tensor3 forward(Tensor3&& x, LayerNormCache* cache = nullptr) const;
     // dout: (B, T, C) -> dx: (B, T, C) (resized and overwritten); grad.weight, grad.bias += ...
     void backward(const Tensor3& dout, const LayerNormCache& cache, LayerNormGrad& grad, Tensor3& dx) const;
 
@@ -64,6 +66,8 @@ public:
     Tensor1 bias;    // (C) beta, initialised to zeros
 
 private:
+    Tensor3 normalize(const Tensor3& x, LayerNormCache* cache) const;
+
     float eps_ = 1e-5f;
 };
 

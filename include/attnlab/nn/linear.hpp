@@ -13,6 +13,7 @@
 
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
+#include "attnlab/kernels/matmul.hpp"  // Accumulate
 
 namespace attnlab {
 
@@ -45,9 +46,9 @@ struct LinearGrad {
 };
 
 // Backward of y = x·Wᵀ + b.
-// x: (n, in) forward input, dy: (n, out) -> dx: (n, in) (overwritten; skipped if null);
-// grad.weight += dyᵀ·x, grad.bias += Σ_rows dy.
+// x: (n, in) forward input, dy: (n, out) -> dx: (n, in) (overwritten, or added to with
+// dx_acc = yes; skipped if null); grad.weight += dyᵀ·x, grad.bias += Σ_rows dy.
 void linear_backward(const Linear& layer, const float* x, std::size_t n, const float* dy, LinearGrad& grad,
-                     float* dx);
+                     float* dx, Accumulate dx_acc = Accumulate::no);
 
 }  // namespace attnlab
