@@ -34,6 +34,7 @@
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/train/memory.hpp"
 #include "attnlab/train/optimizer.hpp"
 
 #ifndef ATTNLAB_COMPARE_BUILD
@@ -199,6 +200,9 @@ json train(const Options& o) {
     }
     const attnlab::Mask2 no_padding;
 
+    // What attnlab::Trainer does on construction: keep the tensors a step frees for the next
+    // step instead of page-faulting them back in (train/memory.hpp).
+    attnlab::keep_freed_memory();
     json results = json::array();
     for (std::size_t threads : o.threads) {
         attnlab::set_num_threads(threads);

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cmath>
 
+#include "attnlab/train/memory.hpp"
+
 namespace attnlab {
 
 void TrainerOptions::validate() const {
@@ -68,6 +70,7 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
     }
     optimizer_ = optimizer_for(options_);
     schedule_ = schedule_for(options_);
+    keep_freed_memory();  // every step frees and re-creates the same tensors
     model_.set_record_attention_stats(options_.track_attention);
 }
 

@@ -4,8 +4,8 @@
 // per call, returning the metrics the CLI's progress bar and the page's curves show (loss,
 // accuracy, gradient norm, the largest attention score, per-head entropy, wall time). A
 // non-finite loss or gradient stops training with a ValueError naming the step, instead of
-// training on garbage. Not for: data loading from disk (tasks are generated) or distributed
-// training.
+// training on garbage. Constructing one calls keep_freed_memory() (train/memory.hpp). Not for:
+// data loading from disk (tasks are generated) or distributed training.
 //
 //   attnlab::Model model(config, 1);
 //   auto task = attnlab::make_task("reverse", {});

@@ -1,0 +1,24 @@
+// attnlab/train/memory.hpp: how a training loop's memory is recycled between steps.
+//
+// What it is for: a training step creates and frees the same activation and gradient tensors
+// (0.5-2 MiB each for the tiny encoder) every step. glibc's malloc serves blocks that large with
+// fresh mmaps, or trims the freed top of its heap, so each step page-faults the same memory back
+// in: measured, a fifth of a tiny-encoder step on 1 thread was the kernel clearing pages, and
+// more on 2 threads, whose faults serialise on the process's memory map. keep_freed_memory()
+// asks the C library to keep freed blocks for reuse instead (glibc: mallopt M_MMAP_THRESHOLD
+// and M_TRIM_THRESHOLD). The process keeps its peak heap mapped, as any caching allocator does.
+// Elsewhere it does nothing (WebAssembly's heap never shrinks anyway).
+//
+// Trainer calls it on construction; call it yourself before a hand-written training loop.
+// Not for: limiting memory (see core/tensor.hpp's allocation budget).
+//
+//   attnlab::keep_freed_memory();
+//   for (int i = 0; i < steps; ++i) { model.zero_grad(); model.loss_and_backward(...); opt.step(...); }
+#pragma once
+
+namespace attnlab {
+
+// Idempotent and thread-safe. Returns true when the C library accepted the settings.
+bool keep_freed_memory();
+
+}  // namespace attnlab
