@@ -270,15 +270,8 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
                 // s = q_i · k_jᵀ (j0 is a multiple of BC, so of the strip), masked
                 kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), s_tile, BC);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, s_tile, BC);
-                // p = 2^(t - m'), l and m updated (base 2), o rescaled by 2^(m - m')
-                kernels::flash_softmax_tile(s_tile, rows, cols, BC, row_max, row_sum, rescale);
-                for (std::size_t r = 0; r < rows; ++r) {
-                    if (rescale[r] == 1.0f) continue;
-                    float* o = o_acc + r * dp;
-                    for (std::size_t c = 0; c < dm.dv; ++c) o[c] *= rescale[r];
-                }
-                // o += p · v_j
-                kernels::flash_accumulate_pv(s_tile, BC, rows, cols, vp + j0 * dp, dp, o_acc);
+                // p = 2^(t - m'), l and m updated (base 2), o rescaled by 2^(m - m'), o += p · v_j
+                kernels::flash_softmax_pv_tile(s_tile, rows, cols, BC, vp + j0 * dp, dp, o_acc, row_max, row_sum);
             }
             // o /= l. Rows that saw no key keep o = 0.
             for (std::size_t r = 0; r < rows; ++r) {

@@ -54,5 +54,10 @@ void flash_accumulate_pv(const float* p, std::size_t ld, std::size_t rows, std::
     table().flash_accumulate_pv(p, ld, rows, cols, vp, dp, o);
 }
 
+void flash_softmax_pv_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, const float* vp,
+                           std::size_t dp, float* o, float* row_max, float* row_sum) {
+    table().flash_softmax_pv_tile(s, rows, cols, ld, vp, dp, o, row_max, row_sum);
+}
+
 }  // namespace kernels
 }  // namespace attnlab

@@ -52,6 +52,8 @@ struct KernelTable {
                                float* row_sum, float* rescale);
     void (*flash_accumulate_pv)(const float* p, std::size_t ld, std::size_t rows, std::size_t cols, const float* vp,
                                 std::size_t dp, float* o);
+    void (*flash_softmax_pv_tile)(float* s, std::size_t rows, std::size_t cols, std::size_t ld, const float* vp,
+                                  std::size_t dp, float* o, float* row_max, float* row_sum);
 
     // --- elementwise (elementwise_arch.hpp), each over [0, n) or rows [0, rows) ---
     void (*relu_forward)(const float* x, float* y, std::size_t n);

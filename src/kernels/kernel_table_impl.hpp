@@ -33,6 +33,7 @@ constexpr KernelTable make_table(const char* isa) {
         &flash_scores<Arch>,
         &flash_softmax_tile<Arch>,
         &flash_accumulate_pv<Arch>,
+        &flash_softmax_pv_tile<Arch>,
         &relu_forward<Arch>,
         &relu_backward<Arch>,
         &gelu_forward<Arch>,

@@ -138,6 +138,37 @@ TEST_P(EachIsa, BaseTwoOnlineSoftmaxMatchesExpOverTiles) {
     }
 }
 
+// The fused step equals softmax tile, rescale and p·V called one after the other.
+TEST_P(EachIsa, SoftmaxPvTileEqualsTheThreeStepsInSequence) {
+    const std::size_t rows = 11, cols = 45, ld = 48, dv = 20;
+    const std::size_t dp = kernels::flash_padded_value_dim(dv);
+    const auto v = random_vector(cols * dv, 3u);
+    std::vector<float> vp(cols * dp);
+    kernels::flash_pack_values(v.data(), cols, dv, vp.data());
+    std::vector<float> s = random_vector(rows * ld, 4u);
+    for (std::size_t j = 0; j < cols; ++j) s[2 * ld + j] = -kInf;  // a row with every key masked
+    s[5 * ld + 7] = -kInf;
+    std::vector<float> o0 = random_vector(rows * dp, 6u), o1 = o0, s1 = s;
+    std::vector<float> m0(rows), l0(rows), alpha(rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+        m0[r] = r % 3 == 0 ? -kInf : 0.5f;  // some rows fresh, some with history
+        l0[r] = r % 3 == 0 ? 0.0f : 2.0f;
+    }
+    if (m0[2] != -kInf) m0[2] = 0.25f;
+    std::vector<float> m1 = m0, l1 = l0;
+    kernels::flash_softmax_pv_tile(s.data(), rows, cols, ld, vp.data(), dp, o0.data(), m0.data(), l0.data());
+    kernels::flash_softmax_tile(s1.data(), rows, cols, ld, m1.data(), l1.data(), alpha.data());
+    for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t c = 0; c < dp; ++c) o1[r * dp + c] *= alpha[r];
+    }
+    kernels::flash_accumulate_pv(s1.data(), ld, rows, cols, vp.data(), dp, o1.data());
+    for (std::size_t r = 0; r < rows; ++r) {
+        EXPECT_EQ(m0[r], m1[r]) << "row " << r;
+        EXPECT_NEAR(l0[r], l1[r], 1e-6f * l1[r]) << "row " << r;
+        for (std::size_t c = 0; c < dp; ++c) EXPECT_NEAR(o0[r * dp + c], o1[r * dp + c], 1e-5f) << r << "," << c;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(FlashTiles, EachIsa, ::testing::ValuesIn(kernels::available_isas()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                              std::string name;
