@@ -97,15 +97,24 @@ void layer_norm_backward(const float* x, const float* gamma, const float* mean, 
                 const float* dyr = dy + r * cols;  // (cols)
                 float* dxr = dx + r * cols;        // (cols)
                 const float m = mean[r], rs = rstd[r];
-                double sum_g = 0.0, sum_gx = 0.0;
-                for (std::size_t j = 0; j < cols; ++j) {
-                    const double g = double(dyr[j]) * gamma[j];
-                    sum_g += g;
-                    sum_gx += g * double((xr[j] - m) * rs);
+                // Two interleaved chains per sum (even and odd j), so additions overlap.
+                double g0 = 0.0, g1 = 0.0, gx0 = 0.0, gx1 = 0.0;
+                std::size_t j = 0;
+                for (; j + 2 <= cols; j += 2) {
+                    const double ga = double(dyr[j]) * gamma[j], gb = double(dyr[j + 1]) * gamma[j + 1];
+                    g0 += ga;
+                    g1 += gb;
+                    gx0 += ga * double((xr[j] - m) * rs);
+                    gx1 += gb * double((xr[j + 1] - m) * rs);
                 }
-                const auto mean_g = static_cast<float>(cols ? sum_g / double(cols) : 0.0);
-                const auto mean_gx = static_cast<float>(cols ? sum_gx / double(cols) : 0.0);
-                for (std::size_t j = 0; j < cols; ++j) {
+                if (j < cols) {
+                    const double ga = double(dyr[j]) * gamma[j];
+                    g0 += ga;
+                    gx0 += ga * double((xr[j] - m) * rs);
+                }
+                const auto mean_g = static_cast<float>(cols ? (g0 + g1) / double(cols) : 0.0);
+                const auto mean_gx = static_cast<float>(cols ? (gx0 + gx1) / double(cols) : 0.0);
+                for (j = 0; j < cols; ++j) {
                     const float xhat = (xr[j] - m) * rs;
                     dxr[j] = rs * (dyr[j] * gamma[j] - mean_g - xhat * mean_gx);
                 }

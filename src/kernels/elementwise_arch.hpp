@@ -85,7 +85,8 @@ void gelu_backward(const float* x, const float* dy, float* dx, std::size_t n, bo
 // Per row: mean = Σx/N, var = Σ(x - mean)²/N (biased, as torch), rstd = 1/√(var + eps),
 //          y = (x - mean)·rstd·gamma + beta.
 // Mean and variance accumulate in double and in two passes, so rows with a large offset
-// (|mean| >> std) keep their variance; the output loop is float SIMD.
+// (|mean| >> std) keep their variance; each sum runs as four interleaved chains (j mod 4) so
+// the additions do not wait on each other; the output loop is float SIMD.
 // x, y: (rows, cols); gamma, beta: (cols); mean, rstd: (rows) or nullptr.
 template <class Arch>
 void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
@@ -95,23 +96,37 @@ void layer_norm_forward(const float* x, const float* gamma, const float* beta, f
     for (std::size_t r = 0; r < rows; ++r) {
         const float* xr = x + r * cols;  // (cols)
         float* yr = y + r * cols;        // (cols)
-        double sum = 0.0;
-        for (std::size_t j = 0; j < cols; ++j) sum += xr[j];
-        const double m = cols ? sum / double(cols) : 0.0;
-        double sq = 0.0;
-        for (std::size_t j = 0; j < cols; ++j) {
-            const double d = double(xr[j]) - m;
-            sq += d * d;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        std::size_t j = 0;
+        for (; j + 4 <= cols; j += 4) {
+            s0 += xr[j];
+            s1 += xr[j + 1];
+            s2 += xr[j + 2];
+            s3 += xr[j + 3];
         }
-        const double var = cols ? sq / double(cols) : 0.0;
+        for (; j < cols; ++j) s0 += xr[j];
+        const double m = cols ? ((s0 + s1) + (s2 + s3)) / double(cols) : 0.0;
+        double q0 = 0.0, q1 = 0.0, q2 = 0.0, q3 = 0.0;
+        for (j = 0; j + 4 <= cols; j += 4) {
+            const double d0 = double(xr[j]) - m, d1 = double(xr[j + 1]) - m;
+            const double d2 = double(xr[j + 2]) - m, d3 = double(xr[j + 3]) - m;
+            q0 += d0 * d0;
+            q1 += d1 * d1;
+            q2 += d2 * d2;
+            q3 += d3 * d3;
+        }
+        for (; j < cols; ++j) {
+            const double d = double(xr[j]) - m;
+            q0 += d * d;
+        }
+        const double var = cols ? ((q0 + q1) + (q2 + q3)) / double(cols) : 0.0;
         const auto rs = static_cast<float>(1.0 / std::sqrt(var + double(eps)));
         const auto mf = static_cast<float>(m);
         if (mean) mean[r] = mf;
         if (rstd) rstd[r] = rs;
 
         const Batch vm(mf), vrs(rs);
-        std::size_t j = 0;
-        for (; j + W <= cols; j += W) {
+        for (j = 0; j + W <= cols; j += W) {
             const Batch xhat = (Batch::load_unaligned(xr + j) - vm) * vrs;
             simd::fma(xhat, Batch::load_unaligned(gamma + j), Batch::load_unaligned(beta + j)).store_unaligned(yr + j);
         }
