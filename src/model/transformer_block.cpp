@@ -3,14 +3,24 @@
 #include <algorithm>
 #include <cmath>
 
+#include "attnlab/core/thread_pool.hpp"
+
 namespace attnlab {
 
 namespace {
+// Elements per chunk of the residual sums before they are split across threads.
+constexpr std::size_t kAddGrain = std::size_t{1} << 15;
+
 // a += b elementwise (same shape): the residual connections.
 void add_in_place(Tensor3& a, const Tensor3& b) {
     float* pa = a.data();
     const float* pb = b.data();
-    for (std::size_t i = 0; i < a.size(); ++i) pa[i] += pb[i];
+    parallel_for(
+        0, a.size(),
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t i = begin; i < end; ++i) pa[i] += pb[i];
+        },
+        kAddGrain);
 }
 
 std::size_t mha_cache_bytes(const MultiHeadAttentionCache& c) {

@@ -4,9 +4,17 @@
 
 #include <xtensor/xbuilder.hpp>
 
+#include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
 
 namespace attnlab {
+
+namespace {
+// Floats a thread fills or sums per chunk before the bias loops are split across threads.
+constexpr std::size_t kRowGrainFloats = std::size_t{1} << 15;
+// Columns per chunk of the bias gradient: whole cache lines of a row per thread.
+constexpr std::size_t kColumnGrain = 16;
+}  // namespace
 
 Linear::Linear(std::size_t in_features, std::size_t out_features, bool with_bias, Rng& rng) {
     if (in_features == 0 || out_features == 0) {
@@ -34,7 +42,13 @@ Tensor2 Linear::forward(const Tensor2& x) const {
 void Linear::forward(const float* x, std::size_t n, float* y) const {
     const std::size_t in = in_features(), out = out_features();
     if (has_bias()) {
-        for (std::size_t r = 0; r < n; ++r) std::copy(bias.begin(), bias.end(), y + r * out);
+        // y = b, then y += x·Wᵀ: the bias rides on the matmul's accumulation, no second pass.
+        parallel_for(
+            0, n,
+            [&](std::size_t begin, std::size_t end) {
+                for (std::size_t r = begin; r < end; ++r) std::copy(bias.begin(), bias.end(), y + r * out);
+            },
+            std::max<std::size_t>(1, kRowGrainFloats / out));
         kernels::matmul_nt(x, in, weight.data(), in, y, out, n, out, in, Accumulate::yes);
     } else {
         kernels::matmul_nt(x, in, weight.data(), in, y, out, n, out, in);
@@ -62,11 +76,17 @@ void linear_backward(const Linear& layer, const float* x, std::size_t n, const f
     if (dx) kernels::matmul_nn(dy, out, layer.weight.data(), in, dx, in, n, in, out, dx_acc);
     kernels::matmul_tn(dy, out, x, in, grad.weight.data(), in, out, in, n, Accumulate::yes);
     if (layer.has_bias()) {
+        // Split over columns, each summed in row order: the same sums for any thread count.
         float* db = grad.bias.data();
-        for (std::size_t r = 0; r < n; ++r) {
-            const float* row = dy + r * out;
-            for (std::size_t j = 0; j < out; ++j) db[j] += row[j];
-        }
+        parallel_for(
+            0, out,
+            [&](std::size_t j_begin, std::size_t j_end) {
+                for (std::size_t r = 0; r < n; ++r) {
+                    const float* row = dy + r * out;
+                    for (std::size_t j = j_begin; j < j_end; ++j) db[j] += row[j];
+                }
+            },
+            std::max<std::size_t>(kColumnGrain, kRowGrainFloats / std::max<std::size_t>(n, 1)));
     }
 }
 
