@@ -316,113 +316,31 @@ void flash_accumulate_pv(const float* p, std::size_t ld, std::size_t rows, std::
 }
 
 // One key tile after its scores: the base-2 online softmax step of flash_softmax_tile, the
-// output rows rescaled by alpha, and o += p·V, group by group of MR rows, the probabilities in
-// the layout the p·V micro-kernel reads best (row-major on x86; key-major chunks on
-// WebAssembly, transposed in registers as they are computed, so they are never re-read).
+// output rows rescaled by alpha, and o += p·V, group by group of MR rows so the group's
+// probabilities are still in L1 when p·V reads them (and, on WebAssembly, transposes them).
 // s: (rows, cols) with ld, t = log2(e)·scale·q·kᵀ (masked -inf), overwritten; vp: (cols, Dp)
 // packed values of the tile; o: (rows, Dp); row_max (log2 units), row_sum: (rows).
+// (Tried on WebAssembly: computing four rows' exponentials at once and transposing them in
+// registers straight into the key-major layout: 7% slower in V8 than this, from spills.)
 template <class Arch>
 void flash_softmax_pv_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, const float* vp,
                            std::size_t dp, float* o, float* row_max, float* row_sum) {
     using S = FlashShape<Arch>;
     using Batch = typename S::Batch;
-    constexpr std::size_t MR = S::MR, NR = S::NR, W = S::W;
-    constexpr float kNegInf = -__builtin_inff();
+    constexpr std::size_t MR = S::MR, W = S::W;
     for (std::size_t i = 0; i < rows; i += MR) {
         const std::size_t n = simd::min_size(MR, rows - i);
         float* si = s + i * ld;
         float* oi = o + i * dp;
         float alpha[MR];
-        if constexpr (!S::kPackProbabilities) {
-            flash_softmax_tile<Arch>(si, n, cols, ld, row_max + i, row_sum + i, alpha);
-            for (std::size_t r = 0; r < n; ++r) {
-                if (alpha[r] == 1.0f) continue;
-                const Batch a(alpha[r]);
-                float* orow = oi + r * dp;
-                for (std::size_t c = 0; c < dp; c += W) (Batch::load_unaligned(orow + c) * a).store_unaligned(orow + c);
-            }
-            flash_accumulate_pv<Arch>(si, ld, n, cols, vp, dp, oi);
-        } else {
-#if defined(__wasm_simd128__) && !defined(ATTNLAB_NO_SIMD)
-            static_assert(MR == 4 && W == 4, "the in-register transpose is 4 x 4");
-            const simd::Exp2NonPositive<Arch> exp2;
-            // Pass 1: each row's new maximum; the exps below subtract reference[r], +inf for
-            // rows that are past the group or have seen only masked keys (their p is then 0).
-            float reference[MR];
-            const float* row[MR];
-            for (std::size_t r = 0; r < MR; ++r) {
-                reference[r] = __builtin_inff();
-                alpha[r] = 1.0f;
-                row[r] = si;  // rows past n read row 0 (valid memory) and get p = 0
-            }
-            for (std::size_t r = 0; r < n; ++r) {
-                const float* x = si + r * ld;
-                row[r] = x;
-                Batch vmax(kNegInf);
-                std::size_t j = 0;
-                for (; j + W <= cols; j += W) vmax = simd::max(vmax, Batch::load_unaligned(x + j));
-                alignas(16) float lanes[W];
-                vmax.store_aligned(lanes);
-                float tile_max = kNegInf;
-                for (std::size_t l = 0; l < W; ++l) tile_max = simd::max_float(tile_max, lanes[l]);
-                for (; j < cols; ++j) tile_max = simd::max_float(tile_max, x[j]);
-                const float m_old = row_max[i + r];
-                const float m_new = simd::max_float(m_old, tile_max);
-                if (m_new == kNegInf) continue;  // nothing visible yet: p = 0, alpha = 1
-                reference[r] = m_new;
-                alpha[r] = m_old == kNegInf ? 0.0f : std::exp2(m_old - m_new);
-                row_max[i + r] = m_new;
-                if (alpha[r] != 1.0f) {
-                    const Batch a(alpha[r]);
-                    float* orow = oi + r * dp;
-                    for (std::size_t c = 0; c < dp; c += W) (Batch::load_unaligned(orow + c) * a).store_unaligned(orow + c);
-                }
-            }
-            // Pass 2, per chunk of keys: p = 2^(t - m) for four rows at once, summed per row,
-            // transposed to key-major and multiplied into o.
-            const Batch m0(reference[0]), m1(reference[1]), m2(reference[2]), m3(reference[3]);
-            Batch sum0(0.0f), sum1(0.0f), sum2(0.0f), sum3(0.0f);
-            float tail_sum[MR] = {0.0f, 0.0f, 0.0f, 0.0f};
-            alignas(64) float pp[S::kProbabilityChunk * MR];
-            for (std::size_t j0 = 0; j0 < cols; j0 += S::kProbabilityChunk) {
-                const std::size_t m = simd::min_size(S::kProbabilityChunk, cols - j0);
-                std::size_t j = 0;
-                for (; j + W <= m; j += W) {
-                    const Batch e0 = exp2(Batch::load_unaligned(row[0] + j0 + j) - m0);
-                    const Batch e1 = exp2(Batch::load_unaligned(row[1] + j0 + j) - m1);
-                    const Batch e2 = exp2(Batch::load_unaligned(row[2] + j0 + j) - m2);
-                    const Batch e3 = exp2(Batch::load_unaligned(row[3] + j0 + j) - m3);
-                    sum0 += e0, sum1 += e1, sum2 += e2, sum3 += e3;
-                    const v128_t a = simd::to_v128(e0), b = simd::to_v128(e1), c = simd::to_v128(e2),
-                                 d = simd::to_v128(e3);
-                    const v128_t ab_lo = wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), ab_hi = wasm_i32x4_shuffle(a, b, 2, 6, 3, 7);
-                    const v128_t cd_lo = wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), cd_hi = wasm_i32x4_shuffle(c, d, 2, 6, 3, 7);
-                    float* out = pp + j * MR;
-                    wasm_v128_store(out, wasm_i32x4_shuffle(ab_lo, cd_lo, 0, 1, 4, 5));
-                    wasm_v128_store(out + 4, wasm_i32x4_shuffle(ab_lo, cd_lo, 2, 3, 6, 7));
-                    wasm_v128_store(out + 8, wasm_i32x4_shuffle(ab_hi, cd_hi, 0, 1, 4, 5));
-                    wasm_v128_store(out + 12, wasm_i32x4_shuffle(ab_hi, cd_hi, 2, 3, 6, 7));
-                }
-                for (; j < m; ++j) {
-                    for (std::size_t r = 0; r < MR; ++r) {
-                        const float p = std::exp2(row[r][j0 + j] - reference[r]);  // -inf - m or t - inf: 0
-                        pp[j * MR + r] = p;
-                        tail_sum[r] += p;
-                    }
-                }
-                for (std::size_t c = 0; c < dp; c += NR) {
-                    dispatch_rows<MR>(n, [&](auto r) {
-                        pv_micro_kernel<Arch, decltype(r)::value, true>(pp, 0, m, vp + j0 * dp + c, dp, oi + c, dp);
-                    });
-                }
-            }
-            const float sums[MR] = {simd::hadd(sum0), simd::hadd(sum1), simd::hadd(sum2), simd::hadd(sum3)};
-            for (std::size_t r = 0; r < n; ++r) {
-                if (reference[r] == __builtin_inff()) continue;
-                row_sum[i + r] = alpha[r] * row_sum[i + r] + sums[r] + tail_sum[r];
-            }
-#endif
+        flash_softmax_tile<Arch>(si, n, cols, ld, row_max + i, row_sum + i, alpha);
+        for (std::size_t r = 0; r < n; ++r) {
+            if (alpha[r] == 1.0f) continue;
+            const Batch a(alpha[r]);
+            float* orow = oi + r * dp;
+            for (std::size_t c = 0; c < dp; c += W) (Batch::load_unaligned(orow + c) * a).store_unaligned(orow + c);
         }
+        flash_accumulate_pv<Arch>(si, ld, n, cols, vp, dp, oi);
     }
 }
 

@@ -53,10 +53,9 @@ void flash_accumulate_pv(const float* p, std::size_t ld, std::size_t rows, std::
                          std::size_t dp, float* o);
 
 // The last two steps of one key tile in one call: flash_softmax_tile on s, each output row
-// multiplied by its rescale factor, then flash_accumulate_pv. Equal (to rounding) to calling
-// the three, but the probabilities go straight from the exponential into the layout the p·V
-// kernel reads best (on WebAssembly: key-major, transposed in registers). s: (rows, cols) with
-// ld, overwritten; vp: (cols, dp) packed values of the tile; o: (rows, dp) with ld dp.
+// multiplied by its rescale factor, then flash_accumulate_pv, group by group of query rows
+// (so each group's probabilities are still in L1 for p·V). s: (rows, cols) with ld,
+// overwritten; vp: (cols, dp) packed values of the tile; o: (rows, dp) with ld dp.
 void flash_softmax_pv_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, const float* vp,
                            std::size_t dp, float* o, float* row_max, float* row_sum);
 
