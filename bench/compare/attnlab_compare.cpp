@@ -4,6 +4,7 @@
 //
 //   attnlab_compare attention --data DIR --sizes 256,1024 --threads 1,2 --seconds 2
 //   attnlab_compare train --threads 1,2 --seconds 2
+//   attnlab_compare matmul --sizes 256,512,1024 --threads 1,2 --seconds 2
 //
 // attention: attnlab::scaled_dot_product_attention on the shared inputs DIR/attn_n<n>.bin (float32
 //   q, k, v, reference, each (H, n, D) = (4, n, 32); written by torch_bench.py prepare), as
@@ -15,6 +16,10 @@
 //   fixed batch (B = 32, T = 64, vocabulary 16, no padding) with AdamW (lr 1e-3, torch defaults).
 //   A step is zero_grad + forward + cross-entropy + backward + optimiser step, nothing else (no
 //   clipping, no metrics): the same work as torch_bench.py train. The loss must fall.
+// matmul: attnlab::kernels::matmul_nn, C (n, n) = A (n, n) · B (n, n), fp32, inputs from a
+//   fixed generator (the same on both sides is not needed: the time does not depend on values),
+//   checked against a double-precision dot product on a few entries; GFLOP/s = 2n³ / time. The
+//   reference is OpenBLAS sgemm through torch.mm in torch_bench.py matmul.
 // Prints one JSON object. Why not the Google Benchmark binary: it neither reads shared inputs
 // nor checks its output, and it has no encoder training step.
 #include <algorithm>
@@ -33,6 +38,7 @@
 #include "attnlab/attention/scaled_dot_product.hpp"
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "attnlab/kernels/matmul.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
 #include "attnlab/train/memory.hpp"
 #include "attnlab/train/optimizer.hpp"
@@ -68,11 +74,11 @@ Options parse_options(int argc, char** argv) {
     Options o;
     if (argc < 2) {
         throw std::invalid_argument(
-            "usage: attnlab_compare attention|train [--data DIR] [--sizes a,b] [--threads a,b] [--seconds s]");
+            "usage: attnlab_compare attention|train|matmul [--data DIR] [--sizes a,b] [--threads a,b] [--seconds s]");
     }
     o.command = argv[1];
-    if (o.command != "attention" && o.command != "train")
-        throw std::invalid_argument("unknown command '" + o.command + "' (valid: attention, train)");
+    if (o.command != "attention" && o.command != "train" && o.command != "matmul")
+        throw std::invalid_argument("unknown command '" + o.command + "' (valid: attention, train, matmul)");
     for (int i = 2; i < argc; i += 2) {
         const std::string key = argv[i];
         if (i + 1 >= argc) throw std::invalid_argument("option " + key + " needs a value");
@@ -235,12 +241,48 @@ json train(const Options& o) {
     return results;
 }
 
+json matmul(const Options& o) {
+    json results = json::array();
+    for (std::size_t n : o.sizes) {
+        std::vector<float> a(n * n), b(n * n), c(n * n);
+        attnlab::Rng rng(7);
+        for (auto& x : a) x = rng.normal();
+        for (auto& x : b) x = rng.normal();
+        for (std::size_t threads : o.threads) {
+            attnlab::set_num_threads(threads);
+            const auto run = [&] { attnlab::kernels::matmul_nn(a.data(), n, b.data(), n, c.data(), n, n, n, n); };
+            run();
+            double err = 0.0;  // relative to the sum of |terms| of a few entries
+            for (std::size_t probe = 0; probe < 16; ++probe) {
+                const std::size_t i = (probe * 7919) % n, j = (probe * 104729) % n;
+                double want = 0.0, magnitude = 0.0;
+                for (std::size_t p = 0; p < n; ++p) {
+                    want += double(a[i * n + p]) * b[p * n + j];
+                    magnitude += std::abs(double(a[i * n + p]) * b[p * n + j]);
+                }
+                err = std::max(err, std::abs(c[i * n + j] - want) / magnitude);
+            }
+            const Timing t = time_calls(run, o.seconds);
+            results.push_back({{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD + "-matmul"},
+                               {"variant", "kernels::matmul_nn"},
+                               {"threads", threads},
+                               {"n", n},
+                               {"ms", t.ms},
+                               {"gflops", 2.0 * double(n) * n * n / t.ms / 1e6},
+                               {"repeats", t.repeats},
+                               {"max_rel_err", err},
+                               {"ok", err <= 1e-5}});
+        }
+    }
+    return results;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     try {
         const Options o = parse_options(argc, argv);
-        const json results = o.command == "attention" ? attention(o) : train(o);
+        const json results = o.command == "attention" ? attention(o) : o.command == "train" ? train(o) : matmul(o);
         std::cout << json{{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD}, {"results", results}}.dump()
                   << std::endl;
         return 0;

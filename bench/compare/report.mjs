@@ -33,7 +33,8 @@ for (const step of steps) {
 }
 
 const gflops = (n, ms) => (4 * H * n * n * D) / (ms * 1e6);
-const attention = rows.filter((r) => r.n !== undefined);
+const attention = rows.filter((r) => r.n !== undefined && r.gflops === undefined);
+const matmul = rows.filter((r) => r.gflops !== undefined);
 const training = rows.filter((r) => r.steps_per_s !== undefined);
 
 // Display names, in table order.
@@ -91,6 +92,15 @@ for (const [ours, ot, theirs, tt, target] of [
     theirs_steps_per_s: b.steps_per_s, ratio: a.ms_per_step / b.ms_per_step, speedup: a.steps_per_s / b.steps_per_s, target });
 }
 
+// Matmul against BLAS sgemm (the issue: at least 80% of OpenBLAS at 512³ on 1 thread).
+matmul.sort((a, b) => a.n - b.n || a.threads - b.threads || a.system.localeCompare(b.system));
+const matmulPairs = [];
+for (const r of matmul.filter((x) => x.system.startsWith('attnlab') && x.ok)) {
+  const b = matmul.find((x) => x.system === 'pytorch-matmul' && x.n === r.n && x.threads === r.threads);
+  if (b) matmulPairs.push({ n: r.n, threads: r.threads, ours: r.gflops, theirs: b.gflops, fraction: r.gflops / b.gflops,
+    target: r.n === 512 && r.threads === 1 ? 0.8 : null });
+}
+
 // Markdown tables.
 const f = (x, d = 2) => (x === undefined || x === null || Number.isNaN(x) ? '' : x.toFixed(d));
 const fmtMs = (ms) => (ms >= 100 ? f(ms, 1) : ms >= 10 ? f(ms, 2) : f(ms, 3));
@@ -140,6 +150,24 @@ if (training.length) {
       + ` | ${f(p.theirs_steps_per_s, 1)} | ${f(p.speedup)}x |${met} |`);
   }
 }
+if (matmul.length) {
+  lines.push('');
+  lines.push('Matmul C = A·B, fp32, square n x n; GFLOP/s = 2n³ / time (median of repeats); ours is'
+    + ' attnlab::kernels::matmul_nn (run-time ISA dispatch), theirs torch.mm on the BLAS PyTorch calls (OpenBLAS sgemm):');
+  lines.push('');
+  lines.push('| system | threads | n | ms | GFLOP/s | load (1 min) |');
+  lines.push('|---|---:|---:|---:|---:|---|');
+  for (const r of matmul) {
+    lines.push(`| ${r.system} (${r.variant}) | ${r.threads} | ${r.n} | ${fmtMs(r.ms)} | ${f(r.gflops, 1)}${r.ok ? '' : ' FAIL'} | ${loadStr(r.load)} |`);
+  }
+  lines.push('');
+  lines.push('| n | threads | ours GFLOP/s | OpenBLAS GFLOP/s | ours / OpenBLAS | issue target |');
+  lines.push('|---:|---:|---:|---:|---:|---|');
+  for (const p of matmulPairs) {
+    const met = p.target ? ` ≥ ${p.target * 100}%: ${p.fraction >= p.target ? 'met' : 'not met'}` : '';
+    lines.push(`| ${p.n} | ${p.threads} | ${f(p.ours, 1)} | ${f(p.theirs, 1)} | ${f(p.fraction * 100, 0)}% |${met} |`);
+  }
+}
 const failed = steps.filter((s) => !s.ok).map((s) => s.name);
 const notOk = rows.filter((r) => !r.ok).map((r) => `${r.system} ${r.threads}T${r.n ? ` n=${r.n}` : ''}`);
 lines.push('');
@@ -152,4 +180,4 @@ if (notOk.length) lines.push(`Results that missed the reference or did not learn
 const md = lines.join('\n') + '\n';
 process.stdout.write(md);
 fs.writeFileSync(path.join(outDir, 'latest.md'), md);
-fs.writeFileSync(path.join(outDir, 'latest.json'), JSON.stringify({ machine, versions, steps, attention, training, pairs, train_pairs: trainPairs }, null, 1) + '\n');
+fs.writeFileSync(path.join(outDir, 'latest.json'), JSON.stringify({ machine, versions, steps, attention, training, matmul, pairs, train_pairs: trainPairs, matmul_pairs: matmulPairs }, null, 1) + '\n');

@@ -118,6 +118,8 @@ step native-train "$native/attnlab_compare" train --threads 1,2 --seconds "$seco
 [[ " ${wasm_flavours[*]} " == *" threads "* ]] &&
   step wasm-threads-train node "$results/wasm/threads/attnlab_compare.js" train --threads 1,2 --seconds "$seconds"
 step pytorch-train "$python" "$here/torch_bench.py" train --threads 1,2 --seconds "$seconds"
+step native-matmul "$native/attnlab_compare" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
+step pytorch-matmul "$python" "$here/torch_bench.py" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
 
 # ---- report -----------------------------------------------------------------------------------
 tmp=$(mktemp) && sed "s|\"date\"|\"load_end\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"date\"|" "$raw/machine.json" >"$tmp" && mv "$tmp" "$raw/machine.json"

@@ -168,15 +168,31 @@ def train(args):
     print(json.dumps({"system": "pytorch", "version": torch.__version__, "results": results}))
 
 
+def matmul(args):
+    """torch.mm of two (n, n) fp32 matrices: OpenBLAS sgemm (see blas_library()), the reference
+    of issue 6's matmul target."""
+    results = []
+    torch.manual_seed(7)
+    with torch.inference_mode():
+        for n in args.sizes:
+            a, b = torch.randn(n, n), torch.randn(n, n)
+            for threads in args.threads:
+                torch.set_num_threads(threads)
+                ms, repeats = time_calls(lambda: torch.mm(a, b), args.seconds)
+                results.append({"system": "pytorch-matmul", "variant": "torch.mm (BLAS sgemm)", "threads": threads,
+                                "n": n, "ms": ms, "gflops": 2.0 * n ** 3 / ms / 1e6, "repeats": repeats, "ok": True})
+    print(json.dumps({"system": "pytorch", "version": torch.__version__, "blas": blas_library(), "results": results}))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["prepare", "attention", "train"])
+    p.add_argument("command", choices=["prepare", "attention", "train", "matmul"])
     p.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "data"))
     p.add_argument("--sizes", default="256,1024,2048", type=lambda s: [int(x) for x in s.split(",")])
     p.add_argument("--threads", default="1,2", type=lambda s: [int(x) for x in s.split(",")])
     p.add_argument("--seconds", default=2.0, type=float, help="measuring time per configuration")
     args = p.parse_args()
-    {"prepare": prepare, "attention": attention, "train": train}[args.command](args)
+    {"prepare": prepare, "attention": attention, "train": train, "matmul": matmul}[args.command](args)
 
 
 if __name__ == "__main__":
