@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/core/thread_pool.hpp"
 
 namespace attnlab {
 namespace {
@@ -66,7 +67,11 @@ void Optimizer::step(const std::vector<ParameterView>& params, const std::vector
         }
     }
     ++steps_;
-    for (std::size_t i = 0; i < params.size(); ++i) update(i, params[i], grads[i].data, lr, steps_);
+    // Parameters are independent (update(i) touches only parameter i and its state), so they
+    // are spread over the pool; each element's arithmetic is the same for any thread count.
+    parallel_for(0, params.size(), [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) update(i, params[i], grads[i].data, lr, steps_);
+    });
 }
 
 void Optimizer::reset() {

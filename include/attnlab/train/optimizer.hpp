@@ -56,7 +56,8 @@ protected:
     // Sizes per-parameter state for `params` (called once, at the first step after a reset).
     virtual void init_state(const std::vector<ParameterView>& params) = 0;
     virtual void clear_state() = 0;
-    // Updates parameter i; t is the 1-based step number.
+    // Updates parameter i; t is the 1-based step number. Called for different i concurrently
+    // (from the thread pool), so it may touch only parameter i and its own state.
     virtual void update(std::size_t i, const ParameterView& param, const float* grad, float lr, std::size_t t) = 0;
 
 private:
