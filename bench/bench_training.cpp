@@ -1,0 +1,114 @@
+// Training steps/s of the two tiny models of issue 6, 1 and 2 threads. Run:
+//   build/bench/attnlab_bench --benchmark_filter=TrainStep
+//
+// A step is zero_grad + forward + cross-entropy + backward + AdamW on one fixed batch.
+//   BM_TrainStepEncoder: the tiny encoder of the comparison (bench/compare): EncoderClassifier,
+//     2 post-LN layers, C 64, 4 heads, F 256, ReLU, sinusoidal, mean pooling, 2 classes,
+//     batch 32 x T 64, vocabulary 16.
+//   BM_TrainStepGpt: a tiny GPT (DecoderLM): 2 pre-LN layers, C 64, 4 heads, F 256, GELU, RoPE,
+//     causal, batch 32 x T 64 (and T 256), vocabulary 64, next-token targets.
+// Counters: steps_per_s, tokens_per_s, and GFLOPS / peak_frac from the matmul FLOPs of a step
+// (forward 2·tokens·(4C² + 2CF) per layer + attention 4·B·T²·C per layer (the GPT's causal half
+// counted whole), plus the head; backward twice the forward).
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/thread_pool.hpp"
+#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/train/optimizer.hpp"
+#include "bench_support.hpp"
+
+namespace {
+
+constexpr std::size_t kBatch = 32, kModel = 64, kHeads = 4, kFeedForward = 256, kLayers = 2;
+
+double step_flops(std::size_t tokens, std::size_t t, std::size_t head_out) {
+    const double c = kModel, f = kFeedForward;
+    const double per_layer = 2.0 * double(tokens) * (4.0 * c * c + 2.0 * c * f) + 4.0 * double(tokens) * double(t) * c;
+    return 3.0 * (kLayers * per_layer + 2.0 * double(tokens) * c * double(head_out));
+}
+
+void BM_TrainStepEncoder(benchmark::State& state) {
+    const auto threads = static_cast<std::size_t>(state.range(0));
+    constexpr std::size_t T = 64, vocab = 16;
+    attnlab::set_num_threads(threads);
+    attnlab::ModelConfig config;
+    config.kind = attnlab::ModelKind::encoder;
+    config.vocab_size = vocab;
+    config.max_len = T;
+    config.d_model = kModel;
+    config.num_heads = kHeads;
+    config.num_layers = kLayers;
+    config.ff_dim = kFeedForward;
+    config.activation = attnlab::Activation::relu;
+    config.norm = attnlab::NormPlacement::post;
+    config.positional = attnlab::PositionalKind::sinusoidal;
+    config.pooling = attnlab::Pooling::mean;
+    config.num_classes = 2;
+    attnlab::Rng rng(1);
+    attnlab::EncoderClassifier model(config, rng);
+    attnlab::Index2 tokens = attnlab::Index2::from_shape({kBatch, T});  // (B, T)
+    attnlab::Index1 labels = attnlab::Index1::from_shape({kBatch});      // (B)
+    attnlab::Rng data(0);
+    for (auto& t : tokens) t = static_cast<std::int32_t>(data.below(vocab));
+    for (auto& l : labels) l = static_cast<std::int32_t>(data.below(2));
+    const attnlab::Mask2 no_padding;
+    attnlab::AdamW opt;
+    const bench::Stopwatch watch;
+    for (auto _ : state) {
+        model.zero_grad();
+        benchmark::DoNotOptimize(model.loss_and_backward(tokens, no_padding, labels).loss);
+        opt.step(model.parameters(), model.gradients(), 1e-3f);
+    }
+    state.counters["steps_per_s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["tokens_per_s"] =
+        benchmark::Counter(double(state.iterations()) * kBatch * T, benchmark::Counter::kIsRate);
+    bench::report_flops(state, step_flops(kBatch * T, T, 0), watch, threads);
+}
+
+void BM_TrainStepGpt(benchmark::State& state) {
+    const auto threads = static_cast<std::size_t>(state.range(0));
+    const auto T = static_cast<std::size_t>(state.range(1));
+    constexpr std::size_t vocab = 64;
+    attnlab::set_num_threads(threads);
+    attnlab::ModelConfig config;
+    config.kind = attnlab::ModelKind::decoder;
+    config.vocab_size = vocab;
+    config.max_len = T;
+    config.d_model = kModel;
+    config.num_heads = kHeads;
+    config.num_layers = kLayers;
+    config.ff_dim = kFeedForward;
+    config.positional = attnlab::PositionalKind::rope;
+    attnlab::Rng rng(1);
+    attnlab::DecoderLM model(config, rng);
+    attnlab::Index2 tokens = attnlab::Index2::from_shape({kBatch, T}), targets = tokens;  // (B, T)
+    attnlab::Rng data(0);
+    for (auto& t : tokens) t = static_cast<std::int32_t>(data.below(vocab));
+    for (std::size_t b = 0; b < kBatch; ++b) {
+        for (std::size_t t = 0; t < T; ++t) targets(b, t) = t + 1 < T ? tokens(b, t + 1) : tokens(b, 0);
+    }
+    attnlab::AdamW opt;
+    const bench::Stopwatch watch;
+    for (auto _ : state) {
+        model.zero_grad();
+        benchmark::DoNotOptimize(model.loss_and_backward(tokens, targets).loss);
+        opt.step(model.parameters(), model.gradients(), 1e-3f);
+    }
+    state.counters["steps_per_s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["tokens_per_s"] =
+        benchmark::Counter(double(state.iterations()) * kBatch * T, benchmark::Counter::kIsRate);
+    bench::report_flops(state, step_flops(kBatch * T, T, vocab), watch, threads);
+}
+
+BENCHMARK(BM_TrainStepEncoder)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TrainStepGpt)
+    ->ArgNames({"threads", "T"})
+    ->ArgsProduct({{1, 2}, {64, 256}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
