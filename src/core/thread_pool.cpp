@@ -202,6 +202,8 @@ void ThreadPool::run_chunks(std::uint32_t generation) {
 namespace {
 std::mutex g_default_mutex;
 std::unique_ptr<ThreadPool> g_default_pool;
+// The default pool's thread count once it exists (0 before), for available_threads().
+std::atomic<std::size_t> g_default_threads{0};
 
 std::size_t default_thread_count() {
     const std::size_t hw = std::thread::hardware_concurrency();  // 0 when unknown
@@ -211,7 +213,10 @@ std::size_t default_thread_count() {
 
 ThreadPool& default_pool() {
     std::lock_guard<std::mutex> lock(g_default_mutex);
-    if (!g_default_pool) g_default_pool = std::make_unique<ThreadPool>(default_thread_count());
+    if (!g_default_pool) {
+        g_default_pool = std::make_unique<ThreadPool>(default_thread_count());
+        g_default_threads.store(g_default_pool->num_threads());
+    }
     return *g_default_pool;
 }
 
@@ -221,11 +226,19 @@ void set_num_threads(std::size_t n) {
     if (t_inside_pool) fail<ConfigError>("set_num_threads: cannot change the pool from inside a parallel_for body");
     std::lock_guard<std::mutex> lock(g_default_mutex);
     if (g_default_pool && g_default_pool->num_threads() == n) return;
+    g_default_threads.store(0);
     g_default_pool.reset();  // joins the old workers before new ones start
     g_default_pool = std::make_unique<ThreadPool>(n);
+    g_default_threads.store(n);
 }
 
 std::size_t num_threads() { return default_pool().num_threads(); }
+
+std::size_t available_threads() {
+    if (t_inside_pool) return 1;
+    const std::size_t n = g_default_threads.load();
+    return n != 0 ? n : num_threads();
+}
 
 void parallel_for(std::size_t begin, std::size_t end, const std::function<void(std::size_t, std::size_t)>& body,
                   std::size_t grain) {

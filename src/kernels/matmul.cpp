@@ -67,9 +67,9 @@ constexpr std::size_t kMinPackPerChunk = std::size_t{1} << 16;
 constexpr std::size_t kMaxSplitFloats = std::size_t{1} << 20;
 
 // Tiles to cut a product of `macs` multiply-adds into: as many as the work allows (each at
-// least kMinMacsPerChunk), at most kTilesPerThread per thread.
-std::size_t tile_count(std::size_t macs) {
-    return std::max<std::size_t>(1, std::min(macs / kMinMacsPerChunk, kTilesPerThread * num_threads()));
+// least kMinMacsPerChunk), at most kTilesPerThread per thread of `threads`.
+std::size_t tile_count(std::size_t macs, std::size_t threads) {
+    return std::max<std::size_t>(1, std::min(macs / kMinMacsPerChunk, kTilesPerThread * threads));
 }
 
 static_assert(MC % MR == 0, "row blocks must hold whole micro-tile row groups");
@@ -111,10 +111,12 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     thread_local Scratch b_scratch;  // the calling thread's; workers only read it
     thread_local Scratch p_scratch;  // partial products of a K split, written by every thread
     const std::size_t row_groups = (m + MR - 1) / MR;
+    // 1 inside a pool task (the tiles of flash attention): the product then runs inline.
+    const std::size_t threads = available_threads();
     for (std::size_t j0 = 0; j0 < n; j0 += NC) {
         const std::size_t nc = std::min(NC, n - j0);
         const std::size_t strips = (nc + NR - 1) / NR;
-        const std::size_t kb_max = num_threads() > 1 ? KB : KC;
+        const std::size_t kb_max = threads > 1 ? KB : KC;
         for (std::size_t pb = 0; pb < k; pb += kb_max) {
             const std::size_t kb = std::min(kb_max, k - pb);
             const std::size_t blocks = (kb + KC - 1) / KC;
@@ -138,8 +140,8 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                 std::max<std::size_t>(1, kMinPackPerChunk / (std::min(KC, kb) * NR)));
 
             const bool add = acc == Accumulate::yes;
-            const std::size_t want = tile_count(m * nc * kb);
-            if (blocks > 1 && row_groups < want && num_threads() > 1 && blocks * m * nc <= kMaxSplitFloats) {
+            const std::size_t want = tile_count(m * nc * kb, threads);
+            if (blocks > 1 && row_groups < want && threads > 1 && blocks * m * nc <= kMaxSplitFloats) {
                 // Few rows of C and a long K (a weight gradient dW = dYᵀ·X): split over K blocks
                 // too. Block q's product goes to its own partial P_q, then C = (C + P_0) + P_1 ...
                 // in block order: the same additions, in the same order, as the loop below.

@@ -159,6 +159,22 @@ TEST(ThreadPool, SetNumThreadsReplacesTheDefaultPool) {
     for (int c : counts) EXPECT_EQ(c, 1);
 }
 
+TEST(ThreadPool, AvailableThreadsIsThePoolSizeOutsideAndOneInsideABody) {
+    ThreadCountGuard guard;
+    attnlab::set_num_threads(3);
+    EXPECT_EQ(attnlab::available_threads(), 3u);
+    std::atomic<std::size_t> inside_max{0};
+    attnlab::parallel_for(0, 6, [&](std::size_t, std::size_t) {
+        const std::size_t n = attnlab::available_threads();
+        std::size_t seen = inside_max.load();
+        while (n > seen && !inside_max.compare_exchange_weak(seen, n)) {
+        }
+    });
+    EXPECT_EQ(inside_max.load(), 1u);
+    attnlab::set_num_threads(1);
+    EXPECT_EQ(attnlab::available_threads(), 1u);
+}
+
 TEST(ThreadPool, DefaultPoolHasBetweenOneAndEightThreads) {
     const std::size_t n = attnlab::num_threads();
     EXPECT_GE(n, 1u);

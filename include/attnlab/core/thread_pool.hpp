@@ -75,6 +75,10 @@ ThreadPool& default_pool();
 // Replaces the default pool with one of n threads (n >= 1). Not to be called while kernels run.
 void set_num_threads(std::size_t n);
 std::size_t num_threads();
+// Threads a parallel_for issued from here would use: 1 inside a parallel_for body (nested
+// calls run inline), else num_threads(). Cheap (no lock): kernels ask it per call to size
+// their tiles.
+std::size_t available_threads();
 
 // default_pool().parallel_for, but runs inline when called from inside a pool worker (nested
 // parallelism) or when the range is smaller than two grains.
