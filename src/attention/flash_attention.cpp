@@ -330,19 +330,37 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     const float* lse = logsumexp.data();
     ScratchMeter meter;
 
+    // Keys, and values laid out like keys, of every (batch, kv head), packed once for the tile
+    // kernels: s = q·kᵀ and dp = dO·vᵀ are both flash_scores products.
+    const std::size_t strip = kernels::flash_strip();
+    const std::size_t kp_size = kernels::flash_packed_keys_size(dm.s, dm.d);
+    const std::size_t vkp_size = kernels::flash_packed_keys_size(dm.s, dm.dv);
+    const std::size_t heads_kv = dm.batch * dm.kv_heads;
+    require_allocatable({heads_kv, kp_size + vkp_size}, where, "the packed keys and values");
+    std::vector<float> packed(heads_kv * (kp_size + vkp_size));
+    parallel_for(0, heads_kv, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t bk = begin; bk < end; ++bk) {
+            float* kp = packed.data() + bk * (kp_size + vkp_size);
+            kernels::flash_pack_keys(k.data() + bk * dm.s * dm.d, dm.s, dm.d, kp);
+            kernels::flash_pack_keys(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
+        }
+    });
+    const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
+    const std::size_t dop_size = kernels::flash_packed_queries_size(BR, dm.dv);
+
     // dk, dv: one task per (batch, kv head, key tile), which owns those rows of dk and dv; it
     // visits the query heads of its group and their query tiles in order.
     const std::size_t k_tiles = ceil_div(dm.s, BC);
     parallel_for(0, dm.batch * dm.kv_heads * k_tiles, [&](std::size_t begin, std::size_t end) {
-        TileScratch scratch(meter, 2 * BR * BC);
+        TileScratch scratch(meter, 2 * BR * BC + qp_size + dop_size);
         float* p = scratch.data();  // (br, bc) scores, then probabilities
         float* ds = p + BR * BC;    // (br, bc) dO·vᵀ, then the score gradient
+        float* qp = ds + BR * BC;   // (br, D) packed queries
+        float* dop = qp + qp_size;  // (br, Dv) packed output gradients
         for (std::size_t task = begin; task < end; ++task) {
             const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
             const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
             const std::size_t cols = std::min(BC, dm.s - j0);
-            const float* kj = k.data() + (bk * dm.s + j0) * dm.d;   // (bc, D)
-            const float* vj = v.data() + (bk * dm.s + j0) * dm.dv;  // (bc, Dv)
             float* dkj = dk.data() + (bk * dm.s + j0) * dm.d;       // (bc, D)
             float* dvj = dv.data() + (bk * dm.s + j0) * dm.dv;      // (bc, Dv)
             const std::size_t first_row = query_begin(dm, mask.causal, j0) / BR * BR;
@@ -356,9 +374,12 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                     const float* qi = q.data() + (bh * dm.t + i0) * dm.d;           // (br, D)
                     const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;  // (br, Dv)
                     // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
-                    kernels::matmul_nt(qi, dm.d, kj, dm.d, p, BC, rows, cols, dm.d);
+                    const float* kp = packed.data() + bk * (kp_size + vkp_size);
+                    kernels::flash_pack_queries(qi, rows, dm.d, 1.0f, qp);
+                    kernels::flash_pack_queries(doi, rows, dm.dv, 1.0f, dop);
+                    kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
                     if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
-                    kernels::matmul_nt(doi, dm.dv, vj, dm.dv, ds, BC, rows, cols, dm.dv);
+                    kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
                     // p = exp(s·scale - lse), ds = p ⊙ (dp - delta)·scale
                     kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
                                                  delta.data() + bh * dm.t + i0);
@@ -373,9 +394,11 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     // dq: one task per (batch, head, query tile), which owns those rows of dq.
     const std::size_t q_tiles = ceil_div(dm.t, BR);
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
-        TileScratch scratch(meter, 2 * BR * BC);
+        TileScratch scratch(meter, 2 * BR * BC + qp_size + dop_size);
         float* p = scratch.data();  // (br, bc)
         float* ds = p + BR * BC;    // (br, bc)
+        float* qp = ds + BR * BC;   // (br, D) packed queries
+        float* dop = qp + qp_size;  // (br, Dv) packed output gradients
         for (std::size_t task = begin; task < end; ++task) {
             const std::size_t bh = task / q_tiles, i0 = (task % q_tiles) * BR;
             const std::size_t b = bh / dm.heads, h = bh % dm.heads, hk = h / dm.group;
@@ -383,15 +406,17 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             const float* qi = q.data() + (bh * dm.t + i0) * dm.d;                // (br, D)
             const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;       // (br, Dv)
             const float* kh = k.data() + (b * dm.kv_heads + hk) * dm.s * dm.d;   // (S, D)
-            const float* vh = v.data() + (b * dm.kv_heads + hk) * dm.s * dm.dv;  // (S, Dv)
             float* dqi = dq.data() + (bh * dm.t + i0) * dm.d;                    // (br, D)
+            const float* kp = packed.data() + (b * dm.kv_heads + hk) * (kp_size + vkp_size);
+            kernels::flash_pack_queries(qi, rows, dm.d, 1.0f, qp);
+            kernels::flash_pack_queries(doi, rows, dm.dv, 1.0f, dop);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
                 if (tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols)) continue;
-                kernels::matmul_nt(qi, dm.d, kh + j0 * dm.d, dm.d, p, BC, rows, cols, dm.d);
+                kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
-                kernels::matmul_nt(doi, dm.dv, vh + j0 * dm.dv, dm.dv, ds, BC, rows, cols, dm.dv);
+                kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
                 kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
                                              delta.data() + bh * dm.t + i0);
                 // scores = q·kᵀ  =>  dq_i += ds·k_j
@@ -402,6 +427,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     if (stats) {
         stats->peak_scratch_bytes = meter.peak();
         stats->row_stat_bytes = delta.size() * sizeof(float);
+        stats->packed_bytes = packed.size() * sizeof(float);
     }
 }
 
