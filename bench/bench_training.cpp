@@ -31,18 +31,24 @@ double step_flops(std::size_t tokens, std::size_t t, std::size_t head_out) {
     return 3.0 * (kLayers * per_layer + 2.0 * double(tokens) * c * double(head_out));
 }
 
-void BM_TrainStepEncoder(benchmark::State& state) {
-    const auto threads = static_cast<std::size_t>(state.range(0));
-    constexpr std::size_t T = 64, vocab = 16;
-    attnlab::set_num_threads(threads);
+// The sizes both models share.
+attnlab::ModelConfig tiny_config(attnlab::ModelKind kind, std::size_t vocab, std::size_t t) {
     attnlab::ModelConfig config;
-    config.kind = attnlab::ModelKind::encoder;
+    config.kind = kind;
     config.vocab_size = vocab;
-    config.max_len = T;
+    config.max_len = t;
     config.d_model = kModel;
     config.num_heads = kHeads;
     config.num_layers = kLayers;
     config.ff_dim = kFeedForward;
+    return config;
+}
+
+void BM_TrainStepEncoder(benchmark::State& state) {
+    const auto threads = static_cast<std::size_t>(state.range(0));
+    constexpr std::size_t T = 64, vocab = 16;
+    attnlab::set_num_threads(threads);
+    attnlab::ModelConfig config = tiny_config(attnlab::ModelKind::encoder, vocab, T);
     config.activation = attnlab::Activation::relu;
     config.norm = attnlab::NormPlacement::post;
     config.positional = attnlab::PositionalKind::sinusoidal;
@@ -74,14 +80,7 @@ void BM_TrainStepGpt(benchmark::State& state) {
     const auto T = static_cast<std::size_t>(state.range(1));
     constexpr std::size_t vocab = 64;
     attnlab::set_num_threads(threads);
-    attnlab::ModelConfig config;
-    config.kind = attnlab::ModelKind::decoder;
-    config.vocab_size = vocab;
-    config.max_len = T;
-    config.d_model = kModel;
-    config.num_heads = kHeads;
-    config.num_layers = kLayers;
-    config.ff_dim = kFeedForward;
+    attnlab::ModelConfig config = tiny_config(attnlab::ModelKind::decoder, vocab, T);
     config.positional = attnlab::PositionalKind::rope;
     attnlab::Rng rng(1);
     attnlab::DecoderLM model(config, rng);

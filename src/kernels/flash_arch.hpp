@@ -244,10 +244,7 @@ void flash_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_
             vmax1 = simd::max(vmax1, Batch::load_unaligned(x + j + W));
         }
         for (; j + W <= cols; j += W) vmax0 = simd::max(vmax0, Batch::load_unaligned(x + j));
-        alignas(64) float lanes[W];
-        simd::max(vmax0, vmax1).store_aligned(lanes);
-        float tile_max = kNegInf;
-        for (std::size_t l = 0; l < W; ++l) tile_max = simd::max_float(tile_max, lanes[l]);
+        float tile_max = simd::max_lane(simd::max(vmax0, vmax1));
         for (; j < cols; ++j) tile_max = simd::max_float(tile_max, x[j]);
         const float m_old = row_max[r];
         const float m_new = simd::max_float(m_old, tile_max);

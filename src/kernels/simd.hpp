@@ -232,6 +232,16 @@ inline Batch<Arch> Exp2NonPositive<Arch>::operator()(const B& t_in) const {
 static inline std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
 static inline float max_float(float a, float b) { return a < b ? b : a; }
 
+// The largest lane of a batch (no NaN lanes): the end of every vectorised row maximum.
+template <class B>
+inline float max_lane(const B& v) {
+    alignas(64) float lanes[B::size];
+    v.store_aligned(lanes);
+    float best = lanes[0];
+    for (std::size_t l = 1; l < B::size; ++l) best = max_float(best, lanes[l]);
+    return best;
+}
+
 }  // namespace simd
 }  // namespace kernels
 }  // namespace attnlab

@@ -30,10 +30,7 @@ float row_max(const float* x, std::size_t n) {
     Batch vmax(kNegInf);
     std::size_t j = 0;
     for (; j + W <= n; j += W) vmax = simd::max(vmax, Batch::load_unaligned(x + j));
-    alignas(64) float lanes[W];
-    vmax.store_aligned(lanes);
-    float best = kNegInf;
-    for (std::size_t l = 0; l < W; ++l) best = simd::max_float(best, lanes[l]);
+    float best = simd::max_lane(vmax);
     for (; j < n; ++j) best = simd::max_float(best, x[j]);
     return best;
 }
@@ -132,10 +129,7 @@ void online_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size
             v.store_unaligned(x + j);
             vmax = simd::max(vmax, v);
         }
-        alignas(64) float lanes[W];
-        vmax.store_aligned(lanes);
-        float tile_max = kNegInf;
-        for (std::size_t l = 0; l < W; ++l) tile_max = simd::max_float(tile_max, lanes[l]);
+        float tile_max = simd::max_lane(vmax);
         for (; j < cols; ++j) {
             x[j] = x[j] > kNegInf ? x[j] * scale : kNegInf;
             tile_max = simd::max_float(tile_max, x[j]);
