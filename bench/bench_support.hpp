@@ -16,8 +16,10 @@ namespace bench {
 
 // The machine is shared with other work, so every rate comes in two forms: per wall-clock second
 // (what a user sees now) and per CPU second of the process divided by the thread count (what the
-// code does while it actually runs: robust to other processes taking the cores; the pool's idle
-// workers sleep, so waiting costs no CPU time). Fractions of the peak use the CPU-time forms.
+// code does while it actually runs: robust to other processes taking the cores). The pool's idle
+// workers spin for up to 200 µs before they sleep (core/thread_pool.hpp), so with 2 threads and
+// short jobs the CPU-time forms count some waiting as work and read low; compare 2-thread runs by
+// their wall-clock forms on an idle machine. Fractions of the peak use the CPU-time forms.
 
 // Wall-clock and process-CPU seconds since construction.
 class Stopwatch {

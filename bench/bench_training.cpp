@@ -18,6 +18,7 @@
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/train/memory.hpp"
 #include "attnlab/train/optimizer.hpp"
 #include "bench_support.hpp"
 
@@ -45,6 +46,7 @@ attnlab::ModelConfig tiny_config(attnlab::ModelKind kind, std::size_t vocab, std
 }
 
 void BM_TrainStepEncoder(benchmark::State& state) {
+    attnlab::keep_freed_memory();  // as Trainer does: no page faults for the recycled tensors
     const auto threads = static_cast<std::size_t>(state.range(0));
     constexpr std::size_t T = 64, vocab = 16;
     attnlab::set_num_threads(threads);
@@ -76,6 +78,7 @@ void BM_TrainStepEncoder(benchmark::State& state) {
 }
 
 void BM_TrainStepGpt(benchmark::State& state) {
+    attnlab::keep_freed_memory();
     const auto threads = static_cast<std::size_t>(state.range(0));
     const auto T = static_cast<std::size_t>(state.range(1));
     constexpr std::size_t vocab = 64;
