@@ -2,7 +2,13 @@
 
 #include <algorithm>
 
+#include "attnlab/core/thread_pool.hpp"
+
 namespace attnlab {
+namespace {
+// Rows of (B, T) per pool chunk: a few KiB of copying, so a chunk outweighs handing it out.
+constexpr std::size_t kRowsPerChunk = 64;
+}  // namespace
 
 Tensor4 split_heads(const Tensor3& x, std::size_t num_heads) {
     const std::size_t batch = x.shape(0), t = x.shape(1), c = x.shape(2);
@@ -11,24 +17,38 @@ Tensor4 split_heads(const Tensor3& x, std::size_t num_heads) {
     }
     const std::size_t d = c / num_heads;
     Tensor4 out = Tensor4::from_shape({batch, num_heads, t, d});
-    for (std::size_t b = 0; b < batch; ++b)
-        for (std::size_t i = 0; i < t; ++i)
-            for (std::size_t h = 0; h < num_heads; ++h) {
-                const float* src = x.data() + (b * t + i) * c + h * d;   // x[b, i, h*D : (h+1)*D]
-                std::copy(src, src + d, out.data() + ((b * num_heads + h) * t + i) * d);
+    // One row (b, i) per step, split over the pool: a training step copies a few MiB this way,
+    // which on one thread was a serial stretch between the parallel matmuls.
+    parallel_for(
+        0, batch * t,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t row = begin; row < end; ++row) {
+                const std::size_t b = row / t, i = row % t;
+                for (std::size_t h = 0; h < num_heads; ++h) {
+                    const float* src = x.data() + row * c + h * d;  // x[b, i, h*D : (h+1)*D]
+                    std::copy(src, src + d, out.data() + ((b * num_heads + h) * t + i) * d);
+                }
             }
+        },
+        kRowsPerChunk);
     return out;
 }
 
 Tensor3 merge_heads(const Tensor4& x) {
     const std::size_t batch = x.shape(0), heads = x.shape(1), t = x.shape(2), d = x.shape(3);
     Tensor3 out = Tensor3::from_shape({batch, t, heads * d});
-    for (std::size_t b = 0; b < batch; ++b)
-        for (std::size_t h = 0; h < heads; ++h)
-            for (std::size_t i = 0; i < t; ++i) {
-                const float* src = x.data() + ((b * heads + h) * t + i) * d;
-                std::copy(src, src + d, out.data() + (b * t + i) * heads * d + h * d);
+    parallel_for(
+        0, batch * t,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t row = begin; row < end; ++row) {
+                const std::size_t b = row / t, i = row % t;
+                for (std::size_t h = 0; h < heads; ++h) {
+                    const float* src = x.data() + ((b * heads + h) * t + i) * d;  // x[b, h, i, :]
+                    std::copy(src, src + d, out.data() + row * heads * d + h * d);
+                }
             }
+        },
+        kRowsPerChunk);
     return out;
 }
 
