@@ -24,6 +24,8 @@ export interface MhaOptions {
   causal?: boolean;
   keyPaddingMask?: { shape: number[]; data: Uint8Array } | null;
   scale?: boolean | number;
+  window?: number;
+  globalTokens?: number;
   positional?: 'none' | 'rope' | 'sinusoidal';
   stages?: string[];
 }

@@ -8,7 +8,7 @@ export interface Tensor {
 }
 
 export type Positional = 'none' | 'sinusoidal' | 'rope';
-export type MaskKind = 'none' | 'causal' | 'padding' | 'causal+padding';
+export type MaskKind = 'none' | 'causal' | 'padding' | 'causal+padding' | 'causal+window' | 'causal+window+global';
 
 export interface EngineInfo {
   flavour: 'threads' | 'single';
@@ -36,6 +36,10 @@ export interface TraceRequest {
   /** (T) 1 = padded key, or null. */
   keyPaddingMask: Uint8Array | null;
   scale: boolean;
+  /** W: sliding window (Longformer), hide keys more than W positions away; 0 or absent = none. */
+  window?: number;
+  /** G: with a window, the first G positions see and are seen by every token; 0 or absent = none. */
+  globalTokens?: number;
 }
 
 /** A stage as recorded by the engine: one tensor per head (or a single entry for whole-width stages). */

@@ -59,6 +59,8 @@ function trace(req: TraceRequest): TraceResult {
       keyPaddingMask: req.keyPaddingMask ? { shape: [T], data: req.keyPaddingMask } : null,
       scale: req.scale,
       positional: req.positional,
+      window: req.window ?? 0,
+      globalTokens: req.globalTokens ?? 0,
     };
     const tr = mha.trace(req.x, options);
     deletables.push(tr);

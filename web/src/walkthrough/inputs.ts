@@ -24,6 +24,20 @@ export const MAX_TOKENS = 10;
 export const PAD = '⟨pad⟩';
 /** How many padding tokens the "padding" mask appends (as if batched with a longer sentence). */
 export const PAD_COUNT = 2;
+/** W of the "causal + window" masks: each token sees itself and its W nearest past tokens. */
+export const WINDOW = 2;
+/** G of the "… + global" mask: the first G positions are exempt from the window. */
+export const GLOBAL_TOKENS = 1;
+
+/** The mask choices, in the order the mask select lists them. */
+export const MASKS: { id: MaskKind; label: string }[] = [
+  { id: 'none', label: 'none' },
+  { id: 'causal', label: 'causal' },
+  { id: 'padding', label: 'padding' },
+  { id: 'causal+padding', label: 'causal + padding' },
+  { id: 'causal+window', label: `causal + window ${WINDOW}` },
+  { id: 'causal+window+global', label: `causal + window ${WINDOW} + ${GLOBAL_TOKENS} global token` },
+];
 
 export const EXAMPLES: { label: string; sentence: string }[] = [
   { label: 'I love you', sentence: 'I love you' },
@@ -91,9 +105,11 @@ export function buildInput(s: WalkSettings): WalkInput {
       numKvHeads: s.kvHeads,
       seed: s.seed,
       positional: s.positional,
-      causal: s.mask === 'causal' || s.mask === 'causal+padding',
+      causal: s.mask.startsWith('causal'),
       keyPaddingMask: usePad ? Uint8Array.from(padded, (p) => (p ? 1 : 0)) : null,
       scale: s.scale,
+      window: s.mask.includes('window') ? WINDOW : 0,
+      globalTokens: s.mask.includes('global') ? GLOBAL_TOKENS : 0,
     },
   };
 }

@@ -1,6 +1,6 @@
 // The walkthrough view: settings form, step list, the current step's stage and explanation,
 // and the player controls. Reads walkStore; changes it only through actions.ts.
-import { EXAMPLES, MAX_TOKENS, type WalkSettings } from './inputs';
+import { EXAMPLES, MASKS, MAX_TOKENS, type WalkSettings } from './inputs';
 import { compute, gotoStep, next, pause, prev, setHead, setHover, setSpeed, togglePlay } from './actions';
 import { cellSize } from './layout';
 import { walkStore, type WalkState } from './state';
@@ -34,7 +34,7 @@ export function mountWalkthrough(root: HTMLElement) {
         <label class="field random-only">heads <select name="heads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
         <label class="field random-only">K/V heads <select name="kvHeads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
         <label class="field random-only">positions <select name="positional">${opt('none')}${opt('sinusoidal')}${opt('rope', 'RoPE')}</select></label>
-        <label class="field random-only">mask <select name="mask">${opt('none')}${opt('causal')}${opt('padding')}${opt('causal+padding', 'causal + padding')}</select></label>
+        <label class="field random-only">mask <select name="mask">${MASKS.map((m) => opt(m.id, m.label)).join('')}</select></label>
         <label class="field random-only">seed <input name="seed" type="number" min="0" max="99999" step="1" /></label>
         <label class="field check random-only"><input name="scale" type="checkbox" /> scale by 1/√d_k</label>
         <p class="problems" role="alert"></p>
