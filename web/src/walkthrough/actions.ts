@@ -5,6 +5,7 @@ import { buildInput, inputFromModelTrace, settingsOfModelTrace, settingsProblems
 import { walkStore } from './state';
 import type { StepContext } from './step';
 import { STEPS } from './steps';
+import type { WalkUrlState } from './url';
 
 let engine: EngineClient | null = null;
 let requestSeq = 0;
@@ -73,6 +74,8 @@ export const next = () => gotoStep(walkStore.get().step + 1);
 export const prev = () => gotoStep(walkStore.get().step - 1);
 export const setHead = (head: number) => walkStore.set({ head, hover: null });
 export const setSpeed = (speed: number) => walkStore.set({ speed });
+/** Takes the settings and speed a link describes (before the first compute). */
+export const restore = (w: WalkUrlState) => walkStore.set({ settings: w.settings, speed: w.speed });
 export const setHover = (hover: [number, number] | null) => {
   const h = walkStore.get().hover;
   if (h === hover || (h && hover && h[0] === hover[0] && h[1] === hover[1])) return;

@@ -21,6 +21,16 @@ export interface WalkSettings {
 }
 
 export const MAX_TOKENS = 10;
+/** The choices the settings form offers (and the only values a URL may restore). */
+export const D_MODELS = [4, 6, 8, 12, 16, 32, 64];
+export const HEAD_COUNTS = [1, 2, 4, 8];
+export const POSITIONALS: { id: Positional; label: string }[] = [
+  { id: 'none', label: 'none' },
+  { id: 'sinusoidal', label: 'sinusoidal' },
+  { id: 'rope', label: 'RoPE' },
+];
+export const MAX_SEED = 99999;
+export const MAX_SENTENCE_CHARS = 80;
 export const PAD = '⟨pad⟩';
 /** How many padding tokens the "padding" mask appends (as if batched with a longer sentence). */
 export const PAD_COUNT = 2;

@@ -18,13 +18,16 @@ export interface WalkState {
   step: number;
   beat: number;
   playing: boolean;
-  /** Beats per second multiplier: 0.5, 1, 2, 4. */
+  /** Beats per second multiplier, one of SPEEDS. */
   speed: number;
   /** The query head the per-head steps show. */
   head: number;
   /** Hovered cell of the current step's main matrix, for cross-highlighting. */
   hover: [number, number] | null;
 }
+
+/** The player's speeds (beats per second multipliers). */
+export const SPEEDS = [0.5, 1, 2, 4];
 
 export const walkStore = new Store<WalkState>({
   settings: DEFAULT_SETTINGS,

@@ -1,14 +1,13 @@
 // The walkthrough view: settings form, step list, the current step's stage and explanation,
 // and the player controls. Reads walkStore; changes it only through actions.ts.
-import { EXAMPLES, MASKS, MAX_TOKENS, type WalkSettings } from './inputs';
-import { compute, gotoStep, next, pause, prev, setHead, setHover, setSpeed, togglePlay } from './actions';
+import { D_MODELS, EXAMPLES, HEAD_COUNTS, MASKS, MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS, POSITIONALS, type WalkSettings } from './inputs';
+import { compute, gotoStep, next, pause, prev, restore, setHead, setHover, setSpeed, togglePlay } from './actions';
+import { walkFromUrl, walkToUrl } from './url';
 import { cellSize } from './layout';
-import { walkStore, type WalkState } from './state';
+import { SPEEDS, walkStore, type WalkState } from './state';
 import type { StepContext } from './step';
 import { STEPS } from './steps';
 import { labStore, type LabState } from '../lab/state';
-
-const SPEEDS = [0.5, 1, 2, 4];
 
 const opt = (v: string | number, label: string | number = v) => `<option value="${v}">${label}</option>`;
 
@@ -25,18 +24,18 @@ export function mountWalkthrough(root: HTMLElement) {
         </label>
         <label class="field trained-only">layer <select name="layer"></select></label>
         <label class="field wide random-only">Sentence <span class="hint">(up to ${MAX_TOKENS} words)</span>
-          <input name="sentence" type="text" maxlength="80" spellcheck="false" />
+          <input name="sentence" type="text" maxlength="${MAX_SENTENCE_CHARS}" spellcheck="false" />
         </label>
         <label class="field wide random-only">or an example
           <select name="example"><option value="">choose…</option>${EXAMPLES.map((e, i) => opt(i, e.label)).join('')}</select>
         </label>
-        <label class="field random-only">d_model <select name="dModel">${[4, 6, 8, 12, 16, 32, 64].map((v) => opt(v)).join('')}</select></label>
-        <label class="field random-only">heads <select name="heads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
-        <label class="field random-only">K/V heads <select name="kvHeads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
-        <label class="field random-only">positions <select name="positional">${opt('none')}${opt('sinusoidal')}${opt('rope', 'RoPE')}</select></label>
-        <label class="field random-only">mask <select name="mask">${MASKS.map((m) => opt(m.id, m.label)).join('')}</select></label>
-        <label class="field random-only">seed <input name="seed" type="number" min="0" max="99999" step="1" /></label>
+        <label class="field random-only">d_model <select name="dModel">${D_MODELS.map((v) => opt(v)).join('')}</select></label>
+        <label class="field random-only">heads <select name="heads">${HEAD_COUNTS.map((v) => opt(v)).join('')}</select></label>
+        <label class="field random-only">K/V heads <select name="kvHeads">${HEAD_COUNTS.map((v) => opt(v)).join('')}</select></label>
+        <label class="field random-only">positions <select name="positional">${POSITIONALS.map((p) => opt(p.id, p.label)).join('')}</select></label>
+        <label class="field random-only">seed <input name="seed" type="number" min="0" max="${MAX_SEED}" step="1" /></label>
         <label class="field check random-only"><input name="scale" type="checkbox" /> scale by 1/√d_k</label>
+        <label class="field wide random-only">mask <select name="mask">${MASKS.map((m) => opt(m.id, m.label)).join('')}</select></label>
         <p class="problems" role="alert"></p>
       </form>
       <nav class="steps" aria-label="Walkthrough steps">
@@ -128,6 +127,17 @@ export function mountWalkthrough(root: HTMLElement) {
     } else if (available && l.phase !== 'training' && modelSelect.value === 'trained' && walkStore.get().status !== 'loading-engine') {
       void compute(readForm()); // the model changed (more training, a new checkpoint): show its new weights
     }
+  };
+  // ---- settings <-> URL: a link reopens this walkthrough (url.ts) ----
+  restore(walkFromUrl(new URL(location.href)));
+  const urlKey = (s: WalkState) => walkToUrl({ settings: s.settings, speed: s.speed }, new URL('http://k/')).search;
+  let writtenKey = urlKey(walkStore.get());
+  const followUrl = (s: WalkState) => {
+    if (s.settings.model !== 'random') return;
+    const key = urlKey(s);
+    if (key === writtenKey) return;
+    writtenKey = key;
+    history.replaceState(null, '', walkToUrl({ settings: s.settings, speed: s.speed }, new URL(location.href)));
   };
   writeForm(walkStore.get().settings);
   let debounce: number | undefined;
@@ -234,6 +244,7 @@ export function mountWalkthrough(root: HTMLElement) {
 
   // The form is the source of the settings; the store only follows it.
   walkStore.subscribe((s) => render(s));
+  walkStore.subscribe(followUrl);
   labStore.subscribe(followLab);
   followLab(labStore.get());
   render(walkStore.get());
