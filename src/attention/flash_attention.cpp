@@ -189,7 +189,10 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
     const float factor = scale.effective(dm.d);
     const float factor2 = factor * kLog2e;  // scores in log2 units for the base-2 online softmax
     require_allocatable({dm.batch, dm.heads, dm.t, dm.dv}, where, "the context");
-    Tensor4 context = xt::zeros<float>({dm.batch, dm.heads, dm.t, dm.dv});  // (B, H, T, Dv), also the accumulator
+    // (B, H, T, Dv): every row is written by exactly one task below (rows that see no key get
+    // zeros there), so no zero fill first, unless there are no keys at all.
+    Tensor4 context = Tensor4::from_shape({dm.batch, dm.heads, dm.t, dm.dv});
+    if (dm.s == 0) std::fill(context.begin(), context.end(), 0.0f);
     if (logsumexp) *logsumexp = Tensor3::from_shape({dm.batch, dm.heads, dm.t});
     const std::size_t q_tiles = ceil_div(dm.t, BR);
     const bool single_tile = dm.s <= BC;
