@@ -106,6 +106,13 @@ bool tile_all_padding(const AttentionMask& mask, const Dims& dm, std::size_t b, 
     return true;
 }
 
+// True if the tile rows [i0, i0 + rows) x keys [j0, j0 + cols) of batch row b would add nothing
+// under the mask and is skipped whole: wholly outside the window, or every key padding.
+bool tile_skipped(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
+                  std::size_t j0, std::size_t cols) {
+    return tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols);
+}
+
 // Sets masked entries of the score tile (rows, cols) with ld — queries i0.., keys j0.. of
 // batch row b — to -inf, as AttentionMask::apply does for the whole (T, S) matrix.
 void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
@@ -269,7 +276,7 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
-                if (tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols)) continue;
+                if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
                 // s = q_i · k_jᵀ (j0 is a multiple of BC, so of the strip), masked
                 kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), s_tile, BC);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, s_tile, BC);
@@ -371,9 +378,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                 const std::size_t bh = b * dm.heads + hk * dm.group + g;
                 for (std::size_t i0 = first_row; i0 < dm.t; i0 += BR) {
                     const std::size_t rows = std::min(BR, dm.t - i0);
-                    if (tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols)) {
-                        continue;
-                    }
+                    if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
                     const float* qi = q.data() + (bh * dm.t + i0) * dm.d;           // (br, D)
                     const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;  // (br, Dv)
                     // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
@@ -416,7 +421,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
-                if (tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols)) continue;
+                if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
                 kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
                 kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
