@@ -97,20 +97,15 @@ RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& train
 }
 
 EvalResult evaluate(Model& model, const Task& task, std::size_t batches, std::size_t batch_size, std::uint64_t seed) {
-    Rng rng(seed);
-    double loss_sum = 0.0;
-    std::size_t count = 0, correct = 0;
-    for (std::size_t i = 0; i < batches; ++i) {
-        const CrossEntropyResult r = model.evaluate(task.sample(batch_size, rng));
-        loss_sum += static_cast<double>(r.loss) * static_cast<double>(r.count);
-        count += r.count;
-        correct += r.correct;
-    }
-    EvalResult e;
-    e.count = count;
-    e.loss = count ? static_cast<float>(loss_sum / static_cast<double>(count)) : 0.0f;
-    e.accuracy = count ? static_cast<float>(correct) / static_cast<float>(count) : 0.0f;
-    return e;
+    return evaluate_model(model, task, batches, batch_size, seed);
+}
+
+std::unique_ptr<Task> sequence_task(const char* where, const std::string& name, std::size_t length) {
+    TaskOptions options;
+    options.length = length;
+    auto task = make_task(name, options);
+    if (task->kind() != TaskKind::sequence) fail<ConfigError>(where, ": task '", name, "' is not a sequence task");
+    return task;
 }
 
 double uniform_loss(std::size_t classes) { return std::log(static_cast<double>(classes)); }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,11 +48,12 @@ struct RunOutcome {
 RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& trainer, const TrainingOptions& train,
                      const RunLabel& label, const ProgressFn& progress);
 
-// Held-out loss/accuracy over `batches` batches of `batch_size` from Rng(seed), straight through
-// Model::evaluate, so it works for a task of another length than the one trained on (and lets the
-// model's own ValueError through, e.g. positions beyond a learned table).
+// evaluate_model (train/trainer.hpp) with the experiments' fixed evaluation seed.
 EvalResult evaluate(Model& model, const Task& task, std::size_t batches, std::size_t batch_size,
                     std::uint64_t seed = 0xE7A1);
+
+// The sequence task `name` at `length`; ConfigError from `where` if it is a classification task.
+std::unique_ptr<Task> sequence_task(const char* where, const std::string& name, std::size_t length);
 
 // Held-out loss of always predicting the uniform distribution over `classes`: ln(classes).
 double uniform_loss(std::size_t classes);

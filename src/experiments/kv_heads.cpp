@@ -13,10 +13,7 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
     constexpr const char* where = "run_kv_heads";
     o.train.validate(where);
     if (o.kv_heads.empty()) fail<ConfigError>(where, ": kv_heads must not be empty");
-    TaskOptions task_options;
-    task_options.length = o.length;
-    const auto task = make_task(o.task, task_options);
-    if (task->kind() != TaskKind::sequence) fail<ConfigError>(where, ": task '", o.task, "' is not a sequence task");
+    const auto task = detail::sequence_task(where, o.task, o.length);
 
     Result r;
     r.name = "kv_heads";

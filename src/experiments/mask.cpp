@@ -82,10 +82,7 @@ bool decoder_mask_switch_supported() {
 Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
     constexpr const char* where = "run_mask";
     o.train.validate(where);
-    TaskOptions task_options;
-    task_options.length = o.length;
-    const auto task = make_task(o.task, task_options);
-    if (task->kind() != TaskKind::sequence) fail<ConfigError>(where, ": task '", o.task, "' is not a sequence task");
+    const auto task = detail::sequence_task(where, o.task, o.length);
     const ModelConfig masked = detail::decoder_config(*task, o.d_model, o.num_heads, o.num_layers);
 
     Result r;

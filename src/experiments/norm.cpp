@@ -15,10 +15,7 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
     constexpr const char* where = "run_norm";
     o.train.validate(where);
     if (o.train.warmup_steps == 0) fail<ConfigError>(where, ": warmup_steps (of the warm-up runs) must be positive");
-    TaskOptions task_options;
-    task_options.length = o.length;
-    const auto task = make_task(o.task, task_options);
-    if (task->kind() != TaskKind::sequence) fail<ConfigError>(where, ": task '", o.task, "' is not a sequence task");
+    const auto task = detail::sequence_task(where, o.task, o.length);
 
     Result r;
     r.name = "norm";

@@ -70,10 +70,7 @@ private:
 Result run_scaling(const ScalingOptions& o, const ProgressFn& progress) {
     constexpr const char* where = "run_scaling";
     o.train.validate(where);
-    TaskOptions task_options;
-    task_options.length = o.length;
-    const auto task = make_task(o.task, task_options);
-    if (task->kind() != TaskKind::sequence) fail<ConfigError>(where, ": task '", o.task, "' is not a sequence task");
+    const auto task = detail::sequence_task(where, o.task, o.length);
     ModelConfig base = detail::decoder_config(*task, o.d_model, o.num_heads, o.num_layers);
     base.ff_dim = o.ff_dim;
     base.validate();

@@ -102,13 +102,13 @@ StepMetrics Trainer::step() {
     return m;
 }
 
-EvalResult Trainer::evaluate(std::size_t batches, std::uint64_t seed) {
-    if (batches == 0) fail<ConfigError>("Trainer::evaluate: batches must be positive, got 0");
+EvalResult evaluate_model(Model& model, const Task& task, std::size_t batches, std::size_t batch_size,
+                          std::uint64_t seed) {
     Rng rng(seed);
     double loss_sum = 0.0;
     std::size_t count = 0, correct = 0;
     for (std::size_t i = 0; i < batches; ++i) {
-        const CrossEntropyResult r = model_.evaluate(task_.sample(options_.batch_size, rng));
+        const CrossEntropyResult r = model.evaluate(task.sample(batch_size, rng));
         loss_sum += static_cast<double>(r.loss) * static_cast<double>(r.count);
         count += r.count;
         correct += r.correct;
@@ -118,6 +118,11 @@ EvalResult Trainer::evaluate(std::size_t batches, std::uint64_t seed) {
     e.loss = count ? static_cast<float>(loss_sum / static_cast<double>(count)) : 0.0f;
     e.accuracy = count ? static_cast<float>(correct) / static_cast<float>(count) : 0.0f;
     return e;
+}
+
+EvalResult Trainer::evaluate(std::size_t batches, std::uint64_t seed) {
+    if (batches == 0) fail<ConfigError>("Trainer::evaluate: batches must be positive, got 0");
+    return evaluate_model(model_, task_, batches, options_.batch_size, seed);
 }
 
 }  // namespace attnlab

@@ -53,6 +53,13 @@ struct EvalResult {
     std::size_t count = 0;    // counted targets
 };
 
+// Loss and accuracy of `model` over `batches` batches of `batch_size` examples drawn from `task`
+// with Rng(seed), straight through Model::evaluate (no training, no check that the task's length
+// is the trained one: a model's own ValueError, e.g. positions beyond a learned table, comes
+// through). Trainer::evaluate and the experiments both use it.
+EvalResult evaluate_model(Model& model, const Task& task, std::size_t batches, std::size_t batch_size,
+                          std::uint64_t seed);
+
 class Trainer {
 public:
     // Checks that the model fits the task (kind, vocabulary, classes, length for learned
