@@ -359,8 +359,11 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     const std::size_t dop_size = kernels::flash_packed_queries_size(BR, dm.dv);
 
     // dk, dv: one task per (batch, kv head, key tile), which owns those rows of dk and dv; it
-    // visits the query heads of its group and their query tiles in order.
+    // visits the query heads of its group and their query tiles in order. When all keys fit one
+    // tile, each (query tile, key tile) pair is visited exactly once, by this pass, so it also
+    // writes dq_i = ds·k there and the dq pass below (which would recompute s and dp) is skipped.
     const std::size_t k_tiles = ceil_div(dm.s, BC);
+    const bool dq_here = k_tiles <= 1;
     parallel_for(0, dm.batch * dm.kv_heads * k_tiles, [&](std::size_t begin, std::size_t end) {
         TileScratch scratch(meter, 2 * BR * BC + qp_size + dop_size);
         float* p = scratch.data();  // (br, bc) scores, then probabilities
@@ -394,13 +397,19 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                     // context = p·v  =>  dv_j += pᵀ·dO_i;  scores = q·kᵀ  =>  dk_j += dsᵀ·q_i
                     kernels::matmul_tn(p, BC, doi, dm.dv, dvj, dm.dv, cols, dm.dv, rows, Accumulate::yes);
                     kernels::matmul_tn(ds, BC, qi, dm.d, dkj, dm.d, cols, dm.d, rows, Accumulate::yes);
+                    if (dq_here) {
+                        // scores = q·kᵀ  =>  dq_i = ds·k (the only key tile, so the whole sum)
+                        const float* kj = k.data() + (bk * dm.s + j0) * dm.d;  // (bc, D)
+                        float* dqi = dq.data() + (bh * dm.t + i0) * dm.d;      // (br, D)
+                        kernels::matmul_nn(ds, BC, kj, dm.d, dqi, dm.d, rows, dm.d, cols, Accumulate::yes);
+                    }
                 }
             }
         }
     });
 
     // dq: one task per (batch, head, query tile), which owns those rows of dq.
-    const std::size_t q_tiles = ceil_div(dm.t, BR);
+    const std::size_t q_tiles = dq_here ? 0 : ceil_div(dm.t, BR);
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
         TileScratch scratch(meter, 2 * BR * BC + qp_size + dop_size);
         float* p = scratch.data();  // (br, bc)

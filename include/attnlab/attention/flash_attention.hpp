@@ -57,7 +57,9 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
 //   dq += ds·k, dk += dsᵀ·q.
 // dk and dv are accumulated by one task per (batch, kv head, key tile), dq by one task per
 // (batch, head, query tile): no two threads write one element, and each element's sum runs in a
-// fixed order, so results are bit-identical for any thread count.
+// fixed order, so results are bit-identical for any thread count. When all keys fit one tile
+// (S <= kFlashKeyTile, as in the tiny models' training), the dk/dv task also writes dq, and
+// s and dp are computed once instead of twice (five tile products instead of seven).
 // dcontext: (B, H, T, Dv) -> dq: (B, H, T, D), dk: (B, Hkv, S, D), dv: (B, Hkv, S, Dv)
 // (overwritten, resized as needed).
 void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k, const Tensor4& v,
