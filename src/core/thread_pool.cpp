@@ -101,7 +101,7 @@ void ThreadPool::shut_down() {
 }
 
 void ThreadPool::parallel_for(std::size_t begin, std::size_t end, std::size_t grain,
-                              const std::function<void(std::size_t, std::size_t)>& body) {
+                              RangeBody body) {
     if (end <= begin) return;
     grain = std::max<std::size_t>(grain, 1);
     const std::size_t range = end - begin;
@@ -240,7 +240,7 @@ std::size_t available_threads() {
     return n != 0 ? n : num_threads();
 }
 
-void parallel_for(std::size_t begin, std::size_t end, const std::function<void(std::size_t, std::size_t)>& body,
+void parallel_for(std::size_t begin, std::size_t end, RangeBody body,
                   std::size_t grain) {
     if (end <= begin) return;
     grain = std::max<std::size_t>(grain, 1);

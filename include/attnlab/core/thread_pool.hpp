@@ -19,12 +19,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "attnlab/core/function_ref.hpp"
+
 namespace attnlab {
+
+// The body of a parallel_for: called with [begin, end) chunks; referenced, not copied, so
+// passing a lambda allocates nothing.
+using RangeBody = FunctionRef<void(std::size_t, std::size_t)>;
 
 class ThreadPool {
 public:
@@ -40,7 +45,7 @@ public:
     // indices per chunk, and returns when all are done. Rethrows the first exception a chunk
     // threw (after every chunk finished).
     void parallel_for(std::size_t begin, std::size_t end, std::size_t grain,
-                      const std::function<void(std::size_t, std::size_t)>& body);
+                      RangeBody body);
 
 private:
     void worker_loop();
@@ -60,7 +65,7 @@ private:
     // generation is still the one it saw, so a worker that wakes after its job has finished
     // never takes a chunk of a later job; the caller starts a new job only after every chunk of
     // the last one has finished (done_chunks_).
-    std::atomic<const std::function<void(std::size_t, std::size_t)>*> body_{nullptr};
+    std::atomic<const RangeBody*> body_{nullptr};
     std::atomic<std::size_t> begin_{0}, end_{0}, num_chunks_{0};
     std::atomic<std::uint64_t> ticket_{0};
     std::atomic<std::size_t> done_chunks_{0};
@@ -82,7 +87,7 @@ std::size_t available_threads();
 
 // default_pool().parallel_for, but runs inline when called from inside a pool worker (nested
 // parallelism) or when the range is smaller than two grains.
-void parallel_for(std::size_t begin, std::size_t end, const std::function<void(std::size_t, std::size_t)>& body,
+void parallel_for(std::size_t begin, std::size_t end, RangeBody body,
                   std::size_t grain = 1);
 
 }  // namespace attnlab
