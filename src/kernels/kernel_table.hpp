@@ -26,10 +26,11 @@ struct KernelTable {
     void (*pack_b)(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::size_t kc, std::size_t j0,
                    std::size_t nc, float* bp);
     // C rows [i_begin, i_end) x [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · packed B panel;
-    // ap: scratch of kMatmulMC · kc floats (64-byte aligned) for the packed A block.
+    // ap: scratch of kMatmulMC · kc floats (64-byte aligned) for the packed A block; bias
+    // (indexed by C's column, or null) is added when not accumulating (add false).
     void (*gemm_rows)(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, float* c,
                       std::size_t ldc, std::size_t i_begin, std::size_t i_end, std::size_t j0, std::size_t nc,
-                      std::size_t p0, std::size_t kc, bool add);
+                      std::size_t p0, std::size_t kc, bool add, const float* bias);
 
     // --- softmax (softmax_arch.hpp) ---
     void (*softmax_rows)(float* x, std::size_t rows, std::size_t cols, std::size_t ld);

@@ -94,7 +94,7 @@ private:
 // C (M, N) (+)= op(A) (M, K) · op(B) (K, N); see the file comment for the loop nest.
 template <bool TransA, bool TransB>
 void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
-          std::size_t n, std::size_t k, Accumulate acc) {
+          std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
     // A leading dimension only matters when its matrix has a second row.
     ATTNLAB_DEBUG_ASSERT(m <= 1 || ldc >= n);
     ATTNLAB_DEBUG_ASSERT(TransA ? (k <= 1 || lda >= m) : (m <= 1 || lda >= k));
@@ -102,7 +102,10 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     if (m == 0 || n == 0) return;
     if (k == 0) {  // empty sum: C = 0, or C unchanged when accumulating
         if (acc == Accumulate::no) {
-            for (std::size_t i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+            for (std::size_t i = 0; i < m; ++i) {
+                if (bias) std::copy(bias, bias + n, c + i * ldc);
+                else std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+            }
         }
         return;
     }
@@ -155,7 +158,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                         const std::size_t i_begin = rt * row_groups / row_tiles * MR;
                         const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
                         isa.gemm_rows(TransA, a, lda, ap, bp + q * KC * strips * NR, partial + q * m * nc, nc, i_begin,
-                                      i_end, 0, nc, pb + q * KC, kc, false);
+                                      i_end, 0, nc, pb + q * KC, kc, false, nullptr);
                     }
                 });
                 parallel_for(
@@ -166,6 +169,10 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                             for (std::size_t q = 0; q < blocks; ++q) {
                                 const float* pi = partial + (q * m + i) * nc;  // (nc)
                                 const bool first = q == 0 && pb == 0 && !add;
+                                if (first && bias) {
+                                    for (std::size_t j = 0; j < nc; ++j) ci[j] = bias[j0 + j] + pi[j];
+                                    continue;
+                                }
                                 for (std::size_t j = 0; j < nc; ++j) ci[j] = first ? pi[j] : ci[j] + pi[j];
                             }
                         }
@@ -191,7 +198,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                         const std::size_t s_begin = st * strips / strip_tiles, s_end = (st + 1) * strips / strip_tiles;
                         const std::size_t cols = std::min(s_end * NR, nc) - s_begin * NR;
                         isa.gemm_rows(TransA, a, lda, ap, bp + q * KC * strips * NR + s_begin * kc * NR, c, ldc,
-                                      i_begin, i_end, j0 + s_begin * NR, cols, p0, kc, add || p0 > 0);
+                                      i_begin, i_end, j0 + s_begin * NR, cols, p0, kc, add || p0 > 0, bias);
                     }
                 }
             });
@@ -199,21 +206,31 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     }
 }
 
+// bias is for C = A·B + bias; an accumulating call with a bias is a caller's bug.
+void check_bias(const float* bias, Accumulate acc, const char* where) {
+    if (bias && acc == Accumulate::yes) {
+        fail<ConfigError>(where, ": a bias row is only added when overwriting C (Accumulate::no)");
+    }
+}
+
 }  // namespace
 
 void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc) {
-    gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc);
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
+    check_bias(bias, acc, "matmul_nn");
+    gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias);
 }
 
 void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc) {
-    gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc);
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
+    check_bias(bias, acc, "matmul_nt");
+    gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias);
 }
 
 void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc) {
-    gemm<true, false>(a, lda, b, ldb, c, ldc, m, n, k, acc);
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
+    check_bias(bias, acc, "matmul_tn");
+    gemm<true, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias);
 }
 
 // The references spell out the index arithmetic of each variant once, with nothing clever.

@@ -123,13 +123,15 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
     }
 }
 
-// C tile (R, cols) (+)= A (R, kc) · bp (kc, NR), cols <= NR; R <= MR rows.
+// C tile (R, cols) (+)= A (R, kc) · bp (kc, NR), cols <= NR; R <= MR rows. Without add, a
+// non-null bias (the tile's NR columns of a bias row) is added in the store: C = bias + A·B,
+// the same single rounding as C = bias followed by C += A·B, without the extra pass over C.
 // A element (r, p) is a[r·rs + p·cs]: a packed group has rs = 1, cs = MR; A read in place has
 // rs = lda, cs = 1 (row-major) or rs = 1, cs = lda (transposed). bp: packed B strip (64-byte
 // aligned); c: top-left of the tile with ldc.
 template <class Arch, std::size_t R>
 void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, float* c,
-                  std::size_t ldc, std::size_t cols, bool add) {
+                  std::size_t ldc, std::size_t cols, bool add, const float* bias) {
     using S = MatmulShape<Arch>;
     using Batch = typename S::Batch;
     constexpr std::size_t NR = S::NR, NV = S::NV, W = S::W;
@@ -148,6 +150,14 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
         }
     }
     if (cols == NR) {
+        if (!add && bias) {
+            Batch bv[NV];
+            for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bias + v * W);
+            for (std::size_t r = 0; r < R; ++r) {
+                for (std::size_t v = 0; v < NV; ++v) (bv[v] + acc[r][v]).store_unaligned(c + r * ldc + v * W);
+            }
+            return;
+        }
         for (std::size_t r = 0; r < R; ++r) {
             for (std::size_t v = 0; v < NV; ++v) {
                 float* out = c + r * ldc + v * W;
@@ -161,7 +171,7 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
         for (std::size_t r = 0; r < R; ++r) {
             for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_aligned(tile + v * W);
             float* out = c + r * ldc;
-            for (std::size_t j = 0; j < cols; ++j) out[j] = add ? out[j] + tile[j] : tile[j];
+            for (std::size_t j = 0; j < cols; ++j) out[j] = add ? out[j] + tile[j] : bias ? bias[j] + tile[j] : tile[j];
         }
     }
 }
@@ -169,7 +179,7 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
 // Runs the micro-kernel specialised for `rows` (1..MR) rows.
 template <class Arch>
 void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_t rs, std::size_t cs,
-                    const float* bp, float* c, std::size_t ldc, std::size_t cols, bool add) {
+                    const float* bp, float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias) {
     static_assert(kMatmulMR == 6, "update the dispatch when MR changes");
 #if defined(__wasm_simd128__)
     // WebAssembly: V8 has 16 vector registers and spills some of the 12 accumulators of a
@@ -177,18 +187,18 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
     // read twice from L1). Measured in Node 20: 2048 x 64 x 64 and its kin 24 -> 28.5 GFLOP/s;
     // 4 + 2 rows was no better.
     if (rows >= 5) {
-        micro_kernel<Arch, 3>(kc, a, rs, cs, bp, c, ldc, cols, add);
-        micro_dispatch<Arch>(rows - 3, kc, a + 3 * rs, rs, cs, bp, c + 3 * ldc, ldc, cols, add);
+        micro_kernel<Arch, 3>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+        micro_dispatch<Arch>(rows - 3, kc, a + 3 * rs, rs, cs, bp, c + 3 * ldc, ldc, cols, add, bias);
         return;
     }
 #endif
     switch (rows) {
-        case 6: micro_kernel<Arch, 6>(kc, a, rs, cs, bp, c, ldc, cols, add); break;
-        case 5: micro_kernel<Arch, 5>(kc, a, rs, cs, bp, c, ldc, cols, add); break;
-        case 4: micro_kernel<Arch, 4>(kc, a, rs, cs, bp, c, ldc, cols, add); break;
-        case 3: micro_kernel<Arch, 3>(kc, a, rs, cs, bp, c, ldc, cols, add); break;
-        case 2: micro_kernel<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add); break;
-        default: micro_kernel<Arch, 1>(kc, a, rs, cs, bp, c, ldc, cols, add); break;
+        case 6: micro_kernel<Arch, 6>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+        case 5: micro_kernel<Arch, 5>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+        case 4: micro_kernel<Arch, 4>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+        case 3: micro_kernel<Arch, 3>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+        case 2: micro_kernel<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+        default: micro_kernel<Arch, 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
     }
 }
 
@@ -204,11 +214,11 @@ constexpr std::size_t kMaxLdaInPlace = 1024;
 // C rows [i_begin, i_end) x columns [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · packed B.
 // bp: the packed panel (kc, nc) from pack_b; ap: scratch for kMatmulMC x kc packed A floats
 // (used only when A is packed, see kMaxLdaInPlace); add = accumulate into C instead of
-// overwriting.
+// overwriting; bias (indexed by C's column, or null) is added when overwriting.
 template <class Arch>
 void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, float* c, std::size_t ldc,
                std::size_t i_begin, std::size_t i_end, std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc,
-               bool add) {
+               bool add, const float* bias) {
     constexpr std::size_t MR = MatmulShape<Arch>::MR, NR = MatmulShape<Arch>::NR, MC = kMatmulMC;
     static_assert(MC % MR == 0, "row blocks must hold whole micro-tile row groups");
     const bool in_place = lda <= kMaxLdaInPlace;
@@ -225,7 +235,7 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
                 const std::size_t i = i0 + g * MR;
                 const float* ag = in_place ? (trans_a ? a + p0 * lda + i : a + i * lda + p0) : ap + g * MR * kc;
                 micro_dispatch<Arch>(rows, kc, ag, rs, cs, bp + s * kc * NR, c + i * ldc + j0 + s * NR, ldc, cols,
-                                     add);
+                                     add, bias ? bias + j0 + s * NR : nullptr);
             }
         }
     }

@@ -41,18 +41,9 @@ Tensor2 Linear::forward(const Tensor2& x) const {
 
 void Linear::forward(const float* x, std::size_t n, float* y) const {
     const std::size_t in = in_features(), out = out_features();
-    if (has_bias()) {
-        // y = b, then y += x·Wᵀ: the bias rides on the matmul's accumulation, no second pass.
-        parallel_for(
-            0, n,
-            [&](std::size_t begin, std::size_t end) {
-                for (std::size_t r = begin; r < end; ++r) std::copy(bias.begin(), bias.end(), y + r * out);
-            },
-            std::max<std::size_t>(1, kRowGrainFloats / out));
-        kernels::matmul_nt(x, in, weight.data(), in, y, out, n, out, in, Accumulate::yes);
-    } else {
-        kernels::matmul_nt(x, in, weight.data(), in, y, out, n, out, in);
-    }
+    // y = x·Wᵀ + b: the bias is added as the matmul stores y, no pass of its own.
+    kernels::matmul_nt(x, in, weight.data(), in, y, out, n, out, in, Accumulate::no,
+                       has_bias() ? bias.data() : nullptr);
 }
 
 }  // namespace attnlab

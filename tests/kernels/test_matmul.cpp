@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
 
 namespace {
@@ -20,7 +21,7 @@ namespace {
 using attnlab::Accumulate;
 
 using Kernel = void (*)(const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t,
-                        std::size_t, std::size_t, Accumulate);
+                        std::size_t, std::size_t, Accumulate, const float*);
 using Reference = void (*)(const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t,
                            std::size_t, std::size_t);
 
@@ -122,7 +123,7 @@ TEST_P(MatmulVariant, MatchesReferenceForEverySizeCombination) {
                 const Problem pr(v, m, n, k, 0, rng);
                 Matrix c(m, n, 0, std::numeric_limits<float>::quiet_NaN());  // overwritten, never read
                 v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k,
-                       Accumulate::no);
+                       Accumulate::no, nullptr);
                 expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k));
                 if (HasFatalFailure()) return;
             }
@@ -137,7 +138,7 @@ TEST_P(MatmulVariant, MatchesReferenceAcrossCacheBlockBoundaries) {
     const std::size_t m = 37, n = 530, k = 600;
     const Problem pr(v, m, n, k, 0, rng);
     Matrix c(m, n, 0, 0.0f);
-    v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no);
+    v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no, nullptr);
     expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k));
 }
 
@@ -149,7 +150,7 @@ TEST_P(MatmulVariant, HonoursLeadingDimensionsWiderThanRows) {
         const std::size_t m = 19, n = 23, k = 29;
         const Problem pr(v, m, n, k, extra, rng);  // NaN in A's and B's padding
         Matrix c(m, n, extra + 2, sentinel);
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no);
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no, nullptr);
         expect_matches_reference(v, pr, c, nullptr, m, n, k,
                                  describe(v, m, n, k) + " extra_ld=" + std::to_string(extra));
         for (std::size_t i = 0; i < m; ++i) {
@@ -167,7 +168,7 @@ TEST_P(MatmulVariant, AccumulateYesAddsToExistingC) {
         Matrix c(m, n, 3, 0.0f);
         fill_uniform(c, rng);
         const Matrix c0 = c;
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::yes);
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::yes, nullptr);
         expect_matches_reference(v, pr, c, &c0, m, n, k, describe(v, m, n, k) + " accumulate");
     }
 }
@@ -177,9 +178,9 @@ TEST_P(MatmulVariant, EmptyInnerDimensionGivesZerosOrLeavesCUnchanged) {
     const std::size_t m = 4, n = 9;
     std::vector<float> c(m * n, 3.5f);
     const float dummy = 0.0f;
-    v.fast(&dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::yes);
+    v.fast(&dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::yes, nullptr);
     for (float x : c) EXPECT_EQ(x, 3.5f);
-    v.fast(&dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::no);
+    v.fast(&dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::no, nullptr);
     for (float x : c) EXPECT_EQ(x, 0.0f);
 }
 
@@ -187,8 +188,8 @@ TEST_P(MatmulVariant, EmptyOutputTouchesNothing) {
     const Variant& v = GetParam();
     float c = 7.0f;
     const float dummy = 1.0f;
-    v.fast(&dummy, 1, &dummy, 1, &c, 1, 0, 1, 1, Accumulate::no);
-    v.fast(&dummy, 1, &dummy, 1, &c, 1, 1, 0, 1, Accumulate::no);
+    v.fast(&dummy, 1, &dummy, 1, &c, 1, 0, 1, 1, Accumulate::no, nullptr);
+    v.fast(&dummy, 1, &dummy, 1, &c, 1, 1, 0, 1, Accumulate::no, nullptr);
     EXPECT_EQ(c, 7.0f);
 }
 
@@ -201,9 +202,9 @@ TEST_P(MatmulVariant, ResultsAreBitIdenticalForOneAndTwoThreads) {
         const Problem pr(v, m, n, k, 0, rng);
         std::vector<float> one(m * n), two(m * n);
         attnlab::set_num_threads(1);
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data(), n, m, n, k, Accumulate::no);
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data(), n, m, n, k, Accumulate::no, nullptr);
         attnlab::set_num_threads(2);
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data(), n, m, n, k, Accumulate::no);
+        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data(), n, m, n, k, Accumulate::no, nullptr);
         EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0) << describe(v, m, n, k);
     }
     attnlab::set_num_threads(saved);
@@ -224,9 +225,9 @@ TEST_P(MatmulVariant, FewRowsAndALongInnerDimensionMatchOneThreadBitForBit) {
         for (const Accumulate acc : {Accumulate::no, Accumulate::yes}) {
             Matrix one = c0, two = c0;
             attnlab::set_num_threads(1);
-            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data.data(), n, m, n, k, acc);
+            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data.data(), n, m, n, k, acc, nullptr);
             attnlab::set_num_threads(2);
-            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data.data(), n, m, n, k, acc);
+            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data.data(), n, m, n, k, acc, nullptr);
             const std::string where = describe(v, m, n, k) + (acc == Accumulate::yes ? " accumulate" : "");
             EXPECT_EQ(std::memcmp(one.data.data(), two.data.data(), one.data.size() * sizeof(float)), 0) << where;
             expect_matches_reference(v, pr, two, acc == Accumulate::yes ? &c0 : nullptr, m, n, k, where);
@@ -242,8 +243,47 @@ TEST_P(MatmulVariant, MatchesReferenceWhenARowsAreTooFarApartToReadInPlace) {
     const std::size_t m = 20, n = 33, k = 300;
     const Problem pr(v, m, n, k, 1100, rng);
     Matrix c(m, n, 0, 0.0f);
-    v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no);
+    v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no, nullptr);
     expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k) + " lda=" + std::to_string(pr.a.ld));
+}
+
+TEST_P(MatmulVariant, BiasIsAddedInTheStoreExactlyAsBiasThenAccumulate) {
+    // C = A·B + bias (Linear's forward) against the two-pass C = bias; C += A·B, bit for bit:
+    // ragged strips, several K blocks (k > 256), and the K split of few rows on two threads.
+    const Variant& v = GetParam();
+    const std::size_t saved = attnlab::num_threads();
+    std::mt19937 rng(21);
+    for (const auto& dims : {std::array<std::size_t, 3>{37, 65, 64}, std::array<std::size_t, 3>{200, 530, 300},
+                             std::array<std::size_t, 3>{13, 70, 3000}, std::array<std::size_t, 3>{5, 3, 0}}) {
+        const std::size_t m = dims[0], n = dims[1], k = dims[2];
+        const Problem pr(v, m, n, k, 0, rng);
+        std::vector<float> bias(n);
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        for (float& b : bias) b = dist(rng);
+        for (const std::size_t threads : {1, 2}) {
+            attnlab::set_num_threads(threads);
+            std::vector<float> fused(m * n, std::numeric_limits<float>::quiet_NaN()), two_pass(m * n);
+            for (std::size_t i = 0; i < m; ++i) std::copy(bias.begin(), bias.end(), two_pass.begin() + i * n);
+            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, fused.data(), n, m, n, k, Accumulate::no,
+                   bias.data());
+            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two_pass.data(), n, m, n, k,
+                   Accumulate::yes, nullptr);
+            EXPECT_EQ(std::memcmp(fused.data(), two_pass.data(), fused.size() * sizeof(float)), 0)
+                << describe(v, m, n, k) << " threads=" << threads;
+        }
+    }
+    attnlab::set_num_threads(saved);
+}
+
+TEST_P(MatmulVariant, BiasWhileAccumulatingIsAConfigError) {
+    const Variant& v = GetParam();
+    float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {}, bias[2] = {1, 1};
+    try {
+        v.fast(a, 2, b, 2, c, 2, 2, 2, 2, Accumulate::yes, bias);
+        FAIL() << "no exception";
+    } catch (const attnlab::ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("Accumulate::no"), std::string::npos) << e.what();
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllVariants, MatmulVariant, ::testing::ValuesIn(kVariants),

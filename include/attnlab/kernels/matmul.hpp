@@ -6,7 +6,9 @@
 // strided views beyond a leading dimension (callers loop over heads).
 //
 // Pointer variants take row-major matrices with explicit leading dimensions (elements between
-// rows) and either overwrite C or accumulate into it (C += ...). They run in parallel over rows
+// rows) and either overwrite C or accumulate into it (C += ...). When overwriting, an optional
+// bias row (N) is added to every row of C in the same pass (C = A·B + bias, one rounding:
+// exactly C = bias followed by C += A·B); with Accumulate::yes a bias is a ConfigError. They run in parallel over rows
 // of C on the default thread pool; each element is computed by the same instruction sequence
 // whatever the thread count, so results do not depend on it.
 //
@@ -25,13 +27,16 @@ enum class Accumulate : bool { no = false, yes = true };
 namespace kernels {
 // C (M, N) = A (M, K) · B (K, N)
 void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no);
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
+               const float* bias = nullptr);
 // C (M, N) = A (M, K) · B (N, K)ᵀ
 void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no);
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
+               const float* bias = nullptr);
 // C (M, N) = A (K, M)ᵀ · B (K, N)
 void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no);
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
+               const float* bias = nullptr);
 
 // The same products with a plain triple loop (double accumulation): the reference every fast
 // path is tested against.
