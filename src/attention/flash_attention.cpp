@@ -318,9 +318,11 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                    static_cast<std::ptrdiff_t>(dm.t)},
                   where, "logsumexp (B, H, T) from the forward call");
     const float factor = scale.effective(dm.d);
-    dq = xt::zeros<float>(q.shape());
-    dk = xt::zeros<float>(k.shape());
-    dv = xt::zeros<float>(v.shape());
+    // Not zero-filled here: each task below zeroes the rows it owns just before summing into
+    // them (in parallel, and while they are about to be in cache anyway).
+    dq.resize(q.shape());
+    dk.resize(k.shape());
+    dv.resize(v.shape());
 
     // delta = rowsum(dO ⊙ O) (B, H, T): Σ_j p_j·dp_j of the softmax Jacobian, since
     // Σ_j p_j (dO · v_j) = dO · Σ_j p_j v_j = dO · O.
@@ -364,6 +366,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     // writes dq_i = ds·k there and the dq pass below (which would recompute s and dp) is skipped.
     const std::size_t k_tiles = ceil_div(dm.s, BC);
     const bool dq_here = k_tiles <= 1;
+    if (k_tiles == 0) std::fill(dq.begin(), dq.end(), 0.0f);  // no keys: no task owns dq
     parallel_for(0, dm.batch * dm.kv_heads * k_tiles, [&](std::size_t begin, std::size_t end) {
         TileScratch scratch(meter, 2 * BR * BC + qp_size + dop_size);
         float* p = scratch.data();  // (br, bc) scores, then probabilities
@@ -376,6 +379,12 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             const std::size_t cols = std::min(BC, dm.s - j0);
             float* dkj = dk.data() + (bk * dm.s + j0) * dm.d;       // (bc, D)
             float* dvj = dv.data() + (bk * dm.s + j0) * dm.dv;      // (bc, Dv)
+            std::fill(dkj, dkj + cols * dm.d, 0.0f);
+            std::fill(dvj, dvj + cols * dm.dv, 0.0f);
+            if (dq_here) {  // this task owns dq of every query head of the group
+                float* dqg = dq.data() + (b * dm.heads + hk * dm.group) * dm.t * dm.d;  // (group, T, D)
+                std::fill(dqg, dqg + dm.group * dm.t * dm.d, 0.0f);
+            }
             const std::size_t first_row = query_begin(dm, mask.causal, j0) / BR * BR;
             for (std::size_t g = 0; g < dm.group; ++g) {
                 const std::size_t bh = b * dm.heads + hk * dm.group + g;
@@ -424,6 +433,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;       // (br, Dv)
             const float* kh = k.data() + (b * dm.kv_heads + hk) * dm.s * dm.d;   // (S, D)
             float* dqi = dq.data() + (bh * dm.t + i0) * dm.d;                    // (br, D)
+            std::fill(dqi, dqi + rows * dm.d, 0.0f);
             const float* kp = packed.data() + (b * dm.kv_heads + hk) * (kp_size + vkp_size);
             kernels::flash_pack_queries(qi, rows, dm.d, 1.0f, qp);
             kernels::flash_pack_queries(doi, rows, dm.dv, 1.0f, dop);

@@ -1,5 +1,6 @@
 #include "attnlab/nn/linear.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <xtensor/xbuilder.hpp>
@@ -14,6 +15,8 @@ namespace {
 constexpr std::size_t kRowGrainFloats = std::size_t{1} << 15;
 // Columns per chunk of the bias gradient: whole cache lines of a row per thread.
 constexpr std::size_t kColumnGrain = 16;
+// Columns of the bias gradient summed at once in local accumulators.
+constexpr std::size_t kColumnBlock = 32;
 }  // namespace
 
 Linear::Linear(std::size_t in_features, std::size_t out_features, bool with_bias, Rng& rng) {
@@ -67,14 +70,21 @@ void linear_backward(const Linear& layer, const float* x, std::size_t n, const f
     if (dx) kernels::matmul_nn(dy, out, layer.weight.data(), in, dx, in, n, in, out, dx_acc);
     kernels::matmul_tn(dy, out, x, in, grad.weight.data(), in, out, in, n, Accumulate::yes);
     if (layer.has_bias()) {
-        // Split over columns, each summed in row order: the same sums for any thread count.
+        // Split over columns, each summed in row order into a local block (registers, not
+        // memory: db could alias dy for all the compiler knows), then added to db: the same
+        // sums for any thread count.
         float* db = grad.bias.data();
         parallel_for(
             0, out,
             [&](std::size_t j_begin, std::size_t j_end) {
-                for (std::size_t r = 0; r < n; ++r) {
-                    const float* row = dy + r * out;
-                    for (std::size_t j = j_begin; j < j_end; ++j) db[j] += row[j];
+                for (std::size_t j0 = j_begin; j0 < j_end; j0 += kColumnBlock) {
+                    const std::size_t w = std::min(kColumnBlock, j_end - j0);
+                    float sum[kColumnBlock] = {};
+                    for (std::size_t r = 0; r < n; ++r) {
+                        const float* row = dy + r * out + j0;
+                        for (std::size_t j = 0; j < w; ++j) sum[j] += row[j];
+                    }
+                    for (std::size_t j = 0; j < w; ++j) db[j0 + j] += sum[j];
                 }
             },
             std::max<std::size_t>(kColumnGrain, kRowGrainFloats / std::max<std::size_t>(n, 1)));
