@@ -171,36 +171,57 @@ private:
     std::atomic<std::size_t> live_{0}, peak_{0};
 };
 
-// One task's tile buffers, counted by the meter while alive.
+// A grow-only buffer per thread and purpose: the calls of a training step ask for the same
+// sizes every step, so after the first step they allocate nothing.
+template <int Purpose>
+float* thread_buffer(std::size_t floats) {
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < floats) buffer.resize(floats);
+    return buffer.data();
+}
+enum : int { kTileBuffer, kPackedBuffer, kDeltaBuffer };
+
+// One task's tile buffers (the thread's own), counted by the meter while in use.
 class TileScratch {
 public:
-    TileScratch(ScratchMeter& meter, std::size_t floats) : meter_(meter), data_(floats) {
-        meter_.acquire(floats * sizeof(float));
+    TileScratch(ScratchMeter& meter, std::size_t floats)
+        : meter_(meter), bytes_(floats * sizeof(float)), data_(thread_buffer<kTileBuffer>(floats)) {
+        meter_.acquire(bytes_);
     }
-    ~TileScratch() { meter_.release(data_.size() * sizeof(float)); }
+    ~TileScratch() { meter_.release(bytes_); }
     TileScratch(const TileScratch&) = delete;
     TileScratch& operator=(const TileScratch&) = delete;
-    float* data() { return data_.data(); }
+    float* data() { return data_; }
 
 private:
     ScratchMeter& meter_;
-    std::vector<float> data_;
+    std::size_t bytes_;
+    float* data_;
 };
 
 }  // namespace
 
 Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                                 const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats) {
+    Tensor4 context;
+    flash_attention_forward(q, k, v, mask, scale, logsumexp, stats, context);
+    return context;
+}
+
+void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
+                             const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats,
+                             Tensor4& context) {
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
     const float factor = scale.effective(dm.d);
     const float factor2 = factor * kLog2e;  // scores in log2 units for the base-2 online softmax
     require_allocatable({dm.batch, dm.heads, dm.t, dm.dv}, where, "the context");
     // (B, H, T, Dv): every row is written by exactly one task below (rows that see no key get
-    // zeros there), so no zero fill first, unless there are no keys at all.
-    Tensor4 context = Tensor4::from_shape({dm.batch, dm.heads, dm.t, dm.dv});
+    // zeros there), so no zero fill first, unless there are no keys at all. resize keeps the
+    // buffer when the shape is unchanged (a training loop's steps).
+    context.resize({dm.batch, dm.heads, dm.t, dm.dv});
     if (dm.s == 0) std::fill(context.begin(), context.end(), 0.0f);
-    if (logsumexp) *logsumexp = Tensor3::from_shape({dm.batch, dm.heads, dm.t});
+    if (logsumexp) logsumexp->resize({dm.batch, dm.heads, dm.t});
     const std::size_t q_tiles = ceil_div(dm.t, BR);
     const bool single_tile = dm.s <= BC;
     ScratchMeter meter;
@@ -213,11 +234,12 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
     const std::size_t vp_size = single_tile ? 0 : dm.s * dp;
     const std::size_t heads_kv = dm.batch * dm.kv_heads;
     require_allocatable({heads_kv, kp_size + vp_size}, where, "the packed keys and values");
-    std::vector<float> packed(heads_kv * (kp_size + vp_size));
+    const std::size_t packed_floats = heads_kv * (kp_size + vp_size);
+    float* const packed = thread_buffer<kPackedBuffer>(packed_floats);  // the caller's; workers read it
     if (!single_tile) {
         parallel_for(0, heads_kv, [&](std::size_t begin, std::size_t end) {
             for (std::size_t bk = begin; bk < end; ++bk) {
-                float* kp = packed.data() + bk * (kp_size + vp_size);
+                float* kp = packed + bk * (kp_size + vp_size);
                 kernels::flash_pack_keys(k.data() + bk * dm.s * dm.d, dm.s, dm.d, kp);
                 kernels::flash_pack_values(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
             }
@@ -269,7 +291,7 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
                 write_logsumexp(bh, i0, rows);
                 continue;
             }
-            const float* kp = packed.data() + (b * dm.kv_heads + hk) * (kp_size + vp_size);  // packed (S, D)
+            const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vp_size);  // packed (S, D)
             const float* vp = kp + kp_size;                                                  // packed (S, Dp)
             std::fill(o_acc, o_acc + rows * dp, 0.0f);
             kernels::flash_pack_queries(qi, rows, dm.d, factor2, qp);
@@ -298,9 +320,8 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
     if (stats) {
         stats->peak_scratch_bytes = meter.peak();
         stats->row_stat_bytes = logsumexp ? logsumexp->size() * sizeof(float) : 0;
-        stats->packed_bytes = packed.size() * sizeof(float);
+        stats->packed_bytes = packed_floats * sizeof(float);
     }
-    return context;
 }
 
 void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k, const Tensor4& v,
@@ -326,9 +347,10 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
 
     // delta = rowsum(dO ⊙ O) (B, H, T): Σ_j p_j·dp_j of the softmax Jacobian, since
     // Σ_j p_j (dO · v_j) = dO · Σ_j p_j v_j = dO · O.
-    std::vector<float> delta(dm.batch * dm.heads * dm.t);
+    const std::size_t delta_size = dm.batch * dm.heads * dm.t;
+    float* const delta = thread_buffer<kDeltaBuffer>(delta_size);
     parallel_for(
-        0, delta.size(),
+        0, delta_size,
         [&](std::size_t begin, std::size_t end) {
             for (std::size_t row = begin; row < end; ++row) {
                 const float* go = dcontext.data() + row * dm.dv;
@@ -349,10 +371,11 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     const std::size_t vkp_size = kernels::flash_packed_keys_size(dm.s, dm.dv);
     const std::size_t heads_kv = dm.batch * dm.kv_heads;
     require_allocatable({heads_kv, kp_size + vkp_size}, where, "the packed keys and values");
-    std::vector<float> packed(heads_kv * (kp_size + vkp_size));
+    const std::size_t packed_floats = heads_kv * (kp_size + vkp_size);
+    float* const packed = thread_buffer<kPackedBuffer>(packed_floats);
     parallel_for(0, heads_kv, [&](std::size_t begin, std::size_t end) {
         for (std::size_t bk = begin; bk < end; ++bk) {
-            float* kp = packed.data() + bk * (kp_size + vkp_size);
+            float* kp = packed + bk * (kp_size + vkp_size);
             kernels::flash_pack_keys(k.data() + bk * dm.s * dm.d, dm.s, dm.d, kp);
             kernels::flash_pack_keys(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
         }
@@ -394,7 +417,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                     const float* qi = q.data() + (bh * dm.t + i0) * dm.d;           // (br, D)
                     const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;  // (br, Dv)
                     // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
-                    const float* kp = packed.data() + bk * (kp_size + vkp_size);
+                    const float* kp = packed + bk * (kp_size + vkp_size);
                     kernels::flash_pack_queries(qi, rows, dm.d, 1.0f, qp);
                     kernels::flash_pack_queries(doi, rows, dm.dv, 1.0f, dop);
                     kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
@@ -402,7 +425,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                     kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
                     // p = exp(s·scale - lse), ds = p ⊙ (dp - delta)·scale
                     kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
-                                                 delta.data() + bh * dm.t + i0);
+                                                 delta + bh * dm.t + i0);
                     // context = p·v  =>  dv_j += pᵀ·dO_i;  scores = q·kᵀ  =>  dk_j += dsᵀ·q_i
                     kernels::matmul_tn(p, BC, doi, dm.dv, dvj, dm.dv, cols, dm.dv, rows, Accumulate::yes);
                     kernels::matmul_tn(ds, BC, qi, dm.d, dkj, dm.d, cols, dm.d, rows, Accumulate::yes);
@@ -434,7 +457,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             const float* kh = k.data() + (b * dm.kv_heads + hk) * dm.s * dm.d;   // (S, D)
             float* dqi = dq.data() + (bh * dm.t + i0) * dm.d;                    // (br, D)
             std::fill(dqi, dqi + rows * dm.d, 0.0f);
-            const float* kp = packed.data() + (b * dm.kv_heads + hk) * (kp_size + vkp_size);
+            const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vkp_size);
             kernels::flash_pack_queries(qi, rows, dm.d, 1.0f, qp);
             kernels::flash_pack_queries(doi, rows, dm.dv, 1.0f, dop);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
@@ -445,7 +468,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
                 kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
                 kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
-                                             delta.data() + bh * dm.t + i0);
+                                             delta + bh * dm.t + i0);
                 // scores = q·kᵀ  =>  dq_i += ds·k_j
                 kernels::matmul_nn(ds, BC, kh + j0 * dm.d, dm.d, dqi, dm.d, rows, dm.d, cols, Accumulate::yes);
             }
@@ -453,8 +476,8 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     });
     if (stats) {
         stats->peak_scratch_bytes = meter.peak();
-        stats->row_stat_bytes = delta.size() * sizeof(float);
-        stats->packed_bytes = packed.size() * sizeof(float);
+        stats->row_stat_bytes = delta_size * sizeof(float);
+        stats->packed_bytes = packed_floats * sizeof(float);
     }
 }
 

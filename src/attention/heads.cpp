@@ -11,12 +11,18 @@ constexpr std::size_t kRowsPerChunk = 64;
 }  // namespace
 
 Tensor4 split_heads(const Tensor3& x, std::size_t num_heads) {
+    Tensor4 out;
+    split_heads(x, num_heads, out);
+    return out;
+}
+
+void split_heads(const Tensor3& x, std::size_t num_heads, Tensor4& out) {
     const std::size_t batch = x.shape(0), t = x.shape(1), c = x.shape(2);
     if (num_heads == 0 || c % num_heads != 0) {
         fail<ConfigError>("split_heads: width ", c, " is not divisible by num_heads ", num_heads);
     }
     const std::size_t d = c / num_heads;
-    Tensor4 out = Tensor4::from_shape({batch, num_heads, t, d});
+    out.resize({batch, num_heads, t, d});
     // One row (b, i) per step, split over the pool: a training step copies a few MiB this way,
     // which on one thread was a serial stretch between the parallel matmuls.
     parallel_for(
@@ -31,12 +37,17 @@ Tensor4 split_heads(const Tensor3& x, std::size_t num_heads) {
             }
         },
         kRowsPerChunk);
-    return out;
 }
 
 Tensor3 merge_heads(const Tensor4& x) {
+    Tensor3 out;
+    merge_heads(x, out);
+    return out;
+}
+
+void merge_heads(const Tensor4& x, Tensor3& out) {
     const std::size_t batch = x.shape(0), heads = x.shape(1), t = x.shape(2), d = x.shape(3);
-    Tensor3 out = Tensor3::from_shape({batch, t, heads * d});
+    out.resize({batch, t, heads * d});
     parallel_for(
         0, batch * t,
         [&](std::size_t begin, std::size_t end) {
@@ -49,7 +60,6 @@ Tensor3 merge_heads(const Tensor4& x) {
             }
         },
         kRowsPerChunk);
-    return out;
 }
 
 }  // namespace attnlab

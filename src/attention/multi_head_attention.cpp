@@ -70,6 +70,13 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionConfig& config, R
 
 Tensor3 MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const AttentionOptions& options,
                                     StageObserver* observer, MultiHeadAttentionCache* cache) const {
+    Tensor3 out;
+    forward(x, memory, options, observer, cache, out);
+    return out;
+}
+
+void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const AttentionOptions& options,
+                                 StageObserver* observer, MultiHeadAttentionCache* cache, Tensor3& out) const {
     constexpr const char* where = "MultiHeadAttention::forward";
     const auto c = static_cast<std::ptrdiff_t>(config_.d_model);
     require_shape(x, {-1, -1, c}, where, "x (B, T, C)");
@@ -90,10 +97,23 @@ Tensor3 MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, con
                           config_.num_heads, " heads = ", config_.head_dim());
     }
 
+    // Without a cache the buffers are this call's own; with one they persist in it.
+    MultiHeadAttentionCache local;
+    MultiHeadAttentionCache& buffers = cache ? *cache : local;
+    Tensor3& proj = buffers.scratch.proj;
+    // dst = split_heads(src·Wᵀ + b): (B, N, W) -> (B, heads, N, W / heads)
+    const auto project_heads = [&](const Linear& layer, const Tensor3& src, std::size_t heads, Tensor4& dst) {
+        proj.resize({src.shape(0), src.shape(1), layer.out_features()});
+        layer.forward(src.data(), src.shape(0) * src.shape(1), proj.data());
+        split_heads(proj, heads, dst);
+    };
     observe_rows(observer, Stage::x, x);
-    Tensor4 q = split_heads(project(q_proj, x), config_.num_heads);            // (B, H, T, D)
-    Tensor4 k = split_heads(project(k_proj, source), config_.kv_heads());      // (B, Hkv, S, D)
-    Tensor4 v = split_heads(project(v_proj, source), config_.kv_heads());      // (B, Hkv, S, D)
+    Tensor4& q = buffers.q;  // (B, H, T, D)
+    Tensor4& k = buffers.k;  // (B, Hkv, S, D)
+    Tensor4& v = buffers.v;  // (B, Hkv, S, D)
+    project_heads(q_proj, x, config_.num_heads, q);
+    project_heads(k_proj, source, config_.kv_heads(), k);
+    project_heads(v_proj, source, config_.kv_heads(), v);
     observe_heads(observer, Stage::q, q);
     observe_heads(observer, Stage::k, k);
     observe_heads(observer, Stage::v, v);
@@ -105,21 +125,22 @@ Tensor3 MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, con
         observe_heads(observer, Stage::q_rot, q);
         observe_heads(observer, Stage::k_rot, k);
     }
-    const Tensor4 context = scaled_dot_product_attention(q, k, v, options.mask, options.scale, observer,
-                                                         cache ? &cache->attention : nullptr);  // (B, H, T, D)
-    Tensor3 concat = merge_heads(context);                                                     // (B, T, C)
-    observe_rows(observer, Stage::concat, concat);
-    Tensor3 out = project(out_proj, concat);                                                   // (B, T, C)
+    // The flash path keeps the context in the attention cache: it is written there directly.
+    AttentionCache* attention = cache ? &cache->attention : nullptr;
+    Tensor4& context = attention && can_use_flash(observer, attention) ? attention->context
+                                                                        : buffers.scratch.context;  // (B, H, T, D)
+    scaled_dot_product_attention(q, k, v, options.mask, options.scale, observer, attention, SdpBackend::automatic,
+                                 context);
+    merge_heads(context, buffers.concat);  // (B, T, C)
+    observe_rows(observer, Stage::concat, buffers.concat);
+    out.resize({batch, t, config_.d_model});
+    out_proj.forward(buffers.concat.data(), batch * t, out.data());  // (B, T, C)
     observe_rows(observer, Stage::output, out);
     if (cache) {
-        cache->x = x;
-        cache->memory = memory ? *memory : Tensor3();
-        cache->q = std::move(q);
-        cache->k = std::move(k);
-        cache->v = std::move(v);
-        cache->concat = std::move(concat);
+        cache->x = x;  // copied into the cache's buffer (kept when the shape is unchanged)
+        if (memory) cache->memory = *memory;
+        else cache->memory = Tensor3();
     }
-    return out;
 }
 
 Tensor2 MultiHeadAttention::forward(const Tensor2& x, const Tensor2* memory, const AttentionOptions& options,
@@ -184,23 +205,27 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
     const std::size_t batch = cache.x.shape(0), t = cache.x.shape(1), s = source.shape(1);
     const std::size_t c = config_.d_model, kv_width = config_.kv_heads() * config_.head_dim();
 
+    // The intermediate gradients live in the cache's scratch: no allocation from step to step.
+    MultiHeadAttentionCache::Scratch& w = cache.scratch;
     // out = concat·W_Oᵀ + b_O
-    Tensor3 dconcat = Tensor3::from_shape({batch, t, c});
+    Tensor3& dconcat = w.dconcat;
+    dconcat.resize({batch, t, c});
     linear_backward(out_proj, cache.concat.data(), batch * t, dout.data(), grads.out_proj, dconcat.data());
     // concat = merge_heads(context)
-    const Tensor4 dcontext = split_heads(dconcat, config_.num_heads);
+    split_heads(dconcat, config_.num_heads, w.dcontext);
     // context = attention(q, k, v)
-    Tensor4 dq, dk, dv;
-    scaled_dot_product_attention_backward(dcontext, cache.q, cache.k, cache.v, cache.attention, options.scale, dq,
+    Tensor4 &dq = w.dq, &dk = w.dk, &dv = w.dv;
+    scaled_dot_product_attention_backward(w.dcontext, cache.q, cache.k, cache.v, cache.attention, options.scale, dq,
                                           dk, dv);
     // q, k = rope(q), rope(k): the gradient rotates back by the same angles.
     if (options.rope) {
         apply_rope(dq, options.position_offset, options.rope_base, /*inverse=*/true);
         apply_rope(dk, cross ? 0 : options.position_offset, options.rope_base, /*inverse=*/true);
     }
-    const Tensor3 dq_rows = merge_heads(dq);  // (B, T, C)
-    const Tensor3 dk_rows = merge_heads(dk);  // (B, S, Hkv·D)
-    const Tensor3 dv_rows = merge_heads(dv);  // (B, S, Hkv·D)
+    Tensor3 &dq_rows = w.dq_rows, &dk_rows = w.dk_rows, &dv_rows = w.dv_rows;
+    merge_heads(dq, dq_rows);  // (B, T, C)
+    merge_heads(dk, dk_rows);  // (B, S, Hkv·D)
+    merge_heads(dv, dv_rows);  // (B, S, Hkv·D)
     ATTNLAB_DEBUG_ASSERT(dk_rows.shape(2) == kv_width);
     (void)kv_width;
 

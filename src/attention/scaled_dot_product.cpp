@@ -81,22 +81,28 @@ bool can_use_flash(const StageObserver* observer, const AttentionCache* cache, s
 Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,
                                      const AttentionMask& mask, const ScaleOptions& scale,
                                      StageObserver* observer, AttentionCache* cache, SdpBackend backend) {
+    Tensor4 context;
+    scaled_dot_product_attention(q, k, v, mask, scale, observer, cache, backend, context);
+    return context;
+}
+
+void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
+                                  const ScaleOptions& scale, StageObserver* observer, AttentionCache* cache,
+                                  SdpBackend backend, Tensor4& context) {
     constexpr const char* where = "scaled_dot_product_attention";
     validate(q, k, v, mask);
     if (backend != SdpBackend::math) {
         std::vector<std::string> reasons;
         if (can_use_flash(observer, cache, &reasons)) {
-            Tensor3 lse;
-            Tensor4 context = flash_attention_forward(q, k, v, mask, scale, cache ? &lse : nullptr);
+            flash_attention_forward(q, k, v, mask, scale, cache ? &cache->logsumexp : nullptr, nullptr, context);
             observe_context(observer, context);
             if (cache) {
                 cache->flash = true;
                 cache->weights = Tensor4();
-                cache->logsumexp = std::move(lse);
-                cache->context = context;
+                if (&cache->context != &context) cache->context = context;
                 cache->mask = mask;
             }
-            return context;
+            return;
         }
         if (backend == SdpBackend::flash) {
             std::string why;
@@ -110,12 +116,12 @@ Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const T
     const std::size_t group = heads / kv_heads;
     const float factor = scale.effective(d);
 
-    Tensor4 context = Tensor4::from_shape({batch, heads, t, dv});
+    context.resize({batch, heads, t, dv});
     if (cache) {
         cache->flash = false;
-        cache->weights = Tensor4::from_shape({batch, heads, t, s});
+        cache->weights.resize({batch, heads, t, s});
         cache->logsumexp = Tensor3();
-        cache->context = Tensor4();
+        if (&cache->context != &context) cache->context = Tensor4();
         cache->mask = AttentionMask();
     }
 
@@ -145,7 +151,6 @@ Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const T
             observe(observer, Stage::context, b, static_cast<std::ptrdiff_t>(h), t, dv, dv, ch);
         }
     });
-    return context;
 }
 
 }  // namespace attnlab

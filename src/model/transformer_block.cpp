@@ -29,14 +29,27 @@ std::size_t mha_cache_bytes(const MultiHeadAttentionCache& c) {
            sizeof(float);
 }
 
-// Dropout on a sub-layer output: identity (and an empty mask) unless training with p > 0.
-// y is taken by value so the identity case moves it through instead of copying.
-Tensor3 maybe_dropout(Tensor3 y, float p, Rng* rng, DropoutCache* cache) {
-    if (rng && p > 0.0f) return dropout_forward(y, p, *rng, cache);
-    if (cache) *cache = DropoutCache{};
-    return y;
+// out = a + b elementwise (same shape; out may be a or b): a residual connection.
+void add(const Tensor3& a, const Tensor3& b, Tensor3& out) {
+    if (&out != &a && &out != &b) out.resize(a.shape());
+    const float* pa = a.data();
+    const float* pb = b.data();
+    float* po = out.data();
+    parallel_for(
+        0, a.size(),
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t i = begin; i < end; ++i) po[i] = pa[i] + pb[i];
+        },
+        kAddGrain);
 }
-
+// Dropout on a sub-layer output, in place: identity (and an empty mask) unless training with p > 0.
+void maybe_dropout(Tensor3& y, float p, Rng* rng, DropoutCache* cache) {
+    if (rng && p > 0.0f) {
+        dropout_forward(y, p, *rng, cache, y);
+        return;
+    }
+    if (cache) *cache = DropoutCache{};
+}
 // The gradient through maybe_dropout: dout itself when the forward was the identity (no copy),
 // else dropout_backward's result in tmp.
 const Tensor3& dropout_gradient(const Tensor3& dout, const DropoutCache& cache, Tensor3& tmp) {
@@ -62,7 +75,17 @@ TransformerBlock::TransformerBlock(const ModelConfig& config, Rng& rng)
 
 Tensor3 TransformerBlock::forward(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
                                   TransformerBlockCache* cache, Rng* dropout_rng) const {
-    if (!cache) return forward_full(x, options, observer, nullptr, dropout_rng);
+    Tensor3 y;
+    forward(x, options, observer, cache, dropout_rng, y);
+    return y;
+}
+
+void TransformerBlock::forward(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
+                               TransformerBlockCache* cache, Rng* dropout_rng, Tensor3& y) const {
+    if (!cache) {
+        forward_full(x, options, observer, nullptr, dropout_rng, y);
+        return;
+    }
     const bool dropout = dropout_rng != nullptr && dropout_ > 0.0f;
     const Rng rng_before = dropout ? *dropout_rng : Rng(0);
     if (!checkpointing_) {
@@ -71,48 +94,47 @@ Tensor3 TransformerBlock::forward(const Tensor3& x, const AttentionOptions& opti
         cache->x = Tensor3();
         cache->dropout = dropout;
         cache->dropout_rng = rng_before;
-        return forward_full(x, options, observer, cache, dropout_rng);
+        forward_full(x, options, observer, cache, dropout_rng, y);
+        return;
     }
     // Checkpointing: run without sub-layer caches and keep only what recomputation needs.
     *cache = TransformerBlockCache();
     cache->dropout = dropout;
     cache->dropout_rng = rng_before;
-    Tensor3 y = forward_full(x, options, observer, nullptr, dropout_rng);
+    forward_full(x, options, observer, nullptr, dropout_rng, y);
     cache->checkpointed = true;
     cache->x = x;
-    return y;
 }
 
-Tensor3 TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
-                                       TransformerBlockCache* cache, Rng* dropout_rng) const {
-    LayerNormCache* ln1_cache = cache ? &cache->ln1 : nullptr;
-    LayerNormCache* ln2_cache = cache ? &cache->ln2 : nullptr;
-    MultiHeadAttentionCache* attn_cache = cache ? &cache->attn : nullptr;
-    FeedForwardCache* ffn_cache = cache ? &cache->ffn : nullptr;
-    DropoutCache* attn_drop = cache ? &cache->attn_drop : nullptr;
-    DropoutCache* ffn_drop = cache ? &cache->ffn_drop : nullptr;
-
+void TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
+                                    TransformerBlockCache* cache, Rng* dropout_rng, Tensor3& y) const {
+    TransformerBlockCache local;  // inference and checkpointing: this call's own
+    TransformerBlockCache& c = cache ? *cache : local;
+    TransformerBlockCache::Scratch& w = c.scratch;
     if (norm_ == NormPlacement::pre) {
-        // h = x + drop(attn(ln1(x)))
-        const Tensor3 a = ln1.forward(x, ln1_cache);                                      // (B, T, C)
-        Tensor3 h = maybe_dropout(attn.forward(a, nullptr, options, observer, attn_cache), dropout_, dropout_rng,
-                                  attn_drop);                                             // (B, T, C)
-        add_in_place(h, x);
+        // h = x + drop(attn(ln1(x))); h is kept as ln2's input in its cache
+        ln1.forward(x, &c.ln1, w.normed);                                  // (B, T, C)
+        attn.forward(w.normed, nullptr, options, observer, &c.attn, w.sub);  // (B, T, C)
+        maybe_dropout(w.sub, dropout_, dropout_rng, &c.attn_drop);
+        Tensor3& h = c.ln2.x;
+        add(x, w.sub, h);
         // y = h + drop(ffn(ln2(h)))
-        const Tensor3 b = ln2.forward(h, ln2_cache);                                      // (B, T, C)
-        Tensor3 y = maybe_dropout(ffn.forward(b, ffn_cache), dropout_, dropout_rng, ffn_drop);  // (B, T, C)
-        add_in_place(y, h);
-        return y;
+        ln2.forward_cached_input(c.ln2, w.normed);
+        ffn.forward(w.normed, &c.ffn, w.sub);
+        maybe_dropout(w.sub, dropout_, dropout_rng, &c.ffn_drop);
+        add(h, w.sub, y);
+        return;
     }
-    // h = ln1(x + drop(attn(x)))
-    Tensor3 r1 = maybe_dropout(attn.forward(x, nullptr, options, observer, attn_cache), dropout_, dropout_rng,
-                               attn_drop);  // (B, T, C)
-    add_in_place(r1, x);
-    const Tensor3 h = ln1.forward(std::move(r1), ln1_cache);  // (B, T, C); the cache keeps r1
-    // y = ln2(h + drop(ffn(h)))
-    Tensor3 r2 = maybe_dropout(ffn.forward(h, ffn_cache), dropout_, dropout_rng, ffn_drop);  // (B, T, C)
-    add_in_place(r2, h);
-    return ln2.forward(std::move(r2), ln2_cache);  // the cache keeps r2
+    // h = ln1(r1), r1 = x + drop(attn(x)); r1 is computed straight into ln1's cache
+    attn.forward(x, nullptr, options, observer, &c.attn, w.sub);
+    maybe_dropout(w.sub, dropout_, dropout_rng, &c.attn_drop);
+    add(x, w.sub, c.ln1.x);
+    ln1.forward_cached_input(c.ln1, w.h);
+    // y = ln2(r2), r2 = h + drop(ffn(h))
+    ffn.forward(w.h, &c.ffn, w.sub);
+    maybe_dropout(w.sub, dropout_, dropout_rng, &c.ffn_drop);
+    add(w.h, w.sub, c.ln2.x);
+    ln2.forward_cached_input(c.ln2, y);
 }
 
 void TransformerBlock::backward(const Tensor3& dout, const TransformerBlockCache& cache,
@@ -121,34 +143,32 @@ void TransformerBlock::backward(const Tensor3& dout, const TransformerBlockCache
         // Recompute the forward from the kept input with the same dropout masks, then differentiate.
         TransformerBlockCache full;
         Rng rng = cache.dropout_rng;
-        forward_full(cache.x, options, nullptr, &full, cache.dropout ? &rng : nullptr);
+        Tensor3 y;
+        forward_full(cache.x, options, nullptr, &full, cache.dropout ? &rng : nullptr, y);
         backward(dout, full, options, grads, dx);
         return;
     }
-    Tensor3 tmp, dsub;
+    // Intermediate gradients in the cache's scratch: no allocation from step to step.
+    TransformerBlockCache::Scratch& w = cache.scratch;
     if (norm_ == NormPlacement::pre) {
         // y = h + drop(ffn(ln2(h)))  =>  dh = dy + ln2ᵀ(ffnᵀ(dropᵀ(dy)))
-        ffn.backward(dropout_gradient(dout, cache.ffn_drop, tmp), cache.ffn, grads.ffn, dsub);
-        Tensor3 dh;
-        ln2.backward(dsub, cache.ln2, grads.ln2, dh);
-        add_in_place(dh, dout);
+        ffn.backward(dropout_gradient(dout, cache.ffn_drop, w.tmp), cache.ffn, grads.ffn, w.dsub);
+        ln2.backward(w.dsub, cache.ln2, grads.ln2, w.dh);
+        add_in_place(w.dh, dout);
         // h = x + drop(attn(ln1(x)))  =>  dx = dh + ln1ᵀ(attnᵀ(dropᵀ(dh)))
-        attn.backward(dropout_gradient(dh, cache.attn_drop, tmp), cache.attn, options, grads.attn, dsub);
-        ln1.backward(dsub, cache.ln1, grads.ln1, dx);
-        add_in_place(dx, dh);
+        attn.backward(dropout_gradient(w.dh, cache.attn_drop, w.tmp), cache.attn, options, grads.attn, w.dsub);
+        ln1.backward(w.dsub, cache.ln1, grads.ln1, dx);
+        add_in_place(dx, w.dh);
         return;
     }
     // y = ln2(r2), r2 = h + drop(ffn(h))  =>  dh = dr2 + ffnᵀ(dropᵀ(dr2))
-    Tensor3 dr2;
-    ln2.backward(dout, cache.ln2, grads.ln2, dr2);
-    Tensor3 dh;
-    ffn.backward(dropout_gradient(dr2, cache.ffn_drop, tmp), cache.ffn, grads.ffn, dh);
-    add_in_place(dh, dr2);
+    ln2.backward(dout, cache.ln2, grads.ln2, w.dr2);
+    ffn.backward(dropout_gradient(w.dr2, cache.ffn_drop, w.tmp), cache.ffn, grads.ffn, w.dh);
+    add_in_place(w.dh, w.dr2);
     // h = ln1(r1), r1 = x + drop(attn(x))  =>  dx = dr1 + attnᵀ(dropᵀ(dr1))
-    Tensor3 dr1;
-    ln1.backward(dh, cache.ln1, grads.ln1, dr1);
-    attn.backward(dropout_gradient(dr1, cache.attn_drop, tmp), cache.attn, options, grads.attn, dx);
-    add_in_place(dx, dr1);
+    ln1.backward(w.dh, cache.ln1, grads.ln1, w.dr1);
+    attn.backward(dropout_gradient(w.dr1, cache.attn_drop, w.tmp), cache.attn, options, grads.attn, dx);
+    add_in_place(dx, w.dr1);
 }
 
 Tensor3 TransformerBlock::forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,

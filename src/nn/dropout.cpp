@@ -3,24 +3,29 @@
 namespace attnlab {
 
 Tensor3 dropout_forward(const Tensor3& x, float p, Rng& rng, DropoutCache* cache) {
+    Tensor3 y;
+    dropout_forward(x, p, rng, cache, y);
+    return y;
+}
+
+void dropout_forward(const Tensor3& x, float p, Rng& rng, DropoutCache* cache, Tensor3& y) {
     if (!(p >= 0.0f && p < 1.0f)) fail<ValueError>("dropout_forward: p must be in [0, 1), got ", p);
     if (p == 0.0f) {
         if (cache) *cache = DropoutCache{};
-        return x;
+        if (&y != &x) y = x;
+        return;
     }
     const float scale = 1.0f / (1.0f - p);
-    Tensor3 y = Tensor3::from_shape(x.shape());  // (B, T, C)
-    xt::xtensor<std::uint8_t, 3> keep = xt::xtensor<std::uint8_t, 3>::from_shape(x.shape());
+    xt::xtensor<std::uint8_t, 3> local_keep;
+    xt::xtensor<std::uint8_t, 3>& keep = cache ? cache->keep : local_keep;  // (B, T, C)
+    keep.resize(x.shape());
+    if (&y != &x) y.resize(x.shape());  // (B, T, C)
     for (std::size_t i = 0; i < x.size(); ++i) {
         const bool kept = rng.uniform() >= p;
         keep.data()[i] = kept ? 1 : 0;
         y.data()[i] = kept ? x.data()[i] * scale : 0.0f;
     }
-    if (cache) {
-        cache->keep = std::move(keep);
-        cache->scale = scale;
-    }
-    return y;
+    if (cache) cache->scale = scale;
 }
 
 void dropout_backward(const Tensor3& dout, const DropoutCache& cache, Tensor3& dx) {

@@ -27,14 +27,19 @@ void Embedding::check_tokens(const Index2& tokens, const char* where) const {
 }
 
 Tensor3 Embedding::forward(const Index2& tokens) const {
+    Tensor3 out;
+    forward(tokens, out);
+    return out;
+}
+
+void Embedding::forward(const Index2& tokens, Tensor3& out) const {
     check_tokens(tokens, "Embedding::forward");
     const std::size_t batch = tokens.shape(0), t = tokens.shape(1), c = width();
-    Tensor3 out = Tensor3::from_shape({batch, t, c});  // (B, T, C)
+    out.resize({batch, t, c});  // (B, T, C)
     for (std::size_t i = 0; i < batch * t; ++i) {
         const float* row = weight.data() + static_cast<std::size_t>(tokens.data()[i]) * c;
         std::copy(row, row + c, out.data() + i * c);
     }
-    return out;
 }
 
 void Embedding::backward(const Index2& tokens, const Tensor3& dout, EmbeddingGrad& grad) const {

@@ -23,6 +23,12 @@ FeedForward::FeedForward(std::size_t width, std::size_t hidden, Activation activ
     : fc1(width, hidden, bias, rng), fc2(hidden, width, bias, rng), activation_(activation) {}
 
 Tensor3 FeedForward::forward(const Tensor3& x, FeedForwardCache* cache) const {
+    Tensor3 y;
+    forward(x, cache, y);
+    return y;
+}
+
+void FeedForward::forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y) const {
     require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "FeedForward::forward", "x (B, T, C)");
     const std::size_t batch = x.shape(0), t = x.shape(1), rows = batch * t;
     // With a cache, the fc1 output and the activation are written straight into its buffers
@@ -38,10 +44,9 @@ Tensor3 FeedForward::forward(const Tensor3& x, FeedForwardCache* cache) const {
     } else {
         kernels::relu_forward(hidden.data(), act.data(), hidden.size());
     }
-    Tensor3 y = Tensor3::from_shape(x.shape());  // (B, T, C)
+    y.resize(x.shape());  // (B, T, C)
     fc2.forward(act.data(), rows, y.data());
     if (cache) cache->x = x;
-    return y;
 }
 
 void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, FeedForwardGrad& grad,
@@ -51,7 +56,8 @@ void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, F
                   "FeedForward::backward", "dout (B, T, C)");
     const std::size_t rows = cache.x.shape(0) * cache.x.shape(1);
     // y = act·W2ᵀ + b2
-    Tensor3 dact = Tensor3::from_shape(cache.hidden.shape());  // (B, T, F)
+    Tensor3& dact = cache.dhidden;  // (B, T, F)
+    dact.resize(cache.hidden.shape());
     linear_backward(fc2, cache.act.data(), rows, dout.data(), grad.fc2, dact.data());
     // act = f(hidden): dhidden = f'(hidden) ⊙ dact, in place in dact (the kernels allow dx
     // aliasing dy elementwise)

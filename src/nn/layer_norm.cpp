@@ -15,21 +15,38 @@ LayerNorm::LayerNorm(std::size_t width, float eps) : eps_(eps) {
 
 Tensor3 LayerNorm::forward(const Tensor3& x, LayerNormCache* cache) const {
     require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "LayerNorm::forward", "x (B, T, C)");
+    Tensor3 y;
+    forward(x, cache, y);
+    return y;
+}
+
+void LayerNorm::forward(const Tensor3& x, LayerNormCache* cache, Tensor3& y) const {
+    require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "LayerNorm::forward", "x (B, T, C)");
     if (cache) cache->x = x;  // reuses the cache's buffer when the shape is unchanged
-    return normalize(x, cache);
+    normalize(x, cache, y);
+}
+
+void LayerNorm::forward_cached_input(LayerNormCache& cache, Tensor3& y) const {
+    require_shape(cache.x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "LayerNorm::forward", "x (B, T, C)");
+    normalize(cache.x, &cache, y);
 }
 
 Tensor3 LayerNorm::forward(Tensor3&& x, LayerNormCache* cache) const {
     require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "LayerNorm::forward", "x (B, T, C)");
-    if (!cache) return normalize(x, nullptr);
+    Tensor3 y;
+    if (!cache) {
+        normalize(x, nullptr, y);
+        return y;
+    }
     cache->x = std::move(x);
-    return normalize(cache->x, cache);
+    normalize(cache->x, cache, y);
+    return y;
 }
 
 // x: (B, T, C) -> (B, T, C); mean and rstd into the cache when non-null (x is already there).
-Tensor3 LayerNorm::normalize(const Tensor3& x, LayerNormCache* cache) const {
+void LayerNorm::normalize(const Tensor3& x, LayerNormCache* cache, Tensor3& y) const {
     const std::size_t batch = x.shape(0), t = x.shape(1), rows = batch * t;
-    Tensor3 y = Tensor3::from_shape(x.shape());  // (B, T, C)
+    y.resize(x.shape());  // (B, T, C)
     float* mean = nullptr;
     float* rstd = nullptr;
     if (cache) {
@@ -39,7 +56,6 @@ Tensor3 LayerNorm::normalize(const Tensor3& x, LayerNormCache* cache) const {
         rstd = cache->rstd.data();
     }
     kernels::layer_norm_forward(x.data(), weight.data(), bias.data(), y.data(), mean, rstd, rows, width(), eps_);
-    return y;
 }
 
 void LayerNorm::backward(const Tensor3& dout, const LayerNormCache& cache, LayerNormGrad& grad, Tensor3& dx) const {

@@ -32,9 +32,29 @@ void rope_rotate(float* x, std::size_t t, std::size_t d, std::size_t ld, const R
     }
 }
 
+namespace {
+// The table of the last (T, D, offset, base) this thread asked for: a training step rotates
+// q, k and their gradients with the same table, so it is built once, not four times a layer.
+const RopeTable& cached_table(std::size_t t, std::size_t d, std::size_t offset, double base) {
+    struct Key {
+        std::size_t t, d, offset;
+        double base;
+        bool operator==(const Key& o) const { return t == o.t && d == o.d && offset == o.offset && base == o.base; }
+    };
+    thread_local Key key{0, 0, 0, 0.0};
+    thread_local RopeTable table(0, 0, 0, kRopeDefaultBase);
+    const Key want{t, d, offset, base};
+    if (!(key == want)) {
+        table = RopeTable(t, d, offset, base);
+        key = want;
+    }
+    return table;
+}
+}  // namespace
+
 void apply_rope(Tensor4& x, std::size_t offset, double base, bool inverse) {
     const std::size_t outer = x.shape(0) * x.shape(1), t = x.shape(2), d = x.shape(3);
-    const RopeTable table(t, d, offset, base);
+    const RopeTable& table = cached_table(t, d, offset, base);
     for (std::size_t o = 0; o < outer; ++o) rope_rotate(x.data() + o * t * d, t, d, d, table, inverse);
 }
 

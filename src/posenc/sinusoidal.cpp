@@ -20,7 +20,16 @@ Tensor2 sinusoidal_table(std::size_t t, std::size_t c, std::size_t offset, doubl
 
 void add_sinusoidal(Tensor3& x, std::size_t offset, double base) {
     const std::size_t batch = x.shape(0), t = x.shape(1), c = x.shape(2);
-    const Tensor2 pe = sinusoidal_table(t, c, offset, base);
+    // The last table this thread built is reused while (T, C, offset, base) stay the same
+    // (every training step): no allocation, no sin/cos per step.
+    thread_local Tensor2 pe;
+    thread_local std::size_t key_offset = 0;
+    thread_local double key_base = 0.0;
+    if (pe.shape(0) != t || pe.shape(1) != c || key_offset != offset || key_base != base) {
+        pe = sinusoidal_table(t, c, offset, base);
+        key_offset = offset;
+        key_base = base;
+    }
     for (std::size_t b = 0; b < batch; ++b) {
         float* xb = x.data() + b * t * c;
         for (std::size_t i = 0; i < t * c; ++i) xb[i] += pe.data()[i];

@@ -51,6 +51,12 @@ struct FlashAttentionStats {
 Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask = {},
                                 const ScaleOptions& scale = {}, Tensor3* logsumexp = nullptr,
                                 FlashAttentionStats* stats = nullptr);
+// The same, writing into `context` (resized; its buffer is kept when the shape is unchanged, so
+// a training loop that passes the same tensor each step allocates nothing). Its packed keys and
+// tile buffers are per-thread and grow-only, for the same reason.
+void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
+                             const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats,
+                             Tensor4& context);
 
 // Backward of flash_attention_forward (same q, k, v, mask, scale; context and logsumexp from it):
 //   p = exp(scale·q·kᵀ - lse) per tile, dv += pᵀ·dO, dp = dO·vᵀ, ds = p ⊙ (dp - delta)·scale,

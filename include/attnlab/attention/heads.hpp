@@ -19,5 +19,9 @@ namespace attnlab {
 Tensor4 split_heads(const Tensor3& x, std::size_t num_heads);
 // x: (B, H, T, D) -> (B, T, H·D)
 Tensor3 merge_heads(const Tensor4& x);
+// The same into `out` (resized; the buffer is kept when the shape is unchanged). out must not
+// be x.
+void split_heads(const Tensor3& x, std::size_t num_heads, Tensor4& out);
+void merge_heads(const Tensor4& x, Tensor3& out);
 
 }  // namespace attnlab

@@ -69,6 +69,17 @@ struct MultiHeadAttentionCache {
     // recorded path (see AttentionCache)
     AttentionCache attention = AttentionCache::without_weights();
     Tensor3 concat;            // (B, T, C): dW_O = doutᵀ·concat
+
+    // Scratch kept from call to call so a training loop allocates nothing: a projection's rows
+    // before the head split, the context when the cache does not keep it, and the backward's
+    // intermediate gradients. Not part of what backward needs from the forward.
+    struct Scratch {
+        Tensor3 proj;                        // (B, N, W) one projection before split_heads
+        Tensor4 context;                     // (B, H, T, D) recorded path
+        Tensor3 dconcat, dq_rows, dk_rows, dv_rows;
+        Tensor4 dcontext, dq, dk, dv;
+    };
+    mutable Scratch scratch;
 };
 
 // Gradients of the four projections; backward accumulates into them with +=.
@@ -103,6 +114,10 @@ public:
     // x: (B, T, C), memory: (B, S, Ckv) or nullptr for self-attention -> (B, T, C)
     Tensor3 forward(const Tensor3& x, const Tensor3* memory = nullptr, const AttentionOptions& options = {},
                     StageObserver* observer = nullptr, MultiHeadAttentionCache* cache = nullptr) const;
+    // The same into `out` (resized; not x or memory). With a cache reused from call to call
+    // (its buffers, scratch included, keep their shapes), this allocates nothing.
+    void forward(const Tensor3& x, const Tensor3* memory, const AttentionOptions& options, StageObserver* observer,
+                 MultiHeadAttentionCache* cache, Tensor3& out) const;
     // Unbatched: x: (T, C), memory: (S, Ckv) or nullptr -> (T, C); stages use batch 0.
     Tensor2 forward(const Tensor2& x, const Tensor2* memory = nullptr, const AttentionOptions& options = {},
                     StageObserver* observer = nullptr) const;

@@ -86,6 +86,11 @@ Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const T
                                      const AttentionMask& mask = {}, const ScaleOptions& scale = {},
                                      StageObserver* observer = nullptr, AttentionCache* cache = nullptr,
                                      SdpBackend backend = SdpBackend::automatic);
+// The same, writing into `context` (resized; its buffer is kept when the shape is unchanged).
+// It may be the cache's own `context` tensor: the flash path then keeps it without a copy.
+void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
+                                  const ScaleOptions& scale, StageObserver* observer, AttentionCache* cache,
+                                  SdpBackend backend, Tensor4& context);
 
 // Backward of scaled_dot_product_attention (scale as in the forward call; the mask is in the
 // weights, or in the cache on the flash path, whose backward is flash_attention_backward):

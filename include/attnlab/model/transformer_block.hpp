@@ -59,6 +59,16 @@ struct TransformerBlockCache {
     FeedForwardCache ffn;       // fc1 input, pre-activation, activation
     DropoutCache ffn_drop;      // mask on the feed-forward output
 
+    // Buffers reused from step to step so a training loop allocates nothing; not part of what
+    // backward needs (cache_bytes leaves them out).
+    struct Scratch {
+        Tensor3 normed;  // pre-LN: a LayerNorm's output, the sub-layer's input
+        Tensor3 sub;     // a sub-layer's output before its residual add
+        Tensor3 h;       // post-LN: the stream between the two sub-layers
+        Tensor3 tmp, dsub, dh, dr1, dr2;  // backward
+    };
+    mutable Scratch scratch;
+
     // Bytes held by the tensors above (what checkpointing saves is the difference).
     std::size_t cache_bytes() const;
 };
@@ -94,6 +104,10 @@ public:
     // dropout_rng is non-null and p > 0 (training); the generator advances by one draw per element.
     Tensor3 forward(const Tensor3& x, const AttentionOptions& options, StageObserver* observer = nullptr,
                     TransformerBlockCache* cache = nullptr, Rng* dropout_rng = nullptr) const;
+    // The same into y (resized; not x). With a cache reused from step to step (and no
+    // checkpointing) nothing is allocated.
+    void forward(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
+                 TransformerBlockCache* cache, Rng* dropout_rng, Tensor3& y) const;
     // dout: (B, T, C) -> dx: (B, T, C) (overwritten); grads += ... `options` must be the forward's.
     void backward(const Tensor3& dout, const TransformerBlockCache& cache, const AttentionOptions& options,
                   TransformerBlockGrad& grads, Tensor3& dx) const;
@@ -114,9 +128,9 @@ public:
     FeedForward ffn;
 
 private:
-    // The forward with every sub-layer cache filled (cache non-null) or none (null).
-    Tensor3 forward_full(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
-                         TransformerBlockCache* cache, Rng* dropout_rng) const;
+    // The forward with every sub-layer cache filled, into y. A null cache means a temporary one.
+    void forward_full(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
+                      TransformerBlockCache* cache, Rng* dropout_rng, Tensor3& y) const;
 
     NormPlacement norm_ = NormPlacement::pre;
     float dropout_ = 0.0f;

@@ -35,6 +35,9 @@ struct DropoutCache {
 // the element iff the draw is >= p. p = 0 returns x unchanged and draws nothing.
 // Throws ValueError naming p unless 0 <= p < 1.
 Tensor3 dropout_forward(const Tensor3& x, float p, Rng& rng, DropoutCache* cache = nullptr);
+// The same into y (resized; may be x itself: the mask is applied in place). With a cache whose
+// mask keeps its shape, nothing is allocated.
+void dropout_forward(const Tensor3& x, float p, Rng& rng, DropoutCache* cache, Tensor3& y);
 // dout: (B, T, C) -> dx: (B, T, C) (resized and overwritten): dx = dout ⊙ keep · scale.
 void dropout_backward(const Tensor3& dout, const DropoutCache& cache, Tensor3& dx);
 

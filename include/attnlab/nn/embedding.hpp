@@ -38,6 +38,8 @@ struct Embedding {
     void check_tokens(const Index2& tokens, const char* where) const;
     // tokens: (B, T) -> (B, T, C): row b, t is weight[tokens[b, t]].
     Tensor3 forward(const Index2& tokens) const;
+    // The same into out (resized; its buffer kept when the shape is unchanged).
+    void forward(const Index2& tokens, Tensor3& out) const;
     // Backward of the gather: the tokens are the whole cache (the forward copies rows, so the
     // gradient of row v is the sum of dout over the positions holding v).
     // tokens: (B, T), dout: (B, T, C); grad.weight (V, C) += scatter.

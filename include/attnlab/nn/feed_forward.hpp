@@ -40,6 +40,7 @@ struct FeedForwardCache {
     Tensor3 x;       // (B, T, C) input: dW1 = dhᵀ·x
     Tensor3 hidden;  // (B, T, F) fc1 output before the activation: act'(hidden)
     Tensor3 act;     // (B, T, F) activation output, fc2's input: dW2 = doutᵀ·act
+    mutable Tensor3 dhidden;  // (B, T, F) backward's scratch, kept so a training loop allocates nothing
 
     std::size_t bytes() const { return (x.size() + hidden.size() + act.size()) * sizeof(float); }
 };
@@ -66,6 +67,8 @@ public:
 
     // x: (B, T, C) -> (B, T, C); fills cache when non-null. ShapeError if the width differs.
     Tensor3 forward(const Tensor3& x, FeedForwardCache* cache = nullptr) const;
+    // The same into y (resized; not x): with a cache and y reused, nothing is allocated.
+    void forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y) const;
     // dout: (B, T, C) -> dx: (B, T, C) (resized and overwritten); grad += ...
     void backward(const Tensor3& dout, const FeedForwardCache& cache, FeedForwardGrad& grad, Tensor3& dx) const;
 

@@ -56,6 +56,12 @@ public:
     Tensor3 forward(const Tensor3& x, LayerNormCache* cache = nullptr) const;
     // The same, moving x into the cache instead of copying it (a residual sum nobody else keeps).
     Tensor3 forward(Tensor3&& x, LayerNormCache* cache = nullptr) const;
+    // The same into y (resized; not x): with a cache and y reused from call to call, nothing
+    // is allocated.
+    void forward(const Tensor3& x, LayerNormCache* cache, Tensor3& y) const;
+    // Normalises cache.x, which the caller wrote there (a residual sum computed straight into
+    // the cache), into y (resized; not cache.x), filling the rest of the cache.
+    void forward_cached_input(LayerNormCache& cache, Tensor3& y) const;
     // dout: (B, T, C) -> dx: (B, T, C) (resized and overwritten); grad.weight, grad.bias += ...
     void backward(const Tensor3& dout, const LayerNormCache& cache, LayerNormGrad& grad, Tensor3& dx) const;
 
@@ -66,7 +72,7 @@ public:
     Tensor1 bias;    // (C) beta, initialised to zeros
 
 private:
-    Tensor3 normalize(const Tensor3& x, LayerNormCache* cache) const;
+    void normalize(const Tensor3& x, LayerNormCache* cache, Tensor3& y) const;
 
     float eps_ = 1e-5f;
 };
