@@ -179,24 +179,61 @@ float* thread_buffer(std::size_t floats) {
     if (buffer.size() < floats) buffer.resize(floats);
     return buffer.data();
 }
-enum : int { kTileBuffer, kPackedBuffer, kDeltaBuffer };
+enum : int { kTileBuffer, kPackedBuffer, kDeltaBuffer, kFallbackTileBuffer };
 
-// One task's tile buffers (the thread's own), counted by the meter while in use.
+// The tile buffers of one call: the calling thread's grow-only buffer holds one slot per pool
+// thread, and a task uses the slot of the thread that runs it. Which threads happen to take
+// tasks then cannot make a later call allocate (a worker's own thread_local would, the first
+// time it took such a task).
+class TileSlots {
+public:
+    // tile_floats for the task's tiles, then room for the B panel of its small products (the
+    // matmul kernels pack into it instead of into a buffer of the worker's own).
+    TileSlots(std::size_t tile_floats, std::size_t matmul_floats)
+        : tile_floats_((tile_floats + 15) / 16 * 16),
+          floats_((tile_floats_ + matmul_floats + 15) / 16 * 16),  // whole cache lines per slot
+          slots_(num_threads()),
+          base_(thread_buffer<kTileBuffer>(floats_ * slots_)) {}
+    std::size_t floats() const { return floats_; }
+    std::size_t tile_floats() const { return tile_floats_; }
+    // The running thread's slot (a thread outside the default pool gets its own buffer).
+    float* slot() const {
+        const std::size_t i = thread_index();
+        return i < slots_ ? base_ + i * floats_ : thread_buffer<kFallbackTileBuffer>(floats_);
+    }
+
+private:
+    std::size_t tile_floats_, floats_, slots_;
+    float* base_;
+};
+
+// Floats of packing scratch the tile products need: B panels of (N <= BC, K <= max(D, Dv)) or
+// (N <= max(D, Dv), K <= BC).
+std::size_t tile_matmul_floats(const Dims& dm) {
+    const std::size_t w = std::max(dm.d, dm.dv);
+    return std::max(kernels::matmul_scratch_floats(BC, w), kernels::matmul_scratch_floats(w, BC));
+}
+
+// One task's tile buffers (its thread's slot), counted by the meter while in use.
 class TileScratch {
 public:
-    TileScratch(ScratchMeter& meter, std::size_t floats)
-        : meter_(meter), bytes_(floats * sizeof(float)), data_(thread_buffer<kTileBuffer>(floats)) {
+    TileScratch(ScratchMeter& meter, const TileSlots& slots)
+        : meter_(meter), bytes_(slots.floats() * sizeof(float)), data_(slots.slot()),
+          matmul_(data_ + slots.tile_floats()) {
         meter_.acquire(bytes_);
     }
     ~TileScratch() { meter_.release(bytes_); }
     TileScratch(const TileScratch&) = delete;
     TileScratch& operator=(const TileScratch&) = delete;
     float* data() { return data_; }
+    // Packing scratch for the task's matmul calls.
+    float* matmul() { return matmul_; }
 
 private:
     ScratchMeter& meter_;
     std::size_t bytes_;
     float* data_;
+    float* matmul_;
 };
 
 }  // namespace
@@ -247,9 +284,10 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
     }
 
     // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
+    const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
+    const TileSlots tiles(BR * BC + BR * dp + qp_size + 3 * BR, tile_matmul_floats(dm));
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
-        const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
-        TileScratch scratch(meter, BR * BC + BR * dp + qp_size + 3 * BR);
+        TileScratch scratch(meter, tiles);
         float* s_tile = scratch.data();     // (br, bc) scores, then probabilities
         float* o_acc = s_tile + BR * BC;    // (br, Dp) unnormalised output of the packed values
         float* qp = o_acc + BR * dp;        // (br, D) packed queries, times scale·log2(e)
@@ -278,7 +316,8 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
             if (single_tile) {
                 // All keys in one tile: plain softmax (normalise p, then p·v), the very operations
                 // of the recorded path in the same order, so the results are bit-identical to it.
-                kernels::matmul_nt(qi, dm.d, kh, dm.d, s_tile, BC, rows, dm.s, dm.d);
+                kernels::matmul_nt(qi, dm.d, kh, dm.d, s_tile, BC, rows, dm.s, dm.d, Accumulate::no, nullptr,
+                                   scratch.matmul());
                 if (mask.any()) mask_tile(mask, dm, b, i0, rows, 0, dm.s, s_tile, BC);
                 kernels::online_softmax_tile(s_tile, rows, dm.s, BC, factor, row_max, row_sum, rescale);
                 for (std::size_t r = 0; r < rows; ++r) {
@@ -287,7 +326,8 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
                     float* p = s_tile + r * BC;
                     for (std::size_t c = 0; c < dm.s; ++c) p[c] *= inv;
                 }
-                kernels::matmul_nn(s_tile, BC, vh, dm.dv, oi, dm.dv, rows, dm.dv, dm.s);
+                kernels::matmul_nn(s_tile, BC, vh, dm.dv, oi, dm.dv, rows, dm.dv, dm.s, Accumulate::no, nullptr,
+                                   scratch.matmul());
                 write_logsumexp(bh, i0, rows);
                 continue;
             }
@@ -382,6 +422,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     });
     const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
     const std::size_t dop_size = kernels::flash_packed_queries_size(BR, dm.dv);
+    const TileSlots tiles(2 * BR * BC + qp_size + dop_size, tile_matmul_floats(dm));
 
     // dk, dv: one task per (batch, kv head, key tile), which owns those rows of dk and dv; it
     // visits the query heads of its group and their query tiles in order. When all keys fit one
@@ -391,7 +432,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     const bool dq_here = k_tiles <= 1;
     if (k_tiles == 0) std::fill(dq.begin(), dq.end(), 0.0f);  // no keys: no task owns dq
     parallel_for(0, dm.batch * dm.kv_heads * k_tiles, [&](std::size_t begin, std::size_t end) {
-        TileScratch scratch(meter, 2 * BR * BC + qp_size + dop_size);
+        TileScratch scratch(meter, tiles);
         float* p = scratch.data();  // (br, bc) scores, then probabilities
         float* ds = p + BR * BC;    // (br, bc) dO·vᵀ, then the score gradient
         float* qp = ds + BR * BC;   // (br, D) packed queries
@@ -427,13 +468,16 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                     kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
                                                  delta + bh * dm.t + i0);
                     // context = p·v  =>  dv_j += pᵀ·dO_i;  scores = q·kᵀ  =>  dk_j += dsᵀ·q_i
-                    kernels::matmul_tn(p, BC, doi, dm.dv, dvj, dm.dv, cols, dm.dv, rows, Accumulate::yes);
-                    kernels::matmul_tn(ds, BC, qi, dm.d, dkj, dm.d, cols, dm.d, rows, Accumulate::yes);
+                    kernels::matmul_tn(p, BC, doi, dm.dv, dvj, dm.dv, cols, dm.dv, rows, Accumulate::yes, nullptr,
+                                       scratch.matmul());
+                    kernels::matmul_tn(ds, BC, qi, dm.d, dkj, dm.d, cols, dm.d, rows, Accumulate::yes, nullptr,
+                                       scratch.matmul());
                     if (dq_here) {
                         // scores = q·kᵀ  =>  dq_i = ds·k (the only key tile, so the whole sum)
                         const float* kj = k.data() + (bk * dm.s + j0) * dm.d;  // (bc, D)
                         float* dqi = dq.data() + (bh * dm.t + i0) * dm.d;      // (br, D)
-                        kernels::matmul_nn(ds, BC, kj, dm.d, dqi, dm.d, rows, dm.d, cols, Accumulate::yes);
+                        kernels::matmul_nn(ds, BC, kj, dm.d, dqi, dm.d, rows, dm.d, cols, Accumulate::yes, nullptr,
+                                           scratch.matmul());
                     }
                 }
             }
@@ -443,7 +487,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     // dq: one task per (batch, head, query tile), which owns those rows of dq.
     const std::size_t q_tiles = dq_here ? 0 : ceil_div(dm.t, BR);
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
-        TileScratch scratch(meter, 2 * BR * BC + qp_size + dop_size);
+        TileScratch scratch(meter, tiles);
         float* p = scratch.data();  // (br, bc)
         float* ds = p + BR * BC;    // (br, bc)
         float* qp = ds + BR * BC;   // (br, D) packed queries
@@ -470,7 +514,8 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                 kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
                                              delta + bh * dm.t + i0);
                 // scores = q·kᵀ  =>  dq_i += ds·k_j
-                kernels::matmul_nn(ds, BC, kh + j0 * dm.d, dm.d, dqi, dm.d, rows, dm.d, cols, Accumulate::yes);
+                kernels::matmul_nn(ds, BC, kh + j0 * dm.d, dm.d, dqi, dm.d, rows, dm.d, cols, Accumulate::yes, nullptr,
+                                   scratch.matmul());
             }
         }
     });

@@ -30,6 +30,8 @@ namespace {
 // True on pool workers, and on a caller while it runs chunks of a job: parallel_for called
 // from there runs inline instead of waiting for a pool that is busy with the outer job.
 thread_local bool t_inside_pool = false;
+// 0 on any thread that is not a pool worker; i + 1 on worker i (see thread_index()).
+thread_local std::size_t t_thread_index = 0;
 
 // Sets t_inside_pool for a scope and restores the previous value (exception safe).
 class InsidePoolScope {
@@ -80,7 +82,12 @@ ThreadPool::ThreadPool(std::size_t num_threads) {
     if (num_threads == 0) fail<ConfigError>("ThreadPool: the thread count must be >= 1, got 0");
     workers_.reserve(num_threads - 1);
     try {
-        for (std::size_t i = 0; i + 1 < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+        for (std::size_t i = 0; i + 1 < num_threads; ++i) {
+            workers_.emplace_back([this, i] {
+                t_thread_index = i + 1;
+                worker_loop();
+            });
+        }
     } catch (...) {
         // Thread creation can fail (e.g. a WASM pthread pool smaller than asked): stop the
         // workers already started, since the destructor does not run for a failed constructor.
@@ -233,6 +240,8 @@ void set_num_threads(std::size_t n) {
 }
 
 std::size_t num_threads() { return default_pool().num_threads(); }
+
+std::size_t thread_index() { return t_thread_index; }
 
 std::size_t available_threads() {
     if (t_inside_pool) return 1;

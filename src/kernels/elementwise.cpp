@@ -125,18 +125,23 @@ void layer_norm_backward(const float* x, const float* gamma, const float* mean, 
     parallel_for(
         0, cols,
         [&](std::size_t begin, std::size_t end) {
-            std::vector<double> dg(end - begin, 0.0), db(end - begin, 0.0);  // (chunk of cols)
-            for (std::size_t r = 0; r < rows; ++r) {
-                const float m = mean[r], rs = rstd[r];
-                for (std::size_t j = begin; j < end; ++j) {
-                    const float d = dy[r * cols + j];
-                    dg[j - begin] += double(d) * double((x[r * cols + j] - m) * rs);
-                    db[j - begin] += d;
+            // Blocks of columns summed over all rows in local accumulators (no allocation).
+            constexpr std::size_t kBlock = 64;
+            for (std::size_t j0 = begin; j0 < end; j0 += kBlock) {
+                const std::size_t w = std::min(kBlock, end - j0);
+                double dg[kBlock] = {}, db[kBlock] = {};  // (block of cols)
+                for (std::size_t r = 0; r < rows; ++r) {
+                    const float m = mean[r], rs = rstd[r];
+                    for (std::size_t j = 0; j < w; ++j) {
+                        const float d = dy[r * cols + j0 + j];
+                        dg[j] += double(d) * double((x[r * cols + j0 + j] - m) * rs);
+                        db[j] += d;
+                    }
                 }
-            }
-            for (std::size_t j = begin; j < end; ++j) {
-                dgamma[j] += static_cast<float>(dg[j - begin]);
-                dbeta[j] += static_cast<float>(db[j - begin]);
+                for (std::size_t j = 0; j < w; ++j) {
+                    dgamma[j0 + j] += static_cast<float>(dg[j]);
+                    dbeta[j0 + j] += static_cast<float>(db[j]);
+                }
             }
         },
         grain_for(rows));

@@ -71,6 +71,9 @@ struct KernelTable {
 
 // Row block of matmul's packed A (MC rows, a multiple of kMatmulMR), for sizing gemm_rows' ap.
 constexpr std::size_t kMatmulMC = 16 * kMatmulMR;
+// gemm_rows reads A in place, without packing it (and without ap), when lda is at most this
+// (see matmul_arch.hpp for the measurements).
+constexpr std::size_t kMatmulMaxLdaInPlace = 1024;
 
 // The table in use: chosen on first call (the best ISA the CPU supports, or ATTNLAB_ISA from
 // the environment), replaced by set_isa (kernels/isa.hpp).

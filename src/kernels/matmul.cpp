@@ -91,10 +91,17 @@ private:
     std::vector<float> storage_;
 };
 
+// p rounded up to the next 64-byte boundary (an external B buffer has kAlignPad floats spare).
+constexpr std::size_t kAlignPad = 64 / sizeof(float);
+float* align64(float* p) {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    return p + ((64 - address % 64) % 64) / sizeof(float);
+}
+
 // C (M, N) (+)= op(A) (M, K) · op(B) (K, N); see the file comment for the loop nest.
 template <bool TransA, bool TransB>
 void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
-          std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
+          std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* b_external) {
     // A leading dimension only matters when its matrix has a second row.
     ATTNLAB_DEBUG_ASSERT(m <= 1 || ldc >= n);
     ATTNLAB_DEBUG_ASSERT(TransA ? (k <= 1 || lda >= m) : (m <= 1 || lda >= k));
@@ -113,6 +120,18 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     const std::size_t NR = isa.nr;
     thread_local Scratch b_scratch;  // the calling thread's; workers only read it
     thread_local Scratch p_scratch;  // partial products of a K split, written by every thread
+    // Packed A blocks, one slot per pool thread (thread_index()), only when A is too far apart
+    // to read in place: owned by the caller so no worker allocates a buffer of its own.
+    thread_local Scratch a_scratch;
+    const std::size_t a_slot = MC * KC, a_slots = num_threads();
+    float* const a_all = lda > kMatmulMaxLdaInPlace ? a_scratch.get(a_slot * a_slots) : nullptr;
+    const auto packed_a = [&]() -> float* {
+        if (!a_all) return nullptr;  // A is read in place: gemm_rows never touches ap
+        const std::size_t i = thread_index();
+        if (i < a_slots) return a_all + i * a_slot;
+        thread_local Scratch outside;  // a thread outside the default pool
+        return outside.get(a_slot);
+    };
     const std::size_t row_groups = (m + MR - 1) / MR;
     // 1 inside a pool task (the tiles of flash attention): the product then runs inline.
     const std::size_t threads = available_threads();
@@ -124,7 +143,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
             const std::size_t kb = std::min(kb_max, k - pb);
             const std::size_t blocks = (kb + KC - 1) / KC;
             // Block q (rows pb + q·KC ..) starts at q·KC·strips·NR; its strip s at s·kc_q·NR.
-            float* bp = b_scratch.get(strips * NR * kb);
+            float* bp = b_external ? align64(b_external) : b_scratch.get(strips * NR * kb);
             const auto block_kc = [&](std::size_t q) { return std::min(KC, kb - q * KC); };
             // Packing is a plain copy, so splitting it cannot change any result; it matters when
             // few rows of C (decoding one token) leave packing as much work as the FMAs.
@@ -151,8 +170,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                 float* partial = p_scratch.get(blocks * m * nc);  // (blocks, M, nc)
                 const std::size_t row_tiles = std::min(row_groups, (want + blocks - 1) / blocks);
                 parallel_for(0, blocks * row_tiles, [&](std::size_t t_begin, std::size_t t_end) {
-                    thread_local Scratch a_scratch;
-                    float* ap = a_scratch.get(MC * KC);
+                    float* ap = packed_a();
                     for (std::size_t t = t_begin; t < t_end; ++t) {
                         const std::size_t q = t / row_tiles, rt = t % row_tiles, kc = block_kc(q);
                         const std::size_t i_begin = rt * row_groups / row_tiles * MR;
@@ -185,8 +203,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
             const std::size_t row_tiles = std::min(row_groups, want);
             const std::size_t strip_tiles = std::min(strips, (want + row_tiles - 1) / row_tiles);
             parallel_for(0, row_tiles * strip_tiles, [&](std::size_t t_begin, std::size_t t_end) {
-                thread_local Scratch a_scratch;
-                float* ap = a_scratch.get(MC * std::min(KC, kb));
+                float* ap = packed_a();
                 // K blocks outermost: a block of packed B is reused by every tile of the chunk
                 // while it is in cache (one thread: the whole panel, the textbook order).
                 for (std::size_t q = 0; q < blocks; ++q) {
@@ -206,6 +223,18 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     }
 }
 
+}  // namespace
+
+std::size_t matmul_scratch_floats(std::size_t n, std::size_t k) {
+    // One B panel: at most NC columns in strips of NR, at most KB rows (the K block of several
+    // threads; one thread uses KC), plus the alignment pad.
+    const std::size_t nr = table().nr;
+    const std::size_t strips = (std::min(n, NC) + nr - 1) / nr;
+    return strips * nr * std::min(k, KB) + kAlignPad;
+}
+
+namespace {
+
 // bias is for C = A·B + bias; an accumulating call with a bias is a caller's bug.
 void check_bias(const float* bias, Accumulate acc, const char* where) {
     if (bias && acc == Accumulate::yes) {
@@ -218,19 +247,37 @@ void check_bias(const float* bias, Accumulate acc, const char* where) {
 void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
     check_bias(bias, acc, "matmul_nn");
-    gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias);
+    gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, nullptr);
+}
+
+void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch) {
+    check_bias(bias, acc, "matmul_nn");
+    gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch);
 }
 
 void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
     check_bias(bias, acc, "matmul_nt");
-    gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias);
+    gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, nullptr);
+}
+
+void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch) {
+    check_bias(bias, acc, "matmul_nt");
+    gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch);
 }
 
 void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
     check_bias(bias, acc, "matmul_tn");
-    gemm<true, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias);
+    gemm<true, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, nullptr);
+}
+
+void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch) {
+    check_bias(bias, acc, "matmul_tn");
+    gemm<true, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch);
 }
 
 // The references spell out the index arithmetic of each variant once, with nothing clever.

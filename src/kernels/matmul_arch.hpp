@@ -202,14 +202,14 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
     }
 }
 
-// gemm_rows reads A in place, without packing it, when lda is at most this. The micro-kernel broadcasts one A
+// gemm_rows reads A in place, without packing it, when lda is at most kMatmulMaxLdaInPlace. The micro-kernel broadcasts one A
 // element per row and p, so A needs no vector layout; packing pays only when A's rows are so far
 // apart that the block's cache lines conflict or miss the TLB. Measured on AVX2 (1 thread), in
 // place was as fast or faster from 64³ to 1024³ and 10-25% faster for the thin products of a
 // small model (2048 x 64 x 64: 75 -> 91 GFLOP/s), where packing A costs as much as a quarter
 // of the multiply-adds. The choice cannot change a result: the micro-kernel does the same
 // operations in the same order either way.
-constexpr std::size_t kMaxLdaInPlace = 1024;
+constexpr std::size_t kMaxLdaInPlace = kMatmulMaxLdaInPlace;
 
 // C rows [i_begin, i_end) x columns [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · packed B.
 // bp: the packed panel (kc, nc) from pack_b; ap: scratch for kMatmulMC x kc packed A floats

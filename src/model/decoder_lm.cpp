@@ -76,64 +76,88 @@ Tensor3 DecoderLM::logits_of(const Tensor3& h) const {
     return logits;
 }
 
-Tensor3 DecoderLM::run(const Index2& tokens, const std::vector<StageObserver*>& observers, DecoderLMCache* cache,
-                       Rng* dropout_rng) const {
+const Tensor3& DecoderLM::run(const Index2& tokens, const std::vector<StageObserver*>& observers,
+                              DecoderLMCache* cache, Rng* dropout_rng, DecoderLMCache& buffers) const {
     constexpr const char* where = "DecoderLM::forward";
     if (tokens.shape(0) == 0 || tokens.shape(1) == 0) {
         fail<ShapeError>(where, ": tokens must be non-empty (B, T), got ", shape_string(tokens.shape()));
     }
     if (config_.positional == PositionalKind::learned) pos_emb.check_range(tokens.shape(1), 0, where);
-    Tensor3 x = tok_emb.forward(tokens);  // (B, T, C)
+    TrunkBuffers& trunk = buffers.trunk;
+    Tensor3& x = trunk.x;
+    tok_emb.forward(tokens, x);  // (B, T, C)
     detail::add_positional(x, config_.positional, pos_emb, 0);
-    AttentionOptions options = detail::attention_options(config_);
+    AttentionOptions& options = buffers.options;
+    detail::set_attention_options(config_, options);
     options.mask.causal = config_.causal;
-    Tensor3 h = detail::blocks_forward(blocks, std::move(x), options, observers, cache ? &cache->blocks : nullptr,
-                                       dropout_rng);  // (B, T, C)
-    if (config_.norm == NormPlacement::pre) h = ln_f.forward(h, cache ? &cache->ln_f : nullptr);
-    Tensor3 logits = logits_of(h);  // (B, T, V)
+    Tensor3 h_inference;
+    const Tensor3& h = cache ? detail::blocks_forward(blocks, x, options, observers, buffers.blocks, dropout_rng, trunk)
+                             : (h_inference = detail::blocks_forward(blocks, std::move(x), options, observers, nullptr,
+                                                                     nullptr));  // (B, T, C)
+    if (config_.norm == NormPlacement::pre) {
+        ln_f.forward(h, cache ? &buffers.ln_f : nullptr, buffers.hidden);
+    } else {
+        buffers.hidden = h;  // copied into the kept buffer
+    }
     if (cache) {
         cache->valid = true;
         cache->tokens = tokens;
-        cache->options = std::move(options);
-        cache->hidden = std::move(h);
     }
-    return logits;
+    return buffers.hidden;
 }
 
-Tensor3 DecoderLM::forward(const Index2& tokens) {
+Tensor3 DecoderLM::run_logits(const Index2& tokens, const std::vector<StageObserver*>& observers) const {
+    DecoderLMCache local;
+    return logits_of(run(tokens, observers, nullptr, nullptr, local));
+}
+
+const Tensor3& DecoderLM::forward_hidden(const Index2& tokens, DecoderLMCache& local) {
     std::optional<detail::AttentionStatsGatherer> gatherer;
     std::vector<StageObserver*> observers;
     if (record_stats_) {
         gatherer.emplace(blocks.size(), config_.num_heads);
         observers = gatherer->observers();
     }
-    Tensor3 logits = training_ ? run(tokens, observers, &cache_, &dropout_rng_) : run(tokens, observers, nullptr, nullptr);
+    const Tensor3& h = training_ ? run(tokens, observers, &cache_, &dropout_rng_, cache_)
+                                 : run(tokens, observers, nullptr, nullptr, local);
     if (gatherer) stats_ = gatherer->stats();
-    return logits;
+    return h;
+}
+
+Tensor3 DecoderLM::forward(const Index2& tokens) {
+    DecoderLMCache local;
+    return logits_of(forward_hidden(tokens, local));
 }
 
 void DecoderLM::backward(const Tensor3& dlogits) {
     constexpr const char* where = "DecoderLM::backward";
     if (!cache_.valid) fail<ValueError>(where, ": no training-mode forward to differentiate (call train() and forward first)");
+    require_shape(dlogits, {static_cast<std::ptrdiff_t>(cache_.tokens.shape(0)),
+                            static_cast<std::ptrdiff_t>(cache_.tokens.shape(1)),
+                            static_cast<std::ptrdiff_t>(config_.vocab_size)},
+                  where, "dlogits (B, T, V)");
+    backward_rows(dlogits.data());
+}
+
+void DecoderLM::backward_rows(const float* dlogits) {
     const std::size_t batch = cache_.tokens.shape(0), t = cache_.tokens.shape(1), c = config_.d_model;
     const std::size_t v = config_.vocab_size, rows = batch * t;
-    require_shape(dlogits, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(t),
-                            static_cast<std::ptrdiff_t>(v)},
-                  where, "dlogits (B, T, V)");
-    // logits = hidden·Wᵀ  =>  dhidden = dlogits·W, dW += dlogitsᵀ·hidden (W is tok_emb.weight when tied:
-    // its gradient then sums this use and the embedding's below)
+    TrunkBuffers& trunk = cache_.trunk;
+    // logits = hidden·Wᵀ with W the head, or the token embedding when tied (dW then also
+    // collects the embedding's own gradient below)
     const Tensor2& w = head_weight();
     Tensor2& dw = config_.tie_weights ? grads_.tok_emb.weight : grads_.head;
-    Tensor3 dh = Tensor3::from_shape({batch, t, c});  // (B, T, C)
-    kernels::matmul_nn(dlogits.data(), v, w.data(), c, dh.data(), c, rows, c, v);
-    kernels::matmul_tn(dlogits.data(), v, cache_.hidden.data(), c, dw.data(), c, v, c, rows, Accumulate::yes);
+    Tensor3& dh = trunk.dh;  // (B, T, C)
+    dh.resize({batch, t, c});
+    kernels::matmul_nn(dlogits, v, w.data(), c, dh.data(), c, rows, c, v);
+    kernels::matmul_tn(dlogits, v, cache_.hidden.data(), c, dw.data(), c, v, c, rows, Accumulate::yes);
+    const Tensor3* dblocks = &dh;
     if (config_.norm == NormPlacement::pre) {
-        Tensor3 dnorm;
-        ln_f.backward(dh, cache_.ln_f, grads_.ln_f, dnorm);
-        dh = std::move(dnorm);
+        ln_f.backward(dh, cache_.ln_f, grads_.ln_f, trunk.dnorm);
+        dblocks = &trunk.dnorm;
     }
-    Tensor3 dx;
-    detail::blocks_backward(blocks, dh, cache_.blocks, cache_.options, grads_.blocks, dx);  // (B, T, C)
+    Tensor3& dx = trunk.dx;
+    detail::blocks_backward(blocks, *dblocks, cache_.blocks, cache_.options, grads_.blocks, dx, trunk);  // (B, T, C)
     if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads_.pos_emb);
     tok_emb.backward(cache_.tokens, dx, grads_.tok_emb);
 }
@@ -141,20 +165,23 @@ void DecoderLM::backward(const Tensor3& dlogits) {
 CrossEntropyResult DecoderLM::loss_and_backward(const Index2& tokens, const Index2& targets) {
     require_shape(targets, {static_cast<std::ptrdiff_t>(tokens.shape(0)), static_cast<std::ptrdiff_t>(tokens.shape(1))},
                   "DecoderLM::loss_and_backward", "targets (B, T) matching tokens");
-    const Tensor3 logits = forward(tokens);  // (B, T, V)
-    const std::size_t rows = tokens.size(), v = config_.vocab_size;
-    // Cross-entropy over (B·T, V) rows: the same memory, viewed as a matrix.
-    Tensor2 flat = Tensor2::from_shape({rows, v});
-    std::copy(logits.begin(), logits.end(), flat.begin());
-    Index1 flat_targets = Index1::from_shape({rows});
+    DecoderLMCache local;
+    const Tensor3& h = forward_hidden(tokens, local);  // (B, T, C)
+    const std::size_t rows = tokens.size(), v = config_.vocab_size, c = config_.d_model;
+    // Cross-entropy over (B·T, V) rows, computed straight into the cache's buffers.
+    const Tensor2& w = head_weight();
+    Tensor2& logits = cache_.logits;
+    logits.resize({rows, v});
+    kernels::matmul_nt(h.data(), c, w.data(), c, logits.data(), v, rows, v, c);
+    Index1& flat_targets = cache_.targets;
+    flat_targets.resize({rows});
     std::copy(targets.begin(), targets.end(), flat_targets.begin());
-    CrossEntropyCache ce;
-    const CrossEntropyResult result = cross_entropy_forward(flat, flat_targets, &ce);
-    Tensor2 dflat;
-    cross_entropy_backward(ce, 1.0f, dflat);
-    Tensor3 dlogits = Tensor3::from_shape(logits.shape());
-    std::copy(dflat.begin(), dflat.end(), dlogits.begin());
-    backward(dlogits);
+    const CrossEntropyResult result = cross_entropy_forward(logits, flat_targets, &cache_.ce);
+    cross_entropy_backward(cache_.ce, 1.0f, cache_.dlogits);
+    if (!cache_.valid) {
+        fail<ValueError>("DecoderLM::backward", ": no training-mode forward to differentiate (call train() and forward first)");
+    }
+    backward_rows(cache_.dlogits.data());
     return result;
 }
 
@@ -163,7 +190,7 @@ Tensor3 DecoderLM::forward_observed(const Index2& tokens, const std::vector<Stag
         fail<ValueError>("DecoderLM::forward_observed: need one observer per block (", blocks.size(), "), got ",
                          observers.size());
     }
-    return run(tokens, observers, nullptr, nullptr);
+    return run_logits(tokens, observers);
 }
 
 Tensor4 DecoderLM::attention_maps(const Index2& tokens, std::size_t batch) const {
@@ -171,7 +198,7 @@ Tensor4 DecoderLM::attention_maps(const Index2& tokens, std::size_t batch) const
         fail<ValueError>("DecoderLM::attention_maps: batch ", batch, " out of range for B = ", tokens.shape(0));
     }
     detail::AttentionMapRecorder recorder(blocks.size());
-    run(tokens, recorder.observers(), nullptr, nullptr);
+    run_logits(tokens, recorder.observers());
     return recorder.maps(batch, config_.num_heads);
 }
 
@@ -227,7 +254,7 @@ GenerateResult DecoderLM::generate_uncached(const std::vector<std::int32_t>& pro
     GenerateResult result{prompt, Tensor2::from_shape({max_new_tokens, v})};
     Rng rng(options.seed);
     for (std::size_t step = 0; step < max_new_tokens; ++step) {
-        const Tensor3 logits = run(as_row(result.tokens), {}, nullptr, nullptr);  // (1, T, V)
+        const Tensor3 logits = run_logits(as_row(result.tokens), {});  // (1, T, V)
         const float* row = logits.data() + (logits.shape(1) - 1) * v;
         std::copy_n(row, v, result.logits.data() + step * v);
         result.tokens.push_back(choose_token(row, v, options.temperature, rng));
@@ -266,7 +293,13 @@ std::vector<ParameterView> DecoderLM::gradients() {
 }
 
 void DecoderLM::zero_grad() {
-    for (auto& g : gradients()) std::fill(g.data, g.data + g.size(), 0.0f);
+    // Tensor by tensor (not through gradients(), whose names would be built every step).
+    grads_.tok_emb.zero();
+    grads_.pos_emb.fill(0.0f);
+    for (auto& block : grads_.blocks) block.zero();
+    grads_.ln_f.weight.fill(0.0f);
+    grads_.ln_f.bias.fill(0.0f);
+    grads_.head.fill(0.0f);
 }
 
 }  // namespace attnlab

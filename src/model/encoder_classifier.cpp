@@ -40,9 +40,8 @@ void EncoderClassifier::set_gradient_checkpointing(bool on) {
     for (auto& block : blocks) block.set_gradient_checkpointing(on);
 }
 
-Tensor2 EncoderClassifier::run(const Index2& tokens, const Mask2& padding,
-                               const std::vector<StageObserver*>& observers, EncoderClassifierCache* cache,
-                               Rng* dropout_rng) const {
+void EncoderClassifier::run(const Index2& tokens, const Mask2& padding, const std::vector<StageObserver*>& observers,
+                            EncoderClassifierCache* cache, Rng* dropout_rng, Tensor2& logits) const {
     constexpr const char* where = "EncoderClassifier::forward";
     const std::size_t batch = tokens.shape(0), t = tokens.shape(1), c = config_.d_model;
     if (batch == 0 || t == 0) fail<ShapeError>(where, ": tokens must be non-empty (B, T), got ", shape_string(tokens.shape()));
@@ -58,75 +57,93 @@ Tensor2 EncoderClassifier::run(const Index2& tokens, const Mask2& padding,
     const bool cls = config_.pooling == Pooling::cls;
     const std::size_t positions = cls ? t + 1 : t;  // T'
     if (config_.positional == PositionalKind::learned) pos_emb.check_range(positions, 0, where);
-
+    // Training writes into the cache's buffers (kept from step to step); inference into its own.
+    EncoderClassifierCache local;
+    EncoderClassifierCache& buffers = cache ? *cache : local;
+    TrunkBuffers& trunk = buffers.trunk;
     // x = tok_emb(tokens), with the CLS vector in front: (B, T', C)
-    Tensor3 x = tok_emb.forward(tokens);  // (B, T, C)
-    Mask2 key_padding = padding;          // (B, T')
-    if (cls) {
-        Tensor3 with_cls = Tensor3::from_shape({batch, positions, c});
+    Tensor3& x = trunk.x;
+    AttentionOptions& options = buffers.options;
+    detail::set_attention_options(config_, options);
+    Mask2& key_padding = options.mask.key_padding;  // (B, T')
+    if (!cls) {
+        tok_emb.forward(tokens, x);
+        key_padding = padding;
+    } else {
+        tok_emb.forward(tokens, buffers.embedded);
+        x.resize({batch, positions, c});
         for (std::size_t b = 0; b < batch; ++b) {
-            float* dst = with_cls.data() + b * positions * c;
+            float* dst = x.data() + b * positions * c;
             std::copy(cls_token.begin(), cls_token.end(), dst);
-            std::copy_n(x.data() + b * t * c, t * c, dst + c);
+            std::copy_n(buffers.embedded.data() + b * t * c, t * c, dst + c);
         }
-        x = std::move(with_cls);
-        if (padding.size() > 0) {
-            key_padding = xt::zeros<std::uint8_t>({batch, positions});
-            for (std::size_t b = 0; b < batch; ++b)
+        if (padding.size() == 0) {
+            key_padding = padding;
+        } else {
+            key_padding.resize({batch, positions});
+            for (std::size_t b = 0; b < batch; ++b) {
+                key_padding(b, 0) = 0;
                 for (std::size_t i = 0; i < t; ++i) key_padding(b, i + 1) = padding(b, i);
+            }
         }
     }
     detail::add_positional(x, config_.positional, pos_emb, 0);
-
-    AttentionOptions options = detail::attention_options(config_);
-    options.mask.key_padding = std::move(key_padding);
-    Tensor3 h = detail::blocks_forward(blocks, std::move(x), options, observers, cache ? &cache->blocks : nullptr,
-                                       dropout_rng);  // (B, T', C)
-    if (config_.norm == NormPlacement::pre) h = ln_f.forward(h, cache ? &cache->ln_f : nullptr);
-
+    Tensor3 h_inference;
+    const Tensor3& h_blocks =
+        cache ? detail::blocks_forward(blocks, x, options, observers, buffers.blocks, dropout_rng, trunk)
+              : (h_inference = detail::blocks_forward(blocks, std::move(x), options, observers, nullptr, nullptr));
+    const Tensor3* h = &h_blocks;  // (B, T', C)
+    if (config_.norm == NormPlacement::pre) {
+        ln_f.forward(h_blocks, cache ? &buffers.ln_f : nullptr, trunk.normed);
+        h = &trunk.normed;
+    }
     // pooled[b] = h[b, 0] (CLS) or Σ_{t not padding} h[b, t] / count_b (mean)
-    Tensor2 pooled = xt::zeros<float>({batch, c});  // (B, C)
-    std::vector<float> pool_weight(batch, 1.0f);
-    const Mask2& kp = options.mask.key_padding;
+    Tensor2& pooled = buffers.pooled;  // (B, C)
+    pooled.resize({batch, c});
+    pooled.fill(0.0f);
+    std::vector<float>& pool_weight = buffers.pool_weight;
+    pool_weight.assign(batch, 1.0f);
     for (std::size_t b = 0; b < batch; ++b) {
         float* p = pooled.data() + b * c;
-        const float* hb = h.data() + b * positions * c;
+        const float* hb = h->data() + b * positions * c;
         if (cls) {
             std::copy_n(hb, c, p);
             continue;
         }
         std::size_t count = 0;
         for (std::size_t i = 0; i < positions; ++i) {
-            if (kp.size() > 0 && kp(b, i)) continue;
+            if (key_padding.size() > 0 && key_padding(b, i)) continue;
             for (std::size_t j = 0; j < c; ++j) p[j] += hb[i * c + j];
             ++count;
         }
         pool_weight[b] = 1.0f / static_cast<float>(count);
         for (std::size_t j = 0; j < c; ++j) p[j] *= pool_weight[b];
     }
-    Tensor2 logits = head.forward(pooled);  // (B, K)
+    logits.resize({batch, config_.num_classes});  // (B, K)
+    head.forward(pooled.data(), batch, logits.data());
     if (cache) {
         cache->valid = true;
         cache->tokens = tokens;
-        cache->options = std::move(options);
-        cache->pool_weight = std::move(pool_weight);
         cache->positions = positions;
-        cache->pooled = std::move(pooled);
     }
-    return logits;
 }
 
 Tensor2 EncoderClassifier::forward(const Index2& tokens, const Mask2& padding) {
+    Tensor2 logits;
+    forward_to(tokens, padding, logits);
+    return logits;
+}
+
+void EncoderClassifier::forward_to(const Index2& tokens, const Mask2& padding, Tensor2& logits) {
     std::optional<detail::AttentionStatsGatherer> gatherer;
     std::vector<StageObserver*> observers;
     if (record_stats_) {
         gatherer.emplace(blocks.size(), config_.num_heads);
         observers = gatherer->observers();
     }
-    Tensor2 logits = training_ ? run(tokens, padding, observers, &cache_, &dropout_rng_)
-                               : run(tokens, padding, observers, nullptr, nullptr);
+    if (training_) run(tokens, padding, observers, &cache_, &dropout_rng_, logits);
+    else run(tokens, padding, observers, nullptr, nullptr, logits);
     if (gatherer) stats_ = gatherer->stats();
-    return logits;
 }
 
 void EncoderClassifier::backward(const Tensor2& dlogits) {
@@ -136,11 +153,15 @@ void EncoderClassifier::backward(const Tensor2& dlogits) {
     const std::size_t positions = cache_.positions;
     require_shape(dlogits, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(config_.num_classes)},
                   where, "dlogits (B, K)");
+    TrunkBuffers& trunk = cache_.trunk;
     // logits = pooled·W_headᵀ + b
-    Tensor2 dpooled = Tensor2::from_shape({batch, c});
+    Tensor2& dpooled = cache_.dpooled;
+    dpooled.resize({batch, c});
     linear_backward(head, cache_.pooled.data(), batch, dlogits.data(), grads_.head, dpooled.data());
     // pooled = h[:, 0] or the masked mean of h
-    Tensor3 dh = xt::zeros<float>({batch, positions, c});  // (B, T', C)
+    Tensor3& dh = trunk.dh;  // (B, T', C)
+    dh.resize({batch, positions, c});
+    dh.fill(0.0f);
     const Mask2& kp = cache_.options.mask.key_padding;
     const bool cls = config_.pooling == Pooling::cls;
     for (std::size_t b = 0; b < batch; ++b) {
@@ -155,35 +176,36 @@ void EncoderClassifier::backward(const Tensor2& dlogits) {
             for (std::size_t j = 0; j < c; ++j) dhb[i * c + j] = dp[j] * cache_.pool_weight[b];
         }
     }
+    const Tensor3* dblocks = &dh;
     if (config_.norm == NormPlacement::pre) {
-        Tensor3 dnorm;
-        ln_f.backward(dh, cache_.ln_f, grads_.ln_f, dnorm);
-        dh = std::move(dnorm);
+        ln_f.backward(dh, cache_.ln_f, grads_.ln_f, trunk.dnorm);
+        dblocks = &trunk.dnorm;
     }
-    Tensor3 dx;
-    detail::blocks_backward(blocks, dh, cache_.blocks, cache_.options, grads_.blocks, dx);  // (B, T', C)
+    Tensor3& dx = trunk.dx;
+    detail::blocks_backward(blocks, *dblocks, cache_.blocks, cache_.options, grads_.blocks, dx, trunk);  // (B, T', C)
     if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads_.pos_emb);
-    if (cls) {
-        // x[b, 0] = cls_token  =>  dcls += Σ_b dx[b, 0]; the token rows are x[:, 1:]
-        Tensor3 dtok = Tensor3::from_shape({batch, t, c});
-        for (std::size_t b = 0; b < batch; ++b) {
-            const float* src = dx.data() + b * positions * c;
-            for (std::size_t j = 0; j < c; ++j) grads_.cls_token(j) += src[j];
-            std::copy_n(src + c, t * c, dtok.data() + b * t * c);
-        }
-        dx = std::move(dtok);
+    if (!cls) {
+        tok_emb.backward(cache_.tokens, dx, grads_.tok_emb);
+        return;
     }
-    tok_emb.backward(cache_.tokens, dx, grads_.tok_emb);
+    // x[b, 0] = cls_token  =>  dcls += Σ_b dx[b, 0]; the token rows are x[:, 1:]
+    Tensor3& dtok = cache_.dtokens;
+    dtok.resize({batch, t, c});
+    for (std::size_t b = 0; b < batch; ++b) {
+        const float* src = dx.data() + b * positions * c;
+        for (std::size_t j = 0; j < c; ++j) grads_.cls_token(j) += src[j];
+        std::copy_n(src + c, t * c, dtok.data() + b * t * c);
+    }
+    tok_emb.backward(cache_.tokens, dtok, grads_.tok_emb);
 }
 
 CrossEntropyResult EncoderClassifier::loss_and_backward(const Index2& tokens, const Mask2& padding,
                                                         const Index1& labels) {
-    const Tensor2 logits = forward(tokens, padding);
-    CrossEntropyCache ce;
-    const CrossEntropyResult result = cross_entropy_forward(logits, labels, &ce);
-    Tensor2 dlogits;
-    cross_entropy_backward(ce, 1.0f, dlogits);
-    backward(dlogits);
+    // Logits, loss cache and gradient in the model's cache: no allocation from step to step.
+    forward_to(tokens, padding, cache_.logits);
+    const CrossEntropyResult result = cross_entropy_forward(cache_.logits, labels, &cache_.ce);
+    cross_entropy_backward(cache_.ce, 1.0f, cache_.dlogits);
+    backward(cache_.dlogits);
     return result;
 }
 
@@ -193,7 +215,9 @@ Tensor2 EncoderClassifier::forward_observed(const Index2& tokens, const Mask2& p
         fail<ValueError>("EncoderClassifier::forward_observed: need one observer per block (", blocks.size(),
                          "), got ", observers.size());
     }
-    return run(tokens, padding, observers, nullptr, nullptr);
+    Tensor2 logits;
+    run(tokens, padding, observers, nullptr, nullptr, logits);
+    return logits;
 }
 
 Tensor4 EncoderClassifier::attention_maps(const Index2& tokens, const Mask2& padding, std::size_t batch) const {
@@ -201,7 +225,8 @@ Tensor4 EncoderClassifier::attention_maps(const Index2& tokens, const Mask2& pad
         fail<ValueError>("EncoderClassifier::attention_maps: batch ", batch, " out of range for B = ", tokens.shape(0));
     }
     detail::AttentionMapRecorder recorder(blocks.size());
-    run(tokens, padding, recorder.observers(), nullptr, nullptr);
+    Tensor2 logits;
+    run(tokens, padding, recorder.observers(), nullptr, nullptr, logits);
     return recorder.maps(batch, config_.num_heads);
 }
 
@@ -240,7 +265,14 @@ std::vector<ParameterView> EncoderClassifier::gradients() {
 }
 
 void EncoderClassifier::zero_grad() {
-    for (auto& g : gradients()) std::fill(g.data, g.data + g.size(), 0.0f);
+    // Tensor by tensor (not through gradients(), whose names would be built every step).
+    grads_.tok_emb.zero();
+    grads_.pos_emb.fill(0.0f);
+    grads_.cls_token.fill(0.0f);
+    for (auto& block : grads_.blocks) block.zero();
+    grads_.ln_f.weight.fill(0.0f);
+    grads_.ln_f.bias.fill(0.0f);
+    grads_.head.zero();
 }
 
 }  // namespace attnlab

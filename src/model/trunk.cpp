@@ -6,11 +6,16 @@ namespace attnlab::detail {
 
 AttentionOptions attention_options(const ModelConfig& config) {
     AttentionOptions options;
+    set_attention_options(config, options);
+    return options;
+}
+
+void set_attention_options(const ModelConfig& config, AttentionOptions& options) {
     options.rope = config.positional == PositionalKind::rope;
     options.scale = config.scale_options();
+    options.mask.causal = false;
     options.mask.window = config.attention_window;
     options.mask.global_tokens = config.global_tokens;
-    return options;
 }
 
 void add_positional(Tensor3& x, PositionalKind kind, const LearnedPositionalEmbedding& table, std::size_t offset) {
@@ -39,12 +44,27 @@ Tensor3 blocks_forward(const std::vector<TransformerBlock>& blocks, Tensor3 x, c
     return x;
 }
 
+const Tensor3& blocks_forward(const std::vector<TransformerBlock>& blocks, const Tensor3& x,
+                              const AttentionOptions& options, const std::vector<StageObserver*>& observers,
+                              std::vector<TransformerBlockCache>& caches, Rng* dropout_rng, TrunkBuffers& buffers) {
+    caches.resize(blocks.size());
+    const Tensor3* in = &x;
+    for (std::size_t l = 0; l < blocks.size(); ++l) {
+        StageObserver* observer = observers.empty() ? nullptr : observers[l];
+        Tensor3& out = buffers.stream[l % 2];
+        blocks[l].forward(*in, options, observer, &caches[l], dropout_rng, out);
+        in = &out;
+    }
+    return *in;
+}
+
 void blocks_backward(const std::vector<TransformerBlock>& blocks, const Tensor3& dout,
                      const std::vector<TransformerBlockCache>& caches, const AttentionOptions& options,
-                     std::vector<TransformerBlockGrad>& grads, Tensor3& dx) {
+                     std::vector<TransformerBlockGrad>& grads, Tensor3& dx, TrunkBuffers& buffers) {
     // The gradient between blocks alternates between two buffers (a block's dout and dx must
     // differ); the first block writes straight into dx.
-    Tensor3 even, odd;
+    Tensor3& even = buffers.dstream[0];
+    Tensor3& odd = buffers.dstream[1];
     const Tensor3* d = &dout;
     for (std::size_t l = blocks.size(); l-- > 0;) {
         Tensor3& out = l == 0 ? dx : (d == &even ? odd : even);

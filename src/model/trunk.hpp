@@ -18,6 +18,9 @@ namespace attnlab::detail {
 
 // Masks left empty; rope and the scale from the config.
 AttentionOptions attention_options(const ModelConfig& config);
+// The same settings written into `options`, whose mask tensors are left alone (so a cached
+// key-padding mask keeps its buffer); causal is set false.
+void set_attention_options(const ModelConfig& config, AttentionOptions& options);
 
 // x: (B, T, C) += the sinusoidal or learned rows of positions offset .. offset + T - 1;
 // nothing for none and rope (rope acts inside attention).
@@ -32,10 +35,18 @@ void learned_positional_backward(const Tensor3& dx, std::size_t offset, Tensor2&
 Tensor3 blocks_forward(const std::vector<TransformerBlock>& blocks, Tensor3 x, const AttentionOptions& options,
                        const std::vector<StageObserver*>& observers, std::vector<TransformerBlockCache>* caches,
                        Rng* dropout_rng);
-// dout: (B, T, C) of the last block's output -> dx: (B, T, C) of the first block's input.
+// Training: every block's cache filled, the outputs in buffers.stream (a block reads its input
+// only during its forward; its cache copies what backward needs), so a loop that passes the
+// same caches and buffers allocates nothing. x must not be one of buffers.stream. Returns the
+// last block's output.
+const Tensor3& blocks_forward(const std::vector<TransformerBlock>& blocks, const Tensor3& x,
+                              const AttentionOptions& options, const std::vector<StageObserver*>& observers,
+                              std::vector<TransformerBlockCache>& caches, Rng* dropout_rng, TrunkBuffers& buffers);
+// dout: (B, T, C) of the last block's output -> dx: (B, T, C) of the first block's input; the
+// gradients between blocks go through buffers.dstream (neither may be dout or dx).
 void blocks_backward(const std::vector<TransformerBlock>& blocks, const Tensor3& dout,
                      const std::vector<TransformerBlockCache>& caches, const AttentionOptions& options,
-                     std::vector<TransformerBlockGrad>& grads, Tensor3& dx);
+                     std::vector<TransformerBlockGrad>& grads, Tensor3& dx, TrunkBuffers& buffers);
 
 // Records Stage::weights of one batch row in every block and stacks them: (L, H, T, S).
 class AttentionMapRecorder {

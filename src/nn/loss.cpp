@@ -19,7 +19,7 @@ CrossEntropyResult cross_entropy_forward(const Tensor2& logits, const Index1& ta
 
     CrossEntropyResult result;
     double total = 0.0;
-    if (cache) cache->probs = Tensor2::from_shape({n, v});
+    if (cache) cache->probs.resize({n, v});  // the buffer is kept when the shape is unchanged
     for (std::size_t i = 0; i < n; ++i) {
         const float* row = logits.data() + i * v;
         std::size_t argmax = 0;

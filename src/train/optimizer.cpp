@@ -30,18 +30,19 @@ bool decay_matrices_only(const ParameterView& p) { return p.shape.size() >= 2; }
 // Optimizer: validation and state lifetime shared by every optimizer.
 
 void Optimizer::step(const std::vector<ParameterView>& params, const std::vector<ParameterView>& grads, float lr) {
-    const std::string where = "Optimizer::step (" + name() + ")";
-    if (!std::isfinite(lr) || lr < 0.0f) fail<ValueError>(where, ": lr must be finite and >= 0, got lr=", lr);
+    // Built only to report an error: a step allocates nothing.
+    const auto where = [this] { return "Optimizer::step (" + name() + ")"; };
+    if (!std::isfinite(lr) || lr < 0.0f) fail<ValueError>(where(), ": lr must be finite and >= 0, got lr=", lr);
     if (params.size() != grads.size()) {
-        fail<ConfigError>(where, ": ", params.size(), " parameters but ", grads.size(), " gradients");
+        fail<ConfigError>(where(), ": ", params.size(), " parameters but ", grads.size(), " gradients");
     }
     for (std::size_t i = 0; i < params.size(); ++i) {
         if (params[i].name != grads[i].name) {
-            fail<ConfigError>(where, ": parameter ", i, " is '", params[i].name, "' but gradient ", i, " is '",
+            fail<ConfigError>(where(), ": parameter ", i, " is '", params[i].name, "' but gradient ", i, " is '",
                               grads[i].name, "'");
         }
         if (params[i].shape != grads[i].shape) {
-            fail<ConfigError>(where, ": parameter '", params[i].name, "' has shape ", shape_string(params[i].shape),
+            fail<ConfigError>(where(), ": parameter '", params[i].name, "' has shape ", shape_string(params[i].shape),
                               " but its gradient has shape ", shape_string(grads[i].shape));
         }
     }
@@ -55,12 +56,12 @@ void Optimizer::step(const std::vector<ParameterView>& params, const std::vector
         init_state(params);
     } else {
         if (params.size() != names_.size()) {
-            fail<ConfigError>(where, ": ", params.size(), " parameters, but the first step had ", names_.size(),
+            fail<ConfigError>(where(), ": ", params.size(), " parameters, but the first step had ", names_.size(),
                               " (call reset() to start over with a new list)");
         }
         for (std::size_t i = 0; i < params.size(); ++i) {
             if (params[i].name != names_[i] || params[i].shape != shapes_[i]) {
-                fail<ConfigError>(where, ": parameter ", i, " is '", params[i].name, "' ",
+                fail<ConfigError>(where(), ": parameter ", i, " is '", params[i].name, "' ",
                                   shape_string(params[i].shape), ", but at the first step it was '", names_[i],
                                   "' ", shape_string(shapes_[i]), " (call reset() to start over with a new list)");
             }

@@ -3,6 +3,7 @@
 // independence; O(T) memory; and the gate that routes scaled_dot_product_attention.
 #include "attnlab/attention/flash_attention.hpp"
 #include "attnlab/kernels/flash_tiles.hpp"
+#include "attnlab/kernels/matmul.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -262,9 +263,15 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
     EXPECT_EQ(large.row_stat_bytes, 4 * 1000 * sizeof(float));  // logsumexp (B, H, T)
     // One score tile, one output accumulator tile (Dv = 32 padded to the key strip), the query
     // tile packed, and row statistics: far from the 4 x 1000 x 1000 floats of the scores.
+    // Each task's buffer also holds the packing panel of its small matmul calls (a key tile by
+    // the head dimension), and the regions are rounded up to whole cache lines (16 floats).
     const std::size_t dp = kernels::flash_padded_value_dim(32);
+    const std::size_t matmul_panel = std::max(kernels::matmul_scratch_floats(kFlashKeyTile, 32),
+                                              kernels::matmul_scratch_floats(32, kFlashKeyTile)) +
+                                     2 * 16;
     EXPECT_LE(large.peak_scratch_bytes, (kFlashQueryTile * kFlashKeyTile + kFlashQueryTile * dp +
-                                         kernels::flash_packed_queries_size(kFlashQueryTile, 32) + 3 * kFlashQueryTile) *
+                                         kernels::flash_packed_queries_size(kFlashQueryTile, 32) + 3 * kFlashQueryTile +
+                                         matmul_panel) *
                                             sizeof(float));
     // K and V packed once for the tile kernels: linear in S (the size of K and V, the keys
     // rounded up to a whole strip); one key tile needs no packing.
@@ -275,7 +282,8 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
     // Backward: the probability and score-gradient tiles, and the query and output-gradient
     // tiles packed; K and V packed once, linear in S.
     EXPECT_LE(backward.peak_scratch_bytes,
-              (2 * kFlashQueryTile * kFlashKeyTile + 2 * kernels::flash_packed_queries_size(kFlashQueryTile, 32)) *
+              (2 * kFlashQueryTile * kFlashKeyTile + 2 * kernels::flash_packed_queries_size(kFlashQueryTile, 32) +
+               matmul_panel) *
                   sizeof(float));
     EXPECT_EQ(backward.packed_bytes, 4 * 2 * kernels::flash_packed_keys_size(1000, 32) * sizeof(float));
 }

@@ -49,8 +49,28 @@ std::string shape_string(const Shape& shape) {
     return s + ")";
 }
 
-// Expected extents where -1 means "any".
-using ShapeSpec = std::vector<std::ptrdiff_t>;
+// Expected extents where -1 means "any", up to kMaxDims of them. Held inline (no heap), since
+// every layer checks its input shapes on every call of a training step.
+class ShapeSpec {
+public:
+    static constexpr std::size_t kMaxDims = 8;
+
+    ShapeSpec(std::initializer_list<std::ptrdiff_t> dims) : ShapeSpec(dims.begin(), dims.end()) {}
+    template <class It>
+    ShapeSpec(It first, It last) {
+        for (; first != last; ++first) {
+            if (size_ == kMaxDims) fail<ShapeError>("ShapeSpec: more than ", kMaxDims, " dimensions");
+            dims_[size_++] = static_cast<std::ptrdiff_t>(*first);
+        }
+    }
+
+    std::size_t size() const { return size_; }
+    std::ptrdiff_t operator[](std::size_t i) const { return dims_[i]; }
+
+private:
+    std::array<std::ptrdiff_t, kMaxDims> dims_{};
+    std::size_t size_ = 0;
+};
 
 inline std::string spec_string(const ShapeSpec& spec) {
     std::string s = "(";

@@ -85,6 +85,12 @@ std::size_t num_threads();
 // their tiles.
 std::size_t available_threads();
 
+// Which thread of the default pool runs the calling code: 0 outside the pool's workers (the
+// thread that calls parallel_for takes part as thread 0), 1 .. num_threads() - 1 on worker i.
+// A parallel_for body can use it to pick its slot in a buffer of num_threads() slots that the
+// caller owns, so per-thread scratch does not depend on which threads happened to run tasks.
+std::size_t thread_index();
+
 // default_pool().parallel_for, but runs inline when called from inside a pool worker (nested
 // parallelism) or when the range is smaller than two grains.
 void parallel_for(std::size_t begin, std::size_t end, RangeBody body,

@@ -65,6 +65,13 @@ struct DecoderLMCache {
     std::vector<TransformerBlockCache> blocks;
     LayerNormCache ln_f;       // pre-LN only
     Tensor3 hidden;            // (B, T, C) head input: dW_head = dlogitsᵀ·hidden
+
+    // Buffers reused from step to step (a training loop allocates nothing), not needed by backward.
+    TrunkBuffers trunk;        // the blocks' input, outputs and gradients
+    Tensor2 logits;            // (B·T, V) loss_and_backward's logits, as rows
+    Index1 targets;            // (B·T) its targets, as rows
+    CrossEntropyCache ce;      // its loss cache
+    Tensor2 dlogits;           // (B·T, V)
 };
 
 struct GenerateOptions {
@@ -132,8 +139,16 @@ public:
     Linear head;     // (V, C), no bias; empty when tie_weights
 
 private:
-    Tensor3 run(const Index2& tokens, const std::vector<StageObserver*>& observers, DecoderLMCache* cache,
-                Rng* dropout_rng) const;
+    // Embeds, runs the blocks and the final LayerNorm; returns the head input h (B, T, C), which
+    // lives in `buffers` (the training cache, or the caller's local one).
+    const Tensor3& run(const Index2& tokens, const std::vector<StageObserver*>& observers, DecoderLMCache* cache,
+                       Rng* dropout_rng, DecoderLMCache& buffers) const;
+    // Logits of an inference forward: (B, T, V).
+    Tensor3 run_logits(const Index2& tokens, const std::vector<StageObserver*>& observers) const;
+    // forward() up to the head input, with the attention statistics when recording them.
+    const Tensor3& forward_hidden(const Index2& tokens, DecoderLMCache& local);
+    // Backward from dlogits rows (B·T, V) after the shapes were checked.
+    void backward_rows(const float* dlogits);
     // h: (B, T, C) -> logits (B, T, V) = h · head_weight()ᵀ
     Tensor3 logits_of(const Tensor3& h) const;
     // Validation shared by both generate functions.

@@ -66,6 +66,14 @@ struct EncoderClassifierCache {
     std::vector<float> pool_weight;  // (B) 1 / (number of non-padding positions): mean pooling's factor
     std::size_t positions = 0;  // T' (T + 1 with CLS): the width dpooled is spread back over
     Tensor2 pooled;       // (B, C) head input: dW_head = dlogitsᵀ·pooled
+
+    // Buffers reused from step to step (a training loop allocates nothing), not needed by backward.
+    TrunkBuffers trunk;    // the blocks' input, outputs and gradients
+    Tensor3 embedded;      // (B, T, C) token rows before the CLS vector is put in front (CLS pooling)
+    Tensor2 logits;        // (B, K) loss_and_backward's logits
+    CrossEntropyCache ce;  // and its loss cache
+    Tensor2 dlogits, dpooled;  // (B, K), (B, C)
+    Tensor3 dtokens;       // (B, T, C) gradient of the token rows (CLS pooling)
 };
 
 class EncoderClassifier {
@@ -122,8 +130,11 @@ public:
 
 private:
     // The shared forward: fills cache when non-null (training), observers may be empty.
-    Tensor2 run(const Index2& tokens, const Mask2& padding, const std::vector<StageObserver*>& observers,
-                EncoderClassifierCache* cache, Rng* dropout_rng) const;
+    // logits: (B, K), resized.
+    void run(const Index2& tokens, const Mask2& padding, const std::vector<StageObserver*>& observers,
+             EncoderClassifierCache* cache, Rng* dropout_rng, Tensor2& logits) const;
+    // forward() into logits (the cache's own buffer in loss_and_backward).
+    void forward_to(const Index2& tokens, const Mask2& padding, Tensor2& logits);
 
     ModelConfig config_;
     EncoderClassifierGrad grads_;

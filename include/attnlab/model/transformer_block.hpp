@@ -73,6 +73,17 @@ struct TransformerBlockCache {
     std::size_t cache_bytes() const;
 };
 
+// Buffers a model reuses from step to step around its stack of blocks (the embedded input,
+// the block outputs and the gradients between blocks), so a training loop allocates nothing.
+struct TrunkBuffers {
+    Tensor3 x;           // (B, T, C) the first block's input
+    Tensor3 stream[2];   // (B, T, C) block outputs, alternating: block l writes stream[l % 2]
+    Tensor3 normed;      // (B, T, C) the final LayerNorm's output (pre-LN)
+    Tensor3 dh, dnorm;   // (B, T, C) gradient of the last block's output, before/after the final LayerNorm
+    Tensor3 dstream[2];  // (B, T, C) gradients between blocks, alternating
+    Tensor3 dx;          // (B, T, C) gradient of the first block's input
+};
+
 // Gradients of a block; backward accumulates into them with +=.
 struct TransformerBlockGrad {
     LayerNormGrad ln1;

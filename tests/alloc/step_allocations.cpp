@@ -1,0 +1,149 @@
+// A training step allocates nothing once the buffers exist (issue 6: "no allocation inside the
+// step"). Its own executable, because it replaces the global operator new to count calls: the
+// first steps size the caches, activations, scratch and optimizer state; every later step must
+// reuse them. Counted: every operator new / new[] of the process (xtensor's storage, std::vector,
+// std::string, ...) on any thread while a step runs.
+//
+// A step here is what Trainer::step does: zero_grad, forward, loss, backward, AdamW, with the
+// parameter and gradient views built once before the loop (they point at the model's tensors).
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <ostream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "attnlab/core/random.hpp"
+#include "attnlab/core/thread_pool.hpp"
+#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/train/optimizer.hpp"
+
+namespace {
+std::atomic<std::uint64_t> g_allocations{0};
+}  // namespace
+
+void* operator new(std::size_t n) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return operator new(n); }
+void* operator new(std::size_t n, std::align_val_t align) {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    const auto a = static_cast<std::size_t>(align);
+    if (void* p = std::aligned_alloc(a, (n + a - 1) / a * a)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n, std::align_val_t align) { return operator new(n, align); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace attnlab {
+namespace {
+
+constexpr std::size_t kWarmUpSteps = 2, kCountedSteps = 3;
+
+ModelConfig tiny(ModelKind kind, std::size_t vocab, std::size_t t) {
+    ModelConfig config;
+    config.kind = kind;
+    config.vocab_size = vocab;
+    config.max_len = t;
+    config.d_model = 32;
+    config.num_heads = 4;
+    config.num_layers = 2;
+    config.ff_dim = 64;
+    return config;
+}
+
+// Runs warm-up steps, then counts the allocations of the next steps; returns them per step.
+template <class Step>
+std::uint64_t allocations_per_step(Step step) {
+    for (std::size_t i = 0; i < kWarmUpSteps; ++i) step();
+    const std::uint64_t before = g_allocations.load();
+    for (std::size_t i = 0; i < kCountedSteps; ++i) step();
+    return (g_allocations.load() - before) / kCountedSteps;
+}
+
+struct Case {
+    const char* name;
+    std::size_t threads;
+    std::size_t t;  // sequence length: 40 fits one flash key tile, 150 needs several
+};
+void PrintTo(const Case& c, std::ostream* out) { *out << c.name; }
+
+class StepAllocations : public ::testing::TestWithParam<Case> {
+protected:
+    void SetUp() override {
+        saved_ = num_threads();
+        set_num_threads(GetParam().threads);
+    }
+    void TearDown() override { set_num_threads(saved_); }
+
+private:
+    std::size_t saved_ = 1;
+};
+
+TEST_P(StepAllocations, EncoderClassifierStepAllocatesNothing) {
+    const std::size_t t = GetParam().t, batch = 4, vocab = 11;
+    ModelConfig config = tiny(ModelKind::encoder, vocab, t);
+    config.activation = Activation::relu;
+    config.norm = NormPlacement::post;
+    config.positional = PositionalKind::sinusoidal;
+    config.pooling = Pooling::mean;
+    config.num_classes = 3;
+    Rng rng(1);
+    EncoderClassifier model(config, rng);
+    model.train();
+    Index2 tokens = Index2::from_shape({batch, t});
+    Index1 labels = Index1::from_shape({batch});
+    Rng data(2);
+    for (auto& x : tokens) x = static_cast<std::int32_t>(data.below(vocab));
+    for (auto& y : labels) y = static_cast<std::int32_t>(data.below(3));
+    const Mask2 no_padding;
+    AdamW opt;
+    const std::vector<ParameterView> params = model.parameters(), grads = model.gradients();
+    const std::uint64_t n = allocations_per_step([&] {
+        model.zero_grad();
+        model.loss_and_backward(tokens, no_padding, labels);
+        opt.step(params, grads, 1e-3f);
+    });
+    EXPECT_EQ(n, 0u) << "allocations per training step";
+}
+
+TEST_P(StepAllocations, DecoderLmStepAllocatesNothing) {
+    const std::size_t t = GetParam().t, batch = 4, vocab = 13;
+    ModelConfig config = tiny(ModelKind::decoder, vocab, t);
+    config.positional = PositionalKind::rope;
+    Rng rng(3);
+    DecoderLM model(config, rng);
+    model.train();
+    Index2 tokens = Index2::from_shape({batch, t}), targets = Index2::from_shape({batch, t});
+    Rng data(4);
+    for (auto& x : tokens) x = static_cast<std::int32_t>(data.below(vocab));
+    for (auto& y : targets) y = static_cast<std::int32_t>(data.below(vocab));
+    AdamW opt;
+    const std::vector<ParameterView> params = model.parameters(), grads = model.gradients();
+    const std::uint64_t n = allocations_per_step([&] {
+        model.zero_grad();
+        model.loss_and_backward(tokens, targets);
+        opt.step(params, grads, 1e-3f);
+    });
+    EXPECT_EQ(n, 0u) << "allocations per training step";
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, StepAllocations,
+                         ::testing::Values(Case{"t40_1thread", 1, 40}, Case{"t40_2threads", 2, 40},
+                                           Case{"t150_2threads", 2, 150}),
+                         [](const ::testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace attnlab
