@@ -220,13 +220,17 @@ json train(const Options& o) {
         // torch.optim.AdamW's defaults: betas (0.9, 0.999), eps 1e-8, weight decay 0.01 on all.
         attnlab::AdamW opt;
         std::vector<float> losses;
+        // The parameter and gradient views, built once like torch's optimizer's parameter list:
+        // the step itself then allocates nothing (tests/alloc).
+        const std::vector<attnlab::ParameterView> params = model.parameters(), grads = model.gradients();
         std::size_t parameters = 0;
-        for (const auto& p : model.parameters()) parameters += p.size();
+        for (const auto& p : params) parameters += p.size();
+        losses.reserve(4096);
         const Timing t = time_calls(
             [&] {
                 model.zero_grad();
                 losses.push_back(model.loss_and_backward(tokens, no_padding, labels).loss);
-                opt.step(model.parameters(), model.gradients(), 1e-3f);
+                opt.step(params, grads, 1e-3f);
             },
             o.seconds, 10, 200, 3);
         const bool finite = std::all_of(losses.begin(), losses.end(), [](float l) { return std::isfinite(l); });
