@@ -70,7 +70,7 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
     }
     optimizer_ = optimizer_for(options_);
     schedule_ = schedule_for(options_);
-    keep_freed_memory();  // every step frees and re-creates the same tensors
+    keep_freed_memory();  // batch sampling and evaluation free and re-create tensors every step
     model_.set_record_attention_stats(options_.track_attention);
 }
 

@@ -1,19 +1,26 @@
 // attnlab/train/memory.hpp: how a training loop's memory is recycled between steps.
 //
-// What it is for: a training step creates and frees the same activation and gradient tensors
-// (0.5-2 MiB each for the tiny encoder) every step. glibc's malloc serves blocks that large with
-// fresh mmaps, or trims the freed top of its heap, so each step page-faults the same memory back
-// in: measured, a fifth of a tiny-encoder step on 1 thread was the kernel clearing pages, and
-// more on 2 threads, whose faults serialise on the process's memory map. keep_freed_memory()
-// asks the C library to keep freed blocks for reuse instead (glibc: mallopt M_MMAP_THRESHOLD
-// and M_TRIM_THRESHOLD). The process keeps its peak heap mapped, as any caching allocator does.
-// Elsewhere it does nothing (WebAssembly's heap never shrinks anyway).
+// What it is for: code that creates and frees the same large tensors over and over (0.5-2 MiB
+// each for the tiny encoder): an evaluation loop, forward() calls that return new tensors, a
+// Trainer sampling its batches. glibc's malloc serves blocks that large with fresh mmaps, or
+// trims the freed top of its heap, so each round page-faults the same memory back in: measured
+// before the training step stopped allocating, a fifth of a tiny-encoder step on 1 thread was
+// the kernel clearing pages, and more on 2 threads, whose faults serialise on the process's
+// memory map. keep_freed_memory() asks the C library to keep freed blocks for reuse instead
+// (glibc: mallopt M_MMAP_THRESHOLD and M_TRIM_THRESHOLD). The process keeps its peak heap
+// mapped, as any caching allocator does. Elsewhere it does nothing (WebAssembly's heap never
+// shrinks anyway).
+//
+// The training step itself (zero_grad, loss_and_backward, an optimizer step with views built
+// once) allocates nothing after its first steps: its activations, gradients and scratch live in
+// the model's caches and are reused (tests/alloc/step_allocations.cpp counts operator new).
 //
 // Trainer calls it on construction; call it yourself before a hand-written training loop.
 // Not for: limiting memory (see core/tensor.hpp's allocation budget).
 //
 //   attnlab::keep_freed_memory();
-//   for (int i = 0; i < steps; ++i) { model.zero_grad(); model.loss_and_backward(...); opt.step(...); }
+//   const auto params = model.parameters(), grads = model.gradients();  // views, built once
+//   for (int i = 0; i < steps; ++i) { model.zero_grad(); model.loss_and_backward(...); opt.step(params, grads, lr); }
 #pragma once
 
 namespace attnlab {
