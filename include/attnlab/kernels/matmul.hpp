@@ -38,8 +38,8 @@ void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
                const float* bias = nullptr);
 
-// The same products packing B into the caller's `scratch` (matmul_scratch_floats(n, k) floats)
-// instead of a buffer of the calling thread's own: for kernels that run small products inside
+// The same products packing B into the caller's `scratch` (matmul_scratch_floats(n, k) floats;
+// null means a buffer of the calling thread's own, as above) instead of the thread's buffer: for kernels that run small products inside
 // their own pool tasks and hold a buffer per thread (flash attention's tiles), so that which
 // worker happens to run a task cannot make a later call allocate.
 void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
