@@ -139,13 +139,17 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     for (std::size_t r = 0; r < R; ++r) {
         for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
     }
-    const float* arow[R];  // A row r, advanced by cs per p
+    // Pointer bumps, not p·cs and p·NR: WebAssembly has no scaled-index addressing, and V8
+    // kept an integer multiply and shifts per p for the indexed form.
+    const float* arow[R];  // A row r at the current p, advanced by cs
     for (std::size_t r = 0; r < R; ++r) arow[r] = a + r * rs;
-    for (std::size_t p = 0; p < kc; ++p) {
+    const float* bcur = bp;  // the packed B row of the current p
+    for (std::size_t p = 0; p < kc; ++p, bcur += NR) {
         Batch bv[NV];
-        for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_aligned(bp + p * NR + v * W);
+        for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_aligned(bcur + v * W);
         for (std::size_t r = 0; r < R; ++r) {
-            const Batch av(arow[r][p * cs]);
+            const Batch av(*arow[r]);
+            arow[r] += cs;
             for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(av, bv[v], acc[r][v]);
         }
     }
