@@ -2,10 +2,11 @@
 //
 //   node report.mjs results/raw            prints the tables; writes results/latest.json and latest.md
 //
-// Input: results/raw/<step>.json (the last line of each bench's output, one JSON object with
-// `results`), results/raw/steps.jsonl (one line per step: name, 1-minute load average before and
-// after, seconds) and results/raw/machine.json (written by run.sh). Ratios pair rows of the same
-// run only; a row whose output missed the reference by more than 1e-4 is shown but never paired.
+// Input: results/raw/<step>.r<round>.json (the last line of each bench's output, one JSON object
+// with `results`), results/raw/steps.jsonl (one line per step and round: name, round, 1-minute
+// load average before and after, seconds) and results/raw/machine.json (written by run.sh).
+// Ratios pair rows of the same run only; a row whose output missed the reference by more than
+// 1e-4 is shown but never paired. With several rounds each configuration's row is its median round.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -23,14 +24,35 @@ const steps = fs.existsSync(path.join(rawDir, 'steps.jsonl'))
 
 const rows = [];
 const versions = {};
+const roundRows = [];
 for (const step of steps) {
-  const file = path.join(rawDir, `${step.name}.json`);
+  const round = step.round ?? 1;
+  const file = path.join(rawDir, `${step.name}.r${round}.json`);
   if (!step.ok || !fs.existsSync(file)) continue;
   let doc;
   try { doc = lastJsonLine(fs.readFileSync(file, 'utf8')); } catch { continue; }
   if (doc.version) versions[doc.system] = doc.version;
-  for (const r of doc.results ?? []) rows.push({ ...r, step: step.name, load: [step.load_start, step.load_end] });
+  for (const r of doc.results ?? []) roundRows.push({ ...r, step: step.name, round, load: [step.load_start, step.load_end] });
 }
+// With several rounds (run.sh --rounds N), each configuration keeps its median round (by time;
+// the lower median for an even count), with the spread of its times over the rounds. A failed
+// check in any round keeps the row failed.
+const timeOf = (r) => r.ms ?? r.ms_per_step;
+const groups = new Map();
+for (const r of roundRows) {
+  const key = [r.system, r.variant ?? '', r.n ?? '', r.threads].join('|');
+  if (!groups.has(key)) groups.set(key, []);
+  groups.get(key).push(r);
+}
+for (const group of groups.values()) {
+  const sorted = [...group].sort((a, b) => timeOf(a) - timeOf(b));
+  const median = sorted[Math.floor((sorted.length - 1) / 2)];
+  rows.push({ ...median, ok: group.every((r) => r.ok), rounds: group.length,
+    time_min: timeOf(sorted[0]), time_max: timeOf(sorted[sorted.length - 1]) });
+}
+const rounds = Math.max(1, ...roundRows.map((r) => r.round));
+// "× N (min–max)" after a time when there were several rounds.
+const spread = (r, fmt) => (r.rounds > 1 ? ` (${r.rounds}: ${fmt(r.time_min)}–${fmt(r.time_max)})` : '');
 
 const gflops = (n, ms) => (4 * H * n * n * D) / (ms * 1e6);
 const attention = rows.filter((r) => r.n !== undefined && r.gflops === undefined);
@@ -106,13 +128,18 @@ const f = (x, d = 2) => (x === undefined || x === null || Number.isNaN(x) ? '' :
 const fmtMs = (ms) => (ms >= 100 ? f(ms, 1) : ms >= 10 ? f(ms, 2) : f(ms, 3));
 const loadStr = (l) => l.map((x) => f(x, 2)).join(' → ');
 const lines = [];
+if (rounds > 1) {
+  lines.push(`Every measurement ran ${rounds} times, round after round; each row is its median round, and`
+    + ' "(N: a–b)" after a time is the spread of that configuration over the N rounds.');
+  lines.push('');
+}
 lines.push(`Attention forward, fp32, Q/K/V (H=${H}, n, D=${D}), batch 1, no mask, scale 1/sqrt(${D});`
   + ` GFLOP/s = 4·H·n²·D / time; ms = median of repeats after warm-up; check = max |out − ref| (≤ 1e-4 to count).`);
 lines.push('');
 lines.push('| system | threads | n | ms | GFLOP/s | repeats | check | load (1 min) |');
 lines.push('|---|---:|---:|---:|---:|---:|---|---|');
 for (const r of attention) {
-  lines.push(`| ${label[r.system] ?? r.system}${r.system === 'tfjs-wasm' ? ` [${r.variant.split(',')[0]}]` : ''} | ${r.threads} | ${r.n} | ${fmtMs(r.ms)} | ${f(gflops(r.n, r.ms), 1)} | ${r.repeats}`
+  lines.push(`| ${label[r.system] ?? r.system}${r.system === 'tfjs-wasm' ? ` [${r.variant.split(',')[0]}]` : ''} | ${r.threads} | ${r.n} | ${fmtMs(r.ms)}${spread(r, fmtMs)} | ${f(gflops(r.n, r.ms), 1)} | ${r.repeats}`
     + ` | ${r.ok ? 'ok' : 'FAIL'} ${r.max_abs_err.toExponential(1)} | ${loadStr(r.load)} |`);
 }
 lines.push('');
@@ -138,7 +165,7 @@ if (training.length) {
   lines.push('| system | threads | ms/step | steps/s | loss first → last | load (1 min) |');
   lines.push('|---|---:|---:|---:|---|---|');
   for (const r of training) {
-    lines.push(`| ${r.system} (${r.variant}) | ${r.threads} | ${f(r.ms_per_step, 1)} | ${f(r.steps_per_s, 1)}`
+    lines.push(`| ${r.system} (${r.variant}) | ${r.threads} | ${f(r.ms_per_step, 1)}${spread(r, (x) => f(x, 1))} | ${f(r.steps_per_s, 1)}`
       + ` | ${f(r.first_loss, 3)} → ${f(r.last_loss, 3)}${r.ok ? '' : ' FAIL'} | ${loadStr(r.load)} |`);
   }
   lines.push('');
@@ -158,7 +185,7 @@ if (matmul.length) {
   lines.push('| system | threads | n | ms | GFLOP/s | load (1 min) |');
   lines.push('|---|---:|---:|---:|---:|---|');
   for (const r of matmul) {
-    lines.push(`| ${r.system} (${r.variant}) | ${r.threads} | ${r.n} | ${fmtMs(r.ms)} | ${f(r.gflops, 1)}${r.ok ? '' : ' FAIL'} | ${loadStr(r.load)} |`);
+    lines.push(`| ${r.system} (${r.variant}) | ${r.threads} | ${r.n} | ${fmtMs(r.ms)}${spread(r, fmtMs)} | ${f(r.gflops, 1)}${r.ok ? '' : ' FAIL'} | ${loadStr(r.load)} |`);
   }
   lines.push('');
   lines.push('| n | threads | ours GFLOP/s | OpenBLAS GFLOP/s | ours / OpenBLAS | issue target |');
@@ -168,7 +195,7 @@ if (matmul.length) {
     lines.push(`| ${p.n} | ${p.threads} | ${f(p.ours, 1)} | ${f(p.theirs, 1)} | ${f(p.fraction * 100, 0)}% |${met} |`);
   }
 }
-const failed = steps.filter((s) => !s.ok).map((s) => s.name);
+const failed = steps.filter((s) => !s.ok).map((s) => (rounds > 1 ? `${s.name} (round ${s.round})` : s.name));
 const notOk = rows.filter((r) => !r.ok).map((r) => `${r.system} ${r.threads}T${r.n ? ` n=${r.n}` : ''}`);
 lines.push('');
 lines.push(`Machine: ${machine.cpu ?? '?'}, ${machine.cores ?? '?'} cores; load average (1/5/15 min) at start ${machine.load_start ?? '?'},`

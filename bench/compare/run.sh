@@ -4,6 +4,9 @@
 #
 #   bench/compare/run.sh            n = 256, 1024, 2048; ~3 s of repeats per configuration
 #   bench/compare/run.sh --quick    n = 256, 1024; ~1 s per configuration (about 3 minutes)
+#   bench/compare/run.sh --rounds 3 every measurement step 3 times, round after round; each row
+#                                   of the report is then the median round (a shared machine's
+#                                   load comes and goes: one system alone should not catch it)
 #
 # Needs: scripts/build_wasm.sh (threads, single; scalar too for the SIMD ratio). Installs the rest:
 # python3-torch through scripts/bootstrap.sh --torch, OpenBLAS for it (Debian's torch calls
@@ -20,12 +23,19 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 sizes=256,1024,2048
 seconds=3
-for arg in "$@"; do
-  case "$arg" in
+rounds=1
+args="$*"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
     --quick) sizes=256,1024; seconds=1 ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) echo "run.sh: unknown argument '$arg' (valid: --quick)" >&2; exit 2 ;;
+    --rounds)
+      rounds=${2:-}
+      [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --rounds needs a positive integer, got '${2:-}'" >&2; exit 2; }
+      shift ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (valid: --quick, --rounds N)" >&2; exit 2 ;;
   esac
+  shift
 done
 
 results=$here/results
@@ -85,20 +95,21 @@ done
 cat > "$raw/machine.json" <<EOF
 {"cpu": "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')", "cores": $(nproc),
  "load_start": "$(cut -d' ' -f1-3 /proc/loadavg)", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
- "command": "bench/compare/run.sh${1:+ $1}",
+ "command": "bench/compare/run.sh${args:+ $args}", "rounds": $rounds,
  "versions": {"node": "$(node --version)", "g++": "$(g++ -dumpversion)", "emcc": "$(emcc --version | head -1 | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)",
    "attnlab": "$(git -C "$root" describe --always --dirty)", "torch BLAS": "$(basename "$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)")")"}}
 EOF
 
 # ---- measurements -----------------------------------------------------------------------------
-# step NAME CMD...: runs CMD, keeps its stdout as NAME.json and records the load around it.
+# step NAME CMD...: runs CMD, keeps its stdout as NAME.rROUND.json and records the load around it.
+round=1
 step() {
   local name=$1; shift
-  log "$name: $*"
-  local start=$SECONDS before; before=$(load1)
-  if "$@" >"$raw/$name.json" 2>"$raw/$name.err"; then ok=true; else ok=false; tail -5 "$raw/$name.err" >&2; fi
-  printf '{"name": "%s", "ok": %s, "load_start": %s, "load_end": %s, "seconds": %d}\n' \
-    "$name" "$ok" "$before" "$(load1)" $((SECONDS - start)) >>"$raw/steps.jsonl"
+  log "$name (round $round of $rounds): $*"
+  local start=$SECONDS before file=$raw/$name.r$round; before=$(load1)
+  if "$@" >"$file.json" 2>"$file.err"; then ok=true; else ok=false; tail -5 "$file.err" >&2; fi
+  printf '{"name": "%s", "round": %d, "ok": %s, "load_start": %s, "load_end": %s, "seconds": %d}\n' \
+    "$name" "$round" "$ok" "$before" "$(load1)" $((SECONDS - start)) >>"$raw/steps.jsonl"
 }
 common=(--data "$data" --sizes "$sizes" --seconds "$seconds")
 # PyTorch runs with the allocator policy attnlab's training loop sets for itself
@@ -108,23 +119,25 @@ common=(--data "$data" --sizes "$sizes" --seconds "$seconds")
 torch_env=(env GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=536870912)
 
 step prepare "$python" "$here/torch_bench.py" prepare --data "$data" --sizes "$sizes"
-step native "$native/attnlab_compare" attention "${common[@]}" --threads 1,2
-for flavour in "${wasm_flavours[@]}"; do
-  threads=1; [[ $flavour == threads ]] && threads=1,2
-  step "wasm-$flavour" node "$results/wasm/$flavour/attnlab_compare.js" attention "${common[@]}" --threads $threads
+for round in $(seq 1 "$rounds"); do
+  step native "$native/attnlab_compare" attention "${common[@]}" --threads 1,2
+  for flavour in "${wasm_flavours[@]}"; do
+    threads=1; [[ $flavour == threads ]] && threads=1,2
+    step "wasm-$flavour" node "$results/wasm/$flavour/attnlab_compare.js" attention "${common[@]}" --threads $threads
+  done
+  step embind node "$here/attnlab_wasm_bench.mjs" "${common[@]}"
+  step pytorch "${torch_env[@]}" "$python" "$here/torch_bench.py" attention "${common[@]}" --threads 1,2
+  step ort-1 node "$here/ort_bench.mjs" "${common[@]}" --threads 1
+  step ort-2 node "$here/ort_bench.mjs" "${common[@]}" --threads 2
+  # tfjs-backend-wasm turns multithreading off under Node: one thread only.
+  step tfjs node "$here/tfjs_bench.mjs" "${common[@]}" --threads 1
+  step native-train "$native/attnlab_compare" train --threads 1,2 --seconds "$seconds"
+  [[ " ${wasm_flavours[*]} " == *" threads "* ]] &&
+    step wasm-threads-train node "$results/wasm/threads/attnlab_compare.js" train --threads 1,2 --seconds "$seconds"
+  step pytorch-train "${torch_env[@]}" "$python" "$here/torch_bench.py" train --threads 1,2 --seconds "$seconds"
+  step native-matmul "$native/attnlab_compare" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
+  step pytorch-matmul "${torch_env[@]}" "$python" "$here/torch_bench.py" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
 done
-step embind node "$here/attnlab_wasm_bench.mjs" "${common[@]}"
-step pytorch "${torch_env[@]}" "$python" "$here/torch_bench.py" attention "${common[@]}" --threads 1,2
-step ort-1 node "$here/ort_bench.mjs" "${common[@]}" --threads 1
-step ort-2 node "$here/ort_bench.mjs" "${common[@]}" --threads 2
-# tfjs-backend-wasm turns multithreading off under Node: one thread only.
-step tfjs node "$here/tfjs_bench.mjs" "${common[@]}" --threads 1
-step native-train "$native/attnlab_compare" train --threads 1,2 --seconds "$seconds"
-[[ " ${wasm_flavours[*]} " == *" threads "* ]] &&
-  step wasm-threads-train node "$results/wasm/threads/attnlab_compare.js" train --threads 1,2 --seconds "$seconds"
-step pytorch-train "${torch_env[@]}" "$python" "$here/torch_bench.py" train --threads 1,2 --seconds "$seconds"
-step native-matmul "$native/attnlab_compare" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
-step pytorch-matmul "${torch_env[@]}" "$python" "$here/torch_bench.py" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
 
 # ---- report -----------------------------------------------------------------------------------
 tmp=$(mktemp) && sed "s|\"date\"|\"load_end\": \"$(cut -d' ' -f1-3 /proc/loadavg)\", \"date\"|" "$raw/machine.json" >"$tmp" && mv "$tmp" "$raw/machine.json"
