@@ -8,6 +8,16 @@ namespace attnlab {
 namespace {
 // Rows of (B, T) per pool chunk: a few KiB of copying, so a chunk outweighs handing it out.
 constexpr std::size_t kRowsPerChunk = 64;
+
+// dst[0, n) = src[0, n) for one head's row (D floats, typically 8-64): a loop the compiler
+// vectorises in place, where std::copy became a memmove call per row. Clang (Emscripten)
+// would turn the loop back into a memcpy call, hence no_builtin there.
+#if defined(__clang__)
+__attribute__((no_builtin("memcpy")))
+#endif
+inline void copy_row(const float* __restrict src, std::size_t n, float* __restrict dst) {
+    for (std::size_t k = 0; k < n; ++k) dst[k] = src[k];
+}
 }  // namespace
 
 Tensor4 split_heads(const Tensor3& x, std::size_t num_heads) {
@@ -32,7 +42,7 @@ void split_heads(const Tensor3& x, std::size_t num_heads, Tensor4& out) {
                 const std::size_t b = row / t, i = row % t;
                 for (std::size_t h = 0; h < num_heads; ++h) {
                     const float* src = x.data() + row * c + h * d;  // x[b, i, h*D : (h+1)*D]
-                    std::copy(src, src + d, out.data() + ((b * num_heads + h) * t + i) * d);
+                    copy_row(src, d, out.data() + ((b * num_heads + h) * t + i) * d);
                 }
             }
         },
@@ -55,7 +65,7 @@ void merge_heads(const Tensor4& x, Tensor3& out) {
                 const std::size_t b = row / t, i = row % t;
                 for (std::size_t h = 0; h < heads; ++h) {
                     const float* src = x.data() + ((b * heads + h) * t + i) * d;  // x[b, h, i, :]
-                    std::copy(src, src + d, out.data() + row * heads * d + h * d);
+                    copy_row(src, d, out.data() + row * heads * d + h * d);
                 }
             }
         },
