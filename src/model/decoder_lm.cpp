@@ -165,6 +165,12 @@ void DecoderLM::backward_rows(const float* dlogits) {
 CrossEntropyResult DecoderLM::loss_and_backward(const Index2& tokens, const Index2& targets) {
     require_shape(targets, {static_cast<std::ptrdiff_t>(tokens.shape(0)), static_cast<std::ptrdiff_t>(tokens.shape(1))},
                   "DecoderLM::loss_and_backward", "targets (B, T) matching tokens");
+    // An evaluation forward keeps no cache: differentiating would read the last training
+    // step's cache with this call's gradient rows.
+    if (!training_) {
+        fail<ValueError>("DecoderLM::loss_and_backward: the model is in evaluation mode (eval()), whose forward keeps "
+                         "nothing to differentiate; call train() first");
+    }
     DecoderLMCache local;
     const Tensor3& h = forward_hidden(tokens, local);  // (B, T, C)
     const std::size_t rows = tokens.size(), v = config_.vocab_size, c = config_.d_model;
@@ -178,9 +184,6 @@ CrossEntropyResult DecoderLM::loss_and_backward(const Index2& tokens, const Inde
     std::copy(targets.begin(), targets.end(), flat_targets.begin());
     const CrossEntropyResult result = cross_entropy_forward(logits, flat_targets, &cache_.ce);
     cross_entropy_backward(cache_.ce, 1.0f, cache_.dlogits);
-    if (!cache_.valid) {
-        fail<ValueError>("DecoderLM::backward", ": no training-mode forward to differentiate (call train() and forward first)");
-    }
     backward_rows(cache_.dlogits.data());
     return result;
 }

@@ -201,6 +201,10 @@ void EncoderClassifier::backward(const Tensor2& dlogits) {
 
 CrossEntropyResult EncoderClassifier::loss_and_backward(const Index2& tokens, const Mask2& padding,
                                                         const Index1& labels) {
+    if (!training_) {
+        fail<ValueError>("EncoderClassifier::loss_and_backward: the model is in evaluation mode (eval()), whose forward "
+                         "keeps nothing to differentiate; call train() first");
+    }
     // Logits, loss cache and gradient in the model's cache: no allocation from step to step.
     forward_to(tokens, padding, cache_.logits);
     const CrossEntropyResult result = cross_entropy_forward(cache_.logits, labels, &cache_.ce);

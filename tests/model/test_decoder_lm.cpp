@@ -270,6 +270,15 @@ TEST(DecoderLM, EvalModeNeitherDropsNorRecords) {
     EXPECT_EQ(model.forward(tokens), model.forward(tokens));
     EXPECT_THROW(model.backward(Tensor3::from_shape({1, 3, 9})), ValueError);
     model.train();
+    model.loss_and_backward(tokens, tokens);  // a valid training cache, then a larger batch in eval mode:
+    model.eval();                             // refused, not differentiated against the stale cache
+    try {
+        model.loss_and_backward(Index2{{1, 2, 3}, {3, 2, 1}}, Index2{{1, 2, 3}, {3, 2, 1}});
+        ADD_FAILURE() << "no exception";
+    } catch (const ValueError& e) {
+        EXPECT_NE(std::string(e.what()).find("evaluation mode"), std::string::npos) << e.what();
+    }
+    model.train();
     model.seed_dropout(1);
     const Tensor3 a = model.forward(tokens);
     model.seed_dropout(2);

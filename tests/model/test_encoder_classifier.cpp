@@ -166,6 +166,8 @@ TEST(EncoderClassifier, ErrorsNameTheProblem) {
     EXPECT_THROW(model.forward(Index2{{1, 9}}), ValueError);                    // id >= V
     EncoderClassifier fresh(encoder_config(), rng);
     EXPECT_THROW(fresh.backward(Tensor2::from_shape({1, 3})), ValueError);      // no forward yet
+    fresh.eval();                                                                // nothing to differentiate
+    EXPECT_THROW(fresh.loss_and_backward(Index2{{1, 2}}, Mask2{}, Index1{0}), ValueError);
     ModelConfig decoder = encoder_config();
     decoder.kind = ModelKind::decoder;
     EXPECT_THROW(EncoderClassifier(decoder, rng), ConfigError);
