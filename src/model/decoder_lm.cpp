@@ -92,8 +92,7 @@ const Tensor3& DecoderLM::run(const Index2& tokens, const std::vector<StageObser
     options.mask.causal = config_.causal;
     Tensor3 h_inference;
     const Tensor3& h = cache ? detail::blocks_forward(blocks, x, options, observers, buffers.blocks, dropout_rng, trunk)
-                             : (h_inference = detail::blocks_forward(blocks, std::move(x), options, observers, nullptr,
-                                                                     nullptr));  // (B, T, C)
+                             : (h_inference = detail::blocks_forward(blocks, std::move(x), options, observers));  // (B, T, C)
     if (config_.norm == NormPlacement::pre) {
         ln_f.forward(h, cache ? &buffers.ln_f : nullptr, buffers.hidden);
     } else {

@@ -91,7 +91,7 @@ void EncoderClassifier::run(const Index2& tokens, const Mask2& padding, const st
     Tensor3 h_inference;
     const Tensor3& h_blocks =
         cache ? detail::blocks_forward(blocks, x, options, observers, buffers.blocks, dropout_rng, trunk)
-              : (h_inference = detail::blocks_forward(blocks, std::move(x), options, observers, nullptr, nullptr));
+              : (h_inference = detail::blocks_forward(blocks, std::move(x), options, observers));
     const Tensor3* h = &h_blocks;  // (B, T', C)
     if (config_.norm == NormPlacement::pre) {
         ln_f.forward(h_blocks, cache ? &buffers.ln_f : nullptr, trunk.normed);

@@ -34,12 +34,9 @@ void learned_positional_backward(const Tensor3& dx, std::size_t offset, Tensor2&
 }
 
 Tensor3 blocks_forward(const std::vector<TransformerBlock>& blocks, Tensor3 x, const AttentionOptions& options,
-                       const std::vector<StageObserver*>& observers, std::vector<TransformerBlockCache>* caches,
-                       Rng* dropout_rng) {
-    if (caches) caches->resize(blocks.size());
+                       const std::vector<StageObserver*>& observers) {
     for (std::size_t l = 0; l < blocks.size(); ++l) {
-        StageObserver* observer = observers.empty() ? nullptr : observers[l];
-        x = blocks[l].forward(x, options, observer, caches ? &(*caches)[l] : nullptr, dropout_rng);
+        x = blocks[l].forward(x, options, observers.empty() ? nullptr : observers[l]);
     }
     return x;
 }

@@ -30,12 +30,11 @@ void add_positional(Tensor3& x, PositionalKind kind, const LearnedPositionalEmbe
 // dx: (B, T, C), dtable: (max_len, C)
 void learned_positional_backward(const Tensor3& dx, std::size_t offset, Tensor2& dtable);
 
-// Runs x: (B, T, C) through the blocks. observers: one per block (entries may be null) or empty;
-// caches: resized to one per block when non-null; dropout_rng: non-null while training.
+// Inference: runs x: (B, T, C) through the blocks, no caches, no dropout. observers: one per
+// block (entries may be null) or empty.
 Tensor3 blocks_forward(const std::vector<TransformerBlock>& blocks, Tensor3 x, const AttentionOptions& options,
-                       const std::vector<StageObserver*>& observers, std::vector<TransformerBlockCache>* caches,
-                       Rng* dropout_rng);
-// Training: every block's cache filled, the outputs in buffers.stream (a block reads its input
+                       const std::vector<StageObserver*>& observers);
+// Training (dropout_rng non-null applies dropout): every block's cache filled, the outputs in buffers.stream (a block reads its input
 // only during its forward; its cache copies what backward needs), so a loop that passes the
 // same caches and buffers allocates nothing. x must not be one of buffers.stream. Returns the
 // last block's output.
