@@ -207,6 +207,23 @@ private:
     float* base_;
 };
 
+// K (B, Hkv, S, D) and V (B, Hkv, S, Dv) of every (batch, kv head) packed once for the tile
+// kernels, in parallel: head bk's keys at packed + bk·(kp_size + vp_size), its values kp_size
+// floats later, laid out by pack_values (flash_pack_values for p·V, flash_pack_keys when the
+// backward multiplies dO·vᵀ). The buffer is the calling thread's, grow-only; workers only read it.
+float* pack_keys_values(const Tensor4& k, const Tensor4& v, const Dims& dm, std::size_t kp_size, std::size_t vp_size,
+                        void (*pack_values)(const float*, std::size_t, std::size_t, float*)) {
+    float* const packed = thread_buffer<kPackedBuffer>(dm.batch * dm.kv_heads * (kp_size + vp_size));
+    parallel_for(0, dm.batch * dm.kv_heads, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t bk = begin; bk < end; ++bk) {
+            float* kp = packed + bk * (kp_size + vp_size);
+            kernels::flash_pack_keys(k.data() + bk * dm.s * dm.d, dm.s, dm.d, kp);
+            pack_values(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
+        }
+    });
+    return packed;
+}
+
 // Floats of packing scratch the tile products need: B panels of (N <= BC, K <= max(D, Dv)) or
 // (N <= max(D, Dv), K <= BC).
 std::size_t tile_matmul_floats(const Dims& dm) {
@@ -272,16 +289,8 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
     const std::size_t heads_kv = dm.batch * dm.kv_heads;
     require_allocatable({heads_kv, kp_size + vp_size}, where, "the packed keys and values");
     const std::size_t packed_floats = heads_kv * (kp_size + vp_size);
-    float* const packed = thread_buffer<kPackedBuffer>(packed_floats);  // the caller's; workers read it
-    if (!single_tile) {
-        parallel_for(0, heads_kv, [&](std::size_t begin, std::size_t end) {
-            for (std::size_t bk = begin; bk < end; ++bk) {
-                float* kp = packed + bk * (kp_size + vp_size);
-                kernels::flash_pack_keys(k.data() + bk * dm.s * dm.d, dm.s, dm.d, kp);
-                kernels::flash_pack_values(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
-            }
-        });
-    }
+    const float* const packed =
+        single_tile ? nullptr : pack_keys_values(k, v, dm, kp_size, vp_size, &kernels::flash_pack_values);
 
     // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
     const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
@@ -412,14 +421,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     const std::size_t heads_kv = dm.batch * dm.kv_heads;
     require_allocatable({heads_kv, kp_size + vkp_size}, where, "the packed keys and values");
     const std::size_t packed_floats = heads_kv * (kp_size + vkp_size);
-    float* const packed = thread_buffer<kPackedBuffer>(packed_floats);
-    parallel_for(0, heads_kv, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t bk = begin; bk < end; ++bk) {
-            float* kp = packed + bk * (kp_size + vkp_size);
-            kernels::flash_pack_keys(k.data() + bk * dm.s * dm.d, dm.s, dm.d, kp);
-            kernels::flash_pack_keys(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
-        }
-    });
+    const float* const packed = pack_keys_values(k, v, dm, kp_size, vkp_size, &kernels::flash_pack_keys);
     const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
     const std::size_t dop_size = kernels::flash_packed_queries_size(BR, dm.dv);
     const TileSlots tiles(2 * BR * BC + qp_size + dop_size, tile_matmul_floats(dm));
