@@ -58,9 +58,13 @@ public:
     ShapeSpec(std::initializer_list<std::ptrdiff_t> dims) : ShapeSpec(dims.begin(), dims.end()) {}
     template <class It>
     ShapeSpec(It first, It last) {
-        for (; first != last; ++first) {
-            if (size_ == kMaxDims) fail<ShapeError>("ShapeSpec: more than ", kMaxDims, " dimensions");
-            dims_[size_++] = static_cast<std::ptrdiff_t>(*first);
+        for (It it = first; it != last; ++it) {
+            if (size_ == kMaxDims) {
+                std::size_t n = 0;
+                for (It c = first; c != last; ++c) ++n;
+                fail<ShapeError>("ShapeSpec: ", n, " dimensions, at most ", kMaxDims, " are supported");
+            }
+            dims_[size_++] = static_cast<std::ptrdiff_t>(*it);
         }
     }
 
