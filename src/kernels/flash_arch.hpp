@@ -70,22 +70,29 @@ inline void dispatch_rows(std::size_t rows, const Kernel& kernel) {
     }
 }
 
+// x: (rows, D) row-major -> xp: (ceil(rows / G), D, G), xp[(g·D + p)·G + r] = scale · x[g·G + r][p],
+// zero for rows past the end: the G rows of one p are adjacent. Keys use G = NR (scale 1, exact),
+// queries G = MR. A template on Arch too, so each ISA's file gets its own symbol (simd.hpp).
+template <class Arch, std::size_t G>
+void pack_row_groups(const float* x, std::size_t rows, std::size_t d, float scale, float* xp) {
+    for (std::size_t g = 0; g * G < rows; ++g) {
+        float* dst = xp + g * d * G;
+        const std::size_t n = simd::min_size(G, rows - g * G);
+        for (std::size_t r = 0; r < n; ++r) {
+            const float* src = x + (g * G + r) * d;
+            for (std::size_t p = 0; p < d; ++p) dst[p * G + r] = scale * src[p];
+        }
+        for (std::size_t r = n; r < G; ++r) {
+            for (std::size_t p = 0; p < d; ++p) dst[p * G + r] = 0.0f;
+        }
+    }
+}
+
 // k: (keys, D) row-major -> kp: (ceil(keys / NR), D, NR), kp[(s·D + p)·NR + j] = k[s·NR + j][p],
 // zero for keys past the end (their scores are computed and ignored).
 template <class Arch>
 void flash_pack_keys(const float* k, std::size_t keys, std::size_t d, float* kp) {
-    constexpr std::size_t NR = FlashShape<Arch>::NR;
-    for (std::size_t s = 0; s * NR < keys; ++s) {
-        float* dst = kp + s * d * NR;
-        const std::size_t n = simd::min_size(NR, keys - s * NR);
-        for (std::size_t j = 0; j < n; ++j) {
-            const float* src = k + (s * NR + j) * d;
-            for (std::size_t p = 0; p < d; ++p) dst[p * NR + j] = src[p];
-        }
-        for (std::size_t j = n; j < NR; ++j) {
-            for (std::size_t p = 0; p < d; ++p) dst[p * NR + j] = 0.0f;
-        }
-    }
+    pack_row_groups<Arch, FlashShape<Arch>::NR>(k, keys, d, 1.0f, kp);
 }
 
 // v: (keys, Dv) row-major -> vp: (keys, Dp), Dp a multiple of NR, zero in columns [Dv, Dp).
@@ -104,18 +111,7 @@ void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, std::si
 // scale · q[g·MR + r][p], zero for rows past the end: the R broadcasts of one p are adjacent.
 template <class Arch>
 void flash_pack_queries(const float* q, std::size_t rows, std::size_t d, float scale, float* qp) {
-    constexpr std::size_t MR = FlashShape<Arch>::MR;
-    for (std::size_t g = 0; g * MR < rows; ++g) {
-        float* dst = qp + g * d * MR;
-        const std::size_t n = simd::min_size(MR, rows - g * MR);
-        for (std::size_t r = 0; r < n; ++r) {
-            const float* src = q + (g * MR + r) * d;
-            for (std::size_t p = 0; p < d; ++p) dst[p * MR + r] = scale * src[p];
-        }
-        for (std::size_t r = n; r < MR; ++r) {
-            for (std::size_t p = 0; p < d; ++p) dst[p * MR + r] = 0.0f;
-        }
-    }
+    pack_row_groups<Arch, FlashShape<Arch>::MR>(q, rows, d, scale, qp);
 }
 
 // s (R, strips·NR) with ld = one packed query group (D, MR), its first R rows · `strips`
