@@ -210,7 +210,8 @@ private:
 // K (B, Hkv, S, D) and V (B, Hkv, S, Dv) of every (batch, kv head) packed once for the tile
 // kernels, in parallel: head bk's keys at packed + bk·(kp_size + vp_size), its values kp_size
 // floats later, laid out by pack_values (flash_pack_values for p·V, flash_pack_keys when the
-// backward multiplies dO·vᵀ). The buffer is the calling thread's, grow-only; workers only read it.
+// backward multiplies dO·vᵀ; null: keys only, vp_size 0). The buffer is the calling thread's,
+// grow-only; workers only read it.
 float* pack_keys_values(const Tensor4& k, const Tensor4& v, const Dims& dm, std::size_t kp_size, std::size_t vp_size,
                         void (*pack_values)(const float*, std::size_t, std::size_t, float*)) {
     float* const packed = thread_buffer<kPackedBuffer>(dm.batch * dm.kv_heads * (kp_size + vp_size));
@@ -218,7 +219,7 @@ float* pack_keys_values(const Tensor4& k, const Tensor4& v, const Dims& dm, std:
         for (std::size_t bk = begin; bk < end; ++bk) {
             float* kp = packed + bk * (kp_size + vp_size);
             kernels::flash_pack_keys(k.data() + bk * dm.s * dm.d, dm.s, dm.d, kp);
-            pack_values(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
+            if (pack_values) pack_values(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
         }
     });
     return packed;
@@ -285,12 +286,16 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
     const std::size_t strip = kernels::flash_strip();
     const std::size_t kp_size = single_tile ? 0 : kernels::flash_packed_keys_size(dm.s, dm.d);
     const std::size_t dp = kernels::flash_padded_value_dim(dm.dv);
-    const std::size_t vp_size = single_tile ? 0 : dm.s * dp;
+    // Values whose rows are already a whole number of strips are read in place: packing would
+    // copy them unchanged.
+    const bool values_in_place = dp == dm.dv;
+    const std::size_t vp_size = single_tile || values_in_place ? 0 : dm.s * dp;
     const std::size_t heads_kv = dm.batch * dm.kv_heads;
     require_allocatable({heads_kv, kp_size + vp_size}, where, "the packed keys and values");
     const std::size_t packed_floats = heads_kv * (kp_size + vp_size);
     const float* const packed =
-        single_tile ? nullptr : pack_keys_values(k, v, dm, kp_size, vp_size, &kernels::flash_pack_values);
+        single_tile ? nullptr
+                    : pack_keys_values(k, v, dm, kp_size, vp_size, values_in_place ? nullptr : &kernels::flash_pack_values);
 
     // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
     const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
@@ -341,7 +346,7 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
                 continue;
             }
             const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vp_size);  // packed (S, D)
-            const float* vp = kp + kp_size;                                                  // packed (S, Dp)
+            const float* vp = values_in_place ? vh : kp + kp_size;                          // (S, Dp)
             std::fill(o_acc, o_acc + rows * dp, 0.0f);
             kernels::flash_pack_queries(qi, rows, dm.d, factor2, qp);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
