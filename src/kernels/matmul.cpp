@@ -245,30 +245,15 @@ void check_bias(const float* bias, Accumulate acc, const char* where) {
 }  // namespace
 
 void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
-    matmul_nn(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, nullptr);
-}
-
-void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch) {
     check_bias(bias, acc, "matmul_nn");
     gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch);
 }
 
 void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
-    matmul_nt(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, nullptr);
-}
-
-void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch) {
     check_bias(bias, acc, "matmul_nt");
     gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch);
-}
-
-void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias) {
-    matmul_tn(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, nullptr);
 }
 
 void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,

@@ -21,7 +21,7 @@ namespace {
 using attnlab::Accumulate;
 
 using Kernel = void (*)(const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t,
-                        std::size_t, std::size_t, Accumulate, const float*);
+                        std::size_t, std::size_t, Accumulate, const float*, float*);
 using Reference = void (*)(const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t,
                            std::size_t, std::size_t);
 
@@ -34,6 +34,12 @@ struct Variant {
     bool trans_a;
     bool trans_b;
 };
+
+// Calls the variant's fast kernel with packing scratch of the calling thread (scratch = null).
+template <class V, class... Args>
+void run(const V& v, Args... args) {
+    v.fast(args..., nullptr);
+}
 
 // Names the variant in test names and failure messages instead of dumping its bytes.
 void PrintTo(const Variant& v, std::ostream* out) { *out << v.name; }
@@ -122,7 +128,7 @@ TEST_P(MatmulVariant, MatchesReferenceForEverySizeCombination) {
             for (std::size_t k : sizes) {
                 const Problem pr(v, m, n, k, 0, rng);
                 Matrix c(m, n, 0, std::numeric_limits<float>::quiet_NaN());  // overwritten, never read
-                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k,
+                run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k,
                        Accumulate::no, nullptr);
                 expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k));
                 if (HasFatalFailure()) return;
@@ -138,7 +144,7 @@ TEST_P(MatmulVariant, MatchesReferenceAcrossCacheBlockBoundaries) {
     const std::size_t m = 37, n = 530, k = 600;
     const Problem pr(v, m, n, k, 0, rng);
     Matrix c(m, n, 0, 0.0f);
-    v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no, nullptr);
+    run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no, nullptr);
     expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k));
 }
 
@@ -150,7 +156,7 @@ TEST_P(MatmulVariant, HonoursLeadingDimensionsWiderThanRows) {
         const std::size_t m = 19, n = 23, k = 29;
         const Problem pr(v, m, n, k, extra, rng);  // NaN in A's and B's padding
         Matrix c(m, n, extra + 2, sentinel);
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no, nullptr);
+        run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no, nullptr);
         expect_matches_reference(v, pr, c, nullptr, m, n, k,
                                  describe(v, m, n, k) + " extra_ld=" + std::to_string(extra));
         for (std::size_t i = 0; i < m; ++i) {
@@ -168,7 +174,7 @@ TEST_P(MatmulVariant, AccumulateYesAddsToExistingC) {
         Matrix c(m, n, 3, 0.0f);
         fill_uniform(c, rng);
         const Matrix c0 = c;
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::yes, nullptr);
+        run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::yes, nullptr);
         expect_matches_reference(v, pr, c, &c0, m, n, k, describe(v, m, n, k) + " accumulate");
     }
 }
@@ -178,9 +184,9 @@ TEST_P(MatmulVariant, EmptyInnerDimensionGivesZerosOrLeavesCUnchanged) {
     const std::size_t m = 4, n = 9;
     std::vector<float> c(m * n, 3.5f);
     const float dummy = 0.0f;
-    v.fast(&dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::yes, nullptr);
+    run(v, &dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::yes, nullptr);
     for (float x : c) EXPECT_EQ(x, 3.5f);
-    v.fast(&dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::no, nullptr);
+    run(v, &dummy, 1, &dummy, 1, c.data(), n, m, n, 0, Accumulate::no, nullptr);
     for (float x : c) EXPECT_EQ(x, 0.0f);
 }
 
@@ -188,8 +194,8 @@ TEST_P(MatmulVariant, EmptyOutputTouchesNothing) {
     const Variant& v = GetParam();
     float c = 7.0f;
     const float dummy = 1.0f;
-    v.fast(&dummy, 1, &dummy, 1, &c, 1, 0, 1, 1, Accumulate::no, nullptr);
-    v.fast(&dummy, 1, &dummy, 1, &c, 1, 1, 0, 1, Accumulate::no, nullptr);
+    run(v, &dummy, 1, &dummy, 1, &c, 1, 0, 1, 1, Accumulate::no, nullptr);
+    run(v, &dummy, 1, &dummy, 1, &c, 1, 1, 0, 1, Accumulate::no, nullptr);
     EXPECT_EQ(c, 7.0f);
 }
 
@@ -202,9 +208,9 @@ TEST_P(MatmulVariant, ResultsAreBitIdenticalForOneAndTwoThreads) {
         const Problem pr(v, m, n, k, 0, rng);
         std::vector<float> one(m * n), two(m * n);
         attnlab::set_num_threads(1);
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data(), n, m, n, k, Accumulate::no, nullptr);
+        run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data(), n, m, n, k, Accumulate::no, nullptr);
         attnlab::set_num_threads(2);
-        v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data(), n, m, n, k, Accumulate::no, nullptr);
+        run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data(), n, m, n, k, Accumulate::no, nullptr);
         EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0) << describe(v, m, n, k);
     }
     attnlab::set_num_threads(saved);
@@ -225,9 +231,9 @@ TEST_P(MatmulVariant, FewRowsAndALongInnerDimensionMatchOneThreadBitForBit) {
         for (const Accumulate acc : {Accumulate::no, Accumulate::yes}) {
             Matrix one = c0, two = c0;
             attnlab::set_num_threads(1);
-            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data.data(), n, m, n, k, acc, nullptr);
+            run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, one.data.data(), n, m, n, k, acc, nullptr);
             attnlab::set_num_threads(2);
-            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data.data(), n, m, n, k, acc, nullptr);
+            run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two.data.data(), n, m, n, k, acc, nullptr);
             const std::string where = describe(v, m, n, k) + (acc == Accumulate::yes ? " accumulate" : "");
             EXPECT_EQ(std::memcmp(one.data.data(), two.data.data(), one.data.size() * sizeof(float)), 0) << where;
             expect_matches_reference(v, pr, two, acc == Accumulate::yes ? &c0 : nullptr, m, n, k, where);
@@ -243,7 +249,7 @@ TEST_P(MatmulVariant, MatchesReferenceWhenARowsAreTooFarApartToReadInPlace) {
     const std::size_t m = 20, n = 33, k = 300;
     const Problem pr(v, m, n, k, 1100, rng);
     Matrix c(m, n, 0, 0.0f);
-    v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no, nullptr);
+    run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no, nullptr);
     expect_matches_reference(v, pr, c, nullptr, m, n, k, describe(v, m, n, k) + " lda=" + std::to_string(pr.a.ld));
 }
 
@@ -264,9 +270,9 @@ TEST_P(MatmulVariant, BiasIsAddedInTheStoreExactlyAsBiasThenAccumulate) {
             attnlab::set_num_threads(threads);
             std::vector<float> fused(m * n, std::numeric_limits<float>::quiet_NaN()), two_pass(m * n);
             for (std::size_t i = 0; i < m; ++i) std::copy(bias.begin(), bias.end(), two_pass.begin() + i * n);
-            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, fused.data(), n, m, n, k, Accumulate::no,
+            run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, fused.data(), n, m, n, k, Accumulate::no,
                    bias.data());
-            v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two_pass.data(), n, m, n, k,
+            run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two_pass.data(), n, m, n, k,
                    Accumulate::yes, nullptr);
             EXPECT_EQ(std::memcmp(fused.data(), two_pass.data(), fused.size() * sizeof(float)), 0)
                 << describe(v, m, n, k) << " threads=" << threads;
@@ -279,7 +285,7 @@ TEST_P(MatmulVariant, BiasWhileAccumulatingIsAConfigError) {
     const Variant& v = GetParam();
     float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {}, bias[2] = {1, 1};
     try {
-        v.fast(a, 2, b, 2, c, 2, 2, 2, 2, Accumulate::yes, bias);
+        run(v, a, 2, b, 2, c, 2, 2, 2, 2, Accumulate::yes, bias);
         FAIL() << "no exception";
     } catch (const attnlab::ConfigError& e) {
         EXPECT_NE(std::string(e.what()).find("Accumulate::no"), std::string::npos) << e.what();

@@ -25,29 +25,22 @@ namespace attnlab {
 enum class Accumulate : bool { no = false, yes = true };
 
 namespace kernels {
+// Each packs B into `scratch` (matmul_scratch_floats(n, k) floats) or, when it is null, into a
+// grow-only buffer of the calling thread. Kernels that run small products inside their own pool
+// tasks (flash attention's tiles) pass a buffer per thread they own, so that which worker
+// happens to run a task cannot make a later call allocate.
 // C (M, N) = A (M, K) · B (K, N)
 void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
-               const float* bias = nullptr);
+               const float* bias = nullptr, float* scratch = nullptr);
 // C (M, N) = A (M, K) · B (N, K)ᵀ
 void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
-               const float* bias = nullptr);
+               const float* bias = nullptr, float* scratch = nullptr);
 // C (M, N) = A (K, M)ᵀ · B (K, N)
 void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
-               const float* bias = nullptr);
-
-// The same products packing B into the caller's `scratch` (matmul_scratch_floats(n, k) floats;
-// null means a buffer of the calling thread's own, as above) instead of the thread's buffer: for kernels that run small products inside
-// their own pool tasks and hold a buffer per thread (flash attention's tiles), so that which
-// worker happens to run a task cannot make a later call allocate.
-void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch);
-void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch);
-void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch);
+               const float* bias = nullptr, float* scratch = nullptr);
 // Floats of `scratch` the products above need for an (M, N) result summed over K.
 std::size_t matmul_scratch_floats(std::size_t n, std::size_t k);
 
