@@ -31,7 +31,7 @@ struct FlashShape {
 #if defined(__wasm_simd128__)
     // WebAssembly has no FMA: a multiply-add needs a product temporary, and V8 keeps one of
     // x64's 16 vector registers as scratch, so 6 x 2 accumulators spill. Measured in Node 20,
-    // attention n = 2048: MR = 4 runs in 82 ms, MR = 6 in 125 ms.
+    // attention n = 2048: MR = 4 runs in 82 ms, MR = 5 in 115 ms, MR = 6 in 125 ms.
     static constexpr std::size_t MR = 4;
 #else
     static constexpr std::size_t MR = 6;  // 6 rows x 2 vectors: 12 accumulators,
@@ -237,6 +237,13 @@ void flash_scores(const float* qp, std::size_t rows, std::size_t d, const float*
 // Writes p over s and alpha to rescale[r]. A row with only masked keys so far keeps m₂ = -inf,
 // l = 0, p = 0 and alpha = 1. row_max holds m₂ (log2 units: the caller's logsumexp is
 // ln 2 · m₂ + ln l).
+// Tried and measured (n = 2048, 1 thread, A/B against this), none kept:
+// - the row maxima taken in the score micro-kernel from its accumulators, so this step skips
+//   its max pass: 3% slower natively (the max pass is cheap; the per-strip updates and the
+//   reductions in the kernel cost more);
+// - two rows at a time, interleaved, to overlap one row's reductions with the other's vectors:
+//   2% slower natively;
+// - one vector per iteration instead of two on WebAssembly (fewer live registers): no change.
 template <class Arch>
 void flash_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float* row_max,
                         float* row_sum, float* rescale) {
@@ -327,7 +334,9 @@ void flash_accumulate_pv(const float* p, std::size_t ld, std::size_t rows, std::
 // s: (rows, cols) with ld, t = log2(e)·scale·q·kᵀ (masked -inf), overwritten; vp: (cols, Dp)
 // packed values of the tile; o: (rows, Dp); row_max (log2 units), row_sum: (rows).
 // (Tried on WebAssembly: computing four rows' exponentials at once and transposing them in
-// registers straight into the key-major layout: 7% slower in V8 than this, from spills.)
+// registers straight into the key-major layout: 7% slower in V8 than this, from spills. Tried
+// on both: scores, softmax and p·V group by group for the whole tile, so a group's scores are
+// still in L1: within the noise, natively and in V8.)
 template <class Arch>
 void flash_softmax_pv_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, const float* vp,
                            std::size_t dp, float* o, float* row_max, float* row_sum) {
