@@ -4,10 +4,11 @@
 // T queries, S keys, D head dim of q and k, Dv head dim of v; br x bc one score tile
 // (br <= kFlashQueryTile query rows, bc <= kFlashKeyTile keys).
 //
-// The per-tile products run through the blocked matmul kernels (nested in a pool task they run
-// inline on that thread); the per-tile softmax steps are the ISA-dispatched SIMD kernels
-// kernels::online_softmax_tile and kernels::flash_backward_tile (kernels/softmax.hpp). Everything else
-// here is index arithmetic, masks and the split of work over threads.
+// The per-tile steps are ISA-dispatched SIMD kernels: score products and the forward's softmax
+// and p·V on operands packed once per head (kernels/flash_tiles.hpp; the forward stores a score
+// tile keys by queries), the backward's softmax step (kernels::flash_backward_tile,
+// kernels/softmax.hpp) and its gradient products (the blocked matmul, which runs inline inside a
+// pool task). Everything else here is index arithmetic, masks and the split of work over threads.
 #include "attnlab/attention/flash_attention.hpp"
 
 #include <algorithm>
@@ -155,6 +156,46 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
     }
 }
 
+// mask_tile for a score tile stored keys by queries: st (cols, ldq), st[jr·ldq + q] the score
+// of query i0 + q and key j0 + jr of batch row b; masked entries become -inf.
+void mask_tile_columns(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
+                       std::size_t j0, std::size_t cols, float* st, std::size_t ldq) {
+    const std::uint8_t* pad = mask.key_padding.size() > 0 ? mask.key_padding.data() + b * dm.s + j0 : nullptr;
+    const bool explicit_mask = mask.explicit_mask.size() > 0;
+    const auto n = static_cast<std::ptrdiff_t>(rows);
+    // queries [lo, hi) of the key row, clamped to the tile
+    const auto hide = [&](float* row, std::ptrdiff_t lo, std::ptrdiff_t hi) {
+        lo = std::max<std::ptrdiff_t>(lo, 0);
+        hi = std::min(hi, n);
+        for (std::ptrdiff_t q = lo; q < hi; ++q) row[q] = kNegInf;
+    };
+    for (std::size_t jr = 0; jr < cols; ++jr) {
+        float* row = st + jr * ldq;
+        if (pad && pad[jr]) {
+            hide(row, 0, n);
+            continue;
+        }
+        const auto j = static_cast<std::ptrdiff_t>(j0 + jr);
+        // query i0 + q is at position i0 + q + shift, so q = pos - first
+        const std::ptrdiff_t first = static_cast<std::ptrdiff_t>(i0) + dm.shift;
+        // Causal: key j is in the future of positions before j.
+        if (mask.causal) hide(row, 0, j - first);
+        if (mask.window > 0) {
+            // AttentionMask::outside_window: a key j >= G is hidden from positions pos >= G with
+            // pos > j + W or pos < j - W.
+            const auto g = static_cast<std::ptrdiff_t>(mask.global_tokens), w = static_cast<std::ptrdiff_t>(mask.window);
+            if (j >= g) {
+                hide(row, g - first, j - w - first);
+                hide(row, std::max(g, j + w + 1) - first, n);
+            }
+        }
+        if (explicit_mask) {
+            const std::uint8_t* em = mask.explicit_mask.data() + i0 * dm.s + static_cast<std::size_t>(j);
+            for (std::size_t q = 0; q < rows; ++q) row[q] = em[q * dm.s] ? kNegInf : row[q];
+        }
+    }
+}
+
 // Counts tile scratch alive at once over all threads of one call (FlashAttentionStats).
 class ScratchMeter {
 public:
@@ -207,19 +248,17 @@ private:
     float* base_;
 };
 
-// K (B, Hkv, S, D) and V (B, Hkv, S, Dv) of every (batch, kv head) packed once for the tile
-// kernels, in parallel: head bk's keys at packed + bk·(kp_size + vp_size), its values kp_size
-// floats later, laid out by pack_values (flash_pack_values for p·V, flash_pack_keys when the
-// backward multiplies dO·vᵀ; null: keys only, vp_size 0). The buffer is the calling thread's,
-// grow-only; workers only read it.
-float* pack_keys_values(const Tensor4& k, const Tensor4& v, const Dims& dm, std::size_t kp_size, std::size_t vp_size,
-                        void (*pack_values)(const float*, std::size_t, std::size_t, float*)) {
+// The backward's K (B, Hkv, S, D) and V (B, Hkv, S, Dv) of every (batch, kv head), packed once
+// as strips (kernels/flash_tiles.hpp) in parallel: head bk's keys at packed + bk·(kp_size +
+// vp_size), its values kp_size floats later (s = q·kᵀ and dp = dO·vᵀ are both flash_scores
+// products). The buffer is the calling thread's, grow-only; workers only read it.
+float* pack_keys_values(const Tensor4& k, const Tensor4& v, const Dims& dm, std::size_t kp_size, std::size_t vp_size) {
     float* const packed = thread_buffer<kPackedBuffer>(dm.batch * dm.kv_heads * (kp_size + vp_size));
     parallel_for(0, dm.batch * dm.kv_heads, [&](std::size_t begin, std::size_t end) {
         for (std::size_t bk = begin; bk < end; ++bk) {
             float* kp = packed + bk * (kp_size + vp_size);
-            kernels::flash_pack_keys(k.data() + bk * dm.s * dm.d, dm.s, dm.d, kp);
-            if (pack_values) pack_values(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, kp + kp_size);
+            kernels::flash_pack_strips(k.data() + bk * dm.s * dm.d, dm.s, dm.d, 1.0f, kp);
+            kernels::flash_pack_strips(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, 1.0f, kp + kp_size);
         }
     });
     return packed;
@@ -282,9 +321,13 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
     ScratchMeter meter;
 
     // Keys and values of every (batch, kv head), packed once for the tile kernels
-    // (kernels/flash_tiles.hpp): linear in S, shared by all query tiles and query heads.
+    // (kernels/flash_tiles.hpp): linear in S, shared by all query tiles and query heads. The
+    // score tiles are stored keys by queries (flash_softmax_pv_columns), so here the keys are
+    // the broadcast operand: each key tile packed as groups of flash_group() keys.
     const std::size_t strip = kernels::flash_strip();
-    const std::size_t kp_size = single_tile ? 0 : kernels::flash_packed_keys_size(dm.s, dm.d);
+    const std::size_t k_tiles = ceil_div(dm.s, BC);
+    const std::size_t kg_tile = kernels::flash_groups_size(BC, dm.d);  // floats per packed key tile
+    const std::size_t kp_size = single_tile ? 0 : k_tiles * kg_tile;
     const std::size_t dp = kernels::flash_padded_value_dim(dm.dv);
     // Values whose rows are already a whole number of strips are read in place: packing would
     // copy them unchanged.
@@ -293,21 +336,37 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
     const std::size_t heads_kv = dm.batch * dm.kv_heads;
     require_allocatable({heads_kv, kp_size + vp_size}, where, "the packed keys and values");
     const std::size_t packed_floats = heads_kv * (kp_size + vp_size);
-    const float* const packed =
-        single_tile ? nullptr
-                    : pack_keys_values(k, v, dm, kp_size, vp_size, values_in_place ? nullptr : &kernels::flash_pack_values);
+    float* const packed = single_tile ? nullptr : thread_buffer<kPackedBuffer>(packed_floats);
+    if (!single_tile) {
+        parallel_for(0, heads_kv * k_tiles, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t task = begin; task < end; ++task) {
+                const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
+                const std::size_t cols = std::min(BC, dm.s - j0);
+                float* kp = packed + bk * (kp_size + vp_size);
+                kernels::flash_pack_groups(k.data() + (bk * dm.s + j0) * dm.d, cols, dm.d, 1.0f,
+                                            kp + (j0 / BC) * kg_tile);
+                if (vp_size > 0) {
+                    kernels::flash_pack_values(v.data() + (bk * dm.s + j0) * dm.dv, cols, dm.dv,
+                                               kp + kp_size + j0 * dp);
+                }
+            }
+        });
+    }
 
     // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
-    const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
-    const TileSlots tiles(BR * BC + BR * dp + qp_size + 3 * BR, tile_matmul_floats(dm));
+    const std::size_t ldq_max = ceil_div(BR, strip) * strip;  // queries of a score tile, padded
+    const std::size_t qs_size = kernels::flash_strips_size(BR, dm.d);
+    const TileSlots tiles(std::max(BC * ldq_max, BR * BC) + BR * dp + qs_size + 3 * ldq_max, tile_matmul_floats(dm));
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
         TileScratch scratch(meter, tiles);
-        float* s_tile = scratch.data();     // (br, bc) scores, then probabilities
-        float* o_acc = s_tile + BR * BC;    // (br, Dp) unnormalised output of the packed values
-        float* qp = o_acc + BR * dp;        // (br, D) packed queries, times scale·log2(e)
-        float* row_max = qp + qp_size;      // (br) m: running max of the scaled scores
-        float* row_sum = row_max + BR;      // (br) l: running sum of exp(scaled - m)
-        float* rescale = row_sum + BR;      // (br) exp(m_old - m_new) of the last tile
+        // (bc, ldq) scores stored keys by queries, then probabilities; or, with one key tile,
+        // (br, bc) scores by rows
+        float* s_tile = scratch.data();
+        float* o_acc = s_tile + std::max(BC * ldq_max, BR * BC);  // (br, Dp) unnormalised output
+        float* qs = o_acc + BR * dp;        // (ldq, D) queries packed as strips, times scale·log2(e)
+        float* row_max = qs + qs_size;      // (ldq) m: running max of the scaled scores
+        float* row_sum = row_max + ldq_max;  // (ldq) l: running sum of exp(scaled - m)
+        float* rescale = row_sum + ldq_max;  // (ldq) exp(m_old - m_new) of the last tile
         // logsumexp = m + log(l), -inf for rows that saw no key.
         const auto write_logsumexp = [&](std::size_t bh, std::size_t i0, std::size_t rows) {
             if (!logsumexp) return;
@@ -324,10 +383,10 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
             const float* kh = k.data() + (b * dm.kv_heads + hk) * dm.s * dm.d;   // (S, D)
             const float* vh = v.data() + (b * dm.kv_heads + hk) * dm.s * dm.dv;  // (S, Dv)
             float* oi = context.data() + (bh * dm.t + i0) * dm.dv;               // (br, Dv)
-            std::fill(row_max, row_max + rows, kNegInf);
-            std::fill(row_sum, row_sum + rows, 0.0f);
 
             if (single_tile) {
+                std::fill(row_max, row_max + rows, kNegInf);
+                std::fill(row_sum, row_sum + rows, 0.0f);
                 // All keys in one tile: plain softmax (normalise p, then p·v), the very operations
                 // of the recorded path in the same order, so the results are bit-identical to it.
                 kernels::matmul_nt(qi, dm.d, kh, dm.d, s_tile, BC, rows, dm.s, dm.d, Accumulate::no, nullptr,
@@ -345,19 +404,23 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
                 write_logsumexp(bh, i0, rows);
                 continue;
             }
-            const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vp_size);  // packed (S, D)
+            const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vp_size);  // packed key tiles
             const float* vp = values_in_place ? vh : kp + kp_size;                          // (S, Dp)
+            const std::size_t q_strips = ceil_div(rows, strip), ldq = q_strips * strip;
+            std::fill(row_max, row_max + ldq, kNegInf);
+            std::fill(row_sum, row_sum + ldq, 0.0f);
             std::fill(o_acc, o_acc + rows * dp, 0.0f);
-            kernels::flash_pack_queries(qi, rows, dm.d, factor2, qp);
+            kernels::flash_pack_strips(qi, rows, dm.d, factor2, qs);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
                 if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
-                // s = q_i · k_jᵀ (j0 is a multiple of BC, so of the strip), masked
-                kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), s_tile, BC);
-                if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, s_tile, BC);
+                // sᵀ = k_j · q_iᵀ (cols, ldq), masked
+                kernels::flash_scores(kp + (j0 / BC) * kg_tile, cols, dm.d, qs, q_strips, s_tile, ldq);
+                if (mask.any()) mask_tile_columns(mask, dm, b, i0, rows, j0, cols, s_tile, ldq);
                 // p = 2^(t - m'), l and m updated (base 2), o rescaled by 2^(m - m'), o += p · v_j
-                kernels::flash_softmax_pv_tile(s_tile, rows, cols, BC, vp + j0 * dp, dp, o_acc, row_max, row_sum);
+                kernels::flash_softmax_pv_columns(s_tile, rows, cols, ldq, vp + j0 * dp, dp, o_acc, row_max, row_sum,
+                                                  rescale);
             }
             // o /= l. Rows that saw no key keep o = 0.
             for (std::size_t r = 0; r < rows; ++r) {
@@ -421,14 +484,14 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     // Keys, and values laid out like keys, of every (batch, kv head), packed once for the tile
     // kernels: s = q·kᵀ and dp = dO·vᵀ are both flash_scores products.
     const std::size_t strip = kernels::flash_strip();
-    const std::size_t kp_size = kernels::flash_packed_keys_size(dm.s, dm.d);
-    const std::size_t vkp_size = kernels::flash_packed_keys_size(dm.s, dm.dv);
+    const std::size_t kp_size = kernels::flash_strips_size(dm.s, dm.d);
+    const std::size_t vkp_size = kernels::flash_strips_size(dm.s, dm.dv);
     const std::size_t heads_kv = dm.batch * dm.kv_heads;
     require_allocatable({heads_kv, kp_size + vkp_size}, where, "the packed keys and values");
     const std::size_t packed_floats = heads_kv * (kp_size + vkp_size);
-    const float* const packed = pack_keys_values(k, v, dm, kp_size, vkp_size, &kernels::flash_pack_keys);
-    const std::size_t qp_size = kernels::flash_packed_queries_size(BR, dm.d);
-    const std::size_t dop_size = kernels::flash_packed_queries_size(BR, dm.dv);
+    const float* const packed = pack_keys_values(k, v, dm, kp_size, vkp_size);
+    const std::size_t qp_size = kernels::flash_groups_size(BR, dm.d);
+    const std::size_t dop_size = kernels::flash_groups_size(BR, dm.dv);
     const TileSlots tiles(2 * BR * BC + qp_size + dop_size, tile_matmul_floats(dm));
 
     // dk, dv: one task per (batch, kv head, key tile), which owns those rows of dk and dv; it
@@ -466,8 +529,8 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                     const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;  // (br, Dv)
                     // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
                     const float* kp = packed + bk * (kp_size + vkp_size);
-                    kernels::flash_pack_queries(qi, rows, dm.d, 1.0f, qp);
-                    kernels::flash_pack_queries(doi, rows, dm.dv, 1.0f, dop);
+                    kernels::flash_pack_groups(qi, rows, dm.d, 1.0f, qp);
+                    kernels::flash_pack_groups(doi, rows, dm.dv, 1.0f, dop);
                     kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
                     if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
                     kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
@@ -509,8 +572,8 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             float* dqi = dq.data() + (bh * dm.t + i0) * dm.d;                    // (br, D)
             std::fill(dqi, dqi + rows * dm.d, 0.0f);
             const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vkp_size);
-            kernels::flash_pack_queries(qi, rows, dm.d, 1.0f, qp);
-            kernels::flash_pack_queries(doi, rows, dm.dv, 1.0f, dop);
+            kernels::flash_pack_groups(qi, rows, dm.d, 1.0f, qp);
+            kernels::flash_pack_groups(doi, rows, dm.dv, 1.0f, dop);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);

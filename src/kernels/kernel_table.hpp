@@ -19,7 +19,7 @@ struct KernelTable {
     const char* isa;    // "avx2+fma", "sse2", "wasm-simd128", "scalar", ... (active_isa())
     std::size_t lanes;  // floats per vector
     std::size_t nr;     // columns of a matmul micro-tile (2 vectors)
-    std::size_t flash_mr;  // query rows per packed group of the flash tile kernels
+    std::size_t flash_mr;  // rows per packed group of the flash tile kernels
 
     // --- matmul (matmul_arch.hpp) ---
     // Packs op(B) rows [p0, p0 + kc) x columns [j0, j0 + nc) into strips of nr columns.
@@ -43,18 +43,14 @@ struct KernelTable {
     void (*flash_backward_tile)(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
                                 const float* lse, const float* delta);
 
-    // --- flash attention forward tiles (flash_arch.hpp); strips of nr keys / value columns ---
-    void (*flash_pack_keys)(const float* k, std::size_t keys, std::size_t d, float* kp);
+    // --- flash attention tiles (flash_arch.hpp): strips of nr rows, groups of flash_mr rows ---
+    void (*flash_pack_strips)(const float* x, std::size_t rows, std::size_t d, float scale, float* xs);
+    void (*flash_pack_groups)(const float* x, std::size_t rows, std::size_t d, float scale, float* xg);
     void (*flash_pack_values)(const float* v, std::size_t keys, std::size_t dv, std::size_t dp, float* vp);
-    void (*flash_pack_queries)(const float* q, std::size_t rows, std::size_t d, float scale, float* qp);
-    void (*flash_scores)(const float* qp, std::size_t rows, std::size_t d, const float* kp, std::size_t strips,
+    void (*flash_scores)(const float* xg, std::size_t rows, std::size_t d, const float* ys, std::size_t strips,
                          float* s, std::size_t ld);
-    void (*flash_softmax_tile)(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float* row_max,
-                               float* row_sum, float* rescale);
-    void (*flash_accumulate_pv)(const float* p, std::size_t ld, std::size_t rows, std::size_t cols, const float* vp,
-                                std::size_t dp, float* o);
-    void (*flash_softmax_pv_tile)(float* s, std::size_t rows, std::size_t cols, std::size_t ld, const float* vp,
-                                  std::size_t dp, float* o, float* row_max, float* row_sum);
+    void (*flash_softmax_pv_columns)(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
+                                     std::size_t dp, float* o, float* row_max, float* row_sum, float* alpha);
 
     // --- elementwise (elementwise_arch.hpp), each over [0, n) or rows [0, rows) ---
     void (*relu_forward)(const float* x, float* y, std::size_t n);

@@ -261,32 +261,34 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
     set_num_threads(previous);
     EXPECT_EQ(small.peak_scratch_bytes, large.peak_scratch_bytes);
     EXPECT_EQ(large.row_stat_bytes, 4 * 1000 * sizeof(float));  // logsumexp (B, H, T)
-    // One score tile, one output accumulator tile (Dv = 32 padded to the key strip), the query
-    // tile packed, and row statistics: far from the 4 x 1000 x 1000 floats of the scores.
-    // Each task's buffer also holds the packing panel of its small matmul calls (a key tile by
-    // the head dimension), and the regions are rounded up to whole cache lines (16 floats).
-    const std::size_t dp = kernels::flash_padded_value_dim(32);
+    // One score tile (keys by queries, the queries padded to a whole strip), one output
+    // accumulator tile (Dv = 32 padded to the strip), the query tile packed, and per-query
+    // statistics: far from the 4 x 1000 x 1000 floats of the scores. Each task's buffer also
+    // holds the packing panel of its small matmul calls (a key tile by the head dimension), and
+    // the regions are rounded up to whole cache lines (16 floats).
+    const std::size_t dp = kernels::flash_padded_value_dim(32), strip = kernels::flash_strip();
+    const std::size_t ldq = (kFlashQueryTile + strip - 1) / strip * strip;
     const std::size_t matmul_panel = std::max(kernels::matmul_scratch_floats(kFlashKeyTile, 32),
                                               kernels::matmul_scratch_floats(32, kFlashKeyTile)) +
                                      2 * 16;
-    EXPECT_LE(large.peak_scratch_bytes, (kFlashQueryTile * kFlashKeyTile + kFlashQueryTile * dp +
-                                         kernels::flash_packed_queries_size(kFlashQueryTile, 32) + 3 * kFlashQueryTile +
-                                         matmul_panel) *
+    EXPECT_LE(large.peak_scratch_bytes, (kFlashKeyTile * ldq + kFlashQueryTile * dp +
+                                         kernels::flash_strips_size(kFlashQueryTile, 32) + 3 * ldq + matmul_panel) *
                                             sizeof(float));
-    // K and V packed once for the tile kernels: linear in S (the size of K and V, the keys
-    // rounded up to a whole strip); one key tile needs no packing, and values whose rows are a
-    // whole number of strips (Dv = 32 is, on every ISA) are read where they are.
+    // K packed once for the tile kernels, tile by tile in groups: linear in S (the size of K,
+    // each tile's keys rounded up to a whole group); one key tile needs no packing, and values
+    // whose rows are a whole number of strips (Dv = 32 is, on every ISA) are read where they are.
     EXPECT_EQ(small.packed_bytes, 0u);
     ASSERT_EQ(dp, 32u);
-    EXPECT_EQ(large.packed_bytes, 4 * kernels::flash_packed_keys_size(1000, 32) * sizeof(float));
+    const std::size_t key_tiles = (1000 + kFlashKeyTile - 1) / kFlashKeyTile;
+    EXPECT_EQ(large.packed_bytes, 4 * key_tiles * kernels::flash_groups_size(kFlashKeyTile, 32) * sizeof(float));
     EXPECT_LE(large.packed_bytes, 4 * 2 * 1008 * 32 * sizeof(float));
     // Backward: the probability and score-gradient tiles, and the query and output-gradient
     // tiles packed; K and V packed once, linear in S.
     EXPECT_LE(backward.peak_scratch_bytes,
-              (2 * kFlashQueryTile * kFlashKeyTile + 2 * kernels::flash_packed_queries_size(kFlashQueryTile, 32) +
+              (2 * kFlashQueryTile * kFlashKeyTile + 2 * kernels::flash_groups_size(kFlashQueryTile, 32) +
                matmul_panel) *
                   sizeof(float));
-    EXPECT_EQ(backward.packed_bytes, 4 * 2 * kernels::flash_packed_keys_size(1000, 32) * sizeof(float));
+    EXPECT_EQ(backward.packed_bytes, 4 * 2 * kernels::flash_strips_size(1000, 32) * sizeof(float));
 }
 
 // Asks for one stage and records nothing.

@@ -1,16 +1,18 @@
-// attnlab/kernels/flash_tiles.hpp: the two products of FlashAttention's forward tile loop, on
-// keys and values packed once per head (SIMD, chosen at run time like every kernel).
+// attnlab/kernels/flash_tiles.hpp: the tile kernels of FlashAttention, on operands packed once
+// per head (SIMD, chosen at run time like every kernel).
 //
-// What it is for: attention/flash_attention.cpp's forward. Per head it packs K into strips of
-// flash_strip() keys and V into rows padded to a multiple of flash_strip() columns; per (query
-// tile, key tile) it computes the raw scores with flash_scores, runs the online softmax step
-// (kernels/softmax.hpp) and adds p·V with flash_accumulate_pv. Not for general matrices: use
+// What it is for: attention/flash_attention.cpp. A score tile is a product of rows packed in
+// groups of flash_group() rows (the broadcast operand) with rows packed in strips of
+// flash_strip() rows (the vector operand). The forward stores its tiles keys by queries: keys in
+// groups, queries in strips, then flash_softmax_pv_columns runs the online softmax down the
+// columns and adds p·V. The backward's tiles are queries by keys: queries (and output
+// gradients) in groups, keys (and values) in strips. Not for general matrices: use
 // kernels/matmul.hpp.
 //
-//   std::vector<float> kp(kernels::flash_packed_keys_size(S, D)), qp(kernels::flash_packed_queries_size(T, D));
-//   kernels::flash_pack_keys(k, S, D, kp.data());                 // k: (S, D)
-//   kernels::flash_pack_queries(q, T, D, c, qp.data());           // q: (T, D), times c
-//   kernels::flash_scores(qp.data(), T, D, kp.data(), strips, s, ld);  // s: (T, strips·strip)
+//   std::vector<float> kg(kernels::flash_groups_size(S, D)), qs(kernels::flash_strips_size(T, D));
+//   kernels::flash_pack_groups(k, S, D, 1.0f, kg.data());        // k: (S, D)
+//   kernels::flash_pack_strips(q, T, D, c, qs.data());            // q: (T, D), times c
+//   kernels::flash_scores(kg.data(), S, D, qs.data(), strips, st, ld);  // st: (S, strips·strip) = c·k·qᵀ
 #pragma once
 
 #include <cstddef>
@@ -18,46 +20,39 @@
 namespace attnlab {
 namespace kernels {
 
-// Keys per packed key strip, and the multiple packed value rows are padded to (2 vectors).
+// Rows per packed strip (2 vectors: also the multiple packed value rows are padded to), and per
+// packed group (the rows of one micro-tile).
 std::size_t flash_strip();
-// Floats of packed keys for (keys, d): ceil(keys / strip) strips of (d, strip).
-std::size_t flash_packed_keys_size(std::size_t keys, std::size_t d);
+std::size_t flash_group();
+// Floats of (rows, d) packed as strips: ceil(rows / strip) strips of (d, strip); as groups:
+// ceil(rows / group) groups of (d, group).
+std::size_t flash_strips_size(std::size_t rows, std::size_t d);
+std::size_t flash_groups_size(std::size_t rows, std::size_t d);
+// x: (rows, d) -> (ceil(rows / strip), d, strip), scale · x, zero past the last row.
+void flash_pack_strips(const float* x, std::size_t rows, std::size_t d, float scale, float* xs);
+// x: (rows, d) -> (ceil(rows / group), d, group), scale · x, zero past the last row.
+void flash_pack_groups(const float* x, std::size_t rows, std::size_t d, float scale, float* xg);
+
 // dv rounded up to a multiple of flash_strip(): the row length of packed values.
 std::size_t flash_padded_value_dim(std::size_t dv);
-
-// k: (keys, d) -> kp: (ceil(keys / strip), d, strip), zero past the last key.
-void flash_pack_keys(const float* k, std::size_t keys, std::size_t d, float* kp);
 // v: (keys, dv) -> vp: (keys, dp), dp = flash_padded_value_dim(dv), zero past column dv.
 void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, float* vp);
 
-// Query rows per packed group (the rows of one micro-tile).
-std::size_t flash_query_group();
-// Floats of packed queries for (rows, d): ceil(rows / group) groups of (d, group).
-std::size_t flash_packed_queries_size(std::size_t rows, std::size_t d);
-// q: (rows, d) -> qp: (ceil(rows / group), d, group), scale · q, zero past the last row. The
-// forward passes scale = log2(e) · the attention scale, for flash_softmax_tile.
-void flash_pack_queries(const float* q, std::size_t rows, std::size_t d, float scale, float* qp);
-
-// qp: packed queries (rows, d); kp: `strips` packed key strips -> s: (rows, strips·strip) with
-// ld (ld >= strips·strip) = queries · keysᵀ (keys past the end score 0: ignore them).
-void flash_scores(const float* qp, std::size_t rows, std::size_t d, const float* kp, std::size_t strips, float* s,
+// xg: `rows` rows packed as groups; ys: `strips` packed strips -> s: (rows, strips·strip) with
+// ld (>= strips·strip) = x · yᵀ (strip rows past the end score 0: ignore them).
+void flash_scores(const float* xg, std::size_t rows, std::size_t d, const float* ys, std::size_t strips, float* s,
                   std::size_t ld);
-// One key tile of the online softmax in base 2: s (rows, cols) with ld holds t = log2(e)·scale·
-// q·kᵀ (masked entries -inf). Per row r: m' = max(row_max[r], max t), p = 2^(t - m') written
-// over s, row_sum[r] = 2^(row_max[r] - m')·row_sum[r] + Σ p, rescale[r] = 2^(row_max[r] - m'),
-// row_max[r] = m' (log2 units). Rows with only masked keys so far: p = 0, rescale 1, max -inf.
-void flash_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float* row_max, float* row_sum,
-                        float* rescale);
-// p: (rows, cols) with ld; vp: (cols, dp) packed values; o: (rows, dp) with ld dp, o += p · vp.
-void flash_accumulate_pv(const float* p, std::size_t ld, std::size_t rows, std::size_t cols, const float* vp,
-                         std::size_t dp, float* o);
 
-// The last two steps of one key tile in one call: flash_softmax_tile on s, each output row
-// multiplied by its rescale factor, then flash_accumulate_pv, group by group of query rows
-// (so each group's probabilities are still in L1 for p·V). s: (rows, cols) with ld,
-// overwritten; vp: (cols, dp) packed values of the tile; o: (rows, dp) with ld dp.
-void flash_softmax_pv_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, const float* vp,
-                           std::size_t dp, float* o, float* row_max, float* row_sum);
+// One key tile of the forward with its scores stored keys by queries: st (cols, ldq),
+// st[j·ldq + q] = log2(e)·scale·q·kᵀ of query q and key j (masked -inf), ldq a multiple of
+// flash_strip() (columns past `rows` are padding, unused). The base-2 online softmax runs down
+// the columns; then o (rows, dp) is rescaled and o += p·V with vp (cols, dp). Per query q:
+// m' = max(m, max_j t_j), p_j = 2^(t_j - m') written over st, alpha = 2^(m - m'),
+// l = alpha·l + Σ_j p_j, o_q = alpha·o_q + Σ_j p_j v_j. A query that has seen only masked keys
+// keeps m = -inf, l = 0 and o = 0. row_max (log2 units), row_sum: (ldq), updated; alpha: (ldq),
+// left holding each query's rescale factor.
+void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
+                              std::size_t dp, float* o, float* row_max, float* row_sum, float* alpha);
 
 }  // namespace kernels
 }  // namespace attnlab
