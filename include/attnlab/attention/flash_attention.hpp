@@ -6,7 +6,8 @@
 // options, grouped-query heads; results equal to 1e-5), in O(T) extra memory instead of
 // O(T·S), and faster because each score tile stays in cache. Queries are cut into tiles of
 // kFlashQueryTile rows and keys into tiles of kFlashKeyTile; per query tile, an online softmax
-// (running row max m and sum l) rescales the partial output as each key tile arrives:
+// (running max m and sum l per query) rescales the partial output as each key tile arrives
+// (the forward stores a score tile keys by queries, so these run down its columns):
 //   s = q_i·k_jᵀ·scale (masked -> -inf),  m' = max(m, rowmax s),  p = exp(s - m'),
 //   l = exp(m - m')·l + rowsum p,          o = exp(m - m')·o + p·v_j,     finally o /= l.
 // Causal tiles above the diagonal are skipped, and so are tiles wholly outside a sliding window
@@ -40,8 +41,9 @@ inline constexpr std::size_t kFlashKeyTile = 128;
 struct FlashAttentionStats {
     std::size_t peak_scratch_bytes = 0;  // tile buffers alive at once, over all threads
     std::size_t row_stat_bytes = 0;      // per-row vectors: logsumexp (forward), delta (backward)
-    // Forward with more than one key tile: K and V packed once per (batch, kv head) for the tile
-    // kernels (kernels/flash_tiles.hpp), about the size of K and V themselves: linear in S.
+    // Forward with more than one key tile: K (and V unless its rows are a whole number of
+    // strips) packed once per (batch, kv head) for the tile kernels (kernels/flash_tiles.hpp);
+    // backward: K and V. About the size of K and V themselves: linear in S.
     std::size_t packed_bytes = 0;
 };
 
