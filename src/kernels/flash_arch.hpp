@@ -73,7 +73,20 @@ void pack_row_groups(const float* x, std::size_t rows, std::size_t d, float scal
     for (std::size_t g = 0; g * G < rows; ++g) {
         float* dst = xp + g * d * G;
         const std::size_t n = simd::min_size(G, rows - g * G);
-        for (std::size_t r = 0; r < n; ++r) {
+        std::size_t r0 = 0;
+#if ATTNLAB_SSE_TRANSPOSE
+        // 4 rows x 4 columns at a time through a register transpose (the same products as the
+        // scalar loop below: one rounding each).
+        for (; r0 + 4 <= n; r0 += 4) {
+            const float* src = x + (g * G + r0) * d;
+            std::size_t p = 0;
+            for (; p + 4 <= d; p += 4) simd::transpose4<Arch>(src + p, d, dst + p * G + r0, G, scale);
+            for (; p < d; ++p) {
+                for (std::size_t r = 0; r < 4; ++r) dst[p * G + r0 + r] = scale * src[r * d + p];
+            }
+        }
+#endif
+        for (std::size_t r = r0; r < n; ++r) {
             const float* src = x + (g * G + r) * d;
             for (std::size_t p = 0; p < d; ++p) dst[p * G + r] = scale * src[p];
         }

@@ -8,16 +8,6 @@
 #include "kernel_table.hpp"
 #include "simd.hpp"
 
-// 4 x 4 transposes for packing a transposed B. xsimd 8.1 has no transpose, but the four
-// 128-bit SSE shuffles it takes exist on every x86 table and map 1:1 onto simd128 shuffles in
-// Emscripten's SSE headers (the WASM build compiles with -msse4.1).
-#if !defined(ATTNLAB_NO_SIMD) && defined(__SSE2__)
-#include <xmmintrin.h>
-#define ATTNLAB_MATMUL_SSE_TRANSPOSE 1
-#else
-#define ATTNLAB_MATMUL_SSE_TRANSPOSE 0
-#endif
-
 namespace attnlab {
 namespace kernels {
 namespace arch {
@@ -58,21 +48,6 @@ void pack_a(bool trans_a, const float* a, std::size_t lda, std::size_t i0, std::
     }
 }
 
-#if ATTNLAB_MATMUL_SSE_TRANSPOSE
-// dst[p·ld_dst + j] = src[j·ld_src + p] for j, p < 4. A template on Arch so each ISA's file
-// gets its own symbol (simd.hpp).
-template <class Arch>
-void transpose4(const float* src, std::size_t ld_src, float* dst, std::size_t ld_dst) {
-    __m128 r0 = _mm_loadu_ps(src), r1 = _mm_loadu_ps(src + ld_src);
-    __m128 r2 = _mm_loadu_ps(src + 2 * ld_src), r3 = _mm_loadu_ps(src + 3 * ld_src);
-    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
-    _mm_storeu_ps(dst, r0);
-    _mm_storeu_ps(dst + ld_dst, r1);
-    _mm_storeu_ps(dst + 2 * ld_dst, r2);
-    _mm_storeu_ps(dst + 3 * ld_dst, r3);
-}
-#endif
-
 // Packs inner indices [p0, p0 + kc) x columns [j0, j0 + nc) of op(B) into bp as strips of NR
 // columns: bp[s·kc·NR + p·NR + j] = op(B)[p0 + p][j0 + s·NR + j], zero past column nc.
 // b: (K, N) with ldb when !trans_b; (N, K) with ldb when trans_b.
@@ -102,11 +77,11 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
             // the L1-sized strip. Groups of 4 columns x 4 p go through a register transpose.
             const float* src0 = b + (j0 + s * NR) * ldb + p0;  // column j of op(B) at src0 + j·ldb
             std::size_t j = 0;
-#if ATTNLAB_MATMUL_SSE_TRANSPOSE
+#if ATTNLAB_SSE_TRANSPOSE
             for (; j + 4 <= cols; j += 4) {
                 const float* src = src0 + j * ldb;
                 std::size_t p = 0;
-                for (; p + 4 <= kc; p += 4) transpose4<Arch>(src + p, ldb, dst + p * NR + j, NR);
+                for (; p + 4 <= kc; p += 4) simd::transpose4<Arch>(src + p, ldb, dst + p * NR + j, NR);
                 for (; p < kc; ++p) {
                     for (std::size_t jj = 0; jj < 4; ++jj) dst[p * NR + j + jj] = src[jj * ldb + p];
                 }

@@ -26,6 +26,15 @@
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
 #endif
+// 4 x 4 transposes for packing (simd::transpose4). xsimd 8.1 has no transpose, but the four
+// 128-bit SSE shuffles it takes exist on every x86 table and map 1:1 onto simd128 shuffles in
+// Emscripten's SSE headers (the WASM build compiles with -msse4.1).
+#if !defined(ATTNLAB_NO_SIMD) && defined(__SSE2__)
+#include <xmmintrin.h>
+#define ATTNLAB_SSE_TRANSPOSE 1
+#else
+#define ATTNLAB_SSE_TRANSPOSE 0
+#endif
 
 // True where the library carries an SSE2 and an AVX2+FMA table and chooses at run time.
 #if !defined(ATTNLAB_NO_SIMD) && (defined(__x86_64__) || defined(_M_X64)) && !defined(__EMSCRIPTEN__)
@@ -224,6 +233,28 @@ inline Batch<Arch> Exp2NonPositive<Arch>::operator()(const B& t_in) const {
     // exponent of 2^n (n >= -127 by the clamp, so 127 + n >= 0; n = -127 gives 0.0f).
     const B pow2n = xsimd::bitwise_cast<B>(xsimd::bitwise_cast<I>(k) << 23);
     return p * pow2n;
+}
+#endif
+
+#if ATTNLAB_SSE_TRANSPOSE
+// dst[p·ld_dst + j] = scale · src[j·ld_src + p] for j, p < 4 (scale 1: an exact copy). A template
+// on Arch so each ISA's file gets its own symbol.
+template <class Arch>
+inline void transpose4(const float* src, std::size_t ld_src, float* dst, std::size_t ld_dst, float scale = 1.0f) {
+    __m128 r0 = _mm_loadu_ps(src), r1 = _mm_loadu_ps(src + ld_src);
+    __m128 r2 = _mm_loadu_ps(src + 2 * ld_src), r3 = _mm_loadu_ps(src + 3 * ld_src);
+    if (scale != 1.0f) {
+        const __m128 c = _mm_set1_ps(scale);
+        r0 = _mm_mul_ps(r0, c);
+        r1 = _mm_mul_ps(r1, c);
+        r2 = _mm_mul_ps(r2, c);
+        r3 = _mm_mul_ps(r3, c);
+    }
+    _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+    _mm_storeu_ps(dst, r0);
+    _mm_storeu_ps(dst + ld_dst, r1);
+    _mm_storeu_ps(dst + 2 * ld_dst, r2);
+    _mm_storeu_ps(dst + 3 * ld_dst, r3);
 }
 #endif
 
