@@ -114,19 +114,30 @@ bool tile_skipped(const AttentionMask& mask, const Dims& dm, std::size_t b, std:
     return tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols);
 }
 
-// Sets masked entries of the score tile (rows, cols) with ld — queries i0.., keys j0.. of
-// batch row b — to -inf, as AttentionMask::apply does for the whole (T, S) matrix.
+// How a score tile is stored: queries by keys, tile[r·ld + c] (the backward, and the forward
+// when all keys fit one tile), or keys by queries, tile[c·ld + r] (the forward's tiles,
+// flash_softmax_pv_columns).
+enum class TileLayout { queries_by_keys, keys_by_queries };
+
+// Sets masked entries of the score tile of queries i0 + r (r < rows) and keys j0 + c (c < cols)
+// of batch row b to -inf, as AttentionMask::apply does for the whole (T, S) matrix. Layout:
+// see TileLayout (ld is the stride between the tile's stored rows).
+template <TileLayout Layout>
 void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
                std::size_t j0, std::size_t cols, float* tile, std::size_t ld) {
+    // Score of query r, key c (the layout is a compile-time choice, so the queries-by-keys loops
+    // below stay contiguous and vectorise).
+    const auto at = [&](std::size_t r, std::size_t c) -> float& {
+        return Layout == TileLayout::queries_by_keys ? tile[r * ld + c] : tile[c * ld + r];
+    };
     const std::uint8_t* pad = mask.key_padding.size() > 0 ? mask.key_padding.data() + b * dm.s + j0 : nullptr;
     const bool explicit_mask = mask.explicit_mask.size() > 0;
     for (std::size_t r = 0; r < rows; ++r) {
-        float* row = tile + r * ld;
         if (mask.causal) {
             // Keys j > i + shift are in the future of query i.
             const std::ptrdiff_t first_hidden = static_cast<std::ptrdiff_t>(i0 + r) + dm.shift + 1;
             const std::ptrdiff_t from = std::max<std::ptrdiff_t>(first_hidden - static_cast<std::ptrdiff_t>(j0), 0);
-            for (auto c = static_cast<std::size_t>(from); c < cols; ++c) row[c] = kNegInf;
+            for (auto c = static_cast<std::size_t>(from); c < cols; ++c) at(r, c) = kNegInf;
         }
         if (mask.window > 0) {
             // AttentionMask::outside_window as two ranges per row: keys j >= G with
@@ -138,7 +149,7 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
                 const auto hide = [&](std::ptrdiff_t lo, std::ptrdiff_t hi) {  // keys [lo, hi)
                     lo = std::max({lo, g, first});
                     hi = std::min(hi, end);
-                    for (std::ptrdiff_t j = lo; j < hi; ++j) row[j - first] = kNegInf;
+                    for (std::ptrdiff_t j = lo; j < hi; ++j) at(r, static_cast<std::size_t>(j - first)) = kNegInf;
                 };
                 hide(0, pos - w);
                 hide(pos + w + 1, end);
@@ -147,51 +158,11 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
         // Branch-free selects (the compiler vectorises them): a branch per key mispredicts on
         // every boundary and cost more than the tile's products.
         if (pad) {
-            for (std::size_t c = 0; c < cols; ++c) row[c] = pad[c] ? kNegInf : row[c];
+            for (std::size_t c = 0; c < cols; ++c) at(r, c) = pad[c] ? kNegInf : at(r, c);
         }
         if (explicit_mask) {
             const std::uint8_t* em = mask.explicit_mask.data() + (i0 + r) * dm.s + j0;
-            for (std::size_t c = 0; c < cols; ++c) row[c] = em[c] ? kNegInf : row[c];
-        }
-    }
-}
-
-// mask_tile for a score tile stored keys by queries: st (cols, ldq), st[jr·ldq + q] the score
-// of query i0 + q and key j0 + jr of batch row b; masked entries become -inf.
-void mask_tile_columns(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
-                       std::size_t j0, std::size_t cols, float* st, std::size_t ldq) {
-    const std::uint8_t* pad = mask.key_padding.size() > 0 ? mask.key_padding.data() + b * dm.s + j0 : nullptr;
-    const bool explicit_mask = mask.explicit_mask.size() > 0;
-    const auto n = static_cast<std::ptrdiff_t>(rows);
-    // queries [lo, hi) of the key row, clamped to the tile
-    const auto hide = [&](float* row, std::ptrdiff_t lo, std::ptrdiff_t hi) {
-        lo = std::max<std::ptrdiff_t>(lo, 0);
-        hi = std::min(hi, n);
-        for (std::ptrdiff_t q = lo; q < hi; ++q) row[q] = kNegInf;
-    };
-    for (std::size_t jr = 0; jr < cols; ++jr) {
-        float* row = st + jr * ldq;
-        if (pad && pad[jr]) {
-            hide(row, 0, n);
-            continue;
-        }
-        const auto j = static_cast<std::ptrdiff_t>(j0 + jr);
-        // query i0 + q is at position i0 + q + shift, so q = pos - first
-        const std::ptrdiff_t first = static_cast<std::ptrdiff_t>(i0) + dm.shift;
-        // Causal: key j is in the future of positions before j.
-        if (mask.causal) hide(row, 0, j - first);
-        if (mask.window > 0) {
-            // AttentionMask::outside_window: a key j >= G is hidden from positions pos >= G with
-            // pos > j + W or pos < j - W.
-            const auto g = static_cast<std::ptrdiff_t>(mask.global_tokens), w = static_cast<std::ptrdiff_t>(mask.window);
-            if (j >= g) {
-                hide(row, g - first, j - w - first);
-                hide(row, std::max(g, j + w + 1) - first, n);
-            }
-        }
-        if (explicit_mask) {
-            const std::uint8_t* em = mask.explicit_mask.data() + i0 * dm.s + static_cast<std::size_t>(j);
-            for (std::size_t q = 0; q < rows; ++q) row[q] = em[q * dm.s] ? kNegInf : row[q];
+            for (std::size_t c = 0; c < cols; ++c) at(r, c) = em[c] ? kNegInf : at(r, c);
         }
     }
 }
@@ -391,7 +362,7 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
                 // of the recorded path in the same order, so the results are bit-identical to it.
                 kernels::matmul_nt(qi, dm.d, kh, dm.d, s_tile, BC, rows, dm.s, dm.d, Accumulate::no, nullptr,
                                    scratch.matmul());
-                if (mask.any()) mask_tile(mask, dm, b, i0, rows, 0, dm.s, s_tile, BC);
+                if (mask.any()) mask_tile<TileLayout::queries_by_keys>(mask, dm, b, i0, rows, 0, dm.s, s_tile, BC);
                 kernels::online_softmax_tile(s_tile, rows, dm.s, BC, factor, row_max, row_sum, rescale);
                 for (std::size_t r = 0; r < rows; ++r) {
                     if (row_sum[r] == 0.0f) continue;  // no visible key: p is already 0
@@ -417,7 +388,7 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
                 if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
                 // sᵀ = k_j · q_iᵀ (cols, ldq), masked
                 kernels::flash_scores(kp + (j0 / BC) * kg_tile, cols, dm.d, qs, q_strips, s_tile, ldq);
-                if (mask.any()) mask_tile_columns(mask, dm, b, i0, rows, j0, cols, s_tile, ldq);
+                if (mask.any()) mask_tile<TileLayout::keys_by_queries>(mask, dm, b, i0, rows, j0, cols, s_tile, ldq);
                 // p = 2^(t - m'), l and m updated (base 2), o rescaled by 2^(m - m'), o += p · v_j
                 kernels::flash_softmax_pv_columns(s_tile, rows, cols, ldq, vp + j0 * dp, dp, o_acc, row_max, row_sum,
                                                   rescale);
@@ -532,7 +503,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                     kernels::flash_pack_groups(qi, rows, dm.d, 1.0f, qp);
                     kernels::flash_pack_groups(doi, rows, dm.dv, 1.0f, dop);
                     kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
-                    if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
+                    if (mask.any()) mask_tile<TileLayout::queries_by_keys>(mask, dm, b, i0, rows, j0, cols, p, BC);
                     kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
                     // p = exp(s·scale - lse), ds = p ⊙ (dp - delta)·scale
                     kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
@@ -579,7 +550,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                 const std::size_t cols = std::min(BC, j_end - j0);
                 if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
                 kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
-                if (mask.any()) mask_tile(mask, dm, b, i0, rows, j0, cols, p, BC);
+                if (mask.any()) mask_tile<TileLayout::queries_by_keys>(mask, dm, b, i0, rows, j0, cols, p, BC);
                 kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
                 kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
                                              delta + bh * dm.t + i0);
