@@ -199,7 +199,7 @@ void flash_scores(const float* qp, std::size_t rows, std::size_t d, const float*
 // step per query; and p·V reads the probabilities of one key for R adjacent queries at constant
 // offsets. (Stored queries by keys, as before, the softmax needed a horizontal max and sum and
 // scalar steps per query and tile, and on WebAssembly p had to be transposed for p·V: this
-// layout measured 4-6% faster natively and 2% in V8, n = 256 and 2048.)
+// layout measured 4-7% faster natively and 2% in V8, n = 256 and 2048.)
 // Per query q: m' = max(m, max_j t_j), p_j = 2^(t_j - m'), alpha = 2^(m - m'), l = alpha·l + Σ p,
 // o_q = alpha·o_q + Σ_j p_j v_j. A query that has seen only masked keys keeps m = -inf, l = 0
 // and o = 0. row_max (log2 units), row_sum, alpha: (ldq); vp: (cols, Dp); o: (rows, Dp).
