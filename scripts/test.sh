@@ -20,8 +20,9 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 
 if [[ "${1:-}" == "--native" ]]; then exit 0; fi
 
-echo "== WebAssembly build (threads + single)"
+echo "== WebAssembly build (threads + single, and the kernel tests under WebAssembly)"
 bash scripts/build_wasm.sh threads single
+cmake --build build-wasm-threads --target attnlab_wasm_kernel_tests -j"$jobs"
 echo "== Node tests of the WebAssembly module"
 node --test tests/wasm/
 echo "== page build"

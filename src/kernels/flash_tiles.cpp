@@ -8,7 +8,7 @@
 namespace attnlab {
 namespace kernels {
 
-std::size_t flash_strip() { return table().nr; }
+std::size_t flash_strip() { return table().flash_nr; }
 std::size_t flash_group() { return table().flash_mr; }
 
 std::size_t flash_strips_size(std::size_t rows, std::size_t d) {

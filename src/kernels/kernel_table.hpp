@@ -12,13 +12,14 @@
 namespace attnlab {
 namespace kernels {
 
-// Rows of a matmul micro-tile (the same for every ISA; the columns, nr, are 2 vectors).
+// Rows of a matmul micro-tile (the same for every ISA; the columns, nr, depend on the ISA).
 constexpr std::size_t kMatmulMR = 6;
 
 struct KernelTable {
     const char* isa;    // "avx2+fma", "sse2", "wasm-simd128", "scalar", ... (active_isa())
     std::size_t lanes;  // floats per vector
-    std::size_t nr;     // columns of a matmul micro-tile (2 vectors)
+    std::size_t nr;     // columns of a matmul micro-tile (a whole number of vectors)
+    std::size_t flash_nr;  // rows per packed strip of the flash tile kernels (2 vectors)
     std::size_t flash_mr;  // rows per packed group of the flash tile kernels
 
     // --- matmul (matmul_arch.hpp) ---

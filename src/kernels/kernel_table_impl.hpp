@@ -15,11 +15,11 @@ namespace arch {
 
 template <class Arch>
 constexpr KernelTable make_table(const char* isa) {
-    static_assert(FlashShape<Arch>::NR == MatmulShape<Arch>::NR, "KernelTable::nr serves both");
     return KernelTable{
         isa,
         simd::Batch<Arch>::size,
         MatmulShape<Arch>::NR,
+        FlashShape<Arch>::NR,
         FlashShape<Arch>::MR,
         &pack_b<Arch>,
         &gemm_rows<Arch>,

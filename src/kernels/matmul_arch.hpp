@@ -16,11 +16,21 @@ template <class Arch>
 struct MatmulShape {
     using Batch = simd::Batch<Arch>;
     static constexpr std::size_t W = Batch::size;  // floats per vector: 1, 4 (SSE, WASM) or 8 (AVX2)
-    static constexpr std::size_t MR = kMatmulMR;   // rows of a micro-tile
-    static constexpr std::size_t NV = 2;           // vectors per micro-tile row
-    static constexpr std::size_t NR = NV * W;      // columns of a micro-tile
+    static constexpr std::size_t MR = kMatmulMR;   // rows of a micro-tile (micro_dispatch may split them)
+#if defined(__wasm_simd128__)
+    // WebAssembly: 4 vectors (16 columns) per row, run 2 rows at a time (micro_dispatch). There
+    // is no FMA, so each multiply-add is a mul and an add, on separate pipes; 2 x 4 needs 4 loads
+    // and 2 broadcasts per 8 of each, where 3 x 2 needed 2 and 3 per 6. Measured in Node 20
+    // (1 thread): the training shapes (2048 x 64 x 64 and kin) 28-31 -> 33-38 GFLOP/s, 512^3
+    // 29 -> 33, the tiny-encoder training step 12% faster. 8 accumulators, 4 B vectors, a
+    // broadcast and a product temporary: 14 of x64's 16 registers (V8 keeps one as scratch).
+    static constexpr std::size_t NV = 4;
+#else
     // 6 x 2 accumulators + 2 B vectors + 1 broadcast (+1 product temporary without FMA) = 16
     // registers: fits SSE2/AVX2's 16 without spills.
+    static constexpr std::size_t NV = 2;
+#endif
+    static constexpr std::size_t NR = NV * W;  // columns of a micro-tile
 };
 
 // Packs rows [i0, i0 + mc) x inner indices [p0, p0 + kc) of op(A) into ap, as groups of MR rows:
@@ -161,16 +171,16 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
                     const float* bp, float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias) {
     static_assert(kMatmulMR == 6, "update the dispatch when MR changes");
 #if defined(__wasm_simd128__)
-    // WebAssembly: V8 has 16 vector registers and spills some of the 12 accumulators of a
-    // 6-row tile, so 5 and 6 rows run as 3 + the rest (same operations per element, B strip
-    // read twice from L1). Measured in Node 20: 2048 x 64 x 64 and its kin 24 -> 28.5 GFLOP/s;
-    // 4 + 2 rows was no better.
-    if (rows >= 5) {
-        micro_kernel<Arch, 3>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
-        micro_dispatch<Arch>(rows - 3, kc, a + 3 * rs, rs, cs, bp, c + 3 * ldc, ldc, cols, add, bias);
-        return;
+    // WebAssembly: 2 rows at a time (see MatmulShape); an odd last row runs alone.
+    if (rows >= 3) {
+        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+        micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, c + 2 * ldc, ldc, cols, add, bias);
+    } else if (rows == 2) {
+        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+    } else {
+        micro_kernel<Arch, 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
     }
-#endif
+#else
     switch (rows) {
         case 6: micro_kernel<Arch, 6>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
         case 5: micro_kernel<Arch, 5>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
@@ -179,6 +189,7 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
         case 2: micro_kernel<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
         default: micro_kernel<Arch, 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
     }
+#endif
 }
 
 // gemm_rows reads A in place, without packing it, when lda is at most kMatmulMaxLdaInPlace. The micro-kernel broadcasts one A
