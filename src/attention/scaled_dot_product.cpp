@@ -92,8 +92,9 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
     constexpr const char* where = "scaled_dot_product_attention";
     validate(q, k, v, mask);
     if (backend != SdpBackend::math) {
+        // The reasons are only spelled out for an error (auto falls back silently, allocating nothing).
         std::vector<std::string> reasons;
-        if (can_use_flash(observer, cache, &reasons)) {
+        if (can_use_flash(observer, cache, backend == SdpBackend::flash ? &reasons : nullptr)) {
             flash_attention_forward(q, k, v, mask, scale, cache ? &cache->logsumexp : nullptr, nullptr, context);
             observe_context(observer, context);
             if (cache) {
@@ -175,14 +176,21 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                   where, "cache.weights (B, H, T, S) from the forward call");
     const std::size_t group = heads / kv_heads;
     const float factor = scale.effective(d);
-    dq = Tensor4::from_shape(q.shape());
-    dk = xt::zeros<float>(k.shape());
-    dv = xt::zeros<float>(v.shape());
+    // The gradients keep their storage when they already have the shapes (a training step then
+    // allocates nothing here); dq is overwritten below, dk and dv accumulate from zero.
+    if (dq.shape() != q.shape()) dq = Tensor4::from_shape(q.shape());
+    if (dk.shape() != k.shape()) dk = Tensor4::from_shape(k.shape());
+    if (dv.shape() != v.shape()) dv = Tensor4::from_shape(v.shape());
+    dk.fill(0.0f);
+    dv.fill(0.0f);
 
     // One (batch, kv head) per task, so the query heads that share a kv head accumulate into
     // its dk and dv without races.
     parallel_for(0, batch * kv_heads, [&](std::size_t begin, std::size_t end) {
-        std::vector<float> dw(t * s);  // (T, S) gradient of the weights, then of the scores
+        // (T, S) gradient of the weights, then of the scores: the running thread's buffer,
+        // grown once and reused by every later call.
+        thread_local std::vector<float> dw;
+        dw.resize(t * s);
         for (std::size_t bk = begin; bk < end; ++bk) {
             const std::size_t b = bk / kv_heads, hk = bk % kv_heads;
             const float* kh = k.data() + bk * s * d;     // (S, D)
@@ -201,7 +209,7 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                 kernels::softmax_rows_backward(w, dw.data(), dw.data(), t, s, s);
                 // scaled = scores·factor
                 if (factor != 1.0f) {
-                    for (float& x : dw) x *= factor;
+                    for (std::size_t i = 0; i < t * s; ++i) dw[i] *= factor;
                 }
                 // scores = q·kᵀ  =>  dq = dscores·k, dk += dscoresᵀ·q
                 kernels::matmul_nn(dw.data(), s, kh, d, dq.data() + bh * t * d, d, t, d, s);

@@ -97,8 +97,9 @@ int run_train(int argc, char** argv) {
     double smooth_loss = 0, smooth_acc = 0;
     EvalResult last_eval;
     std::size_t done = 0;
+    StepMetrics m;  // reused: the step writes into it without allocating
     for (; done < steps;) {
-        const StepMetrics m = trainer.step();
+        trainer.step(m);
         ++done;
         smooth_loss = done == 1 ? m.loss : 0.95 * smooth_loss + 0.05 * m.loss;
         smooth_acc = done == 1 ? m.accuracy : 0.95 * smooth_acc + 0.05 * m.accuracy;

@@ -65,10 +65,10 @@ RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& train
     double loss_sum = 0.0, acc_sum = 0.0;
     std::size_t in_interval = 0, point = 0;
     const auto start = std::chrono::steady_clock::now();
+    StepMetrics m;  // reused: the step writes into it without allocating
     for (std::size_t step = 0; step < train.steps; ++step) {
-        StepMetrics m;
         try {
-            m = trainer.step();
+            trainer.step(m);
         } catch (const ValueError& e) {
             out.failed_step = step;
             out.error = e.what();

@@ -111,15 +111,12 @@ Tensor3 DecoderLM::run_logits(const Index2& tokens, const std::vector<StageObser
 }
 
 const Tensor3& DecoderLM::forward_hidden(const Index2& tokens, DecoderLMCache& local) {
-    std::optional<detail::AttentionStatsGatherer> gatherer;
-    std::vector<StageObserver*> observers;
-    if (record_stats_) {
-        gatherer.emplace(blocks.size(), config_.num_heads);
-        observers = gatherer->observers();
-    }
+    static const std::vector<StageObserver*> kNoObservers;
+    const std::vector<StageObserver*>& observers =
+        record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads) : kNoObservers;
     const Tensor3& h = training_ ? run(tokens, observers, &cache_, &dropout_rng_, cache_)
                                  : run(tokens, observers, nullptr, nullptr, local);
-    if (gatherer) stats_ = gatherer->stats();
+    if (record_stats_) stats_collector_.finish(stats_);
     return h;
 }
 

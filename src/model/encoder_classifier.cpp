@@ -135,15 +135,12 @@ Tensor2 EncoderClassifier::forward(const Index2& tokens, const Mask2& padding) {
 }
 
 void EncoderClassifier::forward_to(const Index2& tokens, const Mask2& padding, Tensor2& logits) {
-    std::optional<detail::AttentionStatsGatherer> gatherer;
-    std::vector<StageObserver*> observers;
-    if (record_stats_) {
-        gatherer.emplace(blocks.size(), config_.num_heads);
-        observers = gatherer->observers();
-    }
+    static const std::vector<StageObserver*> kNoObservers;
+    const std::vector<StageObserver*>& observers =
+        record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads) : kNoObservers;
     if (training_) run(tokens, padding, observers, &cache_, &dropout_rng_, logits);
     else run(tokens, padding, observers, nullptr, nullptr, logits);
-    if (gatherer) stats_ = gatherer->stats();
+    if (record_stats_) stats_collector_.finish(stats_);
 }
 
 void EncoderClassifier::backward(const Tensor2& dlogits) {

@@ -269,11 +269,38 @@ Tensor1 AttentionStatsRecorder::mean_entropy() const {
     return out;
 }
 
+float AttentionStatsRecorder::mean_entropy(std::size_t head) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (head >= entropy_sum_.size() || row_count_[head] == 0) return 0.0f;
+    return static_cast<float>(entropy_sum_[head] / double(row_count_[head]));
+}
+
 void AttentionStatsRecorder::clear() {
     std::lock_guard<std::mutex> lock(mutex_);
     max_abs_ = 0.0f;
     std::fill(entropy_sum_.begin(), entropy_sum_.end(), 0.0);
     std::fill(row_count_.begin(), row_count_.end(), 0);
+}
+
+const std::vector<StageObserver*>& AttentionStatsCollector::start(std::size_t num_layers, std::size_t num_heads) {
+    if (recorders_.size() != num_layers || num_heads_ != num_heads) {
+        recorders_.clear();
+        observers_.clear();
+        for (std::size_t l = 0; l < num_layers; ++l) observers_.push_back(&recorders_.emplace_back(num_heads));
+        num_heads_ = num_heads;
+    }
+    for (AttentionStatsRecorder& r : recorders_) r.clear();
+    return observers_;
+}
+
+void AttentionStatsCollector::finish(AttentionStats& out) const {
+    const std::size_t layers = recorders_.size(), heads = num_heads_;
+    if (out.max_abs_score.size() != layers) out.max_abs_score = Tensor1::from_shape({layers});
+    if (out.entropy.shape(0) != layers || out.entropy.shape(1) != heads) out.entropy = Tensor2::from_shape({layers, heads});
+    for (std::size_t l = 0; l < layers; ++l) {
+        out.max_abs_score(l) = recorders_[l].max_abs_score();
+        for (std::size_t h = 0; h < heads; ++h) out.entropy(l, h) = recorders_[l].mean_entropy(h);
+    }
 }
 
 float AttentionStats::max_abs() const {

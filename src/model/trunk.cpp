@@ -94,28 +94,4 @@ Tensor4 AttentionMapRecorder::maps(std::size_t batch, std::size_t num_heads) con
     return out;
 }
 
-AttentionStatsGatherer::AttentionStatsGatherer(std::size_t num_layers, std::size_t num_heads) {
-    for (std::size_t l = 0; l < num_layers; ++l) recorders_.emplace_back(num_heads);
-}
-
-std::vector<StageObserver*> AttentionStatsGatherer::observers() {
-    std::vector<StageObserver*> out;
-    for (auto& r : recorders_) out.push_back(&r);
-    return out;
-}
-
-AttentionStats AttentionStatsGatherer::stats() const {
-    AttentionStats s;
-    const std::size_t layers = recorders_.size();
-    const std::size_t heads = layers == 0 ? 0 : recorders_[0].mean_entropy().size();
-    s.max_abs_score = Tensor1::from_shape({layers});
-    s.entropy = Tensor2::from_shape({layers, heads});
-    for (std::size_t l = 0; l < layers; ++l) {
-        s.max_abs_score(l) = recorders_[l].max_abs_score();
-        const Tensor1 e = recorders_[l].mean_entropy();
-        for (std::size_t h = 0; h < heads && h < e.size(); ++h) s.entropy(l, h) = e(h);
-    }
-    return s;
-}
-
 }  // namespace attnlab::detail

@@ -58,15 +58,4 @@ private:
     std::deque<TraceRecorder> recorders_;  // deque: recorders hold a mutex and never move
 };
 
-// Per-block AttentionStatsRecorders, gathered into AttentionStats after a forward.
-class AttentionStatsGatherer {
-public:
-    AttentionStatsGatherer(std::size_t num_layers, std::size_t num_heads);
-    std::vector<StageObserver*> observers();
-    AttentionStats stats() const;
-
-private:
-    std::deque<AttentionStatsRecorder> recorders_;
-};
-
 }  // namespace attnlab::detail

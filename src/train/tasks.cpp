@@ -39,6 +39,36 @@ void require_batch_size(std::size_t batch_size, std::size_t t, const std::string
     require_allocatable({batch_size, t}, "Task::sample", "the batch");
 }
 
+// The batch's tensors take the shapes of this task; a tensor that already has its shape keeps its
+// storage (sample_into then allocates nothing), one the task does not use is left empty.
+template <class Tensor, std::size_t N>
+void shape_to(Tensor& t, const std::array<std::size_t, N>& shape) {
+    bool same = t.dimension() == N;
+    for (std::size_t i = 0; same && i < N; ++i) same = t.shape()[i] == shape[i];
+    if (!same) t = Tensor::from_shape(shape);
+}
+template <class Tensor>
+void make_empty(Tensor& t) {
+    if (t.size() != 0) t = Tensor();
+}
+void shape_sequence_batch(Batch& batch, std::size_t b, std::size_t t) {
+    shape_to(batch.tokens, std::array<std::size_t, 2>{b, t});
+    shape_to(batch.targets, std::array<std::size_t, 2>{b, t});
+    make_empty(batch.labels);
+    make_empty(batch.padding);
+}
+
+// Scratch of the tasks' samplers, one per thread (a Task is shared and const): grown on first
+// use, then reused, so sampling a batch of an unchanged size allocates nothing.
+struct SampleScratch {
+    std::vector<std::int32_t> example, perm, values, word, stack;
+    std::vector<std::size_t> closes, others;
+};
+SampleScratch& sample_scratch() {
+    thread_local SampleScratch scratch;
+    return scratch;
+}
+
 void require_token(std::int32_t token, std::size_t position, std::size_t vocab, const std::string& task) {
     if (token < -1 || token >= static_cast<std::int32_t>(vocab)) {
         fail<ValueError>(task, "::decode: token ", token, " at position ", position, " is outside [0, ", vocab,
@@ -84,13 +114,12 @@ public:
     std::size_t seq_len() const override { return 2 * length_; }
     std::size_t num_classes() const override { return vocab_size(); }
 
-    Batch sample(std::size_t batch_size, Rng& rng) const override {
+    void sample_into(std::size_t batch_size, Rng& rng, Batch& batch) const override {
         const std::size_t L = length_, T = seq_len();
         require_batch_size(batch_size, T, name());
-        Batch batch;
-        batch.tokens = Index2::from_shape({batch_size, T});
-        batch.targets = Index2::from_shape({batch_size, T});
-        std::vector<std::int32_t> example(2 * L + 1);  // prompt, SEP, answer
+        shape_sequence_batch(batch, batch_size, T);
+        std::vector<std::int32_t>& example = sample_scratch().example;
+        example.resize(2 * L + 1);  // prompt, SEP, answer
         for (std::size_t b = 0; b < batch_size; ++b) {
             for (std::size_t i = 0; i < L; ++i) example[i] = draw(rng, vocab_);
             example[L] = sep();
@@ -102,7 +131,6 @@ public:
                 batch.targets(b, t) = t < L ? -1 : example[t + 1];  // only answer tokens count
             }
         }
-        return batch;
     }
 
     std::string decode(const std::int32_t* tokens, std::size_t n) const override {
@@ -131,18 +159,19 @@ public:
     std::size_t seq_len() const override { return 2 * pairs_ + 2; }
     std::size_t num_classes() const override { return vocab_size(); }
 
-    Batch sample(std::size_t batch_size, Rng& rng) const override {
+    void sample_into(std::size_t batch_size, Rng& rng, Batch& batch) const override {
         const std::size_t N = pairs_, T = seq_len();
         require_batch_size(batch_size, T, name());
-        Batch batch;
-        batch.tokens = Index2::from_shape({batch_size, T});
-        batch.targets = Index2::from_shape({batch_size, T});
+        shape_sequence_batch(batch, batch_size, T);
         batch.targets.fill(-1);
         // Partial Fisher-Yates over a permutation of the keys: any starting order gives a uniform
         // random choice of N distinct keys, so the array is reused across examples.
-        std::vector<std::int32_t> perm(keys_);
+        SampleScratch& scratch = sample_scratch();
+        std::vector<std::int32_t>& perm = scratch.perm;
+        std::vector<std::int32_t>& values = scratch.values;
+        perm.resize(keys_);
         for (std::size_t i = 0; i < keys_; ++i) perm[i] = static_cast<std::int32_t>(i);
-        std::vector<std::int32_t> values(N);
+        values.resize(N);
         for (std::size_t b = 0; b < batch_size; ++b) {
             for (std::size_t i = 0; i < N; ++i) {
                 std::swap(perm[i], perm[i + rng.below(static_cast<std::uint32_t>(keys_ - i))]);
@@ -155,7 +184,6 @@ public:
             batch.tokens(b, 2 * N + 1) = perm[q];
             batch.targets(b, 2 * N + 1) = values[q];
         }
-        return batch;
     }
 
     std::string decode(const std::int32_t* tokens, std::size_t n) const override {
@@ -183,19 +211,16 @@ public:
     std::size_t seq_len() const override { return length_; }
     std::size_t num_classes() const override { return vocab_size(); }
 
-    Batch sample(std::size_t batch_size, Rng& rng) const override {
+    void sample_into(std::size_t batch_size, Rng& rng, Batch& batch) const override {
         const std::size_t T = length_;
         require_batch_size(batch_size, T, name());
-        Batch batch;
-        batch.tokens = Index2::from_shape({batch_size, T});
-        batch.targets = Index2::from_shape({batch_size, T});
+        shape_sequence_batch(batch, batch_size, T);
         for (std::size_t b = 0; b < batch_size; ++b) {
             for (std::size_t t = 0; t < T; ++t) {
                 batch.tokens(b, t) = draw(rng, vocab_);
                 batch.targets(b, t) = t < k_ ? -1 : batch.tokens(b, t - k_);
             }
         }
-        return batch;
     }
 
     std::string decode(const std::int32_t* tokens, std::size_t n) const override {
@@ -222,27 +247,29 @@ public:
     std::size_t seq_len() const override { return length_; }
     std::size_t num_classes() const override { return 2; }
 
-    Batch sample(std::size_t batch_size, Rng& rng) const override {
+    void sample_into(std::size_t batch_size, Rng& rng, Batch& batch) const override {
         const std::size_t T = length_;
         require_batch_size(batch_size, T, name());
-        Batch batch;
-        batch.tokens = Index2::from_shape({batch_size, T});
-        batch.padding = Mask2::from_shape({batch_size, T});
-        batch.labels = Index1::from_shape({batch_size});
+        shape_to(batch.tokens, std::array<std::size_t, 2>{batch_size, T});
+        shape_to(batch.padding, std::array<std::size_t, 2>{batch_size, T});
+        shape_to(batch.labels, std::array<std::size_t, 1>{batch_size});
+        make_empty(batch.targets);
         const auto pad = static_cast<std::int32_t>(2 * kinds_);
+        SampleScratch& scratch = sample_scratch();
+        std::vector<std::int32_t>& word = scratch.word;
         for (std::size_t b = 0; b < batch_size; ++b) {
             // The length is drawn before the label and is always even, so neither the length nor
             // its parity says anything about the class.
             const std::size_t n = 2 * (1 + rng.below(static_cast<std::uint32_t>(T / 2)));
             const bool balanced = rng.below(2) == 1;
-            const std::vector<std::int32_t> word = balanced ? balanced_word(n, rng) : unbalanced_word(n, rng);
+            if (balanced) balanced_word(n, rng, scratch, word);
+            else unbalanced_word(n, rng, scratch, word);
             for (std::size_t t = 0; t < T; ++t) {
                 batch.tokens(b, t) = t < n ? word[t] : pad;
                 batch.padding(b, t) = t < n ? 0 : 1;
             }
             batch.labels(b) = balanced ? 1 : 0;
         }
-        return batch;
     }
 
     std::string decode(const std::int32_t* tokens, std::size_t n) const override {
@@ -257,11 +284,12 @@ public:
     }
 
 private:
-    // A random balanced word of even length n: open while there is room, close when the depth
-    // equals the remaining length, otherwise a fair coin. A close matches the innermost open.
-    std::vector<std::int32_t> balanced_word(std::size_t n, Rng& rng) const {
-        std::vector<std::int32_t> word, stack;
-        word.reserve(n);
+    // word = a random balanced word of even length n: open while there is room, close when the
+    // depth equals the remaining length, otherwise a fair coin. A close matches the innermost open.
+    void balanced_word(std::size_t n, Rng& rng, SampleScratch& scratch, std::vector<std::int32_t>& word) const {
+        std::vector<std::int32_t>& stack = scratch.stack;
+        word.clear();
+        stack.clear();
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t depth = stack.size(), remaining = n - i;
             const bool open = depth == 0 || (depth < remaining && rng.below(2) == 0);
@@ -273,11 +301,10 @@ private:
                 stack.pop_back();
             }
         }
-        return word;
     }
 
-    bool is_balanced(const std::vector<std::int32_t>& word) const {
-        std::vector<std::int32_t> stack;
+    static bool is_balanced(const std::vector<std::int32_t>& word, std::vector<std::int32_t>& stack) {
+        stack.clear();
         for (std::int32_t t : word) {
             if (t % 2 == 0) stack.push_back(t);
             else if (stack.empty() || stack.back() != t - 1) return false;
@@ -286,40 +313,42 @@ private:
         return stack.empty();
     }
 
-    // Half of the negatives are hard: a shuffled balanced word keeps every kind's counts (so
-    // counting cannot tell it apart), and with two or more kinds a quarter swap two closing
-    // brackets of different kinds ("([])" -> "([)]"), which keeps the depth profile too. The last
-    // quarter are uniform random words, which mostly have the wrong counts.
-    std::vector<std::int32_t> unbalanced_word(std::size_t n, Rng& rng) const {
+    // word = an unbalanced word of even length n. Half of the negatives are hard: a shuffled
+    // balanced word keeps every kind's counts (so counting cannot tell it apart), and with two or
+    // more kinds a quarter swap two closing brackets of different kinds ("([])" -> "([)]"), which
+    // keeps the depth profile too. The last quarter are uniform random words, which mostly have
+    // the wrong counts.
+    void unbalanced_word(std::size_t n, Rng& rng, SampleScratch& scratch, std::vector<std::int32_t>& word) const {
         const std::uint32_t type = rng.below(4);
         if (type == 2 && kinds_ >= 2) {
-            std::vector<std::int32_t> word = balanced_word(n, rng);
-            std::vector<std::size_t> closes;
+            balanced_word(n, rng, scratch, word);
+            std::vector<std::size_t>& closes = scratch.closes;
+            std::vector<std::size_t>& others = scratch.others;
+            closes.clear();
             for (std::size_t i = 0; i < n; ++i)
                 if (word[i] % 2 == 1) closes.push_back(i);
             const std::size_t i = closes[rng.below(static_cast<std::uint32_t>(closes.size()))];
-            std::vector<std::size_t> others;
+            others.clear();
             for (std::size_t j : closes)
                 if (word[j] != word[i]) others.push_back(j);
             if (!others.empty()) {
                 // At the earlier of the two positions the innermost open is of the other kind.
                 std::swap(word[i], word[others[rng.below(static_cast<std::uint32_t>(others.size()))]]);
-                return word;
+                return;
             }
         }
         if (type == 3) {
-            std::vector<std::int32_t> word(n);
+            word.resize(n);
             for (auto& t : word) t = draw(rng, 2 * kinds_);
-            if (!is_balanced(word)) return word;
+            if (!is_balanced(word, scratch.stack)) return;
         }
-        std::vector<std::int32_t> word = balanced_word(n, rng);
+        balanced_word(n, rng, scratch, word);
         for (int attempt = 0; attempt < 8; ++attempt) {
             for (std::size_t i = n - 1; i > 0; --i) std::swap(word[i], word[rng.below(static_cast<std::uint32_t>(i + 1))]);
-            if (!is_balanced(word)) return word;
+            if (!is_balanced(word, scratch.stack)) return;
         }
         // A reversed balanced word starts with a closing bracket: unbalanced, same counts.
         std::reverse(word.begin(), word.end());
-        return word;
     }
 
     std::size_t length_, kinds_;
@@ -350,12 +379,10 @@ public:
     std::size_t seq_len() const override { return length_; }
     std::size_t num_classes() const override { return vocab_size(); }
 
-    Batch sample(std::size_t batch_size, Rng& rng) const override {
+    void sample_into(std::size_t batch_size, Rng& rng, Batch& batch) const override {
         const std::size_t T = length_;
         require_batch_size(batch_size, T, name());
-        Batch batch;
-        batch.tokens = Index2::from_shape({batch_size, T});
-        batch.targets = Index2::from_shape({batch_size, T});
+        shape_sequence_batch(batch, batch_size, T);
         const auto starts = static_cast<std::uint32_t>(ids_.size() - T);  // window [s, s + T] fits
         for (std::size_t b = 0; b < batch_size; ++b) {
             const std::size_t s = rng.below(starts);
@@ -364,7 +391,6 @@ public:
                 batch.targets(b, t) = ids_[s + t + 1];
             }
         }
-        return batch;
     }
 
     std::string decode(const std::int32_t* tokens, std::size_t n) const override {

@@ -70,36 +70,44 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
     }
     optimizer_ = optimizer_for(options_);
     schedule_ = schedule_for(options_);
-    keep_freed_memory();  // batch sampling and evaluation free and re-create tensors every step
+    keep_freed_memory();  // evaluation (and a caller's own tensors) free and re-create memory
     model_.set_record_attention_stats(options_.track_attention);
+    params_ = model_.parameters();
+    grads_ = model_.gradients();
 }
 
 StepMetrics Trainer::step() {
+    StepMetrics m;
+    step(m);
+    return m;
+}
+
+void Trainer::step(StepMetrics& m) {
     const auto start = std::chrono::steady_clock::now();
-    const Batch batch = task_.sample(options_.batch_size, data_rng_);
+    task_.sample_into(options_.batch_size, data_rng_, batch_);
     model_.zero_grad();
-    const CrossEntropyResult result = model_.loss_and_backward(batch);
+    const CrossEntropyResult result = model_.loss_and_backward(batch_);
     if (!std::isfinite(result.loss)) {
         fail<ValueError>("Trainer: the loss is ", result.loss, " at step ", step_,
                          "; training stopped (try a lower learning rate, clipping, or scaling on)");
     }
-    const std::vector<ParameterView> grads = model_.gradients();
-    require_finite_gradients(grads, step_);
-    StepMetrics m;
+    require_finite_gradients(grads_, step_);
     m.step = step_;
-    m.grad_norm = options_.clip_norm > 0.0f ? clip_grad_norm(grads, options_.clip_norm) : global_grad_norm(grads);
+    m.grad_norm = options_.clip_norm > 0.0f ? clip_grad_norm(grads_, options_.clip_norm) : global_grad_norm(grads_);
     m.lr = schedule_->lr_at(step_);
-    optimizer_->step(model_.parameters(), grads, m.lr);
+    optimizer_->step(params_, grads_, m.lr);
     m.loss = result.loss;
     m.accuracy = result.count ? static_cast<float>(result.correct) / static_cast<float>(result.count) : 0.0f;
     if (options_.track_attention) {
         const AttentionStats& stats = model_.attention_stats();
         m.max_score = stats.max_abs();
         m.head_entropy.assign(stats.entropy.begin(), stats.entropy.end());
+    } else {
+        m.max_score = 0.0f;
+        m.head_entropy.clear();
     }
     ++step_;
     m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    return m;
 }
 
 EvalResult evaluate_model(Model& model, const Task& task, std::size_t batches, std::size_t batch_size,

@@ -4,9 +4,13 @@
 // reuse them. Counted: every operator new / new[] of the process (xtensor's storage, std::vector,
 // std::string, ...) on any thread while a step runs.
 //
-// A step here is what Trainer::step does: zero_grad, forward, loss, backward, AdamW, with the
-// parameter and gradient views built once before the loop (they point at the model's tensors).
+// Two levels: the model's step (zero_grad, forward, loss, backward, AdamW, with the parameter and
+// gradient views built once before the loop), and the whole Trainer::step as the CLI and the
+// page call it: sampling the batch, clipping, the schedule and the metrics with the attention
+// diagnostics on.
 #include <atomic>
+#include <cmath>
+#include <memory>
 #include <cstdint>
 #include <cstdlib>
 #include <new>
@@ -19,7 +23,10 @@
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/model.hpp"
 #include "attnlab/train/optimizer.hpp"
+#include "attnlab/train/tasks.hpp"
+#include "attnlab/train/trainer.hpp"
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
@@ -138,6 +145,39 @@ TEST_P(StepAllocations, DecoderLmStepAllocatesNothing) {
         opt.step(params, grads, 1e-3f);
     });
     EXPECT_EQ(n, 0u) << "allocations per training step";
+}
+
+// Trainer::step(StepMetrics&) with the default options (attention diagnostics on, clipping,
+// AdamW, warm-up schedule) on a classification and a sequence task: the batch is sampled into
+// the trainer's own buffers and the metrics into the caller's record.
+TEST_P(StepAllocations, TrainerStepAllocatesNothing) {
+    const std::size_t t = GetParam().t;
+    struct TaskCase {
+        const char* name;
+        ModelKind kind;
+        TaskOptions options;
+    };
+    TaskOptions brackets, reverse;
+    brackets.length = t;
+    reverse.length = t / 2;
+    for (const TaskCase& tc : {TaskCase{"brackets", ModelKind::encoder, brackets},
+                               TaskCase{"reverse", ModelKind::decoder, reverse}}) {
+        SCOPED_TRACE(tc.name);
+        const std::unique_ptr<Task> task = make_task(tc.name, tc.options);
+        ModelConfig config = tiny(tc.kind, task->vocab_size(), task->seq_len());
+        config.num_classes = task->num_classes();
+        Model model(config, 5);
+        TrainerOptions options;
+        options.batch_size = 4;
+        options.total_steps = 100;
+        options.warmup_steps = 2;
+        Trainer trainer(model, *task, options);
+        StepMetrics metrics;
+        const std::uint64_t n = allocations_per_step([&] { trainer.step(metrics); });
+        EXPECT_EQ(n, 0u) << "allocations per Trainer::step";
+        EXPECT_EQ(metrics.head_entropy.size(), config.num_layers * config.num_heads);
+        EXPECT_TRUE(std::isfinite(metrics.loss));
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, StepAllocations,

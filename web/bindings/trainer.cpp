@@ -122,7 +122,7 @@ private:
         StepMetrics m;
         double total_ms = 0;
         for (std::size_t i = 0; i < n; ++i) {
-            m = trainer_->step();
+            trainer_->step(m);
             losses.push_back(m.loss);
             total_ms += m.ms;
         }

@@ -162,6 +162,7 @@ private:
     Rng dropout_rng_;
     bool record_stats_ = false;
     AttentionStats stats_;
+    AttentionStatsCollector stats_collector_;
 };
 
 }  // namespace attnlab

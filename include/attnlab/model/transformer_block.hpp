@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -166,6 +167,8 @@ public:
     // (H) mean over (batch, query rows) of -Σ_j w_j log w_j, in nats; rows with no visible key
     // (all weights 0) are skipped.
     Tensor1 mean_entropy() const;
+    // mean_entropy() of one head, without allocating; 0 for a head outside the recorder.
+    float mean_entropy(std::size_t head) const;
     void clear();
 
 private:
@@ -182,6 +185,32 @@ struct AttentionStats {
 
     // The largest over all layers.
     float max_abs() const;
+};
+
+// A model's per-layer AttentionStatsRecorders, kept from one forward to the next so recording
+// the statistics allocates nothing once they exist. Copying a model gives its copy an empty
+// collector (the recorders are scratch of one forward, and hold mutexes).
+//
+//   const std::vector<StageObserver*>& observers = collector.start(layers, heads);  // one per block
+//   ... run the blocks with observers[l] ...
+//   collector.finish(stats);
+class AttentionStatsCollector {
+public:
+    AttentionStatsCollector() = default;
+    AttentionStatsCollector(const AttentionStatsCollector&) {}
+    AttentionStatsCollector& operator=(const AttentionStatsCollector&) { return *this; }
+
+    // Clears the recorders (made on first use, or again if the shape changed) and returns one
+    // observer per layer, valid until the next start().
+    const std::vector<StageObserver*>& start(std::size_t num_layers, std::size_t num_heads);
+    // The statistics gathered since start(), written into out (its tensors reused when their
+    // shapes already fit).
+    void finish(AttentionStats& out) const;
+
+private:
+    std::deque<AttentionStatsRecorder> recorders_;  // deque: recorders hold a mutex and never move
+    std::vector<StageObserver*> observers_;
+    std::size_t num_heads_ = 0;
 };
 
 }  // namespace attnlab

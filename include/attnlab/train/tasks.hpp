@@ -11,6 +11,7 @@
 //   auto task = attnlab::make_task("reverse", options);       // T = 16, vocab_size = 11
 //   attnlab::Rng rng(7);
 //   attnlab::Batch batch = task->sample(32, rng);             // tokens, targets: (32, 16)
+//   task->sample_into(32, rng, batch);                        // the next batch, same buffers
 //   std::cout << task->decode(&batch.tokens(0, 0), task->seq_len()) << "\n";  // "3 1 4 ... | 4 ..."
 //
 // Two kinds of task:
@@ -87,7 +88,15 @@ public:
     // for classification tasks.
     virtual std::size_t num_classes() const = 0;
     // batch_size > 0 examples drawn from rng; the same rng state gives the same batch.
-    virtual Batch sample(std::size_t batch_size, Rng& rng) const = 0;
+    Batch sample(std::size_t batch_size, Rng& rng) const {
+        Batch batch;
+        sample_into(batch_size, rng, batch);
+        return batch;
+    }
+    // The same batch as sample(), written into `batch`: tensors that already have the task's
+    // shapes are reused and the unused ones emptied, so a training loop that samples into one
+    // Batch allocates nothing after the first step. Safe to call from several threads at once.
+    virtual void sample_into(std::size_t batch_size, Rng& rng, Batch& batch) const = 0;
     // Human-readable text of n tokens: "3 1 4 | 4 1 3", "(()[])", or the corpus characters.
     // -1 (an ignored target) reads as "_"; any other out-of-range token throws ValueError.
     virtual std::string decode(const std::int32_t* tokens, std::size_t n) const = 0;

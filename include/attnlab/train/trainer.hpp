@@ -11,7 +11,8 @@
 //   auto task = attnlab::make_task("reverse", {});
 //   attnlab::TrainerOptions options; options.lr = 3e-3f; options.total_steps = 3000;
 //   attnlab::Trainer trainer(model, *task, options);
-//   for (int i = 0; i < 3000; ++i) attnlab::StepMetrics m = trainer.step();
+//   attnlab::StepMetrics m;
+//   for (int i = 0; i < 3000; ++i) trainer.step(m);  // allocation-free after the first steps
 //   attnlab::EvalResult e = trainer.evaluate(8);
 #pragma once
 
@@ -19,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "attnlab/core/random.hpp"
 #include "attnlab/model/model.hpp"
@@ -69,6 +71,9 @@ public:
     // One optimisation step. Throws ValueError "... at step N ..." on a non-finite loss or
     // gradient; the parameters are then left as they were before the step.
     StepMetrics step();
+    // The same step, its metrics written into `metrics` (head_entropy reuses its capacity): after
+    // the first steps, sampling, forward, backward, clipping and the update allocate nothing.
+    void step(StepMetrics& metrics);
     // Loss and accuracy over `batches` batches from a fixed evaluation seed (independent of the
     // training stream, so two evaluations are comparable).
     EvalResult evaluate(std::size_t batches, std::uint64_t seed = 0xE7A1);
@@ -87,6 +92,10 @@ private:
     std::unique_ptr<Schedule> schedule_;
     Rng data_rng_;
     std::size_t step_ = 0;
+    Batch batch_;  // the step's batch, sampled into the same buffers every step
+    // Views of the model's parameters and gradients, built once: the model's tensors keep their
+    // storage for its lifetime (load_parameters and setParameter copy into them).
+    std::vector<ParameterView> params_, grads_;
 };
 
 }  // namespace attnlab
