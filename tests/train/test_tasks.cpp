@@ -74,6 +74,30 @@ TEST(Tasks, SameSeedGivesSameBatchForEveryTask) {
     }
 }
 
+// sample_into reuses a Batch across tasks and sizes: every call gives exactly what sample()
+// gives from the same Rng state, whatever the batch held before (another task's shapes, a
+// classification batch's labels and padding, a larger batch).
+TEST(Tasks, SampleIntoAReusedBatchEqualsAFreshSample) {
+    Batch reused;
+    for (std::size_t round = 0; round < 2; ++round) {
+        for (const auto& name : task_names()) {
+            auto task = make_task(name);
+            for (std::size_t batch_size : {5, 3, 3}) {
+                Rng a(77 + batch_size), b(77 + batch_size);
+                const Batch fresh = task->sample(batch_size, a);
+                task->sample_into(batch_size, b, reused);
+                EXPECT_EQ(reused.tokens, fresh.tokens) << name;
+                EXPECT_EQ(reused.targets, fresh.targets) << name;
+                EXPECT_EQ(reused.labels, fresh.labels) << name;
+                EXPECT_EQ(reused.padding, fresh.padding) << name;
+                EXPECT_EQ(reused.targets.size() == 0, task->kind() == TaskKind::classification) << name;
+                EXPECT_EQ(reused.labels.size() == 0, task->kind() == TaskKind::sequence) << name;
+                EXPECT_EQ(a.below(1000000), b.below(1000000)) << name << ": both left the Rng in the same state";
+            }
+        }
+    }
+}
+
 TEST(Tasks, BatchesHaveTheDocumentedShapesAndTokenRanges) {
     for (const auto& name : task_names()) {
         auto task = make_task(name);
