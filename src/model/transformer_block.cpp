@@ -220,34 +220,104 @@ std::vector<ParameterView> TransformerBlockGrad::views(const std::string& prefix
 AttentionStatsRecorder::AttentionStatsRecorder(std::size_t num_heads)
     : entropy_sum_(num_heads, 0.0), row_count_(num_heads, 0) {}
 
+namespace {
+// The masked tile a thread saw last, with the call it came from, for the weights that follow it.
+struct MaskedTile {
+    const void* recorder = nullptr;
+    std::size_t batch = 0;
+    std::ptrdiff_t head = -1;
+    std::size_t rows = 0, cols = 0;
+    std::vector<float> x;  // (rows, cols)
+};
+MaskedTile& masked_tile() {
+    thread_local MaskedTile tile;  // grown once per thread, then reused
+    return tile;
+}
+
+// -Σ_j w_j ln w_j of one row of weights (n), the direct way; sets `visible` to whether any
+// weight is positive.
+double row_entropy_direct(const float* w, std::size_t n, bool& visible) {
+    double h = 0.0, total = 0.0;
+    for (std::size_t j = 0; j < n; ++j) {
+        total += w[j];
+        if (w[j] > 0.0f) h -= static_cast<double>(w[j]) * std::log(static_cast<double>(w[j]));
+    }
+    visible = total != 0.0;
+    return h;
+}
+
+// The same from the masked scores x the weights are the softmax of: lse - Σ_j w_j x_j, with
+// lse = x_k - ln w_k at the largest weight (masked keys have w = 0 and x = -inf: skipped). Four
+// independent sums and maxima, so the loop is not one long dependency chain.
+double row_entropy_from_scores(const float* w, const float* x, std::size_t n, bool& visible) {
+    float wmax[4] = {0.0f, 0.0f, 0.0f, 0.0f}, wx[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    std::size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        for (std::size_t u = 0; u < 4; ++u) {
+            const float wj = w[j + u];
+            wmax[u] = wj > wmax[u] ? wj : wmax[u];
+            wx[u] += wj > 0.0f ? wj * x[j + u] : 0.0f;
+        }
+    }
+    for (; j < n; ++j) {
+        wmax[0] = w[j] > wmax[0] ? w[j] : wmax[0];
+        wx[0] += w[j] > 0.0f ? w[j] * x[j] : 0.0f;
+    }
+    const float top = std::max(std::max(wmax[0], wmax[1]), std::max(wmax[2], wmax[3]));
+    visible = top > 0.0f;
+    if (!visible) return 0.0;
+    std::size_t k = 0;
+    while (w[k] != top) ++k;
+    const double lse = static_cast<double>(x[k]) - std::log(static_cast<double>(top));
+    const double sum = (static_cast<double>(wx[0]) + wx[1]) + (static_cast<double>(wx[2]) + wx[3]);
+    return std::max(0.0, lse - sum);  // >= 0 exactly; rounding can leave -1e-7
+}
+}  // namespace
+
 void AttentionStatsRecorder::on_stage(const StageView& view) {
     if (view.stage == Stage::scaled) {
-        float m = 0.0f;
+        float m[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // four chains (see row_entropy_from_scores)
         for (std::size_t i = 0; i < view.rows; ++i) {
             const float* row = view.data + i * view.ld;
-            for (std::size_t j = 0; j < view.cols; ++j) m = std::max(m, std::fabs(row[j]));
+            std::size_t j = 0;
+            for (; j + 4 <= view.cols; j += 4) {
+                for (std::size_t u = 0; u < 4; ++u) m[u] = std::max(m[u], std::fabs(row[j + u]));
+            }
+            for (; j < view.cols; ++j) m[0] = std::max(m[0], std::fabs(row[j]));
         }
         std::lock_guard<std::mutex> lock(mutex_);
-        max_abs_ = std::max(max_abs_, m);
+        max_abs_ = std::max({max_abs_, m[0], m[1], m[2], m[3]});
         return;
     }
-    if (view.stage != Stage::weights || view.head < 0) return;
+    if (view.head < 0) return;
+    MaskedTile& tile = masked_tile();
+    if (view.stage == Stage::masked) {
+        tile.recorder = this;
+        tile.batch = view.batch;
+        tile.head = view.head;
+        tile.rows = view.rows;
+        tile.cols = view.cols;
+        tile.x.resize(view.rows * view.cols);
+        for (std::size_t i = 0; i < view.rows; ++i) {
+            std::copy(view.data + i * view.ld, view.data + i * view.ld + view.cols, tile.x.data() + i * view.cols);
+        }
+        return;
+    }
+    if (view.stage != Stage::weights) return;
+    const bool have_scores = tile.recorder == this && tile.batch == view.batch && tile.head == view.head &&
+                             tile.rows == view.rows && tile.cols == view.cols;
     double sum = 0.0;
     std::size_t rows = 0;
     for (std::size_t i = 0; i < view.rows; ++i) {
-        const float* row = view.data + i * view.ld;
-        // Terms in float (logf: a few ulp; the double log took 12% of a training step with the
-        // diagnostics on), summed in double.
-        double h = 0.0, total = 0.0;
-        for (std::size_t j = 0; j < view.cols; ++j) {
-            const float w = row[j];
-            total += w;
-            if (w > 0.0f) h -= static_cast<double>(w * std::log(w));
-        }
-        if (total == 0.0) continue;  // every key masked: the row carries no distribution
+        const float* w = view.data + i * view.ld;
+        bool visible = false;
+        const double h = have_scores ? row_entropy_from_scores(w, tile.x.data() + i * view.cols, view.cols, visible)
+                                     : row_entropy_direct(w, view.cols, visible);
+        if (!visible) continue;  // every key masked: the row carries no distribution
         sum += h;
         ++rows;
     }
+    tile.recorder = nullptr;  // one use: the next weights need their own masked tile
     const auto head = static_cast<std::size_t>(view.head);
     std::lock_guard<std::mutex> lock(mutex_);
     if (head >= entropy_sum_.size()) {
