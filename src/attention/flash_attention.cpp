@@ -24,6 +24,7 @@
 #include "attnlab/kernels/flash_tiles.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"
+#include "task_slots.hpp"
 
 namespace attnlab {
 namespace {
@@ -183,41 +184,8 @@ private:
     std::atomic<std::size_t> live_{0}, peak_{0};
 };
 
-// A grow-only buffer per thread and purpose: the calls of a training step ask for the same
-// sizes every step, so after the first step they allocate nothing.
-template <int Purpose>
-float* thread_buffer(std::size_t floats) {
-    thread_local std::vector<float> buffer;
-    if (buffer.size() < floats) buffer.resize(floats);
-    return buffer.data();
-}
-enum : int { kTileBuffer, kPackedBuffer, kDeltaBuffer, kFallbackTileBuffer };
-
-// The tile buffers of one call: the calling thread's grow-only buffer holds one slot per pool
-// thread, and a task uses the slot of the thread that runs it. Which threads happen to take
-// tasks then cannot make a later call allocate (a worker's own thread_local would, the first
-// time it took such a task).
-class TileSlots {
-public:
-    // tile_floats for the task's tiles, then room for the B panel of its small products (the
-    // matmul kernels pack into it instead of into a buffer of the worker's own).
-    TileSlots(std::size_t tile_floats, std::size_t matmul_floats)
-        : tile_floats_((tile_floats + 15) / 16 * 16),
-          floats_((tile_floats_ + matmul_floats + 15) / 16 * 16),  // whole cache lines per slot
-          slots_(num_threads()),
-          base_(thread_buffer<kTileBuffer>(floats_ * slots_)) {}
-    std::size_t floats() const { return floats_; }
-    std::size_t tile_floats() const { return tile_floats_; }
-    // The running thread's slot (a thread outside the default pool gets its own buffer).
-    float* slot() const {
-        const std::size_t i = thread_index();
-        return i < slots_ ? base_ + i * floats_ : thread_buffer<kFallbackTileBuffer>(floats_);
-    }
-
-private:
-    std::size_t tile_floats_, floats_, slots_;
-    float* base_;
-};
+enum : int { kTileBuffer = kFlashBuffers, kPackedBuffer, kDeltaBuffer };
+using TileSlots = TaskSlots<kTileBuffer>;
 
 // The backward's K (B, Hkv, S, D) and V (B, Hkv, S, Dv) of every (batch, kv head), packed once
 // as strips (kernels/flash_tiles.hpp) in parallel: head bk's keys at packed + bk·(kp_size +

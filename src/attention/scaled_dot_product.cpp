@@ -3,6 +3,7 @@
 // the reference the flash path (flash_attention.cpp) is tested against.
 #include "attnlab/attention/scaled_dot_product.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"
+#include "task_slots.hpp"
 
 namespace attnlab {
 
@@ -126,19 +128,23 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
         cache->mask = AttentionMask();
     }
 
-    // One (batch, head) pair per task. Without a cache the score matrix lives in a scratch
-    // buffer per task; with one, it is computed directly into the cache (no extra copy).
+    // One (batch, head) pair per task. Without a cache the score matrix lives in the task's
+    // slot; with one, it is computed directly into the cache (no extra copy). The slot also
+    // holds the matmul calls' packing (see task_slots.hpp: no worker grows a buffer of its own).
+    const TaskSlots<kMathTaskBuffer> slots(
+        cache ? 0 : t * s, std::max(kernels::matmul_scratch_floats(s, d), kernels::matmul_scratch_floats(dv, s)));
     parallel_for(0, batch * heads, [&](std::size_t begin, std::size_t end) {
-        std::vector<float> scratch(cache ? 0 : t * s);
+        float* const scratch = slots.slot();
+        float* const packing = scratch + slots.tile_floats();
         for (std::size_t bh = begin; bh < end; ++bh) {
             const std::size_t b = bh / heads, h = bh % heads, hk = h / group;
             const float* qh = q.data() + bh * t * d;            // (T, D)
             const float* kh = k.data() + (b * kv_heads + hk) * s * d;   // (S, D)
             const float* vh = v.data() + (b * kv_heads + hk) * s * dv;  // (S, Dv)
-            float* w = cache ? cache->weights.data() + bh * t * s : scratch.data();  // (T, S)
+            float* w = cache ? cache->weights.data() + bh * t * s : scratch;  // (T, S)
             float* ch = context.data() + bh * t * dv;            // (T, Dv)
 
-            kernels::matmul_nt(qh, d, kh, d, w, s, t, s, d);
+            kernels::matmul_nt(qh, d, kh, d, w, s, t, s, d, Accumulate::no, nullptr, packing);
             observe(observer, Stage::scores, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
             if (factor != 1.0f) {
                 for (std::size_t i = 0; i < t * s; ++i) w[i] *= factor;
@@ -148,7 +154,7 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
             observe(observer, Stage::masked, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
             kernels::softmax_rows(w, t, s, s);
             observe(observer, Stage::weights, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
-            kernels::matmul_nn(w, s, vh, dv, ch, dv, t, dv, s);
+            kernels::matmul_nn(w, s, vh, dv, ch, dv, t, dv, s, Accumulate::no, nullptr, packing);
             observe(observer, Stage::context, b, static_cast<std::ptrdiff_t>(h), t, dv, dv, ch);
         }
     });
@@ -186,11 +192,15 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
 
     // One (batch, kv head) per task, so the query heads that share a kv head accumulate into
     // its dk and dv without races.
+    // Each task's slot: dw (T, S), the gradient of the weights, then of the scores; then the
+    // matmul calls' packing (task_slots.hpp).
+    const std::size_t packing_floats =
+        std::max({kernels::matmul_scratch_floats(s, dvw), kernels::matmul_scratch_floats(dvw, t),
+                  kernels::matmul_scratch_floats(d, s), kernels::matmul_scratch_floats(d, t)});
+    const TaskSlots<kMathTaskBuffer> slots(t * s, packing_floats);
     parallel_for(0, batch * kv_heads, [&](std::size_t begin, std::size_t end) {
-        // (T, S) gradient of the weights, then of the scores: the running thread's buffer,
-        // grown once and reused by every later call.
-        thread_local std::vector<float> dw;
-        dw.resize(t * s);
+        float* const dw = slots.slot();
+        float* const packing = dw + slots.tile_floats();
         for (std::size_t bk = begin; bk < end; ++bk) {
             const std::size_t b = bk / kv_heads, hk = bk % kv_heads;
             const float* kh = k.data() + bk * s * d;     // (S, D)
@@ -203,17 +213,17 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                 const float* dc = dcontext.data() + bh * t * dvw;    // (T, Dv)
                 const float* qh = q.data() + bh * t * d;              // (T, D)
                 // context = weights·v  =>  dweights = dcontext·vᵀ, dv += weightsᵀ·dcontext
-                kernels::matmul_nt(dc, dvw, vh, dvw, dw.data(), s, t, s, dvw);
-                kernels::matmul_tn(w, s, dc, dvw, dvh, dvw, s, dvw, t, Accumulate::yes);
+                kernels::matmul_nt(dc, dvw, vh, dvw, dw, s, t, s, dvw, Accumulate::no, nullptr, packing);
+                kernels::matmul_tn(w, s, dc, dvw, dvh, dvw, s, dvw, t, Accumulate::yes, nullptr, packing);
                 // weights = softmax(masked): masked entries have weight 0 and get gradient 0.
-                kernels::softmax_rows_backward(w, dw.data(), dw.data(), t, s, s);
+                kernels::softmax_rows_backward(w, dw, dw, t, s, s);
                 // scaled = scores·factor
                 if (factor != 1.0f) {
                     for (std::size_t i = 0; i < t * s; ++i) dw[i] *= factor;
                 }
                 // scores = q·kᵀ  =>  dq = dscores·k, dk += dscoresᵀ·q
-                kernels::matmul_nn(dw.data(), s, kh, d, dq.data() + bh * t * d, d, t, d, s);
-                kernels::matmul_tn(dw.data(), s, qh, d, dkh, d, s, d, t, Accumulate::yes);
+                kernels::matmul_nn(dw, s, kh, d, dq.data() + bh * t * d, d, t, d, s, Accumulate::no, nullptr, packing);
+                kernels::matmul_tn(dw, s, qh, d, dkh, d, s, d, t, Accumulate::yes, nullptr, packing);
             }
         }
     });

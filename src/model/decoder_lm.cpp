@@ -113,7 +113,8 @@ Tensor3 DecoderLM::run_logits(const Index2& tokens, const std::vector<StageObser
 const Tensor3& DecoderLM::forward_hidden(const Index2& tokens, DecoderLMCache& local) {
     static const std::vector<StageObserver*> kNoObservers;
     const std::vector<StageObserver*>& observers =
-        record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads) : kNoObservers;
+        record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads, tokens.shape(1) * tokens.shape(1))
+                      : kNoObservers;
     const Tensor3& h = training_ ? run(tokens, observers, &cache_, &dropout_rng_, cache_)
                                  : run(tokens, observers, nullptr, nullptr, local);
     if (record_stats_) stats_collector_.finish(stats_);

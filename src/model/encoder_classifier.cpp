@@ -136,8 +136,10 @@ Tensor2 EncoderClassifier::forward(const Index2& tokens, const Mask2& padding) {
 
 void EncoderClassifier::forward_to(const Index2& tokens, const Mask2& padding, Tensor2& logits) {
     static const std::vector<StageObserver*> kNoObservers;
+    // The blocks see T' = T + 1 positions with a CLS token (run()).
+    const std::size_t positions = tokens.shape(1) + (config_.pooling == Pooling::cls ? 1 : 0);
     const std::vector<StageObserver*>& observers =
-        record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads) : kNoObservers;
+        record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads, positions * positions) : kNoObservers;
     if (training_) run(tokens, padding, observers, &cache_, &dropout_rng_, logits);
     else run(tokens, padding, observers, nullptr, nullptr, logits);
     if (record_stats_) stats_collector_.finish(stats_);

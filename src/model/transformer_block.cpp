@@ -221,19 +221,6 @@ AttentionStatsRecorder::AttentionStatsRecorder(std::size_t num_heads)
     : entropy_sum_(num_heads, 0.0), row_count_(num_heads, 0) {}
 
 namespace {
-// The masked tile a thread saw last, with the call it came from, for the weights that follow it.
-struct MaskedTile {
-    const void* recorder = nullptr;
-    std::size_t batch = 0;
-    std::ptrdiff_t head = -1;
-    std::size_t rows = 0, cols = 0;
-    std::vector<float> x;  // (rows, cols)
-};
-MaskedTile& masked_tile() {
-    thread_local MaskedTile tile;  // grown once per thread, then reused
-    return tile;
-}
-
 // -Σ_j w_j ln w_j of one row of weights (n), the direct way; sets `visible` to whether any
 // weight is positive.
 double row_entropy_direct(const float* w, std::size_t n, bool& visible) {
@@ -290,34 +277,38 @@ void AttentionStatsRecorder::on_stage(const StageView& view) {
         return;
     }
     if (view.head < 0) return;
-    MaskedTile& tile = masked_tile();
+    // The running thread's slot, if it has one: only that thread touches it.
+    const std::size_t index = thread_index();
+    ScoreSlot* const slot = index < slots_.size() ? &slots_[index] : nullptr;
+    float* const x = slot ? slot_scores_.data() + index * slot_floats_ : nullptr;
     if (view.stage == Stage::masked) {
-        tile.recorder = this;
-        tile.batch = view.batch;
-        tile.head = view.head;
-        tile.rows = view.rows;
-        tile.cols = view.cols;
-        tile.x.resize(view.rows * view.cols);
+        if (!slot) return;
+        slot->valid = view.rows * view.cols <= slot_floats_;
+        if (!slot->valid) return;
+        slot->batch = view.batch;
+        slot->head = view.head;
+        slot->rows = view.rows;
+        slot->cols = view.cols;
         for (std::size_t i = 0; i < view.rows; ++i) {
-            std::copy(view.data + i * view.ld, view.data + i * view.ld + view.cols, tile.x.data() + i * view.cols);
+            std::copy(view.data + i * view.ld, view.data + i * view.ld + view.cols, x + i * view.cols);
         }
         return;
     }
     if (view.stage != Stage::weights) return;
-    const bool have_scores = tile.recorder == this && tile.batch == view.batch && tile.head == view.head &&
-                             tile.rows == view.rows && tile.cols == view.cols;
+    const bool have_scores = slot && slot->valid && slot->batch == view.batch && slot->head == view.head &&
+                             slot->rows == view.rows && slot->cols == view.cols;
     double sum = 0.0;
     std::size_t rows = 0;
     for (std::size_t i = 0; i < view.rows; ++i) {
         const float* w = view.data + i * view.ld;
         bool visible = false;
-        const double h = have_scores ? row_entropy_from_scores(w, tile.x.data() + i * view.cols, view.cols, visible)
+        const double h = have_scores ? row_entropy_from_scores(w, x + i * view.cols, view.cols, visible)
                                      : row_entropy_direct(w, view.cols, visible);
         if (!visible) continue;  // every key masked: the row carries no distribution
         sum += h;
         ++rows;
     }
-    tile.recorder = nullptr;  // one use: the next weights need their own masked tile
+    if (slot) slot->valid = false;  // one use: the next weights need their own masked tile
     const auto head = static_cast<std::size_t>(view.head);
     std::lock_guard<std::mutex> lock(mutex_);
     if (head >= entropy_sum_.size()) {
@@ -348,6 +339,14 @@ float AttentionStatsRecorder::mean_entropy(std::size_t head) const {
     return static_cast<float>(entropy_sum_[head] / double(row_count_[head]));
 }
 
+void AttentionStatsRecorder::reserve_score_slots(std::size_t tile_floats) {
+    const std::size_t threads = num_threads();
+    if (slots_.size() >= threads && slot_floats_ >= tile_floats) return;
+    slot_floats_ = std::max(slot_floats_, tile_floats);
+    slots_.assign(std::max(slots_.size(), threads), ScoreSlot{});
+    slot_scores_.resize(slots_.size() * slot_floats_);
+}
+
 void AttentionStatsRecorder::clear() {
     std::lock_guard<std::mutex> lock(mutex_);
     max_abs_ = 0.0f;
@@ -355,14 +354,18 @@ void AttentionStatsRecorder::clear() {
     std::fill(row_count_.begin(), row_count_.end(), 0);
 }
 
-const std::vector<StageObserver*>& AttentionStatsCollector::start(std::size_t num_layers, std::size_t num_heads) {
+const std::vector<StageObserver*>& AttentionStatsCollector::start(std::size_t num_layers, std::size_t num_heads,
+                                                                  std::size_t tile_floats) {
     if (recorders_.size() != num_layers || num_heads_ != num_heads) {
         recorders_.clear();
         observers_.clear();
         for (std::size_t l = 0; l < num_layers; ++l) observers_.push_back(&recorders_.emplace_back(num_heads));
         num_heads_ = num_heads;
     }
-    for (AttentionStatsRecorder& r : recorders_) r.clear();
+    for (AttentionStatsRecorder& r : recorders_) {
+        r.clear();
+        r.reserve_score_slots(tile_floats);
+    }
     return observers_;
 }
 

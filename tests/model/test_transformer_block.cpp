@@ -239,6 +239,7 @@ TEST(AttentionStatsRecorder, EntropyFromTheMaskedScoresEqualsTheDirectSum) {
     expected /= static_cast<double>(counted);
 
     AttentionStatsRecorder with_scores(1), weights_only(1);
+    with_scores.reserve_score_slots(rows * cols);
     with_scores.on_stage(StageView{Stage::masked, 0, 0, rows, cols, cols, x.data()});
     with_scores.on_stage(StageView{Stage::weights, 0, 0, rows, cols, cols, w.data()});
     weights_only.on_stage(StageView{Stage::weights, 0, 0, rows, cols, cols, w.data()});

@@ -157,10 +157,11 @@ private:
 //
 // The entropy needs no logarithm per weight: the weights of a row are softmax(x) of its masked
 // scores x, so ln w_j = x_j - lse and -Σ_j w_j ln w_j = lse - Σ_j w_j x_j, with lse = x_k - ln w_k
-// for the row's largest weight w_k (one log per row). The masked tile is copied (per thread) to
-// have x when the weights arrive; weights seen without their masked tile (another caller's
-// order) take the direct -Σ w ln w. Measured: the per-weight logarithm took 10-12% of a
-// training step with the diagnostics on.
+// for the row's largest weight w_k (one log per row). The masked tile is copied into the
+// running thread's slot (reserve_score_slots; one per pool thread, so no worker allocates) to
+// have x when the weights arrive; weights seen without their masked tile (no slot, or another
+// caller's order) take the direct -Σ w ln w. Measured: the per-weight logarithm took 10-12% of
+// a training step with the diagnostics on.
 class AttentionStatsRecorder final : public StageObserver {
 public:
     explicit AttentionStatsRecorder(std::size_t num_heads = 0);
@@ -179,8 +180,20 @@ public:
     // mean_entropy() of one head, without allocating; 0 for a head outside the recorder.
     float mean_entropy(std::size_t head) const;
     void clear();
+    // Room for one masked (T, S) tile of tile_floats per default-pool thread (grow-only; not
+    // while a forward runs). Without it, or for a larger tile, the entropy takes the direct sum.
+    void reserve_score_slots(std::size_t tile_floats);
 
 private:
+    struct ScoreSlot {  // the masked tile a thread saw last, and the call it came from
+        bool valid = false;
+        std::size_t batch = 0;
+        std::ptrdiff_t head = -1;
+        std::size_t rows = 0, cols = 0;
+    };
+    std::vector<float> slot_scores_;  // (threads, slot_floats_)
+    std::vector<ScoreSlot> slots_;    // (threads)
+    std::size_t slot_floats_ = 0;
     mutable std::mutex mutex_;
     float max_abs_ = 0.0f;
     std::vector<double> entropy_sum_;    // (H)
@@ -200,7 +213,7 @@ struct AttentionStats {
 // the statistics allocates nothing once they exist. Copying a model gives its copy an empty
 // collector (the recorders are scratch of one forward, and hold mutexes).
 //
-//   const std::vector<StageObserver*>& observers = collector.start(layers, heads);  // one per block
+//   const std::vector<StageObserver*>& observers = collector.start(layers, heads, t * t);  // one per block
 //   ... run the blocks with observers[l] ...
 //   collector.finish(stats);
 class AttentionStatsCollector {
@@ -209,9 +222,10 @@ public:
     AttentionStatsCollector(const AttentionStatsCollector&) {}
     AttentionStatsCollector& operator=(const AttentionStatsCollector&) { return *this; }
 
-    // Clears the recorders (made on first use, or again if the shape changed) and returns one
-    // observer per layer, valid until the next start().
-    const std::vector<StageObserver*>& start(std::size_t num_layers, std::size_t num_heads);
+    // Clears the recorders (made on first use, or again if the shape changed), gives them room
+    // for (T, S) tiles of tile_floats (AttentionStatsRecorder::reserve_score_slots) and returns
+    // one observer per layer, valid until the next start().
+    const std::vector<StageObserver*>& start(std::size_t num_layers, std::size_t num_heads, std::size_t tile_floats);
     // The statistics gathered since start(), written into out (its tensors reused when their
     // shapes already fit).
     void finish(AttentionStats& out) const;
