@@ -22,7 +22,8 @@ if [[ "${1:-}" == "--native" ]]; then exit 0; fi
 
 echo "== WebAssembly build (threads + single, and the kernel tests under WebAssembly)"
 bash scripts/build_wasm.sh threads single
-cmake --build build-wasm-threads --target attnlab_wasm_kernel_tests -j"$jobs"
+# Emscripten's JS optimiser needs Debian's acorn (build_wasm.sh sets this for its own builds).
+NODE_PATH=${NODE_PATH:-/usr/share/nodejs} cmake --build build-wasm-threads --target attnlab_wasm_kernel_tests -j"$jobs"
 echo "== Node tests of the WebAssembly module"
 node --test tests/wasm/
 echo "== page build"
