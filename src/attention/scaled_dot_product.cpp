@@ -128,20 +128,22 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
         cache->mask = AttentionMask();
     }
 
-    // One (batch, head) pair per task. Without a cache the score matrix lives in the task's
-    // slot; with one, it is computed directly into the cache (no extra copy). The slot also
-    // holds the matmul calls' packing (see task_slots.hpp: no worker grows a buffer of its own).
+    // One (batch, head) pair per task. With a cache (training) the score matrix is computed
+    // directly into it (no extra copy); without one (inference) it lives in a buffer of the
+    // task's own, freed after the call (a grow-only one would hold O(T·S) per thread for good).
+    // The matmul calls pack into the task's slot (see task_slots.hpp: no worker grows a buffer
+    // of its own, so a training step allocates nothing here).
     const TaskSlots<kMathTaskBuffer> slots(
-        cache ? 0 : t * s, std::max(kernels::matmul_scratch_floats(s, d), kernels::matmul_scratch_floats(dv, s)));
+        0, std::max(kernels::matmul_scratch_floats(s, d), kernels::matmul_scratch_floats(dv, s)));
     parallel_for(0, batch * heads, [&](std::size_t begin, std::size_t end) {
-        float* const scratch = slots.slot();
-        float* const packing = scratch + slots.tile_floats();
+        std::vector<float> scratch(cache ? 0 : t * s);
+        float* const packing = slots.slot();
         for (std::size_t bh = begin; bh < end; ++bh) {
             const std::size_t b = bh / heads, h = bh % heads, hk = h / group;
             const float* qh = q.data() + bh * t * d;            // (T, D)
             const float* kh = k.data() + (b * kv_heads + hk) * s * d;   // (S, D)
             const float* vh = v.data() + (b * kv_heads + hk) * s * dv;  // (S, Dv)
-            float* w = cache ? cache->weights.data() + bh * t * s : scratch;  // (T, S)
+            float* w = cache ? cache->weights.data() + bh * t * s : scratch.data();  // (T, S)
             float* ch = context.data() + bh * t * dv;            // (T, Dv)
 
             kernels::matmul_nt(qh, d, kh, d, w, s, t, s, d, Accumulate::no, nullptr, packing);

@@ -349,6 +349,7 @@ void AttentionStatsRecorder::reserve_score_slots(std::size_t tile_floats) {
 
 void AttentionStatsRecorder::clear() {
     std::lock_guard<std::mutex> lock(mutex_);
+    for (ScoreSlot& slot : slots_) slot.valid = false;  // a tile left by an interrupted forward
     max_abs_ = 0.0f;
     std::fill(entropy_sum_.begin(), entropy_sum_.end(), 0.0);
     std::fill(row_count_.begin(), row_count_.end(), 0);
