@@ -8,12 +8,17 @@
 //     batch 32 x T 64, vocabulary 16.
 //   BM_TrainStepGpt: a tiny GPT (DecoderLM): 2 pre-LN layers, C 64, 4 heads, F 256, GELU, RoPE,
 //     causal, batch 32 x T 64 (and T 256), vocabulary 64, next-token targets.
+//   BM_TrainerStep: Trainer::step as the CLI and the page run it (a fresh batch of the brackets
+//     task each step, clipping, the schedule, metrics), the tiny encoder's sizes, with the
+//     attention diagnostics off and on (diag:1, the default: the largest score and the entropy
+//     per head; the step then takes the recorded attention path).
 // Counters: steps_per_s, tokens_per_s, and GFLOPS / peak_frac from the matmul FLOPs of a step
 // (forward 2·tokens·(4C² + 2CF) per layer + attention 4·B·T²·C per layer (the GPT's causal half
 // counted whole), plus the head; backward twice the forward).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "attnlab/core/random.hpp"
@@ -21,7 +26,10 @@
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
 #include "attnlab/train/memory.hpp"
+#include "attnlab/model/model.hpp"
 #include "attnlab/train/optimizer.hpp"
+#include "attnlab/train/tasks.hpp"
+#include "attnlab/train/trainer.hpp"
 #include "bench_support.hpp"
 
 namespace {
@@ -110,10 +118,42 @@ void BM_TrainStepGpt(benchmark::State& state) {
     bench::report_flops(state, step_flops(kBatch * T, T, vocab), watch, threads);
 }
 
+void BM_TrainerStep(benchmark::State& state) {
+    const auto threads = static_cast<std::size_t>(state.range(0));
+    constexpr std::size_t T = 64;
+    attnlab::set_num_threads(threads);
+    attnlab::TaskOptions task_options;
+    task_options.length = T;
+    const std::unique_ptr<attnlab::Task> task = attnlab::make_task("brackets", task_options);
+    attnlab::ModelConfig config = tiny_config(attnlab::ModelKind::encoder, task->vocab_size(), T);
+    config.activation = attnlab::Activation::relu;
+    config.norm = attnlab::NormPlacement::post;
+    config.pooling = attnlab::Pooling::mean;
+    config.num_classes = task->num_classes();
+    attnlab::Model model(config, 1);
+    attnlab::TrainerOptions options;
+    options.batch_size = kBatch;
+    options.track_attention = state.range(1) != 0;
+    attnlab::Trainer trainer(model, *task, options);
+    attnlab::StepMetrics metrics;
+    const bench::Stopwatch watch;
+    for (auto _ : state) {
+        trainer.step(metrics);
+        benchmark::DoNotOptimize(metrics.loss);
+    }
+    state.counters["steps_per_s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+    bench::report_flops(state, step_flops(kBatch * T, T, 0), watch, threads);
+}
+
 BENCHMARK(BM_TrainStepEncoder)->ArgNames({"threads"})->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TrainStepGpt)
     ->ArgNames({"threads", "T"})
     ->ArgsProduct({{1, 2}, {64, 256}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_TrainerStep)
+    ->ArgNames({"threads", "diag"})
+    ->ArgsProduct({{1, 2}, {0, 1}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
