@@ -221,7 +221,7 @@ AttentionStatsRecorder::AttentionStatsRecorder(std::size_t num_heads)
     : entropy_sum_(num_heads, 0.0), row_count_(num_heads, 0) {}
 
 namespace {
-// -Σ_j w_j ln w_j of one row of weights (n), the direct way; sets `visible` to whether any
+// w: (n) one row of weights -> -Σ_j w_j ln w_j, the direct way; sets `visible` to whether any
 // weight is positive.
 double row_entropy_direct(const float* w, std::size_t n, bool& visible) {
     double h = 0.0, total = 0.0;
@@ -233,7 +233,7 @@ double row_entropy_direct(const float* w, std::size_t n, bool& visible) {
     return h;
 }
 
-// The same from the masked scores x the weights are the softmax of: lse - Σ_j w_j x_j, with
+// w, x: (n) -> the same from the masked scores x the weights are the softmax of: lse - Σ_j w_j x_j, with
 // lse = x_k - ln w_k at the largest weight (masked keys have w = 0 and x = -inf: skipped). Four
 // independent sums and maxima, so the loop is not one long dependency chain.
 double row_entropy_from_scores(const float* w, const float* x, std::size_t n, bool& visible) {
@@ -325,11 +325,13 @@ float AttentionStatsRecorder::max_abs_score() const {
 }
 
 Tensor1 AttentionStatsRecorder::mean_entropy() const {
-    std::lock_guard<std::mutex> lock(mutex_);
-    Tensor1 out = Tensor1::from_shape({entropy_sum_.size()});
-    for (std::size_t h = 0; h < entropy_sum_.size(); ++h) {
-        out(h) = row_count_[h] == 0 ? 0.0f : static_cast<float>(entropy_sum_[h] / double(row_count_[h]));
+    std::size_t heads = 0;
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        heads = entropy_sum_.size();
     }
+    Tensor1 out = Tensor1::from_shape({heads});
+    for (std::size_t h = 0; h < heads; ++h) out(h) = mean_entropy(h);
     return out;
 }
 
