@@ -1,8 +1,9 @@
 // Run-time choice of the kernel table (kernels/isa.hpp, src/kernels/kernel_table.hpp).
 //
-// Candidates, best first: AVX2 + FMA (only if arch_avx2.cpp was compiled with those flags and
-// the CPU and OS support them: __builtin_cpu_supports checks CPUID and that the OS saves the YMM
-// registers), SSE2 (every x86-64 CPU), then the portable table of non-x86 builds.
+// Candidates, best first: AVX-512 (F + DQ), then AVX2 + FMA (each only if its arch_<isa>.cpp was compiled
+// with those flags and the CPU and OS support them: __builtin_cpu_supports checks CPUID and that
+// the OS saves the ZMM / YMM registers), SSE2 (every x86-64 CPU), then the portable table of
+// non-x86 builds.
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -17,6 +18,15 @@ namespace attnlab {
 namespace kernels {
 namespace {
 
+bool cpu_runs_avx512() {
+#if ATTNLAB_X86_DISPATCH && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+#else
+    return false;
+#endif
+}
+
 bool cpu_runs_avx2_fma() {
 #if ATTNLAB_X86_DISPATCH && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
@@ -30,6 +40,7 @@ bool cpu_runs_avx2_fma() {
 const std::vector<const KernelTable*>& usable_tables() {
     static const std::vector<const KernelTable*> tables = [] {
         std::vector<const KernelTable*> out;
+        if (const KernelTable* t = table_avx512(); t && cpu_runs_avx512()) out.push_back(t);
         if (const KernelTable* t = table_avx2(); t && cpu_runs_avx2_fma()) out.push_back(t);
         if (const KernelTable* t = table_sse2()) out.push_back(t);
         if (const KernelTable* t = table_portable()) out.push_back(t);

@@ -16,7 +16,7 @@ namespace kernels {
 constexpr std::size_t kMatmulMR = 6;
 
 struct KernelTable {
-    const char* isa;    // "avx2+fma", "sse2", "wasm-simd128", "scalar", ... (active_isa())
+    const char* isa;    // "avx512", "avx2+fma", "sse2", "wasm-simd128", "scalar", ... (active_isa())
     std::size_t lanes;  // floats per vector
     std::size_t nr;     // columns of a matmul micro-tile (a whole number of vectors)
     std::size_t flash_nr;  // rows per packed strip of the flash tile kernels (2 vectors)
@@ -78,6 +78,7 @@ const KernelTable& table();
 
 // Tables compiled into this build, one function per arch_<isa>.cpp; nullptr when that file was
 // compiled without its ISA (non-x86, WebAssembly, ATTNLAB_NO_SIMD).
+const KernelTable* table_avx512();
 const KernelTable* table_avx2();
 const KernelTable* table_sse2();
 const KernelTable* table_portable();  // xsimd::default_arch or scalar: everything but x86 dispatch
