@@ -203,7 +203,7 @@ void BM_AttentionMemory(benchmark::State& state) {
                            v = random4(1, kHeads, n, kHeadDim, 3);
     const double mib = 1.0 / (1024.0 * 1024.0), scores = double(n) * double(n) * sizeof(float);
     const double output = double(kHeads) * double(n) * kHeadDim * sizeof(float);
-    const double tile = double(attnlab::kFlashQueryTile) * attnlab::kFlashKeyTile * sizeof(float);
+    const double tile = double(attnlab::flash_query_tile()) * attnlab::kFlashKeyTile * sizeof(float);
     double analytic = flash ? tile + (training ? output + kHeads * double(n) * sizeof(float) : 0.0)
                             : (training ? kHeads * scores : scores);
     analytic += output;  // the returned context, both paths

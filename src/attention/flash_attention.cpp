@@ -2,7 +2,7 @@
 //
 // Legend: B batch, H query heads, Hkv key/value heads (group = H / Hkv query heads share one),
 // T queries, S keys, D head dim of q and k, Dv head dim of v; br x bc one score tile
-// (br <= kFlashQueryTile query rows, bc <= kFlashKeyTile keys).
+// (br <= flash_query_tile() query rows, bc <= kFlashKeyTile keys).
 //
 // The per-tile steps are ISA-dispatched SIMD kernels: score products and the forward's softmax
 // and p·V on operands packed once per head (kernels/flash_tiles.hpp; the forward stores a score
@@ -32,7 +32,6 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2 = 0.693147180559945309f;
-constexpr std::size_t BR = kFlashQueryTile;
 constexpr std::size_t BC = kFlashKeyTile;
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
@@ -234,6 +233,11 @@ private:
 
 }  // namespace
 
+std::size_t flash_query_tile() {
+    const std::size_t strip = kernels::flash_strip();
+    return ceil_div(kFlashQueryRows, strip) * strip;
+}
+
 Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                                 const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats) {
     Tensor4 context;
@@ -246,6 +250,7 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
                              Tensor4& context) {
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
+    const std::size_t BR = flash_query_tile();
     const float factor = scale.effective(dm.d);
     const float factor2 = factor * kLog2e;  // scores in log2 units for the base-2 online softmax
     require_allocatable({dm.batch, dm.heads, dm.t, dm.dv}, where, "the context");
@@ -386,6 +391,7 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                               FlashAttentionStats* stats) {
     constexpr const char* where = "flash_attention_backward";
     const Dims dm = validate(q, k, v, mask, where);
+    const std::size_t BR = flash_query_tile();
     const ShapeSpec out_spec = {static_cast<std::ptrdiff_t>(dm.batch), static_cast<std::ptrdiff_t>(dm.heads),
                                 static_cast<std::ptrdiff_t>(dm.t), static_cast<std::ptrdiff_t>(dm.dv)};
     require_shape(dcontext, out_spec, where, "dcontext (B, H, T, Dv)");

@@ -3,6 +3,7 @@
 // independence; O(T) memory; and the gate that routes scaled_dot_product_attention.
 #include "attnlab/attention/flash_attention.hpp"
 #include "attnlab/kernels/flash_tiles.hpp"
+#include "attnlab/kernels/isa.hpp"
 #include "attnlab/kernels/matmul.hpp"
 
 #include <cmath>
@@ -107,6 +108,42 @@ TEST(FlashAttention, ForwardEqualsTheMathPathForManyShapesAndMasks) {
             }
         }
     }
+}
+
+// The query tile depends on the kernel table (48 rows, or 64 with AVX-512's strips of 32):
+// with every table, it is a whole number of strips, and query counts on either side of one and
+// two tiles give the math path's results, forward and backward.
+TEST(FlashAttention, EveryKernelTableTilesQueriesInWholeStripsAndMatchesTheMathPath) {
+    const std::string previous = kernels::active_isa();
+    for (const std::string& isa : kernels::available_isas()) {
+        kernels::set_isa(isa);
+        const std::size_t tile = flash_query_tile(), strip = kernels::flash_strip();
+        EXPECT_EQ(tile % strip, 0u) << isa;
+        EXPECT_GE(tile, kFlashQueryRows) << isa;
+        EXPECT_LT(tile, kFlashQueryRows + strip) << isa;
+        std::uint64_t seed = 500;
+        for (std::size_t t : {tile - 1, tile, tile + 1, 2 * tile + 1}) {
+            const Inputs in = make_inputs(1, 2, 2, t, 200, 32, seed += 4);
+            const Tensor4 dctx = test::random_normal<Tensor4>({1, 2, t, 32}, seed + 3);
+            for (MaskKind kind : {MaskKind::none, MaskKind::causal}) {
+                const AttentionMask mask = make_mask(kind, t, 200);
+                AttentionCache cache;
+                const Tensor4 expected = math_forward(in, mask, {}, &cache);
+                Tensor4 dq_ref, dk_ref, dv_ref;
+                scaled_dot_product_attention_backward(dctx, in.q, in.k, in.v, cache, {}, dq_ref, dk_ref, dv_ref);
+                Tensor3 lse;
+                const Tensor4 ctx = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse);
+                Tensor4 dq, dk, dv;
+                flash_attention_backward(dctx, in.q, in.k, in.v, ctx, lse, mask, {}, dq, dk, dv);
+                const std::string where = isa + " T=" + std::to_string(t) + " mask " + mask_name(kind);
+                EXPECT_TRUE(test::all_close(ctx, expected, 1e-5)) << where;
+                EXPECT_TRUE(test::all_close(dq, dq_ref, 1e-4, 1e-4)) << "dq " << where;
+                EXPECT_TRUE(test::all_close(dk, dk_ref, 1e-4, 1e-4)) << "dk " << where;
+                EXPECT_TRUE(test::all_close(dv, dv_ref, 1e-4, 1e-4)) << "dv " << where;
+            }
+        }
+    }
+    kernels::set_isa(previous);
 }
 
 TEST(FlashAttention, ScaleOffAndCustomEqualTheMathPath) {
@@ -267,12 +304,12 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
     // holds the packing panel of its small matmul calls (a key tile by the head dimension), and
     // the regions are rounded up to whole cache lines (16 floats).
     const std::size_t dp = kernels::flash_padded_value_dim(32), strip = kernels::flash_strip();
-    const std::size_t ldq = (kFlashQueryTile + strip - 1) / strip * strip;
+    const std::size_t ldq = (flash_query_tile() + strip - 1) / strip * strip;
     const std::size_t matmul_panel = std::max(kernels::matmul_scratch_floats(kFlashKeyTile, 32),
                                               kernels::matmul_scratch_floats(32, kFlashKeyTile)) +
                                      2 * 16;
-    EXPECT_LE(large.peak_scratch_bytes, (kFlashKeyTile * ldq + kFlashQueryTile * dp +
-                                         kernels::flash_strips_size(kFlashQueryTile, 32) + 3 * ldq + matmul_panel) *
+    EXPECT_LE(large.peak_scratch_bytes, (kFlashKeyTile * ldq + flash_query_tile() * dp +
+                                         kernels::flash_strips_size(flash_query_tile(), 32) + 3 * ldq + matmul_panel) *
                                             sizeof(float));
     // K packed once for the tile kernels, tile by tile in groups: linear in S (the size of K,
     // each tile's keys rounded up to a whole group); one key tile needs no packing, and values
@@ -285,7 +322,7 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
     // Backward: the probability and score-gradient tiles, and the query and output-gradient
     // tiles packed; K and V packed once, linear in S.
     EXPECT_LE(backward.peak_scratch_bytes,
-              (2 * kFlashQueryTile * kFlashKeyTile + 2 * kernels::flash_groups_size(kFlashQueryTile, 32) +
+              (2 * flash_query_tile() * kFlashKeyTile + 2 * kernels::flash_groups_size(flash_query_tile(), 32) +
                matmul_panel) *
                   sizeof(float));
     EXPECT_EQ(backward.packed_bytes, 4 * 2 * kernels::flash_strips_size(1000, 32) * sizeof(float));

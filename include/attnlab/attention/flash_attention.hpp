@@ -5,7 +5,7 @@
 // What it is for: the same function as scaled_dot_product_attention (same inputs, masks, scale
 // options, grouped-query heads; results equal to 1e-5), in O(T) extra memory instead of
 // O(T·S), and faster because each score tile stays in cache. Queries are cut into tiles of
-// kFlashQueryTile rows and keys into tiles of kFlashKeyTile; per query tile, an online softmax
+// flash_query_tile() rows and keys into tiles of kFlashKeyTile; per query tile, an online softmax
 // (running max m and sum l per query) rescales the partial output as each key tile arrives
 // (the forward stores a score tile keys by queries, so these run down its columns):
 //   s = q_i·k_jᵀ·scale (masked -> -inf),  m' = max(m, rowmax s),  p = exp(s - m'),
@@ -33,10 +33,17 @@
 
 namespace attnlab {
 
-// Tile shape: a (kFlashQueryTile, kFlashKeyTile) score tile of floats fits the L1 cache. (In
-// WebAssembly, query tiles of 32 and 64 measured slower than 48: n = 2048, 84 and 80 ms vs 78.)
-inline constexpr std::size_t kFlashQueryTile = 48;
+// Tile shape: a (flash_query_tile(), kFlashKeyTile) score tile of floats fits the L1 cache.
 inline constexpr std::size_t kFlashKeyTile = 128;
+// Query rows of a tile for the active kernel table: kFlashQueryRows rounded up to a whole
+// number of the tile kernels' query strips (kernels::flash_strip()), so no strip is padding:
+// 48 with SSE2, AVX2 and WebAssembly (strips of 8, 16 and 8), 64 with AVX-512 (strips of 32).
+// Measured: in WebAssembly query tiles of 32 and 64 were slower than 48 (n = 2048, 84 and 80 ms
+// vs 78); natively with AVX2, 64 was no different from 48; with AVX-512, 48 computed 64 queries
+// per tile (a padded second strip), and 64 was 17% faster at n = 256 (0.363 -> 0.302 ms, best
+// of 5 interleaved rounds) and 16% at n = 2048 (21.8 -> 18.3 ms).
+inline constexpr std::size_t kFlashQueryRows = 48;
+std::size_t flash_query_tile();
 
 // What a call used besides its inputs and outputs (test-visible; see the memory tests).
 struct FlashAttentionStats {
