@@ -57,6 +57,24 @@ if [[ "$blas" != *openblas* ]]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends libopenblas0-openmp >&2 \
     || echo "run.sh: could not install OpenBLAS; PyTorch runs on the reference BLAS" >&2
 fi
+# OpenBLAS 0.3.21 (bookworm) picks its kernels by CPU model, and a model newer than it knows (seen:
+# a Xeon of family 6 model 207, with AVX-512) gets its generic "Prescott" SSE3 kernels: sgemm
+# 512³ at 14-32 GFLOP/s where its SkylakeX kernels run 151 on the same core. Then PyTorch's
+# numbers would be the BLAS's fallback, not PyTorch. So when OpenBLAS reports Prescott on a CPU
+# with AVX-512 (F, CD, BW, DQ, VL: SkylakeX's set) or AVX2 + FMA, run.sh names the matching
+# kernels through OPENBLAS_CORETYPE, and the report's versions line shows the core used.
+openblas_core=$(OPENBLAS_VERBOSE=2 "$python" -c 'import torch; torch.randn(8, 8) @ torch.randn(8, 8)' 2>&1 \
+                | sed -n 's/^Core: //p' | head -1)
+openblas_coretype=""
+if [[ "$openblas_core" == Prescott ]]; then
+  cpu_flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+  has() { for f in "$@"; do [[ "$cpu_flags" == *" $f "* ]] || return 1; done; }
+  if has avx512f avx512cd avx512bw avx512dq avx512vl; then openblas_coretype=SkylakeX
+  elif has avx2 fma; then openblas_coretype=Haswell; fi
+  [[ -n "$openblas_coretype" ]] && \
+    echo "run.sh: OpenBLAS does not know this CPU (it chose Prescott): OPENBLAS_CORETYPE=$openblas_coretype" >&2
+fi
+openblas_used=${openblas_coretype:-$openblas_core}
 if [[ ! -d "$here/node_modules" ]]; then
   (cd "$here" && npm ci --no-audit --no-fund >&2) || { echo "run.sh: npm ci failed" >&2; exit 1; }
 fi
@@ -97,7 +115,7 @@ cat > "$raw/machine.json" <<EOF
  "load_start": "$(cut -d' ' -f1-3 /proc/loadavg)", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
  "command": "bench/compare/run.sh${args:+ $args}", "rounds": $rounds,
  "versions": {"node": "$(node --version)", "g++": "$(g++ -dumpversion)", "emcc": "$(emcc --version | head -1 | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)",
-   "attnlab": "$(git -C "$root" describe --always --dirty)", "torch BLAS": "$(basename "$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)")")"}}
+   "attnlab": "$(git -C "$root" describe --always --dirty)", "torch BLAS": "$(basename "$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)")")"${openblas_used:+ ($openblas_used${openblas_coretype:+, set by run.sh})}"}}
 EOF
 
 # ---- measurements -----------------------------------------------------------------------------
@@ -116,7 +134,8 @@ common=(--data "$data" --sizes "$sizes" --seconds "$seconds")
 # (train/memory.hpp: keep_freed_memory, glibc mallopt M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD
 # 512 MiB), so neither side pays page faults the other does not: measured, it takes PyTorch's
 # tiny-encoder step from 39.5 to 35.1 ms on 1 thread and from 35.9 to 26.8 ms on 2.
-torch_env=(env GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=536870912)
+torch_env=(env GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=536870912
+           ${openblas_coretype:+OPENBLAS_CORETYPE=$openblas_coretype})
 
 step prepare "$python" "$here/torch_bench.py" prepare --data "$data" --sizes "$sizes"
 for round in $(seq 1 "$rounds"); do
