@@ -1,16 +1,17 @@
 // attnlab/kernels/isa.hpp: which SIMD instruction set the kernels run with, chosen at run time.
 //
 // What it is for: the portable x86-64 build carries every hot kernel (matmul micro-kernel and
-// packing, softmax and the FlashAttention tile steps, layer norm, GELU, ReLU) twice — for SSE2,
-// which every x86-64 CPU has, and for AVX2 + FMA — and uses the best one the CPU supports, so
-// the default build runs at AVX2 speed where it can and still runs everywhere. WebAssembly and
-// other CPUs carry one table ("wasm-simd128", "scalar", or xsimd's arch name).
+// packing, softmax and the FlashAttention tile steps, layer norm, GELU, ReLU) three times — for
+// SSE2, which every x86-64 CPU has, for AVX2 + FMA, and for AVX-512 (F + DQ, 16 floats per
+// vector) — and uses the best one the CPU supports, so the default build runs at AVX-512 or AVX2
+// speed where it can and still runs everywhere. WebAssembly and other CPUs carry one table
+// ("wasm-simd128", "scalar", or xsimd's arch name).
 // The environment variable ATTNLAB_ISA (e.g. ATTNLAB_ISA=sse2) overrides the first choice;
 // set_isa switches later (benchmarks and tests compare ISAs in one process).
 // Not for: choosing thread counts (core/thread_pool.hpp).
 //
-//   std::cout << attnlab::kernels::active_isa();           // "avx2+fma" on this machine
-//   for (auto& name : attnlab::kernels::available_isas())  // {"avx2+fma", "sse2"}
+//   std::cout << attnlab::kernels::active_isa();           // "avx512" on an AVX-512 Xeon
+//   for (auto& name : attnlab::kernels::available_isas())  // {"avx512", "avx2+fma", "sse2"}
 //       attnlab::kernels::set_isa(name);                   // then run and compare
 #pragma once
 
