@@ -115,7 +115,7 @@ cat > "$raw/machine.json" <<EOF
  "load_start": "$(cut -d' ' -f1-3 /proc/loadavg)", "date": "$(date -u '+%Y-%m-%d %H:%M UTC')",
  "command": "bench/compare/run.sh${args:+ $args}", "rounds": $rounds,
  "versions": {"node": "$(node --version)", "g++": "$(g++ -dumpversion)", "emcc": "$(emcc --version | head -1 | grep -o '[0-9]*\.[0-9]*\.[0-9]*' | head -1)",
-   "attnlab": "$(git -C "$root" describe --always --dirty)", "torch BLAS": "$(basename "$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)")")"${openblas_used:+ ($openblas_used${openblas_coretype:+, set by run.sh})}"}}
+   "attnlab": "$(git -C "$root" describe --always --dirty)", "torch BLAS": "$(basename "$(dirname "$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3)")")${openblas_used:+ ($openblas_used${openblas_coretype:+, set by run.sh})}"}}
 EOF
 
 # ---- measurements -----------------------------------------------------------------------------

@@ -15,7 +15,7 @@ namespace arch {
 template <class Arch>
 struct MatmulShape {
     using Batch = simd::Batch<Arch>;
-    static constexpr std::size_t W = Batch::size;  // floats per vector: 1, 4 (SSE, WASM) or 8 (AVX2)
+    static constexpr std::size_t W = Batch::size;  // floats per vector: 1, 4 (SSE, WASM), 8 (AVX2), 16 (AVX-512)
     static constexpr std::size_t MR = kMatmulMR;   // rows of a micro-tile (micro_dispatch may split them)
 #if defined(__wasm_simd128__)
     // WebAssembly: 4 vectors (16 columns) per row, run 2 rows at a time (micro_dispatch). There
@@ -26,9 +26,15 @@ struct MatmulShape {
     // broadcast and a product temporary: 14 of x64's 16 registers (V8 keeps one as scratch).
     static constexpr std::size_t NV = 4;
 #else
-    // 6 x 2 accumulators + 2 B vectors + 1 broadcast (+1 product temporary without FMA) = 16
-    // registers: fits SSE2/AVX2's 16 without spills.
-    static constexpr std::size_t NV = 2;
+    // SSE2/AVX2: 6 x 2 accumulators + 2 B vectors + 1 broadcast (+1 product temporary without
+    // FMA) = 16 registers, their 16 without spills. AVX-512 (W = 16) has 32 registers: 6 x 4
+    // accumulators + 4 + 1 = 29, so a row's broadcast feeds 4 FMAs instead of 2. Measured on a
+    // Xeon (model 207), 1 thread, best of 4 interleaved rounds against 6 x 2: the weight
+    // gradients (64 x 64 x 2048 and kin) 106-129 -> 124-140 GFLOP/s, the forward products
+    // unchanged (138-151), the tiny-encoder training step 23.4 -> 22.8 ms (medians 27.1 -> 25.1).
+    // Narrow products (p·V at head dimension 16) compute only the vectors they need
+    // (micro_dispatch).
+    static constexpr std::size_t NV = W == 16 ? 4 : 2;
 #endif
     static constexpr std::size_t NR = NV * W;  // columns of a micro-tile
 };
@@ -108,18 +114,21 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
     }
 }
 
-// C tile (R, cols) (+)= A (R, kc) · bp (kc, NR), cols <= NR; R <= MR rows. Without add, a
+// C tile (R, cols) (+)= A (R, kc) · bp (kc, NR), cols <= NR; R <= MR rows; only the first NVC
+// vectors of the strip are computed (cols <= NVC·W: micro_dispatch trims partial strips). Without add, a
 // non-null bias (the tile's NR columns of a bias row) is added in the store: C = bias + A·B,
 // the same single rounding as C = bias followed by C += A·B, without the extra pass over C.
 // A element (r, p) is a[r·rs + p·cs]: a packed group has rs = 1, cs = MR; A read in place has
 // rs = lda, cs = 1 (row-major) or rs = 1, cs = lda (transposed). bp: packed B strip (64-byte
 // aligned); c: top-left of the tile with ldc.
-template <class Arch, std::size_t R>
+template <class Arch, std::size_t R, std::size_t NVC = MatmulShape<Arch>::NV>
 void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, float* c,
                   std::size_t ldc, std::size_t cols, bool add, const float* bias) {
     using S = MatmulShape<Arch>;
     using Batch = typename S::Batch;
-    constexpr std::size_t NR = S::NR, NV = S::NV, W = S::W;
+    constexpr std::size_t NR = S::NR, W = S::W;
+    constexpr std::size_t NV = NVC;  // vectors computed: the strip's first NVC of S::NV
+    static_assert(NVC >= 1 && NVC <= S::NV, "a micro-tile computes 1 to NV vectors of its strip");
     Batch acc[R][NV];
     for (std::size_t r = 0; r < R; ++r) {
         for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
@@ -138,7 +147,7 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
             for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(av, bv[v], acc[r][v]);
         }
     }
-    if (cols == NR) {
+    if (cols == NR && NV == S::NV) {
         if (!add && bias) {
             Batch bv[NV];
             for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bias + v * W);
@@ -156,7 +165,7 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     } else {
         // Partial strip at the right edge of C: spill the tile and keep the valid columns.
         // Scalar a + b rounds exactly like a lane of the vector add above.
-        alignas(64) float tile[NR];
+        alignas(64) float tile[NV * W];
         for (std::size_t r = 0; r < R; ++r) {
             for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_aligned(tile + v * W);
             float* out = c + r * ldc;
@@ -165,11 +174,41 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     }
 }
 
-// Runs the micro-kernel specialised for `rows` (1..MR) rows.
+// Runs micro_kernel<Arch, R, NVC> with NVC = the vectors that hold `cols` columns (1..NV).
+template <class Arch, std::size_t R, std::size_t NVC = MatmulShape<Arch>::NV>
+void micro_trimmed(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, float* c,
+                   std::size_t ldc, std::size_t cols, bool add, const float* bias) {
+    if constexpr (NVC > 1) {
+        if (cols <= (NVC - 1) * MatmulShape<Arch>::W) {
+            micro_trimmed<Arch, R, NVC - 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+            return;
+        }
+    }
+    micro_kernel<Arch, R, NVC>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+}
+
+// Runs the micro-kernel specialised for `rows` (1..MR) rows. A partial strip (the right edge of
+// C, or a product narrower than NR such as p·V with a head dimension of 16) computes only the
+// vectors that hold its columns: with AVX-512's strips of 4 vectors (64 columns) that is a
+// quarter of the work at 16 columns. (Not in WebAssembly, whose strips are 16 columns and whose
+// tiles run 2 rows at a time below: 6 rows of trimmed strips would spill in V8.)
 template <class Arch>
 void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_t rs, std::size_t cs,
                     const float* bp, float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias) {
     static_assert(kMatmulMR == 6, "update the dispatch when MR changes");
+#if !defined(__wasm_simd128__)
+    if (cols < MatmulShape<Arch>::NR && MatmulShape<Arch>::NV > 1) {
+        switch (rows) {
+            case 6: micro_trimmed<Arch, 6>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+            case 5: micro_trimmed<Arch, 5>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+            case 4: micro_trimmed<Arch, 4>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+            case 3: micro_trimmed<Arch, 3>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+            case 2: micro_trimmed<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+            default: micro_trimmed<Arch, 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
+        }
+        return;
+    }
+#endif
 #if defined(__wasm_simd128__)
     // WebAssembly: 2 rows at a time (see MatmulShape); an odd last row runs alone.
     if (rows >= 3) {

@@ -15,6 +15,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "attnlab/kernels/isa.hpp"
 
 namespace {
 
@@ -279,6 +280,45 @@ TEST_P(MatmulVariant, BiasIsAddedInTheStoreExactlyAsBiasThenAccumulate) {
         }
     }
     attnlab::set_num_threads(saved);
+}
+
+TEST_P(MatmulVariant, EveryColumnCountOfPartialStripsOnEveryIsa) {
+    // A partial strip computes only the vectors that hold its columns (micro_dispatch), so every
+    // column count from 1 to past two of the widest strips (AVX-512: 64 columns), on every
+    // kernel table, overwriting, with a bias (bit for bit as bias then accumulate) and
+    // accumulating; 7 rows = a whole micro-tile group and a 1-row one.
+    const Variant& v = GetParam();
+    const std::string previous = attnlab::kernels::active_isa();
+    std::mt19937 rng(33);
+    for (const std::string& isa : attnlab::kernels::available_isas()) {
+        attnlab::kernels::set_isa(isa);
+        for (std::size_t n = 1; n <= 130; ++n) {
+            const std::size_t m = 7, k = 9;
+            const Problem pr(v, m, n, k, 0, rng);
+            const std::string where = isa + " " + describe(v, m, n, k);
+            Matrix c(m, n, 0, std::numeric_limits<float>::quiet_NaN());
+            run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, c.data.data(), c.ld, m, n, k, Accumulate::no,
+                nullptr);
+            expect_matches_reference(v, pr, c, nullptr, m, n, k, where);
+            Matrix c0(m, n, 0, 0.0f);
+            fill_uniform(c0, rng);
+            Matrix acc = c0;
+            run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, acc.data.data(), acc.ld, m, n, k,
+                Accumulate::yes, nullptr);
+            expect_matches_reference(v, pr, acc, &c0, m, n, k, where + " accumulate");
+            std::vector<float> bias(n), fused(m * n), two_pass(m * n);
+            std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+            for (float& b : bias) b = dist(rng);
+            for (std::size_t i = 0; i < m; ++i) std::copy(bias.begin(), bias.end(), two_pass.begin() + i * n);
+            run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, fused.data(), n, m, n, k, Accumulate::no,
+                bias.data());
+            run(v, pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, two_pass.data(), n, m, n, k,
+                Accumulate::yes, nullptr);
+            EXPECT_EQ(std::memcmp(fused.data(), two_pass.data(), fused.size() * sizeof(float)), 0) << where << " bias";
+            if (HasFailure()) break;
+        }
+    }
+    attnlab::kernels::set_isa(previous);
 }
 
 TEST_P(MatmulVariant, BiasWhileAccumulatingIsAConfigError) {
