@@ -65,7 +65,8 @@ void pack_a(bool trans_a, const float* a, std::size_t lda, std::size_t i0, std::
 }
 
 // Packs inner indices [p0, p0 + kc) x columns [j0, j0 + nc) of op(B) into bp as strips of NR
-// columns: bp[s·kc·NR + p·NR + j] = op(B)[p0 + p][j0 + s·NR + j], zero past column nc.
+// columns: bp[s·kc·NR + p·NR + j] = op(B)[p0 + p][j0 + s·NR + j], zero past column nc up to
+// the end of its vector (of the strip in WebAssembly): the columns the micro-kernel reads.
 // b: (K, N) with ldb when !trans_b; (N, K) with ldb when trans_b.
 template <class Arch>
 void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::size_t kc, std::size_t j0,
@@ -75,6 +76,16 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
     constexpr std::size_t NR = S::NR, NV = S::NV, W = S::W;
     for (std::size_t s = 0; s * NR < nc; ++s) {
         const std::size_t cols = simd::min_size(NR, nc - s * NR);
+        // Columns the micro-kernel reads: a partial strip's vectors that hold its columns
+        // (micro_dispatch trims the rest), or the whole strip in WebAssembly, which does not trim.
+        // With AVX-512's 64-column strips, the head-dimension-16 products of the tiny encoder
+        // packed 48 zero columns per row of B; not writing them (and copying the columns as
+        // vectors) made its training step 8% faster (best of 8 interleaved rounds, 21.4 -> 19.7 ms).
+#if defined(__wasm_simd128__)
+        const std::size_t width = NR;
+#else
+        const std::size_t width = (cols + W - 1) / W * W;
+#endif
         float* dst = bp + s * kc * NR;
         if (!trans_b) {
             for (std::size_t p = 0; p < kc; ++p) {
@@ -84,8 +95,9 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
                         Batch::load_unaligned(src + v * W).store_aligned(dst + p * NR + v * W);
                 } else {
                     std::size_t j = 0;
+                    for (; j + W <= cols; j += W) Batch::load_unaligned(src + j).store_aligned(dst + p * NR + j);
                     for (; j < cols; ++j) dst[p * NR + j] = src[j];
-                    for (; j < NR; ++j) dst[p * NR + j] = 0.0f;
+                    for (; j < width; ++j) dst[p * NR + j] = 0.0f;
                 }
             }
         } else {
@@ -107,7 +119,7 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
                 const float* src = src0 + j * ldb;
                 for (std::size_t p = 0; p < kc; ++p) dst[p * NR + j] = src[p];
             }
-            for (std::size_t j = cols; j < NR; ++j) {
+            for (std::size_t j = cols; j < width; ++j) {
                 for (std::size_t p = 0; p < kc; ++p) dst[p * NR + j] = 0.0f;
             }
         }
