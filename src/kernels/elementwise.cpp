@@ -24,6 +24,10 @@ constexpr std::size_t kReluGrain = std::size_t{1} << 16;
 constexpr std::size_t kGeluGrain = std::size_t{1} << 13;
 constexpr std::size_t kNormEntriesPerChunk = std::size_t{1} << 14;
 
+// Rows per partial sum of a column reduction (layer norm's dgamma and dbeta): fixed, so the
+// sums are the same for any thread count.
+constexpr std::size_t kSumRows = 256;
+
 // Rows (or columns) per chunk so that a chunk holds at least kNormEntriesPerChunk entries.
 std::size_t grain_for(std::size_t line_length) {
     return std::max<std::size_t>(1, kNormEntriesPerChunk / std::max<std::size_t>(line_length, 1));
@@ -122,15 +126,26 @@ void layer_norm_backward(const float* x, const float* gamma, const float* mean, 
         },
         grain_for(cols));
 
+    // dgamma and dbeta: column sums over all rows. Tasks are fixed blocks of kSumRows rows x
+    // kBlock columns, each summed in row order into its own partial; the partials are then added
+    // in block order. The blocks do not depend on the thread count, so neither do the sums, and
+    // a model's few columns (C = 64) still split over threads (split over columns only, they
+    // were one serial task: 3.5% of a 2-thread training step of the tiny encoder).
+    constexpr std::size_t kBlock = 64;
+    const std::size_t row_blocks = (rows + kSumRows - 1) / kSumRows, col_blocks = (cols + kBlock - 1) / kBlock;
+    // (row_blocks, cols, 2): dg, db of each row block; the calling thread's, grow-only (the
+    // same sizes every training step, so no allocation after the first).
+    thread_local std::vector<double> partials;
+    if (partials.size() < row_blocks * cols * 2) partials.resize(row_blocks * cols * 2);
+    double* const part = partials.data();
     parallel_for(
-        0, cols,
+        0, row_blocks * col_blocks,
         [&](std::size_t begin, std::size_t end) {
-            // Blocks of columns summed over all rows in local accumulators (no allocation).
-            constexpr std::size_t kBlock = 64;
-            for (std::size_t j0 = begin; j0 < end; j0 += kBlock) {
-                const std::size_t w = std::min(kBlock, end - j0);
+            for (std::size_t task = begin; task < end; ++task) {
+                const std::size_t rb = task / col_blocks, j0 = (task % col_blocks) * kBlock;
+                const std::size_t w = std::min(kBlock, cols - j0), r_end = std::min(rows, (rb + 1) * kSumRows);
                 double dg[kBlock] = {}, db[kBlock] = {};  // (block of cols)
-                for (std::size_t r = 0; r < rows; ++r) {
+                for (std::size_t r = rb * kSumRows; r < r_end; ++r) {
                     const float m = mean[r], rs = rstd[r];
                     for (std::size_t j = 0; j < w; ++j) {
                         const float d = dy[r * cols + j0 + j];
@@ -138,13 +153,23 @@ void layer_norm_backward(const float* x, const float* gamma, const float* mean, 
                         db[j] += d;
                     }
                 }
+                double* out = part + (rb * cols + j0) * 2;
                 for (std::size_t j = 0; j < w; ++j) {
-                    dgamma[j0 + j] += static_cast<float>(dg[j]);
-                    dbeta[j0 + j] += static_cast<float>(db[j]);
+                    out[2 * j] = dg[j];
+                    out[2 * j + 1] = db[j];
                 }
             }
         },
-        grain_for(rows));
+        1);
+    for (std::size_t j = 0; j < cols; ++j) {
+        double dg = 0.0, db = 0.0;
+        for (std::size_t rb = 0; rb < row_blocks; ++rb) {
+            dg += part[(rb * cols + j) * 2];
+            db += part[(rb * cols + j) * 2 + 1];
+        }
+        dgamma[j] += static_cast<float>(dg);
+        dbeta[j] += static_cast<float>(db);
+    }
 }
 
 }  // namespace kernels
