@@ -175,13 +175,27 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
             }
         }
     } else {
-        // Partial strip at the right edge of C: spill the tile and keep the valid columns.
-        // Scalar a + b rounds exactly like a lane of the vector add above.
-        alignas(64) float tile[NV * W];
+        // Partial strip (the right edge of C, or a narrow product): whole vectors of valid
+        // columns as above; the last, partly valid vector is spilled and its valid columns kept.
+        // Scalar a + b rounds exactly like a lane of the vector add. (With the spill of every
+        // vector, p·V at head dimension 16, a whole vector, spent half its time here.)
+        const std::size_t full = cols / W;  // vectors wholly inside the valid columns
         for (std::size_t r = 0; r < R; ++r) {
-            for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_aligned(tile + v * W);
             float* out = c + r * ldc;
-            for (std::size_t j = 0; j < cols; ++j) out[j] = add ? out[j] + tile[j] : bias ? bias[j] + tile[j] : tile[j];
+            for (std::size_t v = 0; v < NV && v < full; ++v) {
+                Batch x = acc[r][v];
+                if (add) x = Batch::load_unaligned(out + v * W) + x;
+                else if (bias) x = Batch::load_unaligned(bias + v * W) + x;
+                x.store_unaligned(out + v * W);
+            }
+            if (full < NV && full * W < cols) {
+                alignas(64) float tile[W];
+                acc[r][full].store_aligned(tile);
+                for (std::size_t j = full * W; j < cols; ++j) {
+                    const float t = tile[j - full * W];
+                    out[j] = add ? out[j] + t : bias ? bias[j] + t : t;
+                }
+            }
         }
     }
 }
@@ -260,7 +274,8 @@ template <class Arch>
 void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, float* c, std::size_t ldc,
                std::size_t i_begin, std::size_t i_end, std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc,
                bool add, const float* bias) {
-    constexpr std::size_t MR = MatmulShape<Arch>::MR, NR = MatmulShape<Arch>::NR, MC = kMatmulMC;
+    using S = MatmulShape<Arch>;
+    constexpr std::size_t MR = S::MR, NR = S::NR, MC = kMatmulMC;
     static_assert(MC % MR == 0, "row blocks must hold whole micro-tile row groups");
     const bool in_place = lda <= kMaxLdaInPlace;
     // Element (i, p) of op(A) in place: a[i·lda + p], or a[p·lda + i] when transposed.
@@ -271,6 +286,26 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
         if (!in_place) pack_a<Arch>(trans_a, a, lda, i0, mc, p0, kc, ap);
         for (std::size_t s = 0; s * NR < nc; ++s) {
             const std::size_t cols = simd::min_size(NR, nc - s * NR);
+#if !defined(__wasm_simd128__)
+            // A strip of one vector with A in place (p·V and its gradients at head dimension 16
+            // on AVX-512): 12 rows at a time, so 12 independent FMA chains instead of 6 hide the
+            // FMA latency. Only where 12 accumulators leave room (32 registers).
+            if (S::W == 16 && in_place && cols <= S::W) {
+                const float* b_strip = bp + s * kc * NR;
+                std::size_t i = i0;
+                for (; i + 2 * MR <= i0 + mc; i += 2 * MR) {
+                    const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
+                    micro_kernel<Arch, 2 * MR, 1>(kc, ai, rs, cs, b_strip, c + i * ldc + j0 + s * NR, ldc, cols, add,
+                                                  bias ? bias + j0 + s * NR : nullptr);
+                }
+                for (; i < i0 + mc; i += MR) {
+                    const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
+                    micro_dispatch<Arch>(simd::min_size(MR, i0 + mc - i), kc, ai, rs, cs, b_strip,
+                                         c + i * ldc + j0 + s * NR, ldc, cols, add, bias ? bias + j0 + s * NR : nullptr);
+                }
+                continue;
+            }
+#endif
             for (std::size_t g = 0; g * MR < mc; ++g) {
                 const std::size_t rows = simd::min_size(MR, mc - g * MR);
                 const std::size_t i = i0 + g * MR;

@@ -286,14 +286,14 @@ TEST_P(MatmulVariant, EveryColumnCountOfPartialStripsOnEveryIsa) {
     // A partial strip computes only the vectors that hold its columns (micro_dispatch), so every
     // column count from 1 to past two of the widest strips (AVX-512: 64 columns), on every
     // kernel table, overwriting, with a bias (bit for bit as bias then accumulate) and
-    // accumulating; 7 rows = a whole micro-tile group and a 1-row one.
+    // accumulating; 19 rows = 12 (one-vector strips on AVX-512 run 12 rows at a time), 6 and 1.
     const Variant& v = GetParam();
     const std::string previous = attnlab::kernels::active_isa();
     std::mt19937 rng(33);
     for (const std::string& isa : attnlab::kernels::available_isas()) {
         attnlab::kernels::set_isa(isa);
         for (std::size_t n = 1; n <= 130; ++n) {
-            const std::size_t m = 7, k = 9;
+            const std::size_t m = 19, k = 9;
             const Problem pr(v, m, n, k, 0, rng);
             const std::string where = isa + " " + describe(v, m, n, k);
             Matrix c(m, n, 0, std::numeric_limits<float>::quiet_NaN());
