@@ -1,9 +1,9 @@
 // Run-time choice of the kernel table (kernels/isa.hpp, src/kernels/kernel_table.hpp).
 //
-// Candidates, best first: AVX-512 (F + DQ), then AVX2 + FMA (each only if its arch_<isa>.cpp was compiled
-// with those flags and the CPU and OS support them: __builtin_cpu_supports checks CPUID and that
-// the OS saves the ZMM / YMM registers), SSE2 (every x86-64 CPU), then the portable table of
-// non-x86 builds.
+// Candidates, best first: AVX-512 (F + DQ), then AVX2 + FMA (each only if its arch_<isa>.cpp
+// was compiled with those flags and the CPU and OS support them: __builtin_cpu_supports checks
+// CPUID and that the OS saves the ZMM / YMM registers), SSE2 (every x86-64 CPU), then the
+// portable table of non-x86 builds.
 #include <atomic>
 #include <cstdlib>
 #include <string>

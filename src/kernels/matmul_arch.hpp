@@ -126,8 +126,9 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
     }
 }
 
-// C tile (R, cols) (+)= A (R, kc) · bp (kc, NR), cols <= NR; R <= MR rows; only the first NVC
-// vectors of the strip are computed (cols <= NVC·W: micro_dispatch trims partial strips). Without add, a
+// C tile (R, cols) (+)= A (R, kc) · bp (kc, NR), cols <= NR; R <= MR rows (2·MR for the
+// one-vector strips of gemm_rows); only the first NVC vectors of the strip are computed
+// (cols <= NVC·W: micro_dispatch trims partial strips). Without add, a
 // non-null bias (the tile's NR columns of a bias row) is added in the store: C = bias + A·B,
 // the same single rounding as C = bias followed by C += A·B, without the extra pass over C.
 // A element (r, p) is a[r·rs + p·cs]: a packed group has rs = 1, cs = MR; A read in place has
@@ -286,26 +287,28 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
         if (!in_place) pack_a<Arch>(trans_a, a, lda, i0, mc, p0, kc, ap);
         for (std::size_t s = 0; s * NR < nc; ++s) {
             const std::size_t cols = simd::min_size(NR, nc - s * NR);
-#if !defined(__wasm_simd128__)
             // A strip of one vector with A in place (p·V and its gradients at head dimension 16
             // on AVX-512): 12 rows at a time, so 12 independent FMA chains instead of 6 hide the
-            // FMA latency. Only where 12 accumulators leave room (32 registers).
-            if (S::W == 16 && in_place && cols <= S::W) {
-                const float* b_strip = bp + s * kc * NR;
-                std::size_t i = i0;
-                for (; i + 2 * MR <= i0 + mc; i += 2 * MR) {
-                    const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
-                    micro_kernel<Arch, 2 * MR, 1>(kc, ai, rs, cs, b_strip, c + i * ldc + j0 + s * NR, ldc, cols, add,
-                                                  bias ? bias + j0 + s * NR : nullptr);
+            // FMA latency. Only where 12 accumulators leave room (AVX-512's 32 registers).
+            if constexpr (S::W == 16) {
+                if (in_place && cols <= S::W) {
+                    const float* b_strip = bp + s * kc * NR;
+                    float* c_strip = c + j0 + s * NR;
+                    const float* bias_strip = bias ? bias + j0 + s * NR : nullptr;
+                    std::size_t i = i0;
+                    for (; i + 2 * MR <= i0 + mc; i += 2 * MR) {
+                        const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
+                        micro_kernel<Arch, 2 * MR, 1>(kc, ai, rs, cs, b_strip, c_strip + i * ldc, ldc, cols, add,
+                                                      bias_strip);
+                    }
+                    for (; i < i0 + mc; i += MR) {
+                        const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
+                        micro_dispatch<Arch>(simd::min_size(MR, i0 + mc - i), kc, ai, rs, cs, b_strip,
+                                             c_strip + i * ldc, ldc, cols, add, bias_strip);
+                    }
+                    continue;
                 }
-                for (; i < i0 + mc; i += MR) {
-                    const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
-                    micro_dispatch<Arch>(simd::min_size(MR, i0 + mc - i), kc, ai, rs, cs, b_strip,
-                                         c + i * ldc + j0 + s * NR, ldc, cols, add, bias ? bias + j0 + s * NR : nullptr);
-                }
-                continue;
             }
-#endif
             for (std::size_t g = 0; g * MR < mc; ++g) {
                 const std::size_t rows = simd::min_size(MR, mc - g * MR);
                 const std::size_t i = i0 + g * MR;
