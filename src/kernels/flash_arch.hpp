@@ -19,8 +19,6 @@
 #include "kernel_table.hpp"
 #include "simd.hpp"
 
-#include <type_traits>
-
 namespace attnlab {
 namespace kernels {
 namespace arch {
@@ -49,21 +47,6 @@ struct FlashShape {
     static constexpr bool kOneStripPerCall = false;
 #endif
 };
-
-// Runs kernel(std::integral_constant<size_t, R>) for R = rows (1..MR), so each row count gets
-// its own fully unrolled micro-kernel.
-template <std::size_t MR, class Kernel>
-inline void dispatch_rows(std::size_t rows, const Kernel& kernel) {
-    static_assert(MR >= 1 && MR <= 6, "dispatch_rows handles up to 6 rows");
-    switch (rows) {
-        case 6: if constexpr (MR >= 6) kernel(std::integral_constant<std::size_t, 6>{}); break;
-        case 5: if constexpr (MR >= 5) kernel(std::integral_constant<std::size_t, 5>{}); break;
-        case 4: if constexpr (MR >= 4) kernel(std::integral_constant<std::size_t, 4>{}); break;
-        case 3: if constexpr (MR >= 3) kernel(std::integral_constant<std::size_t, 3>{}); break;
-        case 2: if constexpr (MR >= 2) kernel(std::integral_constant<std::size_t, 2>{}); break;
-        default: kernel(std::integral_constant<std::size_t, 1>{}); break;
-    }
-}
 
 // x: (rows, D) row-major -> xp: (ceil(rows / G), D, G), xp[(g·D + p)·G + r] = scale · x[g·G + r][p],
 // zero for rows past the end: the G rows of one p are adjacent. G = NR packs the vector operand
@@ -181,7 +164,7 @@ void flash_scores(const float* qp, std::size_t rows, std::size_t d, const float*
     for (std::size_t i = 0; i < rows; i += MR) {
         const float* qi = qp + i * d;  // group i / MR
         float* si = s + i * ld;
-        dispatch_rows<MR>(simd::min_size(MR, rows - i), [&](auto r) {
+        simd::dispatch_rows<MR>(simd::min_size(MR, rows - i), [&](auto r) {
             if constexpr (S::kOneStripPerCall) {
                 for (std::size_t st = 0; st < strips; ++st) {
                     scores_micro_kernel<Arch, decltype(r)::value>(qi, d, kp + st * d * NR, 1, si + st * NR, ld);
@@ -258,7 +241,7 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
             for (std::size_t c = 0; c < dp; c += W) (Batch::load_unaligned(orow + c) * a).store_unaligned(orow + c);
         }
         for (std::size_t c = 0; c < dp; c += NR) {
-            dispatch_rows<MR>(n, [&](auto r) {
+            simd::dispatch_rows<MR>(n, [&](auto r) {
                 pv_micro_kernel<Arch, decltype(r)::value>(st + i, ldq, cols, vp + c, dp, oi + c, dp);
             });
         }

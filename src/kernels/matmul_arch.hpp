@@ -225,14 +225,9 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
     static_assert(kMatmulMR == 6, "update the dispatch when MR changes");
 #if !defined(__wasm_simd128__)
     if (cols < MatmulShape<Arch>::NR && MatmulShape<Arch>::NV > 1) {
-        switch (rows) {
-            case 6: micro_trimmed<Arch, 6>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-            case 5: micro_trimmed<Arch, 5>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-            case 4: micro_trimmed<Arch, 4>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-            case 3: micro_trimmed<Arch, 3>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-            case 2: micro_trimmed<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-            default: micro_trimmed<Arch, 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-        }
+        simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
+            micro_trimmed<Arch, decltype(r)::value>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+        });
         return;
     }
 #endif
@@ -247,14 +242,9 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
         micro_kernel<Arch, 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
     }
 #else
-    switch (rows) {
-        case 6: micro_kernel<Arch, 6>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-        case 5: micro_kernel<Arch, 5>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-        case 4: micro_kernel<Arch, 4>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-        case 3: micro_kernel<Arch, 3>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-        case 2: micro_kernel<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-        default: micro_kernel<Arch, 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias); break;
-    }
+    simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
+        micro_kernel<Arch, decltype(r)::value>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+    });
 #endif
 }
 

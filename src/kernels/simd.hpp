@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #if !defined(ATTNLAB_NO_SIMD)
 #include <xsimd/xsimd.hpp>
@@ -257,6 +258,21 @@ inline void transpose4(const float* src, std::size_t ld_src, float* dst, std::si
     _mm_storeu_ps(dst + 3 * ld_dst, r3);
 }
 #endif
+
+// Runs kernel(std::integral_constant<size_t, R>) for R = rows (1..MR), so each row count gets
+// its own fully unrolled micro-kernel.
+template <std::size_t MR, class Kernel>
+inline void dispatch_rows(std::size_t rows, const Kernel& kernel) {
+    static_assert(MR >= 1 && MR <= 6, "dispatch_rows handles up to 6 rows");
+    switch (rows) {
+        case 6: if constexpr (MR >= 6) kernel(std::integral_constant<std::size_t, 6>{}); break;
+        case 5: if constexpr (MR >= 5) kernel(std::integral_constant<std::size_t, 5>{}); break;
+        case 4: if constexpr (MR >= 4) kernel(std::integral_constant<std::size_t, 4>{}); break;
+        case 3: if constexpr (MR >= 3) kernel(std::integral_constant<std::size_t, 3>{}); break;
+        case 2: if constexpr (MR >= 2) kernel(std::integral_constant<std::size_t, 2>{}); break;
+        default: kernel(std::integral_constant<std::size_t, 1>{}); break;
+    }
+}
 
 // Scalar helpers that must not come from <algorithm> (see the rule above); static for the same
 // reason as the scalar overloads.

@@ -17,6 +17,7 @@
 #include "attnlab/attention/multi_head_attention.hpp"
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "support/attention_paths.hpp"
 #include "support/fixtures.hpp"
 #include "support/gradcheck.hpp"
 #include "support/random_tensor.hpp"
@@ -127,19 +128,13 @@ TEST(FlashAttention, EveryKernelTableTilesQueriesInWholeStripsAndMatchesTheMathP
             const Tensor4 dctx = test::random_normal<Tensor4>({1, 2, t, 32}, seed + 3);
             for (MaskKind kind : {MaskKind::none, MaskKind::causal}) {
                 const AttentionMask mask = make_mask(kind, t, 200);
-                AttentionCache cache;
-                const Tensor4 expected = math_forward(in, mask, {}, &cache);
-                Tensor4 dq_ref, dk_ref, dv_ref;
-                scaled_dot_product_attention_backward(dctx, in.q, in.k, in.v, cache, {}, dq_ref, dk_ref, dv_ref);
-                Tensor3 lse;
-                const Tensor4 ctx = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse);
-                Tensor4 dq, dk, dv;
-                flash_attention_backward(dctx, in.q, in.k, in.v, ctx, lse, mask, {}, dq, dk, dv);
+                const test::AttentionResults ref = test::math_path(in.q, in.k, in.v, mask, dctx);
+                const test::AttentionResults got = test::flash_path(in.q, in.k, in.v, mask, dctx);
                 const std::string where = isa + " T=" + std::to_string(t) + " mask " + mask_name(kind);
-                EXPECT_TRUE(test::all_close(ctx, expected, 1e-5)) << where;
-                EXPECT_TRUE(test::all_close(dq, dq_ref, 1e-4, 1e-4)) << "dq " << where;
-                EXPECT_TRUE(test::all_close(dk, dk_ref, 1e-4, 1e-4)) << "dk " << where;
-                EXPECT_TRUE(test::all_close(dv, dv_ref, 1e-4, 1e-4)) << "dv " << where;
+                EXPECT_TRUE(test::all_close(got.context, ref.context, 1e-5)) << where;
+                EXPECT_TRUE(test::all_close(got.dq, ref.dq, 1e-4, 1e-4)) << "dq " << where;
+                EXPECT_TRUE(test::all_close(got.dk, ref.dk, 1e-4, 1e-4)) << "dk " << where;
+                EXPECT_TRUE(test::all_close(got.dv, ref.dv, 1e-4, 1e-4)) << "dv " << where;
             }
         }
     }
@@ -215,21 +210,14 @@ TEST(FlashAttention, BackwardEqualsTheMathBackward) {
                     const Tensor4 dctx = test::random_normal<Tensor4>({2, heads, t, d}, seed + 3);
                     for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::all_with_empty_rows}) {
                         const AttentionMask mask = make_mask(kind, t, s);
-                        AttentionCache cache;
-                        math_forward(in, mask, {}, &cache);
-                        Tensor4 dq_ref, dk_ref, dv_ref;
-                        scaled_dot_product_attention_backward(dctx, in.q, in.k, in.v, cache, {}, dq_ref, dk_ref,
-                                                              dv_ref);
-                        Tensor3 lse;
-                        const Tensor4 ctx = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse);
-                        Tensor4 dq, dk, dv;
-                        flash_attention_backward(dctx, in.q, in.k, in.v, ctx, lse, mask, {}, dq, dk, dv);
+                        const test::AttentionResults ref = test::math_path(in.q, in.k, in.v, mask, dctx);
+                        const test::AttentionResults got = test::flash_path(in.q, in.k, in.v, mask, dctx);
                         std::ostringstream where;
                         where << "T=" << t << " S=" << s << " D=" << d << " H=" << heads << " Hkv=" << kv_heads
                               << " mask " << mask_name(kind);
-                        ASSERT_TRUE(test::all_close(dq, dq_ref, 1e-4, 1e-4)) << "dq " << where.str();
-                        ASSERT_TRUE(test::all_close(dk, dk_ref, 1e-4, 1e-4)) << "dk " << where.str();
-                        ASSERT_TRUE(test::all_close(dv, dv_ref, 1e-4, 1e-4)) << "dv " << where.str();
+                        ASSERT_TRUE(test::all_close(got.dq, ref.dq, 1e-4, 1e-4)) << "dq " << where.str();
+                        ASSERT_TRUE(test::all_close(got.dk, ref.dk, 1e-4, 1e-4)) << "dk " << where.str();
+                        ASSERT_TRUE(test::all_close(got.dv, ref.dv, 1e-4, 1e-4)) << "dv " << where.str();
                     }
                 }
             }

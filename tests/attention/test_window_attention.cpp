@@ -10,6 +10,7 @@
 
 #include "attnlab/attention/flash_attention.hpp"
 #include "attnlab/model/decoder_lm.hpp"
+#include "support/attention_paths.hpp"
 #include "support/fixtures.hpp"
 #include "support/random_tensor.hpp"
 
@@ -97,19 +98,13 @@ TEST(WindowAttention, FlashBackwardEqualsTheMathBackward) {
         for (std::size_t window : {1, 5, 60}) {
             for (const Variant& variant : kVariants) {
                 const AttentionMask mask = make_mask(variant, window, t);
-                AttentionCache cache;
-                math_forward(in, mask, &cache);
-                Tensor4 dq_ref, dk_ref, dv_ref;
-                scaled_dot_product_attention_backward(dctx, in.q, in.k, in.v, cache, {}, dq_ref, dk_ref, dv_ref);
-                Tensor3 lse;
-                const Tensor4 ctx = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse);
-                Tensor4 dq, dk, dv;
-                flash_attention_backward(dctx, in.q, in.k, in.v, ctx, lse, mask, {}, dq, dk, dv);
+                const test::AttentionResults ref = test::math_path(in.q, in.k, in.v, mask, dctx);
+                const test::AttentionResults got = test::flash_path(in.q, in.k, in.v, mask, dctx);
                 std::ostringstream where;
                 where << "T=" << t << " W=" << window << " " << variant.name;
-                ASSERT_TRUE(test::all_close(dq, dq_ref, 1e-4, 1e-4)) << "dq " << where.str();
-                ASSERT_TRUE(test::all_close(dk, dk_ref, 1e-4, 1e-4)) << "dk " << where.str();
-                ASSERT_TRUE(test::all_close(dv, dv_ref, 1e-4, 1e-4)) << "dv " << where.str();
+                ASSERT_TRUE(test::all_close(got.dq, ref.dq, 1e-4, 1e-4)) << "dq " << where.str();
+                ASSERT_TRUE(test::all_close(got.dk, ref.dk, 1e-4, 1e-4)) << "dk " << where.str();
+                ASSERT_TRUE(test::all_close(got.dv, ref.dv, 1e-4, 1e-4)) << "dv " << where.str();
             }
         }
     }
