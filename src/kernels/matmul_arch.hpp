@@ -176,27 +176,31 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
             }
         }
     } else {
-        // Partial strip (the right edge of C, or a narrow product): whole vectors of valid
-        // columns as above; the last, partly valid vector is spilled and its valid columns kept.
-        // Scalar a + b rounds exactly like a lane of the vector add. (With the spill of every
-        // vector, p·V at head dimension 16, a whole vector, spent half its time here.)
-        const std::size_t full = cols / W;  // vectors wholly inside the valid columns
+        // Partial strip (the right edge of C, or a narrow product): the vectors wholly inside
+        // the valid columns are stored as above; the vector across the edge is spilled and its
+        // valid columns kept. Scalar a + b rounds exactly like a lane of the vector add.
+        // (simd::unroll makes v a constant: an index known only at run time kept the
+        // accumulators in memory, zeroed by a memset per call in WebAssembly. Spilling every
+        // vector and copying its columns as scalars made p·V at head dimension 16, one whole
+        // vector, spend half its time here.)
         for (std::size_t r = 0; r < R; ++r) {
             float* out = c + r * ldc;
-            for (std::size_t v = 0; v < NV && v < full; ++v) {
-                Batch x = acc[r][v];
-                if (add) x = Batch::load_unaligned(out + v * W) + x;
-                else if (bias) x = Batch::load_unaligned(bias + v * W) + x;
-                x.store_unaligned(out + v * W);
-            }
-            if (full < NV && full * W < cols) {
-                alignas(64) float tile[W];
-                acc[r][full].store_aligned(tile);
-                for (std::size_t j = full * W; j < cols; ++j) {
-                    const float t = tile[j - full * W];
-                    out[j] = add ? out[j] + t : bias ? bias[j] + t : t;
+            simd::unroll<NV>([&](auto vc) {
+                constexpr std::size_t v = decltype(vc)::value;
+                if ((v + 1) * W <= cols) {
+                    Batch x = acc[r][v];
+                    if (add) x = Batch::load_unaligned(out + v * W) + x;
+                    else if (bias) x = Batch::load_unaligned(bias + v * W) + x;
+                    x.store_unaligned(out + v * W);
+                } else if (v * W < cols) {
+                    alignas(64) float tile[W];
+                    acc[r][v].store_aligned(tile);
+                    for (std::size_t j = v * W; j < cols; ++j) {
+                        const float t = tile[j - v * W];
+                        out[j] = add ? out[j] + t : bias ? bias[j] + t : t;
+                    }
                 }
-            }
+            });
         }
     }
 }

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #if !defined(ATTNLAB_NO_SIMD)
 #include <xsimd/xsimd.hpp>
@@ -258,6 +259,17 @@ inline void transpose4(const float* src, std::size_t ld_src, float* dst, std::si
     _mm_storeu_ps(dst + 3 * ld_dst, r3);
 }
 #endif
+
+// Calls f(std::integral_constant<size_t, I>) for I = 0 .. N-1 in order: a loop whose index is a
+// constant in each call, for indexing arrays of vectors that must stay in registers.
+template <class F, std::size_t... I>
+inline void unroll_each(const F& f, std::index_sequence<I...>) {
+    (f(std::integral_constant<std::size_t, I>{}), ...);
+}
+template <std::size_t N, class F>
+inline void unroll(const F& f) {
+    unroll_each(f, std::make_index_sequence<N>{});
+}
 
 // Runs kernel(std::integral_constant<size_t, R>) for R = rows (1..MR), so each row count gets
 // its own fully unrolled micro-kernel.
