@@ -10,6 +10,7 @@
 #include <cmath>
 #include <vector>
 
+#include "attnlab/core/column_sums.hpp"
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
 #include "kernel_table.hpp"
@@ -23,10 +24,6 @@ namespace {
 constexpr std::size_t kReluGrain = std::size_t{1} << 16;
 constexpr std::size_t kGeluGrain = std::size_t{1} << 13;
 constexpr std::size_t kNormEntriesPerChunk = std::size_t{1} << 14;
-
-// Rows per partial sum of a column reduction (layer norm's dgamma and dbeta): fixed, so the
-// sums are the same for any thread count.
-constexpr std::size_t kSumRows = 256;
 
 // Rows (or columns) per chunk so that a chunk holds at least kNormEntriesPerChunk entries.
 std::size_t grain_for(std::size_t line_length) {
@@ -90,7 +87,8 @@ void layer_norm_forward(const float* x, const float* gamma, const float* beta, f
 //   dbeta += Σ_rows dy,  dgamma += Σ_rows dy·xhat,
 //   g = dy·gamma,  dx = rstd·(g - mean(g) - xhat·mean(g·xhat)).
 // dx rows are independent (parallel over rows); dgamma/dbeta sum over rows, so they run as a
-// second pass parallel over columns, each column summed in row order (deterministic).
+// second pass of column sums in fixed row blocks (core/column_sums.hpp: the same sums for any
+// thread count).
 void layer_norm_backward(const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy,
                          float* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols) {
     parallel_for(
@@ -126,50 +124,16 @@ void layer_norm_backward(const float* x, const float* gamma, const float* mean, 
         },
         grain_for(cols));
 
-    // dgamma and dbeta: column sums over all rows. Tasks are fixed blocks of kSumRows rows x
-    // kBlock columns, each summed in row order into its own partial; the partials are then added
-    // in block order. The blocks do not depend on the thread count, so neither do the sums, and
-    // a model's few columns (C = 64) still split over threads (split over columns only, they
-    // were one serial task: 3.5% of a 2-thread training step of the tiny encoder).
-    constexpr std::size_t kBlock = 64;
-    const std::size_t row_blocks = (rows + kSumRows - 1) / kSumRows, col_blocks = (cols + kBlock - 1) / kBlock;
-    // (row_blocks, cols, 2): dg, db of each row block; the calling thread's, grow-only (the
-    // same sizes every training step, so no allocation after the first).
-    thread_local std::vector<double> partials;
-    if (partials.size() < row_blocks * cols * 2) partials.resize(row_blocks * cols * 2);
-    double* const part = partials.data();
-    parallel_for(
-        0, row_blocks * col_blocks,
-        [&](std::size_t begin, std::size_t end) {
-            for (std::size_t task = begin; task < end; ++task) {
-                const std::size_t rb = task / col_blocks, j0 = (task % col_blocks) * kBlock;
-                const std::size_t w = std::min(kBlock, cols - j0), r_end = std::min(rows, (rb + 1) * kSumRows);
-                double dg[kBlock] = {}, db[kBlock] = {};  // (block of cols)
-                for (std::size_t r = rb * kSumRows; r < r_end; ++r) {
-                    const float m = mean[r], rs = rstd[r];
-                    for (std::size_t j = 0; j < w; ++j) {
-                        const float d = dy[r * cols + j0 + j];
-                        dg[j] += double(d) * double((x[r * cols + j0 + j] - m) * rs);
-                        db[j] += d;
-                    }
-                }
-                double* out = part + (rb * cols + j0) * 2;
-                for (std::size_t j = 0; j < w; ++j) {
-                    out[2 * j] = dg[j];
-                    out[2 * j + 1] = db[j];
-                }
-            }
-        },
-        1);
-    for (std::size_t j = 0; j < cols; ++j) {
-        double dg = 0.0, db = 0.0;
-        for (std::size_t rb = 0; rb < row_blocks; ++rb) {
-            dg += part[(rb * cols + j) * 2];
-            db += part[(rb * cols + j) * 2 + 1];
+    // dgamma and dbeta: column sums over all rows, in double (core/column_sums.hpp).
+    float* const outputs[2] = {dgamma, dbeta};
+    column_sums<double, 2>(rows, cols, outputs, [&](std::size_t r, std::size_t j0, std::size_t w, auto& sums) {
+        const float m = mean[r], rs = rstd[r];
+        for (std::size_t j = 0; j < w; ++j) {
+            const float d = dy[r * cols + j0 + j];
+            sums[0][j] += double(d) * double((x[r * cols + j0 + j] - m) * rs);
+            sums[1][j] += d;
         }
-        dgamma[j] += static_cast<float>(dg);
-        dbeta[j] += static_cast<float>(db);
-    }
+    });
 }
 
 }  // namespace kernels

@@ -37,6 +37,15 @@ struct MatmulShape {
     static constexpr std::size_t NV = W == 16 ? 4 : 2;
 #endif
     static constexpr std::size_t NR = NV * W;  // columns of a micro-tile
+    // A partial strip (the right edge of C, or a product narrower than NR) computes, packs and
+    // stores only the vectors that hold its columns (micro_dispatch, pack_b). Not in
+    // WebAssembly, whose strips are 16 columns and whose tiles run 2 rows at a time: 6 rows of
+    // trimmed strips would spill in V8.
+#if defined(__wasm_simd128__)
+    static constexpr bool kTrimsPartialStrips = false;
+#else
+    static constexpr bool kTrimsPartialStrips = true;
+#endif
 };
 
 // Packs rows [i0, i0 + mc) x inner indices [p0, p0 + kc) of op(A) into ap, as groups of MR rows:
@@ -77,15 +86,11 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
     for (std::size_t s = 0; s * NR < nc; ++s) {
         const std::size_t cols = simd::min_size(NR, nc - s * NR);
         // Columns the micro-kernel reads: a partial strip's vectors that hold its columns
-        // (micro_dispatch trims the rest), or the whole strip in WebAssembly, which does not trim.
-        // With AVX-512's 64-column strips, the head-dimension-16 products of the tiny encoder
-        // packed 48 zero columns per row of B; not writing them (and copying the columns as
-        // vectors) made its training step 8% faster (best of 8 interleaved rounds, 21.4 -> 19.7 ms).
-#if defined(__wasm_simd128__)
-        const std::size_t width = NR;
-#else
-        const std::size_t width = (cols + W - 1) / W * W;
-#endif
+        // (kTrimsPartialStrips), or the whole strip. With AVX-512's 64-column strips, the
+        // head-dimension-16 products of the tiny encoder packed 48 zero columns per row of B;
+        // not writing them (and copying the columns as vectors) made its training step 8%
+        // faster (best of 8 interleaved rounds, 21.4 -> 19.7 ms).
+        const std::size_t width = S::kTrimsPartialStrips ? (cols + W - 1) / W * W : NR;
         float* dst = bp + s * kc * NR;
         if (!trans_b) {
             for (std::size_t p = 0; p < kc; ++p) {
@@ -220,21 +225,20 @@ void micro_trimmed(std::size_t kc, const float* a, std::size_t rs, std::size_t c
 
 // Runs the micro-kernel specialised for `rows` (1..MR) rows. A partial strip (the right edge of
 // C, or a product narrower than NR such as p·V with a head dimension of 16) computes only the
-// vectors that hold its columns: with AVX-512's strips of 4 vectors (64 columns) that is a
-// quarter of the work at 16 columns. (Not in WebAssembly, whose strips are 16 columns and whose
-// tiles run 2 rows at a time below: 6 rows of trimmed strips would spill in V8.)
+// vectors that hold its columns where kTrimsPartialStrips: with AVX-512's strips of 4 vectors
+// (64 columns) that is a quarter of the work at 16 columns.
 template <class Arch>
 void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_t rs, std::size_t cs,
                     const float* bp, float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias) {
     static_assert(kMatmulMR == 6, "update the dispatch when MR changes");
-#if !defined(__wasm_simd128__)
-    if (cols < MatmulShape<Arch>::NR && MatmulShape<Arch>::NV > 1) {
-        simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
-            micro_trimmed<Arch, decltype(r)::value>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
-        });
-        return;
+    if constexpr (MatmulShape<Arch>::kTrimsPartialStrips) {
+        if (cols < MatmulShape<Arch>::NR) {
+            simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
+                micro_trimmed<Arch, decltype(r)::value>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+            });
+            return;
+        }
     }
-#endif
 #if defined(__wasm_simd128__)
     // WebAssembly: 2 rows at a time (see MatmulShape); an odd last row runs alone.
     if (rows >= 3) {
