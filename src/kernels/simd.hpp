@@ -260,6 +260,18 @@ inline void transpose4(const float* src, std::size_t ld_src, float* dst, std::si
 }
 #endif
 
+// Before a loop over an array of vectors with a constant trip count (a micro-tile's rows and
+// vectors): unroll it completely, so that every index is a constant and the array stays in
+// registers. Left to its heuristics, GCC kept some epilogue loops rolled, indexed the
+// accumulators at run time and so kept all of them in a stack copy (matmul_arch.hpp).
+#if defined(__clang__)
+#define ATTNLAB_UNROLL_ALL _Pragma("unroll")
+#elif defined(__GNUC__)
+#define ATTNLAB_UNROLL_ALL _Pragma("GCC unroll 64")
+#else
+#define ATTNLAB_UNROLL_ALL
+#endif
+
 // Calls f(std::integral_constant<size_t, I>) for I = 0 .. N-1 in order: a loop whose index is a
 // constant in each call, for indexing arrays of vectors that must stay in registers.
 template <class F, std::size_t... I>
