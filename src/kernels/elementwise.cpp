@@ -1,5 +1,5 @@
 // Activations and layer normalisation, forward and backward side by side. The SIMD loops of
-// ReLU, GELU and the layer-norm forward are in elementwise_arch.hpp, compiled per ISA and chosen
+// ReLU, GELU and the layer-norm rows are in elementwise_arch.hpp, compiled per ISA and chosen
 // at run time (kernels/isa.hpp); this file holds validation and threading.
 //
 // Legend: n elements (any shape, flattened); rows x cols for layer norm, normalised over cols
@@ -70,8 +70,8 @@ void gelu_backward(const float* x, const float* dy, float* dx, std::size_t n, Ac
 
 // Per row: mean = Σx/N, var = Σ(x - mean)²/N (biased, as torch), rstd = 1/√(var + eps),
 //          y = (x - mean)·rstd·gamma + beta.
-// Mean and variance accumulate in double and in two passes, so rows with a large offset
-// (|mean| >> std) keep their variance; the output loop is float SIMD.
+// Float SIMD in two passes, the mean summed as x - x₀ so that rows with a large offset
+// (|mean| >> std) keep their variance (elementwise_arch.hpp).
 void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
                         std::size_t rows, std::size_t cols, float eps) {
     parallel_for(
@@ -86,7 +86,8 @@ void layer_norm_forward(const float* x, const float* gamma, const float* beta, f
 // Differentiates y = xhat·gamma + beta with xhat = (x - mean)·rstd, per row (N = cols):
 //   dbeta += Σ_rows dy,  dgamma += Σ_rows dy·xhat,
 //   g = dy·gamma,  dx = rstd·(g - mean(g) - xhat·mean(g·xhat)).
-// dx rows are independent (parallel over rows); dgamma/dbeta sum over rows, so they run as a
+// dx rows are independent (parallel over rows, float SIMD in elementwise_arch.hpp); dgamma/dbeta
+// sum over rows, so they run as a
 // second pass of column sums in fixed row blocks (core/column_sums.hpp: the same sums for any
 // thread count).
 void layer_norm_backward(const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy,
@@ -94,33 +95,8 @@ void layer_norm_backward(const float* x, const float* gamma, const float* mean, 
     parallel_for(
         0, rows,
         [&](std::size_t begin, std::size_t end) {
-            for (std::size_t r = begin; r < end; ++r) {
-                const float* xr = x + r * cols;    // (cols)
-                const float* dyr = dy + r * cols;  // (cols)
-                float* dxr = dx + r * cols;        // (cols)
-                const float m = mean[r], rs = rstd[r];
-                // Two interleaved chains per sum (even and odd j), so additions overlap.
-                double g0 = 0.0, g1 = 0.0, gx0 = 0.0, gx1 = 0.0;
-                std::size_t j = 0;
-                for (; j + 2 <= cols; j += 2) {
-                    const double ga = double(dyr[j]) * gamma[j], gb = double(dyr[j + 1]) * gamma[j + 1];
-                    g0 += ga;
-                    g1 += gb;
-                    gx0 += ga * double((xr[j] - m) * rs);
-                    gx1 += gb * double((xr[j + 1] - m) * rs);
-                }
-                if (j < cols) {
-                    const double ga = double(dyr[j]) * gamma[j];
-                    g0 += ga;
-                    gx0 += ga * double((xr[j] - m) * rs);
-                }
-                const auto mean_g = static_cast<float>(cols ? (g0 + g1) / double(cols) : 0.0);
-                const auto mean_gx = static_cast<float>(cols ? (gx0 + gx1) / double(cols) : 0.0);
-                for (j = 0; j < cols; ++j) {
-                    const float xhat = (xr[j] - m) * rs;
-                    dxr[j] = rs * (dyr[j] * gamma[j] - mean_g - xhat * mean_gx);
-                }
-            }
+            table().layer_norm_backward_rows(x + begin * cols, gamma, mean + begin, rstd + begin, dy + begin * cols,
+                                             dx + begin * cols, end - begin, cols);
         },
         grain_for(cols));
 

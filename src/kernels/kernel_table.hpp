@@ -60,6 +60,9 @@ struct KernelTable {
     void (*gelu_backward)(const float* x, const float* dy, float* dx, std::size_t n, bool add);
     void (*layer_norm_forward)(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                                float* rstd, std::size_t rows, std::size_t cols, float eps);
+    // dx rows of the layer-norm backward (dgamma, dbeta are summed by the caller).
+    void (*layer_norm_backward_rows)(const float* x, const float* gamma, const float* mean, const float* rstd,
+                                     const float* dy, float* dx, std::size_t rows, std::size_t cols);
 
     // --- the FMA roofline for benchmarks (matmul_arch.hpp) ---
     float (*fma_peak)(std::size_t rounds);
