@@ -21,17 +21,21 @@ struct KernelTable {
     std::size_t nr;     // columns of a matmul micro-tile (a whole number of vectors)
     std::size_t flash_nr;  // rows per packed strip of the flash tile kernels (2 vectors)
     std::size_t flash_mr;  // rows per packed group of the flash tile kernels
+    // Whether a partial matmul strip computes only the vectors that hold its columns (else the
+    // whole strip of nr columns is read from B).
+    bool trims_partial_strips;
 
     // --- matmul (matmul_arch.hpp) ---
     // Packs op(B) rows [p0, p0 + kc) x columns [j0, j0 + nc) into strips of nr columns.
     void (*pack_b)(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::size_t kc, std::size_t j0,
                    std::size_t nc, float* bp);
-    // C rows [i_begin, i_end) x [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · packed B panel;
-    // ap: scratch of kMatmulMC · kc floats (64-byte aligned) for the packed A block; bias
-    // (indexed by C's column, or null) is added when not accumulating (add false).
-    void (*gemm_rows)(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, float* c,
-                      std::size_t ldc, std::size_t i_begin, std::size_t i_end, std::size_t j0, std::size_t nc,
-                      std::size_t p0, std::size_t kc, bool add, const float* bias);
+    // C rows [i_begin, i_end) x [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · B panel (packed:
+    // bs = nr, b_strip = kc·nr; in place: bs = ldb, b_strip = nr); ap: scratch of kMatmulMC · kc
+    // floats (64-byte aligned) for the packed A block; bias (indexed by C's column, or null) is
+    // added when not accumulating (add false).
+    void (*gemm_rows)(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, std::size_t bs,
+                      std::size_t b_strip, float* c, std::size_t ldc, std::size_t i_begin, std::size_t i_end,
+                      std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc, bool add, const float* bias);
 
     // --- softmax (softmax_arch.hpp) ---
     void (*softmax_rows)(float* x, std::size_t rows, std::size_t cols, std::size_t ld);
@@ -74,6 +78,12 @@ constexpr std::size_t kMatmulMC = 16 * kMatmulMR;
 // gemm_rows reads A in place, without packing it (and without ap), when lda is at most this
 // (see matmul_arch.hpp for the measurements).
 constexpr std::size_t kMatmulMaxLdaInPlace = 1024;
+// matmul reads a row-major B in place, without packing it, when ldb is at most this (see
+// matmul.cpp for the other conditions). Measured on AVX-512 (1 thread): in place, 1024³ ran
+// 17% and 512³ 3-7% slower than packed (a strip's rows 2-4 KiB apart: every row its own page
+// or cache set), 256³ as fast; on 2 threads 256³ and the tiny encoder's products gain from not
+// packing (no packing job: 2-thread training step 7.95 -> 7.59 ms, 4 interleaved runs).
+constexpr std::size_t kMatmulMaxLdbInPlace = 256;
 
 // The table in use: chosen on first call (the best ISA the CPU supports, or ATTNLAB_ISA from
 // the environment), replaced by set_isa (kernels/isa.hpp).

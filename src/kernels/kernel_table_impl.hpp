@@ -21,6 +21,7 @@ constexpr KernelTable make_table(const char* isa) {
         MatmulShape<Arch>::NR,
         FlashShape<Arch>::NR,
         FlashShape<Arch>::MR,
+        MatmulShape<Arch>::kTrimsPartialStrips,
         &pack_b<Arch>,
         &gemm_rows<Arch>,
         &softmax_rows<Arch>,

@@ -9,7 +9,8 @@
 // routines know whether an operand is transposed:
 //   j0 over N in NC columns   | B panel (kb, NC) packed once per (j0, P0) into the caller's
 //   P0 over K in KB rows      |   buffer, per K block of KC rows as strips of NR columns:
-//                             |   bp[block][strip][p][NR]; packing is split over (block, strip)
+//                             |   bp[block][strip][p][NR]; packing is split over (block, strip).
+//                             |   A row-major B with near rows is read in place instead.
 //     parallel_for over tiles of C (row groups of MR rows x strips of NR columns), one job
 //     per panel; a thread's chunk is a run of consecutive tiles
 //       p0 over K blocks        | in order, so every element sums its blocks in the same order
@@ -138,28 +139,45 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     for (std::size_t j0 = 0; j0 < n; j0 += NC) {
         const std::size_t nc = std::min(NC, n - j0);
         const std::size_t strips = (nc + NR - 1) / NR;
+        // B is read in place, not packed, when it is row-major (not transposed), its rows are
+        // near enough (kMatmulMaxLdbInPlace) and the micro-kernel reads no column past the
+        // panel: whole strips, or (where partial strips are trimmed to their vectors) whole
+        // vectors. The micro-kernel does the same operations either way.
+        const bool b_in_place = !TransB && ldb <= kMatmulMaxLdbInPlace &&
+                                (nc % NR == 0 || (isa.trims_partial_strips && nc % isa.lanes == 0));
         const std::size_t kb_max = threads > 1 ? KB : KC;
         for (std::size_t pb = 0; pb < k; pb += kb_max) {
             const std::size_t kb = std::min(kb_max, k - pb);
             const std::size_t blocks = (kb + KC - 1) / KC;
-            // Block q (rows pb + q·KC ..) starts at q·KC·strips·NR; its strip s at s·kc_q·NR.
-            float* bp = b_external ? align64(b_external) : b_scratch.get(strips * NR * kb);
             const auto block_kc = [&](std::size_t q) { return std::min(KC, kb - q * KC); };
+            // B read in place: its rows are the panel's rows (bs = ldb) and its strips NR
+            // columns apart. Packed: block q (rows pb + q·KC ..) starts at q·KC·strips·NR, its
+            // strip s at s·kc_q·NR, rows NR apart.
+            const float* const b_panel = b_in_place ? b + pb * ldb + j0 : nullptr;
+            float* const bp = b_in_place ? nullptr
+                                         : b_external ? align64(b_external) : b_scratch.get(strips * NR * kb);
+            const std::size_t bs = b_in_place ? ldb : NR;
+            const auto b_block = [&](std::size_t q) -> const float* {
+                return b_in_place ? b_panel + q * KC * ldb : bp + q * KC * strips * NR;
+            };
+            const auto b_strip = [&](std::size_t q) { return b_in_place ? NR : block_kc(q) * NR; };
             // Packing is a plain copy, so splitting it cannot change any result; it matters when
             // few rows of C (decoding one token) leave packing as much work as the FMAs.
-            parallel_for(
-                0, blocks * strips,
-                [&](std::size_t u_begin, std::size_t u_end) {
-                    for (std::size_t u = u_begin; u < u_end;) {
-                        const std::size_t q = u / strips, s_begin = u % strips;
-                        const std::size_t s_end = std::min(strips, s_begin + (u_end - u));
-                        const std::size_t kc = block_kc(q), cols_end = std::min(s_end * NR, nc);
-                        isa.pack_b(TransB, b, ldb, pb + q * KC, kc, j0 + s_begin * NR, cols_end - s_begin * NR,
-                                   bp + q * KC * strips * NR + s_begin * kc * NR);
-                        u += s_end - s_begin;
-                    }
-                },
-                std::max<std::size_t>(1, kMinPackPerChunk / (std::min(KC, kb) * NR)));
+            if (!b_in_place) {
+                parallel_for(
+                    0, blocks * strips,
+                    [&](std::size_t u_begin, std::size_t u_end) {
+                        for (std::size_t u = u_begin; u < u_end;) {
+                            const std::size_t q = u / strips, s_begin = u % strips;
+                            const std::size_t s_end = std::min(strips, s_begin + (u_end - u));
+                            const std::size_t kc = block_kc(q), cols_end = std::min(s_end * NR, nc);
+                            isa.pack_b(TransB, b, ldb, pb + q * KC, kc, j0 + s_begin * NR, cols_end - s_begin * NR,
+                                       bp + q * KC * strips * NR + s_begin * kc * NR);
+                            u += s_end - s_begin;
+                        }
+                    },
+                    std::max<std::size_t>(1, kMinPackPerChunk / (std::min(KC, kb) * NR)));
+            }
 
             const bool add = acc == Accumulate::yes;
             const std::size_t want = tile_count(m * nc * kb, threads);
@@ -175,7 +193,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                         const std::size_t q = t / row_tiles, rt = t % row_tiles, kc = block_kc(q);
                         const std::size_t i_begin = rt * row_groups / row_tiles * MR;
                         const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
-                        isa.gemm_rows(TransA, a, lda, ap, bp + q * KC * strips * NR, partial + q * m * nc, nc, i_begin,
+                        isa.gemm_rows(TransA, a, lda, ap, b_block(q), bs, b_strip(q), partial + q * m * nc, nc, i_begin,
                                       i_end, 0, nc, pb + q * KC, kc, false, nullptr);
                     }
                 });
@@ -214,7 +232,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                         const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
                         const std::size_t s_begin = st * strips / strip_tiles, s_end = (st + 1) * strips / strip_tiles;
                         const std::size_t cols = std::min(s_end * NR, nc) - s_begin * NR;
-                        isa.gemm_rows(TransA, a, lda, ap, bp + q * KC * strips * NR + s_begin * kc * NR, c, ldc,
+                        isa.gemm_rows(TransA, a, lda, ap, b_block(q) + s_begin * b_strip(q), bs, b_strip(q), c, ldc,
                                       i_begin, i_end, j0 + s_begin * NR, cols, p0, kc, add || p0 > 0, bias);
                     }
                 }

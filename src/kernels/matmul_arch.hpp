@@ -137,14 +137,14 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
 // non-null bias (the tile's NR columns of a bias row) is added in the store: C = bias + A·B,
 // the same single rounding as C = bias followed by C += A·B, without the extra pass over C.
 // A element (r, p) is a[r·rs + p·cs]: a packed group has rs = 1, cs = MR; A read in place has
-// rs = lda, cs = 1 (row-major) or rs = 1, cs = lda (transposed). bp: packed B strip (64-byte
-// aligned); c: top-left of the tile with ldc.
+// rs = lda, cs = 1 (row-major) or rs = 1, cs = lda (transposed). bp: the B strip, its row p at
+// bp + p·bs (bs = NR when packed, B's ldb when read in place); c: top-left of the tile with ldc.
 template <class Arch, std::size_t R, std::size_t NVC = MatmulShape<Arch>::NV>
-void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, float* c,
-                  std::size_t ldc, std::size_t cols, bool add, const float* bias) {
+void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, std::size_t bs,
+                  float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias) {
     using S = MatmulShape<Arch>;
     using Batch = typename S::Batch;
-    constexpr std::size_t NR = S::NR, W = S::W;
+    constexpr std::size_t W = S::W;
     constexpr std::size_t NV = NVC;  // vectors computed: the strip's first NVC of S::NV
     static_assert(NVC >= 1 && NVC <= S::NV, "a micro-tile computes 1 to NV vectors of its strip");
     Batch acc[R][NV];
@@ -155,10 +155,10 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     // kept an integer multiply and shifts per p for the indexed form.
     const float* arow[R];  // A row r at the current p, advanced by cs
     ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) arow[r] = a + r * rs;
-    const float* bcur = bp;  // the packed B row of the current p
-    for (std::size_t p = 0; p < kc; ++p, bcur += NR) {
+    const float* bcur = bp;  // the B row of the current p (bs floats apart)
+    for (std::size_t p = 0; p < kc; ++p, bcur += bs) {
         Batch bv[NV];
-        ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_aligned(bcur + v * W);
+        ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bcur + v * W);
         ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
             const Batch av(*arow[r]);
             arow[r] += cs;
@@ -214,15 +214,15 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
 
 // Runs micro_kernel<Arch, R, NVC> with NVC = the vectors that hold `cols` columns (1..NV).
 template <class Arch, std::size_t R, std::size_t NVC = MatmulShape<Arch>::NV>
-void micro_trimmed(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, float* c,
-                   std::size_t ldc, std::size_t cols, bool add, const float* bias) {
+void micro_trimmed(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, std::size_t bs,
+                   float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias) {
     if constexpr (NVC > 1) {
         if (cols <= (NVC - 1) * MatmulShape<Arch>::W) {
-            micro_trimmed<Arch, R, NVC - 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+            micro_trimmed<Arch, R, NVC - 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
             return;
         }
     }
-    micro_kernel<Arch, R, NVC>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+    micro_kernel<Arch, R, NVC>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
 }
 
 // Runs the micro-kernel specialised for `rows` (1..MR) rows. A partial strip (the right edge of
@@ -231,12 +231,13 @@ void micro_trimmed(std::size_t kc, const float* a, std::size_t rs, std::size_t c
 // (64 columns) that is a quarter of the work at 16 columns.
 template <class Arch>
 void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_t rs, std::size_t cs,
-                    const float* bp, float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias) {
+                    const float* bp, std::size_t bs, float* c, std::size_t ldc, std::size_t cols, bool add,
+                    const float* bias) {
     static_assert(kMatmulMR == 6, "update the dispatch when MR changes");
     if constexpr (MatmulShape<Arch>::kTrimsPartialStrips) {
         if (cols < MatmulShape<Arch>::NR) {
             simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
-                micro_trimmed<Arch, decltype(r)::value>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+                micro_trimmed<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
             });
             return;
         }
@@ -244,16 +245,16 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
 #if defined(__wasm_simd128__)
     // WebAssembly: 2 rows at a time (see MatmulShape); an odd last row runs alone.
     if (rows >= 3) {
-        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
-        micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, c + 2 * ldc, ldc, cols, add, bias);
+        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
+        micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, bs, c + 2 * ldc, ldc, cols, add, bias);
     } else if (rows == 2) {
-        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
     } else {
-        micro_kernel<Arch, 1>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+        micro_kernel<Arch, 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
     }
 #else
     simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
-        micro_kernel<Arch, decltype(r)::value>(kc, a, rs, cs, bp, c, ldc, cols, add, bias);
+        micro_kernel<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
     });
 #endif
 }
@@ -267,13 +268,15 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
 // operations in the same order either way.
 constexpr std::size_t kMaxLdaInPlace = kMatmulMaxLdaInPlace;
 
-// C rows [i_begin, i_end) x columns [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · packed B.
-// bp: the packed panel (kc, nc) from pack_b; ap: scratch for kMatmulMC x kc packed A floats
+// C rows [i_begin, i_end) x columns [j0, j0 + nc) (+)= op(A) rows x [p0, p0 + kc) · B panel.
+// bp: the panel (kc, nc), its strip s at bp + s·b_strip and each strip's row p bs floats after
+// row p - 1: packed by pack_b (bs = NR, b_strip = kc·NR), or B itself read in place (bs = ldb,
+// b_strip = NR; matmul.cpp decides); ap: scratch for kMatmulMC x kc packed A floats
 // (used only when A is packed, see kMaxLdaInPlace); add = accumulate into C instead of
 // overwriting; bias (indexed by C's column, or null) is added when overwriting.
 template <class Arch>
-void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, float* c, std::size_t ldc,
-               std::size_t i_begin, std::size_t i_end, std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc,
+void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, std::size_t bs,
+               std::size_t b_strip, float* c, std::size_t ldc, std::size_t i_begin, std::size_t i_end, std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc,
                bool add, const float* bias) {
     using S = MatmulShape<Arch>;
     constexpr std::size_t MR = S::MR, NR = S::NR, MC = kMatmulMC;
@@ -292,18 +295,18 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
             // FMA latency. Only where 12 accumulators leave room (AVX-512's 32 registers).
             if constexpr (S::W == 16) {
                 if (in_place && cols <= S::W) {
-                    const float* b_strip = bp + s * kc * NR;
+                    const float* bs_strip = bp + s * b_strip;
                     float* c_strip = c + j0 + s * NR;
                     const float* bias_strip = bias ? bias + j0 + s * NR : nullptr;
                     std::size_t i = i0;
                     for (; i + 2 * MR <= i0 + mc; i += 2 * MR) {
                         const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
-                        micro_kernel<Arch, 2 * MR, 1>(kc, ai, rs, cs, b_strip, c_strip + i * ldc, ldc, cols, add,
-                                                      bias_strip);
+                        micro_kernel<Arch, 2 * MR, 1>(kc, ai, rs, cs, bs_strip, bs, c_strip + i * ldc, ldc, cols,
+                                                      add, bias_strip);
                     }
                     for (; i < i0 + mc; i += MR) {
                         const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
-                        micro_dispatch<Arch>(simd::min_size(MR, i0 + mc - i), kc, ai, rs, cs, b_strip,
+                        micro_dispatch<Arch>(simd::min_size(MR, i0 + mc - i), kc, ai, rs, cs, bs_strip, bs,
                                              c_strip + i * ldc, ldc, cols, add, bias_strip);
                     }
                     continue;
@@ -313,8 +316,8 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
                 const std::size_t rows = simd::min_size(MR, mc - g * MR);
                 const std::size_t i = i0 + g * MR;
                 const float* ag = in_place ? (trans_a ? a + p0 * lda + i : a + i * lda + p0) : ap + g * MR * kc;
-                micro_dispatch<Arch>(rows, kc, ag, rs, cs, bp + s * kc * NR, c + i * ldc + j0 + s * NR, ldc, cols,
-                                     add, bias ? bias + j0 + s * NR : nullptr);
+                micro_dispatch<Arch>(rows, kc, ag, rs, cs, bp + s * b_strip, bs, c + i * ldc + j0 + s * NR, ldc,
+                                     cols, add, bias ? bias + j0 + s * NR : nullptr);
             }
         }
     }
