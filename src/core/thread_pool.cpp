@@ -2,8 +2,14 @@
 // chunks too, so a pool of 1 thread has no workers at all.
 //
 // One job is in flight per pool at a time (call_mutex_). A job is the range [begin_, end_) cut
-// into num_chunks_ nearly equal chunks; participants take the next chunk index with a
+// into num_chunks_ nearly equal chunks; participants take a chunk index with a
 // compare-exchange on ticket_ (see the header) and count finished chunks in done_chunks_. The
+// caller takes chunks from the front of the range and the workers from its back, so with two
+// threads the caller does about the first part of every job and the worker the last: the rows
+// one job wrote are mostly read by the next job on the same core, from its own cache (a
+// training step's jobs all split the tokens in row order). When chunks were taken in arrival
+// order, about half of every activation crossed between the cores' caches, and the products of
+// the tiny encoder's step took 22-36% more CPU time on 2 threads than on 1. The
 // caller returns once every chunk has finished, so the body and the job fields stay valid for as
 // long as anybody may run a chunk. A worker that wakes late finds the chunks taken and goes back
 // to waiting: nobody waits for a worker that has no chunk.
@@ -54,6 +60,12 @@ constexpr std::chrono::microseconds kSpinTime{200};
 
 std::uint32_t generation_of(std::uint64_t ticket) { return static_cast<std::uint32_t>(ticket >> 32); }
 std::uint32_t chunk_of(std::uint64_t ticket) { return static_cast<std::uint32_t>(ticket); }
+// The low 32 bits of an open ticket: chunks taken from the front (bits 16-31) and from the back
+// (bits 0-15) of the job.
+std::uint32_t taken_front(std::uint64_t ticket) { return static_cast<std::uint32_t>(ticket >> 16) & 0xFFFFu; }
+std::uint32_t taken_back(std::uint64_t ticket) { return static_cast<std::uint32_t>(ticket) & 0xFFFFu; }
+// Most chunks a job is cut into (the 16-bit counts above, and kClosed, must stay apart).
+constexpr std::size_t kMaxChunks = 0xFFFEu;
 // Chunk index of a ticket whose job is being set up (chunk counts stay far below it).
 constexpr std::uint32_t kClosed = 0xFFFFFFFFu;
 
@@ -119,7 +131,7 @@ void ThreadPool::parallel_for(std::size_t begin, std::size_t end, std::size_t gr
 
     std::lock_guard<std::mutex> call(call_mutex_);
     // range / num_chunks >= grain, and chunks differ by at most one index (see run_chunks).
-    const std::size_t chunks = std::min(range / grain, num_threads() * kChunksPerThread);
+    const std::size_t chunks = std::min({range / grain, num_threads() * kChunksPerThread, kMaxChunks});
     // Close the ticket first: a worker still looking at the previous job (all its chunks taken)
     // then cannot take a chunk while the fields below change. The job protocol uses the default
     // (sequentially consistent) order: a few atomic operations per job, and the argument stays simple.
@@ -178,10 +190,13 @@ void ThreadPool::run_chunks(std::uint32_t generation) {
         for (;;) {
             // Another generation (the job is over) or a job being set up: nothing to take.
             if (generation_of(ticket) != generation || chunk_of(ticket) == kClosed) return;
-            chunk = chunk_of(ticket);
             chunks = num_chunks_.load();
-            if (chunk >= chunks) return;
-            if (ticket_.compare_exchange_weak(ticket, ticket + 1)) break;
+            const std::uint32_t front = taken_front(ticket), back = taken_back(ticket);
+            if (front + back >= chunks) return;
+            // The caller takes chunks from the front, workers from the back (see the file comment).
+            const bool from_back = t_thread_index != 0;
+            chunk = from_back ? chunks - 1 - back : front;
+            if (ticket_.compare_exchange_weak(ticket, ticket + (from_back ? 1 : std::uint64_t{1} << 16))) break;
         }
         // Holding an unfinished chunk of `generation`: the caller waits for it before it changes
         // the fields, so they are that job's.

@@ -59,9 +59,9 @@ private:
     std::condition_variable wake_;  // workers that stopped spinning wait here for the next job
     std::condition_variable done_;  // the caller, once it stopped spinning, waits here for the last chunk
     std::mutex call_mutex_;         // one parallel_for at a time per pool
-    // The job in flight, in ticket_ = (generation << 32) | next chunk index. The caller closes
-    // the ticket of the new generation, writes body_, begin_, end_ and num_chunks_, then opens it
-    // at chunk 0. A participant takes a chunk by a compare-exchange that only succeeds while the
+    // The job in flight, in ticket_ = (generation << 32) | (chunks taken from the front << 16) |
+    // chunks taken from the back. The caller closes the ticket of the new generation, writes
+    // body_, begin_, end_ and num_chunks_, then opens it with none taken. A participant takes a chunk by a compare-exchange that only succeeds while the
     // generation is still the one it saw, so a worker that wakes after its job has finished
     // never takes a chunk of a later job; the caller starts a new job only after every chunk of
     // the last one has finished (done_chunks_).
