@@ -115,7 +115,8 @@ void BM_FmaPeak(benchmark::State& state) {
 BENCHMARK(BM_FmaPeak)->ArgNames({"threads", "isa"})->ArgsProduct({{1, 2}, {0, 1}})->Iterations(1);
 
 using Kernel = void (*)(const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t,
-                        std::size_t, std::size_t, attnlab::Accumulate, const float*, float*);
+                        std::size_t, std::size_t, attnlab::Accumulate, const float*, float*,
+                        const attnlab::kernels::Epilogue&);
 
 // Square product a (N, N) · op(b) (N, N) -> c (N, N); all variants take the same storage here.
 void run_matmul(benchmark::State& state, Kernel kernel) {
@@ -127,7 +128,7 @@ void run_matmul(benchmark::State& state, Kernel kernel) {
     std::vector<float> c(n * n);
     const bench::Stopwatch watch;
     for (auto _ : state) {
-        kernel(a.data(), n, b.data(), n, c.data(), n, n, n, n, attnlab::Accumulate::no, nullptr, nullptr);
+        kernel(a.data(), n, b.data(), n, c.data(), n, n, n, n, attnlab::Accumulate::no, nullptr, nullptr, {});
         benchmark::DoNotOptimize(c.data());
         benchmark::ClobberMemory();
     }

@@ -9,6 +9,8 @@
 
 #include <cstddef>
 
+#include "attnlab/kernels/epilogue.hpp"
+
 namespace attnlab {
 namespace kernels {
 
@@ -33,9 +35,12 @@ struct KernelTable {
     // bs = nr, b_strip = kc·nr; in place: bs = ldb, b_strip = nr); ap: scratch of kMatmulMC · kc
     // floats (64-byte aligned) for the packed A block; bias (indexed by C's column, or null) is
     // added when not accumulating (add false).
+    // epilogue: applied by this call's store (the caller passes it with the last K block only);
+    // a gate is indexed like c (ldc).
     void (*gemm_rows)(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, std::size_t bs,
                       std::size_t b_strip, float* c, std::size_t ldc, std::size_t i_begin, std::size_t i_end,
-                      std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc, bool add, const float* bias);
+                      std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc, bool add, const float* bias,
+                      const Epilogue& epilogue);
 
     // --- softmax (softmax_arch.hpp) ---
     void (*softmax_rows)(float* x, std::size_t rows, std::size_t cols, std::size_t ld);

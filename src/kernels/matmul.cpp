@@ -99,20 +99,31 @@ float* align64(float* p) {
     return p + ((64 - address % 64) % 64) / sizeof(float);
 }
 
+// The epilogue of one element of C, where it is applied outside the micro-kernel (an empty
+// sum, the partial products of a K split): the same operations as epilogue_scalar.
+float finish(float x, Epilogue::Kind kind, const float* gate) {
+    if (kind == Epilogue::Kind::relu) return x < 0.0f ? 0.0f : x;
+    if (kind == Epilogue::Kind::gate) return *gate > 0.0f ? x : 0.0f;
+    return x;
+}
+
 // C (M, N) (+)= op(A) (M, K) · op(B) (K, N); see the file comment for the loop nest.
 template <bool TransA, bool TransB>
 void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
-          std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* b_external) {
+          std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* b_external,
+          const Epilogue& epilogue) {
     // A leading dimension only matters when its matrix has a second row.
     ATTNLAB_DEBUG_ASSERT(m <= 1 || ldc >= n);
     ATTNLAB_DEBUG_ASSERT(TransA ? (k <= 1 || lda >= m) : (m <= 1 || lda >= k));
     ATTNLAB_DEBUG_ASSERT(TransB ? (n <= 1 || ldb >= k) : (k <= 1 || ldb >= n));
     if (m == 0 || n == 0) return;
-    if (k == 0) {  // empty sum: C = 0, or C unchanged when accumulating
+    if (k == 0) {  // empty sum: C = bias or 0 (then the epilogue), or C unchanged when accumulating
         if (acc == Accumulate::no) {
             for (std::size_t i = 0; i < m; ++i) {
-                if (bias) std::copy(bias, bias + n, c + i * ldc);
-                else std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+                for (std::size_t j = 0; j < n; ++j) {
+                    const float* gate = epilogue.gate ? epilogue.gate + i * ldc + j : nullptr;
+                    c[i * ldc + j] = finish(bias ? bias[j] : 0.0f, epilogue.kind, gate);
+                }
             }
         }
         return;
@@ -180,6 +191,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
             }
 
             const bool add = acc == Accumulate::yes;
+            const bool last_panel = pb + kb == k;  // the epilogue goes with the last K rows
             const std::size_t want = tile_count(m * nc * kb, threads);
             if (blocks > 1 && row_groups < want && threads > 1 && blocks * m * nc <= kMaxSplitFloats) {
                 // Few rows of C and a long K (a weight gradient dW = dYᵀ·X): split over K blocks
@@ -194,7 +206,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                         const std::size_t i_begin = rt * row_groups / row_tiles * MR;
                         const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
                         isa.gemm_rows(TransA, a, lda, ap, b_block(q), bs, b_strip(q), partial + q * m * nc, nc, i_begin,
-                                      i_end, 0, nc, pb + q * KC, kc, false, nullptr);
+                                      i_end, 0, nc, pb + q * KC, kc, false, nullptr, Epilogue{});
                     }
                 });
                 parallel_for(
@@ -210,6 +222,12 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                                     continue;
                                 }
                                 for (std::size_t j = 0; j < nc; ++j) ci[j] = first ? pi[j] : ci[j] + pi[j];
+                            }
+                            if (last_panel && epilogue.kind != Epilogue::Kind::none) {
+                                const float* gi = epilogue.gate ? epilogue.gate + i * ldc + j0 : nullptr;
+                                for (std::size_t j = 0; j < nc; ++j) {
+                                    ci[j] = finish(ci[j], epilogue.kind, gi ? gi + j : nullptr);
+                                }
                             }
                         }
                     },
@@ -233,7 +251,8 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                         const std::size_t s_begin = st * strips / strip_tiles, s_end = (st + 1) * strips / strip_tiles;
                         const std::size_t cols = std::min(s_end * NR, nc) - s_begin * NR;
                         isa.gemm_rows(TransA, a, lda, ap, b_block(q) + s_begin * b_strip(q), bs, b_strip(q), c, ldc,
-                                      i_begin, i_end, j0 + s_begin * NR, cols, p0, kc, add || p0 > 0, bias);
+                                      i_begin, i_end, j0 + s_begin * NR, cols, p0, kc, add || p0 > 0, bias,
+                                      p0 + kc == k ? epilogue : Epilogue{});
                     }
                 }
             });
@@ -253,31 +272,40 @@ std::size_t matmul_scratch_floats(std::size_t n, std::size_t k) {
 
 namespace {
 
-// bias is for C = A·B + bias; an accumulating call with a bias is a caller's bug.
-void check_bias(const float* bias, Accumulate acc, const char* where) {
+// bias and an epilogue are for C = A·B + bias; an accumulating call with either is a caller's bug.
+void check_bias(const float* bias, const Epilogue& epilogue, Accumulate acc, const char* where) {
     if (bias && acc == Accumulate::yes) {
         fail<ConfigError>(where, ": a bias row is only added when overwriting C (Accumulate::no)");
+    }
+    if (epilogue.kind != Epilogue::Kind::none && acc == Accumulate::yes) {
+        fail<ConfigError>(where, ": an epilogue (relu, gate) is only applied when overwriting C (Accumulate::no)");
+    }
+    if (epilogue.kind == Epilogue::Kind::gate && !epilogue.gate) {
+        fail<ConfigError>(where, ": a gate epilogue needs its gate matrix, got null");
     }
 }
 
 }  // namespace
 
 void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch) {
-    check_bias(bias, acc, "matmul_nn");
-    gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch);
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch,
+               const Epilogue& epilogue) {
+    check_bias(bias, epilogue, acc, "matmul_nn");
+    gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch, epilogue);
 }
 
 void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch) {
-    check_bias(bias, acc, "matmul_nt");
-    gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch);
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch,
+               const Epilogue& epilogue) {
+    check_bias(bias, epilogue, acc, "matmul_nt");
+    gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch, epilogue);
 }
 
 void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
-               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch) {
-    check_bias(bias, acc, "matmul_tn");
-    gemm<true, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch);
+               std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch,
+               const Epilogue& epilogue) {
+    check_bias(bias, epilogue, acc, "matmul_tn");
+    gemm<true, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch, epilogue);
 }
 
 // The references spell out the index arithmetic of each variant once, with nothing clever.

@@ -131,17 +131,35 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
     }
 }
 
+// The epilogue of one stored vector x of C (gate: its W gate values, for Kind::gate): see
+// attnlab/kernels/epilogue.hpp. The ReLU keeps NaN like relu_forward (x < 0 is false for NaN).
+template <class Arch>
+inline simd::Batch<Arch> epilogue_vector(simd::Batch<Arch> x, Epilogue::Kind kind, const float* gate) {
+    using Batch = simd::Batch<Arch>;
+    const Batch zero(0.0f);
+    if (kind == Epilogue::Kind::relu) return simd::select(x < zero, zero, x);
+    if (kind == Epilogue::Kind::gate) return simd::select(Batch::load_unaligned(gate) > zero, x, zero);
+    return x;
+}
+inline float epilogue_scalar(float x, Epilogue::Kind kind, const float* gate) {
+    if (kind == Epilogue::Kind::relu) return x < 0.0f ? 0.0f : x;
+    if (kind == Epilogue::Kind::gate) return *gate > 0.0f ? x : 0.0f;
+    return x;
+}
+
 // C tile (R, cols) (+)= A (R, kc) · bp (kc, NR), cols <= NR; R <= MR rows (2·MR for the
 // one-vector strips of gemm_rows); only the first NVC vectors of the strip are computed
 // (cols <= NVC·W: micro_dispatch trims partial strips). Without add, a
 // non-null bias (the tile's NR columns of a bias row) is added in the store: C = bias + A·B,
 // the same single rounding as C = bias followed by C += A·B, without the extra pass over C.
+// Then the epilogue `kind` (gate: the tile's top-left gate value, indexed like c).
 // A element (r, p) is a[r·rs + p·cs]: a packed group has rs = 1, cs = MR; A read in place has
 // rs = lda, cs = 1 (row-major) or rs = 1, cs = lda (transposed). bp: the B strip, its row p at
 // bp + p·bs (bs = NR when packed, B's ldb when read in place); c: top-left of the tile with ldc.
 template <class Arch, std::size_t R, std::size_t NVC = MatmulShape<Arch>::NV>
 void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, std::size_t bs,
-                  float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias) {
+                  float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias, Epilogue::Kind kind,
+                  const float* gate) {
     using S = MatmulShape<Arch>;
     using Batch = typename S::Batch;
     constexpr std::size_t W = S::W;
@@ -168,12 +186,21 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     // Every vector computed lies inside the valid columns: the whole strip, or a trimmed one
     // whose columns fill its vectors (p·V at head dimension 16 is one whole vector).
     if (cols >= NV * W) {
-        if (!add && bias) {
-            Batch bv[NV];
-            ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bias + v * W);
+        if (kind == Epilogue::Kind::none) {
+            if (!add && bias) {
+                Batch bv[NV];
+                ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bias + v * W);
+                ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
+                    ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) {
+                        (bv[v] + acc[r][v]).store_unaligned(c + r * ldc + v * W);
+                    }
+                }
+                return;
+            }
             ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
                 ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) {
-                    (bv[v] + acc[r][v]).store_unaligned(c + r * ldc + v * W);
+                    float* out = c + r * ldc + v * W;
+                    (add ? Batch::load_unaligned(out) + acc[r][v] : acc[r][v]).store_unaligned(out);
                 }
             }
             return;
@@ -181,7 +208,10 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
         ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
             ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) {
                 float* out = c + r * ldc + v * W;
-                (add ? Batch::load_unaligned(out) + acc[r][v] : acc[r][v]).store_unaligned(out);
+                Batch x = acc[r][v];
+                if (add) x = Batch::load_unaligned(out) + x;
+                else if (bias) x = Batch::load_unaligned(bias + v * W) + x;
+                epilogue_vector<Arch>(x, kind, gate ? gate + r * ldc + v * W : nullptr).store_unaligned(out);
             }
         }
         return;
@@ -201,28 +231,33 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     }
     for (std::size_t r = 0; r < R; ++r) {
         float* out = c + r * ldc;
+        const float* gate_row = gate ? gate + r * ldc : nullptr;
         std::size_t j = 0;
         for (; j + W <= cols; j += W) {  // the whole vectors, as vectors
             Batch x = Batch::load_aligned(&tile[r][j]);
             if (add) x = Batch::load_unaligned(out + j) + x;
             else if (bias) x = Batch::load_unaligned(bias + j) + x;
-            x.store_unaligned(out + j);
+            epilogue_vector<Arch>(x, kind, gate_row ? gate_row + j : nullptr).store_unaligned(out + j);
         }
-        for (; j < cols; ++j) out[j] = add ? out[j] + tile[r][j] : bias ? bias[j] + tile[r][j] : tile[r][j];
+        for (; j < cols; ++j) {
+            const float t = add ? out[j] + tile[r][j] : bias ? bias[j] + tile[r][j] : tile[r][j];
+            out[j] = epilogue_scalar(t, kind, gate_row ? gate_row + j : nullptr);
+        }
     }
 }
 
 // Runs micro_kernel<Arch, R, NVC> with NVC = the vectors that hold `cols` columns (1..NV).
 template <class Arch, std::size_t R, std::size_t NVC = MatmulShape<Arch>::NV>
 void micro_trimmed(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, std::size_t bs,
-                   float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias) {
+                   float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias, Epilogue::Kind kind,
+                   const float* gate) {
     if constexpr (NVC > 1) {
         if (cols <= (NVC - 1) * MatmulShape<Arch>::W) {
-            micro_trimmed<Arch, R, NVC - 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
+            micro_trimmed<Arch, R, NVC - 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
             return;
         }
     }
-    micro_kernel<Arch, R, NVC>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
+    micro_kernel<Arch, R, NVC>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
 }
 
 // Runs the micro-kernel specialised for `rows` (1..MR) rows. A partial strip (the right edge of
@@ -232,12 +267,12 @@ void micro_trimmed(std::size_t kc, const float* a, std::size_t rs, std::size_t c
 template <class Arch>
 void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_t rs, std::size_t cs,
                     const float* bp, std::size_t bs, float* c, std::size_t ldc, std::size_t cols, bool add,
-                    const float* bias) {
+                    const float* bias, Epilogue::Kind kind, const float* gate) {
     static_assert(kMatmulMR == 6, "update the dispatch when MR changes");
     if constexpr (MatmulShape<Arch>::kTrimsPartialStrips) {
         if (cols < MatmulShape<Arch>::NR) {
             simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
-                micro_trimmed<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
+                micro_trimmed<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
             });
             return;
         }
@@ -245,16 +280,16 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
 #if defined(__wasm_simd128__)
     // WebAssembly: 2 rows at a time (see MatmulShape); an odd last row runs alone.
     if (rows >= 3) {
-        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
-        micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, bs, c + 2 * ldc, ldc, cols, add, bias);
+        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
+        micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, bs, c + 2 * ldc, ldc, cols, add, bias, kind, gate);
     } else if (rows == 2) {
-        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
+        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
     } else {
-        micro_kernel<Arch, 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
+        micro_kernel<Arch, 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
     }
 #else
     simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
-        micro_kernel<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias);
+        micro_kernel<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
     });
 #endif
 }
@@ -273,15 +308,22 @@ constexpr std::size_t kMaxLdaInPlace = kMatmulMaxLdaInPlace;
 // row p - 1: packed by pack_b (bs = NR, b_strip = kc·NR), or B itself read in place (bs = ldb,
 // b_strip = NR; matmul.cpp decides); ap: scratch for kMatmulMC x kc packed A floats
 // (used only when A is packed, see kMaxLdaInPlace); add = accumulate into C instead of
-// overwriting; bias (indexed by C's column, or null) is added when overwriting.
+// overwriting; bias (indexed by C's column, or null) is added when overwriting; epilogue is
+// applied by the stores (the caller passes it with the last K block only).
 template <class Arch>
 void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, std::size_t bs,
-               std::size_t b_strip, float* c, std::size_t ldc, std::size_t i_begin, std::size_t i_end, std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc,
-               bool add, const float* bias) {
+               std::size_t b_strip, float* c, std::size_t ldc, std::size_t i_begin, std::size_t i_end, std::size_t j0,
+               std::size_t nc, std::size_t p0, std::size_t kc, bool add, const float* bias,
+               const Epilogue& epilogue) {
     using S = MatmulShape<Arch>;
     constexpr std::size_t MR = S::MR, NR = S::NR, MC = kMatmulMC;
     static_assert(MC % MR == 0, "row blocks must hold whole micro-tile row groups");
     const bool in_place = lda <= kMaxLdaInPlace;
+    const Epilogue::Kind kind = epilogue.kind;
+    // The gate of C's element (i, j), indexed like C; null without one.
+    const auto gate_at = [&](std::size_t i, std::size_t j) -> const float* {
+        return epilogue.gate ? epilogue.gate + i * ldc + j : nullptr;
+    };
     // Element (i, p) of op(A) in place: a[i·lda + p], or a[p·lda + i] when transposed.
     const std::size_t rs = in_place ? (trans_a ? 1 : lda) : 1;
     const std::size_t cs = in_place ? (trans_a ? lda : 1) : MR;
@@ -302,12 +344,13 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
                     for (; i + 2 * MR <= i0 + mc; i += 2 * MR) {
                         const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
                         micro_kernel<Arch, 2 * MR, 1>(kc, ai, rs, cs, bs_strip, bs, c_strip + i * ldc, ldc, cols,
-                                                      add, bias_strip);
+                                                      add, bias_strip, kind, gate_at(i, j0 + s * NR));
                     }
                     for (; i < i0 + mc; i += MR) {
                         const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
                         micro_dispatch<Arch>(simd::min_size(MR, i0 + mc - i), kc, ai, rs, cs, bs_strip, bs,
-                                             c_strip + i * ldc, ldc, cols, add, bias_strip);
+                                             c_strip + i * ldc, ldc, cols, add, bias_strip, kind,
+                                             gate_at(i, j0 + s * NR));
                     }
                     continue;
                 }
@@ -317,7 +360,7 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
                 const std::size_t i = i0 + g * MR;
                 const float* ag = in_place ? (trans_a ? a + p0 * lda + i : a + i * lda + p0) : ap + g * MR * kc;
                 micro_dispatch<Arch>(rows, kc, ag, rs, cs, bp + s * b_strip, bs, c + i * ldc + j0 + s * NR, ldc,
-                                     cols, add, bias ? bias + j0 + s * NR : nullptr);
+                                     cols, add, bias ? bias + j0 + s * NR : nullptr, kind, gate_at(i, j0 + s * NR));
             }
         }
     }

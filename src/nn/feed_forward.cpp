@@ -36,13 +36,16 @@ void FeedForward::forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y)
     Tensor3 local_hidden, local_act;
     Tensor3& hidden = cache ? cache->hidden : local_hidden;  // (B, T, F)
     Tensor3& act = cache ? cache->act : local_act;           // (B, T, F)
-    hidden.resize({batch, t, this->hidden()});
     act.resize({batch, t, this->hidden()});
-    fc1.forward(x.data(), rows, hidden.data());
     if (activation_ == Activation::gelu) {
+        hidden.resize({batch, t, this->hidden()});
+        fc1.forward(x.data(), rows, hidden.data());
         kernels::gelu_forward(hidden.data(), act.data(), hidden.size());
     } else {
-        kernels::relu_forward(hidden.data(), act.data(), hidden.size());
+        // act = max(x·W1ᵀ + b1, 0) in fc1's store: the pre-activation is never written (a pass
+        // over (B, T, F) less; relu_forward took 2% of the tiny encoder's training step).
+        hidden.resize({0, 0, 0});
+        fc1.forward(x.data(), rows, act.data(), kernels::Epilogue::relu());
     }
     y.resize(x.shape());  // (B, T, C)
     fc2.forward(act.data(), rows, y.data());
@@ -57,15 +60,18 @@ void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, F
     const std::size_t rows = cache.x.shape(0) * cache.x.shape(1);
     // y = act·W2ᵀ + b2
     Tensor3& dact = cache.dhidden;  // (B, T, F)
-    dact.resize(cache.hidden.shape());
-    linear_backward(fc2, cache.act.data(), rows, dout.data(), grad.fc2, dact.data());
-    // act = f(hidden): dhidden = f'(hidden) ⊙ dact, in place in dact (the kernels allow dx
-    // aliasing dy elementwise)
+    dact.resize(cache.act.shape());
     Tensor3& dhidden = dact;  // (B, T, F)
     if (activation_ == Activation::gelu) {
+        linear_backward(fc2, cache.act.data(), rows, dout.data(), grad.fc2, dact.data());
+        // act = gelu(hidden): dhidden = gelu'(hidden) ⊙ dact, in place in dact (the kernels
+        // allow dx aliasing dy elementwise)
         kernels::gelu_backward(cache.hidden.data(), dact.data(), dhidden.data(), dhidden.size());
     } else {
-        kernels::relu_backward(cache.hidden.data(), dact.data(), dhidden.data(), dhidden.size());
+        // act = relu(hidden): dhidden = [hidden > 0] ⊙ dact = [act > 0] ⊙ dact, gated in the
+        // store of fc2's dx (NaN and -0 give 0 either way).
+        linear_backward(fc2, cache.act.data(), rows, dout.data(), grad.fc2, dhidden.data(), Accumulate::no,
+                        cache.act.data());
     }
     // hidden = x·W1ᵀ + b1
     dx.resize(cache.x.shape());

@@ -32,11 +32,12 @@ Tensor2 Linear::forward(const Tensor2& x) const {
     return y;
 }
 
-void Linear::forward(const float* x, std::size_t n, float* y) const {
+void Linear::forward(const float* x, std::size_t n, float* y, const kernels::Epilogue& epilogue) const {
     const std::size_t in = in_features(), out = out_features();
-    // y = x·Wᵀ + b: the bias is added as the matmul stores y, no pass of its own.
+    // y = x·Wᵀ + b: the bias (and the epilogue) are applied as the matmul stores y, no pass of
+    // their own.
     kernels::matmul_nt(x, in, weight.data(), in, y, out, n, out, in, Accumulate::no,
-                       has_bias() ? bias.data() : nullptr);
+                       has_bias() ? bias.data() : nullptr, nullptr, epilogue);
 }
 
 }  // namespace attnlab
@@ -54,10 +55,13 @@ void LinearGrad::zero() {
 }
 
 void linear_backward(const Linear& layer, const float* x, std::size_t n, const float* dy, LinearGrad& grad,
-                     float* dx, Accumulate dx_acc) {
+                     float* dx, Accumulate dx_acc, const float* dx_gate) {
     const std::size_t in = layer.in_features(), out = layer.out_features();
     // y = x·Wᵀ + b  =>  dx (+)= dy·W, dW += dyᵀ·x, db += Σ dy
-    if (dx) kernels::matmul_nn(dy, out, layer.weight.data(), in, dx, in, n, in, out, dx_acc);
+    if (dx) {
+        kernels::matmul_nn(dy, out, layer.weight.data(), in, dx, in, n, in, out, dx_acc, nullptr, nullptr,
+                           dx_gate ? kernels::Epilogue::gated_by(dx_gate) : kernels::Epilogue{});
+    }
     kernels::matmul_tn(dy, out, x, in, grad.weight.data(), in, out, in, n, Accumulate::yes);
     if (layer.has_bias()) {
         // db += Σ_rows dy, in fixed row blocks (core/column_sums.hpp: the same sums for any

@@ -20,9 +20,10 @@
 namespace {
 
 using attnlab::Accumulate;
+using attnlab::kernels::Epilogue;
 
 using Kernel = void (*)(const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t,
-                        std::size_t, std::size_t, Accumulate, const float*, float*);
+                        std::size_t, std::size_t, Accumulate, const float*, float*, const Epilogue&);
 using Reference = void (*)(const float*, std::size_t, const float*, std::size_t, float*, std::size_t, std::size_t,
                            std::size_t, std::size_t);
 
@@ -36,10 +37,11 @@ struct Variant {
     bool trans_b;
 };
 
-// Calls the variant's fast kernel with packing scratch of the calling thread (scratch = null).
+// Calls the variant's fast kernel with packing scratch of the calling thread (scratch = null)
+// and no epilogue.
 template <class V, class... Args>
 void run(const V& v, Args... args) {
-    v.fast(args..., nullptr);
+    v.fast(args..., nullptr, Epilogue{});
 }
 
 // Names the variant in test names and failure messages instead of dumping its bytes.
@@ -319,6 +321,82 @@ TEST_P(MatmulVariant, EveryColumnCountOfPartialStripsOnEveryIsa) {
         }
     }
     attnlab::kernels::set_isa(previous);
+}
+
+TEST_P(MatmulVariant, EpiloguesEqualTheProductThenReluOrGateBitForBit) {
+    // C = relu(A·B + bias) and C = [gate > 0]·(A·B + bias) in the store, against the plain
+    // product followed by the same step, bit for bit (both are exact selections): ragged and
+    // whole strips, every table, several K blocks (the epilogue only after the last), the K
+    // split of few rows on two threads, an empty K; gates with zeros, negatives and NaN.
+    const Variant& v = GetParam();
+    const std::size_t saved = attnlab::num_threads();
+    const std::string previous = attnlab::kernels::active_isa();
+    std::mt19937 rng(55);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (const std::string& isa : attnlab::kernels::available_isas()) {
+        attnlab::kernels::set_isa(isa);
+        for (const auto& dims : {std::array<std::size_t, 3>{19, 64, 64}, std::array<std::size_t, 3>{37, 65, 9},
+                                 std::array<std::size_t, 3>{200, 256, 300}, std::array<std::size_t, 3>{13, 70, 3000},
+                                 std::array<std::size_t, 3>{5, 3, 0}}) {
+            const std::size_t m = dims[0], n = dims[1], k = dims[2];
+            const Problem pr(v, m, n, k, 0, rng);
+            std::vector<float> bias(n), gate(m * n);
+            for (float& b : bias) b = dist(rng);
+            for (std::size_t i = 0; i < gate.size(); ++i) {
+                gate[i] = i % 7 == 0 ? 0.0f : i % 11 == 0 ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
+            }
+            for (const std::size_t threads : {1, 2}) {
+                attnlab::set_num_threads(threads);
+                const std::string where = isa + " " + describe(v, m, n, k) + " threads=" + std::to_string(threads);
+                std::vector<float> plain(m * n), relu(m * n, -1.0f), gated(m * n, -1.0f);
+                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, plain.data(), n, m, n, k, Accumulate::no,
+                       bias.data(), nullptr, Epilogue{});
+                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, relu.data(), n, m, n, k, Accumulate::no,
+                       bias.data(), nullptr, Epilogue::relu());
+                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, gated.data(), n, m, n, k, Accumulate::no,
+                       bias.data(), nullptr, Epilogue::gated_by(gate.data()));
+                std::vector<float> relu_expected(m * n), gated_expected(m * n);
+                for (std::size_t i = 0; i < plain.size(); ++i) {
+                    relu_expected[i] = plain[i] < 0.0f ? 0.0f : plain[i];
+                    gated_expected[i] = gate[i] > 0.0f ? plain[i] : 0.0f;
+                }
+                EXPECT_EQ(std::memcmp(relu.data(), relu_expected.data(), relu.size() * sizeof(float)), 0)
+                    << where << " relu";
+                EXPECT_EQ(std::memcmp(gated.data(), gated_expected.data(), gated.size() * sizeof(float)), 0)
+                    << where << " gate";
+            }
+        }
+    }
+    attnlab::kernels::set_isa(previous);
+    attnlab::set_num_threads(saved);
+}
+
+TEST_P(MatmulVariant, ReluEpilogueKeepsNaN) {
+    const Variant& v = GetParam();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    float a[4] = {nan, 1, -1, 1}, b[4] = {1, 0, 0, 1}, c[4] = {};
+    v.fast(a, 2, b, 2, c, 2, 2, 2, 2, Accumulate::no, nullptr, nullptr, Epilogue::relu());
+    // Row 0 holds a NaN, so both its entries are NaN whatever the variant's layout; row 1 of
+    // nn and nt is (-1, 1) · I.
+    EXPECT_TRUE(std::isnan(c[0]) || std::isnan(c[2]));
+    for (float x : c) EXPECT_TRUE(std::isnan(x) || x >= 0.0f) << x;
+}
+
+TEST_P(MatmulVariant, EpilogueWhileAccumulatingOrAGateWithoutMatrixIsAConfigError) {
+    const Variant& v = GetParam();
+    float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {};
+    try {
+        v.fast(a, 2, b, 2, c, 2, 2, 2, 2, Accumulate::yes, nullptr, nullptr, Epilogue::relu());
+        FAIL() << "no exception";
+    } catch (const attnlab::ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("only applied when overwriting C"), std::string::npos) << e.what();
+    }
+    try {
+        v.fast(a, 2, b, 2, c, 2, 2, 2, 2, Accumulate::no, nullptr, nullptr, Epilogue::gated_by(nullptr));
+        FAIL() << "no exception";
+    } catch (const attnlab::ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("needs its gate matrix"), std::string::npos) << e.what();
+    }
 }
 
 TEST_P(MatmulVariant, BiasWhileAccumulatingIsAConfigError) {

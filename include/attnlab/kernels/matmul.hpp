@@ -19,6 +19,7 @@
 #include <cstddef>
 
 #include "attnlab/core/tensor.hpp"
+#include "attnlab/kernels/epilogue.hpp"
 
 namespace attnlab {
 
@@ -32,15 +33,15 @@ namespace kernels {
 // C (M, N) = A (M, K) · B (K, N)
 void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
-               const float* bias = nullptr, float* scratch = nullptr);
+               const float* bias = nullptr, float* scratch = nullptr, const Epilogue& epilogue = {});
 // C (M, N) = A (M, K) · B (N, K)ᵀ
 void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
-               const float* bias = nullptr, float* scratch = nullptr);
+               const float* bias = nullptr, float* scratch = nullptr, const Epilogue& epilogue = {});
 // C (M, N) = A (K, M)ᵀ · B (K, N)
 void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc = Accumulate::no,
-               const float* bias = nullptr, float* scratch = nullptr);
+               const float* bias = nullptr, float* scratch = nullptr, const Epilogue& epilogue = {});
 // Floats of `scratch` the products above need for an (M, N) result summed over K.
 std::size_t matmul_scratch_floats(std::size_t n, std::size_t k);
 

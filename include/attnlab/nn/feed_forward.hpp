@@ -38,7 +38,8 @@ class FeedForward;
 // What backward needs from the forward pass.
 struct FeedForwardCache {
     Tensor3 x;       // (B, T, C) input: dW1 = dhᵀ·x
-    Tensor3 hidden;  // (B, T, F) fc1 output before the activation: act'(hidden)
+    Tensor3 hidden;  // (B, T, F) fc1 output before the activation: act'(hidden). GELU only: a
+                     // ReLU is fused into fc1's store, and its backward gates by act > 0
     Tensor3 act;     // (B, T, F) activation output, fc2's input: dW2 = doutᵀ·act
     mutable Tensor3 dhidden;  // (B, T, F) backward's scratch, kept so a training loop allocates nothing
 
