@@ -6,6 +6,8 @@
 // (rows = B·T tokens, cols = C model width).
 #include "attnlab/kernels/elementwise.hpp"
 
+#include "attnlab/kernels/adamw.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -110,6 +112,12 @@ void layer_norm_backward(const float* x, const float* gamma, const float* mean, 
             sums[1][j] += d;
         }
     });
+}
+
+// The AdamW update of one tensor (elementwise_arch.hpp), serial: the optimizer runs tensors in
+// parallel.
+void adamw_update(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWStep& step) {
+    table().adamw_update(p, g, m, v, n, step);
 }
 
 }  // namespace kernels

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 
+#include "attnlab/kernels/adamw.hpp"
 #include "attnlab/kernels/epilogue.hpp"
 
 namespace attnlab {
@@ -72,6 +73,9 @@ struct KernelTable {
     // dx rows of the layer-norm backward (dgamma, dbeta are summed by the caller).
     void (*layer_norm_backward_rows)(const float* x, const float* gamma, const float* mean, const float* rstd,
                                      const float* dy, float* dx, std::size_t rows, std::size_t cols);
+
+    // --- the optimizer (elementwise_arch.hpp) ---
+    void (*adamw_update)(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWStep& step);
 
     // --- the FMA roofline for benchmarks (matmul_arch.hpp) ---
     float (*fma_peak)(std::size_t rounds);

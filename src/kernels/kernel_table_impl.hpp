@@ -39,6 +39,7 @@ constexpr KernelTable make_table(const char* isa) {
         &gelu_backward<Arch>,
         &layer_norm_forward<Arch>,
         &layer_norm_backward_rows<Arch>,
+        &adamw_update<Arch>,
         &fma_peak<Arch>,
         2 * kPeakChains * simd::Batch<Arch>::size,
     };

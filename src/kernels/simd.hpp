@@ -65,6 +65,7 @@ struct ScalarBatch {
     friend ScalarBatch operator+(ScalarBatch a, ScalarBatch b) { return a.v + b.v; }
     friend ScalarBatch operator-(ScalarBatch a, ScalarBatch b) { return a.v - b.v; }
     friend ScalarBatch operator*(ScalarBatch a, ScalarBatch b) { return a.v * b.v; }
+    friend ScalarBatch operator/(ScalarBatch a, ScalarBatch b) { return a.v / b.v; }
     ScalarBatch& operator+=(ScalarBatch b) {
         v += b.v;
         return *this;
@@ -97,6 +98,7 @@ static inline ScalarBatch fma(ScalarBatch a, ScalarBatch b, ScalarBatch c) { ret
 static inline ScalarBatch max(ScalarBatch a, ScalarBatch b) { return a.v < b.v ? b.v : a.v; }
 static inline ScalarBatch exp(ScalarBatch a) { return std::exp(a.v); }
 static inline ScalarBatch erf(ScalarBatch a) { return std::erf(a.v); }
+static inline ScalarBatch sqrt(ScalarBatch a) { return std::sqrt(a.v); }
 static inline float hadd(ScalarBatch a) { return a.v; }
 static inline ScalarBatch select(bool c, ScalarBatch a, ScalarBatch b) { return c ? a : b; }
 
@@ -117,6 +119,10 @@ inline xsimd::batch<float, A> exp(const xsimd::batch<float, A>& a) {
 template <class A>
 inline xsimd::batch<float, A> erf(const xsimd::batch<float, A>& a) {
     return xsimd::erf(a);
+}
+template <class A>
+inline xsimd::batch<float, A> sqrt(const xsimd::batch<float, A>& a) {
+    return xsimd::sqrt(a);  // the correctly rounded square root (sqrtps; f32x4.sqrt in WebAssembly)
 }
 template <class A>
 inline float hadd(const xsimd::batch<float, A>& a) {

@@ -4,6 +4,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "attnlab/kernels/adamw.hpp"
 
 namespace attnlab {
 namespace {
@@ -115,22 +116,18 @@ void AdamW::update(std::size_t i, const ParameterView& param, const float* grad,
     const auto bias_correction2_sqrt = static_cast<float>(std::sqrt(bias_correction2));
     const bool decay = options_.weight_decay > 0.0f && decays(options_.decay, param);
     const auto keep = static_cast<float>(1.0 - static_cast<double>(lr) * options_.weight_decay);
-    const auto one_minus_beta1 = static_cast<float>(1.0 - beta1);
-    const auto one_minus_beta2 = static_cast<float>(1.0 - beta2);
-    const auto b2 = static_cast<float>(beta2);
-
-    float* p = param.data;
-    float* m = m_[i].data();
-    float* v = v_[i].data();
-    const std::size_t n = param.size();
-    for (std::size_t j = 0; j < n; ++j) {
-        const float g = grad[j];
-        if (decay) p[j] *= keep;
-        m[j] += one_minus_beta1 * (g - m[j]);  // torch: exp_avg.lerp_(grad, 1 - beta1)
-        v[j] = b2 * v[j] + one_minus_beta2 * g * g;
-        const float denom = std::sqrt(v[j]) / bias_correction2_sqrt + options_.eps;
-        p[j] -= step_size * m[j] / denom;
-    }
+    kernels::AdamWStep step;
+    step.decay = decay;
+    step.keep = keep;
+    step.one_minus_beta1 = static_cast<float>(1.0 - beta1);
+    step.beta2 = static_cast<float>(beta2);
+    step.one_minus_beta2 = static_cast<float>(1.0 - beta2);
+    step.bias_correction2_sqrt = bias_correction2_sqrt;
+    step.eps = options_.eps;
+    step.step_size = step_size;
+    // Per element (kernels/adamw.hpp): p *= keep; m.lerp_(g, 1 - beta1) as torch's exp_avg;
+    // v = beta2·v + (1 - beta2)·g²; p -= step_size·m / (√v / √(1 - beta2^t) + eps).
+    kernels::adamw_update(param.data, grad, m_[i].data(), v_[i].data(), param.size(), step);
 }
 
 // --------------------------------------------------------------------------------------------
