@@ -21,6 +21,25 @@ namespace kernels {
 namespace arch {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+constexpr float kLog2eF = 1.44269504088896341f;
+
+// exp(x) for the arguments of a softmax, x <= 0 up to rounding (x - max, scaled - lse):
+// 2^(x·log2 e) by simd::Exp2NonPositive (no conversions, 2.4e-7 relative error on top of the
+// rounding of x·log2 e), about half the operations of the general exp, whose range handling a
+// softmax never needs. exp(-inf) = 0 exactly (masked weights stay 0). The recorded path's row
+// softmax and the one-tile FlashAttention forward both use it, so they stay bit-identical.
+template <class Arch>
+struct SoftmaxExp {
+    using Batch = simd::Batch<Arch>;
+    simd::Exp2NonPositive<Arch> exp2;
+    Batch log2e = Batch(kLog2eF);  // (a braced Batch{x} would be xsimd's per-lane constructor)
+    Batch operator()(const Batch& x) const { return exp2(x * log2e); }
+};
+// The same for one float (the tails): 2^(x·log2 e), 0 below 2^-127 like the vector form.
+inline float softmax_exp(float x) {
+    const float t = x * kLog2eF;
+    return t < -127.0f ? 0.0f : std::exp2(t);
+}
 
 // max_j x[j] over n floats; -inf when n == 0 or every entry is -inf.
 template <class Arch>
@@ -46,16 +65,17 @@ void softmax_row(float* x, std::size_t n) {
         return;
     }
     const Batch vmax(max);
+    const SoftmaxExp<Arch> exp;
     Batch vsum(0.0f);
     std::size_t j = 0;
     for (; j + W <= n; j += W) {
-        const Batch e = simd::exp(Batch::load_unaligned(x + j) - vmax);
+        const Batch e = exp(Batch::load_unaligned(x + j) - vmax);
         e.store_unaligned(x + j);
         vsum += e;
     }
     float sum = simd::hadd(vsum);
     for (; j < n; ++j) {
-        x[j] = std::exp(x[j] - max);
+        x[j] = softmax_exp(x[j] - max);
         sum += x[j];
     }
     const float inv = 1.0f / sum;  // sum >= 1
@@ -109,7 +129,7 @@ inline simd::Batch<Arch> scaled_scores(const simd::Batch<Arch>& s, const simd::B
 // One key tile of FlashAttention's online softmax (Dao et al. 2022, Algorithm 1, lines 9-10;
 // Milakov & Gimelshein 2018), per row r of the tile s (rows, cols) with ld:
 //   x = scale · s (masked entries are -inf on entry and stay -inf),
-//   m' = max(m_r, max_j x_j),  p_j = exp(x_j - m'),  alpha = exp(m_r - m'),
+//   m' = max(m_r, max_j x_j),  p_j = exp(x_j - m'),  alpha = exp(m_r - m')  (SoftmaxExp),
 //   l_r = alpha · l_r + Σ_j p_j,  m_r = m'.
 // Writes p over s and alpha to rescale[r] (the caller multiplies its output accumulator row by
 // alpha before adding p·V). A row that has seen only masked keys so far keeps m = -inf, l = 0,
@@ -120,6 +140,7 @@ void online_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size;
     const Batch vscale(scale);
+    const SoftmaxExp<Arch> exp;
     for (std::size_t r = 0; r < rows; ++r) {
         float* x = s + r * ld;
         Batch vmax(kNegInf);
@@ -144,16 +165,16 @@ void online_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size
         const Batch vm(m_new);
         Batch vsum(0.0f);
         for (j = 0; j + W <= cols; j += W) {
-            const Batch e = simd::exp(Batch::load_unaligned(x + j) - vm);
+            const Batch e = exp(Batch::load_unaligned(x + j) - vm);
             e.store_unaligned(x + j);
             vsum += e;
         }
         float sum = simd::hadd(vsum);
         for (; j < cols; ++j) {
-            x[j] = std::exp(x[j] - m_new);
+            x[j] = softmax_exp(x[j] - m_new);
             sum += x[j];
         }
-        const float alpha = std::exp(m_old - m_new);  // 0 when m_old = -inf
+        const float alpha = softmax_exp(m_old - m_new);  // 0 when m_old = -inf
         row_sum[r] = alpha * row_sum[r] + sum;
         row_max[r] = m_new;
         rescale[r] = alpha;
@@ -173,6 +194,7 @@ void flash_backward_tile(float* s, float* dp, std::size_t rows, std::size_t cols
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size;
     const Batch vscale(scale);
+    const SoftmaxExp<Arch> exp;
     for (std::size_t r = 0; r < rows; ++r) {
         float* x = s + r * ld;
         float* g = dp + r * ld;
@@ -183,12 +205,12 @@ void flash_backward_tile(float* s, float* dp, std::size_t rows, std::size_t cols
         const Batch vlse(lse[r]), vdelta(delta[r]);
         std::size_t j = 0;
         for (; j + W <= cols; j += W) {
-            const Batch p = simd::exp(scaled_scores<Arch>(Batch::load_unaligned(x + j), vscale) - vlse);
+            const Batch p = exp(scaled_scores<Arch>(Batch::load_unaligned(x + j), vscale) - vlse);
             p.store_unaligned(x + j);
             ((Batch::load_unaligned(g + j) - vdelta) * p * vscale).store_unaligned(g + j);
         }
         for (; j < cols; ++j) {
-            const float p = std::exp((x[j] > kNegInf ? x[j] * scale : kNegInf) - lse[r]);
+            const float p = softmax_exp((x[j] > kNegInf ? x[j] * scale : kNegInf) - lse[r]);
             x[j] = p;
             g[j] = (g[j] - delta[r]) * p * scale;
         }
