@@ -137,8 +137,8 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     out_proj.forward(buffers.concat.data(), batch * t, out.data());  // (B, T, C)
     observe_rows(observer, Stage::output, out);
     if (cache) {
-        cache->x = x;  // copied into the cache's buffer (kept when the shape is unchanged)
-        if (memory) cache->memory = *memory;
+        copy_into(x, cache->x);  // into the cache's buffer (kept when the shape is unchanged)
+        if (memory) copy_into(*memory, cache->memory);
         else cache->memory = Tensor3();
     }
 }

@@ -49,7 +49,7 @@ void FeedForward::forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y)
     }
     y.resize(x.shape());  // (B, T, C)
     fc2.forward(act.data(), rows, y.data());
-    if (cache) cache->x = x;
+    if (cache) copy_into(x, cache->x);
 }
 
 void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, FeedForwardGrad& grad,

@@ -22,7 +22,7 @@ Tensor3 LayerNorm::forward(const Tensor3& x, LayerNormCache* cache) const {
 
 void LayerNorm::forward(const Tensor3& x, LayerNormCache* cache, Tensor3& y) const {
     require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "LayerNorm::forward", "x (B, T, C)");
-    if (cache) cache->x = x;  // reuses the cache's buffer when the shape is unchanged
+    if (cache) copy_into(x, cache->x);  // reuses the cache's buffer when the shape is unchanged
     normalize(x, cache, y);
 }
 

@@ -96,8 +96,21 @@ void require_shape(const T& t, const ShapeSpec& spec, const char* where, const c
     if (!ok) fail<ShapeError>(where, ": ", what, " must be ", spec_string(spec), ", got ", shape_string(shape));
 }
 
-// Throws ValueError naming the first non-finite element, when checking is on.
+// Throws ValueError naming the first non-finite element, when checking is on. Scans blocks for
+// an exponent of all ones first (a loop the compiler vectorises), element by element only in a
+// block that has one.
 void require_finite(const float* data, std::size_t n, const char* where, const char* what);
+
+// dst = src (dst resized to src's shape, its buffer kept when the size is unchanged), copied in
+// parallel chunks on the default pool: the caches a training step fills with its activations
+// (a serial 512 KiB copy left the other threads waiting).
+void parallel_copy(const float* src, std::size_t n, float* dst);
+template <class T>
+void copy_into(const T& src, T& dst) {
+    if (&src == &dst) return;
+    dst.resize(src.shape());
+    parallel_copy(src.data(), src.size(), dst.data());
+}
 
 template <class T>
 void require_finite(const T& t, const char* where, const char* what) {
