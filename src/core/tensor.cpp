@@ -37,7 +37,10 @@ void require_finite(const float* data, std::size_t n, const char* where, const c
 void parallel_copy(const float* src, std::size_t n, float* dst) {
     constexpr std::size_t kGrain = std::size_t{1} << 15;  // 128 KiB a chunk
     parallel_for(
-        0, n, [&](std::size_t begin, std::size_t end) { std::memcpy(dst + begin, src + begin, (end - begin) * sizeof(float)); },
+        0, n,
+        [&](std::size_t begin, std::size_t end) {
+            std::memcpy(dst + begin, src + begin, (end - begin) * sizeof(float));
+        },
         kGrain);
 }
 

@@ -1,5 +1,6 @@
-// src/kernels/elementwise_arch.hpp (private): ReLU, GELU and the layer-norm rows, one
-// template per architecture (see simd.hpp). elementwise.cpp holds validation and threading.
+// src/kernels/elementwise_arch.hpp (private): ReLU, GELU, the layer-norm rows and the AdamW
+// update, one template per architecture (see simd.hpp). elementwise.cpp holds validation and
+// threading.
 //
 // Legend: n elements (any shape, flattened); rows x cols for layer norm, normalised over cols.
 #pragma once
@@ -104,8 +105,8 @@ inline void adamw_vector(float* p, const float* g, float* m, float* v, const Ada
 
 // The AdamW update of n elements (attnlab/kernels/adamw.hpp). The last n mod W go through
 // buffers padded with zeros (which stay finite: denom = eps), so every element takes the same
-// vector operations, wherever it sits. Before, the loop was scalar (GCC does not vectorise std::sqrt under errno
-// semantics): 2% of the tiny encoder's training step.
+// vector operations, wherever it sits. Before, the loop was scalar (GCC does not vectorise
+// std::sqrt under errno semantics): 2% of the tiny encoder's training step.
 template <class Arch>
 void adamw_update(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWStep& k) {
     constexpr std::size_t W = simd::Batch<Arch>::size;

@@ -61,10 +61,11 @@ private:
     std::mutex call_mutex_;         // one parallel_for at a time per pool
     // The job in flight, in ticket_ = (generation << 32) | (chunks taken from the front << 16) |
     // chunks taken from the back. The caller closes the ticket of the new generation, writes
-    // body_, begin_, end_ and num_chunks_, then opens it with none taken. A participant takes a chunk by a compare-exchange that only succeeds while the
-    // generation is still the one it saw, so a worker that wakes after its job has finished
-    // never takes a chunk of a later job; the caller starts a new job only after every chunk of
-    // the last one has finished (done_chunks_).
+    // body_, begin_, end_ and num_chunks_, then opens it with none taken. A participant takes a
+    // chunk (the caller from the front, workers from the back) by a compare-exchange that only
+    // succeeds while the generation is still the one it saw, so a worker that wakes after its
+    // job has finished never takes a chunk of a later job; the caller starts a new job only
+    // after every chunk of the last one has finished (done_chunks_).
     std::atomic<const RangeBody*> body_{nullptr};
     std::atomic<std::size_t> begin_{0}, end_{0}, num_chunks_{0};
     std::atomic<std::uint64_t> ticket_{0};
