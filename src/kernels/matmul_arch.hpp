@@ -281,7 +281,8 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
     // WebAssembly: 2 rows at a time (see MatmulShape); an odd last row runs alone.
     if (rows >= 3) {
         micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
-        micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, bs, c + 2 * ldc, ldc, cols, add, bias, kind, gate);
+        micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, bs, c + 2 * ldc, ldc, cols, add, bias, kind,
+                             gate ? gate + 2 * ldc : nullptr);
     } else if (rows == 2) {
         micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
     } else {
