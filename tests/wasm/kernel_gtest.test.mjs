@@ -1,9 +1,10 @@
-// The native GoogleTest files of the kernels and of flash attention, compiled to WebAssembly
-// (threads flavour) and run under Node: the 128-bit micro-kernels, the packing and the tile
-// shapes that exist only in the WASM build are checked against the same references and
-// invariants as the native ones (matmul against the double-precision reference for every variant
-// and ragged size, flash attention against the materialised path for every mask, 1 vs 2 threads
-// bit-identical). The target is built by scripts/test.sh (see web/CMakeLists.txt).
+// The native GoogleTest files of the kernels, of flash attention and of the layers (tests/nn),
+// compiled to WebAssembly (threads flavour) and run under Node: the 128-bit micro-kernels, the
+// packing and the tile shapes that exist only in the WASM build are checked against the same
+// references and invariants as the native ones (matmul against the double-precision reference
+// for every variant and ragged size, its epilogues bit for bit, flash attention against the
+// materialised path for every mask, 1 vs 2 threads bit-identical, every layer's backward against
+// finite differences). The target is built by scripts/test.sh (see web/CMakeLists.txt).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
