@@ -15,7 +15,7 @@ import { ROOT } from './harness.mjs';
 
 const BINARY = path.join(ROOT, 'build-wasm-threads/web/attnlab_wasm_kernel_tests.js');
 
-test('kernel and flash attention GoogleTests pass under WebAssembly (threads flavour)', () => {
+test('kernel, flash attention and layer GoogleTests pass under WebAssembly (threads flavour)', () => {
   assert.ok(
     fs.existsSync(BINARY),
     `${path.relative(ROOT, BINARY)} is missing: build it with ` +
