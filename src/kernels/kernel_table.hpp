@@ -15,6 +15,16 @@
 namespace attnlab {
 namespace kernels {
 
+// The epilogue of one element of C (attnlab/kernels/epilogue.hpp), for the micro-kernel's edge
+// columns and for matmul.cpp's stores outside it (an empty K, a K split's sums), which must
+// round alike. static: every translation unit, each compiled with its own ISA flags, keeps its
+// own copy (an inline function would be one weak symbol, maybe the AVX-512 file's; simd.hpp).
+static inline float epilogue_scalar(float x, Epilogue::Kind kind, const float* gate) {
+    if (kind == Epilogue::Kind::relu) return x < 0.0f ? 0.0f : x;
+    if (kind == Epilogue::Kind::gate) return *gate > 0.0f ? x : 0.0f;
+    return x;
+}
+
 // Rows of a matmul micro-tile (the same for every ISA; the columns, nr, depend on the ISA).
 constexpr std::size_t kMatmulMR = 6;
 

@@ -99,14 +99,6 @@ float* align64(float* p) {
     return p + ((64 - address % 64) % 64) / sizeof(float);
 }
 
-// The epilogue of one element of C, where it is applied outside the micro-kernel (an empty
-// sum, the partial products of a K split): the same operations as epilogue_scalar.
-float finish(float x, Epilogue::Kind kind, const float* gate) {
-    if (kind == Epilogue::Kind::relu) return x < 0.0f ? 0.0f : x;
-    if (kind == Epilogue::Kind::gate) return *gate > 0.0f ? x : 0.0f;
-    return x;
-}
-
 // C (M, N) (+)= op(A) (M, K) · op(B) (K, N); see the file comment for the loop nest.
 template <bool TransA, bool TransB>
 void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
@@ -122,7 +114,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
             for (std::size_t i = 0; i < m; ++i) {
                 for (std::size_t j = 0; j < n; ++j) {
                     const float* gate = epilogue.gate ? epilogue.gate + i * ldc + j : nullptr;
-                    c[i * ldc + j] = finish(bias ? bias[j] : 0.0f, epilogue.kind, gate);
+                    c[i * ldc + j] = epilogue_scalar(bias ? bias[j] : 0.0f, epilogue.kind, gate);
                 }
             }
         }
@@ -226,7 +218,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                             if (last_panel && epilogue.kind != Epilogue::Kind::none) {
                                 const float* gi = epilogue.gate ? epilogue.gate + i * ldc + j0 : nullptr;
                                 for (std::size_t j = 0; j < nc; ++j) {
-                                    ci[j] = finish(ci[j], epilogue.kind, gi ? gi + j : nullptr);
+                                    ci[j] = epilogue_scalar(ci[j], epilogue.kind, gi ? gi + j : nullptr);
                                 }
                             }
                         }
@@ -278,7 +270,8 @@ void check_bias(const float* bias, const Epilogue& epilogue, Accumulate acc, con
         fail<ConfigError>(where, ": a bias row is only added when overwriting C (Accumulate::no)");
     }
     if (epilogue.kind != Epilogue::Kind::none && acc == Accumulate::yes) {
-        fail<ConfigError>(where, ": an epilogue (relu, gate) is only applied when overwriting C (Accumulate::no)");
+        fail<ConfigError>(where, ": an epilogue (here ", epilogue.kind == Epilogue::Kind::relu ? "relu" : "gate",
+                          ") is only applied when overwriting C (Accumulate::no)");
     }
     if (epilogue.kind == Epilogue::Kind::gate && !epilogue.gate) {
         fail<ConfigError>(where, ": a gate epilogue needs its gate matrix, got null");

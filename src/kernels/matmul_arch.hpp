@@ -141,11 +141,6 @@ inline simd::Batch<Arch> epilogue_vector(simd::Batch<Arch> x, Epilogue::Kind kin
     if (kind == Epilogue::Kind::gate) return simd::select(Batch::load_unaligned(gate) > zero, x, zero);
     return x;
 }
-inline float epilogue_scalar(float x, Epilogue::Kind kind, const float* gate) {
-    if (kind == Epilogue::Kind::relu) return x < 0.0f ? 0.0f : x;
-    if (kind == Epilogue::Kind::gate) return *gate > 0.0f ? x : 0.0f;
-    return x;
-}
 
 // C tile (R, cols) (+)= A (R, kc) · bp (kc, NR), cols <= NR; R <= MR rows (2·MR for the
 // one-vector strips of gemm_rows); only the first NVC vectors of the strip are computed
@@ -241,7 +236,7 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
         }
         for (; j < cols; ++j) {
             const float t = add ? out[j] + tile[r][j] : bias ? bias[j] + tile[r][j] : tile[r][j];
-            out[j] = epilogue_scalar(t, kind, gate_row ? gate_row + j : nullptr);
+            out[j] = epilogue_scalar(t, kind, gate_row ? gate_row + j : nullptr);  // kernel_table.hpp
         }
     }
 }

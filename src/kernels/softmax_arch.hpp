@@ -36,7 +36,8 @@ struct SoftmaxExp {
     Batch operator()(const Batch& x) const { return exp2(x * log2e); }
 };
 // The same for one float (the tails): 2^(x·log2 e), 0 below 2^-127 like the vector form.
-inline float softmax_exp(float x) {
+// static, like simd.hpp's scalar helpers: each ISA's file keeps its own copy.
+static inline float softmax_exp(float x) {
     const float t = x * kLog2eF;
     return t < -127.0f ? 0.0f : std::exp2(t);
 }

@@ -389,7 +389,9 @@ TEST_P(MatmulVariant, EpilogueWhileAccumulatingOrAGateWithoutMatrixIsAConfigErro
         v.fast(a, 2, b, 2, c, 2, 2, 2, 2, Accumulate::yes, nullptr, nullptr, Epilogue::relu());
         FAIL() << "no exception";
     } catch (const attnlab::ConfigError& e) {
-        EXPECT_NE(std::string(e.what()).find("only applied when overwriting C"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("epilogue (here relu) is only applied when overwriting C"),
+                  std::string::npos)
+            << e.what();
     }
     try {
         v.fast(a, 2, b, 2, c, 2, 2, 2, 2, Accumulate::no, nullptr, nullptr, Epilogue::gated_by(nullptr));
