@@ -265,7 +265,7 @@ std::size_t matmul_scratch_floats(std::size_t n, std::size_t k) {
 namespace {
 
 // bias and an epilogue are for C = A·B + bias; an accumulating call with either is a caller's bug.
-void check_bias(const float* bias, const Epilogue& epilogue, Accumulate acc, const char* where) {
+void check_store_options(const float* bias, const Epilogue& epilogue, Accumulate acc, const char* where) {
     if (bias && acc == Accumulate::yes) {
         fail<ConfigError>(where, ": a bias row is only added when overwriting C (Accumulate::no)");
     }
@@ -283,21 +283,21 @@ void check_bias(const float* bias, const Epilogue& epilogue, Accumulate acc, con
 void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch,
                const Epilogue& epilogue) {
-    check_bias(bias, epilogue, acc, "matmul_nn");
+    check_store_options(bias, epilogue, acc, "matmul_nn");
     gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch, epilogue);
 }
 
 void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch,
                const Epilogue& epilogue) {
-    check_bias(bias, epilogue, acc, "matmul_nt");
+    check_store_options(bias, epilogue, acc, "matmul_nt");
     gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch, epilogue);
 }
 
 void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch,
                const Epilogue& epilogue) {
-    check_bias(bias, epilogue, acc, "matmul_tn");
+    check_store_options(bias, epilogue, acc, "matmul_tn");
     gemm<true, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch, epilogue);
 }
 
