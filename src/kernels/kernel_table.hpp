@@ -102,7 +102,14 @@ constexpr std::size_t kMatmulMaxLdaInPlace = 1024;
 // 17% and 512³ 3-7% slower than packed (a strip's rows 2-4 KiB apart: every row its own page
 // or cache set), 256³ as fast; on 2 threads 256³ and the tiny encoder's products gain from not
 // packing (no packing job: 2-thread training step 7.95 -> 7.59 ms, 4 interleaved runs).
+// WebAssembly always packs: in V8 a B read in place (rows 64-256 floats apart) ran the tiny
+// encoder's products at 34-37 GFLOP/s where packed they run at 37-46 (dx = dY·W 2048 x 256 x 64:
+// 35 -> 45), far more than the packing job costs.
+#if defined(__wasm__)
+constexpr std::size_t kMatmulMaxLdbInPlace = 0;
+#else
 constexpr std::size_t kMatmulMaxLdbInPlace = 256;
+#endif
 
 // The table in use: chosen on first call (the best ISA the CPU supports, or ATTNLAB_ISA from
 // the environment), replaced by set_isa (kernels/isa.hpp).

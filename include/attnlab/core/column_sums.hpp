@@ -48,7 +48,14 @@ void column_sums(std::size_t rows, std::size_t cols, float* const (&out)[K], con
                 const std::size_t w = std::min(kColumnSumBlock, cols - j0);
                 const std::size_t r_end = std::min(rows, (rb + 1) * kColumnSumRows);
                 T sums[K][kColumnSumBlock] = {};
-                for (std::size_t r = rb * kColumnSumRows; r < r_end; ++r) add_row(r, j0, w, sums);
+                // A whole block passes its width as a constant: once add_row is inlined, its
+                // loop over the columns is of fixed length, so the compiler keeps the sums in
+                // vector registers across the rows instead of loading and storing them per row.
+                if (w == kColumnSumBlock) {
+                    for (std::size_t r = rb * kColumnSumRows; r < r_end; ++r) add_row(r, j0, kColumnSumBlock, sums);
+                } else {
+                    for (std::size_t r = rb * kColumnSumRows; r < r_end; ++r) add_row(r, j0, w, sums);
+                }
                 for (std::size_t k = 0; k < K; ++k) std::copy(sums[k], sums[k] + w, part + (rb * K + k) * cols + j0);
             }
         },
