@@ -6,6 +6,7 @@
 #include <xtensor/xbuilder.hpp>
 
 #include "attnlab/attention/heads.hpp"
+#include "attnlab/core/thread_pool.hpp"
 
 namespace attnlab {
 
@@ -76,10 +77,15 @@ Tensor3 MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, con
 }
 
 void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const AttentionOptions& options,
-                                 StageObserver* observer, MultiHeadAttentionCache* cache, Tensor3& out) const {
+                                 StageObserver* observer, MultiHeadAttentionCache* cache, Tensor3& out,
+                                 const Tensor3* residual) const {
     constexpr const char* where = "MultiHeadAttention::forward";
     const auto c = static_cast<std::ptrdiff_t>(config_.d_model);
     require_shape(x, {-1, -1, c}, where, "x (B, T, C)");
+    if (residual) {
+        require_shape(*residual, ShapeSpec(x.shape().begin(), x.shape().end()), where, "residual (B, T, C) like x");
+        if (residual == &out) fail<ConfigError>(where, ": the residual must not be the output tensor");
+    }
     const Tensor3& source = memory ? *memory : x;
     if (memory) {
         require_shape(*memory, {static_cast<std::ptrdiff_t>(x.shape(0)), -1,
@@ -134,8 +140,18 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     merge_heads(context, buffers.concat);  // (B, T, C)
     observe_rows(observer, Stage::concat, buffers.concat);
     out.resize({batch, t, config_.d_model});
-    out_proj.forward(buffers.concat.data(), batch * t, out.data());  // (B, T, C)
+    // The residual is added in W_O's store unless the output stage must be seen without it.
+    const bool show_output = observer && observer->wants(Stage::output);
+    out_proj.forward(buffers.concat.data(), batch * t, out.data(),  // (B, T, C)
+                     residual && !show_output ? kernels::Epilogue::adding(residual->data()) : kernels::Epilogue{});
     observe_rows(observer, Stage::output, out);
+    if (residual && show_output) {
+        float* po = out.data();
+        const float* pr = residual->data();
+        parallel_for(0, out.size(), [&](std::size_t begin, std::size_t end) {
+            for (std::size_t i = begin; i < end; ++i) po[i] += pr[i];  // the same sum as the store's
+        });
+    }
     if (cache) {
         copy_into(x, cache->x);  // into the cache's buffer (kept when the shape is unchanged)
         if (memory) copy_into(*memory, cache->memory);
@@ -194,13 +210,20 @@ std::vector<ParameterView> MultiHeadAttentionGrad::views(const std::string& pref
 
 void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionCache& cache,
                                   const AttentionOptions& options, MultiHeadAttentionGrad& grads, Tensor3& dx,
-                                  Tensor3* dmemory) const {
+                                  Tensor3* dmemory, const Tensor3* residual) const {
     constexpr const char* where = "MultiHeadAttention::backward";
     const bool cross = cache.memory.size() > 0;
     if (cross && !dmemory) fail<ConfigError>(where, ": the forward call was cross-attention; pass dmemory");
     require_shape(dout, {static_cast<std::ptrdiff_t>(cache.x.shape(0)), static_cast<std::ptrdiff_t>(cache.x.shape(1)),
                          static_cast<std::ptrdiff_t>(config_.d_model)},
                   where, "dout (B, T, C) matching the forward input");
+    if (residual) {
+        require_shape(*residual, ShapeSpec(dout.shape().begin(), dout.shape().end()), where,
+                      "residual (B, T, C) like dout");
+        if (residual == &dx) fail<ConfigError>(where, ": the residual must not be dx");
+    }
+    const kernels::Epilogue plus_residual =
+        residual ? kernels::Epilogue::adding(residual->data()) : kernels::Epilogue{};
     const Tensor3& source = cross ? cache.memory : cache.x;
     const std::size_t batch = cache.x.shape(0), t = cache.x.shape(1), s = source.shape(1);
     const std::size_t c = config_.d_model, kv_width = config_.kv_heads() * config_.head_dim();
@@ -230,14 +253,17 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
     (void)kv_width;
 
     // q = x·W_Qᵀ + b_Q; k, v = source·W_{K,V}ᵀ + b: dx = dq·W_Q, dsource = dk·W_K + dv·W_V
-    // (self-attention: source = x, so all three land in dx, accumulated in that order)
+    // (self-attention: source = x, so all three land in dx, accumulated in that order), then
+    // the residual in the store of dx's last product
     dx.resize({batch, t, c});
-    linear_backward(q_proj, cache.x.data(), batch * t, dq_rows.data(), grads.q_proj, dx.data());
+    linear_backward(q_proj, cache.x.data(), batch * t, dq_rows.data(), grads.q_proj, dx.data(), Accumulate::no,
+                    cross ? plus_residual : kernels::Epilogue{});
     if (cross) dmemory->resize(source.shape());
     Tensor3& dsource = cross ? *dmemory : dx;
     linear_backward(k_proj, source.data(), batch * s, dk_rows.data(), grads.k_proj, dsource.data(),
                     cross ? Accumulate::no : Accumulate::yes);
-    linear_backward(v_proj, source.data(), batch * s, dv_rows.data(), grads.v_proj, dsource.data(), Accumulate::yes);
+    linear_backward(v_proj, source.data(), batch * s, dv_rows.data(), grads.v_proj, dsource.data(), Accumulate::yes,
+                    cross ? kernels::Epilogue{} : plus_residual);
 }
 
 Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,

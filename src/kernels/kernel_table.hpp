@@ -19,9 +19,10 @@ namespace kernels {
 // columns and for matmul.cpp's stores outside it (an empty K, a K split's sums), which must
 // round alike. static: every translation unit, each compiled with its own ISA flags, keeps its
 // own copy (an inline function would be one weak symbol, maybe the AVX-512 file's; simd.hpp).
-static inline float epilogue_scalar(float x, Epilogue::Kind kind, const float* gate) {
+static inline float epilogue_scalar(float x, Epilogue::Kind kind, const float* operand) {
     if (kind == Epilogue::Kind::relu) return x < 0.0f ? 0.0f : x;
-    if (kind == Epilogue::Kind::gate) return *gate > 0.0f ? x : 0.0f;
+    if (kind == Epilogue::Kind::gate) return *operand > 0.0f ? x : 0.0f;
+    if (kind == Epilogue::Kind::add) return x + *operand;
     return x;
 }
 
@@ -47,7 +48,7 @@ struct KernelTable {
     // floats (64-byte aligned) for the packed A block; bias (indexed by C's column, or null) is
     // added when not accumulating (add false).
     // epilogue: applied by this call's store (the caller passes it with the last K block only);
-    // a gate is indexed like c (ldc).
+    // an operand (a gate, an added matrix) is indexed like c (ldc).
     void (*gemm_rows)(bool trans_a, const float* a, std::size_t lda, float* ap, const float* bp, std::size_t bs,
                       std::size_t b_strip, float* c, std::size_t ldc, std::size_t i_begin, std::size_t i_end,
                       std::size_t j0, std::size_t nc, std::size_t p0, std::size_t kc, bool add, const float* bias,

@@ -109,13 +109,13 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     ATTNLAB_DEBUG_ASSERT(TransA ? (k <= 1 || lda >= m) : (m <= 1 || lda >= k));
     ATTNLAB_DEBUG_ASSERT(TransB ? (n <= 1 || ldb >= k) : (k <= 1 || ldb >= n));
     if (m == 0 || n == 0) return;
-    if (k == 0) {  // empty sum: C = bias or 0 (then the epilogue), or C unchanged when accumulating
-        if (acc == Accumulate::no) {
-            for (std::size_t i = 0; i < m; ++i) {
-                for (std::size_t j = 0; j < n; ++j) {
-                    const float* gate = epilogue.gate ? epilogue.gate + i * ldc + j : nullptr;
-                    c[i * ldc + j] = epilogue_scalar(bias ? bias[j] : 0.0f, epilogue.kind, gate);
-                }
+    if (k == 0) {  // empty sum: C = bias or 0, or C itself when accumulating; then the epilogue
+        if (acc == Accumulate::yes && epilogue.kind == Epilogue::Kind::none) return;
+        for (std::size_t i = 0; i < m; ++i) {
+            for (std::size_t j = 0; j < n; ++j) {
+                const float* operand = epilogue.operand ? epilogue.operand + i * ldc + j : nullptr;
+                const float sum = acc == Accumulate::yes ? c[i * ldc + j] : bias ? bias[j] : 0.0f;
+                c[i * ldc + j] = epilogue_scalar(sum, epilogue.kind, operand);
             }
         }
         return;
@@ -216,7 +216,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                                 for (std::size_t j = 0; j < nc; ++j) ci[j] = first ? pi[j] : ci[j] + pi[j];
                             }
                             if (last_panel && epilogue.kind != Epilogue::Kind::none) {
-                                const float* gi = epilogue.gate ? epilogue.gate + i * ldc + j0 : nullptr;
+                                const float* gi = epilogue.operand ? epilogue.operand + i * ldc + j0 : nullptr;
                                 for (std::size_t j = 0; j < nc; ++j) {
                                     ci[j] = epilogue_scalar(ci[j], epilogue.kind, gi ? gi + j : nullptr);
                                 }
@@ -264,17 +264,22 @@ std::size_t matmul_scratch_floats(std::size_t n, std::size_t k) {
 
 namespace {
 
-// bias and an epilogue are for C = A·B + bias; an accumulating call with either is a caller's bug.
+// bias, relu and gate are for C = A·B + bias; an accumulating call with one is a caller's bug.
+// An added matrix may follow either (C = (C + A·B) + R).
 void check_store_options(const float* bias, const Epilogue& epilogue, Accumulate acc, const char* where) {
     if (bias && acc == Accumulate::yes) {
         fail<ConfigError>(where, ": a bias row is only added when overwriting C (Accumulate::no)");
     }
-    if (epilogue.kind != Epilogue::Kind::none && acc == Accumulate::yes) {
-        fail<ConfigError>(where, ": an epilogue (here ", epilogue.kind == Epilogue::Kind::relu ? "relu" : "gate",
+    const bool selects = epilogue.kind == Epilogue::Kind::relu || epilogue.kind == Epilogue::Kind::gate;
+    if (selects && acc == Accumulate::yes) {
+        fail<ConfigError>(where, ": an epilogue (here ", epilogue_name(epilogue.kind),
                           ") is only applied when overwriting C (Accumulate::no)");
     }
-    if (epilogue.kind == Epilogue::Kind::gate && !epilogue.gate) {
+    if (epilogue.kind == Epilogue::Kind::gate && !epilogue.operand) {
         fail<ConfigError>(where, ": a gate epilogue needs its gate matrix, got null");
+    }
+    if (epilogue.kind == Epilogue::Kind::add && !epilogue.operand) {
+        fail<ConfigError>(where, ": an add epilogue needs the matrix it adds, got null");
     }
 }
 

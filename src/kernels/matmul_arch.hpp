@@ -131,14 +131,16 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
     }
 }
 
-// The epilogue of one stored vector x of C (gate: its W gate values, for Kind::gate): see
+// The epilogue of one stored vector x of C (operand: the W gate or added values at x, for
+// Kind::gate and Kind::add): see
 // attnlab/kernels/epilogue.hpp. The ReLU keeps NaN like relu_forward (x < 0 is false for NaN).
 template <class Arch>
-inline simd::Batch<Arch> epilogue_vector(simd::Batch<Arch> x, Epilogue::Kind kind, const float* gate) {
+inline simd::Batch<Arch> epilogue_vector(simd::Batch<Arch> x, Epilogue::Kind kind, const float* operand) {
     using Batch = simd::Batch<Arch>;
     const Batch zero(0.0f);
     if (kind == Epilogue::Kind::relu) return simd::select(x < zero, zero, x);
-    if (kind == Epilogue::Kind::gate) return simd::select(Batch::load_unaligned(gate) > zero, x, zero);
+    if (kind == Epilogue::Kind::gate) return simd::select(Batch::load_unaligned(operand) > zero, x, zero);
+    if (kind == Epilogue::Kind::add) return x + Batch::load_unaligned(operand);
     return x;
 }
 
@@ -147,14 +149,14 @@ inline simd::Batch<Arch> epilogue_vector(simd::Batch<Arch> x, Epilogue::Kind kin
 // (cols <= NVC·W: micro_dispatch trims partial strips). Without add, a
 // non-null bias (the tile's NR columns of a bias row) is added in the store: C = bias + A·B,
 // the same single rounding as C = bias followed by C += A·B, without the extra pass over C.
-// Then the epilogue `kind` (gate: the tile's top-left gate value, indexed like c).
+// Then the epilogue `kind` (operand: the tile's top-left gate or added value, indexed like c).
 // A element (r, p) is a[r·rs + p·cs]: a packed group has rs = 1, cs = MR; A read in place has
 // rs = lda, cs = 1 (row-major) or rs = 1, cs = lda (transposed). bp: the B strip, its row p at
 // bp + p·bs (bs = NR when packed, B's ldb when read in place); c: top-left of the tile with ldc.
 template <class Arch, std::size_t R, std::size_t NVC = MatmulShape<Arch>::NV>
 void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, std::size_t bs,
                   float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias, Epilogue::Kind kind,
-                  const float* gate) {
+                  const float* operand) {
     using S = MatmulShape<Arch>;
     using Batch = typename S::Batch;
     constexpr std::size_t W = S::W;
@@ -206,7 +208,7 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
                 Batch x = acc[r][v];
                 if (add) x = Batch::load_unaligned(out) + x;
                 else if (bias) x = Batch::load_unaligned(bias + v * W) + x;
-                epilogue_vector<Arch>(x, kind, gate ? gate + r * ldc + v * W : nullptr).store_unaligned(out);
+                epilogue_vector<Arch>(x, kind, operand ? operand + r * ldc + v * W : nullptr).store_unaligned(out);
             }
         }
         return;
@@ -226,17 +228,17 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     }
     for (std::size_t r = 0; r < R; ++r) {
         float* out = c + r * ldc;
-        const float* gate_row = gate ? gate + r * ldc : nullptr;
+        const float* operand_row = operand ? operand + r * ldc : nullptr;
         std::size_t j = 0;
         for (; j + W <= cols; j += W) {  // the whole vectors, as vectors
             Batch x = Batch::load_aligned(&tile[r][j]);
             if (add) x = Batch::load_unaligned(out + j) + x;
             else if (bias) x = Batch::load_unaligned(bias + j) + x;
-            epilogue_vector<Arch>(x, kind, gate_row ? gate_row + j : nullptr).store_unaligned(out + j);
+            epilogue_vector<Arch>(x, kind, operand_row ? operand_row + j : nullptr).store_unaligned(out + j);
         }
         for (; j < cols; ++j) {
             const float t = add ? out[j] + tile[r][j] : bias ? bias[j] + tile[r][j] : tile[r][j];
-            out[j] = epilogue_scalar(t, kind, gate_row ? gate_row + j : nullptr);  // kernel_table.hpp
+            out[j] = epilogue_scalar(t, kind, operand_row ? operand_row + j : nullptr);  // kernel_table.hpp
         }
     }
 }
@@ -245,14 +247,14 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
 template <class Arch, std::size_t R, std::size_t NVC = MatmulShape<Arch>::NV>
 void micro_trimmed(std::size_t kc, const float* a, std::size_t rs, std::size_t cs, const float* bp, std::size_t bs,
                    float* c, std::size_t ldc, std::size_t cols, bool add, const float* bias, Epilogue::Kind kind,
-                   const float* gate) {
+                   const float* operand) {
     if constexpr (NVC > 1) {
         if (cols <= (NVC - 1) * MatmulShape<Arch>::W) {
-            micro_trimmed<Arch, R, NVC - 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
+            micro_trimmed<Arch, R, NVC - 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
             return;
         }
     }
-    micro_kernel<Arch, R, NVC>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
+    micro_kernel<Arch, R, NVC>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
 }
 
 // Runs the micro-kernel specialised for `rows` (1..MR) rows. A partial strip (the right edge of
@@ -262,12 +264,12 @@ void micro_trimmed(std::size_t kc, const float* a, std::size_t rs, std::size_t c
 template <class Arch>
 void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_t rs, std::size_t cs,
                     const float* bp, std::size_t bs, float* c, std::size_t ldc, std::size_t cols, bool add,
-                    const float* bias, Epilogue::Kind kind, const float* gate) {
+                    const float* bias, Epilogue::Kind kind, const float* operand) {
     static_assert(kMatmulMR == 6, "update the dispatch when MR changes");
     if constexpr (MatmulShape<Arch>::kTrimsPartialStrips) {
         if (cols < MatmulShape<Arch>::NR) {
             simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
-                micro_trimmed<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
+                micro_trimmed<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
             });
             return;
         }
@@ -275,17 +277,17 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
 #if defined(__wasm_simd128__)
     // WebAssembly: 2 rows at a time (see MatmulShape); an odd last row runs alone.
     if (rows >= 3) {
-        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
+        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
         micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, bs, c + 2 * ldc, ldc, cols, add, bias, kind,
-                             gate ? gate + 2 * ldc : nullptr);
+                             operand ? operand + 2 * ldc : nullptr);
     } else if (rows == 2) {
-        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
+        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
     } else {
-        micro_kernel<Arch, 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
+        micro_kernel<Arch, 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
     }
 #else
     simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
-        micro_kernel<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, gate);
+        micro_kernel<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
     });
 #endif
 }
@@ -316,9 +318,9 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
     static_assert(MC % MR == 0, "row blocks must hold whole micro-tile row groups");
     const bool in_place = lda <= kMaxLdaInPlace;
     const Epilogue::Kind kind = epilogue.kind;
-    // The gate of C's element (i, j), indexed like C; null without one.
-    const auto gate_at = [&](std::size_t i, std::size_t j) -> const float* {
-        return epilogue.gate ? epilogue.gate + i * ldc + j : nullptr;
+    // The operand of C's element (i, j), indexed like C; null without one.
+    const auto operand_at = [&](std::size_t i, std::size_t j) -> const float* {
+        return epilogue.operand ? epilogue.operand + i * ldc + j : nullptr;
     };
     // Element (i, p) of op(A) in place: a[i·lda + p], or a[p·lda + i] when transposed.
     const std::size_t rs = in_place ? (trans_a ? 1 : lda) : 1;
@@ -340,13 +342,13 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
                     for (; i + 2 * MR <= i0 + mc; i += 2 * MR) {
                         const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
                         micro_kernel<Arch, 2 * MR, 1>(kc, ai, rs, cs, bs_strip, bs, c_strip + i * ldc, ldc, cols,
-                                                      add, bias_strip, kind, gate_at(i, j0 + s * NR));
+                                                      add, bias_strip, kind, operand_at(i, j0 + s * NR));
                     }
                     for (; i < i0 + mc; i += MR) {
                         const float* ai = trans_a ? a + p0 * lda + i : a + i * lda + p0;
                         micro_dispatch<Arch>(simd::min_size(MR, i0 + mc - i), kc, ai, rs, cs, bs_strip, bs,
                                              c_strip + i * ldc, ldc, cols, add, bias_strip, kind,
-                                             gate_at(i, j0 + s * NR));
+                                             operand_at(i, j0 + s * NR));
                     }
                     continue;
                 }
@@ -356,7 +358,7 @@ void gemm_rows(bool trans_a, const float* a, std::size_t lda, float* ap, const f
                 const std::size_t i = i0 + g * MR;
                 const float* ag = in_place ? (trans_a ? a + p0 * lda + i : a + i * lda + p0) : ap + g * MR * kc;
                 micro_dispatch<Arch>(rows, kc, ag, rs, cs, bp + s * b_strip, bs, c + i * ldc + j0 + s * NR, ldc,
-                                     cols, add, bias ? bias + j0 + s * NR : nullptr, kind, gate_at(i, j0 + s * NR));
+                                     cols, add, bias ? bias + j0 + s * NR : nullptr, kind, operand_at(i, j0 + s * NR));
             }
         }
     }

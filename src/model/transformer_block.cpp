@@ -111,29 +111,54 @@ void TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions& op
     TransformerBlockCache local;  // inference and checkpointing: this call's own
     TransformerBlockCache& c = cache ? *cache : local;
     TransformerBlockCache::Scratch& w = c.scratch;
+    // Without dropout each residual sum r = a + sublayer(..) is made in the store of the
+    // sub-layer's last product (W_O, fc2), not in a pass of its own; the same sums, bit for bit.
+    // With dropout the sub-layer's output is dropped out first, then added.
+    const bool dropping = dropout_rng != nullptr && dropout_ > 0.0f;
+    // out = residual + drop(sublayer output): the sub-layer has written its output to w.sub
+    const auto add_dropped = [&](const Tensor3& residual, DropoutCache& drop, Tensor3& out) {
+        maybe_dropout(w.sub, dropout_, dropout_rng, &drop);
+        add(residual, w.sub, out);
+    };
     if (norm_ == NormPlacement::pre) {
         // h = x + drop(attn(ln1(x))); h is kept as ln2's input in its cache
-        ln1.forward(x, &c.ln1, w.normed);                                  // (B, T, C)
-        attn.forward(w.normed, nullptr, options, observer, &c.attn, w.sub);  // (B, T, C)
-        maybe_dropout(w.sub, dropout_, dropout_rng, &c.attn_drop);
+        ln1.forward(x, &c.ln1, w.normed);  // (B, T, C)
         Tensor3& h = c.ln2.x;
-        add(x, w.sub, h);
+        if (dropping) {
+            attn.forward(w.normed, nullptr, options, observer, &c.attn, w.sub);  // (B, T, C)
+            add_dropped(x, c.attn_drop, h);
+        } else {
+            attn.forward(w.normed, nullptr, options, observer, &c.attn, h, &x);
+            c.attn_drop = DropoutCache{};
+        }
         // y = h + drop(ffn(ln2(h)))
         ln2.forward_cached_input(c.ln2, w.normed);
-        ffn.forward(w.normed, &c.ffn, w.sub);
-        maybe_dropout(w.sub, dropout_, dropout_rng, &c.ffn_drop);
-        add(h, w.sub, y);
+        if (dropping) {
+            ffn.forward(w.normed, &c.ffn, w.sub);
+            add_dropped(h, c.ffn_drop, y);
+        } else {
+            ffn.forward(w.normed, &c.ffn, y, &h);
+            c.ffn_drop = DropoutCache{};
+        }
         return;
     }
     // h = ln1(r1), r1 = x + drop(attn(x)); r1 is computed straight into ln1's cache
-    attn.forward(x, nullptr, options, observer, &c.attn, w.sub);
-    maybe_dropout(w.sub, dropout_, dropout_rng, &c.attn_drop);
-    add(x, w.sub, c.ln1.x);
+    if (dropping) {
+        attn.forward(x, nullptr, options, observer, &c.attn, w.sub);
+        add_dropped(x, c.attn_drop, c.ln1.x);
+    } else {
+        attn.forward(x, nullptr, options, observer, &c.attn, c.ln1.x, &x);
+        c.attn_drop = DropoutCache{};
+    }
     ln1.forward_cached_input(c.ln1, w.h);
-    // y = ln2(r2), r2 = h + drop(ffn(h))
-    ffn.forward(w.h, &c.ffn, w.sub);
-    maybe_dropout(w.sub, dropout_, dropout_rng, &c.ffn_drop);
-    add(w.h, w.sub, c.ln2.x);
+    // y = ln2(r2), r2 = h + drop(ffn(h)); r2 straight into ln2's cache
+    if (dropping) {
+        ffn.forward(w.h, &c.ffn, w.sub);
+        add_dropped(w.h, c.ffn_drop, c.ln2.x);
+    } else {
+        ffn.forward(w.h, &c.ffn, c.ln2.x, &w.h);
+        c.ffn_drop = DropoutCache{};
+    }
     ln2.forward_cached_input(c.ln2, y);
 }
 
@@ -161,14 +186,14 @@ void TransformerBlock::backward(const Tensor3& dout, const TransformerBlockCache
         add_in_place(dx, w.dh);
         return;
     }
-    // y = ln2(r2), r2 = h + drop(ffn(h))  =>  dh = dr2 + ffnᵀ(dropᵀ(dr2))
+    // y = ln2(r2), r2 = h + drop(ffn(h))  =>  dh = dr2 + ffnᵀ(dropᵀ(dr2)), the sum made in the
+    // store of fc1's dx (the same sum as a pass of its own, bit for bit)
     ln2.backward(dout, cache.ln2, grads.ln2, w.dr2);
-    ffn.backward(dropout_gradient(w.dr2, cache.ffn_drop, w.tmp), cache.ffn, grads.ffn, w.dh);
-    add_in_place(w.dh, w.dr2);
-    // h = ln1(r1), r1 = x + drop(attn(x))  =>  dx = dr1 + attnᵀ(dropᵀ(dr1))
+    ffn.backward(dropout_gradient(w.dr2, cache.ffn_drop, w.tmp), cache.ffn, grads.ffn, w.dh, &w.dr2);
+    // h = ln1(r1), r1 = x + drop(attn(x))  =>  dx = dr1 + attnᵀ(dropᵀ(dr1)), summed in W_V's dx store
     ln1.backward(w.dh, cache.ln1, grads.ln1, w.dr1);
-    attn.backward(dropout_gradient(w.dr1, cache.attn_drop, w.tmp), cache.attn, options, grads.attn, dx);
-    add_in_place(dx, w.dr1);
+    attn.backward(dropout_gradient(w.dr1, cache.attn_drop, w.tmp), cache.attn, options, grads.attn, dx, nullptr,
+                  &w.dr1);
 }
 
 Tensor3 TransformerBlock::forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,

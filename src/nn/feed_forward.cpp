@@ -28,8 +28,12 @@ Tensor3 FeedForward::forward(const Tensor3& x, FeedForwardCache* cache) const {
     return y;
 }
 
-void FeedForward::forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y) const {
+void FeedForward::forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y, const Tensor3* residual) const {
     require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "FeedForward::forward", "x (B, T, C)");
+    if (residual) {
+        require_shape(*residual, ShapeSpec(x.shape().begin(), x.shape().end()), "FeedForward::forward",
+                      "residual (B, T, C) like x");
+    }
     const std::size_t batch = x.shape(0), t = x.shape(1), rows = batch * t;
     // With a cache, the fc1 output and the activation are written straight into its buffers
     // (reused from the last call when the shape is unchanged).
@@ -48,15 +52,21 @@ void FeedForward::forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y)
         fc1.forward(x.data(), rows, act.data(), kernels::Epilogue::relu());
     }
     y.resize(x.shape());  // (B, T, C)
-    fc2.forward(act.data(), rows, y.data());
+    // y = act·W2ᵀ + b2 (+ residual, in the store)
+    fc2.forward(act.data(), rows, y.data(),
+                residual ? kernels::Epilogue::adding(residual->data()) : kernels::Epilogue{});
     if (cache) copy_into(x, cache->x);
 }
 
 void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, FeedForwardGrad& grad,
-                           Tensor3& dx) const {
+                           Tensor3& dx, const Tensor3* residual) const {
     require_shape(dout, {static_cast<std::ptrdiff_t>(cache.x.shape(0)), static_cast<std::ptrdiff_t>(cache.x.shape(1)),
                          static_cast<std::ptrdiff_t>(width())},
                   "FeedForward::backward", "dout (B, T, C)");
+    if (residual) {
+        require_shape(*residual, ShapeSpec(dout.shape().begin(), dout.shape().end()), "FeedForward::backward",
+                      "residual (B, T, C) like dout");
+    }
     const std::size_t rows = cache.x.shape(0) * cache.x.shape(1);
     // y = act·W2ᵀ + b2
     Tensor3& dact = cache.dhidden;  // (B, T, F)
@@ -71,11 +81,12 @@ void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, F
         // act = relu(hidden): dhidden = [hidden > 0] ⊙ dact = [act > 0] ⊙ dact, gated in the
         // store of fc2's dx (NaN and -0 give 0 either way).
         linear_backward(fc2, cache.act.data(), rows, dout.data(), grad.fc2, dhidden.data(), Accumulate::no,
-                        cache.act.data());
+                        kernels::Epilogue::gated_by(cache.act.data()));
     }
     // hidden = x·W1ᵀ + b1
     dx.resize(cache.x.shape());
-    linear_backward(fc1, cache.x.data(), rows, dhidden.data(), grad.fc1, dx.data());
+    linear_backward(fc1, cache.x.data(), rows, dhidden.data(), grad.fc1, dx.data(), Accumulate::no,
+                    residual ? kernels::Epilogue::adding(residual->data()) : kernels::Epilogue{});
 }
 
 std::vector<ParameterView> FeedForward::parameters(const std::string& prefix) {

@@ -55,12 +55,11 @@ void LinearGrad::zero() {
 }
 
 void linear_backward(const Linear& layer, const float* x, std::size_t n, const float* dy, LinearGrad& grad,
-                     float* dx, Accumulate dx_acc, const float* dx_gate) {
+                     float* dx, Accumulate dx_acc, const kernels::Epilogue& dx_epilogue) {
     const std::size_t in = layer.in_features(), out = layer.out_features();
     // y = x·Wᵀ + b  =>  dx (+)= dy·W, dW += dyᵀ·x, db += Σ dy
     if (dx) {
-        kernels::matmul_nn(dy, out, layer.weight.data(), in, dx, in, n, in, out, dx_acc, nullptr, nullptr,
-                           dx_gate ? kernels::Epilogue::gated_by(dx_gate) : kernels::Epilogue{});
+        kernels::matmul_nn(dy, out, layer.weight.data(), in, dx, in, n, in, out, dx_acc, nullptr, nullptr, dx_epilogue);
     }
     kernels::matmul_tn(dy, out, x, in, grad.weight.data(), in, out, in, n, Accumulate::yes);
     if (layer.has_bias()) {

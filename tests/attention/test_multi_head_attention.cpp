@@ -133,6 +133,50 @@ TEST(MultiHeadAttention, StagesHaveTheDocumentedShapesPerHead) {
         for (std::size_t d = 0; d < 4; ++d) EXPECT_EQ(concat(i, 8 + d), ctx2(i, d));
 }
 
+TEST(MultiHeadAttention, AResidualIsAddedInTheStoreBitForBitAndTheOutputStageShowsAttentionAlone) {
+    // out = r + attention(x) and dx = r + the gradient through attention (self and cross), each
+    // summed in a product's store, equal the separate sums exactly. An observer of the output
+    // stage still sees attention(x) without the residual.
+    for (const bool cross : {false, true}) {
+        const MultiHeadAttention mha = make_mha(16, 4, 0, true, cross ? 12 : 0);
+        const Tensor3 x = random_normal<Tensor3>({2, 5, 16}, 20), r = random_normal<Tensor3>({2, 5, 16}, 21);
+        const Tensor3 memory = random_normal<Tensor3>({2, 7, 12}, 22);
+        const Tensor3* mem = cross ? &memory : nullptr;
+        AttentionOptions options;
+        options.mask.causal = !cross;
+        MultiHeadAttentionCache cache;
+        Tensor3 plain, fused, shown;
+        mha.forward(x, mem, options, nullptr, &cache, plain);
+        mha.forward(x, mem, options, nullptr, &cache, fused, &r);
+        TraceRecorder trace;
+        mha.forward(x, mem, options, &trace, nullptr, shown, &r);
+        for (std::size_t i = 0; i < plain.size(); ++i) {
+            ASSERT_EQ(fused.data()[i], plain.data()[i] + r.data()[i]) << cross << " " << i;
+            ASSERT_EQ(shown.data()[i], fused.data()[i]) << cross << " " << i;
+        }
+        const Tensor2& out = trace.get(Stage::output, 1);
+        for (std::size_t i = 0; i < 5; ++i)
+            for (std::size_t c = 0; c < 16; ++c) EXPECT_EQ(out(i, c), plain(1, i, c));
+
+        const Tensor3 dy = random_normal<Tensor3>({2, 5, 16}, 23), dr = random_normal<Tensor3>({2, 5, 16}, 24);
+        MultiHeadAttentionGrad g_plain(mha), g_fused(mha);
+        Tensor3 dx_plain, dx_fused, dm_plain, dm_fused;
+        mha.backward(dy, cache, options, g_plain, dx_plain, cross ? &dm_plain : nullptr);
+        mha.backward(dy, cache, options, g_fused, dx_fused, cross ? &dm_fused : nullptr, &dr);
+        for (std::size_t i = 0; i < dx_plain.size(); ++i) {
+            ASSERT_EQ(dx_fused.data()[i], dx_plain.data()[i] + dr.data()[i]) << cross << " " << i;
+        }
+        if (cross) {
+            for (std::size_t i = 0; i < dm_plain.size(); ++i) ASSERT_EQ(dm_fused.data()[i], dm_plain.data()[i]) << i;
+        }
+        EXPECT_THROW(mha.forward(x, mem, options, nullptr, nullptr, fused, &fused), ConfigError);
+        const Tensor3 wrong = random_normal<Tensor3>({2, 5, 8}, 25);
+        EXPECT_THROW(mha.forward(x, mem, options, nullptr, nullptr, fused, &wrong), ShapeError);
+        EXPECT_THROW(mha.backward(dy, cache, options, g_fused, dx_fused, cross ? &dm_fused : nullptr, &wrong),
+                     ShapeError);
+    }
+}
+
 TEST(MultiHeadAttention, ConfigErrorsNameTheNumbers) {
     Rng rng(1);
     auto message = [&](MultiHeadAttentionConfig c) {

@@ -371,6 +371,52 @@ TEST_P(MatmulVariant, EpiloguesEqualTheProductThenReluOrGateBitForBit) {
     attnlab::set_num_threads(saved);
 }
 
+TEST_P(MatmulVariant, AddEpilogueEqualsTheProductThenTheSumBitForBit) {
+    // C = (A·B + bias) + R and, accumulating, C = (C0 + A·B) + R in the store, against the
+    // product stored first and R added after (one rounding each way): ragged and whole strips,
+    // every table, K blocks, the K split of few rows on two threads, an empty K.
+    const Variant& v = GetParam();
+    const std::size_t saved = attnlab::num_threads();
+    const std::string previous = attnlab::kernels::active_isa();
+    std::mt19937 rng(56);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (const std::string& isa : attnlab::kernels::available_isas()) {
+        attnlab::kernels::set_isa(isa);
+        for (const auto& dims : {std::array<std::size_t, 3>{19, 64, 64}, std::array<std::size_t, 3>{37, 65, 9},
+                                 std::array<std::size_t, 3>{200, 256, 300}, std::array<std::size_t, 3>{13, 70, 3000},
+                                 std::array<std::size_t, 3>{5, 3, 0}}) {
+            const std::size_t m = dims[0], n = dims[1], k = dims[2];
+            const Problem pr(v, m, n, k, 0, rng);
+            std::vector<float> bias(n), r(m * n), c0(m * n);
+            for (float& b : bias) b = dist(rng);
+            for (float& x : r) x = dist(rng);
+            for (float& x : c0) x = dist(rng);
+            for (const std::size_t threads : {1, 2}) {
+                attnlab::set_num_threads(threads);
+                const std::string where = isa + " " + describe(v, m, n, k) + " threads=" + std::to_string(threads);
+                std::vector<float> plain(m * n), added(m * n, -1.0f), acc_plain = c0, acc_added = c0;
+                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, plain.data(), n, m, n, k, Accumulate::no,
+                       bias.data(), nullptr, Epilogue{});
+                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, added.data(), n, m, n, k, Accumulate::no,
+                       bias.data(), nullptr, Epilogue::adding(r.data()));
+                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, acc_plain.data(), n, m, n, k,
+                       Accumulate::yes, nullptr, nullptr, Epilogue{});
+                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, acc_added.data(), n, m, n, k,
+                       Accumulate::yes, nullptr, nullptr, Epilogue::adding(r.data()));
+                for (std::size_t i = 0; i < plain.size(); ++i) {
+                    plain[i] += r[i];
+                    acc_plain[i] += r[i];
+                }
+                EXPECT_EQ(std::memcmp(added.data(), plain.data(), added.size() * sizeof(float)), 0) << where;
+                EXPECT_EQ(std::memcmp(acc_added.data(), acc_plain.data(), acc_added.size() * sizeof(float)), 0)
+                    << where << " accumulating";
+            }
+        }
+    }
+    attnlab::kernels::set_isa(previous);
+    attnlab::set_num_threads(saved);
+}
+
 TEST_P(MatmulVariant, ReluEpilogueKeepsNaN) {
     const Variant& v = GetParam();
     const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -382,7 +428,7 @@ TEST_P(MatmulVariant, ReluEpilogueKeepsNaN) {
     for (float x : c) EXPECT_TRUE(std::isnan(x) || x >= 0.0f) << x;
 }
 
-TEST_P(MatmulVariant, EpilogueWhileAccumulatingOrAGateWithoutMatrixIsAConfigError) {
+TEST_P(MatmulVariant, SelectingEpilogueWhileAccumulatingOrAnEpilogueWithoutItsMatrixIsAConfigError) {
     const Variant& v = GetParam();
     float a[4] = {1, 2, 3, 4}, b[4] = {1, 0, 0, 1}, c[4] = {};
     try {
@@ -398,6 +444,12 @@ TEST_P(MatmulVariant, EpilogueWhileAccumulatingOrAGateWithoutMatrixIsAConfigErro
         FAIL() << "no exception";
     } catch (const attnlab::ConfigError& e) {
         EXPECT_NE(std::string(e.what()).find("needs its gate matrix"), std::string::npos) << e.what();
+    }
+    try {
+        v.fast(a, 2, b, 2, c, 2, 2, 2, 2, Accumulate::yes, nullptr, nullptr, Epilogue::adding(nullptr));
+        FAIL() << "no exception";
+    } catch (const attnlab::ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("add epilogue needs the matrix it adds"), std::string::npos) << e.what();
     }
 }
 

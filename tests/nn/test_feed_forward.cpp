@@ -75,6 +75,39 @@ TEST_P(FeedForwardBackward, MatchesFiniteDifferences) {
     }
 }
 
+TEST_P(FeedForwardBackward, AResidualIsAddedInTheStoreBitForBit) {
+    // y = r + FFN(x) and dx = r + FFNᵀ(dy), each summed in a product's store, equal the
+    // separate sums exactly (one more rounding either way); a residual of another shape is a
+    // ShapeError naming it.
+    const Activation act = GetParam();
+    Rng rng(9);
+    const FeedForward ffn(16, 64, act, true, rng);
+    const Tensor3 x = test::random_normal<Tensor3>({3, 5, 16}, 10), r = test::random_normal<Tensor3>({3, 5, 16}, 11);
+    FeedForwardCache cache;
+    Tensor3 plain, fused;
+    ffn.forward(x, &cache, plain);
+    ffn.forward(x, &cache, fused, &r);
+    for (std::size_t i = 0; i < plain.size(); ++i) ASSERT_EQ(fused.data()[i], plain.data()[i] + r.data()[i]) << i;
+    const Tensor3 dy = test::random_normal<Tensor3>({3, 5, 16}, 12), dr = test::random_normal<Tensor3>({3, 5, 16}, 13);
+    FeedForwardGrad g_plain(ffn), g_fused(ffn);
+    Tensor3 dx_plain, dx_fused;
+    ffn.backward(dy, cache, g_plain, dx_plain);
+    ffn.backward(dy, cache, g_fused, dx_fused, &dr);
+    for (std::size_t i = 0; i < dx_plain.size(); ++i) {
+        ASSERT_EQ(dx_fused.data()[i], dx_plain.data()[i] + dr.data()[i]) << i;
+    }
+    const Tensor3 wrong = test::random_normal<Tensor3>({3, 4, 16}, 14);
+    try {
+        ffn.forward(x, nullptr, fused, &wrong);
+        FAIL() << "no exception";
+    } catch (const ShapeError& e) {
+        EXPECT_NE(std::string(e.what()).find("residual (B, T, C) like x must be (3, 5, 16), got (3, 4, 16)"),
+                  std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(ffn.backward(dy, cache, g_fused, dx_fused, &wrong), ShapeError);
+}
+
 INSTANTIATE_TEST_SUITE_P(GeluAndRelu, FeedForwardBackward, ::testing::Values(Activation::gelu, Activation::relu),
                          [](const auto& info) { return std::string(activation_name(info.param)); });
 

@@ -115,18 +115,22 @@ public:
     Tensor3 forward(const Tensor3& x, const Tensor3* memory = nullptr, const AttentionOptions& options = {},
                     StageObserver* observer = nullptr, MultiHeadAttentionCache* cache = nullptr) const;
     // The same into `out` (resized; not x or memory). With a cache reused from call to call
-    // (its buffers, scratch included, keep their shapes), this allocates nothing.
+    // (its buffers, scratch included, keep their shapes), this allocates nothing. With a
+    // residual (B, T, C) (not out), out = residual + attention(x): a residual connection, the
+    // sum made in W_O's store (the output stage still shows attention(x) alone).
     void forward(const Tensor3& x, const Tensor3* memory, const AttentionOptions& options, StageObserver* observer,
-                 MultiHeadAttentionCache* cache, Tensor3& out) const;
+                 MultiHeadAttentionCache* cache, Tensor3& out, const Tensor3* residual = nullptr) const;
     // Unbatched: x: (T, C), memory: (S, Ckv) or nullptr -> (T, C); stages use batch 0.
     Tensor2 forward(const Tensor2& x, const Tensor2* memory = nullptr, const AttentionOptions& options = {},
                     StageObserver* observer = nullptr) const;
 
     // Backward of the batched forward that filled `cache` (with the same options).
     // dout: (B, T, C) -> dx: (B, T, C), and dmemory: (B, S, Ckv) for cross-attention (required
-    // then); parameter gradients accumulate into grads.
+    // then); parameter gradients accumulate into grads. With a residual (B, T, C) (not dx), dx =
+    // residual + the gradient through attention, summed in the last product's store.
     void backward(const Tensor3& dout, const MultiHeadAttentionCache& cache, const AttentionOptions& options,
-                  MultiHeadAttentionGrad& grads, Tensor3& dx, Tensor3* dmemory = nullptr) const;
+                  MultiHeadAttentionGrad& grads, Tensor3& dx, Tensor3* dmemory = nullptr,
+                  const Tensor3* residual = nullptr) const;
 
     // Incremental causal self-attention for generation: x holds the T newest tokens at positions
     // kv.length() .. kv.length()+T-1; their keys and values (after RoPE) are appended to kv and

@@ -68,10 +68,13 @@ public:
 
     // x: (B, T, C) -> (B, T, C); fills cache when non-null. ShapeError if the width differs.
     Tensor3 forward(const Tensor3& x, FeedForwardCache* cache = nullptr) const;
-    // The same into y (resized; not x): with a cache and y reused, nothing is allocated.
-    void forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y) const;
-    // dout: (B, T, C) -> dx: (B, T, C) (resized and overwritten); grad += ...
-    void backward(const Tensor3& dout, const FeedForwardCache& cache, FeedForwardGrad& grad, Tensor3& dx) const;
+    // The same into y (resized; not x): with a cache and y reused, nothing is allocated. With a
+    // residual (B, T, C) (not y), y = residual + FFN(x), the sum made in fc2's store.
+    void forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y, const Tensor3* residual = nullptr) const;
+    // dout: (B, T, C) -> dx: (B, T, C) (resized and overwritten); grad += ... With a residual
+    // (B, T, C) (not dx), dx = residual + FFNᵀ(dout), the sum made in fc1's dx store.
+    void backward(const Tensor3& dout, const FeedForwardCache& cache, FeedForwardGrad& grad, Tensor3& dx,
+                  const Tensor3* residual = nullptr) const;
 
     // fc1.weight, fc1.bias, fc2.weight, fc2.bias (biases only when present), after `prefix`.
     std::vector<ParameterView> parameters(const std::string& prefix = "");

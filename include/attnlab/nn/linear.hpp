@@ -32,7 +32,7 @@ struct Linear {
     // x: (N, in) -> (N, out). Throws ShapeError naming the widths on mismatch.
     Tensor2 forward(const Tensor2& x) const;
     // x: (n, in) rows at stride in -> y: (n, out) rows at stride out, then the epilogue (a fused
-    // ReLU: kernels/epilogue.hpp). No validation (kernel use).
+    // ReLU, or an added (n, out) residual: kernels/epilogue.hpp). No validation (kernel use).
     void forward(const float* x, std::size_t n, float* y, const kernels::Epilogue& epilogue = {}) const;
 };
 
@@ -48,10 +48,11 @@ struct LinearGrad {
 
 // Backward of y = x·Wᵀ + b.
 // x: (n, in) forward input, dy: (n, out) -> dx: (n, in) (overwritten, or added to with
-// dx_acc = yes; skipped if null); grad.weight += dyᵀ·x, grad.bias += Σ_rows dy. dx_gate (n, in),
-// when non-null, gates the overwritten dx in its store: dx = [dx_gate > 0]·(dy·W), the backward
-// of a ReLU whose output dx_gate is (a ConfigError with dx_acc = yes).
+// dx_acc = yes; skipped if null); grad.weight += dyᵀ·x, grad.bias += Σ_rows dy. dx_epilogue
+// is applied in dx's store (kernels/epilogue.hpp; its operand (n, in) at stride in): a gate,
+// dx = [gate > 0]·(dy·W), the backward of a ReLU whose output the gate is (a ConfigError with
+// dx_acc = yes), or an added matrix R, dx = (dx +) dy·W + R, a residual connection's gradient.
 void linear_backward(const Linear& layer, const float* x, std::size_t n, const float* dy, LinearGrad& grad,
-                     float* dx, Accumulate dx_acc = Accumulate::no, const float* dx_gate = nullptr);
+                     float* dx, Accumulate dx_acc = Accumulate::no, const kernels::Epilogue& dx_epilogue = {});
 
 }  // namespace attnlab
