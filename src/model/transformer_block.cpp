@@ -120,24 +120,28 @@ void TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions& op
         maybe_dropout(w.sub, dropout_, dropout_rng, &drop);
         add(residual, w.sub, out);
     };
+    // A sub-layer keeps its input in its cache (c.attn.x, c.ffn.x): a LayerNorm in front of
+    // it writes there directly, and the sub-layer then has nothing to copy.
     if (norm_ == NormPlacement::pre) {
         // h = x + drop(attn(ln1(x))); h is kept as ln2's input in its cache
-        ln1.forward(x, &c.ln1, w.normed);  // (B, T, C)
+        Tensor3& normed1 = c.attn.x;
+        ln1.forward(x, &c.ln1, normed1);  // (B, T, C)
         Tensor3& h = c.ln2.x;
         if (dropping) {
-            attn.forward(w.normed, nullptr, options, observer, &c.attn, w.sub);  // (B, T, C)
+            attn.forward(normed1, nullptr, options, observer, &c.attn, w.sub);  // (B, T, C)
             add_dropped(x, c.attn_drop, h);
         } else {
-            attn.forward(w.normed, nullptr, options, observer, &c.attn, h, &x);
+            attn.forward(normed1, nullptr, options, observer, &c.attn, h, &x);
             c.attn_drop = DropoutCache{};
         }
         // y = h + drop(ffn(ln2(h)))
-        ln2.forward_cached_input(c.ln2, w.normed);
+        Tensor3& normed2 = c.ffn.x;
+        ln2.forward_cached_input(c.ln2, normed2);
         if (dropping) {
-            ffn.forward(w.normed, &c.ffn, w.sub);
+            ffn.forward(normed2, &c.ffn, w.sub);
             add_dropped(h, c.ffn_drop, y);
         } else {
-            ffn.forward(w.normed, &c.ffn, y, &h);
+            ffn.forward(normed2, &c.ffn, y, &h);
             c.ffn_drop = DropoutCache{};
         }
         return;
@@ -150,13 +154,14 @@ void TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions& op
         attn.forward(x, nullptr, options, observer, &c.attn, c.ln1.x, &x);
         c.attn_drop = DropoutCache{};
     }
-    ln1.forward_cached_input(c.ln1, w.h);
+    Tensor3& h = c.ffn.x;
+    ln1.forward_cached_input(c.ln1, h);
     // y = ln2(r2), r2 = h + drop(ffn(h)); r2 straight into ln2's cache
     if (dropping) {
-        ffn.forward(w.h, &c.ffn, w.sub);
-        add_dropped(w.h, c.ffn_drop, c.ln2.x);
+        ffn.forward(h, &c.ffn, w.sub);
+        add_dropped(h, c.ffn_drop, c.ln2.x);
     } else {
-        ffn.forward(w.h, &c.ffn, c.ln2.x, &w.h);
+        ffn.forward(h, &c.ffn, c.ln2.x, &h);
         c.ffn_drop = DropoutCache{};
     }
     ln2.forward_cached_input(c.ln2, y);

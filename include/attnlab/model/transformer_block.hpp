@@ -63,9 +63,9 @@ struct TransformerBlockCache {
     // Buffers reused from step to step so a training loop allocates nothing; not part of what
     // backward needs (cache_bytes leaves them out).
     struct Scratch {
-        Tensor3 normed;  // pre-LN: a LayerNorm's output, the sub-layer's input
-        Tensor3 sub;     // a sub-layer's output before its residual add
-        Tensor3 h;       // post-LN: the stream between the two sub-layers
+        // (A LayerNorm's output, a sub-layer's input, is written straight into the sub-layer's
+        // cache: attn.x, ffn.x.)
+        Tensor3 sub;                      // with dropout: a sub-layer's output before its residual add
         Tensor3 tmp, dsub, dh, dr1, dr2;  // backward
     };
     mutable Scratch scratch;
