@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -26,15 +27,42 @@
 
 namespace attnlab {
 
-using Tensor1 = xt::xtensor<float, 1>;
-using Tensor2 = xt::xtensor<float, 2>;
-using Tensor3 = xt::xtensor<float, 3>;
-using Tensor4 = xt::xtensor<float, 4>;
+// Every tensor's buffer starts on a 64-byte boundary (a cache line, one AVX-512 vector), as
+// PyTorch's CPU allocator does. With the default allocator (16 bytes from malloc) where a
+// buffer started depended on the process: the same training step ran 6-8% slower in one
+// program than in another (tiny encoder, 12.0 vs 11.2 ms on 1 thread), its vector loads and
+// stores of rows crossing cache lines.
+inline constexpr std::size_t kTensorAlignment = 64;
+
+template <class T>
+struct AlignedAllocator {
+    using value_type = T;
+    AlignedAllocator() noexcept = default;
+    template <class U>
+    AlignedAllocator(const AlignedAllocator<U>&) noexcept {}
+    T* allocate(std::size_t n) {
+        return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(kTensorAlignment)));
+    }
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t(kTensorAlignment)); }
+    template <class U>
+    bool operator==(const AlignedAllocator<U>&) const noexcept { return true; }
+    template <class U>
+    bool operator!=(const AlignedAllocator<U>&) const noexcept { return false; }
+};
+
+// A row-major tensor of rank N with an aligned buffer: the container behind every alias below.
+template <class T, std::size_t N>
+using Array = xt::xtensor<T, N, xt::layout_type::row_major, AlignedAllocator<T>>;
+
+using Tensor1 = Array<float, 1>;
+using Tensor2 = Array<float, 2>;
+using Tensor3 = Array<float, 3>;
+using Tensor4 = Array<float, 4>;
 // Boolean masks: 1 = masked out (PyTorch's convention for bool attn_mask / key_padding_mask).
-using Mask2 = xt::xtensor<std::uint8_t, 2>;
-using Mask3 = xt::xtensor<std::uint8_t, 3>;
-using Index1 = xt::xtensor<std::int32_t, 1>;
-using Index2 = xt::xtensor<std::int32_t, 2>;
+using Mask2 = Array<std::uint8_t, 2>;
+using Mask3 = Array<std::uint8_t, 3>;
+using Index1 = Array<std::int32_t, 1>;
+using Index2 = Array<std::int32_t, 2>;
 
 // "(2, 5, 8)" for error messages.
 template <class Shape>
