@@ -47,6 +47,15 @@ namespace {
 // loop nest, the scratch buffers and the threading, the same for every ISA.
 constexpr std::size_t MR = kMatmulMR;  // rows of a micro-tile; its columns NR = table().nr
 constexpr std::size_t KC = 256;        // K block: one B strip (KC, NR) is 8-16 KiB, stays in L1
+// K block when A is read transposed (the weight gradients dW = dYᵀ·X, K = tokens): in
+// WebAssembly 128, so the A rows a micro-tile reads, 64-256 floats apart, fit L1's sets (in V8,
+// 64 x 64 x 2048: 40 -> 44 GFLOP/s, 64 x 256 x 2048: 38 -> 42); natively 128 measured no
+// better than KC (AVX-512, 1 and 2 threads).
+#if defined(__wasm__)
+constexpr std::size_t KC_TRANS_A = 128;
+#else
+constexpr std::size_t KC_TRANS_A = KC;
+#endif
 constexpr std::size_t MC = kMatmulMC;  // row block of gemm_rows (packed A (MC, KC) is 96 KiB, in L2)
 constexpr std::size_t NC = 512;        // column panel
 // K rows of B packed per panel when several threads share the work: one job packs them and one
@@ -122,6 +131,8 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     }
     const KernelTable& isa = table();
     const std::size_t NR = isa.nr;
+    // K block: KC, or KC_TRANS_A when A is read transposed (see there).
+    constexpr std::size_t kc_block = TransA ? KC_TRANS_A : KC;
     thread_local Scratch b_scratch;  // the calling thread's; workers only read it
     thread_local Scratch p_scratch;  // partial products of a K split, written by every thread
     // Packed A blocks, one slot per pool thread (thread_index()), only when A is too far apart
@@ -148,20 +159,20 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
         // vectors. The micro-kernel does the same operations either way.
         const bool b_in_place = !TransB && ldb <= kMatmulMaxLdbInPlace &&
                                 (nc % NR == 0 || (isa.trims_partial_strips && nc % isa.lanes == 0));
-        const std::size_t kb_max = threads > 1 ? KB : KC;
+        const std::size_t kb_max = threads > 1 ? KB : kc_block;
         for (std::size_t pb = 0; pb < k; pb += kb_max) {
             const std::size_t kb = std::min(kb_max, k - pb);
-            const std::size_t blocks = (kb + KC - 1) / KC;
-            const auto block_kc = [&](std::size_t q) { return std::min(KC, kb - q * KC); };
+            const std::size_t blocks = (kb + kc_block - 1) / kc_block;
+            const auto block_kc = [&](std::size_t q) { return std::min(kc_block, kb - q * kc_block); };
             // B read in place: its rows are the panel's rows (bs = ldb) and its strips NR
-            // columns apart. Packed: block q (rows pb + q·KC ..) starts at q·KC·strips·NR, its
-            // strip s at s·kc_q·NR, rows NR apart.
+            // columns apart. Packed: block q (rows pb + q·kc_block ..) starts at
+            // q·kc_block·strips·NR, its strip s at s·kc_q·NR, rows NR apart.
             const float* const b_panel = b_in_place ? b + pb * ldb + j0 : nullptr;
             float* const bp = b_in_place ? nullptr
                                          : b_external ? align64(b_external) : b_scratch.get(strips * NR * kb);
             const std::size_t bs = b_in_place ? ldb : NR;
             const auto b_block = [&](std::size_t q) -> const float* {
-                return b_in_place ? b_panel + q * KC * ldb : bp + q * KC * strips * NR;
+                return b_in_place ? b_panel + q * kc_block * ldb : bp + q * kc_block * strips * NR;
             };
             const auto b_strip = [&](std::size_t q) { return b_in_place ? NR : block_kc(q) * NR; };
             // Packing is a plain copy, so splitting it cannot change any result; it matters when
@@ -174,12 +185,12 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                             const std::size_t q = u / strips, s_begin = u % strips;
                             const std::size_t s_end = std::min(strips, s_begin + (u_end - u));
                             const std::size_t kc = block_kc(q), cols_end = std::min(s_end * NR, nc);
-                            isa.pack_b(TransB, b, ldb, pb + q * KC, kc, j0 + s_begin * NR, cols_end - s_begin * NR,
-                                       bp + q * KC * strips * NR + s_begin * kc * NR);
+                            isa.pack_b(TransB, b, ldb, pb + q * kc_block, kc, j0 + s_begin * NR, cols_end - s_begin * NR,
+                                       bp + q * kc_block * strips * NR + s_begin * kc * NR);
                             u += s_end - s_begin;
                         }
                     },
-                    std::max<std::size_t>(1, kMinPackPerChunk / (std::min(KC, kb) * NR)));
+                    std::max<std::size_t>(1, kMinPackPerChunk / (std::min(kc_block, kb) * NR)));
             }
 
             const bool add = acc == Accumulate::yes;
@@ -198,7 +209,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                         const std::size_t i_begin = rt * row_groups / row_tiles * MR;
                         const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
                         isa.gemm_rows(TransA, a, lda, ap, b_block(q), bs, b_strip(q), partial + q * m * nc, nc, i_begin,
-                                      i_end, 0, nc, pb + q * KC, kc, false, nullptr, Epilogue{});
+                                      i_end, 0, nc, pb + q * kc_block, kc, false, nullptr, Epilogue{});
                     }
                 });
                 parallel_for(
@@ -235,7 +246,7 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
                 // K blocks outermost: a block of packed B is reused by every tile of the chunk
                 // while it is in cache (one thread: the whole panel, the textbook order).
                 for (std::size_t q = 0; q < blocks; ++q) {
-                    const std::size_t kc = block_kc(q), p0 = pb + q * KC;
+                    const std::size_t kc = block_kc(q), p0 = pb + q * kc_block;
                     for (std::size_t t = t_begin; t < t_end; ++t) {
                         const std::size_t rt = t / strip_tiles, st = t % strip_tiles;
                         const std::size_t i_begin = rt * row_groups / row_tiles * MR;
