@@ -323,11 +323,12 @@ TEST_P(MatmulVariant, EveryColumnCountOfPartialStripsOnEveryIsa) {
     attnlab::kernels::set_isa(previous);
 }
 
-TEST_P(MatmulVariant, EpiloguesEqualTheProductThenReluOrGateBitForBit) {
-    // C = relu(A·B + bias) and C = [gate > 0]·(A·B + bias) in the store, against the plain
-    // product followed by the same step, bit for bit (both are exact selections): ragged and
-    // whole strips, every table, several K blocks (the epilogue only after the last), the K
-    // split of few rows on two threads, an empty K; gates with zeros, negatives and NaN.
+TEST_P(MatmulVariant, EpiloguesEqualTheProductThenReluGateOrSumBitForBit) {
+    // C = relu(A·B + bias), C = [gate > 0]·(A·B + bias) and C = (A·B + bias) + R in the store,
+    // and accumulating C = (C0 + A·B) + R, against the plain product followed by the same step,
+    // bit for bit (the selections are exact, the sum one rounding either way): ragged and whole
+    // strips, every table, several K blocks (the epilogue only after the last), the K split of
+    // few rows on two threads, an empty K; gates with zeros, negatives and NaN.
     const Variant& v = GetParam();
     const std::size_t saved = attnlab::num_threads();
     const std::string previous = attnlab::kernels::active_isa();
@@ -340,76 +341,45 @@ TEST_P(MatmulVariant, EpiloguesEqualTheProductThenReluOrGateBitForBit) {
                                  std::array<std::size_t, 3>{5, 3, 0}}) {
             const std::size_t m = dims[0], n = dims[1], k = dims[2];
             const Problem pr(v, m, n, k, 0, rng);
-            std::vector<float> bias(n), gate(m * n);
+            std::vector<float> bias(n), gate(m * n), r(m * n), c0(m * n);
             for (float& b : bias) b = dist(rng);
             for (std::size_t i = 0; i < gate.size(); ++i) {
                 gate[i] = i % 7 == 0 ? 0.0f : i % 11 == 0 ? std::numeric_limits<float>::quiet_NaN() : dist(rng);
+                r[i] = dist(rng);
+                c0[i] = dist(rng);
             }
             for (const std::size_t threads : {1, 2}) {
                 attnlab::set_num_threads(threads);
                 const std::string where = isa + " " + describe(v, m, n, k) + " threads=" + std::to_string(threads);
-                std::vector<float> plain(m * n), relu(m * n, -1.0f), gated(m * n, -1.0f);
+                std::vector<float> plain(m * n), relu(m * n, -1.0f), gated(m * n, -1.0f), added(m * n, -1.0f);
+                std::vector<float> acc_plain = c0, acc_added = c0;
                 v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, plain.data(), n, m, n, k, Accumulate::no,
                        bias.data(), nullptr, Epilogue{});
                 v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, relu.data(), n, m, n, k, Accumulate::no,
                        bias.data(), nullptr, Epilogue::relu());
                 v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, gated.data(), n, m, n, k, Accumulate::no,
                        bias.data(), nullptr, Epilogue::gated_by(gate.data()));
-                std::vector<float> relu_expected(m * n), gated_expected(m * n);
-                for (std::size_t i = 0; i < plain.size(); ++i) {
-                    relu_expected[i] = plain[i] < 0.0f ? 0.0f : plain[i];
-                    gated_expected[i] = gate[i] > 0.0f ? plain[i] : 0.0f;
-                }
-                EXPECT_EQ(std::memcmp(relu.data(), relu_expected.data(), relu.size() * sizeof(float)), 0)
-                    << where << " relu";
-                EXPECT_EQ(std::memcmp(gated.data(), gated_expected.data(), gated.size() * sizeof(float)), 0)
-                    << where << " gate";
-            }
-        }
-    }
-    attnlab::kernels::set_isa(previous);
-    attnlab::set_num_threads(saved);
-}
-
-TEST_P(MatmulVariant, AddEpilogueEqualsTheProductThenTheSumBitForBit) {
-    // C = (A·B + bias) + R and, accumulating, C = (C0 + A·B) + R in the store, against the
-    // product stored first and R added after (one rounding each way): ragged and whole strips,
-    // every table, K blocks, the K split of few rows on two threads, an empty K.
-    const Variant& v = GetParam();
-    const std::size_t saved = attnlab::num_threads();
-    const std::string previous = attnlab::kernels::active_isa();
-    std::mt19937 rng(56);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    for (const std::string& isa : attnlab::kernels::available_isas()) {
-        attnlab::kernels::set_isa(isa);
-        for (const auto& dims : {std::array<std::size_t, 3>{19, 64, 64}, std::array<std::size_t, 3>{37, 65, 9},
-                                 std::array<std::size_t, 3>{200, 256, 300}, std::array<std::size_t, 3>{13, 70, 3000},
-                                 std::array<std::size_t, 3>{5, 3, 0}}) {
-            const std::size_t m = dims[0], n = dims[1], k = dims[2];
-            const Problem pr(v, m, n, k, 0, rng);
-            std::vector<float> bias(n), r(m * n), c0(m * n);
-            for (float& b : bias) b = dist(rng);
-            for (float& x : r) x = dist(rng);
-            for (float& x : c0) x = dist(rng);
-            for (const std::size_t threads : {1, 2}) {
-                attnlab::set_num_threads(threads);
-                const std::string where = isa + " " + describe(v, m, n, k) + " threads=" + std::to_string(threads);
-                std::vector<float> plain(m * n), added(m * n, -1.0f), acc_plain = c0, acc_added = c0;
-                v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, plain.data(), n, m, n, k, Accumulate::no,
-                       bias.data(), nullptr, Epilogue{});
                 v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, added.data(), n, m, n, k, Accumulate::no,
                        bias.data(), nullptr, Epilogue::adding(r.data()));
                 v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, acc_plain.data(), n, m, n, k,
                        Accumulate::yes, nullptr, nullptr, Epilogue{});
                 v.fast(pr.a.data.data(), pr.a.ld, pr.b.data.data(), pr.b.ld, acc_added.data(), n, m, n, k,
                        Accumulate::yes, nullptr, nullptr, Epilogue::adding(r.data()));
+                std::vector<float> relu_expected(m * n), gated_expected(m * n), added_expected(m * n);
                 for (std::size_t i = 0; i < plain.size(); ++i) {
-                    plain[i] += r[i];
+                    relu_expected[i] = plain[i] < 0.0f ? 0.0f : plain[i];
+                    gated_expected[i] = gate[i] > 0.0f ? plain[i] : 0.0f;
+                    added_expected[i] = plain[i] + r[i];
                     acc_plain[i] += r[i];
                 }
-                EXPECT_EQ(std::memcmp(added.data(), plain.data(), added.size() * sizeof(float)), 0) << where;
+                EXPECT_EQ(std::memcmp(relu.data(), relu_expected.data(), relu.size() * sizeof(float)), 0)
+                    << where << " relu";
+                EXPECT_EQ(std::memcmp(gated.data(), gated_expected.data(), gated.size() * sizeof(float)), 0)
+                    << where << " gate";
+                EXPECT_EQ(std::memcmp(added.data(), added_expected.data(), added.size() * sizeof(float)), 0)
+                    << where << " add";
                 EXPECT_EQ(std::memcmp(acc_added.data(), acc_plain.data(), acc_added.size() * sizeof(float)), 0)
-                    << where << " accumulating";
+                    << where << " add, accumulating";
             }
         }
     }
