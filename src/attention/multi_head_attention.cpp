@@ -83,7 +83,7 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     const auto c = static_cast<std::ptrdiff_t>(config_.d_model);
     require_shape(x, {-1, -1, c}, where, "x (B, T, C)");
     if (residual) {
-        require_shape(*residual, ShapeSpec(x.shape().begin(), x.shape().end()), where, "residual (B, T, C) like x");
+        require_shape_like(*residual, x, where, "residual (B, T, C) like x");
         if (residual == &out) fail<ConfigError>(where, ": the residual must not be the output tensor");
     }
     const Tensor3& source = memory ? *memory : x;
@@ -218,8 +218,7 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
                          static_cast<std::ptrdiff_t>(config_.d_model)},
                   where, "dout (B, T, C) matching the forward input");
     if (residual) {
-        require_shape(*residual, ShapeSpec(dout.shape().begin(), dout.shape().end()), where,
-                      "residual (B, T, C) like dout");
+        require_shape_like(*residual, dout, where, "residual (B, T, C) like dout");
         if (residual == &dx) fail<ConfigError>(where, ": the residual must not be dx");
     }
     const kernels::Epilogue plus_residual =

@@ -16,8 +16,8 @@ void dropout_forward(const Tensor3& x, float p, Rng& rng, DropoutCache* cache, T
         return;
     }
     const float scale = 1.0f / (1.0f - p);
-    ::attnlab::Array<std::uint8_t, 3> local_keep;
-    ::attnlab::Array<std::uint8_t, 3>& keep = cache ? cache->keep : local_keep;  // (B, T, C)
+    Array<std::uint8_t, 3> local_keep;
+    Array<std::uint8_t, 3>& keep = cache ? cache->keep : local_keep;  // (B, T, C)
     keep.resize(x.shape());
     if (&y != &x) y.resize(x.shape());  // (B, T, C)
     for (std::size_t i = 0; i < x.size(); ++i) {

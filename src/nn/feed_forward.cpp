@@ -30,10 +30,7 @@ Tensor3 FeedForward::forward(const Tensor3& x, FeedForwardCache* cache) const {
 
 void FeedForward::forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y, const Tensor3* residual) const {
     require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(width())}, "FeedForward::forward", "x (B, T, C)");
-    if (residual) {
-        require_shape(*residual, ShapeSpec(x.shape().begin(), x.shape().end()), "FeedForward::forward",
-                      "residual (B, T, C) like x");
-    }
+    if (residual) require_shape_like(*residual, x, "FeedForward::forward", "residual (B, T, C) like x");
     const std::size_t batch = x.shape(0), t = x.shape(1), rows = batch * t;
     // With a cache, the fc1 output and the activation are written straight into its buffers
     // (reused from the last call when the shape is unchanged).
@@ -63,10 +60,7 @@ void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, F
     require_shape(dout, {static_cast<std::ptrdiff_t>(cache.x.shape(0)), static_cast<std::ptrdiff_t>(cache.x.shape(1)),
                          static_cast<std::ptrdiff_t>(width())},
                   "FeedForward::backward", "dout (B, T, C)");
-    if (residual) {
-        require_shape(*residual, ShapeSpec(dout.shape().begin(), dout.shape().end()), "FeedForward::backward",
-                      "residual (B, T, C) like dout");
-    }
+    if (residual) require_shape_like(*residual, dout, "FeedForward::backward", "residual (B, T, C) like dout");
     const std::size_t rows = cache.x.shape(0) * cache.x.shape(1);
     // y = act·W2ᵀ + b2
     Tensor3& dact = cache.dhidden;  // (B, T, F)

@@ -194,7 +194,7 @@ TEST(Checkpoint, MissingExtraAndMisshapedTensorsAreRefused) {
                    edited(source, [](io::SafeTensors& st) { st.put("head.weight", Tensor2::from_shape({8, 11})); }),
                    {"mismatched tensors: head.weight is (8, 11), expected (11, 8)"});
     expect_refused(target, edited(source, [](io::SafeTensors& st) {
-                       st.put("ln_f.bias", ::attnlab::Array<std::int32_t, 1>::from_shape({8}));
+                       st.put("ln_f.bias", Array<std::int32_t, 1>::from_shape({8}));
                    }),
                    {"ln_f.bias has dtype I32, expected F32"});
 }

@@ -21,6 +21,7 @@
 
 namespace {
 
+using attnlab::Array;
 using attnlab::IoError;
 using attnlab::io::Dtype;
 using attnlab::io::SafeTensors;
@@ -68,8 +69,8 @@ void expect_refused(const std::string& header, const Bytes& buffer, const std::s
 // A small valid file with two tensors and metadata, built by the writer under test.
 SafeTensors small_example() {
     SafeTensors st;
-    st.put("b", ::attnlab::Array<float, 2>{{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
-    st.put("a", ::attnlab::Array<std::uint8_t, 1>{1, 0, 1});
+    st.put("b", Array<float, 2>{{1.f, 2.f, 3.f}, {4.f, 5.f, 6.f}});
+    st.put("a", Array<std::uint8_t, 1>{1, 0, 1});
     st.metadata()["num_heads"] = "2";
     return st;
 }
@@ -102,7 +103,7 @@ TEST(SafeTensors, FloatsRoundTripBitExact) {
         0x3f800000u,  // 1.0
         0x3eaaaaabu,  // 1/3
     };
-    ::attnlab::Array<float, 2> t = ::attnlab::Array<float, 2>::from_shape({3, 4});
+    Array<float, 2> t = Array<float, 2>::from_shape({3, 4});
     for (std::size_t i = 0; i < patterns.size(); ++i) t.data()[i] = from_bits(patterns[i]);
     SafeTensors st;
     st.put("t", t);
@@ -115,9 +116,9 @@ TEST(SafeTensors, FloatsRoundTripBitExact) {
 
 TEST(SafeTensors, IntegerAndByteTensorsRoundTrip) {
     SafeTensors st;
-    const ::attnlab::Array<std::int32_t, 1> ids{0, -1, std::numeric_limits<std::int32_t>::min(),
+    const Array<std::int32_t, 1> ids{0, -1, std::numeric_limits<std::int32_t>::min(),
                                            std::numeric_limits<std::int32_t>::max()};
-    const ::attnlab::Array<std::uint8_t, 2> mask{{0, 1, 255}, {1, 0, 0}};
+    const Array<std::uint8_t, 2> mask{{0, 1, 255}, {1, 0, 0}};
     st.put("ids", ids);
     st.put("mask", mask);
     const auto back = SafeTensors::parse(st.serialize());
@@ -129,10 +130,10 @@ TEST(SafeTensors, IntegerAndByteTensorsRoundTrip) {
 
 TEST(SafeTensors, ScalarsAndEmptyTensorsRoundTrip) {
     SafeTensors st;
-    ::attnlab::Array<float, 0> scalar = ::attnlab::Array<float, 0>::from_shape({});
+    Array<float, 0> scalar = Array<float, 0>::from_shape({});
     scalar() = 2.5f;
     st.put("scalar", scalar);
-    st.put("empty", ::attnlab::Array<float, 2>::from_shape({0, 3}));
+    st.put("empty", Array<float, 2>::from_shape({0, 3}));
     const auto back = SafeTensors::parse(st.serialize());
     EXPECT_EQ(back.get_f32<0>("scalar")(), 2.5f);
     EXPECT_EQ(back.shape("empty"), (std::vector<std::size_t>{0, 3}));
@@ -149,10 +150,10 @@ TEST(SafeTensors, MetadataRoundTrips) {
 
 TEST(SafeTensors, SerializationIsCanonicalAndStable) {
     SafeTensors forward, backward;
-    forward.put("x", ::attnlab::Array<float, 1>{1.f});
-    forward.put("y", ::attnlab::Array<float, 1>{2.f, 3.f});
-    backward.put("y", ::attnlab::Array<float, 1>{2.f, 3.f});
-    backward.put("x", ::attnlab::Array<float, 1>{1.f});
+    forward.put("x", Array<float, 1>{1.f});
+    forward.put("y", Array<float, 1>{2.f, 3.f});
+    backward.put("y", Array<float, 1>{2.f, 3.f});
+    backward.put("x", Array<float, 1>{1.f});
     const Bytes once = forward.serialize();
     EXPECT_EQ(once, backward.serialize()) << "insertion order must not matter";
     EXPECT_EQ(SafeTensors::parse(once).serialize(), once);
@@ -163,7 +164,7 @@ TEST(SafeTensors, SerializationIsCanonicalAndStable) {
 
 TEST(SafeTensors, PutReplacesAndEraseRemoves) {
     SafeTensors st = small_example();
-    st.put("b", ::attnlab::Array<std::int32_t, 1>{7});
+    st.put("b", Array<std::int32_t, 1>{7});
     EXPECT_EQ(st.dtype("b"), Dtype::I32);
     EXPECT_TRUE(st.erase("b"));
     EXPECT_FALSE(st.contains("b"));
@@ -173,7 +174,7 @@ TEST(SafeTensors, PutReplacesAndEraseRemoves) {
 
 TEST(SafeTensors, PutRefusesTheReservedName) {
     SafeTensors st;
-    EXPECT_THROW(st.put("__metadata__", ::attnlab::Array<float, 1>{1.f}), IoError);
+    EXPECT_THROW(st.put("__metadata__", Array<float, 1>{1.f}), IoError);
 }
 
 TEST(SafeTensors, ViewExposesRawBytes) {
@@ -205,7 +206,7 @@ TEST(SafeTensors, ReadsI64AsInt32WithinRange) {
     std::memcpy(buffer.data(), values, 16);
     const auto st = SafeTensors::parse(
         make_file(R"({"i":{"dtype":"I64","shape":[2],"data_offsets":[0,16]}})", buffer));
-    EXPECT_EQ(st.get_i32<1>("i"), (::attnlab::Array<std::int32_t, 1>{-5, 2147483647}));
+    EXPECT_EQ(st.get_i32<1>("i"), (Array<std::int32_t, 1>{-5, 2147483647}));
     EXPECT_EQ(st.serialize(), SafeTensors::parse(st.serialize()).serialize());
 }
 
@@ -225,7 +226,7 @@ TEST(SafeTensors, RefusesI64OutsideInt32) {
 TEST(SafeTensors, ReadsBoolAsUint8AndChecksValues) {
     const auto st = SafeTensors::parse(make_file(R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})",
                                                  Bytes{1, 0, 1}));
-    EXPECT_EQ(st.get_u8<1>("m"), (::attnlab::Array<std::uint8_t, 1>{1, 0, 1}));
+    EXPECT_EQ(st.get_u8<1>("m"), (Array<std::uint8_t, 1>{1, 0, 1}));
     expect_refused(R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})", Bytes{1, 2, 1}, "BOOL");
 }
 
@@ -460,8 +461,8 @@ TEST(SafeTensorsFixtures, LoadFixtureGivesTensorsAndTypedMetadata) {
 }
 
 TEST(SafeTensorsFixtures, AllCloseReportsMaxDifferenceAndFirstBadIndex) {
-    const ::attnlab::Array<float, 2> expected{{0.f, 1.f, 2.f}, {3.f, 4.f, 5.f}};
-    ::attnlab::Array<float, 2> actual = expected;
+    const Array<float, 2> expected{{0.f, 1.f, 2.f}, {3.f, 4.f, 5.f}};
+    Array<float, 2> actual = expected;
     actual(0, 1) += 1e-6f;
     EXPECT_TRUE(attnlab::test::all_close(actual, expected, 1e-5));
     actual(1, 2) += 0.5f;
@@ -475,7 +476,7 @@ TEST(SafeTensorsFixtures, AllCloseReportsMaxDifferenceAndFirstBadIndex) {
 
     actual(0, 0) = std::numeric_limits<float>::quiet_NaN();
     EXPECT_FALSE(attnlab::test::all_close(actual, expected, 1e-5));
-    EXPECT_FALSE(attnlab::test::all_close(::attnlab::Array<float, 1>{1.f}, expected, 1e-5));  // shape mismatch
+    EXPECT_FALSE(attnlab::test::all_close(Array<float, 1>{1.f}, expected, 1e-5));  // shape mismatch
 }
 
 TEST(SafeTensorsFixtures, MissingMetadataFailsTheTestWithTheKey) {

@@ -47,17 +47,17 @@ public:
 
     // Float tensor of rank N (F32 in the file).
     template <std::size_t N>
-    ::attnlab::Array<float, N> tensor(const std::string& tensor_name) const {
+    Array<float, N> tensor(const std::string& tensor_name) const {
         return get([&] { return st_.get_f32<N>(tensor_name); });
     }
     // Mask of rank N (U8 or BOOL in the file), 1 = masked.
     template <std::size_t N>
-    ::attnlab::Array<std::uint8_t, N> mask(const std::string& tensor_name) const {
+    Array<std::uint8_t, N> mask(const std::string& tensor_name) const {
         return get([&] { return st_.get_u8<N>(tensor_name); });
     }
     // Integer tensor of rank N (I32, or I64 within int32 range).
     template <std::size_t N>
-    ::attnlab::Array<std::int32_t, N> ints(const std::string& tensor_name) const {
+    Array<std::int32_t, N> ints(const std::string& tensor_name) const {
         return get([&] { return st_.get_i32<N>(tensor_name); });
     }
     std::vector<std::size_t> shape(const std::string& tensor_name) const {

@@ -93,7 +93,7 @@ bool zero_gradient_by_symmetry(const ModelConfig& config, const std::string& nam
 // gradients of the same tensors' weights are ~0.1.
 constexpr double kSymmetryZero = 1e-6;
 
-Index2 step_slice(const ::attnlab::Array<std::int32_t, 3>& all, std::size_t step) {
+Index2 step_slice(const Array<std::int32_t, 3>& all, std::size_t step) {
     return xt::view(all, step, xt::all(), xt::all());  // (B, T)
 }
 

@@ -72,7 +72,7 @@ std::vector<float> floats_from_js(const val& t, const ShapeSpec& expected, const
 // A fresh { shape, data: Float32Array } holding a copy of n = product(shape) floats at `data`.
 val tensor_to_js(const float* data, const std::vector<std::size_t>& shape);
 template <std::size_t N>
-val tensor_to_js(const ::attnlab::Array<float, N>& t) {
+val tensor_to_js(const Array<float, N>& t) {
     return tensor_to_js(t.data(), std::vector<std::size_t>(t.shape().begin(), t.shape().end()));
 }
 
@@ -83,7 +83,7 @@ Index2 tokens_from_js(const val& t, const char* where, const char* what, bool* b
 // {shape, data: Int32Array} holding a copy of product(shape) ids at `data`.
 val index_tensor_to_js(const std::int32_t* data, const std::vector<std::size_t>& shape);
 template <std::size_t N>
-val index_tensor_to_js(const ::attnlab::Array<std::int32_t, N>& t) {
+val index_tensor_to_js(const Array<std::int32_t, N>& t) {
     return index_tensor_to_js(t.data(), std::vector<std::size_t>(t.shape().begin(), t.shape().end()));
 }
 // {shape, data: Uint8Array} (masks: 1 = padding).

@@ -29,9 +29,9 @@ namespace attnlab {
 
 // Every tensor's buffer starts on a 64-byte boundary (a cache line, one AVX-512 vector), as
 // PyTorch's CPU allocator does. With the default allocator (16 bytes from malloc) where a
-// buffer started depended on the process: the same training step ran 6-8% slower in one
-// program than in another (tiny encoder, 12.0 vs 11.2 ms on 1 thread), its vector loads and
-// stores of rows crossing cache lines.
+// buffer started depended on the process: the same training step ran 6-10% slower in one
+// program than in another (tiny encoder, 12.5-13.2 vs 11.2-11.9 ms on 1 thread), its vector
+// loads and stores of rows crossing cache lines.
 inline constexpr std::size_t kTensorAlignment = 64;
 
 template <class T>
@@ -122,6 +122,12 @@ void require_shape(const T& t, const ShapeSpec& spec, const char* where, const c
         ok = spec[i] < 0 || static_cast<std::ptrdiff_t>(shape[i]) == spec[i];
     }
     if (!ok) fail<ShapeError>(where, ": ", what, " must be ", spec_string(spec), ", got ", shape_string(shape));
+}
+
+// The same against the shape of another tensor: t must be shaped like `like`.
+template <class T, class U>
+void require_shape_like(const T& t, const U& like, const char* where, const char* what) {
+    require_shape(t, ShapeSpec(like.shape().begin(), like.shape().end()), where, what);
 }
 
 // Throws ValueError naming the first non-finite element, when checking is on. Scans blocks for

@@ -112,16 +112,16 @@ public:
     // IoError if name is missing, has another dtype (see the table above) or a rank other
     // than N; the message names the tensor, the expected and the actual dtype/shape.
     template <std::size_t N>
-    ::attnlab::Array<float, N> get_f32(const std::string& name) const;
+    Array<float, N> get_f32(const std::string& name) const;
     template <std::size_t N>
-    ::attnlab::Array<std::int32_t, N> get_i32(const std::string& name) const;
+    Array<std::int32_t, N> get_i32(const std::string& name) const;
     template <std::size_t N>
-    ::attnlab::Array<std::uint8_t, N> get_u8(const std::string& name) const;
+    Array<std::uint8_t, N> get_u8(const std::string& name) const;
 
     // Adds or replaces a tensor: float -> F32, int32 -> I32, uint8 -> U8.
     // IoError if name is "__metadata__" (reserved by the format).
     template <class T, std::size_t N>
-    void put(const std::string& name, const ::attnlab::Array<T, N>& t);
+    void put(const std::string& name, const Array<T, N>& t);
     // Removes a tensor; returns whether it was there.
     bool erase(const std::string& name) { return tensors_.erase(name) != 0; }
 
@@ -146,10 +146,10 @@ private:
                    std::size_t nbytes);
 
     template <class T, std::size_t N>
-    static ::attnlab::Array<T, N> make_tensor(const Entry& e) {
-        typename ::attnlab::Array<T, N>::shape_type shape;
+    static Array<T, N> make_tensor(const Entry& e) {
+        typename Array<T, N>::shape_type shape;
         for (std::size_t d = 0; d < N; ++d) shape[d] = e.shape[d];
-        return ::attnlab::Array<T, N>::from_shape(shape);
+        return Array<T, N>::from_shape(shape);
     }
 
     std::map<std::string, Entry> tensors_;  // sorted by name: serialization order
@@ -159,7 +159,7 @@ private:
 // ---- template definitions ----
 
 template <std::size_t N>
-::attnlab::Array<float, N> SafeTensors::get_f32(const std::string& name) const {
+Array<float, N> SafeTensors::get_f32(const std::string& name) const {
     const Entry& e = entry(name, "SafeTensors::get_f32");
     if (e.dtype != Dtype::F32) {
         fail<IoError>("SafeTensors::get_f32: tensor '", name, "' has dtype ", dtype_name(e.dtype),
@@ -172,7 +172,7 @@ template <std::size_t N>
 }
 
 template <std::size_t N>
-::attnlab::Array<std::int32_t, N> SafeTensors::get_i32(const std::string& name) const {
+Array<std::int32_t, N> SafeTensors::get_i32(const std::string& name) const {
     const Entry& e = entry(name, "SafeTensors::get_i32");
     if (e.dtype != Dtype::I32 && e.dtype != Dtype::I64) {
         fail<IoError>("SafeTensors::get_i32: tensor '", name, "' has dtype ", dtype_name(e.dtype),
@@ -189,7 +189,7 @@ template <std::size_t N>
 }
 
 template <std::size_t N>
-::attnlab::Array<std::uint8_t, N> SafeTensors::get_u8(const std::string& name) const {
+Array<std::uint8_t, N> SafeTensors::get_u8(const std::string& name) const {
     const Entry& e = entry(name, "SafeTensors::get_u8");
     if (e.dtype != Dtype::U8 && e.dtype != Dtype::BOOL) {
         fail<IoError>("SafeTensors::get_u8: tensor '", name, "' has dtype ", dtype_name(e.dtype),
@@ -202,12 +202,12 @@ template <std::size_t N>
 }
 
 template <class T, std::size_t N>
-void SafeTensors::put(const std::string& name, const ::attnlab::Array<T, N>& t) {
+void SafeTensors::put(const std::string& name, const Array<T, N>& t) {
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, std::int32_t> || std::is_same_v<T, std::uint8_t>,
                   "SafeTensors::put stores float (F32), std::int32_t (I32) or std::uint8_t (U8)");
     std::vector<std::size_t> shape(t.shape().begin(), t.shape().end());
     // xt::xtensor is row-major and contiguous by default, which is the format's layout.
-    static_assert(::attnlab::Array<T, N>::static_layout == xt::layout_type::row_major,
+    static_assert(Array<T, N>::static_layout == xt::layout_type::row_major,
                   "SafeTensors::put needs a row-major tensor");
     put_bytes(name, dtype_of<T>::value, std::move(shape), t.data(), t.size() * sizeof(T));
 }

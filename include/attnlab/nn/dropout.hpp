@@ -24,7 +24,7 @@ namespace attnlab {
 
 // What backward needs from the forward pass.
 struct DropoutCache {
-    ::attnlab::Array<std::uint8_t, 3> keep;  // (B, T, C) 1 = kept: the gradient flows only through kept elements;
+    Array<std::uint8_t, 3> keep;  // (B, T, C) 1 = kept: the gradient flows only through kept elements;
                                         // empty when p = 0 (identity)
     float scale = 1.0f;                 // 1 / (1 - p), applied to kept elements in both directions
 

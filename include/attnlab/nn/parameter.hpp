@@ -29,7 +29,7 @@ struct ParameterView {
 };
 
 template <std::size_t N>
-ParameterView view_of(const std::string& name, ::attnlab::Array<float, N>& t) {
+ParameterView view_of(const std::string& name, Array<float, N>& t) {
     return ParameterView{name, t.data(), std::vector<std::size_t>(t.shape().begin(), t.shape().end())};
 }
 
