@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include <xtensor/xbuilder.hpp>
@@ -63,6 +64,43 @@ Dims validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const Attent
                 d,
                 v.shape(3),
                 static_cast<std::ptrdiff_t>(s) - static_cast<std::ptrdiff_t>(t)};
+}
+
+// "(B, H, N, D)" of a view, for error messages.
+std::string shape_of(const ConstHeadsView& x) {
+    return "(" + std::to_string(x.batch) + ", " + std::to_string(x.heads) + ", " + std::to_string(x.n) + ", " +
+           std::to_string(x.d) + ")";
+}
+
+// The checks of validate() on heads addressed by strides (the Tensor4 entry points run the
+// Tensor4 checks first, for their messages; a view call by MultiHeadAttention comes here).
+Dims validate(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeadsView& v, const AttentionMask& mask,
+              const char* where) {
+    if (k.batch != q.batch || k.d != q.d) {
+        fail<ShapeError>(where, ": k (B, Hkv, S, D) must match q (B, H, T, D) = ", shape_of(q), ", got ", shape_of(k));
+    }
+    if (v.batch != k.batch || v.heads != k.heads || v.n != k.n) {
+        fail<ShapeError>(where, ": v (B, Hkv, S, Dv) must match k ", shape_of(k), ", got ", shape_of(v));
+    }
+    if (k.heads == 0 || q.heads % k.heads != 0) {
+        fail<ConfigError>(where, ": query heads (", q.heads, ") must be a multiple of key/value heads (", k.heads, ")");
+    }
+    mask.validate(q.batch, q.n, k.n, where);
+    return Dims{q.batch, q.heads, k.heads, q.heads / k.heads, q.n, k.n, q.d, v.d,
+                static_cast<std::ptrdiff_t>(k.n) - static_cast<std::ptrdiff_t>(q.n)};
+}
+
+// Throws ShapeError unless x has the shape (batch, heads, n, d).
+void require_heads(const ConstHeadsView& x, std::size_t batch, std::size_t heads, std::size_t n, std::size_t d,
+                   const char* where, const char* what) {
+    if (x.batch != batch || x.heads != heads || x.n != n || x.d != d) {
+        fail<ShapeError>(where, ": ", what, " must be (", batch, ", ", heads, ", ", n, ", ", d, "), got ", shape_of(x));
+    }
+}
+
+// Zeroes rows [i0, i0 + rows) of head (b, h).
+void zero_rows(const HeadsView& x, std::size_t b, std::size_t h, std::size_t i0, std::size_t rows) {
+    for (std::size_t i = i0; i < i0 + rows; ++i) std::fill_n(x.row(b, h, i), x.d, 0.0f);
 }
 
 // Keys [0, key_end) can be visible to query rows [i0, i0 + rows): under the causal mask the
@@ -190,13 +228,15 @@ using TileSlots = TaskSlots<kTileBuffer>;
 // as strips (kernels/flash_tiles.hpp) in parallel: head bk's keys at packed + bk·(kp_size +
 // vp_size), its values kp_size floats later (s = q·kᵀ and dp = dO·vᵀ are both flash_scores
 // products). The buffer is the calling thread's, grow-only; workers only read it.
-float* pack_keys_values(const Tensor4& k, const Tensor4& v, const Dims& dm, std::size_t kp_size, std::size_t vp_size) {
+float* pack_keys_values(const ConstHeadsView& k, const ConstHeadsView& v, const Dims& dm, std::size_t kp_size,
+                        std::size_t vp_size) {
     float* const packed = thread_buffer<kPackedBuffer>(dm.batch * dm.kv_heads * (kp_size + vp_size));
     parallel_for(0, dm.batch * dm.kv_heads, [&](std::size_t begin, std::size_t end) {
         for (std::size_t bk = begin; bk < end; ++bk) {
+            const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
             float* kp = packed + bk * (kp_size + vp_size);
-            kernels::flash_pack_strips(k.data() + bk * dm.s * dm.d, dm.s, dm.d, 1.0f, kp);
-            kernels::flash_pack_strips(v.data() + bk * dm.s * dm.dv, dm.s, dm.dv, 1.0f, kp + kp_size);
+            kernels::flash_pack_strips(k.head(b, hk), dm.s, dm.d, k.row_stride, 1.0f, kp);
+            kernels::flash_pack_strips(v.head(b, hk), dm.s, dm.dv, v.row_stride, 1.0f, kp + kp_size);
         }
     });
     return packed;
@@ -250,15 +290,29 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
                              Tensor4& context) {
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
+    require_allocatable({dm.batch, dm.heads, dm.t, dm.dv}, where, "the context");
+    // resize keeps the buffer when the shape is unchanged (a training loop's steps).
+    context.resize({dm.batch, dm.heads, dm.t, dm.dv});
+    flash_attention_forward(heads_of(q), heads_of(k), heads_of(v), mask, scale, logsumexp, stats, heads_of(context));
+}
+
+void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeadsView& v,
+                             const AttentionMask& mask, const ScaleOptions& scale, Tensor3* logsumexp,
+                             FlashAttentionStats* stats, const HeadsView& context) {
+    constexpr const char* where = "flash_attention_forward";
+    const Dims dm = validate(q, k, v, mask, where);
+    require_heads(context, dm.batch, dm.heads, dm.t, dm.dv, where, "context (B, H, T, Dv)");
     const std::size_t BR = flash_query_tile();
     const float factor = scale.effective(dm.d);
     const float factor2 = factor * kLog2e;  // scores in log2 units for the base-2 online softmax
-    require_allocatable({dm.batch, dm.heads, dm.t, dm.dv}, where, "the context");
+    // Rows apart of each operand's rows (D or Dv for split heads, H·D for heads in rows).
+    const std::size_t lq = q.row_stride, lk = k.row_stride, lv = v.row_stride, lo = context.row_stride;
     // (B, H, T, Dv): every row is written by exactly one task below (rows that see no key get
-    // zeros there), so no zero fill first, unless there are no keys at all. resize keeps the
-    // buffer when the shape is unchanged (a training loop's steps).
-    context.resize({dm.batch, dm.heads, dm.t, dm.dv});
-    if (dm.s == 0) std::fill(context.begin(), context.end(), 0.0f);
+    // zeros there), so no zero fill first, unless there are no keys at all.
+    if (dm.s == 0) {
+        for (std::size_t b = 0; b < dm.batch; ++b)
+            for (std::size_t h = 0; h < dm.heads; ++h) zero_rows(context, b, h, 0, dm.t);
+    }
     if (logsumexp) logsumexp->resize({dm.batch, dm.heads, dm.t});
     const std::size_t q_tiles = ceil_div(dm.t, BR);
     const bool single_tile = dm.s <= BC;
@@ -285,14 +339,11 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
         parallel_for(0, heads_kv * k_tiles, [&](std::size_t begin, std::size_t end) {
             for (std::size_t task = begin; task < end; ++task) {
                 const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
+                const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
                 const std::size_t cols = std::min(BC, dm.s - j0);
                 float* kp = packed + bk * (kp_size + vp_size);
-                kernels::flash_pack_groups(k.data() + (bk * dm.s + j0) * dm.d, cols, dm.d, 1.0f,
-                                            kp + (j0 / BC) * kg_tile);
-                if (vp_size > 0) {
-                    kernels::flash_pack_values(v.data() + (bk * dm.s + j0) * dm.dv, cols, dm.dv,
-                                               kp + kp_size + j0 * dp);
-                }
+                kernels::flash_pack_groups(k.row(b, hk, j0), cols, dm.d, lk, 1.0f, kp + (j0 / BC) * kg_tile);
+                if (vp_size > 0) kernels::flash_pack_values(v.row(b, hk, j0), cols, dm.dv, lv, kp + kp_size + j0 * dp);
             }
         });
     }
@@ -323,17 +374,17 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
             const std::size_t bh = task / q_tiles, i0 = (task % q_tiles) * BR;
             const std::size_t b = bh / dm.heads, h = bh % dm.heads, hk = h / dm.group;
             const std::size_t rows = std::min(BR, dm.t - i0);
-            const float* qi = q.data() + (bh * dm.t + i0) * dm.d;                // (br, D)
-            const float* kh = k.data() + (b * dm.kv_heads + hk) * dm.s * dm.d;   // (S, D)
-            const float* vh = v.data() + (b * dm.kv_heads + hk) * dm.s * dm.dv;  // (S, Dv)
-            float* oi = context.data() + (bh * dm.t + i0) * dm.dv;               // (br, Dv)
+            const float* qi = q.row(b, h, i0);  // (br, D) with lq
+            const float* kh = k.head(b, hk);    // (S, D) with lk
+            const float* vh = v.head(b, hk);    // (S, Dv) with lv
+            float* oi = context.row(b, h, i0);  // (br, Dv) with lo
 
             if (single_tile) {
                 std::fill(row_max, row_max + rows, kNegInf);
                 std::fill(row_sum, row_sum + rows, 0.0f);
                 // All keys in one tile: plain softmax (normalise p, then p·v), the very operations
                 // of the recorded path in the same order, so the results are bit-identical to it.
-                kernels::matmul_nt(qi, dm.d, kh, dm.d, s_tile, BC, rows, dm.s, dm.d, Accumulate::no, nullptr,
+                kernels::matmul_nt(qi, lq, kh, lk, s_tile, BC, rows, dm.s, dm.d, Accumulate::no, nullptr,
                                    scratch.matmul());
                 if (mask.any()) mask_tile<TileLayout::queries_by_keys>(mask, dm, b, i0, rows, 0, dm.s, s_tile, BC);
                 kernels::online_softmax_tile(s_tile, rows, dm.s, BC, factor, row_max, row_sum, rescale);
@@ -343,18 +394,19 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
                     float* p = s_tile + r * BC;
                     for (std::size_t c = 0; c < dm.s; ++c) p[c] *= inv;
                 }
-                kernels::matmul_nn(s_tile, BC, vh, dm.dv, oi, dm.dv, rows, dm.dv, dm.s, Accumulate::no, nullptr,
+                kernels::matmul_nn(s_tile, BC, vh, lv, oi, lo, rows, dm.dv, dm.s, Accumulate::no, nullptr,
                                    scratch.matmul());
                 write_logsumexp(bh, i0, rows);
                 continue;
             }
             const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vp_size);  // packed key tiles
-            const float* vp = values_in_place ? vh : kp + kp_size;                          // (S, Dp)
+            const float* vp = values_in_place ? vh : kp + kp_size;  // (S, Dp) with ldv
+            const std::size_t ldv = values_in_place ? lv : dp;
             const std::size_t q_strips = ceil_div(rows, strip), ldq = q_strips * strip;
             std::fill(row_max, row_max + ldq, kNegInf);
             std::fill(row_sum, row_sum + ldq, 0.0f);
             std::fill(o_acc, o_acc + rows * dp, 0.0f);
-            kernels::flash_pack_strips(qi, rows, dm.d, factor2, qs);
+            kernels::flash_pack_strips(qi, rows, dm.d, lq, factor2, qs);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
@@ -363,14 +415,14 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
                 kernels::flash_scores(kp + (j0 / BC) * kg_tile, cols, dm.d, qs, q_strips, s_tile, ldq);
                 if (mask.any()) mask_tile<TileLayout::keys_by_queries>(mask, dm, b, i0, rows, j0, cols, s_tile, ldq);
                 // p = 2^(t - m'), l and m updated (base 2), o rescaled by 2^(m - m'), o += p · v_j
-                kernels::flash_softmax_pv_columns(s_tile, rows, cols, ldq, vp + j0 * dp, dp, o_acc, row_max, row_sum,
-                                                  rescale);
+                kernels::flash_softmax_pv_columns(s_tile, rows, cols, ldq, vp + j0 * ldv, ldv, dp, o_acc, row_max,
+                                                  row_sum, rescale);
             }
             // o /= l. Rows that saw no key keep o = 0.
             for (std::size_t r = 0; r < rows; ++r) {
                 const float inv = row_sum[r] == 0.0f ? 0.0f : 1.0f / row_sum[r];
                 const float* o = o_acc + r * dp;
-                float* out = oi + r * dm.dv;
+                float* out = oi + r * lo;
                 for (std::size_t c = 0; c < dm.dv; ++c) out[c] = o[c] * inv;
             }
             // logsumexp in natural units: ln 2 · m₂ + ln l.
@@ -391,7 +443,6 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                               FlashAttentionStats* stats) {
     constexpr const char* where = "flash_attention_backward";
     const Dims dm = validate(q, k, v, mask, where);
-    const std::size_t BR = flash_query_tile();
     const ShapeSpec out_spec = {static_cast<std::ptrdiff_t>(dm.batch), static_cast<std::ptrdiff_t>(dm.heads),
                                 static_cast<std::ptrdiff_t>(dm.t), static_cast<std::ptrdiff_t>(dm.dv)};
     require_shape(dcontext, out_spec, where, "dcontext (B, H, T, Dv)");
@@ -400,12 +451,36 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                   {static_cast<std::ptrdiff_t>(dm.batch), static_cast<std::ptrdiff_t>(dm.heads),
                    static_cast<std::ptrdiff_t>(dm.t)},
                   where, "logsumexp (B, H, T) from the forward call");
-    const float factor = scale.effective(dm.d);
-    // Not zero-filled here: each task below zeroes the rows it owns just before summing into
-    // them (in parallel, and while they are about to be in cache anyway).
     dq.resize(q.shape());
     dk.resize(k.shape());
     dv.resize(v.shape());
+    flash_attention_backward(heads_of(dcontext), heads_of(q), heads_of(k), heads_of(v), heads_of(context), logsumexp,
+                             mask, scale, heads_of(dq), heads_of(dk), heads_of(dv), stats);
+}
+
+void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsView& q, const ConstHeadsView& k,
+                              const ConstHeadsView& v, const ConstHeadsView& context, const Tensor3& logsumexp,
+                              const AttentionMask& mask, const ScaleOptions& scale, const HeadsView& dq,
+                              const HeadsView& dk, const HeadsView& dv, FlashAttentionStats* stats) {
+    constexpr const char* where = "flash_attention_backward";
+    const Dims dm = validate(q, k, v, mask, where);
+    const std::size_t BR = flash_query_tile();
+    require_heads(dcontext, dm.batch, dm.heads, dm.t, dm.dv, where, "dcontext (B, H, T, Dv)");
+    require_heads(context, dm.batch, dm.heads, dm.t, dm.dv, where, "context (B, H, T, Dv) from the forward call");
+    require_shape(logsumexp,
+                  {static_cast<std::ptrdiff_t>(dm.batch), static_cast<std::ptrdiff_t>(dm.heads),
+                   static_cast<std::ptrdiff_t>(dm.t)},
+                  where, "logsumexp (B, H, T) from the forward call");
+    require_heads(dq, dm.batch, dm.heads, dm.t, dm.d, where, "dq (B, H, T, D)");
+    require_heads(dk, dm.batch, dm.kv_heads, dm.s, dm.d, where, "dk (B, Hkv, S, D)");
+    require_heads(dv, dm.batch, dm.kv_heads, dm.s, dm.dv, where, "dv (B, Hkv, S, Dv)");
+    const float factor = scale.effective(dm.d);
+    // Rows apart of each operand's rows (D or Dv for split heads, H·D for heads in rows).
+    const std::size_t lq = q.row_stride, lk = k.row_stride, ldo = dcontext.row_stride;
+    const std::size_t ldq = dq.row_stride, ldk = dk.row_stride, ldv = dv.row_stride;
+    // dq, dk, dv are not zero-filled: each task below overwrites the rows it owns with its first
+    // tile's product and adds the others (in parallel, while they are in cache), and zeroes
+    // only rows that no tile reaches.
 
     // delta = rowsum(dO ⊙ O) (B, H, T): Σ_j p_j·dp_j of the softmax Jacobian, since
     // Σ_j p_j (dO · v_j) = dO · Σ_j p_j v_j = dO · O.
@@ -415,8 +490,9 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
         0, delta_size,
         [&](std::size_t begin, std::size_t end) {
             for (std::size_t row = begin; row < end; ++row) {
-                const float* go = dcontext.data() + row * dm.dv;
-                const float* o = context.data() + row * dm.dv;
+                const std::size_t bh = row / dm.t, i = row % dm.t, b = bh / dm.heads, h = bh % dm.heads;
+                const float* go = dcontext.row(b, h, i);
+                const float* o = context.row(b, h, i);
                 float sum = 0.0f;
                 for (std::size_t c = 0; c < dm.dv; ++c) sum += go[c] * o[c];
                 delta[row] = sum;
@@ -445,7 +521,10 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     // writes dq_i = ds·k there and the dq pass below (which would recompute s and dp) is skipped.
     const std::size_t k_tiles = ceil_div(dm.s, BC);
     const bool dq_here = k_tiles <= 1;
-    if (k_tiles == 0) std::fill(dq.begin(), dq.end(), 0.0f);  // no keys: no task owns dq
+    if (k_tiles == 0) {  // no keys: no task owns dq
+        for (std::size_t b = 0; b < dm.batch; ++b)
+            for (std::size_t h = 0; h < dm.heads; ++h) zero_rows(dq, b, h, 0, dm.t);
+    }
     parallel_for(0, dm.batch * dm.kv_heads * k_tiles, [&](std::size_t begin, std::size_t end) {
         TileScratch scratch(meter, tiles);
         float* p = scratch.data();  // (br, bc) scores, then probabilities
@@ -456,26 +535,28 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
             const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
             const std::size_t cols = std::min(BC, dm.s - j0);
-            float* dkj = dk.data() + (bk * dm.s + j0) * dm.d;       // (bc, D)
-            float* dvj = dv.data() + (bk * dm.s + j0) * dm.dv;      // (bc, Dv)
-            std::fill(dkj, dkj + cols * dm.d, 0.0f);
-            std::fill(dvj, dvj + cols * dm.dv, 0.0f);
-            if (dq_here) {  // this task owns dq of every query head of the group
-                float* dqg = dq.data() + (b * dm.heads + hk * dm.group) * dm.t * dm.d;  // (group, T, D)
-                std::fill(dqg, dqg + dm.group * dm.t * dm.d, 0.0f);
-            }
+            float* dkj = dk.row(b, hk, j0);  // (bc, D) with ldk
+            float* dvj = dv.row(b, hk, j0);  // (bc, Dv) with ldv
+            // The first tile's products overwrite dk_j and dv_j (0 + x is x), later ones add;
+            // rows no tile reaches are zeroed. With dq here, each query tile's dq_i is one
+            // product (the only key tile), so it overwrites too.
+            Accumulate dkv_acc = Accumulate::no;
             const std::size_t first_row = query_begin(dm, mask.causal, j0) / BR * BR;
             for (std::size_t g = 0; g < dm.group; ++g) {
-                const std::size_t bh = b * dm.heads + hk * dm.group + g;
+                const std::size_t h = hk * dm.group + g, bh = b * dm.heads + h;
+                if (dq_here) zero_rows(dq, b, h, 0, first_row);  // rows that see no key
                 for (std::size_t i0 = first_row; i0 < dm.t; i0 += BR) {
                     const std::size_t rows = std::min(BR, dm.t - i0);
-                    if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
-                    const float* qi = q.data() + (bh * dm.t + i0) * dm.d;           // (br, D)
-                    const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;  // (br, Dv)
+                    if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) {
+                        if (dq_here) zero_rows(dq, b, h, i0, rows);
+                        continue;
+                    }
+                    const float* qi = q.row(b, h, i0);          // (br, D) with lq
+                    const float* doi = dcontext.row(b, h, i0);  // (br, Dv) with ldo
                     // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
                     const float* kp = packed + bk * (kp_size + vkp_size);
-                    kernels::flash_pack_groups(qi, rows, dm.d, 1.0f, qp);
-                    kernels::flash_pack_groups(doi, rows, dm.dv, 1.0f, dop);
+                    kernels::flash_pack_groups(qi, rows, dm.d, lq, 1.0f, qp);
+                    kernels::flash_pack_groups(doi, rows, dm.dv, ldo, 1.0f, dop);
                     kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
                     if (mask.any()) mask_tile<TileLayout::queries_by_keys>(mask, dm, b, i0, rows, j0, cols, p, BC);
                     kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
@@ -483,18 +564,23 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                     kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
                                                  delta + bh * dm.t + i0);
                     // context = p·v  =>  dv_j += pᵀ·dO_i;  scores = q·kᵀ  =>  dk_j += dsᵀ·q_i
-                    kernels::matmul_tn(p, BC, doi, dm.dv, dvj, dm.dv, cols, dm.dv, rows, Accumulate::yes, nullptr,
+                    kernels::matmul_tn(p, BC, doi, ldo, dvj, ldv, cols, dm.dv, rows, dkv_acc, nullptr,
                                        scratch.matmul());
-                    kernels::matmul_tn(ds, BC, qi, dm.d, dkj, dm.d, cols, dm.d, rows, Accumulate::yes, nullptr,
+                    kernels::matmul_tn(ds, BC, qi, lq, dkj, ldk, cols, dm.d, rows, dkv_acc, nullptr,
                                        scratch.matmul());
+                    dkv_acc = Accumulate::yes;
                     if (dq_here) {
                         // scores = q·kᵀ  =>  dq_i = ds·k (the only key tile, so the whole sum)
-                        const float* kj = k.data() + (bk * dm.s + j0) * dm.d;  // (bc, D)
-                        float* dqi = dq.data() + (bh * dm.t + i0) * dm.d;      // (br, D)
-                        kernels::matmul_nn(ds, BC, kj, dm.d, dqi, dm.d, rows, dm.d, cols, Accumulate::yes, nullptr,
+                        const float* kj = k.row(b, hk, j0);  // (bc, D) with lk
+                        float* dqi = dq.row(b, h, i0);       // (br, D) with ldq
+                        kernels::matmul_nn(ds, BC, kj, lk, dqi, ldq, rows, dm.d, cols, Accumulate::no, nullptr,
                                            scratch.matmul());
                     }
                 }
+            }
+            if (dkv_acc == Accumulate::no) {  // no query sees these keys
+                zero_rows(dk, b, hk, j0, cols);
+                zero_rows(dv, b, hk, j0, cols);
             }
         }
     });
@@ -511,14 +597,14 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
             const std::size_t bh = task / q_tiles, i0 = (task % q_tiles) * BR;
             const std::size_t b = bh / dm.heads, h = bh % dm.heads, hk = h / dm.group;
             const std::size_t rows = std::min(BR, dm.t - i0);
-            const float* qi = q.data() + (bh * dm.t + i0) * dm.d;                // (br, D)
-            const float* doi = dcontext.data() + (bh * dm.t + i0) * dm.dv;       // (br, Dv)
-            const float* kh = k.data() + (b * dm.kv_heads + hk) * dm.s * dm.d;   // (S, D)
-            float* dqi = dq.data() + (bh * dm.t + i0) * dm.d;                    // (br, D)
-            std::fill(dqi, dqi + rows * dm.d, 0.0f);
+            const float* qi = q.row(b, h, i0);          // (br, D) with lq
+            const float* doi = dcontext.row(b, h, i0);  // (br, Dv) with ldo
+            const float* kh = k.head(b, hk);            // (S, D) with lk
+            float* dqi = dq.row(b, h, i0);              // (br, D) with ldq
+            Accumulate dq_acc = Accumulate::no;         // the first tile overwrites dq_i
             const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vkp_size);
-            kernels::flash_pack_groups(qi, rows, dm.d, 1.0f, qp);
-            kernels::flash_pack_groups(doi, rows, dm.dv, 1.0f, dop);
+            kernels::flash_pack_groups(qi, rows, dm.d, lq, 1.0f, qp);
+            kernels::flash_pack_groups(doi, rows, dm.dv, ldo, 1.0f, dop);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
@@ -529,9 +615,11 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                 kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
                                              delta + bh * dm.t + i0);
                 // scores = q·kᵀ  =>  dq_i += ds·k_j
-                kernels::matmul_nn(ds, BC, kh + j0 * dm.d, dm.d, dqi, dm.d, rows, dm.d, cols, Accumulate::yes, nullptr,
+                kernels::matmul_nn(ds, BC, kh + j0 * lk, lk, dqi, ldq, rows, dm.d, cols, dq_acc, nullptr,
                                    scratch.matmul());
+                dq_acc = Accumulate::yes;
             }
+            if (dq_acc == Accumulate::no) zero_rows(dq, b, h, i0, rows);  // these queries see no key
         }
     });
     if (stats) {

@@ -72,4 +72,27 @@ void merge_heads(const Tensor4& x, Tensor3& out) {
         kRowsPerChunk);
 }
 
+namespace {
+template <class View, class T4>
+View heads_of_impl(T4& x) {
+    const std::size_t b = x.shape(0), h = x.shape(1), n = x.shape(2), d = x.shape(3);
+    return View{x.data(), b, h, n, d, h * n * d, n * d, d};
+}
+template <class View, class T3>
+View heads_in_rows_impl(T3& x, std::size_t num_heads) {
+    const std::size_t b = x.shape(0), n = x.shape(1), c = x.shape(2);
+    if (num_heads == 0 || c % num_heads != 0) {
+        fail<ConfigError>("heads_in_rows: width ", c, " is not divisible by num_heads ", num_heads);
+    }
+    return View{x.data(), b, num_heads, n, c / num_heads, n * c, c / num_heads, c};
+}
+}  // namespace
+
+HeadsView heads_of(Tensor4& x) { return heads_of_impl<HeadsView>(x); }
+ConstHeadsView heads_of(const Tensor4& x) { return heads_of_impl<ConstHeadsView>(x); }
+HeadsView heads_in_rows(Tensor3& x, std::size_t num_heads) { return heads_in_rows_impl<HeadsView>(x, num_heads); }
+ConstHeadsView heads_in_rows(const Tensor3& x, std::size_t num_heads) {
+    return heads_in_rows_impl<ConstHeadsView>(x, num_heads);
+}
+
 }  // namespace attnlab

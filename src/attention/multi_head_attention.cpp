@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <tuple>
+#include <utility>
 
 #include <xtensor/xbuilder.hpp>
 
+#include "attnlab/attention/flash_attention.hpp"
 #include "attnlab/attention/heads.hpp"
 #include "attnlab/core/thread_pool.hpp"
 
@@ -37,14 +39,15 @@ Tensor3 project(const Linear& proj, const Tensor3& x) {
     return y;
 }
 
-// Reports each (batch, head) slice of t: (B, H, N, D) as `stage`.
-void observe_heads(StageObserver* observer, Stage stage, const Tensor4& t) {
+// Reports each (batch, head) matrix (N, D) of t as `stage`.
+void observe_heads(StageObserver* observer, Stage stage, const ConstHeadsView& t) {
     if (!observer || !observer->wants(stage)) return;
-    const std::size_t n = t.shape(2), d = t.shape(3);
-    for (std::size_t b = 0; b < t.shape(0); ++b)
-        for (std::size_t h = 0; h < t.shape(1); ++h)
-            observe(observer, stage, b, static_cast<std::ptrdiff_t>(h), n, d, d,
-                    t.data() + (b * t.shape(1) + h) * n * d);
+    for (std::size_t b = 0; b < t.batch; ++b)
+        for (std::size_t h = 0; h < t.heads; ++h)
+            observe(observer, stage, b, static_cast<std::ptrdiff_t>(h), t.n, t.d, t.row_stride, t.head(b, h));
+}
+void observe_heads(StageObserver* observer, Stage stage, const Tensor4& t) {
+    observe_heads(observer, stage, heads_of(t));
 }
 
 // Reports each batch row of t: (B, N, W) as `stage` with head -1.
@@ -106,38 +109,44 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     // Without a cache the buffers are this call's own; with one they persist in it.
     MultiHeadAttentionCache local;
     MultiHeadAttentionCache& buffers = cache ? *cache : local;
-    Tensor3& proj = buffers.scratch.proj;
-    // dst = split_heads(src·Wᵀ + b): (B, N, W) -> (B, heads, N, W / heads)
-    const auto project_heads = [&](const Linear& layer, const Tensor3& src, std::size_t heads, Tensor4& dst) {
-        proj.resize({src.shape(0), src.shape(1), layer.out_features()});
-        layer.forward(src.data(), src.shape(0) * src.shape(1), proj.data());
-        split_heads(proj, heads, dst);
-    };
-    observe_rows(observer, Stage::x, x);
-    Tensor4& q = buffers.q;  // (B, H, T, D)
-    Tensor4& k = buffers.k;  // (B, Hkv, S, D)
-    Tensor4& v = buffers.v;  // (B, Hkv, S, D)
-    project_heads(q_proj, x, config_.num_heads, q);
-    project_heads(k_proj, source, config_.kv_heads(), k);
-    project_heads(v_proj, source, config_.kv_heads(), v);
-    observe_heads(observer, Stage::q, q);
-    observe_heads(observer, Stage::k, k);
-    observe_heads(observer, Stage::v, v);
-    if (options.rope) {
-        // Queries sit at offset .. offset+T-1; keys of self-attention at the same positions,
-        // keys of cross-attention at 0 .. S-1 of their own sequence.
-        apply_rope(q, options.position_offset, options.rope_base);
-        apply_rope(k, memory ? 0 : options.position_offset, options.rope_base);
-        observe_heads(observer, Stage::q_rot, q);
-        observe_heads(observer, Stage::k_rot, k);
-    }
-    // The flash path keeps the context in the attention cache: it is written there directly.
     AttentionCache* attention = cache ? &cache->attention : nullptr;
-    Tensor4& context = attention && can_use_flash(observer, attention) ? attention->context
-                                                                        : buffers.scratch.context;  // (B, H, T, D)
-    scaled_dot_product_attention(q, k, v, options.mask, options.scale, observer, attention, SdpBackend::automatic,
-                                 context);
-    merge_heads(context, buffers.concat);  // (B, T, C)
+    observe_rows(observer, Stage::x, x);
+    if (!options.rope && can_use_flash(observer, attention)) {
+        // The flash path reads the heads in place from the projections' rows and writes the
+        // context straight into the concatenated rows: no split_heads or merge_heads.
+        const auto project_rows = [&](const Linear& layer, const Tensor3& src, Tensor3& dst) {
+            dst.resize({src.shape(0), src.shape(1), layer.out_features()});
+            layer.forward(src.data(), src.shape(0) * src.shape(1), dst.data());
+        };
+        project_rows(q_proj, x, buffers.q_rows);       // (B, T, C)
+        project_rows(k_proj, source, buffers.k_rows);  // (B, S, Hkv·D)
+        project_rows(v_proj, source, buffers.v_rows);  // (B, S, Hkv·D)
+        const ConstHeadsView q = heads_in_rows(std::as_const(buffers.q_rows), config_.num_heads);
+        const ConstHeadsView k = heads_in_rows(std::as_const(buffers.k_rows), config_.kv_heads());
+        const ConstHeadsView v = heads_in_rows(std::as_const(buffers.v_rows), config_.kv_heads());
+        observe_heads(observer, Stage::q, q);
+        observe_heads(observer, Stage::k, k);
+        observe_heads(observer, Stage::v, v);
+        buffers.concat.resize({batch, t, config_.d_model});
+        const HeadsView context = heads_in_rows(buffers.concat, config_.num_heads);  // (B, H, T, D) in (B, T, C)
+        flash_attention_forward(q, k, v, options.mask, options.scale, attention ? &attention->logsumexp : nullptr,
+                                nullptr, context);
+        observe_heads(observer, Stage::context, context);
+        if (cache) {
+            attention->flash = true;
+            attention->weights = Tensor4();
+            attention->context = Tensor4();  // it is concat
+            attention->mask = options.mask;
+            cache->heads_in_rows = true;
+            cache->q = cache->k = cache->v = Tensor4();
+        }
+    } else {
+        split_heads_attention(x, memory, options, observer, buffers, attention);
+        if (cache) {
+            cache->heads_in_rows = false;
+            cache->q_rows = cache->k_rows = cache->v_rows = Tensor3();
+        }
+    }
     observe_rows(observer, Stage::concat, buffers.concat);
     out.resize({batch, t, config_.d_model});
     // The residual is added in W_O's store unless the output stage must be seen without it.
@@ -157,6 +166,44 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
         if (memory) copy_into(*memory, cache->memory);
         else cache->memory = Tensor3();
     }
+}
+
+// concat = merge_heads(attention(split_heads(x·W_Qᵀ + b_Q), ...)) with q, k, v kept in
+// buffers.q, .k, .v (after RoPE): the path of RoPE and of the recorded (math) attention.
+void MultiHeadAttention::split_heads_attention(const Tensor3& x, const Tensor3* memory, const AttentionOptions& options,
+                                               StageObserver* observer, MultiHeadAttentionCache& buffers,
+                                               AttentionCache* attention) const {
+    const Tensor3& source = memory ? *memory : x;
+    Tensor3& proj = buffers.scratch.proj;
+    // dst = split_heads(src·Wᵀ + b): (B, N, W) -> (B, heads, N, W / heads)
+    const auto project_heads = [&](const Linear& layer, const Tensor3& src, std::size_t heads, Tensor4& dst) {
+        proj.resize({src.shape(0), src.shape(1), layer.out_features()});
+        layer.forward(src.data(), src.shape(0) * src.shape(1), proj.data());
+        split_heads(proj, heads, dst);
+    };
+    Tensor4& q = buffers.q;  // (B, H, T, D)
+    Tensor4& k = buffers.k;  // (B, Hkv, S, D)
+    Tensor4& v = buffers.v;  // (B, Hkv, S, D)
+    project_heads(q_proj, x, config_.num_heads, q);
+    project_heads(k_proj, source, config_.kv_heads(), k);
+    project_heads(v_proj, source, config_.kv_heads(), v);
+    observe_heads(observer, Stage::q, q);
+    observe_heads(observer, Stage::k, k);
+    observe_heads(observer, Stage::v, v);
+    if (options.rope) {
+        // Queries sit at offset .. offset+T-1; keys of self-attention at the same positions,
+        // keys of cross-attention at 0 .. S-1 of their own sequence.
+        apply_rope(q, options.position_offset, options.rope_base);
+        apply_rope(k, memory ? 0 : options.position_offset, options.rope_base);
+        observe_heads(observer, Stage::q_rot, q);
+        observe_heads(observer, Stage::k_rot, k);
+    }
+    // The flash path keeps the context in the attention cache: it is written there directly.
+    Tensor4& context = attention && can_use_flash(observer, attention) ? attention->context
+                                                                        : buffers.scratch.context;  // (B, H, T, D)
+    scaled_dot_product_attention(q, k, v, options.mask, options.scale, observer, attention, SdpBackend::automatic,
+                                 context);
+    merge_heads(context, buffers.concat);  // (B, T, C)
 }
 
 Tensor2 MultiHeadAttention::forward(const Tensor2& x, const Tensor2* memory, const AttentionOptions& options,
@@ -233,23 +280,36 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
     Tensor3& dconcat = w.dconcat;
     dconcat.resize({batch, t, c});
     linear_backward(out_proj, cache.concat.data(), batch * t, dout.data(), grads.out_proj, dconcat.data());
-    // concat = merge_heads(context)
-    split_heads(dconcat, config_.num_heads, w.dcontext);
-    // context = attention(q, k, v)
-    Tensor4 &dq = w.dq, &dk = w.dk, &dv = w.dv;
-    scaled_dot_product_attention_backward(w.dcontext, cache.q, cache.k, cache.v, cache.attention, options.scale, dq,
-                                          dk, dv);
-    // q, k = rope(q), rope(k): the gradient rotates back by the same angles.
-    if (options.rope) {
-        apply_rope(dq, options.position_offset, options.rope_base, /*inverse=*/true);
-        apply_rope(dk, cross ? 0 : options.position_offset, options.rope_base, /*inverse=*/true);
-    }
     Tensor3 &dq_rows = w.dq_rows, &dk_rows = w.dk_rows, &dv_rows = w.dv_rows;
-    merge_heads(dq, dq_rows);  // (B, T, C)
-    merge_heads(dk, dk_rows);  // (B, S, Hkv·D)
-    merge_heads(dv, dv_rows);  // (B, S, Hkv·D)
-    ATTNLAB_DEBUG_ASSERT(dk_rows.shape(2) == kv_width);
-    (void)kv_width;
+    if (cache.heads_in_rows) {
+        if (options.rope) fail<ConfigError>(where, ": options.rope is set, but the forward call ran without RoPE");
+        // context = flash(q, k, v) on the heads in the rows: the gradients land in rows too.
+        const std::size_t h = config_.num_heads, hkv = config_.kv_heads();
+        dq_rows.resize({batch, t, c});
+        dk_rows.resize({batch, s, kv_width});
+        dv_rows.resize({batch, s, kv_width});
+        flash_attention_backward(heads_in_rows(std::as_const(dconcat), h), heads_in_rows(cache.q_rows, h),
+                                 heads_in_rows(cache.k_rows, hkv), heads_in_rows(cache.v_rows, hkv),
+                                 heads_in_rows(cache.concat, h), cache.attention.logsumexp, cache.attention.mask,
+                                 options.scale, heads_in_rows(dq_rows, h), heads_in_rows(dk_rows, hkv),
+                                 heads_in_rows(dv_rows, hkv));
+    } else {
+        // concat = merge_heads(context)
+        split_heads(dconcat, config_.num_heads, w.dcontext);
+        // context = attention(q, k, v)
+        Tensor4 &dq = w.dq, &dk = w.dk, &dv = w.dv;
+        scaled_dot_product_attention_backward(w.dcontext, cache.q, cache.k, cache.v, cache.attention, options.scale,
+                                              dq, dk, dv);
+        // q, k = rope(q), rope(k): the gradient rotates back by the same angles.
+        if (options.rope) {
+            apply_rope(dq, options.position_offset, options.rope_base, /*inverse=*/true);
+            apply_rope(dk, cross ? 0 : options.position_offset, options.rope_base, /*inverse=*/true);
+        }
+        merge_heads(dq, dq_rows);  // (B, T, C)
+        merge_heads(dk, dk_rows);  // (B, S, Hkv·D)
+        merge_heads(dv, dv_rows);  // (B, S, Hkv·D)
+        ATTNLAB_DEBUG_ASSERT(dk_rows.shape(2) == kv_width);
+    }
 
     // q = x·W_Qᵀ + b_Q; k, v = source·W_{K,V}ᵀ + b: dx = dq·W_Q, dsource = dk·W_K + dv·W_V
     // (self-attention: source = x, so all three land in dx, accumulated in that order), then

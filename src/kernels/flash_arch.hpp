@@ -48,12 +48,12 @@ struct FlashShape {
 #endif
 };
 
-// x: (rows, D) row-major -> xp: (ceil(rows / G), D, G), xp[(g·D + p)·G + r] = scale · x[g·G + r][p],
+// x: (rows, D), rows ld floats apart -> xp: (ceil(rows / G), D, G), xp[(g·D + p)·G + r] = scale · x[g·G + r][p],
 // zero for rows past the end: the G rows of one p are adjacent. G = NR packs the vector operand
 // of flash_scores (strips), G = MR its broadcast operand (groups). A template on Arch too, so each
 // ISA's file gets its own symbol (simd.hpp).
 template <class Arch, std::size_t G>
-void pack_row_groups(const float* x, std::size_t rows, std::size_t d, float scale, float* xp) {
+void pack_row_groups(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xp) {
     for (std::size_t g = 0; g * G < rows; ++g) {
         float* dst = xp + g * d * G;
         const std::size_t n = simd::min_size(G, rows - g * G);
@@ -62,16 +62,16 @@ void pack_row_groups(const float* x, std::size_t rows, std::size_t d, float scal
         // 4 rows x 4 columns at a time through a register transpose (the same products as the
         // scalar loop below: one rounding each).
         for (; r0 + 4 <= n; r0 += 4) {
-            const float* src = x + (g * G + r0) * d;
+            const float* src = x + (g * G + r0) * ld;
             std::size_t p = 0;
-            for (; p + 4 <= d; p += 4) simd::transpose4<Arch>(src + p, d, dst + p * G + r0, G, scale);
+            for (; p + 4 <= d; p += 4) simd::transpose4<Arch>(src + p, ld, dst + p * G + r0, G, scale);
             for (; p < d; ++p) {
-                for (std::size_t r = 0; r < 4; ++r) dst[p * G + r0 + r] = scale * src[r * d + p];
+                for (std::size_t r = 0; r < 4; ++r) dst[p * G + r0 + r] = scale * src[r * ld + p];
             }
         }
 #endif
         for (std::size_t r = r0; r < n; ++r) {
-            const float* src = x + (g * G + r) * d;
+            const float* src = x + (g * G + r) * ld;
             for (std::size_t p = 0; p < d; ++p) dst[p * G + r] = scale * src[p];
         }
         for (std::size_t r = n; r < G; ++r) {
@@ -82,9 +82,10 @@ void pack_row_groups(const float* x, std::size_t rows, std::size_t d, float scal
 
 // v: (keys, Dv) row-major -> vp: (keys, Dp), Dp a multiple of NR, zero in columns [Dv, Dp).
 template <class Arch>
-void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, std::size_t dp, float* vp) {
+void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, std::size_t ld, std::size_t dp,
+                       float* vp) {
     for (std::size_t j = 0; j < keys; ++j) {
-        const float* src = v + j * dv;
+        const float* src = v + j * ld;
         float* dst = vp + j * dp;
         std::size_t c = 0;
         for (; c < dv; ++c) dst[c] = src[c];
@@ -190,7 +191,8 @@ void flash_scores(const float* qp, std::size_t rows, std::size_t d, const float*
 // and o = 0. row_max (log2 units), row_sum, alpha: (ldq); vp: (cols, Dp); o: (rows, Dp).
 template <class Arch>
 void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
-                              std::size_t dp, float* o, float* row_max, float* row_sum, float* alpha) {
+                              std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
+                              float* alpha) {
     using S = FlashShape<Arch>;
     using Batch = typename S::Batch;
     constexpr std::size_t MR = S::MR, NR = S::NR, W = S::W;
@@ -242,7 +244,7 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
         }
         for (std::size_t c = 0; c < dp; c += NR) {
             simd::dispatch_rows<MR>(n, [&](auto r) {
-                pv_micro_kernel<Arch, decltype(r)::value>(st + i, ldq, cols, vp + c, dp, oi + c, dp);
+                pv_micro_kernel<Arch, decltype(r)::value>(st + i, ldq, cols, vp + c, ldv, oi + c, dp);
             });
         }
     }

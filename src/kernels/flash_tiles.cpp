@@ -21,12 +21,12 @@ std::size_t flash_groups_size(std::size_t rows, std::size_t d) {
     return (rows + mr - 1) / mr * mr * d;
 }
 
-void flash_pack_strips(const float* x, std::size_t rows, std::size_t d, float scale, float* xs) {
-    table().flash_pack_strips(x, rows, d, scale, xs);
+void flash_pack_strips(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xs) {
+    table().flash_pack_strips(x, rows, d, ld, scale, xs);
 }
 
-void flash_pack_groups(const float* x, std::size_t rows, std::size_t d, float scale, float* xg) {
-    table().flash_pack_groups(x, rows, d, scale, xg);
+void flash_pack_groups(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xg) {
+    table().flash_pack_groups(x, rows, d, ld, scale, xg);
 }
 
 std::size_t flash_padded_value_dim(std::size_t dv) {
@@ -34,8 +34,8 @@ std::size_t flash_padded_value_dim(std::size_t dv) {
     return (dv + nr - 1) / nr * nr;
 }
 
-void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, float* vp) {
-    table().flash_pack_values(v, keys, dv, flash_padded_value_dim(dv), vp);
+void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, std::size_t ld, float* vp) {
+    table().flash_pack_values(v, keys, dv, ld, flash_padded_value_dim(dv), vp);
 }
 
 void flash_scores(const float* xg, std::size_t rows, std::size_t d, const float* ys, std::size_t strips, float* s,
@@ -44,8 +44,9 @@ void flash_scores(const float* xg, std::size_t rows, std::size_t d, const float*
 }
 
 void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
-                              std::size_t dp, float* o, float* row_max, float* row_sum, float* alpha) {
-    table().flash_softmax_pv_columns(st, rows, cols, ldq, vp, dp, o, row_max, row_sum, alpha);
+                              std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
+                              float* alpha) {
+    table().flash_softmax_pv_columns(st, rows, cols, ldq, vp, ldv, dp, o, row_max, row_sum, alpha);
 }
 
 }  // namespace kernels

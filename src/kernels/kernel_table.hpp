@@ -66,13 +66,14 @@ struct KernelTable {
                                 const float* lse, const float* delta);
 
     // --- flash attention tiles (flash_arch.hpp): strips of nr rows, groups of flash_mr rows ---
-    void (*flash_pack_strips)(const float* x, std::size_t rows, std::size_t d, float scale, float* xs);
-    void (*flash_pack_groups)(const float* x, std::size_t rows, std::size_t d, float scale, float* xg);
-    void (*flash_pack_values)(const float* v, std::size_t keys, std::size_t dv, std::size_t dp, float* vp);
+    void (*flash_pack_strips)(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xs);
+    void (*flash_pack_groups)(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xg);
+    void (*flash_pack_values)(const float* v, std::size_t keys, std::size_t dv, std::size_t ld, std::size_t dp,
+                              float* vp);
     void (*flash_scores)(const float* xg, std::size_t rows, std::size_t d, const float* ys, std::size_t strips,
                          float* s, std::size_t ld);
     void (*flash_softmax_pv_columns)(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
-                                     std::size_t dp, float* o, float* row_max, float* row_sum, float* alpha);
+                                     std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum, float* alpha);
 
     // --- elementwise (elementwise_arch.hpp), each over [0, n) or rows [0, rows) ---
     void (*relu_forward)(const float* x, float* y, std::size_t n);

@@ -6,10 +6,12 @@
 #include "attnlab/kernels/isa.hpp"
 #include "attnlab/kernels/matmul.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -139,6 +141,119 @@ TEST(FlashAttention, EveryKernelTableTilesQueriesInWholeStripsAndMatchesTheMathP
         }
     }
     kernels::set_isa(previous);
+}
+
+// Heads side by side in rows of width H·D + pad (what HeadsView addresses in place), the
+// padding columns filled with `fill`.
+Tensor3 to_rows(const Tensor4& x, std::size_t pad, float fill) {
+    const std::size_t batch = x.shape(0), heads = x.shape(1), n = x.shape(2), d = x.shape(3);
+    Tensor3 rows = Tensor3::from_shape({batch, n, heads * d + pad});
+    std::fill(rows.begin(), rows.end(), fill);
+    for (std::size_t b = 0; b < batch; ++b)
+        for (std::size_t h = 0; h < heads; ++h)
+            for (std::size_t i = 0; i < n; ++i)
+                for (std::size_t c = 0; c < d; ++c) rows(b, i, h * d + c) = x(b, h, i, c);
+    return rows;
+}
+HeadsView view_of_rows(Tensor3& rows, std::size_t heads, std::size_t d) {
+    const std::size_t n = rows.shape(1), w = rows.shape(2);
+    return HeadsView{rows.data(), rows.shape(0), heads, n, d, n * w, d, w};
+}
+ConstHeadsView view_of_rows(const Tensor3& rows, std::size_t heads, std::size_t d) {
+    return view_of_rows(const_cast<Tensor3&>(rows), heads, d);
+}
+// Expects the heads in `rows` to equal x element for element, and the padding to still hold `fill`.
+void expect_rows_equal(const Tensor3& rows, const Tensor4& x, float fill, const std::string& what) {
+    const std::size_t heads = x.shape(1), d = x.shape(3);
+    for (std::size_t b = 0; b < rows.shape(0); ++b)
+        for (std::size_t i = 0; i < rows.shape(1); ++i)
+            for (std::size_t c = 0; c < rows.shape(2); ++c) {
+                const float got = rows(b, i, c);
+                if (c >= heads * d) {
+                    ASSERT_EQ(got, fill) << what << ": padding column " << c << " was written";
+                    continue;
+                }
+                ASSERT_EQ(got, x(b, c / d, i, c % d)) << what << " at (" << b << ", " << c / d << ", " << i << ", "
+                                                      << c % d << ")";
+            }
+}
+
+// Heads read in place from rows (the projections' layout, with extra padding columns of NaN
+// that must never be read) and written into rows (whose padding must stay untouched) give
+// exactly the results of the Tensor4 calls on split heads, forward and backward.
+TEST(FlashAttention, HeadsInRowsEqualSplitHeadsBitForBit) {
+    const std::pair<std::size_t, std::size_t> lengths[] = {{17, 17}, {64, 64}, {65, 200}, {200, 65}};
+    const std::pair<std::size_t, std::size_t> head_layouts[] = {{1, 1}, {4, 2}};
+    const float nan = std::nanf(""), sentinel = 7.0f;
+    std::uint64_t seed = 500;
+    for (auto [t, s] : lengths) {
+        for (std::size_t d : {5, 16}) {
+            for (auto [heads, kv_heads] : head_layouts) {
+                const Inputs in = make_inputs(2, heads, kv_heads, t, s, d, seed += 4);
+                const Tensor4 dctx = test::random_normal<Tensor4>({2, heads, t, d}, seed + 3);
+                for (MaskKind kind : {MaskKind::none, MaskKind::causal, MaskKind::all_with_empty_rows}) {
+                    std::ostringstream where;
+                    where << "T=" << t << " S=" << s << " D=" << d << " H=" << heads << " Hkv=" << kv_heads
+                          << " mask " << mask_name(kind);
+                    const AttentionMask mask = make_mask(kind, t, s);
+                    Tensor3 lse4, lse_rows;
+                    const Tensor4 ctx4 = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse4);
+                    const Tensor3 q = to_rows(in.q, 3, nan), k = to_rows(in.k, 1, nan), v = to_rows(in.v, 2, nan);
+                    Tensor3 ctx = to_rows(Tensor4::from_shape({2, heads, t, d}), 2, sentinel);
+                    flash_attention_forward(view_of_rows(q, heads, d), view_of_rows(k, kv_heads, d),
+                                            view_of_rows(v, kv_heads, d), mask, {}, &lse_rows, nullptr,
+                                            view_of_rows(ctx, heads, d));
+                    expect_rows_equal(ctx, ctx4, sentinel, "context " + where.str());
+                    ASSERT_TRUE(std::equal(lse4.begin(), lse4.end(), lse_rows.begin())) << "lse " << where.str();
+
+                    Tensor4 dq4, dk4, dv4;
+                    flash_attention_backward(dctx, in.q, in.k, in.v, ctx4, lse4, mask, {}, dq4, dk4, dv4);
+                    const Tensor3 dc = to_rows(dctx, 1, nan);
+                    Tensor3 dq = to_rows(dq4, 3, sentinel), dk = to_rows(dk4, 1, sentinel),
+                            dv = to_rows(dv4, 2, sentinel);
+                    std::fill(dq.begin(), dq.end(), sentinel);  // every head element must be written
+                    std::fill(dk.begin(), dk.end(), sentinel);
+                    std::fill(dv.begin(), dv.end(), sentinel);
+                    flash_attention_backward(view_of_rows(dc, heads, d), view_of_rows(q, heads, d),
+                                             view_of_rows(k, kv_heads, d), view_of_rows(v, kv_heads, d),
+                                             view_of_rows(std::as_const(ctx), heads, d), lse_rows, mask, {},
+                                             view_of_rows(dq, heads, d), view_of_rows(dk, kv_heads, d),
+                                             view_of_rows(dv, kv_heads, d));
+                    expect_rows_equal(dq, dq4, sentinel, "dq " + where.str());
+                    expect_rows_equal(dk, dk4, sentinel, "dk " + where.str());
+                    expect_rows_equal(dv, dv4, sentinel, "dv " + where.str());
+                }
+            }
+        }
+    }
+}
+
+TEST(FlashAttention, HeadsViewsOfTheWrongShapeAreRejected) {
+    const Inputs in = make_inputs(2, 4, 2, 9, 11, 8, 77);
+    Tensor4 ctx = Tensor4::from_shape({2, 4, 9, 8});
+    Tensor4 wrong = Tensor4::from_shape({2, 2, 9, 8});  // 2 heads where q has 4
+    EXPECT_THROW(flash_attention_forward(heads_of(in.q), heads_of(in.k), heads_of(in.v), {}, {}, nullptr, nullptr,
+                                         heads_of(wrong)),
+                 ShapeError);
+    EXPECT_THROW(flash_attention_forward(heads_of(in.q), heads_of(in.q), heads_of(in.v), {}, {}, nullptr, nullptr,
+                                         heads_of(ctx)),
+                 ShapeError);  // k (2, 4, 9, 8) with v (2, 2, 11, 8)
+    Tensor3 lse;
+    flash_attention_forward(heads_of(in.q), heads_of(in.k), heads_of(in.v), {}, {}, &lse, nullptr, heads_of(ctx));
+    Tensor4 dq = Tensor4::from_shape({2, 4, 9, 8}), dk = Tensor4::from_shape({2, 2, 11, 8});
+    Tensor4 dv_wrong = Tensor4::from_shape({2, 2, 9, 8});
+    try {
+        flash_attention_backward(heads_of(std::as_const(ctx)), heads_of(in.q), heads_of(in.k), heads_of(in.v),
+                                 heads_of(std::as_const(ctx)), lse, {}, {}, heads_of(dq), heads_of(dk),
+                                 heads_of(dv_wrong));
+        FAIL() << "expected a ShapeError";
+    } catch (const ShapeError& e) {
+        EXPECT_NE(std::string(e.what()).find("dv (B, Hkv, S, Dv) must be (2, 2, 11, 8), got (2, 2, 9, 8)"),
+                  std::string::npos)
+            << e.what();
+    }
+    Tensor3 odd = Tensor3::from_shape({2, 9, 30});
+    EXPECT_THROW(heads_in_rows(odd, 4), ConfigError);  // 30 is not divisible by 4
 }
 
 TEST(FlashAttention, ScaleOffAndCustomEqualTheMathPath) {
@@ -385,7 +500,13 @@ TEST(FlashAttention, ScaledDotProductAttentionRoutesToFlashUnlessStagesOrWeights
     EXPECT_TRUE(test::all_close(dv_f, dv_m, 1e-4, 1e-4));
 }
 
-TEST(FlashAttention, MultiHeadAttentionTrainsThroughTheFlashCache) {
+// With RoPE the heads are split (the rotation works on split heads); without it the flash path
+// reads them in the projections' rows. Either way the results are the recorded path's.
+class FlashMha : public ::testing::TestWithParam<bool> {};
+INSTANTIATE_TEST_SUITE_P(Rope, FlashMha, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "rope_split_heads" : "no_rope_heads_in_rows"; });
+
+TEST_P(FlashMha, MultiHeadAttentionTrainsThroughTheFlashCache) {
     MultiHeadAttentionConfig config;
     config.d_model = 32;
     config.num_heads = 4;
@@ -396,15 +517,31 @@ TEST(FlashAttention, MultiHeadAttentionTrainsThroughTheFlashCache) {
     const Tensor3 dout = test::random_normal<Tensor3>({2, 33, 32}, 2);
     AttentionOptions options;
     options.mask.causal = true;
-    options.rope = true;
+    options.rope = GetParam();
 
     MultiHeadAttentionCache flash_cache, math_cache;
     math_cache.attention.need_weights = true;
-    const Tensor3 y_flash = mha.forward(x, nullptr, options, nullptr, &flash_cache);
-    const Tensor3 y_math = mha.forward(x, nullptr, options, nullptr, &math_cache);
+    // The per-head stages an observer may watch without forcing the recorded path.
+    TraceRecorder flash_trace({Stage::q, Stage::k, Stage::v, Stage::context});
+    TraceRecorder math_trace({Stage::q, Stage::k, Stage::v, Stage::context});
+    const Tensor3 y_flash = mha.forward(x, nullptr, options, &flash_trace, &flash_cache);
+    const Tensor3 y_math = mha.forward(x, nullptr, options, &math_trace, &math_cache);
     EXPECT_TRUE(flash_cache.attention.flash);
     EXPECT_FALSE(math_cache.attention.flash);
+    EXPECT_EQ(flash_cache.heads_in_rows, !options.rope);
+    EXPECT_FALSE(math_cache.heads_in_rows);
     EXPECT_TRUE(test::all_close(y_flash, y_math, 1e-5));
+    for (Stage stage : {Stage::q, Stage::k, Stage::v, Stage::context}) {
+        const std::size_t heads = stage == Stage::q || stage == Stage::context ? 4 : 2;
+        ASSERT_EQ(flash_trace.num_heads(stage), heads) << stage_name(stage);
+        for (std::size_t b = 0; b < 2; ++b) {
+            for (std::size_t h = 0; h < heads; ++h) {
+                const Tensor2& got = flash_trace.get(stage, b, static_cast<std::ptrdiff_t>(h));
+                const Tensor2& want = math_trace.get(stage, b, static_cast<std::ptrdiff_t>(h));
+                EXPECT_TRUE(test::all_close(got, want, 1e-5)) << stage_name(stage) << " b " << b << " h " << h;
+            }
+        }
+    }
 
     MultiHeadAttentionGrad g_flash(mha), g_math(mha);
     Tensor3 dx_flash, dx_math;

@@ -49,9 +49,14 @@ TEST_P(EachIsa, ScoresOfGroupsAndStripsEqualScaledProductsForRaggedShapes) {
                 const auto q = random_vector(rows * d, unsigned(rows * 100 + d));
                 const auto k = random_vector(keys * d, unsigned(keys * 7 + d));
                 std::vector<float> ks(kernels::flash_strips_size(keys, d));
-                kernels::flash_pack_strips(k.data(), keys, d, 2.0f, ks.data());
+                kernels::flash_pack_strips(k.data(), keys, d, d, 2.0f, ks.data());
+                // q read with its rows further apart than d (a head inside the rows of a
+                // projection): the padding between rows must not be read into the groups.
+                const std::size_t ldq = d + 3;
+                std::vector<float> q_wide(rows * ldq, std::nanf(""));
+                for (std::size_t i = 0; i < rows; ++i) std::copy_n(q.data() + i * d, d, q_wide.data() + i * ldq);
                 std::vector<float> qg(kernels::flash_groups_size(rows, d));
-                kernels::flash_pack_groups(q.data(), rows, d, 0.25f, qg.data());
+                kernels::flash_pack_groups(q_wide.data(), rows, d, ldq, 0.25f, qg.data());
                 const std::size_t strips = (keys + strip - 1) / strip, ld = strips * strip + 5;
                 std::vector<float> s(rows * ld, 99.0f);
                 kernels::flash_scores(qg.data(), rows, d, ks.data(), strips, s.data(), ld);
@@ -90,7 +95,7 @@ TEST_P(EachIsa, ColumnSoftmaxAndPvOverTilesEqualSoftmaxTimesValues) {
             }
             const auto v = random_vector(keys * dv, unsigned(dv + 3));
             std::vector<float> vp(keys * dp);
-            kernels::flash_pack_values(v.data(), keys, dv, vp.data());
+            kernels::flash_pack_values(v.data(), keys, dv, dv, vp.data());
             std::vector<float> m(ldq, -kInf), l(ldq, 0.0f), alpha(ldq), o(rows * dp, 0.0f);
             std::size_t j0 = 0;
             for (std::size_t cols : tile_cols) {
@@ -98,7 +103,7 @@ TEST_P(EachIsa, ColumnSoftmaxAndPvOverTilesEqualSoftmaxTimesValues) {
                 for (std::size_t j = 0; j < cols; ++j) {
                     for (std::size_t q = 0; q < rows; ++q) st[j * ldq + q] = x[q * keys + j0 + j] * log2e;
                 }
-                kernels::flash_softmax_pv_columns(st.data(), rows, cols, ldq, vp.data() + j0 * dp, dp, o.data(),
+                kernels::flash_softmax_pv_columns(st.data(), rows, cols, ldq, vp.data() + j0 * dp, dp, dp, o.data(),
                                                   m.data(), l.data(), alpha.data());
                 for (std::size_t j = 0; j < cols; ++j) {
                     for (std::size_t q = 0; q < rows; ++q) {

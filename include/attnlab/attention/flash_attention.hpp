@@ -27,6 +27,7 @@
 
 #include <cstddef>
 
+#include "attnlab/attention/heads.hpp"
 #include "attnlab/attention/mask.hpp"
 #include "attnlab/attention/scaled_dot_product.hpp"
 #include "attnlab/core/tensor.hpp"
@@ -82,5 +83,18 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
                               const Tensor4& context, const Tensor3& logsumexp, const AttentionMask& mask,
                               const ScaleOptions& scale, Tensor4& dq, Tensor4& dk, Tensor4& dv,
                               FlashAttentionStats* stats = nullptr);
+
+// The same two on heads addressed by strides (attention/heads.hpp), e.g. heads_in_rows of the
+// projections' (B, T, H·D) rows: no split_heads before or merge_heads after (what
+// MultiHeadAttention does on its flash path). The views must have the shapes above (ShapeError
+// otherwise); the outputs' memory must already hold them and must not overlap the inputs.
+// Results are bit-identical to the Tensor4 calls on the split heads.
+void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeadsView& v,
+                             const AttentionMask& mask, const ScaleOptions& scale, Tensor3* logsumexp,
+                             FlashAttentionStats* stats, const HeadsView& context);
+void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsView& q, const ConstHeadsView& k,
+                              const ConstHeadsView& v, const ConstHeadsView& context, const Tensor3& logsumexp,
+                              const AttentionMask& mask, const ScaleOptions& scale, const HeadsView& dq,
+                              const HeadsView& dk, const HeadsView& dv, FlashAttentionStats* stats = nullptr);
 
 }  // namespace attnlab

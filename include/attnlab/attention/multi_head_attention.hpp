@@ -62,11 +62,18 @@ struct AttentionOptions {
 struct MultiHeadAttentionCache {
     Tensor3 x;                 // (B, T, C) input: dW_Q = dqᵀ·x
     Tensor3 memory;            // (B, S, Ckv) key/value source for cross-attention (empty for self)
+    // The heads of q, k, v, in one of two layouts (heads_in_rows says which):
+    // split by split_heads (RoPE, or the recorded path an observer or need_weights asked for):
     Tensor4 q;                 // (B, H, T, D) after RoPE: dK = dscoresᵀ·q
     Tensor4 k;                 // (B, Hkv, S, D) after RoPE: dQ = dscores·k
     Tensor4 v;                 // (B, Hkv, S, D): dweights = dcontext·vᵀ
-    // logsumexp and context (flash path), or the softmax weights when an observer forced the
-    // recorded path (see AttentionCache)
+    // or left in the projections' rows, read in place by the flash path (attention/heads.hpp
+    // HeadsView): no split before attention or merge after it, forward or backward.
+    bool heads_in_rows = false;
+    Tensor3 q_rows;            // (B, T, H·D)
+    Tensor3 k_rows, v_rows;    // (B, S, Hkv·D)
+    // logsumexp and context (flash path; with heads in rows the context is `concat` itself), or
+    // the softmax weights when an observer forced the recorded path (see AttentionCache)
     AttentionCache attention = AttentionCache::without_weights();
     Tensor3 concat;            // (B, T, C): dW_O = doutᵀ·concat
 
@@ -150,6 +157,12 @@ public:
     Linear out_proj;  // (C, C)
 
 private:
+    // buffers.concat (B, T, C) through q, k, v split into buffers.q, .k, .v (RoPE, or the
+    // recorded path); forward's other path reads the heads in place (heads_in_rows).
+    void split_heads_attention(const Tensor3& x, const Tensor3* memory, const AttentionOptions& options,
+                               StageObserver* observer, MultiHeadAttentionCache& buffers,
+                               AttentionCache* attention) const;
+
     MultiHeadAttentionConfig config_;
 };
 

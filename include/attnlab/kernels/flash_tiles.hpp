@@ -10,8 +10,8 @@
 // kernels/matmul.hpp.
 //
 //   std::vector<float> kg(kernels::flash_groups_size(S, D)), qs(kernels::flash_strips_size(T, D));
-//   kernels::flash_pack_groups(k, S, D, 1.0f, kg.data());        // k: (S, D)
-//   kernels::flash_pack_strips(q, T, D, c, qs.data());            // q: (T, D), times c
+//   kernels::flash_pack_groups(k, S, D, D, 1.0f, kg.data());     // k: (S, D), rows D apart
+//   kernels::flash_pack_strips(q, T, D, D, c, qs.data());         // q: (T, D), times c
 //   kernels::flash_scores(kg.data(), S, D, qs.data(), strips, st, ld);  // st: (S, strips·strip) = c·k·qᵀ
 #pragma once
 
@@ -28,15 +28,17 @@ std::size_t flash_group();
 // ceil(rows / group) groups of (d, group).
 std::size_t flash_strips_size(std::size_t rows, std::size_t d);
 std::size_t flash_groups_size(std::size_t rows, std::size_t d);
-// x: (rows, d) -> (ceil(rows / strip), d, strip), scale · x, zero past the last row.
-void flash_pack_strips(const float* x, std::size_t rows, std::size_t d, float scale, float* xs);
-// x: (rows, d) -> (ceil(rows / group), d, group), scale · x, zero past the last row.
-void flash_pack_groups(const float* x, std::size_t rows, std::size_t d, float scale, float* xg);
+// x: (rows, d) with rows ld (>= d) floats apart -> (ceil(rows / strip), d, strip), scale · x, zero
+// past the last row. ld = d for a dense matrix; a head read in place from the rows of a
+// projection (B, T, H·D) has ld = H·D.
+void flash_pack_strips(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xs);
+// x: (rows, d) with ld -> (ceil(rows / group), d, group), scale · x, zero past the last row.
+void flash_pack_groups(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xg);
 
 // dv rounded up to a multiple of flash_strip(): the row length of packed values.
 std::size_t flash_padded_value_dim(std::size_t dv);
-// v: (keys, dv) -> vp: (keys, dp), dp = flash_padded_value_dim(dv), zero past column dv.
-void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, float* vp);
+// v: (keys, dv) with ld -> vp: (keys, dp), dp = flash_padded_value_dim(dv), zero past column dv.
+void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, std::size_t ld, float* vp);
 
 // xg: `rows` rows packed as groups; ys: `strips` packed strips -> s: (rows, strips·strip) with
 // ld (>= strips·strip) = x · yᵀ (strip rows past the end score 0: ignore them).
@@ -46,13 +48,16 @@ void flash_scores(const float* xg, std::size_t rows, std::size_t d, const float*
 // One key tile of the forward with its scores stored keys by queries: st (cols, ldq),
 // st[j·ldq + q] = log2(e)·scale·q·kᵀ of query q and key j (masked -inf), ldq a multiple of
 // flash_strip() (columns past `rows` are padding, unused). The base-2 online softmax runs down
-// the columns; then o (rows, dp) is rescaled and o += p·V with vp (cols, dp). Per query q:
+// the columns; then o (rows, dp) is rescaled and o += p·V with vp (cols, dp), its rows ldv
+// (>= dp) floats apart (values packed by flash_pack_values: ldv = dp; read in place when their
+// dv is a whole number of strips: their own row stride). Per query q:
 // m' = max(m, max_j t_j), p_j = 2^(t_j - m') written over st, alpha = 2^(m - m'),
 // l = alpha·l + Σ_j p_j, o_q = alpha·o_q + Σ_j p_j v_j. A query that has seen only masked keys
 // keeps m = -inf, l = 0 and o = 0. row_max (log2 units), row_sum: (ldq), updated; alpha: (ldq),
 // left holding each query's rescale factor.
 void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
-                              std::size_t dp, float* o, float* row_max, float* row_sum, float* alpha);
+                              std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
+                              float* alpha);
 
 }  // namespace kernels
 }  // namespace attnlab
