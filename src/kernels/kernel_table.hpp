@@ -58,9 +58,9 @@ struct KernelTable {
     void (*softmax_rows)(float* x, std::size_t rows, std::size_t cols, std::size_t ld);
     void (*softmax_rows_backward)(const float* y, const float* dy, float* dx, std::size_t rows, std::size_t cols,
                                   std::size_t ld);
-    // Flash attention forward, one score tile: see softmax_arch.hpp.
-    void (*online_softmax_tile)(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
-                                float* row_max, float* row_sum, float* rescale);
+    // Flash attention forward when all keys fit one score tile: see softmax_arch.hpp.
+    void (*softmax_tile)(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* row_max,
+                         float* row_sum);
     // Flash attention backward, one tile: see softmax_arch.hpp.
     void (*flash_backward_tile)(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
                                 const float* lse, const float* delta);
@@ -73,7 +73,8 @@ struct KernelTable {
     void (*flash_scores)(const float* xg, std::size_t rows, std::size_t d, const float* ys, std::size_t strips,
                          float* s, std::size_t ld);
     void (*flash_softmax_pv_columns)(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
-                                     std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum, float* alpha);
+                                     std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
+                                     float* alpha);
 
     // --- elementwise (elementwise_arch.hpp), each over [0, n) or rows [0, rows) ---
     void (*relu_forward)(const float* x, float* y, std::size_t n);

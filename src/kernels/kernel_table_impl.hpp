@@ -26,7 +26,7 @@ constexpr KernelTable make_table(const char* isa) {
         &gemm_rows<Arch>,
         &softmax_rows<Arch>,
         &softmax_rows_backward<Arch>,
-        &online_softmax_tile<Arch>,
+        &softmax_tile<Arch>,
         &flash_backward_tile<Arch>,
         &pack_row_groups<Arch, FlashShape<Arch>::NR>,
         &pack_row_groups<Arch, FlashShape<Arch>::MR>,

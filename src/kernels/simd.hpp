@@ -309,14 +309,17 @@ inline void dispatch_rows(std::size_t rows, const Kernel& kernel) {
 static inline std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
 static inline float max_float(float a, float b) { return a < b ? b : a; }
 
-// The largest lane of a batch (no NaN lanes): the end of every vectorised row maximum.
+// The largest lane of a batch (no NaN lanes): the end of every vectorised row maximum. A tree,
+// log2(W) compares deep, not a chain of W - 1 dependent ones (15 with AVX-512: the longest
+// latency of a short softmax row); a maximum is exact, so the order changes nothing.
 template <class B>
 inline float max_lane(const B& v) {
     alignas(64) float lanes[B::size];
     v.store_aligned(lanes);
-    float best = lanes[0];
-    for (std::size_t l = 1; l < B::size; ++l) best = max_float(best, lanes[l]);
-    return best;
+    for (std::size_t width = B::size / 2; width >= 1; width /= 2) {
+        for (std::size_t l = 0; l < width; ++l) lanes[l] = max_float(lanes[l], lanes[l + width]);
+    }
+    return lanes[0];
 }
 
 }  // namespace simd

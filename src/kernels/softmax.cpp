@@ -61,10 +61,10 @@ void softmax_rows_backward(const float* y, const float* dy, float* dx, std::size
         row_grain(cols));
 }
 
-void online_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* row_max,
-                         float* row_sum, float* rescale) {
+void softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* row_max,
+                  float* row_sum) {
     ATTNLAB_DEBUG_ASSERT(rows <= 1 || ld >= cols);
-    table().online_softmax_tile(s, rows, cols, ld, scale, row_max, row_sum, rescale);
+    table().softmax_tile(s, rows, cols, ld, scale, row_max, row_sum);
 }
 
 void flash_backward_tile(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,

@@ -127,59 +127,83 @@ inline simd::Batch<Arch> scaled_scores(const simd::Batch<Arch>& s, const simd::B
     return simd::select(s > Batch(kNegInf), s * scale, Batch(kNegInf));
 }
 
-// One key tile of FlashAttention's online softmax (Dao et al. 2022, Algorithm 1, lines 9-10;
-// Milakov & Gimelshein 2018), per row r of the tile s (rows, cols) with ld:
-//   x = scale · s (masked entries are -inf on entry and stay -inf),
-//   m' = max(m_r, max_j x_j),  p_j = exp(x_j - m'),  alpha = exp(m_r - m')  (SoftmaxExp),
-//   l_r = alpha · l_r + Σ_j p_j,  m_r = m'.
-// Writes p over s and alpha to rescale[r] (the caller multiplies its output accumulator row by
-// alpha before adding p·V). A row that has seen only masked keys so far keeps m = -inf, l = 0,
-// gets p = 0 and alpha = 1 (its accumulator is still zero).
-template <class Arch>
-void online_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* row_max,
-                         float* row_sum, float* rescale) {
+// R rows of softmax_tile at once: per row the operations of softmax_row on scale·s, in its
+// order, so the result is bit-identical to the recorded path's scaled -> masked -> softmax; the
+// R rows are independent chains for an out-of-order core (one row of 64 keys is only 4 AVX-512
+// vectors: alone, its max and sum reductions and their latencies were most of its time).
+template <class Arch, std::size_t R>
+void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, float* row_max, float* row_sum) {
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size;
     const Batch vscale(scale);
     const SoftmaxExp<Arch> exp;
-    for (std::size_t r = 0; r < rows; ++r) {
+    const std::size_t full = cols / W * W;
+    Batch vmax[R];
+    for (std::size_t r = 0; r < R; ++r) vmax[r] = Batch(kNegInf);
+    for (std::size_t j = 0; j < full; j += W) {
+        for (std::size_t r = 0; r < R; ++r) {
+            float* x = s + r * ld + j;
+            const Batch v = scaled_scores<Arch>(Batch::load_unaligned(x), vscale);
+            v.store_unaligned(x);
+            vmax[r] = simd::max(vmax[r], v);
+        }
+    }
+    float m[R];
+    Batch ref[R], vsum[R];
+    for (std::size_t r = 0; r < R; ++r) {
         float* x = s + r * ld;
-        Batch vmax(kNegInf);
-        std::size_t j = 0;
-        for (; j + W <= cols; j += W) {
-            const Batch v = scaled_scores<Arch>(Batch::load_unaligned(x + j), vscale);
-            v.store_unaligned(x + j);
-            vmax = simd::max(vmax, v);
-        }
-        float tile_max = simd::max_lane(vmax);
-        for (; j < cols; ++j) {
+        m[r] = simd::max_lane(vmax[r]);
+        for (std::size_t j = full; j < cols; ++j) {
             x[j] = x[j] > kNegInf ? x[j] * scale : kNegInf;
-            tile_max = simd::max_float(tile_max, x[j]);
+            m[r] = simd::max_float(m[r], x[j]);
         }
-        const float m_old = row_max[r];
-        const float m_new = simd::max_float(m_old, tile_max);
-        if (m_new == kNegInf) {
-            for (j = 0; j < cols; ++j) x[j] = 0.0f;
-            rescale[r] = 1.0f;
-            continue;
+        // A row with every key masked (m = -inf) subtracts 0 instead: its p are exp(-inf) = 0.
+        ref[r] = Batch(m[r] == kNegInf ? 0.0f : m[r]);
+        vsum[r] = Batch(0.0f);
+    }
+    for (std::size_t j = 0; j < full; j += W) {
+        for (std::size_t r = 0; r < R; ++r) {
+            float* x = s + r * ld + j;
+            const Batch e = exp(Batch::load_unaligned(x) - ref[r]);
+            e.store_unaligned(x);
+            vsum[r] += e;
         }
-        const Batch vm(m_new);
-        Batch vsum(0.0f);
-        for (j = 0; j + W <= cols; j += W) {
-            const Batch e = exp(Batch::load_unaligned(x + j) - vm);
-            e.store_unaligned(x + j);
-            vsum += e;
-        }
-        float sum = simd::hadd(vsum);
-        for (; j < cols; ++j) {
-            x[j] = softmax_exp(x[j] - m_new);
+    }
+    float inv[R];
+    for (std::size_t r = 0; r < R; ++r) {
+        float* x = s + r * ld;
+        float sum = simd::hadd(vsum[r]);
+        const float mr = m[r] == kNegInf ? 0.0f : m[r];
+        for (std::size_t j = full; j < cols; ++j) {
+            x[j] = softmax_exp(x[j] - mr);
             sum += x[j];
         }
-        const float alpha = softmax_exp(m_old - m_new);  // 0 when m_old = -inf
-        row_sum[r] = alpha * row_sum[r] + sum;
-        row_max[r] = m_new;
-        rescale[r] = alpha;
+        row_max[r] = m[r];
+        row_sum[r] = m[r] == kNegInf ? 0.0f : sum;
+        inv[r] = m[r] == kNegInf ? 0.0f : 1.0f / sum;  // sum >= 1 otherwise; masked rows stay 0
     }
+    for (std::size_t j = 0; j < full; j += W) {
+        for (std::size_t r = 0; r < R; ++r) {
+            float* x = s + r * ld + j;
+            (Batch::load_unaligned(x) * Batch(inv[r])).store_unaligned(x);
+        }
+    }
+    for (std::size_t r = 0; r < R; ++r) {
+        for (std::size_t j = full; j < cols; ++j) s[r * ld + j] *= inv[r];
+    }
+}
+
+// The softmax of FlashAttention's forward when all keys fit one tile: s (rows, cols) with ld
+// holds raw scores q·kᵀ, masked entries -inf. Per row r: p = softmax(scale·s) written over s,
+// row_max[r] = max scale·s and row_sum[r] = Σ exp(scale·s - row_max[r]) (for the logsumexp);
+// a row with every key masked gets p = 0, row_max -inf and row_sum 0.
+template <class Arch>
+void softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* row_max,
+                  float* row_sum) {
+    constexpr std::size_t R = 4;
+    std::size_t r = 0;
+    for (; r + R <= rows; r += R) softmax_tile_rows<Arch, R>(s + r * ld, cols, ld, scale, row_max + r, row_sum + r);
+    for (; r < rows; ++r) softmax_tile_rows<Arch, 1>(s + r * ld, cols, ld, scale, row_max + r, row_sum + r);
 }
 
 // One (query tile, key tile) of FlashAttention's backward (Dao et al. 2022, Algorithm 4, lines

@@ -27,13 +27,14 @@ void softmax_rows_backward(const float* y, const float* dy, float* dx, std::size
                            std::size_t ld);
 
 // The two per-tile steps of FlashAttention (attention/flash_attention.hpp), SIMD:
-// Forward, one key tile: s (rows, cols) with ld holds raw scores q·kᵀ, masked entries -inf. Per
-// row r: x = scale·s, m' = max(row_max[r], max x), p = exp(x - m') written over s,
-// row_sum[r] = exp(row_max[r] - m')·row_sum[r] + Σ p, row_max[r] = m', rescale[r] = exp(m - m')
-// (the factor the caller applies to its output row). Rows with only masked keys so far keep
-// m = -inf, l = 0 and get p = 0, rescale 1.
-void online_softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* row_max,
-                         float* row_sum, float* rescale);
+// Forward when all keys fit one tile: s (rows, cols) with ld holds raw scores q·kᵀ, masked
+// entries -inf. Per row r: p = softmax(scale·s) written over s (bit-identical to softmax_rows
+// of the scaled, masked scores: the recorded path), row_max[r] = max scale·s and
+// row_sum[r] = Σ exp(scale·s - row_max[r]), so logsumexp = row_max + log(row_sum). A row with
+// every key masked gets p = 0, row_max = -inf and row_sum = 0. (Several key tiles: the online
+// softmax runs down the columns of the forward's tiles, kernels/flash_tiles.hpp.)
+void softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, float scale, float* row_max,
+                  float* row_sum);
 // Backward, one tile: s = raw scores (masked -inf), dp = dO·vᵀ, both (rows, cols) with ld;
 // lse, delta: (rows). Writes p = exp(scale·s - lse) over s and ds = scale·p ⊙ (dp - delta) over
 // dp; rows with lse = -inf (no visible key) get p = ds = 0.
