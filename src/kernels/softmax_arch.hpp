@@ -139,9 +139,9 @@ void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, 
     const SoftmaxExp<Arch> exp;
     const std::size_t full = cols / W * W;
     Batch vmax[R];
-    for (std::size_t r = 0; r < R; ++r) vmax[r] = Batch(kNegInf);
+    ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) vmax[r] = Batch(kNegInf);
     for (std::size_t j = 0; j < full; j += W) {
-        for (std::size_t r = 0; r < R; ++r) {
+        ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
             float* x = s + r * ld + j;
             const Batch v = scaled_scores<Arch>(Batch::load_unaligned(x), vscale);
             v.store_unaligned(x);
@@ -150,7 +150,7 @@ void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, 
     }
     float m[R];
     Batch ref[R], vsum[R];
-    for (std::size_t r = 0; r < R; ++r) {
+    ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
         float* x = s + r * ld;
         m[r] = simd::max_lane(vmax[r]);
         for (std::size_t j = full; j < cols; ++j) {
@@ -162,7 +162,7 @@ void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, 
         vsum[r] = Batch(0.0f);
     }
     for (std::size_t j = 0; j < full; j += W) {
-        for (std::size_t r = 0; r < R; ++r) {
+        ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
             float* x = s + r * ld + j;
             const Batch e = exp(Batch::load_unaligned(x) - ref[r]);
             e.store_unaligned(x);
@@ -170,7 +170,7 @@ void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, 
         }
     }
     float inv[R];
-    for (std::size_t r = 0; r < R; ++r) {
+    ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
         float* x = s + r * ld;
         float sum = simd::hadd(vsum[r]);
         const float mr = m[r] == kNegInf ? 0.0f : m[r];
@@ -183,12 +183,12 @@ void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, 
         inv[r] = m[r] == kNegInf ? 0.0f : 1.0f / sum;  // sum >= 1 otherwise; masked rows stay 0
     }
     for (std::size_t j = 0; j < full; j += W) {
-        for (std::size_t r = 0; r < R; ++r) {
+        ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
             float* x = s + r * ld + j;
             (Batch::load_unaligned(x) * Batch(inv[r])).store_unaligned(x);
         }
     }
-    for (std::size_t r = 0; r < R; ++r) {
+    ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
         for (std::size_t j = full; j < cols; ++j) s[r * ld + j] *= inv[r];
     }
 }
