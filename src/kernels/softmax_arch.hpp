@@ -42,50 +42,6 @@ static inline float softmax_exp(float x) {
     return t < -127.0f ? 0.0f : std::exp2(t);
 }
 
-// max_j x[j] over n floats; -inf when n == 0 or every entry is -inf.
-template <class Arch>
-float row_max(const float* x, std::size_t n) {
-    using Batch = simd::Batch<Arch>;
-    constexpr std::size_t W = Batch::size;
-    Batch vmax(kNegInf);
-    std::size_t j = 0;
-    for (; j + W <= n; j += W) vmax = simd::max(vmax, Batch::load_unaligned(x + j));
-    float best = simd::max_lane(vmax);
-    for (; j < n; ++j) best = simd::max_float(best, x[j]);
-    return best;
-}
-
-// x: (n), overwritten by softmax(x).
-template <class Arch>
-void softmax_row(float* x, std::size_t n) {
-    using Batch = simd::Batch<Arch>;
-    constexpr std::size_t W = Batch::size;
-    const float max = row_max<Arch>(x, n);
-    if (max == kNegInf) {  // every entry masked: no weight anywhere (and n == 0 is a no-op)
-        for (std::size_t j = 0; j < n; ++j) x[j] = 0.0f;
-        return;
-    }
-    const Batch vmax(max);
-    const SoftmaxExp<Arch> exp;
-    Batch vsum(0.0f);
-    std::size_t j = 0;
-    for (; j + W <= n; j += W) {
-        const Batch e = exp(Batch::load_unaligned(x + j) - vmax);
-        e.store_unaligned(x + j);
-        vsum += e;
-    }
-    float sum = simd::hadd(vsum);
-    for (; j < n; ++j) {
-        x[j] = softmax_exp(x[j] - max);
-        sum += x[j];
-    }
-    const float inv = 1.0f / sum;  // sum >= 1
-    const Batch vinv(inv);
-    j = 0;
-    for (; j + W <= n; j += W) (Batch::load_unaligned(x + j) * vinv).store_unaligned(x + j);
-    for (; j < n; ++j) x[j] *= inv;
-}
-
 // y, dy, dx: (n); dx = y ⊙ (dy - Σ_j dy_j y_j), dx may alias dy.
 template <class Arch>
 void softmax_row_backward(const float* y, const float* dy, float* dx, std::size_t n) {
@@ -108,12 +64,6 @@ void softmax_row_backward(const float* y, const float* dy, float* dx, std::size_
     for (; j < n; ++j) dx[j] = y[j] * (dy[j] - dot);
 }
 
-// x: (rows, cols) with ld, each row overwritten by its softmax.
-template <class Arch>
-void softmax_rows(float* x, std::size_t rows, std::size_t cols, std::size_t ld) {
-    for (std::size_t r = 0; r < rows; ++r) softmax_row<Arch>(x + r * ld, cols);
-}
-
 template <class Arch>
 void softmax_rows_backward(const float* y, const float* dy, float* dx, std::size_t rows, std::size_t cols,
                            std::size_t ld) {
@@ -127,11 +77,16 @@ inline simd::Batch<Arch> scaled_scores(const simd::Batch<Arch>& s, const simd::B
     return simd::select(s > Batch(kNegInf), s * scale, Batch(kNegInf));
 }
 
-// R rows of softmax_tile at once: per row the operations of softmax_row on scale·s, in its
-// order, so the result is bit-identical to the recorded path's scaled -> masked -> softmax; the
-// R rows are independent chains for an out-of-order core (one row of 64 keys is only 4 AVX-512
-// vectors: alone, its max and sum reductions and their latencies were most of its time).
-template <class Arch, std::size_t R>
+// R rows of (rows, cols) with ld at once, each overwritten by softmax(x), x = scale·s when
+// Scaled (masked -inf entries stay -inf) and s itself otherwise: the row max, p = exp(x - max)
+// summed in vector order, then p·(1/sum). softmax_rows (the recorded path, on scores already
+// scaled and masked) and softmax_tile (the one-tile flash forward) both run it, so the two
+// paths are bit-identical by construction. The R rows are independent chains for an
+// out-of-order core (one row of 64 keys is only 4 AVX-512 vectors: alone, its max and sum
+// reductions and their latencies were most of its time). A row whose entries are all -inf gets
+// zeros. row_max, row_sum (R each, or null): max x and Σ exp(x - max) per row (-inf and 0 for
+// such a row).
+template <class Arch, std::size_t R, bool Scaled>
 void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, float* row_max, float* row_sum) {
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size;
@@ -143,8 +98,11 @@ void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, 
     for (std::size_t j = 0; j < full; j += W) {
         ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
             float* x = s + r * ld + j;
-            const Batch v = scaled_scores<Arch>(Batch::load_unaligned(x), vscale);
-            v.store_unaligned(x);
+            Batch v = Batch::load_unaligned(x);
+            if constexpr (Scaled) {
+                v = scaled_scores<Arch>(v, vscale);
+                v.store_unaligned(x);
+            }
             vmax[r] = simd::max(vmax[r], v);
         }
     }
@@ -154,7 +112,7 @@ void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, 
         float* x = s + r * ld;
         m[r] = simd::max_lane(vmax[r]);
         for (std::size_t j = full; j < cols; ++j) {
-            x[j] = x[j] > kNegInf ? x[j] * scale : kNegInf;
+            if constexpr (Scaled) x[j] = x[j] > kNegInf ? x[j] * scale : kNegInf;
             m[r] = simd::max_float(m[r], x[j]);
         }
         // A row with every key masked (m = -inf) subtracts 0 instead: its p are exp(-inf) = 0.
@@ -178,8 +136,8 @@ void softmax_tile_rows(float* s, std::size_t cols, std::size_t ld, float scale, 
             x[j] = softmax_exp(x[j] - mr);
             sum += x[j];
         }
-        row_max[r] = m[r];
-        row_sum[r] = m[r] == kNegInf ? 0.0f : sum;
+        if (row_max) row_max[r] = m[r];
+        if (row_sum) row_sum[r] = m[r] == kNegInf ? 0.0f : sum;
         inv[r] = m[r] == kNegInf ? 0.0f : 1.0f / sum;  // sum >= 1 otherwise; masked rows stay 0
     }
     for (std::size_t j = 0; j < full; j += W) {
@@ -202,8 +160,19 @@ void softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, 
                   float* row_sum) {
     constexpr std::size_t R = 4;
     std::size_t r = 0;
-    for (; r + R <= rows; r += R) softmax_tile_rows<Arch, R>(s + r * ld, cols, ld, scale, row_max + r, row_sum + r);
-    for (; r < rows; ++r) softmax_tile_rows<Arch, 1>(s + r * ld, cols, ld, scale, row_max + r, row_sum + r);
+    for (; r + R <= rows; r += R) {
+        softmax_tile_rows<Arch, R, true>(s + r * ld, cols, ld, scale, row_max + r, row_sum + r);
+    }
+    for (; r < rows; ++r) softmax_tile_rows<Arch, 1, true>(s + r * ld, cols, ld, scale, row_max + r, row_sum + r);
+}
+
+// x: (rows, cols) with ld, each row overwritten by its softmax (rows of -inf become zeros).
+template <class Arch>
+void softmax_rows(float* x, std::size_t rows, std::size_t cols, std::size_t ld) {
+    constexpr std::size_t R = 4;
+    std::size_t r = 0;
+    for (; r + R <= rows; r += R) softmax_tile_rows<Arch, R, false>(x + r * ld, cols, ld, 1.0f, nullptr, nullptr);
+    for (; r < rows; ++r) softmax_tile_rows<Arch, 1, false>(x + r * ld, cols, ld, 1.0f, nullptr, nullptr);
 }
 
 // One (query tile, key tile) of FlashAttention's backward (Dao et al. 2022, Algorithm 4, lines
