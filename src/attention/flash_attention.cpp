@@ -42,38 +42,14 @@ struct Dims {
     std::ptrdiff_t shift;  // S - T: query i sees keys j <= i + shift under the causal mask
 };
 
-Dims validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask, const char* where) {
-    const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
-    require_shape(k, {static_cast<std::ptrdiff_t>(batch), -1, -1, static_cast<std::ptrdiff_t>(d)}, where,
-                  "k (B, Hkv, S, D) matching q (B, H, T, D)");
-    const std::size_t kv_heads = k.shape(1), s = k.shape(2);
-    require_shape(
-        v,
-        {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(kv_heads), static_cast<std::ptrdiff_t>(s), -1},
-        where, "v (B, Hkv, S, Dv) matching k");
-    if (kv_heads == 0 || heads % kv_heads != 0) {
-        fail<ConfigError>(where, ": query heads (", heads, ") must be a multiple of key/value heads (", kv_heads, ")");
-    }
-    mask.validate(batch, t, s, where);
-    return Dims{batch,
-                heads,
-                kv_heads,
-                heads / kv_heads,
-                t,
-                s,
-                d,
-                v.shape(3),
-                static_cast<std::ptrdiff_t>(s) - static_cast<std::ptrdiff_t>(t)};
-}
-
 // "(B, H, N, D)" of a view, for error messages.
 std::string shape_of(const ConstHeadsView& x) {
     return "(" + std::to_string(x.batch) + ", " + std::to_string(x.heads) + ", " + std::to_string(x.n) + ", " +
            std::to_string(x.d) + ")";
 }
 
-// The checks of validate() on heads addressed by strides (the Tensor4 entry points run the
-// Tensor4 checks first, for their messages; a view call by MultiHeadAttention comes here).
+// The shapes of a call, checked: k and v must match q (batch, head dimension) and each other,
+// H a multiple of Hkv, the mask fit (B, T, S).
 Dims validate(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeadsView& v, const AttentionMask& mask,
               const char* where) {
     if (k.batch != q.batch || k.d != q.d) {
@@ -88,6 +64,15 @@ Dims validate(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeads
     mask.validate(q.batch, q.n, k.n, where);
     return Dims{q.batch, q.heads, k.heads, q.heads / k.heads, q.n, k.n, q.d, v.d,
                 static_cast<std::ptrdiff_t>(k.n) - static_cast<std::ptrdiff_t>(q.n)};
+}
+
+// validate() on Tensor4s, with require_shape's messages for their shapes first.
+Dims validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask, const char* where) {
+    const auto batch = static_cast<std::ptrdiff_t>(q.shape(0)), d = static_cast<std::ptrdiff_t>(q.shape(3));
+    require_shape(k, {batch, -1, -1, d}, where, "k (B, Hkv, S, D) matching q (B, H, T, D)");
+    require_shape(v, {batch, static_cast<std::ptrdiff_t>(k.shape(1)), static_cast<std::ptrdiff_t>(k.shape(2)), -1},
+                  where, "v (B, Hkv, S, Dv) matching k");
+    return validate(heads_of(q), heads_of(k), heads_of(v), mask, where);
 }
 
 // Throws ShapeError unless x has the shape (batch, heads, n, d).
@@ -468,7 +453,7 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
     require_heads(dv, dm.batch, dm.kv_heads, dm.s, dm.dv, where, "dv (B, Hkv, S, Dv)");
     const float factor = scale.effective(dm.d);
     // Rows apart of each operand's rows (D or Dv for split heads, H·D for heads in rows).
-    const std::size_t lq = q.row_stride, lk = k.row_stride, ldo = dcontext.row_stride;
+    const std::size_t lq = q.row_stride, lk = k.row_stride, lv = v.row_stride, ldo = dcontext.row_stride;
     const std::size_t ldq = dq.row_stride, ldk = dk.row_stride, ldv = dv.row_stride;
     // dq, dk, dv are not zero-filled: each task below overwrites the rows it owns with its first
     // tile's product and adds the others (in parallel, while they are in cache), and zeroes
@@ -521,8 +506,9 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
     require_allocatable({heads_kv, kp_size + vkp_size}, where, "the packed keys and values");
     const std::size_t packed_floats = heads_kv * (kp_size + vkp_size);
     const float* const packed = dq_here ? nullptr : pack_keys_values(k, v, dm, kp_size, vkp_size);
-    const std::size_t qp_size = kernels::flash_groups_size(BR, dm.d);
-    const std::size_t dop_size = kernels::flash_groups_size(BR, dm.dv);
+    // Packed queries and output gradients, per tile: only with several key tiles.
+    const std::size_t qp_size = dq_here ? 0 : kernels::flash_groups_size(BR, dm.d);
+    const std::size_t dop_size = dq_here ? 0 : kernels::flash_groups_size(BR, dm.dv);
     const TileSlots tiles(2 * BR * BC + qp_size + dop_size, tile_matmul_floats(dm));
 
     // dk, dv: one task per (batch, kv head, key tile), which owns those rows of dk and dv; it
@@ -565,7 +551,7 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
                     if (dq_here) {
                         kernels::matmul_nt(qi, lq, k.row(b, hk, j0), lk, p, BC, rows, cols, dm.d, Accumulate::no,
                                            nullptr, scratch.matmul());
-                        kernels::matmul_nt(doi, ldo, v.row(b, hk, j0), v.row_stride, ds, BC, rows, cols, dm.dv,
+                        kernels::matmul_nt(doi, ldo, v.row(b, hk, j0), lv, ds, BC, rows, cols, dm.dv,
                                            Accumulate::no, nullptr, scratch.matmul());
                     } else {
                         const float* kp = packed + bk * (kp_size + vkp_size);

@@ -32,10 +32,15 @@ void xavier_uniform(Tensor2& w, Rng& rng) {
 }
 void zero(Tensor1& b) { std::fill(b.begin(), b.end(), 0.0f); }
 
-// x: (B, N, W) -> (B, N, out) through `proj`.
-Tensor3 project(const Linear& proj, const Tensor3& x) {
-    Tensor3 y = Tensor3::from_shape({x.shape(0), x.shape(1), proj.out_features()});
+// y = x·Wᵀ + b through `proj`: x (B, N, W) -> y (B, N, out), resized (its buffer is kept when
+// the shape is unchanged).
+void project_into(const Linear& proj, const Tensor3& x, Tensor3& y) {
+    y.resize({x.shape(0), x.shape(1), proj.out_features()});
     proj.forward(x.data(), x.shape(0) * x.shape(1), y.data());
+}
+Tensor3 project(const Linear& proj, const Tensor3& x) {
+    Tensor3 y;
+    project_into(proj, x, y);
     return y;
 }
 
@@ -114,13 +119,9 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     if (!options.rope && can_use_flash(observer, attention)) {
         // The flash path reads the heads in place from the projections' rows and writes the
         // context straight into the concatenated rows: no split_heads or merge_heads.
-        const auto project_rows = [&](const Linear& layer, const Tensor3& src, Tensor3& dst) {
-            dst.resize({src.shape(0), src.shape(1), layer.out_features()});
-            layer.forward(src.data(), src.shape(0) * src.shape(1), dst.data());
-        };
-        project_rows(q_proj, x, buffers.q_rows);       // (B, T, C)
-        project_rows(k_proj, source, buffers.k_rows);  // (B, S, Hkv·D)
-        project_rows(v_proj, source, buffers.v_rows);  // (B, S, Hkv·D)
+        project_into(q_proj, x, buffers.q_rows);       // (B, T, C)
+        project_into(k_proj, source, buffers.k_rows);  // (B, S, Hkv·D)
+        project_into(v_proj, source, buffers.v_rows);  // (B, S, Hkv·D)
         const ConstHeadsView q = heads_in_rows(std::as_const(buffers.q_rows), config_.num_heads);
         const ConstHeadsView k = heads_in_rows(std::as_const(buffers.k_rows), config_.kv_heads());
         const ConstHeadsView v = heads_in_rows(std::as_const(buffers.v_rows), config_.kv_heads());
@@ -177,8 +178,7 @@ void MultiHeadAttention::split_heads_attention(const Tensor3& x, const Tensor3* 
     Tensor3& proj = buffers.scratch.proj;
     // dst = split_heads(src·Wᵀ + b): (B, N, W) -> (B, heads, N, W / heads)
     const auto project_heads = [&](const Linear& layer, const Tensor3& src, std::size_t heads, Tensor4& dst) {
-        proj.resize({src.shape(0), src.shape(1), layer.out_features()});
-        layer.forward(src.data(), src.shape(0) * src.shape(1), proj.data());
+        project_into(layer, src, proj);
         split_heads(proj, heads, dst);
     };
     Tensor4& q = buffers.q;  // (B, H, T, D)

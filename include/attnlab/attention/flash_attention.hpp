@@ -52,7 +52,8 @@ struct FlashAttentionStats {
     std::size_t row_stat_bytes = 0;      // per-row vectors: logsumexp (forward), delta (backward)
     // Forward with more than one key tile: K (and V unless its rows are a whole number of
     // strips) packed once per (batch, kv head) for the tile kernels (kernels/flash_tiles.hpp);
-    // backward: K and V. About the size of K and V themselves: linear in S.
+    // backward with more than one key tile: K and V. About the size of K and V themselves:
+    // linear in S. 0 when all keys fit one tile (each tile product then reads them in place).
     std::size_t packed_bytes = 0;
 };
 
