@@ -34,6 +34,7 @@ constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2 = 0.693147180559945309f;
 constexpr std::size_t BC = kFlashKeyTile;
+static_assert(BC == kernels::kOneTileLd, "the fused one-tile kernels' p and ds are (BR, BC) tiles");
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
@@ -336,7 +337,12 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
     // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
     const std::size_t ldq_max = ceil_div(BR, strip) * strip;  // queries of a score tile, padded
     const std::size_t qs_size = kernels::flash_strips_size(BR, dm.d);
-    const TileSlots tiles(std::max(BC * ldq_max, BR * BC) + BR * dp + qs_size + 3 * ldq_max, tile_matmul_floats(dm));
+    // One key tile, no mask, keys and dv the fused kernels take: scores in registers
+    // (kernels::one_tile_softmax) on a Kᵀ transposed per task, p·V by one_tile_product.
+    const bool fused = single_tile && !mask.any() && kernels::one_tile_fits(dm.s, dm.dv);
+    const std::size_t kt_size = fused ? dm.d * dm.s : 0;
+    const TileSlots tiles(std::max(BC * ldq_max, BR * BC) + BR * dp + qs_size + 3 * ldq_max + kt_size,
+                          tile_matmul_floats(dm));
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
         TileScratch scratch(meter, tiles);
         // (bc, ldq) scores stored keys by queries, then probabilities; or, with one key tile,
@@ -347,6 +353,7 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
         float* row_max = qs + qs_size;      // (ldq) m: running max of the scaled scores
         float* row_sum = row_max + ldq_max;  // (ldq) l: running sum of exp(scaled - m)
         float* rescale = row_sum + ldq_max;  // (ldq) exp(m_old - m_new) of the last tile
+        float* kt = rescale + ldq_max;       // (D, S) Kᵀ of the head, for the fused path
         // logsumexp = m + log(l), -inf for rows that saw no key.
         const auto write_logsumexp = [&](std::size_t bh, std::size_t i0, std::size_t rows) {
             if (!logsumexp) return;
@@ -364,6 +371,14 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
             const float* vh = v.head(b, hk);    // (S, Dv) with lv
             float* oi = context.row(b, h, i0);  // (br, Dv) with lo
 
+            if (fused) {
+                // The same operations as below, fused (kernels/flash_tiles.hpp): bit-identical.
+                kernels::one_tile_transpose(kh, dm.s, dm.d, lk, kt);
+                kernels::one_tile_softmax(qi, lq, rows, dm.d, kt, dm.s, factor, s_tile, row_max, row_sum);
+                kernels::one_tile_product(false, s_tile, rows, dm.s, vh, lv, dm.dv, oi, lo, false);
+                write_logsumexp(bh, i0, rows);
+                continue;
+            }
             if (single_tile) {
                 // All keys in one tile: plain softmax (normalise p, then p·v), the very operations
                 // of the recorded path in the same order, so the results are bit-identical to it.
@@ -509,7 +524,13 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
     // Packed queries and output gradients, per tile: only with several key tiles.
     const std::size_t qp_size = dq_here ? 0 : kernels::flash_groups_size(BR, dm.d);
     const std::size_t dop_size = dq_here ? 0 : kernels::flash_groups_size(BR, dm.dv);
-    const TileSlots tiles(2 * BR * BC + qp_size + dop_size, tile_matmul_floats(dm));
+    // One key tile, no mask, keys, d and dv the fused kernels take: s and dp in registers
+    // (kernels::one_tile_backward) on Kᵀ and Vᵀ transposed per task, the gradient products by
+    // one_tile_product. Bit-identical to the products below.
+    const bool fused = dq_here && !mask.any() && kernels::one_tile_fits(dm.s, dm.d) &&
+                       kernels::one_tile_fits(dm.s, dm.dv);
+    const std::size_t kvt_size = fused ? (dm.d + dm.dv) * dm.s : 0;
+    const TileSlots tiles(2 * BR * BC + qp_size + dop_size + kvt_size, tile_matmul_floats(dm));
 
     // dk, dv: one task per (batch, kv head, key tile), which owns those rows of dk and dv; it
     // visits the query heads of its group and their query tiles in order. When all keys fit one
@@ -525,12 +546,18 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
         float* ds = p + BR * BC;    // (br, bc) dO·vᵀ, then the score gradient
         float* qp = ds + BR * BC;   // (br, D) packed queries
         float* dop = qp + qp_size;  // (br, Dv) packed output gradients
+        float* kt = dop + dop_size;  // (D, S) Kᵀ and (Dv, S) Vᵀ of the head, for the fused path
+        float* vt = kt + dm.d * dm.s;
         for (std::size_t task = begin; task < end; ++task) {
             const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
             const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
             const std::size_t cols = std::min(BC, dm.s - j0);
             float* dkj = dk.row(b, hk, j0);  // (bc, D) with ldk
             float* dvj = dv.row(b, hk, j0);  // (bc, Dv) with ldv
+            if (fused) {
+                kernels::one_tile_transpose(k.row(b, hk, j0), cols, dm.d, lk, kt);
+                kernels::one_tile_transpose(v.row(b, hk, j0), cols, dm.dv, lv, vt);
+            }
             // The first tile's products overwrite dk_j and dv_j (0 + x is x), later ones add;
             // rows no tile reaches are zeroed. With dq here, each query tile's dq_i is one
             // product (the only key tile), so it overwrites too.
@@ -547,6 +574,17 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
                     }
                     const float* qi = q.row(b, h, i0);          // (br, D) with lq
                     const float* doi = dcontext.row(b, h, i0);  // (br, Dv) with ldo
+                    if (fused) {  // the steps below, fused (kernels/flash_tiles.hpp)
+                        kernels::one_tile_backward(qi, lq, doi, ldo, rows, dm.d, dm.dv, kt, vt, cols, factor,
+                                                   lse + bh * dm.t + i0, delta + bh * dm.t + i0, p, ds);
+                        const bool add = dkv_acc == Accumulate::yes;
+                        kernels::one_tile_product(true, p, cols, rows, doi, ldo, dm.dv, dvj, ldv, add);
+                        kernels::one_tile_product(true, ds, cols, rows, qi, lq, dm.d, dkj, ldk, add);
+                        kernels::one_tile_product(false, ds, rows, cols, k.row(b, hk, j0), lk, dm.d, dq.row(b, h, i0),
+                                                  ldq, false);
+                        dkv_acc = Accumulate::yes;
+                        continue;
+                    }
                     // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
                     if (dq_here) {
                         kernels::matmul_nt(qi, lq, k.row(b, hk, j0), lk, p, BC, rows, cols, dm.d, Accumulate::no,

@@ -49,5 +49,31 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
     table().flash_softmax_pv_columns(st, rows, cols, ldq, vp, ldv, dp, o, row_max, row_sum, alpha);
 }
 
+bool one_tile_fits(std::size_t keys, std::size_t columns) {
+    const KernelTable& t = table();
+    return keys > 0 && keys % t.lanes == 0 && keys <= t.one_tile_max_keys && columns > 0 &&
+           columns % t.lanes == 0 && columns <= t.one_tile_max_columns;
+}
+
+void one_tile_transpose(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float* xt) {
+    table().one_tile_transpose(x, rows, d, ld, xt);
+}
+
+void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::size_t d, const float* kt,
+                      std::size_t keys, float scale, float* p, float* row_max, float* row_sum) {
+    table().one_tile_softmax(q, lq, rows, d, kt, keys, scale, p, row_max, row_sum);
+}
+
+void one_tile_backward(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t rows,
+                       std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys, float scale,
+                       const float* lse, const float* delta, float* p, float* ds) {
+    table().one_tile_backward(q, lq, dout, ldo, rows, d, dv, kt, vt, keys, scale, lse, delta, p, ds);
+}
+
+void one_tile_product(bool trans_a, const float* a, std::size_t rows, std::size_t k, const float* b,
+                      std::size_t ldb, std::size_t n, float* c, std::size_t ldc, bool add) {
+    table().one_tile_product(trans_a, a, rows, k, b, ldb, n, c, ldc, add);
+}
+
 }  // namespace kernels
 }  // namespace attnlab

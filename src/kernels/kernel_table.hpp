@@ -11,6 +11,7 @@
 
 #include "attnlab/kernels/adamw.hpp"
 #include "attnlab/kernels/epilogue.hpp"
+#include "attnlab/kernels/flash_tiles.hpp"
 
 namespace attnlab {
 namespace kernels {
@@ -75,6 +76,19 @@ struct KernelTable {
     void (*flash_softmax_pv_columns)(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
                                      std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
                                      float* alpha);
+
+    // --- FlashAttention with all keys in one tile and no mask, fused (one_tile_arch.hpp) ---
+    // Keys (and product columns) a fused call takes: a whole number of vectors, at most these.
+    std::size_t one_tile_max_keys;
+    std::size_t one_tile_max_columns;
+    void (*one_tile_transpose)(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float* xt);
+    void (*one_tile_softmax)(const float* q, std::size_t lq, std::size_t rows, std::size_t d, const float* kt,
+                             std::size_t keys, float scale, float* p, float* row_max, float* row_sum);
+    void (*one_tile_backward)(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t rows,
+                              std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys,
+                              float scale, const float* lse, const float* delta, float* p, float* ds);
+    void (*one_tile_product)(bool trans_a, const float* a, std::size_t rows, std::size_t k, const float* b,
+                             std::size_t ldb, std::size_t n, float* c, std::size_t ldc, bool add);
 
     // --- elementwise (elementwise_arch.hpp), each over [0, n) or rows [0, rows) ---
     void (*relu_forward)(const float* x, float* y, std::size_t n);

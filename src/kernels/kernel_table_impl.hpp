@@ -7,6 +7,7 @@
 #include "flash_arch.hpp"
 #include "kernel_table.hpp"
 #include "matmul_arch.hpp"
+#include "one_tile_arch.hpp"
 #include "softmax_arch.hpp"
 
 namespace attnlab {
@@ -33,6 +34,12 @@ constexpr KernelTable make_table(const char* isa) {
         &flash_pack_values<Arch>,
         &flash_scores<Arch>,
         &flash_softmax_pv_columns<Arch>,
+        OneTileShape<Arch>::kMaxKeys,
+        OneTileShape<Arch>::kMaxColumns,
+        &one_tile_transpose<Arch>,
+        &one_tile_softmax<Arch>,
+        &one_tile_backward<Arch>,
+        &one_tile_product<Arch>,
         &relu_forward<Arch>,
         &relu_backward<Arch>,
         &gelu_forward<Arch>,

@@ -171,6 +171,31 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     const float* arow[R];  // A row r at the current p, advanced by cs
     ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) arow[r] = a + r * rs;
     const float* bcur = bp;  // the B row of the current p (bs floats apart)
+#if !defined(__wasm__)
+    // x86 with A's rows in place (cs = 1): one index for every row (arow[r][p], base plus
+    // scaled index), not R pointer bumps per p.
+    if (cs == 1) {
+        for (std::size_t p = 0; p < kc; ++p, bcur += bs) {
+            Batch bv[NV];
+            ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bcur + v * W);
+            ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
+                const Batch av(arow[r][p]);
+                ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(av, bv[v], acc[r][v]);
+            }
+        }
+    } else if (rs == 1) {
+        // A transposed in place (or packed): row r at a constant offset from one pointer.
+        const float* acur = a;
+        for (std::size_t p = 0; p < kc; ++p, bcur += bs, acur += cs) {
+            Batch bv[NV];
+            ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bcur + v * W);
+            ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
+                const Batch av(acur[r]);
+                ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(av, bv[v], acc[r][v]);
+            }
+        }
+    } else
+#endif
     for (std::size_t p = 0; p < kc; ++p, bcur += bs) {
         Batch bv[NV];
         ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bcur + v * W);

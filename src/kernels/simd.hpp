@@ -33,6 +33,9 @@
 // Emscripten's SSE headers (the WASM build compiles with -msse4.1).
 #if !defined(ATTNLAB_NO_SIMD) && defined(__SSE2__)
 #include <xmmintrin.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 #define ATTNLAB_SSE_TRANSPOSE 1
 #else
 #define ATTNLAB_SSE_TRANSPOSE 0
@@ -312,8 +315,34 @@ static inline float max_float(float a, float b) { return a < b ? b : a; }
 // The largest lane of a batch (no NaN lanes): the end of every vectorised row maximum. A tree,
 // log2(W) compares deep, not a chain of W - 1 dependent ones (15 with AVX-512: the longest
 // latency of a short softmax row); a maximum is exact, so the order changes nothing.
+// On x86 the tree runs in registers (halves, then the 128-bit shuffles): through memory it was
+// a store, 15 scalar loads and compares per row, a third of the one-tile softmax's operations.
+// WebAssembly keeps the memory form (Emscripten emulates _mm_max_ps with a compare and select).
 template <class B>
 inline float max_lane(const B& v) {
+#if ATTNLAB_SSE_TRANSPOSE && !defined(__EMSCRIPTEN__)
+    if constexpr (B::size == 4 || B::size == 8 || B::size == 16) {
+        __m128 m;
+        if constexpr (B::size == 16) {
+#if defined(__AVX512F__) && defined(__AVX512DQ__)
+            const __m512 x = v;
+            // (the DQ extracts, as xsimd's hadd: GCC 12 warns on the cast's undefined upper half)
+            const __m256 h = _mm256_max_ps(_mm512_extractf32x8_ps(x, 0), _mm512_extractf32x8_ps(x, 1));
+            m = _mm_max_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+#endif
+        } else if constexpr (B::size == 8) {
+#if defined(__AVX__)
+            const __m256 x = v;
+            m = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+#endif
+        } else {
+            m = v;
+        }
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+        return _mm_cvtss_f32(m);
+    }
+#endif
     alignas(64) float lanes[B::size];
     v.store_aligned(lanes);
     for (std::size_t width = B::size / 2; width >= 1; width /= 2) {

@@ -59,5 +59,31 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
                               std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
                               float* alpha);
 
+// --- All keys in one tile, no mask: fused blocks of query rows (src/kernels/one_tile_arch.hpp) ---
+// The scores of a block stay in registers from q·kᵀ through the softmax (forward) or the exp and
+// score gradient (backward); the tiles they leave, p and ds, are (rows, keys) with rows
+// kOneTileLd floats apart, and one_tile_product multiplies them by a head's rows. Bit-identical
+// to the general path (matmul_nt, softmax_tile or flash_backward_tile, the matmul products).
+inline constexpr std::size_t kOneTileLd = 128;
+// Whether the fused kernels take `keys` keys (a whole number of vectors, few enough to keep a
+// row's scores in registers) and products of `columns` columns (head dims d and dv).
+bool one_tile_fits(std::size_t keys, std::size_t columns);
+// x: (rows, d) with ld -> xt: (d, rows), the Kᵀ or Vᵀ of a head.
+void one_tile_transpose(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float* xt);
+// q: (rows, d) with lq, kt: (d, keys) -> p: (rows, keys) with kOneTileLd = softmax(scale·q·kᵀ),
+// row_max[r] = max scale·s, row_sum[r] = Σ exp(scale·s - row_max[r]) (softmax_tile's).
+void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::size_t d, const float* kt,
+                      std::size_t keys, float scale, float* p, float* row_max, float* row_sum);
+// q: (rows, d) with lq, dout: (rows, dv) with ldo, kt: (d, keys), vt: (dv, keys), lse, delta:
+// (rows) -> p = exp(scale·q·kᵀ - lse), ds = scale·p⊙(dout·vᵀ - delta), each (rows, keys) with
+// kOneTileLd (flash_backward_tile's; zeros for rows with lse = -inf).
+void one_tile_backward(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t rows,
+                       std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys, float scale,
+                       const float* lse, const float* delta, float* p, float* ds);
+// c: (rows, n) with ldc (+)= op(a) · b, b: (k, n) with ldb; a: (rows, k) with kOneTileLd, or
+// trans_a: (k, rows) with kOneTileLd (c = aᵀ·b). add: accumulate into c.
+void one_tile_product(bool trans_a, const float* a, std::size_t rows, std::size_t k, const float* b,
+                      std::size_t ldb, std::size_t n, float* c, std::size_t ldc, bool add);
+
 }  // namespace kernels
 }  // namespace attnlab
