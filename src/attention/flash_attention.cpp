@@ -483,21 +483,11 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
         [&](std::size_t begin, std::size_t end) {
             for (std::size_t bh = begin; bh < end; ++bh) {
                 const std::size_t b = bh / dm.heads, h = bh % dm.heads;
-                for (std::size_t i = 0; i < dm.t; ++i) {
-                    const float* go = dcontext.row(b, h, i);
-                    const float* o = context.row(b, h, i);
-                    // 8 partial sums (lane c % 8), then a fixed tree: 2 dependent adds per 16
-                    // columns instead of 16 (with the index divisions of a flat loop over rows,
-                    // this was 9% of the backward at Dv = 16).
-                    float part[8] = {};
-                    std::size_t c = 0;
-                    for (; c + 8 <= dm.dv; c += 8) {
-                        for (std::size_t u = 0; u < 8; ++u) part[u] += go[c + u] * o[c + u];
-                    }
-                    float sum = ((part[0] + part[4]) + (part[1] + part[5])) +
-                                ((part[2] + part[6]) + (part[3] + part[7]));
-                    for (; c < dm.dv; ++c) sum += go[c] * o[c];
-                    delta[bh * dm.t + i] = sum;
+                // A SIMD kernel, 4 rows at a time (as a scalar loop with 8 partial sums per row
+                // it was 6% of the one-tile backward at Dv = 16).
+                if (dm.t > 0) {
+                    kernels::flash_row_dots(dcontext.row(b, h, 0), dcontext.row_stride, context.row(b, h, 0),
+                                            context.row_stride, dm.t, dm.dv, delta + bh * dm.t);
                 }
             }
         },

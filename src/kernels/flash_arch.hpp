@@ -16,6 +16,8 @@
 // strip; D head dim of q and k; Dv of v, Dp = Dv rounded up to NR.
 #pragma once
 
+#include <type_traits>
+
 #include "kernel_table.hpp"
 #include "simd.hpp"
 
@@ -248,6 +250,36 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
             });
         }
     }
+}
+
+// out[i] = Σ_c a[i·lda + c]·b[i·ldb + c] for i < rows (the backward's delta = rowsum(dO ⊙ O)):
+// per row an FMA chain over its whole vectors, a horizontal add, then the tail in order; 4 rows
+// at a time so their chains and horizontal adds overlap.
+template <class Arch>
+void flash_row_dots(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
+                    std::size_t cols, float* out) {
+    using Batch = simd::Batch<Arch>;
+    constexpr std::size_t W = Batch::size, R = 4;
+    const std::size_t full = cols / W * W;
+    const auto block = [&](auto nr, std::size_t i) {
+        constexpr std::size_t N = decltype(nr)::value;
+        Batch acc[N];
+        ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < N; ++r) acc[r] = Batch(0.0f);
+        for (std::size_t c = 0; c < full; c += W) {
+            ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < N; ++r) {
+                acc[r] = simd::fma(Batch::load_unaligned(a + (i + r) * lda + c),
+                                   Batch::load_unaligned(b + (i + r) * ldb + c), acc[r]);
+            }
+        }
+        ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < N; ++r) {
+            float sum = simd::hadd(acc[r]);
+            for (std::size_t c = full; c < cols; ++c) sum += a[(i + r) * lda + c] * b[(i + r) * ldb + c];
+            out[i + r] = sum;
+        }
+    };
+    std::size_t i = 0;
+    for (; i + R <= rows; i += R) block(std::integral_constant<std::size_t, R>{}, i);
+    for (; i < rows; ++i) block(std::integral_constant<std::size_t, 1>{}, i);
 }
 
 }  // namespace arch

@@ -49,6 +49,11 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
     table().flash_softmax_pv_columns(st, rows, cols, ldq, vp, ldv, dp, o, row_max, row_sum, alpha);
 }
 
+void flash_row_dots(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
+                    std::size_t cols, float* out) {
+    table().flash_row_dots(a, lda, b, ldb, rows, cols, out);
+}
+
 bool one_tile_fits(std::size_t keys, std::size_t columns) {
     const KernelTable& t = table();
     return keys > 0 && keys % t.lanes == 0 && keys <= t.one_tile_max_keys && columns > 0 &&

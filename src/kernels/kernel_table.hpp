@@ -76,6 +76,8 @@ struct KernelTable {
     void (*flash_softmax_pv_columns)(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
                                      std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
                                      float* alpha);
+    void (*flash_row_dots)(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
+                           std::size_t cols, float* out);
 
     // --- FlashAttention with all keys in one tile and no mask, fused (one_tile_arch.hpp) ---
     // Keys (and product columns) a fused call takes: a whole number of vectors, at most these.

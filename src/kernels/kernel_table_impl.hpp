@@ -34,6 +34,7 @@ constexpr KernelTable make_table(const char* isa) {
         &flash_pack_values<Arch>,
         &flash_scores<Arch>,
         &flash_softmax_pv_columns<Arch>,
+        &flash_row_dots<Arch>,
         OneTileShape<Arch>::kMaxKeys,
         OneTileShape<Arch>::kMaxColumns,
         &one_tile_transpose<Arch>,

@@ -59,6 +59,11 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
                               std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
                               float* alpha);
 
+// a: (rows, cols) with lda, b: (rows, cols) with ldb -> out: (rows), out[i] = Σ_c a[i][c]·b[i][c]
+// (the backward's delta = rowsum(dO ⊙ O)).
+void flash_row_dots(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
+                    std::size_t cols, float* out);
+
 // --- All keys in one tile, no mask: fused blocks of query rows (src/kernels/one_tile_arch.hpp) ---
 // The scores of a block stay in registers from q·kᵀ through the softmax (forward) or the exp and
 // score gradient (backward); the tiles they leave, p and ds, are (rows, keys) with rows
