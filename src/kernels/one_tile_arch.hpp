@@ -59,15 +59,26 @@ struct OneTileShape {
     }
 };
 
+// f(integral_constant<N>, i) for the one block of N = rows rows (1 <= rows <= R).
+template <std::size_t R, class F>
+inline void run_block(std::size_t rows, std::size_t i, const F& f) {
+    if constexpr (R > 1) {
+        if (rows < R) {
+            run_block<R - 1>(rows, i, f);
+            return;
+        }
+    }
+    f(std::integral_constant<std::size_t, R>{}, i);
+}
+
 // f(integral_constant<R>, i) for blocks [i, i + R) of [begin, end): whole blocks of R, then the
-// remainder in blocks of R/2, R/4, ... 1 (so only those sizes are instantiated).
+// remainder as one block (64 rows in blocks of 6 end with one of 4, not 3 and a lone row whose
+// few FMA chains are latency-bound).
 template <std::size_t R, class F>
 inline void for_row_blocks(std::size_t begin, std::size_t end, const F& f) {
     std::size_t i = begin;
     for (; i + R <= end; i += R) f(std::integral_constant<std::size_t, R>{}, i);
-    if constexpr (R > 1) {
-        if (i < end) for_row_blocks<R / 2>(i, end, f);
-    }
+    if (i < end) run_block<R>(end - i, i, f);
 }
 
 // f(integral_constant<N>) for n in 1..8 (callers check the range).
