@@ -125,6 +125,7 @@ inline void block_scores(const float* x, std::size_t lx, std::size_t d, const fl
         ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
     }
     const float* ycur = yt;
+#pragma GCC unroll 4
     for (std::size_t p = 0; p < d; ++p, ycur += NV * W) {
         Batch yv[NV];
         ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) yv[v] = Batch::load_unaligned(ycur + v * W);
@@ -230,6 +231,7 @@ void one_tile_product_rows(const float* a, std::size_t k, const float* b, std::s
     }
     const float* acur = a;  // element (0, p): every row at a constant offset from it
     const float* bcur = b;
+#pragma GCC unroll 4
     for (std::size_t p = 0; p < k; ++p, acur += TransA ? LD : 1, bcur += ldb) {
         Batch bv[NVV];
         ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NVV; ++v) bv[v] = Batch::load_unaligned(bcur + v * W);
