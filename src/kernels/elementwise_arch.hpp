@@ -144,6 +144,7 @@ void layer_norm_forward_block(const float* x, const float* gamma, const float* b
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size;
     const std::size_t full = cols / W * W;
+    const float inv_cols = 1.0f / static_cast<float>(cols);
     float x0[R], mf[R], rs[R];
     Batch acc[R], v[R];
     ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
@@ -157,7 +158,7 @@ void layer_norm_forward_block(const float* x, const float* gamma, const float* b
     ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
         float shifted = simd::hadd(acc[r]);
         for (std::size_t j = full; j < cols; ++j) shifted += x[r * cols + j] - x0[r];
-        mf[r] = static_cast<float>(double(x0[r]) + double(shifted) / double(cols));
+        mf[r] = x0[r] + shifted * inv_cols;
         v[r] = Batch(mf[r]);
         acc[r] = Batch(0.0f);
     }
@@ -173,8 +174,8 @@ void layer_norm_forward_block(const float* x, const float* gamma, const float* b
             const float d = x[r * cols + j] - mf[r];
             squares += d * d;
         }
-        const float var = squares / static_cast<float>(cols);
-        rs[r] = static_cast<float>(1.0 / std::sqrt(double(var) + double(eps)));
+        const float var = squares * inv_cols;
+        rs[r] = 1.0f / std::sqrt(var + eps);  // float, as torch.nn.LayerNorm on the CPU
         if (mean) mean[r] = mf[r];
         if (rstd) rstd[r] = rs[r];
     }

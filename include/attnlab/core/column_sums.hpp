@@ -27,7 +27,8 @@ inline constexpr std::size_t kColumnSumRows = 256;  // rows per partial sum
 inline constexpr std::size_t kColumnSumBlock = 64;  // columns a task sums at once, in local arrays
 
 // out[k][j] += Σ_r term_k(r, j) for K sums per column, j < cols, accumulated in T (float, or
-// double for more precision) and rounded to float once. add_row(r, j0, w, sums) adds row r's
+// double for more precision) within each block of rows, the block partials added in double,
+// rounded to float once. add_row(r, j0, w, sums) adds row r's
 // terms of columns [j0, j0 + w) to sums[k][0 .. w) (T sums[K][kColumnSumBlock], local to the
 // task: registers, not memory that could alias the inputs). The partials live in a grow-only
 // buffer of the calling thread, so a training step that calls from the same thread every step
@@ -62,7 +63,7 @@ void column_sums(std::size_t rows, std::size_t cols, float* const (&out)[K], con
         1);
     for (std::size_t k = 0; k < K; ++k) {
         for (std::size_t j = 0; j < cols; ++j) {
-            T total = 0;
+            double total = 0;  // the few block partials, added in double whatever T
             for (std::size_t rb = 0; rb < row_blocks; ++rb) total += part[(rb * K + k) * cols + j];
             out[k][j] += static_cast<float>(total);
         }
