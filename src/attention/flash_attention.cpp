@@ -8,7 +8,9 @@
 // and p·V on operands packed once per head (kernels/flash_tiles.hpp; the forward stores a score
 // tile keys by queries), the backward's softmax step (kernels::flash_backward_tile,
 // kernels/softmax.hpp) and its gradient products (the blocked matmul, which runs inline inside a
-// pool task). Everything else here is index arithmetic, masks and the split of work over threads.
+// pool task). When all keys fit one tile and no mask applies, both directions run the fused
+// one-tile kernels instead (kernels/flash_tiles.hpp: scores kept in registers, bit-identical).
+// Everything else here is index arithmetic, masks and the split of work over threads.
 #include "attnlab/attention/flash_attention.hpp"
 
 #include <algorithm>

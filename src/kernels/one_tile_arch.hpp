@@ -11,11 +11,12 @@
 // and the products with the (rows, keys) tiles read them at constant offsets (the tile's row
 // stride kOneTileLd is a compile-time constant) 16 rows at a time on AVX-512.
 //
-// Bit-identical to the general path (tests/attention: OneKeyTileEqualsTheMathPathBitForBit,
-// FusedOneTileEqualsTheProducts): every score is the FMA chain over d from 0 that the matmul
-// micro-kernel computes; the softmax runs the operations of softmax_tile_rows<Arch, R, true> in
-// the same order; the backward's tile those of flash_backward_tile; and every product element is
-// the matmul micro-kernel's FMA chain over its inner index, in order.
+// Bit-identical to the general path (tests/attention/test_flash_attention.cpp:
+// OneKeyTileEqualsTheMathPathBitForBit, FusedOneTileEqualsTheGeneralOneTilePathBitForBit):
+// every score is the FMA chain over d from 0 that the matmul micro-kernel computes; the softmax
+// runs the operations of softmax_tile_rows<Arch, R, true> in the same order; the backward's tile
+// those of flash_backward_tile; and every product element is the matmul micro-kernel's FMA
+// chain over its inner index, in order.
 //
 // Legend: R rows of a block; NV key vectors (keys = NV·W); NVV vectors of a product's columns;
 // d head dim of q and k, dv of v; ld kOneTileLd floats between the rows of a p or ds tile.
