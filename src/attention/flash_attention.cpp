@@ -8,8 +8,9 @@
 // and p·V on operands packed once per head (kernels/flash_tiles.hpp; the forward stores a score
 // tile keys by queries), the backward's softmax step (kernels::flash_backward_tile,
 // kernels/softmax.hpp) and its gradient products (the blocked matmul, which runs inline inside a
-// pool task). When all keys fit one tile and no mask applies, both directions run the fused
-// one-tile kernels instead (kernels/flash_tiles.hpp: scores kept in registers, bit-identical).
+// pool task). When all keys fit one tile and no mask but the causal one applies, both
+// directions run the fused one-tile kernels instead (kernels/flash_tiles.hpp: scores kept in
+// registers, bit-identical).
 // Everything else here is index arithmetic, masks and the split of work over threads.
 #include "attnlab/attention/flash_attention.hpp"
 
@@ -97,6 +98,17 @@ std::size_t key_end(const Dims& dm, bool causal, std::size_t i0, std::size_t row
     if (!causal) return dm.s;
     const std::ptrdiff_t last = static_cast<std::ptrdiff_t>(i0 + rows) + dm.shift;  // one past the last visible
     return static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(last, 0, static_cast<std::ptrdiff_t>(dm.s)));
+}
+
+// Whether the mask is none or the causal mask alone: what the fused one-tile kernels apply.
+bool at_most_causal(const AttentionMask& mask) {
+    return mask.window == 0 && mask.key_padding.size() == 0 && mask.explicit_mask.size() == 0;
+}
+
+// hide_from of the fused one-tile kernels for the query rows from i0 (kernels/flash_tiles.hpp):
+// query i sees keys j <= i + shift under the causal mask.
+std::ptrdiff_t causal_from(const AttentionMask& mask, const Dims& dm, std::size_t i0) {
+    return mask.causal ? static_cast<std::ptrdiff_t>(i0) + dm.shift + 1 : kernels::kOneTileSeesAll;
 }
 
 // The first query row that can see key j0 under the causal mask (rows before it see none of the
@@ -339,9 +351,9 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
     // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
     const std::size_t ldq_max = ceil_div(BR, strip) * strip;  // queries of a score tile, padded
     const std::size_t qs_size = kernels::flash_strips_size(BR, dm.d);
-    // One key tile, no mask, keys and dv the fused kernels take: scores in registers
-    // (kernels::one_tile_softmax) on a Kᵀ transposed per task, p·V by one_tile_product.
-    const bool fused = single_tile && !mask.any() && kernels::one_tile_fits(dm.s, dm.dv);
+    // One key tile, no mask but a causal one, keys and dv the fused kernels take: scores in
+    // registers (kernels::one_tile_softmax) on a Kᵀ transposed per task, p·V by one_tile_product.
+    const bool fused = single_tile && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.dv);
     const std::size_t kt_size = fused ? dm.d * dm.s : 0;
     const TileSlots tiles(std::max(BC * ldq_max, BR * BC) + BR * dp + qs_size + 3 * ldq_max + kt_size,
                           tile_matmul_floats(dm));
@@ -376,7 +388,8 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
             if (fused) {
                 // The same operations as below, fused (kernels/flash_tiles.hpp): bit-identical.
                 kernels::one_tile_transpose(kh, dm.s, dm.d, lk, kt);
-                kernels::one_tile_softmax(qi, lq, rows, dm.d, kt, dm.s, factor, s_tile, row_max, row_sum);
+                kernels::one_tile_softmax(qi, lq, rows, dm.d, kt, dm.s, factor, causal_from(mask, dm, i0), s_tile,
+                                          row_max, row_sum);
                 kernels::one_tile_product(false, s_tile, rows, dm.s, vh, lv, dm.dv, oi, lo, false);
                 write_logsumexp(bh, i0, rows);
                 continue;
@@ -516,10 +529,10 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
     // Packed queries and output gradients, per tile: only with several key tiles.
     const std::size_t qp_size = dq_here ? 0 : kernels::flash_groups_size(BR, dm.d);
     const std::size_t dop_size = dq_here ? 0 : kernels::flash_groups_size(BR, dm.dv);
-    // One key tile, no mask, keys, d and dv the fused kernels take: s and dp in registers
-    // (kernels::one_tile_backward) on Kᵀ and Vᵀ transposed per task, the gradient products by
-    // one_tile_product. Bit-identical to the products below.
-    const bool fused = dq_here && !mask.any() && kernels::one_tile_fits(dm.s, dm.d) &&
+    // One key tile, no mask but a causal one, keys, d and dv the fused kernels take: s and dp in
+    // registers (kernels::one_tile_backward) on Kᵀ and Vᵀ transposed per task, the gradient
+    // products by one_tile_product. Bit-identical to the products below.
+    const bool fused = dq_here && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.d) &&
                        kernels::one_tile_fits(dm.s, dm.dv);
     const std::size_t kvt_size = fused ? (dm.d + dm.dv) * dm.s : 0;
     const TileSlots tiles(2 * BR * BC + qp_size + dop_size + kvt_size, tile_matmul_floats(dm));
@@ -568,7 +581,8 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
                     const float* doi = dcontext.row(b, h, i0);  // (br, Dv) with ldo
                     if (fused) {  // the steps below, fused (kernels/flash_tiles.hpp)
                         kernels::one_tile_backward(qi, lq, doi, ldo, rows, dm.d, dm.dv, kt, vt, cols, factor,
-                                                   lse + bh * dm.t + i0, delta + bh * dm.t + i0, p, ds);
+                                                   causal_from(mask, dm, i0), lse + bh * dm.t + i0,
+                                                   delta + bh * dm.t + i0, p, ds);
                         const bool add = dkv_acc == Accumulate::yes;
                         kernels::one_tile_product(true, p, cols, rows, doi, ldo, dm.dv, dvj, ldv, add);
                         kernels::one_tile_product(true, ds, cols, rows, qi, lq, dm.d, dkj, ldk, add);

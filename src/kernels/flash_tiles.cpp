@@ -65,14 +65,15 @@ void one_tile_transpose(const float* x, std::size_t rows, std::size_t d, std::si
 }
 
 void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::size_t d, const float* kt,
-                      std::size_t keys, float scale, float* p, float* row_max, float* row_sum) {
-    table().one_tile_softmax(q, lq, rows, d, kt, keys, scale, p, row_max, row_sum);
+                      std::size_t keys, float scale, std::ptrdiff_t hide_from, float* p, float* row_max,
+                      float* row_sum) {
+    table().one_tile_softmax(q, lq, rows, d, kt, keys, scale, hide_from, p, row_max, row_sum);
 }
 
 void one_tile_backward(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t rows,
                        std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys, float scale,
-                       const float* lse, const float* delta, float* p, float* ds) {
-    table().one_tile_backward(q, lq, dout, ldo, rows, d, dv, kt, vt, keys, scale, lse, delta, p, ds);
+                       std::ptrdiff_t hide_from, const float* lse, const float* delta, float* p, float* ds) {
+    table().one_tile_backward(q, lq, dout, ldo, rows, d, dv, kt, vt, keys, scale, hide_from, lse, delta, p, ds);
 }
 
 void one_tile_product(bool trans_a, const float* a, std::size_t rows, std::size_t k, const float* b,

@@ -85,10 +85,12 @@ struct KernelTable {
     std::size_t one_tile_max_columns;
     void (*one_tile_transpose)(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float* xt);
     void (*one_tile_softmax)(const float* q, std::size_t lq, std::size_t rows, std::size_t d, const float* kt,
-                             std::size_t keys, float scale, float* p, float* row_max, float* row_sum);
+                             std::size_t keys, float scale, std::ptrdiff_t hide_from, float* p, float* row_max,
+                             float* row_sum);
     void (*one_tile_backward)(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t rows,
                               std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys,
-                              float scale, const float* lse, const float* delta, float* p, float* ds);
+                              float scale, std::ptrdiff_t hide_from, const float* lse, const float* delta, float* p,
+                              float* ds);
     void (*one_tile_product)(bool trans_a, const float* a, std::size_t rows, std::size_t k, const float* b,
                              std::size_t ldb, std::size_t n, float* c, std::size_t ldc, bool add);
 

@@ -1,7 +1,8 @@
 // src/kernels/one_tile_arch.hpp (private): FlashAttention when all keys of a head fit one score
-// tile and no mask applies, fused per block of query rows, one template per architecture (see
-// simd.hpp for the tags and the rule on what may be used here). kernels/flash_tiles.hpp is the
-// public face; attention/flash_attention.cpp decides when they apply (one_tile_fits).
+// tile and no mask but the causal one applies, fused per block of query rows, one template per
+// architecture (see simd.hpp for the tags and the rule on what may be used here).
+// kernels/flash_tiles.hpp is the public face; attention/flash_attention.cpp decides when they
+// apply (one_tile_fits, and at most a causal mask).
 //
 // Why: the tiny models train on heads of T = S = 64 and D = 16. Run as general products
 // (matmul_nt, the softmax pass, matmul_nn), every head paid the product's set-up per call, a
@@ -137,15 +138,35 @@ inline void block_scores(const float* x, std::size_t lx, std::size_t d, const fl
     }
 }
 
+// The causal mask on a block's raw scores, as mask_tile applies it: row r hides keys
+// j >= hide_from + r (-inf; then the scale keeps it -inf and exp makes it exactly 0).
+template <class Arch, std::size_t R, std::size_t NV>
+inline void hide_future(std::ptrdiff_t hide_from, simd::Batch<Arch> (&acc)[R][NV]) {
+    using Batch = simd::Batch<Arch>;
+    constexpr std::size_t W = Batch::size;
+    alignas(64) float lane[W];  // 0 .. W-1 (small integers: exact as floats)
+    for (std::size_t l = 0; l < W; ++l) lane[l] = static_cast<float>(l);
+    const Batch lanes = Batch::load_aligned(lane);
+    ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
+        const Batch first_hidden(static_cast<float>(hide_from + static_cast<std::ptrdiff_t>(r)));
+        ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) {
+            const Batch key = lanes + Batch(static_cast<float>(v * W));
+            acc[r][v] = simd::select(key >= first_hidden, Batch(kNegInf), acc[r][v]);
+        }
+    }
+}
+
 // R query rows of the forward: p (R, NV·W) with kOneTileLd = softmax(scale · q·kᵀ) from
 // q (R, d) with lq and kt = Kᵀ (d, NV·W); row_max, row_sum (R) as softmax_tile gives them.
-template <class Arch, std::size_t R, std::size_t NV>
-void one_tile_softmax_rows(const float* q, std::size_t lq, std::size_t d, const float* kt, float scale, float* p,
-                           float* row_max, float* row_sum) {
+// Causal: row r sees keys j < hide_from + r only.
+template <class Arch, std::size_t R, std::size_t NV, bool Causal>
+void one_tile_softmax_rows(const float* q, std::size_t lq, std::size_t d, const float* kt, float scale,
+                           std::ptrdiff_t hide_from, float* p, float* row_max, float* row_sum) {
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size, LD = kOneTileLd;
     Batch acc[R][NV];
     block_scores<Arch, R, NV>(q, lq, d, kt, acc);
+    if constexpr (Causal) hide_future<Arch, R, NV>(hide_from, acc);
     const Batch vscale(scale);
     const SoftmaxExp<Arch> exp;
     // softmax_tile_rows<Arch, R, true>: the scaled scores and their max, vector by vector ...
@@ -184,17 +205,18 @@ void one_tile_softmax_rows(const float* q, std::size_t lq, std::size_t d, const 
 // R query rows of the backward: p = exp(scale · q·kᵀ - lse) and ds = scale · p ⊙ (dO·vᵀ - delta),
 // both (R, NV·W) with kOneTileLd, as flash_backward_tile computes them from the products; rows
 // with lse = -inf (no visible key) get zeros. q (R, d) with lq, dout (R, dv) with ldo,
-// kt = Kᵀ (d, NV·W), vt = Vᵀ (dv, NV·W); lse, delta (R).
-template <class Arch, std::size_t R, std::size_t NV>
+// kt = Kᵀ (d, NV·W), vt = Vᵀ (dv, NV·W); lse, delta (R). Causal: as one_tile_softmax_rows.
+template <class Arch, std::size_t R, std::size_t NV, bool Causal>
 void one_tile_backward_rows(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t d,
-                            std::size_t dv, const float* kt, const float* vt, float scale, const float* lse,
-                            const float* delta, float* p, float* ds) {
+                            std::size_t dv, const float* kt, const float* vt, float scale, std::ptrdiff_t hide_from,
+                            const float* lse, const float* delta, float* p, float* ds) {
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size, LD = kOneTileLd;
     const Batch vscale(scale);
     const SoftmaxExp<Arch> exp;
     Batch acc[R][NV];
     block_scores<Arch, R, NV>(q, lq, d, kt, acc);
+    if constexpr (Causal) hide_future<Arch, R, NV>(hide_from, acc);
     ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
         const Batch vlse(lse[r]);
         ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) {
@@ -251,16 +273,27 @@ void one_tile_product_rows(const float* a, std::size_t k, const float* b, std::s
 
 // The table's entries: the row blocks and the vector counts dispatched (one_tile_fits checks
 // keys = NV·W with NV <= kMaxKeyVectors and NV <= kAccumulators, n = NVV·W likewise).
+// Blocks that hide a key (a causal block whose first row does not see every key) take the
+// masking variant; hide_from = kOneTileSeesAll (or any value >= keys) hides nothing.
 template <class Arch>
 void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::size_t d, const float* kt,
-                      std::size_t keys, float scale, float* p, float* row_max, float* row_sum) {
+                      std::size_t keys, float scale, std::ptrdiff_t hide_from, float* p, float* row_max,
+                      float* row_sum) {
     using S = OneTileShape<Arch>;
     dispatch_vectors(keys / S::W, [&](auto nv) {
         constexpr std::size_t NV = decltype(nv)::value;
         if constexpr (S::score_rows(NV) >= 1) {
             for_row_blocks<S::score_rows(NV)>(0, rows, [&](auto r, std::size_t i) {
-                one_tile_softmax_rows<Arch, decltype(r)::value, NV>(q + i * lq, lq, d, kt, scale, p + i * kOneTileLd,
-                                                                    row_max + i, row_sum + i);
+                constexpr std::size_t R = decltype(r)::value;
+                const std::ptrdiff_t from = hide_from == kOneTileSeesAll ? hide_from
+                                                                          : hide_from + static_cast<std::ptrdiff_t>(i);
+                const float* qi = q + i * lq;
+                float* pi = p + i * kOneTileLd;
+                if (from < static_cast<std::ptrdiff_t>(keys)) {
+                    one_tile_softmax_rows<Arch, R, NV, true>(qi, lq, d, kt, scale, from, pi, row_max + i, row_sum + i);
+                } else {
+                    one_tile_softmax_rows<Arch, R, NV, false>(qi, lq, d, kt, scale, from, pi, row_max + i, row_sum + i);
+                }
             });
         }
     });
@@ -269,15 +302,26 @@ void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::siz
 template <class Arch>
 void one_tile_backward(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t rows,
                        std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys, float scale,
-                       const float* lse, const float* delta, float* p, float* ds) {
+                       std::ptrdiff_t hide_from, const float* lse, const float* delta, float* p, float* ds) {
     using S = OneTileShape<Arch>;
     dispatch_vectors(keys / S::W, [&](auto nv) {
         constexpr std::size_t NV = decltype(nv)::value;
         if constexpr (S::score_rows(NV) >= 1) {
             for_row_blocks<S::score_rows(NV)>(0, rows, [&](auto r, std::size_t i) {
-                one_tile_backward_rows<Arch, decltype(r)::value, NV>(q + i * lq, lq, dout + i * ldo, ldo, d, dv, kt,
-                                                                     vt, scale, lse + i, delta + i,
-                                                                     p + i * kOneTileLd, ds + i * kOneTileLd);
+                constexpr std::size_t R = decltype(r)::value;
+                const std::ptrdiff_t from = hide_from == kOneTileSeesAll ? hide_from
+                                                                          : hide_from + static_cast<std::ptrdiff_t>(i);
+                const float* qi = q + i * lq;
+                const float* di = dout + i * ldo;
+                float* pi = p + i * kOneTileLd;
+                float* dsi = ds + i * kOneTileLd;
+                if (from < static_cast<std::ptrdiff_t>(keys)) {
+                    one_tile_backward_rows<Arch, R, NV, true>(qi, lq, di, ldo, d, dv, kt, vt, scale, from, lse + i,
+                                                              delta + i, pi, dsi);
+                } else {
+                    one_tile_backward_rows<Arch, R, NV, false>(qi, lq, di, ldo, d, dv, kt, vt, scale, from, lse + i,
+                                                               delta + i, pi, dsi);
+                }
             });
         }
     });

@@ -172,11 +172,12 @@ TEST(FlashAttention, OneKeyTileEqualsTheMathPathBitForBit) {
     kernels::set_isa(previous);
 }
 
-// Without a mask, all keys in one tile and whole vectors of keys and head dims, the flash
-// calls run the fused one-tile kernels (kernels/flash_tiles.hpp); a padding mask that hides no
-// key makes them run the general one-tile path instead. Both must agree bit for bit, forward
-// (context, logsumexp) and backward, in every ISA, for rows the kernels' blocks take whole and
-// as remainders, head dims of 1 to 4 vectors and grouped heads (dk, dv summed over the group).
+// Without a mask or with the causal mask alone, all keys in one tile and whole vectors of keys
+// and head dims, the flash calls run the fused one-tile kernels (kernels/flash_tiles.hpp); a
+// padding mask that hides no key makes them run the general one-tile path instead. Both must
+// agree bit for bit, forward (context, logsumexp) and backward, in every ISA, for rows the
+// kernels' blocks take whole and as remainders, head dims of 1 to 4 vectors, grouped heads (dk,
+// dv summed over the group), and causal rows that see every key, some, or none (T > S).
 TEST(FlashAttention, FusedOneTileEqualsTheGeneralOneTilePathBitForBit) {
     const std::string previous = kernels::active_isa();
     for (const std::string& isa : kernels::available_isas()) {
@@ -191,23 +192,29 @@ TEST(FlashAttention, FusedOneTileEqualsTheGeneralOneTilePathBitForBit) {
                     if (kernels::one_tile_fits(s, d)) ++fused_cases;
                     const Inputs in = make_inputs(2, 4, 2, t, s, d, seed += 5);
                     const Tensor4 dctx = test::random_normal<Tensor4>({2, 4, t, d}, seed + 1);
-                    AttentionMask hides_nothing;
-                    hides_nothing.key_padding = padding_mask_from_lengths({s, s}, s);
-                    const std::string where =
-                        isa + " T=" + std::to_string(t) + " S=" + std::to_string(s) + " D=" + std::to_string(d);
-                    Tensor3 lse_fused, lse_general;
-                    const Tensor4 fused = flash_attention_forward(in.q, in.k, in.v, {}, {}, &lse_fused);
-                    const Tensor4 general = flash_attention_forward(in.q, in.k, in.v, hides_nothing, {}, &lse_general);
-                    ASSERT_TRUE(all_finite(fused)) << where;
-                    ASSERT_TRUE(std::equal(fused.begin(), fused.end(), general.begin())) << "context " << where;
-                    ASSERT_TRUE(std::equal(lse_fused.begin(), lse_fused.end(), lse_general.begin())) << "lse " << where;
-                    Tensor4 dq[2], dk[2], dv[2];
-                    flash_attention_backward(dctx, in.q, in.k, in.v, fused, lse_fused, {}, {}, dq[0], dk[0], dv[0]);
-                    flash_attention_backward(dctx, in.q, in.k, in.v, general, lse_general, hides_nothing, {}, dq[1],
-                                             dk[1], dv[1]);
-                    ASSERT_TRUE(std::equal(dq[0].begin(), dq[0].end(), dq[1].begin())) << "dq " << where;
-                    ASSERT_TRUE(std::equal(dk[0].begin(), dk[0].end(), dk[1].begin())) << "dk " << where;
-                    ASSERT_TRUE(std::equal(dv[0].begin(), dv[0].end(), dv[1].begin())) << "dv " << where;
+                    for (bool causal : {false, true}) {
+                        AttentionMask mask, general_mask;
+                        mask.causal = general_mask.causal = causal;
+                        general_mask.key_padding = padding_mask_from_lengths({s, s}, s);  // hides nothing
+                        const std::string where = isa + " T=" + std::to_string(t) + " S=" + std::to_string(s) +
+                                                  " D=" + std::to_string(d) + (causal ? " causal" : "");
+                        Tensor3 lse_fused, lse_general;
+                        const Tensor4 fused = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse_fused);
+                        const Tensor4 general =
+                            flash_attention_forward(in.q, in.k, in.v, general_mask, {}, &lse_general);
+                        ASSERT_TRUE(all_finite(fused)) << where;
+                        ASSERT_TRUE(std::equal(fused.begin(), fused.end(), general.begin())) << "context " << where;
+                        ASSERT_TRUE(std::equal(lse_fused.begin(), lse_fused.end(), lse_general.begin()))
+                            << "lse " << where;
+                        Tensor4 dq[2], dk[2], dv[2];
+                        flash_attention_backward(dctx, in.q, in.k, in.v, fused, lse_fused, mask, {}, dq[0], dk[0],
+                                                 dv[0]);
+                        flash_attention_backward(dctx, in.q, in.k, in.v, general, lse_general, general_mask, {},
+                                                 dq[1], dk[1], dv[1]);
+                        ASSERT_TRUE(std::equal(dq[0].begin(), dq[0].end(), dq[1].begin())) << "dq " << where;
+                        ASSERT_TRUE(std::equal(dk[0].begin(), dk[0].end(), dk[1].begin())) << "dk " << where;
+                        ASSERT_TRUE(std::equal(dv[0].begin(), dv[0].end(), dv[1].begin())) << "dv " << where;
+                    }
                 }
             }
         }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 namespace attnlab {
 namespace kernels {
@@ -64,7 +65,7 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
 void flash_row_dots(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
                     std::size_t cols, float* out);
 
-// --- All keys in one tile, no mask: fused blocks of query rows (src/kernels/one_tile_arch.hpp) ---
+// --- All keys in one tile, no mask but a causal one: fused blocks of query rows (src/kernels/one_tile_arch.hpp) ---
 // The scores of a block stay in registers from q·kᵀ through the softmax (forward) or the exp and
 // score gradient (backward); the tiles they leave, p and ds, are (rows, keys) with rows
 // kOneTileLd floats apart, and one_tile_product multiplies them by a head's rows. Bit-identical
@@ -75,16 +76,21 @@ inline constexpr std::size_t kOneTileLd = 128;
 bool one_tile_fits(std::size_t keys, std::size_t columns);
 // x: (rows, d) with ld -> xt: (d, rows), the Kᵀ or Vᵀ of a head.
 void one_tile_transpose(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float* xt);
+// The causal mask of the fused kernels: row r (of rows) sees keys j < hide_from + r, the rest
+// score -inf as mask_tile makes them (hide_from = i0 + S - T + 1 for rows from query i0);
+// kOneTileSeesAll: no mask.
+inline constexpr std::ptrdiff_t kOneTileSeesAll = PTRDIFF_MAX;
 // q: (rows, d) with lq, kt: (d, keys) -> p: (rows, keys) with kOneTileLd = softmax(scale·q·kᵀ),
 // row_max[r] = max scale·s, row_sum[r] = Σ exp(scale·s - row_max[r]) (softmax_tile's).
 void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::size_t d, const float* kt,
-                      std::size_t keys, float scale, float* p, float* row_max, float* row_sum);
+                      std::size_t keys, float scale, std::ptrdiff_t hide_from, float* p, float* row_max,
+                      float* row_sum);
 // q: (rows, d) with lq, dout: (rows, dv) with ldo, kt: (d, keys), vt: (dv, keys), lse, delta:
 // (rows) -> p = exp(scale·q·kᵀ - lse), ds = scale·p⊙(dout·vᵀ - delta), each (rows, keys) with
-// kOneTileLd (flash_backward_tile's; zeros for rows with lse = -inf).
+// kOneTileLd (flash_backward_tile's; zeros for rows with lse = -inf). hide_from: as above.
 void one_tile_backward(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t rows,
                        std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys, float scale,
-                       const float* lse, const float* delta, float* p, float* ds);
+                       std::ptrdiff_t hide_from, const float* lse, const float* delta, float* p, float* ds);
 // c: (rows, n) with ldc (+)= op(a) · b, b: (k, n) with ldb; a: (rows, k) with kOneTileLd, or
 // trans_a: (k, rows) with kOneTileLd (c = aᵀ·b). add: accumulate into c.
 void one_tile_product(bool trans_a, const float* a, std::size_t rows, std::size_t k, const float* b,
