@@ -151,7 +151,7 @@ inline void hide_future(std::ptrdiff_t hide_from, simd::Batch<Arch> (&acc)[R][NV
         const Batch first_hidden(static_cast<float>(hide_from + static_cast<std::ptrdiff_t>(r)));
         ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) {
             const Batch key = lanes + Batch(static_cast<float>(v * W));
-            acc[r][v] = simd::select(key >= first_hidden, Batch(kNegInf), acc[r][v]);
+            acc[r][v] = simd::select(key < first_hidden, acc[r][v], Batch(kNegInf));
         }
     }
 }
