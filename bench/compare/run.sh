@@ -133,8 +133,10 @@ common=(--data "$data" --sizes "$sizes" --seconds "$seconds")
 # PyTorch runs with the allocator policy attnlab's training loop sets for itself
 # (train/memory.hpp: keep_freed_memory, glibc mallopt M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD
 # 512 MiB), so neither side pays page faults the other does not: measured, it takes PyTorch's
-# tiny-encoder step from 39.5 to 35.1 ms on 1 thread and from 35.9 to 26.8 ms on 2.
-torch_env=(env GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=536870912
+# tiny-encoder step from 39.5 to 35.1 ms on 1 thread and from 35.9 to 26.8 ms on 2. Since
+# keep_freed_memory also marks the heap for transparent huge pages, PyTorch gets glibc's own
+# switch for that (malloc.hugetlb=1; measured, its step moved by less than the noise).
+torch_env=(env GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=536870912:glibc.malloc.hugetlb=1
            ${openblas_coretype:+OPENBLAS_CORETYPE=$openblas_coretype})
 
 step prepare "$python" "$here/torch_bench.py" prepare --data "$data" --sizes "$sizes"
