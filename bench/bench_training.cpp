@@ -57,6 +57,7 @@ attnlab::ModelConfig tiny_config(attnlab::ModelKind kind, std::size_t vocab, std
 
 void BM_TrainStepEncoder(benchmark::State& state) {
     attnlab::keep_freed_memory();  // as Trainer does: no page faults for the recycled tensors
+    attnlab::use_huge_pages();     // and the heap on 2 MiB pages
     const auto threads = static_cast<std::size_t>(state.range(0));
     constexpr std::size_t T = 64, vocab = 16;
     attnlab::set_num_threads(threads);
@@ -90,6 +91,7 @@ void BM_TrainStepEncoder(benchmark::State& state) {
 
 void BM_TrainStepGpt(benchmark::State& state) {
     attnlab::keep_freed_memory();
+    attnlab::use_huge_pages();
     const auto threads = static_cast<std::size_t>(state.range(0));
     const auto T = static_cast<std::size_t>(state.range(1));
     constexpr std::size_t vocab = 64;

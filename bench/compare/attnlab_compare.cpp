@@ -210,8 +210,10 @@ json train(const Options& o) {
     const attnlab::Mask2 no_padding;
 
     // What attnlab::Trainer does on construction: keep the tensors a step frees for the next
-    // step instead of page-faulting them back in (train/memory.hpp).
+    // step instead of page-faulting them back in, and the heap on huge pages (train/memory.hpp;
+    // run.sh gives PyTorch's training step glibc's switch for the same).
     attnlab::keep_freed_memory();
+    attnlab::use_huge_pages();
     json results = json::array();
     for (std::size_t threads : o.threads) {
         attnlab::set_num_threads(threads);

@@ -133,11 +133,14 @@ common=(--data "$data" --sizes "$sizes" --seconds "$seconds")
 # PyTorch runs with the allocator policy attnlab's training loop sets for itself
 # (train/memory.hpp: keep_freed_memory, glibc mallopt M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD
 # 512 MiB), so neither side pays page faults the other does not: measured, it takes PyTorch's
-# tiny-encoder step from 39.5 to 35.1 ms on 1 thread and from 35.9 to 26.8 ms on 2. Since
-# keep_freed_memory also marks the heap for transparent huge pages, PyTorch gets glibc's own
-# switch for that (malloc.hugetlb=1; measured, its step moved by less than the noise).
-torch_env=(env GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=536870912:glibc.malloc.hugetlb=1
-           ${openblas_coretype:+OPENBLAS_CORETYPE=$openblas_coretype})
+# tiny-encoder step from 39.5 to 35.1 ms on 1 thread and from 35.9 to 26.8 ms on 2. Our training
+# step also puts its heap on transparent huge pages (use_huge_pages, as the Trainer does), so
+# PyTorch's training step gets glibc's own switch for that (malloc.hugetlb=1). The attention
+# and matmul steps run without huge pages on both sides.
+torch_tunables=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=536870912
+torch_env=(env GLIBC_TUNABLES=$torch_tunables ${openblas_coretype:+OPENBLAS_CORETYPE=$openblas_coretype})
+torch_train_env=(env GLIBC_TUNABLES=$torch_tunables:glibc.malloc.hugetlb=1
+                 ${openblas_coretype:+OPENBLAS_CORETYPE=$openblas_coretype})
 
 step prepare "$python" "$here/torch_bench.py" prepare --data "$data" --sizes "$sizes"
 for round in $(seq 1 "$rounds"); do
@@ -155,7 +158,7 @@ for round in $(seq 1 "$rounds"); do
   step native-train "$native/attnlab_compare" train --threads 1,2 --seconds "$seconds"
   [[ " ${wasm_flavours[*]} " == *" threads "* ]] &&
     step wasm-threads-train node "$results/wasm/threads/attnlab_compare.js" train --threads 1,2 --seconds "$seconds"
-  step pytorch-train "${torch_env[@]}" "$python" "$here/torch_bench.py" train --threads 1,2 --seconds "$seconds"
+  step pytorch-train "${torch_train_env[@]}" "$python" "$here/torch_bench.py" train --threads 1,2 --seconds "$seconds"
   step native-matmul "$native/attnlab_compare" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
   step pytorch-matmul "${torch_env[@]}" "$python" "$here/torch_bench.py" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
 done

@@ -39,26 +39,29 @@ constexpr int kTrimThreshold = 512 << 20;
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr int kHeapPad = 256 << 20;
 
-void heap_in_huge_pages() {
-    if (mallopt(M_TOP_PAD, kHeapPad) != 1) return;
+bool heap_in_huge_pages() {
+    if (mallopt(M_TOP_PAD, kHeapPad) != 1) return false;
     void* probe = malloc(kHugePage);  // below the mmap threshold: from the heap, which grows by the pad
-    if (!probe) return;
+    if (!probe) return false;
     const auto from = (reinterpret_cast<std::uintptr_t>(probe) + kHugePage - 1) / kHugePage * kHugePage;
     const auto top = reinterpret_cast<std::uintptr_t>(sbrk(0));
     free(probe);
-    if (top > from + kHugePage) {
-        madvise(reinterpret_cast<void*>(from), (top - from) / kHugePage * kHugePage, MADV_HUGEPAGE);
-    }
+    if (top <= from + kHugePage) return false;
+    return madvise(reinterpret_cast<void*>(from), (top - from) / kHugePage * kHugePage, MADV_HUGEPAGE) == 0;
 }
 #endif
 
 bool apply() {
 #if defined(__GLIBC__)
-    const bool kept = mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 && mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1;
-#if defined(__linux__)
-    if (kept) heap_in_huge_pages();
+    return mallopt(M_MMAP_THRESHOLD, kMmapThreshold) == 1 && mallopt(M_TRIM_THRESHOLD, kTrimThreshold) == 1;
+#else
+    return false;
 #endif
-    return kept;
+}
+
+bool apply_huge_pages() {
+#if defined(__GLIBC__) && defined(__linux__)
+    return keep_freed_memory() && heap_in_huge_pages();
 #else
     return false;
 #endif
@@ -67,6 +70,11 @@ bool apply() {
 
 bool keep_freed_memory() {
     static const bool applied = apply();  // once, thread-safe
+    return applied;
+}
+
+bool use_huge_pages() {
+    static const bool applied = apply_huge_pages();  // once, thread-safe
     return applied;
 }
 

@@ -71,6 +71,7 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
     optimizer_ = optimizer_for(options_);
     schedule_ = schedule_for(options_);
     keep_freed_memory();  // evaluation (and a caller's own tensors) free and re-create memory
+    use_huge_pages();     // the activations a step streams, on 2 MiB pages (train/memory.hpp)
     model_.set_record_attention_stats(options_.track_attention);
     params_ = model_.parameters();
     grads_ = model_.gradients();
