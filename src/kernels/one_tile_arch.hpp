@@ -273,26 +273,24 @@ void one_tile_product_rows(const float* a, std::size_t k, const float* b, std::s
 
 // The table's entries: the row blocks and the vector counts dispatched (one_tile_fits checks
 // keys = NV·W with NV <= kMaxKeyVectors and NV <= kAccumulators, n = NVV·W likewise).
-// Blocks that hide a key (a causal block whose first row does not see every key) take the
-// masking variant; hide_from = kOneTileSeesAll (or any value >= keys) hides nothing.
-template <class Arch>
-void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::size_t d, const float* kt,
-                      std::size_t keys, float scale, std::ptrdiff_t hide_from, float* p, float* row_max,
-                      float* row_sum) {
+
+// f(R, NV, Causal, i, from) (integral constants, then the block's first row and hide_from) for
+// each block of score rows [i, i + R). A block that hides a key (a causal block whose first row
+// does not see every key) gets Causal = true; hide_from = kOneTileSeesAll (or any value >= keys)
+// hides nothing.
+template <class Arch, class F>
+void for_score_blocks(std::size_t rows, std::size_t keys, std::ptrdiff_t hide_from, const F& f) {
     using S = OneTileShape<Arch>;
     dispatch_vectors(keys / S::W, [&](auto nv) {
         constexpr std::size_t NV = decltype(nv)::value;
         if constexpr (S::score_rows(NV) >= 1) {
             for_row_blocks<S::score_rows(NV)>(0, rows, [&](auto r, std::size_t i) {
-                constexpr std::size_t R = decltype(r)::value;
-                const std::ptrdiff_t from = hide_from == kOneTileSeesAll ? hide_from
-                                                                          : hide_from + static_cast<std::ptrdiff_t>(i);
-                const float* qi = q + i * lq;
-                float* pi = p + i * kOneTileLd;
+                const std::ptrdiff_t from =
+                    hide_from == kOneTileSeesAll ? hide_from : hide_from + static_cast<std::ptrdiff_t>(i);
                 if (from < static_cast<std::ptrdiff_t>(keys)) {
-                    one_tile_softmax_rows<Arch, R, NV, true>(qi, lq, d, kt, scale, from, pi, row_max + i, row_sum + i);
+                    f(r, nv, std::true_type{}, i, from);
                 } else {
-                    one_tile_softmax_rows<Arch, R, NV, false>(qi, lq, d, kt, scale, from, pi, row_max + i, row_sum + i);
+                    f(r, nv, std::false_type{}, i, from);
                 }
             });
         }
@@ -300,30 +298,23 @@ void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::siz
 }
 
 template <class Arch>
+void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::size_t d, const float* kt,
+                      std::size_t keys, float scale, std::ptrdiff_t hide_from, float* p, float* row_max,
+                      float* row_sum) {
+    for_score_blocks<Arch>(rows, keys, hide_from, [&](auto r, auto nv, auto causal, std::size_t i, auto from) {
+        one_tile_softmax_rows<Arch, decltype(r)::value, decltype(nv)::value, decltype(causal)::value>(
+            q + i * lq, lq, d, kt, scale, from, p + i * kOneTileLd, row_max + i, row_sum + i);
+    });
+}
+
+template <class Arch>
 void one_tile_backward(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t rows,
                        std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys, float scale,
                        std::ptrdiff_t hide_from, const float* lse, const float* delta, float* p, float* ds) {
-    using S = OneTileShape<Arch>;
-    dispatch_vectors(keys / S::W, [&](auto nv) {
-        constexpr std::size_t NV = decltype(nv)::value;
-        if constexpr (S::score_rows(NV) >= 1) {
-            for_row_blocks<S::score_rows(NV)>(0, rows, [&](auto r, std::size_t i) {
-                constexpr std::size_t R = decltype(r)::value;
-                const std::ptrdiff_t from = hide_from == kOneTileSeesAll ? hide_from
-                                                                          : hide_from + static_cast<std::ptrdiff_t>(i);
-                const float* qi = q + i * lq;
-                const float* di = dout + i * ldo;
-                float* pi = p + i * kOneTileLd;
-                float* dsi = ds + i * kOneTileLd;
-                if (from < static_cast<std::ptrdiff_t>(keys)) {
-                    one_tile_backward_rows<Arch, R, NV, true>(qi, lq, di, ldo, d, dv, kt, vt, scale, from, lse + i,
-                                                              delta + i, pi, dsi);
-                } else {
-                    one_tile_backward_rows<Arch, R, NV, false>(qi, lq, di, ldo, d, dv, kt, vt, scale, from, lse + i,
-                                                               delta + i, pi, dsi);
-                }
-            });
-        }
+    for_score_blocks<Arch>(rows, keys, hide_from, [&](auto r, auto nv, auto causal, std::size_t i, auto from) {
+        one_tile_backward_rows<Arch, decltype(r)::value, decltype(nv)::value, decltype(causal)::value>(
+            q + i * lq, lq, dout + i * ldo, ldo, d, dv, kt, vt, scale, from, lse + i, delta + i, p + i * kOneTileLd,
+            ds + i * kOneTileLd);
     });
 }
 
