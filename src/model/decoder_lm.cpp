@@ -5,6 +5,7 @@
 
 #include <xtensor/xbuilder.hpp>
 
+#include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "trunk.hpp"
 
@@ -46,6 +47,14 @@ DecoderLMGrad::DecoderLMGrad(const DecoderLM& model) : tok_emb(model.tok_emb) {
     for (const auto& block : model.blocks) blocks.emplace_back(block);
     if (model.ln_f.width() > 0) ln_f = LayerNormGrad(model.ln_f);
     if (model.head.weight.size() > 0) head = xt::zeros<float>(model.head.weight.shape());
+}
+
+void DecoderLMGrad::zero() {
+    tok_emb.zero();
+    pos_emb.fill(0.0f);
+    for (auto& block : blocks) block.zero();
+    ln_f.zero();
+    head.fill(0.0f);
 }
 
 DecoderLM::DecoderLM(const ModelConfig& config, Rng& rng) : config_(config) {
@@ -133,55 +142,140 @@ void DecoderLM::backward(const Tensor3& dlogits) {
                             static_cast<std::ptrdiff_t>(cache_.tokens.shape(1)),
                             static_cast<std::ptrdiff_t>(config_.vocab_size)},
                   where, "dlogits (B, T, V)");
-    backward_rows(dlogits.data());
+    backward_rows(cache_, dlogits.data(), grads_);
 }
 
-void DecoderLM::backward_rows(const float* dlogits) {
-    const std::size_t batch = cache_.tokens.shape(0), t = cache_.tokens.shape(1), c = config_.d_model;
+void DecoderLM::backward_rows(DecoderLMCache& cache, const float* dlogits, DecoderLMGrad& grads) const {
+    const std::size_t batch = cache.tokens.shape(0), t = cache.tokens.shape(1), c = config_.d_model;
     const std::size_t v = config_.vocab_size, rows = batch * t;
-    TrunkBuffers& trunk = cache_.trunk;
+    TrunkBuffers& trunk = cache.trunk;
     // logits = hidden·Wᵀ with W the head, or the token embedding when tied (dW then also
     // collects the embedding's own gradient below)
     const Tensor2& w = head_weight();
-    Tensor2& dw = config_.tie_weights ? grads_.tok_emb.weight : grads_.head;
+    Tensor2& dw = config_.tie_weights ? grads.tok_emb.weight : grads.head;
     Tensor3& dh = trunk.dh;  // (B, T, C)
     dh.resize({batch, t, c});
     kernels::matmul_nn(dlogits, v, w.data(), c, dh.data(), c, rows, c, v);
-    kernels::matmul_tn(dlogits, v, cache_.hidden.data(), c, dw.data(), c, v, c, rows, Accumulate::yes);
+    kernels::matmul_tn(dlogits, v, cache.hidden.data(), c, dw.data(), c, v, c, rows, Accumulate::yes);
     const Tensor3* dblocks = &dh;
     if (config_.norm == NormPlacement::pre) {
-        ln_f.backward(dh, cache_.ln_f, grads_.ln_f, trunk.dnorm);
+        ln_f.backward(dh, cache.ln_f, grads.ln_f, trunk.dnorm);
         dblocks = &trunk.dnorm;
     }
     Tensor3& dx = trunk.dx;
-    detail::blocks_backward(blocks, *dblocks, cache_.blocks, cache_.options, grads_.blocks, dx, trunk);  // (B, T, C)
-    if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads_.pos_emb);
-    tok_emb.backward(cache_.tokens, dx, grads_.tok_emb);
+    detail::blocks_backward(blocks, *dblocks, cache.blocks, cache.options, grads.blocks, dx, trunk);  // (B, T, C)
+    if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads.pos_emb);
+    tok_emb.backward(cache.tokens, dx, grads.tok_emb);
+}
+
+CrossEntropyResult DecoderLM::loss_rows_and_backward(DecoderLMCache& cache, const Tensor3& h, const Index2& targets,
+                                                     std::size_t counted, DecoderLMGrad& grads) const {
+    const std::size_t rows = targets.size(), v = config_.vocab_size, c = config_.d_model;
+    // Cross-entropy over (B·T, V) rows, computed straight into the cache's buffers.
+    const Tensor2& w = head_weight();
+    Tensor2& logits = cache.logits;
+    logits.resize({rows, v});
+    kernels::matmul_nt(h.data(), c, w.data(), c, logits.data(), v, rows, v, c);
+    Index1& flat_targets = cache.targets;
+    flat_targets.resize({rows});
+    std::copy(targets.begin(), targets.end(), flat_targets.begin());
+    const CrossEntropyResult result = cross_entropy_forward(logits, flat_targets, &cache.ce);
+    cache.ce.count = counted;  // dlogits = (p - onehot) / counted
+    cross_entropy_backward(cache.ce, 1.0f, cache.dlogits);
+    backward_rows(cache, cache.dlogits.data(), grads);
+    return result;
 }
 
 CrossEntropyResult DecoderLM::loss_and_backward(const Index2& tokens, const Index2& targets) {
+    constexpr const char* where = "DecoderLM::loss_and_backward";
     require_shape(targets, {static_cast<std::ptrdiff_t>(tokens.shape(0)), static_cast<std::ptrdiff_t>(tokens.shape(1))},
-                  "DecoderLM::loss_and_backward", "targets (B, T) matching tokens");
+                  where, "targets (B, T) matching tokens");
     // An evaluation forward keeps no cache: differentiating would read the last training
     // step's cache with this call's gradient rows.
     if (!training_) {
-        fail<ValueError>("DecoderLM::loss_and_backward: the model is in evaluation mode (eval()), whose forward keeps "
-                         "nothing to differentiate; call train() first");
+        fail<ValueError>(where, ": the model is in evaluation mode (eval()), whose forward keeps nothing to "
+                         "differentiate; call train() first");
     }
+    const std::size_t threads = available_threads();
+    const std::size_t split = detail::micro_batch_count(tokens.shape(0), tokens.shape(1), threads);
+    if (split > 1) return loss_and_backward_split(tokens, targets, split, std::min(threads, split));
     DecoderLMCache local;
     const Tensor3& h = forward_hidden(tokens, local);  // (B, T, C)
-    const std::size_t rows = tokens.size(), v = config_.vocab_size, c = config_.d_model;
-    // Cross-entropy over (B·T, V) rows, computed straight into the cache's buffers.
-    const Tensor2& w = head_weight();
-    Tensor2& logits = cache_.logits;
-    logits.resize({rows, v});
-    kernels::matmul_nt(h.data(), c, w.data(), c, logits.data(), v, rows, v, c);
-    Index1& flat_targets = cache_.targets;
-    flat_targets.resize({rows});
-    std::copy(targets.begin(), targets.end(), flat_targets.begin());
-    const CrossEntropyResult result = cross_entropy_forward(logits, flat_targets, &cache_.ce);
-    cross_entropy_backward(cache_.ce, 1.0f, cache_.dlogits);
-    backward_rows(cache_.dlogits.data());
+    std::size_t counted = 0;
+    for (const std::int32_t y : targets) counted += y != kIgnoreTarget;
+    return loss_rows_and_backward(cache_, h, targets, counted, grads_);
+}
+
+CrossEntropyResult DecoderLM::loss_and_backward_split(const Index2& tokens, const Index2& targets, std::size_t count,
+                                                      std::size_t lanes) {
+    constexpr const char* where = "DecoderLM::loss_and_backward";
+    const std::size_t batch = tokens.shape(0), t = tokens.shape(1), v = config_.vocab_size;
+    // What a slice would report with its own row numbers is checked here, against the batch's.
+    tok_emb.check_tokens(tokens, where);
+    std::size_t counted = 0;  // the loss is the mean over the whole batch's counted targets
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        const std::int32_t y = targets.data()[i];
+        if (y == kIgnoreTarget) continue;
+        if (y < 0 || static_cast<std::size_t>(y) >= v) {
+            fail<ValueError>(where, ": target ", y, " at (", i / t, ", ", i % t, ") is outside [0, ", v, ") and is not ",
+                             kIgnoreTarget, " (ignored)");
+        }
+        ++counted;
+    }
+    auto& slices = split_.slices;
+    slices.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        auto& s = slices[i];
+        const std::size_t b0 = detail::micro_batch_begin(i, count, batch), b1 = detail::micro_batch_begin(i + 1, count, batch);
+        s.tokens.resize({b1 - b0, t});
+        std::copy_n(tokens.data() + b0 * t, (b1 - b0) * t, s.tokens.data());
+        s.targets.resize({b1 - b0, t});
+        std::copy_n(targets.data() + b0 * t, (b1 - b0) * t, s.targets.data());
+        s.dropout = Rng(dropout_rng_.next_u64());
+    }
+    split_.lanes.resize(lanes);
+    for (std::size_t l = 1; l < lanes; ++l) {
+        DecoderLMGrad& g = split_.lanes[l].grads;
+        if (g.blocks.size() != blocks.size()) g = DecoderLMGrad(*this);
+        g.zero();
+    }
+    static const std::vector<StageObserver*> kNoObservers;
+    // The statistics recorders take stages from any thread; they add up over the slices.
+    const std::vector<StageObserver*>& observers =
+        record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads, t * t) : kNoObservers;
+    parallel_for(
+        0, lanes,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t l = begin; l < end; ++l) {
+                auto& lane = split_.lanes[l];
+                DecoderLMCache& cache = lane.cache;
+                DecoderLMGrad& grads = l == 0 ? grads_ : lane.grads;
+                for (std::size_t i = l * count / lanes; i < (l + 1) * count / lanes; ++i) {
+                    auto& s = slices[i];
+                    const Tensor3& h = run(s.tokens, observers, &cache, &s.dropout, cache);
+                    s.result = loss_rows_and_backward(cache, h, s.targets, counted, grads);
+                }
+            }
+        },
+        1);
+    if (record_stats_) stats_collector_.finish(stats_);
+    for (std::size_t l = 1; l < lanes; ++l) {
+        const DecoderLMGrad& g = split_.lanes[l].grads;
+        detail::add_gradient_tensor(grads_.tok_emb.weight, g.tok_emb.weight);
+        detail::add_gradient_tensor(grads_.pos_emb, g.pos_emb);
+        for (std::size_t b = 0; b < blocks.size(); ++b) detail::add_gradients(grads_.blocks[b], g.blocks[b]);
+        detail::add_gradients(grads_.ln_f, g.ln_f);
+        detail::add_gradient_tensor(grads_.head, g.head);
+    }
+    cache_.valid = false;  // the whole batch's cache holds no forward of this step
+    CrossEntropyResult result;
+    double total = 0.0;
+    for (const auto& s : slices) {
+        total += double(s.result.loss) * double(s.result.count);
+        result.count += s.result.count;
+        result.correct += s.result.correct;
+    }
+    result.loss = result.count == 0 ? 0.0f : static_cast<float>(total / double(result.count));
     return result;
 }
 
@@ -294,12 +388,7 @@ std::vector<ParameterView> DecoderLM::gradients() {
 
 void DecoderLM::zero_grad() {
     // Tensor by tensor (not through gradients(), whose names would be built every step).
-    grads_.tok_emb.zero();
-    grads_.pos_emb.fill(0.0f);
-    for (auto& block : grads_.blocks) block.zero();
-    grads_.ln_f.weight.fill(0.0f);
-    grads_.ln_f.bias.fill(0.0f);
-    grads_.head.fill(0.0f);
+    grads_.zero();
 }
 
 }  // namespace attnlab

@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "attnlab/core/thread_pool.hpp"
+
 #include <xtensor/xbuilder.hpp>
 
 #include "trunk.hpp"
@@ -14,6 +16,15 @@ EncoderClassifierGrad::EncoderClassifierGrad(const EncoderClassifier& model)
     if (model.cls_token.size() > 0) cls_token = xt::zeros<float>(model.cls_token.shape());
     for (const auto& block : model.blocks) blocks.emplace_back(block);
     if (model.ln_f.width() > 0) ln_f = LayerNormGrad(model.ln_f);
+}
+
+void EncoderClassifierGrad::zero() {
+    tok_emb.zero();
+    pos_emb.fill(0.0f);
+    cls_token.fill(0.0f);
+    for (auto& block : blocks) block.zero();
+    ln_f.zero();
+    head.zero();
 }
 
 EncoderClassifier::EncoderClassifier(const ModelConfig& config, Rng& rng) : config_(config) {
@@ -146,22 +157,30 @@ void EncoderClassifier::forward_to(const Index2& tokens, const Mask2& padding, T
 }
 
 void EncoderClassifier::backward(const Tensor2& dlogits) {
+    if (!cache_.valid) {
+        fail<ValueError>("EncoderClassifier::backward: no training-mode forward to differentiate (call train() and "
+                         "forward first)");
+    }
+    backward_from(cache_, dlogits, grads_);
+}
+
+void EncoderClassifier::backward_from(EncoderClassifierCache& cache, const Tensor2& dlogits,
+                                      EncoderClassifierGrad& grads) const {
     constexpr const char* where = "EncoderClassifier::backward";
-    if (!cache_.valid) fail<ValueError>(where, ": no training-mode forward to differentiate (call train() and forward first)");
-    const std::size_t batch = cache_.tokens.shape(0), t = cache_.tokens.shape(1), c = config_.d_model;
-    const std::size_t positions = cache_.positions;
+    const std::size_t batch = cache.tokens.shape(0), t = cache.tokens.shape(1), c = config_.d_model;
+    const std::size_t positions = cache.positions;
     require_shape(dlogits, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(config_.num_classes)},
                   where, "dlogits (B, K)");
-    TrunkBuffers& trunk = cache_.trunk;
+    TrunkBuffers& trunk = cache.trunk;
     // logits = pooled·W_headᵀ + b
-    Tensor2& dpooled = cache_.dpooled;
+    Tensor2& dpooled = cache.dpooled;
     dpooled.resize({batch, c});
-    linear_backward(head, cache_.pooled.data(), batch, dlogits.data(), grads_.head, dpooled.data());
+    linear_backward(head, cache.pooled.data(), batch, dlogits.data(), grads.head, dpooled.data());
     // pooled = h[:, 0] or the masked mean of h
     Tensor3& dh = trunk.dh;  // (B, T', C)
     dh.resize({batch, positions, c});
     dh.fill(0.0f);
-    const Mask2& kp = cache_.options.mask.key_padding;
+    const Mask2& kp = cache.options.mask.key_padding;
     const bool cls = config_.pooling == Pooling::cls;
     for (std::size_t b = 0; b < batch; ++b) {
         const float* dp = dpooled.data() + b * c;
@@ -172,30 +191,30 @@ void EncoderClassifier::backward(const Tensor2& dlogits) {
         }
         for (std::size_t i = 0; i < positions; ++i) {
             if (kp.size() > 0 && kp(b, i)) continue;
-            for (std::size_t j = 0; j < c; ++j) dhb[i * c + j] = dp[j] * cache_.pool_weight[b];
+            for (std::size_t j = 0; j < c; ++j) dhb[i * c + j] = dp[j] * cache.pool_weight[b];
         }
     }
     const Tensor3* dblocks = &dh;
     if (config_.norm == NormPlacement::pre) {
-        ln_f.backward(dh, cache_.ln_f, grads_.ln_f, trunk.dnorm);
+        ln_f.backward(dh, cache.ln_f, grads.ln_f, trunk.dnorm);
         dblocks = &trunk.dnorm;
     }
     Tensor3& dx = trunk.dx;
-    detail::blocks_backward(blocks, *dblocks, cache_.blocks, cache_.options, grads_.blocks, dx, trunk);  // (B, T', C)
-    if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads_.pos_emb);
+    detail::blocks_backward(blocks, *dblocks, cache.blocks, cache.options, grads.blocks, dx, trunk);  // (B, T', C)
+    if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads.pos_emb);
     if (!cls) {
-        tok_emb.backward(cache_.tokens, dx, grads_.tok_emb);
+        tok_emb.backward(cache.tokens, dx, grads.tok_emb);
         return;
     }
     // x[b, 0] = cls_token  =>  dcls += Σ_b dx[b, 0]; the token rows are x[:, 1:]
-    Tensor3& dtok = cache_.dtokens;
+    Tensor3& dtok = cache.dtokens;
     dtok.resize({batch, t, c});
     for (std::size_t b = 0; b < batch; ++b) {
         const float* src = dx.data() + b * positions * c;
-        for (std::size_t j = 0; j < c; ++j) grads_.cls_token(j) += src[j];
+        for (std::size_t j = 0; j < c; ++j) grads.cls_token(j) += src[j];
         std::copy_n(src + c, t * c, dtok.data() + b * t * c);
     }
-    tok_emb.backward(cache_.tokens, dtok, grads_.tok_emb);
+    tok_emb.backward(cache.tokens, dtok, grads.tok_emb);
 }
 
 CrossEntropyResult EncoderClassifier::loss_and_backward(const Index2& tokens, const Mask2& padding,
@@ -204,11 +223,110 @@ CrossEntropyResult EncoderClassifier::loss_and_backward(const Index2& tokens, co
         fail<ValueError>("EncoderClassifier::loss_and_backward: the model is in evaluation mode (eval()), whose forward "
                          "keeps nothing to differentiate; call train() first");
     }
+    const std::size_t positions = tokens.shape(1) + (config_.pooling == Pooling::cls ? 1 : 0);
+    const std::size_t threads = available_threads();
+    const std::size_t split = detail::micro_batch_count(tokens.shape(0), positions, threads);
+    if (split > 1) return loss_and_backward_split(tokens, padding, labels, split, std::min(threads, split));
     // Logits, loss cache and gradient in the model's cache: no allocation from step to step.
     forward_to(tokens, padding, cache_.logits);
     const CrossEntropyResult result = cross_entropy_forward(cache_.logits, labels, &cache_.ce);
     cross_entropy_backward(cache_.ce, 1.0f, cache_.dlogits);
     backward(cache_.dlogits);
+    return result;
+}
+
+CrossEntropyResult EncoderClassifier::loss_and_backward_split(const Index2& tokens, const Mask2& padding,
+                                                              const Index1& labels, std::size_t count,
+                                                              std::size_t lanes) {
+    constexpr const char* where = "EncoderClassifier::loss_and_backward";
+    const std::size_t batch = tokens.shape(0), t = tokens.shape(1), k = config_.num_classes;
+    const std::size_t positions = t + (config_.pooling == Pooling::cls ? 1 : 0);  // T'
+    // What a slice would report with its own row numbers is checked here, against the batch's.
+    if (padding.size() > 0) {
+        require_shape(padding, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(t)}, where,
+                      "padding (B, T) matching tokens");
+        for (std::size_t b = 0; b < batch; ++b) {
+            std::size_t valid = 0;
+            for (std::size_t i = 0; i < t; ++i) valid += padding(b, i) == 0;
+            if (valid == 0) fail<ValueError>(where, ": row ", b, " of the batch is all padding (T = ", t, ")");
+        }
+    }
+    require_shape(labels, {static_cast<std::ptrdiff_t>(batch)}, where, "labels (B) matching tokens (B, T)");
+    tok_emb.check_tokens(tokens, where);
+    std::size_t counted = 0;  // the loss is the mean over the whole batch's counted labels
+    for (std::size_t b = 0; b < batch; ++b) {
+        const std::int32_t y = labels(b);
+        if (y == kIgnoreTarget) continue;
+        if (y < 0 || static_cast<std::size_t>(y) >= k) {
+            fail<ValueError>(where, ": label ", y, " of row ", b, " is outside [0, ", k, ") and is not ", kIgnoreTarget,
+                             " (ignored)");
+        }
+        ++counted;
+    }
+    auto& slices = split_.slices;
+    slices.resize(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        auto& s = slices[i];
+        const std::size_t b0 = detail::micro_batch_begin(i, count, batch), b1 = detail::micro_batch_begin(i + 1, count, batch);
+        s.tokens.resize({b1 - b0, t});
+        std::copy_n(tokens.data() + b0 * t, (b1 - b0) * t, s.tokens.data());
+        if (padding.size() > 0) {
+            s.padding.resize({b1 - b0, t});
+            std::copy_n(padding.data() + b0 * t, (b1 - b0) * t, s.padding.data());
+        } else if (s.padding.size() > 0) {
+            s.padding = Mask2();
+        }
+        s.labels.resize({b1 - b0});
+        std::copy_n(labels.data() + b0, b1 - b0, s.labels.data());
+        s.dropout = Rng(dropout_rng_.next_u64());
+    }
+    split_.lanes.resize(lanes);
+    for (std::size_t l = 1; l < lanes; ++l) {
+        EncoderClassifierGrad& g = split_.lanes[l].grads;
+        if (g.blocks.size() != blocks.size()) g = EncoderClassifierGrad(*this);
+        g.zero();
+    }
+    static const std::vector<StageObserver*> kNoObservers;
+    // The statistics recorders take stages from any thread; they add up over the slices.
+    const std::vector<StageObserver*>& observers =
+        record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads, positions * positions) : kNoObservers;
+    parallel_for(
+        0, lanes,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t l = begin; l < end; ++l) {
+                auto& lane = split_.lanes[l];
+                EncoderClassifierCache& cache = lane.cache;
+                EncoderClassifierGrad& grads = l == 0 ? grads_ : lane.grads;
+                for (std::size_t i = l * count / lanes; i < (l + 1) * count / lanes; ++i) {
+                    auto& s = slices[i];
+                    run(s.tokens, s.padding, observers, &cache, &s.dropout, cache.logits);
+                    s.result = cross_entropy_forward(cache.logits, s.labels, &cache.ce);
+                    cache.ce.count = counted;  // dlogits = (p - onehot) / the batch's count
+                    cross_entropy_backward(cache.ce, 1.0f, cache.dlogits);
+                    backward_from(cache, cache.dlogits, grads);
+                }
+            }
+        },
+        1);
+    if (record_stats_) stats_collector_.finish(stats_);
+    for (std::size_t l = 1; l < lanes; ++l) {
+        const EncoderClassifierGrad& g = split_.lanes[l].grads;
+        detail::add_gradient_tensor(grads_.tok_emb.weight, g.tok_emb.weight);
+        detail::add_gradient_tensor(grads_.pos_emb, g.pos_emb);
+        detail::add_gradient_tensor(grads_.cls_token, g.cls_token);
+        for (std::size_t b = 0; b < blocks.size(); ++b) detail::add_gradients(grads_.blocks[b], g.blocks[b]);
+        detail::add_gradients(grads_.ln_f, g.ln_f);
+        detail::add_gradients(grads_.head, g.head);
+    }
+    cache_.valid = false;  // the whole batch's cache holds no forward of this step
+    CrossEntropyResult result;
+    double total = 0.0;
+    for (const auto& s : slices) {
+        total += double(s.result.loss) * double(s.result.count);
+        result.count += s.result.count;
+        result.correct += s.result.correct;
+    }
+    result.loss = result.count == 0 ? 0.0f : static_cast<float>(total / double(result.count));
     return result;
 }
 
@@ -269,13 +387,7 @@ std::vector<ParameterView> EncoderClassifier::gradients() {
 
 void EncoderClassifier::zero_grad() {
     // Tensor by tensor (not through gradients(), whose names would be built every step).
-    grads_.tok_emb.zero();
-    grads_.pos_emb.fill(0.0f);
-    grads_.cls_token.fill(0.0f);
-    for (auto& block : grads_.blocks) block.zero();
-    grads_.ln_f.weight.fill(0.0f);
-    grads_.ln_f.bias.fill(0.0f);
-    grads_.head.zero();
+    grads_.zero();
 }
 
 }  // namespace attnlab

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "attnlab/core/thread_pool.hpp"
 #include "support/gradcheck.hpp"
 #include "support/model_gradcheck.hpp"
 #include "support/random_tensor.hpp"
@@ -283,6 +284,136 @@ TEST(DecoderLM, EvalModeNeitherDropsNorRecords) {
     const Tensor3 a = model.forward(tokens);
     model.seed_dropout(2);
     EXPECT_NE(a, model.forward(tokens));
+}
+
+// ---- Split training steps (loss_and_backward on more rows than one micro-batch) ----
+
+// 12 sequences of 48 positions (576 rows): split into micro-batches on any thread count; the
+// last 4 targets of every third sequence are ignored.
+struct SplitSequences {
+    Index2 tokens = Index2::from_shape({12, 48});
+    Index2 targets = Index2::from_shape({12, 48});
+    explicit SplitSequences(std::size_t vocab) {
+        Rng data(5);
+        for (auto& x : tokens) x = static_cast<std::int32_t>(data.below(vocab));
+        for (std::size_t b = 0; b < 12; ++b) {
+            for (std::size_t i = 0; i < 48; ++i) {
+                targets(b, i) = b % 3 == 0 && i >= 44 ? kIgnoreTarget : tokens(b, (i + 1) % 48);
+            }
+        }
+    }
+};
+
+class ThreadCountScope {
+public:
+    explicit ThreadCountScope(std::size_t n) : saved_(num_threads()) { set_num_threads(n); }
+    ~ThreadCountScope() { set_num_threads(saved_); }
+
+private:
+    std::size_t saved_;
+};
+
+ModelConfig split_config(PositionalKind positional, NormPlacement norm, bool tie) {
+    ModelConfig config = decoder_config();
+    config.max_len = 48;
+    config.positional = positional;
+    config.norm = norm;
+    config.tie_weights = tie;
+    return config;
+}
+
+TEST(DecoderLM, SplitStepEqualsTheWholeBatchStep) {
+    for (std::size_t threads : {1, 2}) {
+        for (const ModelConfig& config : {split_config(PositionalKind::learned, NormPlacement::pre, true),
+                                          split_config(PositionalKind::rope, NormPlacement::post, false)}) {
+            SCOPED_TRACE(testing::Message() << threads << " threads, tie " << config.tie_weights);
+            const ThreadCountScope scope(threads);
+            const SplitSequences batch(config.vocab_size);
+            Rng rng(3);
+            DecoderLM model(config, rng);
+            perturb(model.parameters(), 9);
+
+            // The reference: one forward and one backward over the whole batch.
+            model.zero_grad();
+            const Tensor3 logits = model.forward(batch.tokens);  // (B, T, V)
+            const std::size_t rows = batch.tokens.size(), v = config.vocab_size;
+            Tensor2 flat = Tensor2::from_shape({rows, v});
+            std::copy(logits.begin(), logits.end(), flat.begin());
+            Index1 flat_targets = Index1::from_shape({rows});
+            std::copy(batch.targets.begin(), batch.targets.end(), flat_targets.begin());
+            CrossEntropyCache ce;
+            const CrossEntropyResult whole = cross_entropy_forward(flat, flat_targets, &ce);
+            Tensor2 dflat;
+            cross_entropy_backward(ce, 1.0f, dflat);
+            Tensor3 dlogits = Tensor3::from_shape(logits.shape());
+            std::copy(dflat.begin(), dflat.end(), dlogits.begin());
+            model.backward(dlogits);
+            std::vector<std::vector<float>> expected;
+            for (const auto& g : model.gradients()) expected.emplace_back(g.data, g.data + g.size());
+
+            model.zero_grad();
+            const CrossEntropyResult split = model.loss_and_backward(batch.tokens, batch.targets);
+            EXPECT_THROW(model.backward(dlogits), ValueError);  // it was split: no whole-batch forward kept
+            EXPECT_EQ(split.count, 12u * 48u - 4u * 4u);
+            EXPECT_EQ(split.count, whole.count);
+            EXPECT_EQ(split.correct, whole.correct);
+            EXPECT_NEAR(split.loss, whole.loss, 1e-6);
+            const auto grads = model.gradients();
+            float largest = 0.0f;
+            for (std::size_t i = 0; i < grads.size(); ++i) {
+                for (std::size_t j = 0; j < grads[i].size(); ++j) {
+                    const float e = expected[i][j];
+                    largest = std::max(largest, std::abs(e));
+                    ASSERT_NEAR(grads[i].data[j], e, 1e-5f * std::max(1.0f, std::abs(e))) << grads[i].name << "[" << j << "]";
+                }
+            }
+            EXPECT_GT(largest, 1e-3f);  // the comparison is not between zeros
+        }
+    }
+}
+
+TEST(DecoderLM, SplitStepWithCheckpointingAndDropoutChangesNothingButMemory) {
+    ModelConfig config = split_config(PositionalKind::learned, NormPlacement::pre, true);
+    config.dropout = 0.2f;
+    const SplitSequences batch(config.vocab_size);
+    Rng rng(3);
+    DecoderLM plain(config, rng);
+    DecoderLM checkpointed = plain;
+    checkpointed.set_gradient_checkpointing(true);
+    for (DecoderLM* m : {&plain, &checkpointed}) {
+        m->seed_dropout(9);
+        m->zero_grad();
+    }
+    const float loss = plain.loss_and_backward(batch.tokens, batch.targets).loss;
+    EXPECT_TRUE(std::isfinite(loss));
+    EXPECT_EQ(loss, checkpointed.loss_and_backward(batch.tokens, batch.targets).loss);
+    const auto a = plain.gradients(), b = checkpointed.gradients();
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(std::memcmp(a[i].data, b[i].data, a[i].size() * sizeof(float)), 0) << a[i].name;
+    }
+}
+
+TEST(DecoderLM, SplitStepErrorsNameTheBatchPosition) {
+    const ModelConfig config = split_config(PositionalKind::learned, NormPlacement::pre, false);
+    Rng rng(3);
+    DecoderLM model(config, rng);
+    const auto message = [&](const SplitSequences& b) {
+        try {
+            model.loss_and_backward(b.tokens, b.targets);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    SplitSequences bad_target(config.vocab_size);
+    bad_target.targets(10, 7) = 9;  // V = 9
+    EXPECT_NE(message(bad_target).find("target 9 at (10, 7)"), std::string::npos) << message(bad_target);
+    SplitSequences bad_token(config.vocab_size);
+    bad_token.tokens(9, 5) = -2;
+    EXPECT_NE(message(bad_token).find("at (9, 5)"), std::string::npos) << message(bad_token);
+    SplitSequences wrong_targets(config.vocab_size);
+    wrong_targets.targets = Index2::from_shape({12, 47});
+    EXPECT_THROW(model.loss_and_backward(wrong_targets.tokens, wrong_targets.targets), ShapeError);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "attnlab/core/thread_pool.hpp"
 #include "support/gradcheck.hpp"
 #include "support/model_gradcheck.hpp"
 #include "support/random_tensor.hpp"
@@ -188,6 +189,167 @@ TEST(EncoderClassifier, AttentionMapsHideThePaddedKeys) {
                 EXPECT_EQ(maps(l, h, i, 3), 0.0f);
                 EXPECT_NEAR(maps(l, h, i, 0) + maps(l, h, i, 1), 1.0f, 1e-6);
             }
+}
+
+// ---- Split training steps (loss_and_backward on more rows than one micro-batch) ----
+
+// A batch of 12 sequences of 48 positions (576 rows): split into micro-batches on any thread count.
+struct SplitBatch {
+    Index2 tokens = Index2::from_shape({12, 48});
+    Mask2 padding = Mask2::from_shape({12, 48});
+    Index1 labels = Index1::from_shape({12});
+    explicit SplitBatch(std::size_t vocab, std::size_t classes) {
+        Rng data(5);
+        for (auto& x : tokens) x = static_cast<std::int32_t>(data.below(vocab));
+        for (std::size_t b = 0; b < 12; ++b) {
+            for (std::size_t i = 0; i < 48; ++i) padding(b, i) = i >= 48 - 3 * (b % 4);  // 0, 3, 6 or 9 padded
+            labels(b) = static_cast<std::int32_t>(data.below(classes));
+        }
+        labels(7) = kIgnoreTarget;
+    }
+};
+
+ModelConfig split_config(Pooling pooling, NormPlacement norm, PositionalKind positional) {
+    ModelConfig config = encoder_config();
+    config.max_len = 49;  // T' = 48 + 1 with CLS
+    config.pooling = pooling;
+    config.norm = norm;
+    config.positional = positional;
+    return config;
+}
+
+// Restores the default pool's thread count when a test ends.
+class ThreadCountScope {
+public:
+    explicit ThreadCountScope(std::size_t n) : saved_(num_threads()) { set_num_threads(n); }
+    ~ThreadCountScope() { set_num_threads(saved_); }
+
+private:
+    std::size_t saved_;
+};
+
+TEST(EncoderClassifier, SplitStepEqualsTheWholeBatchStep) {
+    for (std::size_t threads : {1, 2}) {
+        for (const ModelConfig& config : {split_config(Pooling::mean, NormPlacement::post, PositionalKind::sinusoidal),
+                                          split_config(Pooling::cls, NormPlacement::pre, PositionalKind::learned)}) {
+            SCOPED_TRACE(testing::Message() << threads << " threads, " << pooling_name(config.pooling));
+            const ThreadCountScope scope(threads);
+            const SplitBatch batch(config.vocab_size, config.num_classes);
+            Rng rng(3);
+            EncoderClassifier model(config, rng);
+            perturb(model.parameters(), 9);
+
+            // The reference: one forward and one backward over the whole batch.
+            model.zero_grad();
+            CrossEntropyCache ce;
+            const CrossEntropyResult whole = cross_entropy_forward(model.forward(batch.tokens, batch.padding),
+                                                                   batch.labels, &ce);
+            Tensor2 dlogits;
+            cross_entropy_backward(ce, 1.0f, dlogits);
+            model.backward(dlogits);
+            std::vector<std::vector<float>> expected;
+            for (const auto& g : model.gradients()) expected.emplace_back(g.data, g.data + g.size());
+
+            model.zero_grad();
+            const CrossEntropyResult split = model.loss_and_backward(batch.tokens, batch.padding, batch.labels);
+            // It was split: the model's own cache holds no forward of this step.
+            EXPECT_THROW(model.backward(dlogits), ValueError);
+            EXPECT_EQ(split.count, 11u);
+            EXPECT_EQ(split.count, whole.count);
+            EXPECT_EQ(split.correct, whole.correct);
+            EXPECT_NEAR(split.loss, whole.loss, 1e-6);
+            const auto grads = model.gradients();
+            float largest = 0.0f;
+            for (std::size_t i = 0; i < grads.size(); ++i) {
+                for (std::size_t j = 0; j < grads[i].size(); ++j) {
+                    const float e = expected[i][j];
+                    largest = std::max(largest, std::abs(e));
+                    ASSERT_NEAR(grads[i].data[j], e, 1e-5f * std::max(1.0f, std::abs(e))) << grads[i].name << "[" << j << "]";
+                }
+            }
+            EXPECT_GT(largest, 1e-3f);  // the comparison is not between zeros
+
+            // A second step accumulates (+=) like the whole-batch step does.
+            model.loss_and_backward(batch.tokens, batch.padding, batch.labels);
+            const auto twice = model.gradients();
+            for (std::size_t i = 0; i < twice.size(); ++i) {
+                for (std::size_t j = 0; j < twice[i].size(); ++j) {
+                    ASSERT_NEAR(twice[i].data[j], 2.0f * expected[i][j], 2e-5f * std::max(1.0f, std::abs(expected[i][j])))
+                        << twice[i].name;
+                }
+            }
+        }
+    }
+}
+
+TEST(EncoderClassifier, SplitStepRecordsTheWholeBatchsAttentionStats) {
+    const ModelConfig config = split_config(Pooling::mean, NormPlacement::pre, PositionalKind::rope);
+    const SplitBatch batch(config.vocab_size, config.num_classes);
+    Rng rng(3);
+    EncoderClassifier model(config, rng);
+    perturb(model.parameters(), 9);
+    model.set_record_attention_stats(true);
+    model.forward(batch.tokens, batch.padding);
+    const AttentionStats whole = model.attention_stats();
+    model.loss_and_backward(batch.tokens, batch.padding, batch.labels);
+    const AttentionStats split = model.attention_stats();
+    ASSERT_EQ(split.entropy.shape(), whole.entropy.shape());
+    for (std::size_t l = 0; l < 2; ++l) {
+        EXPECT_FLOAT_EQ(split.max_abs_score(l), whole.max_abs_score(l));
+        for (std::size_t h = 0; h < 2; ++h) EXPECT_NEAR(split.entropy(l, h), whole.entropy(l, h), 1e-5);
+    }
+    EXPECT_GT(whole.max_abs(), 0.0f);
+}
+
+TEST(EncoderClassifier, SplitStepWithDropoutIsReproducible) {
+    ModelConfig config = split_config(Pooling::cls, NormPlacement::post, PositionalKind::sinusoidal);
+    config.dropout = 0.2f;
+    const SplitBatch batch(config.vocab_size, config.num_classes);
+    std::vector<std::vector<float>> runs[2];
+    float losses[2] = {0, 0};
+    for (int r = 0; r < 2; ++r) {
+        const ThreadCountScope scope(r == 0 ? 1 : 2);  // the same slices on 1 and 2 threads
+        Rng rng(3);
+        EncoderClassifier model(config, rng);
+        model.seed_dropout(17);
+        model.zero_grad();
+        losses[r] = model.loss_and_backward(batch.tokens, batch.padding, batch.labels).loss;
+        for (const auto& g : model.gradients()) runs[r].emplace_back(g.data, g.data + g.size());
+    }
+    EXPECT_TRUE(std::isfinite(losses[0]));
+    EXPECT_FLOAT_EQ(losses[0], losses[1]);
+    for (std::size_t i = 0; i < runs[0].size(); ++i) {
+        for (std::size_t j = 0; j < runs[0][i].size(); ++j) ASSERT_NEAR(runs[0][i][j], runs[1][i][j], 1e-5f);
+    }
+}
+
+TEST(EncoderClassifier, SplitStepErrorsNameTheBatchRow) {
+    const ModelConfig config = split_config(Pooling::mean, NormPlacement::post, PositionalKind::sinusoidal);
+    Rng rng(3);
+    EncoderClassifier model(config, rng);
+    const auto message = [&](const SplitBatch& b) {
+        try {
+            model.loss_and_backward(b.tokens, b.padding, b.labels);
+        } catch (const std::exception& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    SplitBatch bad_label(config.vocab_size, config.num_classes);
+    bad_label.labels(10) = 3;  // K = 3
+    EXPECT_NE(message(bad_label).find("label 3 of row 10"), std::string::npos) << message(bad_label);
+    SplitBatch bad_token(config.vocab_size, config.num_classes);
+    bad_token.tokens(9, 5) = 7;  // V = 7
+    EXPECT_NE(message(bad_token).find("at (9, 5)"), std::string::npos) << message(bad_token);
+    SplitBatch all_padding(config.vocab_size, config.num_classes);
+    for (std::size_t i = 0; i < 48; ++i) all_padding.padding(11, i) = 1;
+    EXPECT_NE(message(all_padding).find("row 11 of the batch is all padding"), std::string::npos);
+    SplitBatch short_labels(config.vocab_size, config.num_classes);
+    short_labels.labels = Index1::from_shape({11});
+    EXPECT_THROW(model.loss_and_backward(short_labels.tokens, short_labels.padding, short_labels.labels), ShapeError);
+    SplitBatch wrong_mask(config.vocab_size, config.num_classes);
+    wrong_mask.padding = Mask2::from_shape({12, 47});
+    EXPECT_THROW(model.loss_and_backward(wrong_mask.tokens, wrong_mask.padding, wrong_mask.labels), ShapeError);
 }
 
 }  // namespace

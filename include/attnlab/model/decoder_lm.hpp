@@ -55,6 +55,7 @@ struct DecoderLMGrad {
 
     DecoderLMGrad() = default;
     explicit DecoderLMGrad(const DecoderLM& model);  // zeros
+    void zero();
 };
 
 // What backward needs from the last training forward.
@@ -72,6 +73,24 @@ struct DecoderLMCache {
     Index1 targets;            // (B·T) its targets, as rows
     CrossEntropyCache ce;      // its loss cache
     Tensor2 dlogits;           // (B·T, V)
+};
+
+// A split training step (loss_and_backward): the batch's slices, whole sequences, and the
+// lanes that run them, one per thread, each through its own slices in order with its own cache
+// and gradients (lane 0 accumulates into the model's; the others are added in lane order).
+struct DecoderLMSplit {
+    struct Slice {
+        Index2 tokens;   // (b, T) consecutive sequences of the batch
+        Index2 targets;  // (b, T)
+        Rng dropout{0};  // this slice's dropout generator, drawn from the model's each step
+        CrossEntropyResult result;
+    };
+    struct Lane {
+        DecoderLMCache cache;  // reused by the lane's slices: their activations stay in the core's cache
+        DecoderLMGrad grads;   // lanes after the first, zeroed each step
+    };
+    std::vector<Slice> slices;
+    std::vector<Lane> lanes;
 };
 
 struct GenerateOptions {
@@ -105,6 +124,10 @@ public:
     // Backward of the last training-mode forward: dlogits (B, T, V); gradients accumulate (+=).
     void backward(const Tensor3& dlogits);
     // forward + cross-entropy of logits (B·T, V) against targets (B, T) (-1 = ignored) + backward.
+    // A large batch runs as micro-batches of whole sequences, in parallel on the pool's threads
+    // (src/model/trunk.hpp: why and how many); the gradients equal the whole batch's up to
+    // rounding (tests/model/test_decoder_lm.cpp). After a split step backward() has no forward
+    // to differentiate.
     CrossEntropyResult loss_and_backward(const Index2& tokens, const Index2& targets);
 
     // Evaluation forward reporting every block's stages to observers[l] (entries may be null).
@@ -147,8 +170,16 @@ private:
     Tensor3 run_logits(const Index2& tokens, const std::vector<StageObserver*>& observers) const;
     // forward() up to the head input, with the attention statistics when recording them.
     const Tensor3& forward_hidden(const Index2& tokens, DecoderLMCache& local);
-    // Backward from dlogits rows (B·T, V) after the shapes were checked.
-    void backward_rows(const float* dlogits);
+    // Backward from dlogits rows (B·T, V) after the shapes were checked, of the forward that
+    // filled cache, into grads.
+    void backward_rows(DecoderLMCache& cache, const float* dlogits, DecoderLMGrad& grads) const;
+    // Logits (B·T, V) of h, cross-entropy against targets (B, T), and backward, in cache and
+    // grads; the mean is over `counted` targets (the whole batch's). -> the slice's loss
+    CrossEntropyResult loss_rows_and_backward(DecoderLMCache& cache, const Tensor3& h, const Index2& targets,
+                                              std::size_t counted, DecoderLMGrad& grads) const;
+    // loss_and_backward as `count` slices on `lanes` lanes (count a multiple of lanes).
+    CrossEntropyResult loss_and_backward_split(const Index2& tokens, const Index2& targets, std::size_t count,
+                                               std::size_t lanes);
     // h: (B, T, C) -> logits (B, T, V) = h · head_weight()ᵀ
     Tensor3 logits_of(const Tensor3& h) const;
     // Validation shared by both generate functions.
@@ -158,6 +189,7 @@ private:
     ModelConfig config_;
     DecoderLMGrad grads_;
     DecoderLMCache cache_;
+    DecoderLMSplit split_;  // a split step's slices and lanes, kept from step to step
     bool training_ = true;
     Rng dropout_rng_;
     bool record_stats_ = false;

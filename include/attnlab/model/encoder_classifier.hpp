@@ -54,6 +54,7 @@ struct EncoderClassifierGrad {
 
     EncoderClassifierGrad() = default;
     explicit EncoderClassifierGrad(const EncoderClassifier& model);  // zeros
+    void zero();
 };
 
 // What backward needs from the last training forward.
@@ -74,6 +75,25 @@ struct EncoderClassifierCache {
     CrossEntropyCache ce;  // and its loss cache
     Tensor2 dlogits, dpooled;  // (B, K), (B, C)
     Tensor3 dtokens;       // (B, T, C) gradient of the token rows (CLS pooling)
+};
+
+// A split training step (loss_and_backward): the batch's slices, whole sequences, and the
+// lanes that run them, one per thread, each through its own slices in order with its own cache
+// and gradients (lane 0 accumulates into the model's; the others are added in lane order).
+struct EncoderClassifierSplit {
+    struct Slice {
+        Index2 tokens;   // (b, T) consecutive sequences of the batch
+        Mask2 padding;   // (b, T) their padding rows, or empty
+        Index1 labels;   // (b)
+        Rng dropout{0};  // this slice's dropout generator, drawn from the model's each step
+        CrossEntropyResult result;
+    };
+    struct Lane {
+        EncoderClassifierCache cache;  // reused by the lane's slices: their activations stay in the core's cache
+        EncoderClassifierGrad grads;   // lanes after the first, zeroed each step
+    };
+    std::vector<Slice> slices;
+    std::vector<Lane> lanes;
 };
 
 class EncoderClassifier {
@@ -100,6 +120,10 @@ public:
     // Throws ValueError if there was no training-mode forward.
     void backward(const Tensor2& dlogits);
     // forward + cross-entropy against labels (B) (-1 = ignored) + backward of the mean loss.
+    // A large batch runs as micro-batches of whole sequences, in parallel on the pool's threads
+    // (src/model/trunk.hpp: why and how many); the gradients equal the whole batch's up to
+    // rounding (tests/model/test_encoder_classifier.cpp). After a split step backward() has no
+    // forward to differentiate.
     CrossEntropyResult loss_and_backward(const Index2& tokens, const Mask2& padding, const Index1& labels);
 
     // Evaluation forward (no dropout, no cache) reporting every block's stages to
@@ -135,10 +159,16 @@ private:
              EncoderClassifierCache* cache, Rng* dropout_rng, Tensor2& logits) const;
     // forward() into logits (the cache's own buffer in loss_and_backward).
     void forward_to(const Index2& tokens, const Mask2& padding, Tensor2& logits);
+    // backward() of the forward that filled cache, into grads. dlogits: (B, K)
+    void backward_from(EncoderClassifierCache& cache, const Tensor2& dlogits, EncoderClassifierGrad& grads) const;
+    // loss_and_backward as `count` slices on `lanes` lanes (count a multiple of lanes).
+    CrossEntropyResult loss_and_backward_split(const Index2& tokens, const Mask2& padding, const Index1& labels,
+                                               std::size_t count, std::size_t lanes);
 
     ModelConfig config_;
     EncoderClassifierGrad grads_;
     EncoderClassifierCache cache_;
+    EncoderClassifierSplit split_;  // a split step's slices and lanes, kept from step to step
     bool training_ = true;
     Rng dropout_rng_;
     bool record_stats_ = false;
