@@ -119,9 +119,21 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     if (!options.rope && can_use_flash(observer, attention)) {
         // The flash path reads the heads in place from the projections' rows and writes the
         // context straight into the concatenated rows: no split_heads or merge_heads.
-        project_into(q_proj, x, buffers.q_rows);       // (B, T, C)
-        project_into(k_proj, source, buffers.k_rows);  // (B, S, Hkv·D)
-        project_into(v_proj, source, buffers.v_rows);  // (B, S, Hkv·D)
+        const TableRows* tables = cache && !memory ? cache->input.tables : nullptr;
+        if (tables) {
+            ATTNLAB_DEBUG_ASSERT(tables->rows == batch * t && tables->width == x.shape(2));
+            // x = the tables' rows (a model's first block): the products run over the tables.
+            for (auto [proj, rows] : {std::pair{&q_proj, &buffers.q_rows}, std::pair{&k_proj, &buffers.k_rows},
+                                      std::pair{&v_proj, &buffers.v_rows}}) {
+                rows->resize({batch, t, proj->out_features()});
+                proj->forward_tables(*tables, rows->data(), buffers.scratch.tables);
+            }
+        } else {
+            project_into(q_proj, x, buffers.q_rows);       // (B, T, C)
+            project_into(k_proj, source, buffers.k_rows);  // (B, S, Hkv·D)
+            project_into(v_proj, source, buffers.v_rows);  // (B, S, Hkv·D)
+        }
+        if (cache) cache->input.used = tables != nullptr;
         const ConstHeadsView q = heads_in_rows(std::as_const(buffers.q_rows), config_.num_heads);
         const ConstHeadsView k = heads_in_rows(std::as_const(buffers.k_rows), config_.kv_heads());
         const ConstHeadsView v = heads_in_rows(std::as_const(buffers.v_rows), config_.kv_heads());
@@ -144,6 +156,7 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     } else {
         split_heads_attention(x, memory, options, observer, buffers, attention);
         if (cache) {
+            cache->input.used = false;
             cache->heads_in_rows = false;
             cache->q_rows = cache->k_rows = cache->v_rows = Tensor3();
         }
@@ -311,6 +324,21 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
         ATTNLAB_DEBUG_ASSERT(dk_rows.shape(2) == kv_width);
     }
 
+    if (cache.input.used) {
+        // q, k, v = the tables' rows · W: their input gradient goes to the tables (da, db), and
+        // dx is the residual alone.
+        const TableRows& tables = *cache.input.tables;
+        if (!tables.da) fail<ConfigError>(where, ": the forward projected input.tables, but input.tables->da is null (where the tables' gradient goes)");
+        for (auto [proj, dy, grad] : {std::tuple{&q_proj, &dq_rows, &grads.q_proj},
+                                      std::tuple{&k_proj, &dk_rows, &grads.k_proj},
+                                      std::tuple{&v_proj, &dv_rows, &grads.v_proj}}) {
+            linear_backward_tables(*proj, tables, dy->data(), *grad, w.tables);
+        }
+        dx.resize({batch, t, c});
+        if (residual) std::copy(residual->begin(), residual->end(), dx.begin());
+        else dx.fill(0.0f);
+        return;
+    }
     // q = x·W_Qᵀ + b_Q; k, v = source·W_{K,V}ᵀ + b: dx = dq·W_Q, dsource = dk·W_K + dv·W_V
     // (self-attention: source = x, so all three land in dx, accumulated in that order), then
     // the residual in the store of dx's last product

@@ -99,6 +99,10 @@ const Tensor3& DecoderLM::run(const Index2& tokens, const std::vector<StageObser
     AttentionOptions& options = buffers.options;
     detail::set_attention_options(config_, options);
     options.mask.causal = config_.causal;
+    if (cache) {
+        cache->tokens = tokens;  // the first block's input tables point into this copy
+        detail::set_input_tables(config_, blocks, tok_emb, pos_emb, cache->tokens, buffers.blocks, trunk);
+    }
     Tensor3 h_inference;
     const Tensor3& h = cache ? detail::blocks_forward(blocks, x, options, observers, buffers.blocks, dropout_rng, trunk)
                              : (h_inference = detail::blocks_forward(blocks, std::move(x), options, observers));  // (B, T, C)
@@ -107,10 +111,7 @@ const Tensor3& DecoderLM::run(const Index2& tokens, const std::vector<StageObser
     } else {
         buffers.hidden = h;  // copied into the kept buffer
     }
-    if (cache) {
-        cache->valid = true;
-        cache->tokens = tokens;
-    }
+    if (cache) cache->valid = true;
     return buffers.hidden;
 }
 
@@ -163,6 +164,8 @@ void DecoderLM::backward_rows(DecoderLMCache& cache, const float* dlogits, Decod
         dblocks = &trunk.dnorm;
     }
     Tensor3& dx = trunk.dx;
+    detail::set_input_table_gradients(trunk, grads.tok_emb.weight,
+                                      config_.positional == PositionalKind::learned ? &grads.pos_emb : nullptr);
     detail::blocks_backward(blocks, *dblocks, cache.blocks, cache.options, grads.blocks, dx, trunk);  // (B, T, C)
     if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads.pos_emb);
     tok_emb.backward(cache.tokens, dx, grads.tok_emb);

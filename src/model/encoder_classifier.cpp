@@ -99,6 +99,11 @@ void EncoderClassifier::run(const Index2& tokens, const Mask2& padding, const st
         }
     }
     detail::add_positional(x, config_.positional, pos_emb, 0);
+    if (cache) {
+        cache->tokens = tokens;  // the first block's input tables point into this copy
+        if (cls) detail::clear_input_tables(buffers.blocks);
+        else detail::set_input_tables(config_, blocks, tok_emb, pos_emb, cache->tokens, buffers.blocks, trunk);
+    }
     Tensor3 h_inference;
     const Tensor3& h_blocks =
         cache ? detail::blocks_forward(blocks, x, options, observers, buffers.blocks, dropout_rng, trunk)
@@ -134,7 +139,6 @@ void EncoderClassifier::run(const Index2& tokens, const Mask2& padding, const st
     head.forward(pooled.data(), batch, logits.data());
     if (cache) {
         cache->valid = true;
-        cache->tokens = tokens;
         cache->positions = positions;
     }
 }
@@ -200,6 +204,8 @@ void EncoderClassifier::backward_from(EncoderClassifierCache& cache, const Tenso
         dblocks = &trunk.dnorm;
     }
     Tensor3& dx = trunk.dx;
+    detail::set_input_table_gradients(trunk, grads.tok_emb.weight,
+                                      config_.positional == PositionalKind::learned ? &grads.pos_emb : nullptr);
     detail::blocks_backward(blocks, *dblocks, cache.blocks, cache.options, grads.blocks, dx, trunk);  // (B, T', C)
     if (config_.positional == PositionalKind::learned) detail::learned_positional_backward(dx, 0, grads.pos_emb);
     if (!cls) {

@@ -74,6 +74,48 @@ void blocks_backward(const std::vector<TransformerBlock>& blocks, const Tensor3&
     if (blocks.empty()) dx = dout;
 }
 
+void set_input_tables(const ModelConfig& config, const std::vector<TransformerBlock>& blocks, const Embedding& tok_emb,
+                      const LearnedPositionalEmbedding& pos_emb, const Index2& tokens,
+                      std::vector<TransformerBlockCache>& caches, TrunkBuffers& trunk) {
+    caches.resize(blocks.size());
+    if (blocks.empty()) return;
+    const std::size_t batch = tokens.shape(0), t = tokens.shape(1), c = config.d_model, v = tok_emb.vocab_size();
+    const bool additive = config.positional == PositionalKind::sinusoidal || config.positional == PositionalKind::learned;
+    const std::size_t table_rows = v + (additive ? t : 0);
+    const bool use = config.norm == NormPlacement::post && !blocks[0].gradient_checkpointing() &&
+                     config.positional != PositionalKind::rope && 4 * table_rows <= batch * t;
+    MultiHeadAttentionCache& first = caches[0].attn;
+    if (!use) {
+        first.input.tables = nullptr;
+        return;
+    }
+    TableRows& tables = trunk.input_tables;
+    tables = TableRows{};
+    tables.a = tok_emb.weight.data();
+    tables.a_rows = v;
+    tables.ia = tokens.data();
+    tables.rows = batch * t;
+    tables.width = c;
+    if (config.positional == PositionalKind::sinusoidal) {
+        if (trunk.positions.shape(0) != t || trunk.positions.shape(1) != c) trunk.positions = sinusoidal_table(t, c);
+        tables.b = trunk.positions.data();
+        tables.b_rows = t;
+    } else if (config.positional == PositionalKind::learned) {
+        tables.b = pos_emb.table.data();  // rows 0 .. T - 1
+        tables.b_rows = t;
+    }
+    first.input.tables = &tables;
+}
+
+void clear_input_tables(std::vector<TransformerBlockCache>& caches) {
+    for (auto& cache : caches) cache.attn.input.tables = nullptr;
+}
+
+void set_input_table_gradients(TrunkBuffers& trunk, Tensor2& dtok, Tensor2* dpos) {
+    trunk.input_tables.da = dtok.data();
+    trunk.input_tables.db = dpos ? dpos->data() : nullptr;
+}
+
 std::size_t micro_batch_count(std::size_t batch, std::size_t positions, std::size_t threads) {
     threads = std::max<std::size_t>(1, threads);
     const std::size_t rows = batch * positions;

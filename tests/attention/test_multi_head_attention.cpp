@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include <gtest/gtest.h>
+#include <xtensor/xbuilder.hpp>
 #include <xtensor/xview.hpp>
 
 #include "attnlab/attention/heads.hpp"
@@ -174,6 +175,79 @@ TEST(MultiHeadAttention, AResidualIsAddedInTheStoreBitForBitAndTheOutputStageSho
         EXPECT_THROW(mha.forward(x, mem, options, nullptr, nullptr, fused, &wrong), ShapeError);
         EXPECT_THROW(mha.backward(dy, cache, options, g_fused, dx_fused, cross ? &dm_fused : nullptr, &wrong),
                      ShapeError);
+    }
+}
+
+// x given as tables (a model's first block): the projections run over the tables, the output
+// is x's to rounding (relative 1e-5), and the input gradient through the projections lands in the tables while
+// dx keeps only the residual.
+TEST(MultiHeadAttention, InputTablesGiveXsOutputAndSendTheProjectionsGradientToTheTables) {
+    for (bool grouped : {false, true}) {
+        MultiHeadAttention mha = make_mha(8, 4, grouped ? 2 : 0);
+        const std::size_t batch = 3, t = 10, v = 6;
+        const Tensor2 emb = random_normal<Tensor2>({v, 8}, 21), pos = random_normal<Tensor2>({t, 8}, 22);
+        std::vector<std::int32_t> tokens;
+        Rng pick(23);
+        for (std::size_t r = 0; r < batch * t; ++r) tokens.push_back(static_cast<std::int32_t>(pick.below(v)));
+        Tensor3 x = Tensor3::from_shape({batch, t, 8});
+        for (std::size_t r = 0; r < batch * t; ++r)
+            for (std::size_t j = 0; j < 8; ++j) x.data()[r * 8 + j] = emb(tokens[r], j) + pos(r % t, j);
+        Tensor2 dtok = xt::zeros<float>({v, std::size_t{8}}), dpos = xt::zeros<float>({t, std::size_t{8}});
+        TableRows tables;
+        tables.a = emb.data();
+        tables.a_rows = v;
+        tables.ia = tokens.data();
+        tables.b = pos.data();
+        tables.b_rows = t;
+        tables.rows = batch * t;
+        tables.width = 8;
+        tables.da = dtok.data();
+        tables.db = dpos.data();
+        AttentionOptions options;
+        options.mask.causal = true;
+
+        MultiHeadAttentionCache direct, from_tables;
+        from_tables.input.tables = &tables;
+        Tensor3 y_direct, y_tables;
+        mha.forward(x, nullptr, options, nullptr, &direct, y_direct, &x);
+        mha.forward(x, nullptr, options, nullptr, &from_tables, y_tables, &x);
+        EXPECT_FALSE(direct.input.used);
+        ASSERT_TRUE(from_tables.input.used);
+        for (std::size_t i = 0; i < y_direct.size(); ++i) EXPECT_NEAR(y_tables.data()[i], y_direct.data()[i], 1e-5f * std::max(1.0f, std::abs(y_direct.data()[i])));
+
+        const Tensor3 dy = random_normal<Tensor3>({batch, t, 8}, 24);
+        MultiHeadAttentionGrad g_direct(mha), g_tables(mha);
+        Tensor3 dx_direct, dx_tables;
+        mha.backward(dy, direct, options, g_direct, dx_direct, nullptr, &dy);
+        mha.backward(dy, from_tables, options, g_tables, dx_tables, nullptr, &dy);
+        EXPECT_EQ(dx_tables, dy);  // the residual alone
+        Tensor2 dtok_expected = xt::zeros<float>({v, std::size_t{8}}), dpos_expected = xt::zeros<float>({t, std::size_t{8}});
+        for (std::size_t r = 0; r < batch * t; ++r)
+            for (std::size_t j = 0; j < 8; ++j) {
+                const float through = dx_direct.data()[r * 8 + j] - dy.data()[r * 8 + j];  // the projections' part
+                dtok_expected(tokens[r], j) += through;
+                dpos_expected(r % t, j) += through;
+            }
+        for (std::size_t i = 0; i < dtok.size(); ++i) EXPECT_NEAR(dtok.data()[i], dtok_expected.data()[i], 1e-5f * std::max(1.0f, std::abs(dtok_expected.data()[i])));
+        for (std::size_t i = 0; i < dpos.size(); ++i) EXPECT_NEAR(dpos.data()[i], dpos_expected.data()[i], 1e-5f * std::max(1.0f, std::abs(dpos_expected.data()[i])));
+        for (auto [a, b] : {std::pair{&g_tables.q_proj, &g_direct.q_proj}, std::pair{&g_tables.k_proj, &g_direct.k_proj},
+                            std::pair{&g_tables.v_proj, &g_direct.v_proj}, std::pair{&g_tables.out_proj, &g_direct.out_proj}}) {
+            for (std::size_t i = 0; i < a->weight.size(); ++i) EXPECT_NEAR(a->weight.data()[i], b->weight.data()[i], 1e-5f * std::max(1.0f, std::abs(b->weight.data()[i])));
+            for (std::size_t i = 0; i < a->bias.size(); ++i) EXPECT_NEAR(a->bias.data()[i], b->bias.data()[i], 1e-5f * std::max(1.0f, std::abs(b->bias.data()[i])));
+        }
+        // Without somewhere to send the tables' gradient, backward says so.
+        tables.da = nullptr;
+        EXPECT_THROW(mha.backward(dy, from_tables, options, g_tables, dx_tables, nullptr, &dy), ConfigError);
+        // An observer takes the recorded path, which projects x itself.
+        TraceRecorder recorder({Stage::weights});
+        MultiHeadAttentionCache observed;
+        observed.input.tables = &tables;
+        mha.forward(x, nullptr, options, &recorder, &observed, y_tables, &x);
+        EXPECT_FALSE(observed.input.used);
+        // A copy of the cache holds no tables: its backward projects x's gradient as usual.
+        const MultiHeadAttentionCache copied = from_tables;
+        EXPECT_EQ(copied.input.tables, nullptr);
+        EXPECT_FALSE(copied.input.used);
     }
 }
 

@@ -286,6 +286,37 @@ TEST(DecoderLM, EvalModeNeitherDropsNorRecords) {
     EXPECT_NE(a, model.forward(tokens));
 }
 
+// The first block's projections over the input's tables (post-LN, src/model/trunk.hpp): 8
+// sequences of 12 (96 rows >= 4 x (V 9 + T 12)), against the direct projections checkpointing
+// makes the block take.
+TEST(DecoderLM, FirstBlockTablesEqualTheDirectProjections) {
+    for (PositionalKind positional : {PositionalKind::sinusoidal, PositionalKind::learned}) {
+        SCOPED_TRACE(positional_name(positional));
+        ModelConfig config = decoder_config();
+        config.norm = NormPlacement::post;
+        config.positional = positional;
+        Index2 tokens = Index2::from_shape({8, 12}), targets = Index2::from_shape({8, 12});
+        Rng data(6);
+        for (auto& x : tokens) x = static_cast<std::int32_t>(data.below(9));
+        for (auto& y : targets) y = static_cast<std::int32_t>(data.below(9));
+        targets(3, 4) = kIgnoreTarget;
+        Rng rng(3);
+        DecoderLM tables(config, rng);
+        perturb(tables.parameters(), 9);
+        DecoderLM direct = tables;
+        direct.set_gradient_checkpointing(true);
+        tables.zero_grad();
+        direct.zero_grad();
+        EXPECT_NEAR(tables.loss_and_backward(tokens, targets).loss, direct.loss_and_backward(tokens, targets).loss, 1e-6);
+        const auto a = tables.gradients(), b = direct.gradients();
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            for (std::size_t j = 0; j < a[i].size(); ++j) {
+                ASSERT_NEAR(a[i].data[j], b[i].data[j], 1e-5f * std::max(1.0f, std::abs(b[i].data[j]))) << a[i].name;
+            }
+        }
+    }
+}
+
 // ---- Split training steps (loss_and_backward on more rows than one micro-batch) ----
 
 // 12 sequences of 48 positions (576 rows): split into micro-batches on any thread count; the

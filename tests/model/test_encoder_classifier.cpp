@@ -191,6 +191,72 @@ TEST(EncoderClassifier, AttentionMapsHideThePaddedKeys) {
             }
 }
 
+// ---- The first block's projections over the input's tables (post-LN, src/model/trunk.hpp) ----
+
+// 8 sequences of 12 tokens (96 rows >= 4 x (V 7 + T 12) table rows: the tables are used), with padding.
+struct TableBatch {
+    Index2 tokens = Index2::from_shape({8, 12});
+    Mask2 padding = Mask2::from_shape({8, 12});
+    Index1 labels = Index1::from_shape({8});
+    TableBatch() {
+        Rng data(6);
+        for (auto& x : tokens) x = static_cast<std::int32_t>(data.below(7));
+        for (std::size_t b = 0; b < 8; ++b) {
+            for (std::size_t i = 0; i < 12; ++i) padding(b, i) = i >= 12 - b % 3;
+            labels(b) = static_cast<std::int32_t>(data.below(3));
+        }
+    }
+};
+
+ModelConfig table_config(PositionalKind positional) {
+    ModelConfig config = encoder_config();
+    config.max_len = 12;
+    config.norm = NormPlacement::post;
+    config.pooling = Pooling::mean;
+    config.positional = positional;
+    return config;
+}
+
+TEST(EncoderClassifier, FirstBlockTablesEqualTheDirectProjections) {
+    for (PositionalKind positional : {PositionalKind::sinusoidal, PositionalKind::learned, PositionalKind::none}) {
+        SCOPED_TRACE(positional_name(positional));
+        const TableBatch batch;
+        Rng rng(3);
+        EncoderClassifier tables(table_config(positional), rng);
+        perturb(tables.parameters(), 9);
+        // Checkpointing makes the first block project x itself (and changes nothing else, bit
+        // for bit: TransformerBlock's tests).
+        EncoderClassifier direct = tables;
+        direct.set_gradient_checkpointing(true);
+        CrossEntropyResult r[2];
+        EncoderClassifier* models[2] = {&tables, &direct};
+        for (int i = 0; i < 2; ++i) {
+            models[i]->zero_grad();
+            r[i] = models[i]->loss_and_backward(batch.tokens, batch.padding, batch.labels);
+        }
+        EXPECT_NEAR(r[0].loss, r[1].loss, 1e-6);
+        const auto a = tables.gradients(), b = direct.gradients();
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            for (std::size_t j = 0; j < a[i].size(); ++j) {
+                ASSERT_NEAR(a[i].data[j], b[i].data[j], 1e-5f * std::max(1.0f, std::abs(b[i].data[j]))) << a[i].name;
+            }
+        }
+    }
+}
+
+TEST(EncoderClassifier, FirstBlockTablesMatchFiniteDifferences) {
+    const TableBatch batch;
+    Rng rng(2);
+    EncoderClassifier model(table_config(PositionalKind::learned), rng);
+    perturb(model.parameters(), 7);
+    const Tensor2 w = test::random_normal<Tensor2>({8, 3}, 4);
+    model.zero_grad();
+    model.forward(batch.tokens, batch.padding);
+    model.backward(w);
+    auto loss = [&] { return testutil::dot(model.forward(batch.tokens, batch.padding), w); };
+    EXPECT_TRUE(check_model_gradient("post-LN tables", loss, model.parameters(), model.gradients(), {1e-2, 3e-3, 2e-2}));
+}
+
 // ---- Split training steps (loss_and_backward on more rows than one micro-batch) ----
 
 // A batch of 12 sequences of 48 positions (576 rows): split into micro-batches on any thread count.

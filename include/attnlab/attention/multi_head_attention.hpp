@@ -76,12 +76,32 @@ struct MultiHeadAttentionCache {
     // the softmax weights when an observer forced the recorded path (see AttentionCache)
     AttentionCache attention = AttentionCache::without_weights();
     Tensor3 concat;            // (B, T, C): dW_O = doutᵀ·concat
+    // Set by the caller before a training forward whose x is rows of tables (nn/linear.hpp
+    // TableRows: a model's first block, x = token embedding + positions; rows = B·T, width C):
+    // the q, k, v projections then multiply the tables instead of x (self-attention on the flash
+    // path; otherwise x as usual), and backward sends the input gradient through the
+    // projections to tables->da / ->db (set before backward) instead of dx, which then holds
+    // only the residual. `used` records which the forward did. The tables belong to the
+    // caller's buffers, so a copied (or moved) cache holds neither: its backward takes x.
+    struct InputTables {
+        const TableRows* tables = nullptr;
+        bool used = false;
+        InputTables() = default;
+        InputTables(const InputTables&) {}
+        InputTables& operator=(const InputTables&) {
+            tables = nullptr;
+            used = false;
+            return *this;
+        }
+    };
+    InputTables input;
 
     // Scratch kept from call to call so a training loop allocates nothing: a projection's rows
     // before the head split, the context when the cache does not keep it, and the backward's
     // intermediate gradients. Not part of what backward needs from the forward.
     struct Scratch {
         Tensor3 proj;                        // (B, N, W) one projection before split_heads
+        Tensor2 tables;                      // the table products of a projection from input_tables
         Tensor4 context;                     // (B, H, T, D) recorded path
         Tensor3 dconcat, dq_rows, dk_rows, dv_rows;
         Tensor4 dcontext, dq, dk, dv;

@@ -83,6 +83,10 @@ struct TrunkBuffers {
     Tensor3 dh, dnorm;   // (B, T, C) gradient of the last block's output, before/after the final LayerNorm
     Tensor3 dstream[2];  // (B, T, C) gradients between blocks, alternating
     Tensor3 dx;          // (B, T, C) gradient of the first block's input
+    // The first block's input as tables (MultiHeadAttentionCache::input), when it is
+    // token embeddings plus positions and its projections pay to run over the tables.
+    TableRows input_tables;
+    Tensor2 positions;   // (T, C) the sinusoidal rows the tables add
 };
 
 // Gradients of a block; backward accumulates into them with +=.

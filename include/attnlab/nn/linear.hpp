@@ -10,12 +10,31 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/kernels/matmul.hpp"  // Accumulate
 
 namespace attnlab {
+
+// Rows made from two tables: x[r] = a[ia[r]] + b[r mod period] (b optional), r < rows, each row
+// `width` floats. What it is for: a model's first block, whose input is a token embedding plus
+// a position table. A Linear of such rows is (a·Wᵀ)[ia] + (b·Wᵀ)[r mod period]: its products run
+// over the tables' rows (vocabulary and positions) instead of every row of the batch, and so
+// do its gradients: with Ga = Σ_{r: ia[r] = v} dy[r] (a_rows, out) and Gb likewise by position,
+// dW = Gaᵀ·a + Gbᵀ·b and the gradient of the a rows Ga·W, of the b rows Gb·W. The same
+// values as through x itself, summed in another order.
+struct TableRows {
+    const float* a = nullptr;          // (a_rows, width)
+    std::size_t a_rows = 0;
+    const std::int32_t* ia = nullptr;  // (rows) each in [0, a_rows)
+    const float* b = nullptr;          // (b_rows, width), or null
+    std::size_t b_rows = 0;            // the period: row r adds b[r mod b_rows]
+    std::size_t rows = 0, width = 0;
+    float* da = nullptr;  // (a_rows, width): linear_backward_tables adds the gradient of a's rows
+    float* db = nullptr;  // (b_rows, width) or null (b's gradient not wanted)
+};
 
 struct Linear {
     Tensor2 weight;  // (out, in)
@@ -34,6 +53,9 @@ struct Linear {
     // x: (n, in) rows at stride in -> y: (n, out) rows at stride out, then the epilogue (a fused
     // ReLU, or an added (n, out) residual: kernels/epilogue.hpp). No validation (kernel use).
     void forward(const float* x, std::size_t n, float* y, const kernels::Epilogue& epilogue = {}) const;
+    // The rows of x (width in) -> y: (x.rows, out) = x·Wᵀ + b. scratch: resized to
+    // (a_rows + b_rows, out), the tables' products. No validation (kernel use).
+    void forward_tables(const TableRows& x, float* y, Tensor2& scratch) const;
 };
 
 // Gradients of a Linear, same shapes as its parameters.
@@ -54,5 +76,10 @@ struct LinearGrad {
 // dx_acc = yes), or an added matrix R, dx = (dx +) dy·W + R, a residual connection's gradient.
 void linear_backward(const Linear& layer, const float* x, std::size_t n, const float* dy, LinearGrad& grad,
                      float* dx, Accumulate dx_acc = Accumulate::no, const kernels::Epilogue& dx_epilogue = {});
+// The backward of forward_tables, with the input's gradient going to the tables: dy (x.rows, out)
+// -> grad.weight += Gaᵀ·a + Gbᵀ·b, grad.bias += Σ dy, x.da += Ga·W, x.db += Gb·W (if non-null).
+// scratch: resized to (a_rows + b_rows, out) for Ga and Gb.
+void linear_backward_tables(const Linear& layer, const TableRows& x, const float* dy, LinearGrad& grad,
+                            Tensor2& scratch);
 
 }  // namespace attnlab
