@@ -57,6 +57,14 @@ void DecoderLMGrad::zero() {
     head.fill(0.0f);
 }
 
+void DecoderLMGrad::add(const DecoderLMGrad& other) {
+    detail::add_gradient_tensor(tok_emb.weight, other.tok_emb.weight);
+    detail::add_gradient_tensor(pos_emb, other.pos_emb);
+    for (std::size_t l = 0; l < blocks.size(); ++l) detail::add_gradients(blocks[l], other.blocks[l]);
+    detail::add_gradients(ln_f, other.ln_f);
+    detail::add_gradient_tensor(head, other.head);
+}
+
 DecoderLM::DecoderLM(const ModelConfig& config, Rng& rng) : config_(config) {
     config_.validate();
     if (config_.kind != ModelKind::decoder) {
@@ -215,71 +223,28 @@ CrossEntropyResult DecoderLM::loss_and_backward_split(const Index2& tokens, cons
     const std::size_t batch = tokens.shape(0), t = tokens.shape(1), v = config_.vocab_size;
     // What a slice would report with its own row numbers is checked here, against the batch's.
     tok_emb.check_tokens(tokens, where);
-    std::size_t counted = 0;  // the loss is the mean over the whole batch's counted targets
-    for (std::size_t i = 0; i < targets.size(); ++i) {
-        const std::int32_t y = targets.data()[i];
-        if (y == kIgnoreTarget) continue;
-        if (y < 0 || static_cast<std::size_t>(y) >= v) {
-            fail<ValueError>(where, ": target ", y, " at (", i / t, ", ", i % t, ") is outside [0, ", v, ") and is not ",
-                             kIgnoreTarget, " (ignored)");
-        }
-        ++counted;
-    }
-    auto& slices = split_.slices;
-    slices.resize(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        auto& s = slices[i];
-        const std::size_t b0 = detail::micro_batch_begin(i, count, batch), b1 = detail::micro_batch_begin(i + 1, count, batch);
-        s.tokens.resize({b1 - b0, t});
-        std::copy_n(tokens.data() + b0 * t, (b1 - b0) * t, s.tokens.data());
-        s.targets.resize({b1 - b0, t});
-        std::copy_n(targets.data() + b0 * t, (b1 - b0) * t, s.targets.data());
-        s.dropout = Rng(dropout_rng_.next_u64());
-    }
-    split_.lanes.resize(lanes);
-    for (std::size_t l = 1; l < lanes; ++l) {
-        DecoderLMGrad& g = split_.lanes[l].grads;
-        if (g.blocks.size() != blocks.size()) g = DecoderLMGrad(*this);
-        g.zero();
-    }
+    // The loss is the mean over the whole batch's counted targets.
+    const std::size_t counted = detail::counted_targets(targets.data(), targets.size(), v, where, "target",
+                                                        [&](std::size_t i) {
+                                                            return "at (" + std::to_string(i / t) + ", " +
+                                                                   std::to_string(i % t) + ")";
+                                                        });
+    detail::fill_slices(split_, count, batch, dropout_rng_, [&](DecoderLMSplit::Slice& s, std::size_t b0, std::size_t b1) {
+        detail::copy_sequences(tokens, b0, b1, s.tokens);
+        detail::copy_sequences(targets, b0, b1, s.targets);
+    });
     static const std::vector<StageObserver*> kNoObservers;
     // The statistics recorders take stages from any thread; they add up over the slices.
     const std::vector<StageObserver*>& observers =
         record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads, t * t) : kNoObservers;
-    parallel_for(
-        0, lanes,
-        [&](std::size_t begin, std::size_t end) {
-            for (std::size_t l = begin; l < end; ++l) {
-                auto& lane = split_.lanes[l];
-                DecoderLMCache& cache = lane.cache;
-                DecoderLMGrad& grads = l == 0 ? grads_ : lane.grads;
-                for (std::size_t i = l * count / lanes; i < (l + 1) * count / lanes; ++i) {
-                    auto& s = slices[i];
-                    const Tensor3& h = run(s.tokens, observers, &cache, &s.dropout, cache);
-                    s.result = loss_rows_and_backward(cache, h, s.targets, counted, grads);
-                }
-            }
-        },
-        1);
+    detail::run_split_lanes(split_, lanes, *this, grads_,
+                            [&](DecoderLMSplit::Slice& s, DecoderLMCache& cache, DecoderLMGrad& grads) {
+                                const Tensor3& h = run(s.tokens, observers, &cache, &s.dropout, cache);
+                                s.result = loss_rows_and_backward(cache, h, s.targets, counted, grads);
+                            });
     if (record_stats_) stats_collector_.finish(stats_);
-    for (std::size_t l = 1; l < lanes; ++l) {
-        const DecoderLMGrad& g = split_.lanes[l].grads;
-        detail::add_gradient_tensor(grads_.tok_emb.weight, g.tok_emb.weight);
-        detail::add_gradient_tensor(grads_.pos_emb, g.pos_emb);
-        for (std::size_t b = 0; b < blocks.size(); ++b) detail::add_gradients(grads_.blocks[b], g.blocks[b]);
-        detail::add_gradients(grads_.ln_f, g.ln_f);
-        detail::add_gradient_tensor(grads_.head, g.head);
-    }
     cache_.valid = false;  // the whole batch's cache holds no forward of this step
-    CrossEntropyResult result;
-    double total = 0.0;
-    for (const auto& s : slices) {
-        total += double(s.result.loss) * double(s.result.count);
-        result.count += s.result.count;
-        result.correct += s.result.correct;
-    }
-    result.loss = result.count == 0 ? 0.0f : static_cast<float>(total / double(result.count));
-    return result;
+    return detail::combined_result(split_.slices);
 }
 
 Tensor3 DecoderLM::forward_observed(const Index2& tokens, const std::vector<StageObserver*>& observers) const {

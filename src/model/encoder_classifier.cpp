@@ -10,6 +10,20 @@
 
 namespace attnlab {
 
+namespace {
+// padding: (B, T) or empty. ShapeError for another shape, ValueError naming a row with no token.
+void check_padding(const Mask2& padding, std::size_t batch, std::size_t t, const char* where) {
+    if (padding.size() == 0) return;
+    require_shape(padding, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(t)}, where,
+                  "padding (B, T) matching tokens");
+    for (std::size_t b = 0; b < batch; ++b) {
+        std::size_t valid = 0;
+        for (std::size_t i = 0; i < t; ++i) valid += padding(b, i) == 0;
+        if (valid == 0) fail<ValueError>(where, ": row ", b, " of the batch is all padding (T = ", t, ")");
+    }
+}
+}  // namespace
+
 EncoderClassifierGrad::EncoderClassifierGrad(const EncoderClassifier& model)
     : tok_emb(model.tok_emb), head(model.head) {
     if (model.pos_emb.table.size() > 0) pos_emb = xt::zeros<float>(model.pos_emb.table.shape());
@@ -25,6 +39,15 @@ void EncoderClassifierGrad::zero() {
     for (auto& block : blocks) block.zero();
     ln_f.zero();
     head.zero();
+}
+
+void EncoderClassifierGrad::add(const EncoderClassifierGrad& other) {
+    detail::add_gradient_tensor(tok_emb.weight, other.tok_emb.weight);
+    detail::add_gradient_tensor(pos_emb, other.pos_emb);
+    detail::add_gradient_tensor(cls_token, other.cls_token);
+    for (std::size_t l = 0; l < blocks.size(); ++l) detail::add_gradients(blocks[l], other.blocks[l]);
+    detail::add_gradients(ln_f, other.ln_f);
+    detail::add_gradients(head, other.head);
 }
 
 EncoderClassifier::EncoderClassifier(const ModelConfig& config, Rng& rng) : config_(config) {
@@ -56,15 +79,7 @@ void EncoderClassifier::run(const Index2& tokens, const Mask2& padding, const st
     constexpr const char* where = "EncoderClassifier::forward";
     const std::size_t batch = tokens.shape(0), t = tokens.shape(1), c = config_.d_model;
     if (batch == 0 || t == 0) fail<ShapeError>(where, ": tokens must be non-empty (B, T), got ", shape_string(tokens.shape()));
-    if (padding.size() > 0) {
-        require_shape(padding, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(t)}, where,
-                      "padding (B, T) matching tokens");
-        for (std::size_t b = 0; b < batch; ++b) {
-            std::size_t valid = 0;
-            for (std::size_t i = 0; i < t; ++i) valid += padding(b, i) == 0;
-            if (valid == 0) fail<ValueError>(where, ": row ", b, " of the batch is all padding (T = ", t, ")");
-        }
-    }
+    check_padding(padding, batch, t, where);
     const bool cls = config_.pooling == Pooling::cls;
     const std::size_t positions = cls ? t + 1 : t;  // T'
     if (config_.positional == PositionalKind::learned) pos_emb.check_range(positions, 0, where);
@@ -248,92 +263,36 @@ CrossEntropyResult EncoderClassifier::loss_and_backward_split(const Index2& toke
     const std::size_t batch = tokens.shape(0), t = tokens.shape(1), k = config_.num_classes;
     const std::size_t positions = t + (config_.pooling == Pooling::cls ? 1 : 0);  // T'
     // What a slice would report with its own row numbers is checked here, against the batch's.
-    if (padding.size() > 0) {
-        require_shape(padding, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(t)}, where,
-                      "padding (B, T) matching tokens");
-        for (std::size_t b = 0; b < batch; ++b) {
-            std::size_t valid = 0;
-            for (std::size_t i = 0; i < t; ++i) valid += padding(b, i) == 0;
-            if (valid == 0) fail<ValueError>(where, ": row ", b, " of the batch is all padding (T = ", t, ")");
-        }
-    }
+    check_padding(padding, batch, t, where);
     require_shape(labels, {static_cast<std::ptrdiff_t>(batch)}, where, "labels (B) matching tokens (B, T)");
     tok_emb.check_tokens(tokens, where);
-    std::size_t counted = 0;  // the loss is the mean over the whole batch's counted labels
-    for (std::size_t b = 0; b < batch; ++b) {
-        const std::int32_t y = labels(b);
-        if (y == kIgnoreTarget) continue;
-        if (y < 0 || static_cast<std::size_t>(y) >= k) {
-            fail<ValueError>(where, ": label ", y, " of row ", b, " is outside [0, ", k, ") and is not ", kIgnoreTarget,
-                             " (ignored)");
-        }
-        ++counted;
-    }
-    auto& slices = split_.slices;
-    slices.resize(count);
-    for (std::size_t i = 0; i < count; ++i) {
-        auto& s = slices[i];
-        const std::size_t b0 = detail::micro_batch_begin(i, count, batch), b1 = detail::micro_batch_begin(i + 1, count, batch);
-        s.tokens.resize({b1 - b0, t});
-        std::copy_n(tokens.data() + b0 * t, (b1 - b0) * t, s.tokens.data());
-        if (padding.size() > 0) {
-            s.padding.resize({b1 - b0, t});
-            std::copy_n(padding.data() + b0 * t, (b1 - b0) * t, s.padding.data());
-        } else if (s.padding.size() > 0) {
-            s.padding = Mask2();
-        }
-        s.labels.resize({b1 - b0});
-        std::copy_n(labels.data() + b0, b1 - b0, s.labels.data());
-        s.dropout = Rng(dropout_rng_.next_u64());
-    }
-    split_.lanes.resize(lanes);
-    for (std::size_t l = 1; l < lanes; ++l) {
-        EncoderClassifierGrad& g = split_.lanes[l].grads;
-        if (g.blocks.size() != blocks.size()) g = EncoderClassifierGrad(*this);
-        g.zero();
-    }
+    // The loss is the mean over the whole batch's counted labels.
+    const std::size_t counted = detail::counted_targets(labels.data(), batch, k, where, "label", [](std::size_t b) {
+        return "of row " + std::to_string(b);
+    });
+    detail::fill_slices(split_, count, batch, dropout_rng_, [&](EncoderClassifierSplit::Slice& s, std::size_t b0,
+                                                               std::size_t b1) {
+        detail::copy_sequences(tokens, b0, b1, s.tokens);
+        if (padding.size() > 0) detail::copy_sequences(padding, b0, b1, s.padding);
+        else if (s.padding.size() > 0) s.padding = Mask2();
+        detail::copy_sequences(labels, b0, b1, s.labels);
+    });
     static const std::vector<StageObserver*> kNoObservers;
     // The statistics recorders take stages from any thread; they add up over the slices.
     const std::vector<StageObserver*>& observers =
         record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads, positions * positions) : kNoObservers;
-    parallel_for(
-        0, lanes,
-        [&](std::size_t begin, std::size_t end) {
-            for (std::size_t l = begin; l < end; ++l) {
-                auto& lane = split_.lanes[l];
-                EncoderClassifierCache& cache = lane.cache;
-                EncoderClassifierGrad& grads = l == 0 ? grads_ : lane.grads;
-                for (std::size_t i = l * count / lanes; i < (l + 1) * count / lanes; ++i) {
-                    auto& s = slices[i];
-                    run(s.tokens, s.padding, observers, &cache, &s.dropout, cache.logits);
-                    s.result = cross_entropy_forward(cache.logits, s.labels, &cache.ce);
-                    cache.ce.count = counted;  // dlogits = (p - onehot) / the batch's count
-                    cross_entropy_backward(cache.ce, 1.0f, cache.dlogits);
-                    backward_from(cache, cache.dlogits, grads);
-                }
-            }
-        },
-        1);
+    detail::run_split_lanes(split_, lanes, *this, grads_,
+                            [&](EncoderClassifierSplit::Slice& s, EncoderClassifierCache& cache,
+                                EncoderClassifierGrad& grads) {
+                                run(s.tokens, s.padding, observers, &cache, &s.dropout, cache.logits);
+                                s.result = cross_entropy_forward(cache.logits, s.labels, &cache.ce);
+                                cache.ce.count = counted;  // dlogits = (p - onehot) / the batch's count
+                                cross_entropy_backward(cache.ce, 1.0f, cache.dlogits);
+                                backward_from(cache, cache.dlogits, grads);
+                            });
     if (record_stats_) stats_collector_.finish(stats_);
-    for (std::size_t l = 1; l < lanes; ++l) {
-        const EncoderClassifierGrad& g = split_.lanes[l].grads;
-        detail::add_gradient_tensor(grads_.tok_emb.weight, g.tok_emb.weight);
-        detail::add_gradient_tensor(grads_.pos_emb, g.pos_emb);
-        detail::add_gradient_tensor(grads_.cls_token, g.cls_token);
-        for (std::size_t b = 0; b < blocks.size(); ++b) detail::add_gradients(grads_.blocks[b], g.blocks[b]);
-        detail::add_gradients(grads_.ln_f, g.ln_f);
-        detail::add_gradients(grads_.head, g.head);
-    }
     cache_.valid = false;  // the whole batch's cache holds no forward of this step
-    CrossEntropyResult result;
-    double total = 0.0;
-    for (const auto& s : slices) {
-        total += double(s.result.loss) * double(s.result.count);
-        result.count += s.result.count;
-        result.correct += s.result.correct;
-    }
-    result.loss = result.count == 0 ? 0.0f : static_cast<float>(total / double(result.count));
-    return result;
+    return detail::combined_result(split_.slices);
 }
 
 Tensor2 EncoderClassifier::forward_observed(const Index2& tokens, const Mask2& padding,

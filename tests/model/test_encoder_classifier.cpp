@@ -5,10 +5,10 @@
 
 #include <gtest/gtest.h>
 
-#include "attnlab/core/thread_pool.hpp"
 #include "support/gradcheck.hpp"
 #include "support/model_gradcheck.hpp"
 #include "support/random_tensor.hpp"
+#include "support/thread_count.hpp"
 
 namespace attnlab {
 namespace {
@@ -235,12 +235,7 @@ TEST(EncoderClassifier, FirstBlockTablesEqualTheDirectProjections) {
             r[i] = models[i]->loss_and_backward(batch.tokens, batch.padding, batch.labels);
         }
         EXPECT_NEAR(r[0].loss, r[1].loss, 1e-6);
-        const auto a = tables.gradients(), b = direct.gradients();
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            for (std::size_t j = 0; j < a[i].size(); ++j) {
-                ASSERT_NEAR(a[i].data[j], b[i].data[j], 1e-5f * std::max(1.0f, std::abs(b[i].data[j]))) << a[i].name;
-            }
-        }
+        EXPECT_TRUE(testutil::values_near(tables.gradients(), testutil::copy_values(direct.gradients()), 1e-5f, 1e-3f));
     }
 }
 
@@ -284,15 +279,7 @@ ModelConfig split_config(Pooling pooling, NormPlacement norm, PositionalKind pos
     return config;
 }
 
-// Restores the default pool's thread count when a test ends.
-class ThreadCountScope {
-public:
-    explicit ThreadCountScope(std::size_t n) : saved_(num_threads()) { set_num_threads(n); }
-    ~ThreadCountScope() { set_num_threads(saved_); }
-
-private:
-    std::size_t saved_;
-};
+using testutil::ThreadCountScope;
 
 TEST(EncoderClassifier, SplitStepEqualsTheWholeBatchStep) {
     for (std::size_t threads : {1, 2}) {
@@ -313,8 +300,7 @@ TEST(EncoderClassifier, SplitStepEqualsTheWholeBatchStep) {
             Tensor2 dlogits;
             cross_entropy_backward(ce, 1.0f, dlogits);
             model.backward(dlogits);
-            std::vector<std::vector<float>> expected;
-            for (const auto& g : model.gradients()) expected.emplace_back(g.data, g.data + g.size());
+            const std::vector<std::vector<float>> expected = testutil::copy_values(model.gradients());
 
             model.zero_grad();
             const CrossEntropyResult split = model.loss_and_backward(batch.tokens, batch.padding, batch.labels);
@@ -324,26 +310,14 @@ TEST(EncoderClassifier, SplitStepEqualsTheWholeBatchStep) {
             EXPECT_EQ(split.count, whole.count);
             EXPECT_EQ(split.correct, whole.correct);
             EXPECT_NEAR(split.loss, whole.loss, 1e-6);
-            const auto grads = model.gradients();
-            float largest = 0.0f;
-            for (std::size_t i = 0; i < grads.size(); ++i) {
-                for (std::size_t j = 0; j < grads[i].size(); ++j) {
-                    const float e = expected[i][j];
-                    largest = std::max(largest, std::abs(e));
-                    ASSERT_NEAR(grads[i].data[j], e, 1e-5f * std::max(1.0f, std::abs(e))) << grads[i].name << "[" << j << "]";
-                }
-            }
-            EXPECT_GT(largest, 1e-3f);  // the comparison is not between zeros
+            EXPECT_TRUE(testutil::values_near(model.gradients(), expected, 1e-5f, 1e-3f));
 
             // A second step accumulates (+=) like the whole-batch step does.
             model.loss_and_backward(batch.tokens, batch.padding, batch.labels);
-            const auto twice = model.gradients();
-            for (std::size_t i = 0; i < twice.size(); ++i) {
-                for (std::size_t j = 0; j < twice[i].size(); ++j) {
-                    ASSERT_NEAR(twice[i].data[j], 2.0f * expected[i][j], 2e-5f * std::max(1.0f, std::abs(expected[i][j])))
-                        << twice[i].name;
-                }
-            }
+            std::vector<std::vector<float>> doubled = expected;
+            for (auto& g : doubled)
+                for (auto& v : g) v *= 2.0f;
+            EXPECT_TRUE(testutil::values_near(model.gradients(), doubled, 2e-5f));
         }
     }
 }

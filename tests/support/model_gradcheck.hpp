@@ -6,6 +6,8 @@
 // keeps a whole-model check fast). Built on testutil::check_gradient (gradcheck.hpp).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -28,6 +30,36 @@ inline void perturb(const std::vector<ParameterView>& params, std::uint64_t seed
         Rng r(seed + p.size());
         for (std::size_t i = 0; i < p.size(); ++i) p.data[i] += 0.1f * r.normal();
     }
+}
+
+// A copy of every gradient tensor's values (a model's gradients()), to compare after the next step.
+inline std::vector<std::vector<float>> copy_values(const std::vector<ParameterView>& views) {
+    std::vector<std::vector<float>> out;
+    for (const auto& v : views) out.emplace_back(v.data, v.data + v.size());
+    return out;
+}
+
+// Every value of actual within rel·max(1, |expected|) of expected (two paths that sum in another
+// order), and, when nonzero_above > 0, some |expected| above it (the comparison is not between zeros).
+inline ::testing::AssertionResult values_near(const std::vector<ParameterView>& actual,
+                                              const std::vector<std::vector<float>>& expected, float rel,
+                                              float nonzero_above = 0.0f) {
+    if (actual.size() != expected.size()) {
+        return ::testing::AssertionFailure() << actual.size() << " tensors against " << expected.size();
+    }
+    float largest = 0.0f;
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+        if (actual[i].size() != expected[i].size()) return ::testing::AssertionFailure() << actual[i].name << ": sizes differ";
+        for (std::size_t j = 0; j < expected[i].size(); ++j) {
+            const float a = actual[i].data[j], e = expected[i][j];
+            largest = std::max(largest, std::abs(e));
+            if (!(std::abs(a - e) <= rel * std::max(1.0f, std::abs(e)))) {
+                return ::testing::AssertionFailure() << actual[i].name << "[" << j << "] = " << a << ", expected " << e;
+            }
+        }
+    }
+    if (largest <= nonzero_above) return ::testing::AssertionFailure() << "every expected value is within " << nonzero_above << " of 0";
+    return ::testing::AssertionSuccess();
 }
 
 // params and grads: same names and order (a model's parameters() and gradients()).

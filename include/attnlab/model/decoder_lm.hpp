@@ -56,6 +56,7 @@ struct DecoderLMGrad {
     DecoderLMGrad() = default;
     explicit DecoderLMGrad(const DecoderLM& model);  // zeros
     void zero();
+    void add(const DecoderLMGrad& other);  // += other, tensor by tensor (same shapes)
 };
 
 // What backward needs from the last training forward.

@@ -55,6 +55,7 @@ struct EncoderClassifierGrad {
     EncoderClassifierGrad() = default;
     explicit EncoderClassifierGrad(const EncoderClassifier& model);  // zeros
     void zero();
+    void add(const EncoderClassifierGrad& other);  // += other, tensor by tensor (same shapes)
 };
 
 // What backward needs from the last training forward.
