@@ -30,7 +30,7 @@ void flash_pack_groups(const float* x, std::size_t rows, std::size_t d, std::siz
 }
 
 std::size_t flash_padded_value_dim(std::size_t dv) {
-    const std::size_t nr = flash_strip();
+    const std::size_t nr = table().flash_vr;
     return (dv + nr - 1) / nr * nr;
 }
 

@@ -34,7 +34,8 @@ struct KernelTable {
     const char* isa;    // "avx512", "avx2+fma", "sse2", "wasm-simd128", "scalar", ... (active_isa())
     std::size_t lanes;  // floats per vector
     std::size_t nr;     // columns of a matmul micro-tile (a whole number of vectors)
-    std::size_t flash_nr;  // rows per packed strip of the flash tile kernels (2 vectors)
+    std::size_t flash_nr;  // rows per packed strip of the flash tile kernels' score products
+    std::size_t flash_vr;  // columns a value row of the forward's p·V is padded to
     std::size_t flash_mr;  // rows per packed group of the flash tile kernels
     // Whether a partial matmul strip computes only the vectors that hold its columns (else the
     // whole strip of nr columns is read from B).

@@ -21,6 +21,7 @@ constexpr KernelTable make_table(const char* isa) {
         simd::Batch<Arch>::size,
         MatmulShape<Arch>::NR,
         FlashShape<Arch>::NR,
+        FlashShape<Arch>::VR,
         FlashShape<Arch>::MR,
         MatmulShape<Arch>::kTrimsPartialStrips,
         &pack_b<Arch>,
