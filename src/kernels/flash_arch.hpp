@@ -48,6 +48,10 @@ struct FlashShape {
     // padded to VR columns, which one head dim of 32 fills on AVX-512.
     static constexpr std::size_t VV = 2;
     static constexpr std::size_t VR = VV * W;
+    // p·V on 2·MR query rows at once (24 accumulators) where the registers hold them: the same
+    // sums in the same order. Measured on AVX-512 (as SV above, 6 interleaved rounds): n = 256
+    // 0.269 -> 0.258 ms, n = 2048 16.37 -> 15.97 ms.
+    static constexpr bool kPvPairs = W == 16;
 #if defined(__wasm_simd128__)
     // One strip per score micro-kernel call: with the strip loop inside the kernel V8's
     // code ran 3% slower (measured, n = 2048); native compilers keep the accumulators in
@@ -244,14 +248,23 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
         m_new.store_unaligned(row_max + q);
         a.store_unaligned(alpha + q);
     }
-    for (std::size_t i = 0; i < rows; i += MR) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        const Batch a(alpha[r]);
+        float* orow = o + r * dp;
+        for (std::size_t c = 0; c < dp; c += W) (Batch::load_unaligned(orow + c) * a).store_unaligned(orow + c);
+    }
+    std::size_t i = 0;
+    if constexpr (S::kPvPairs) {
+        // Two row groups at a time where the registers hold their 24 accumulators.
+        for (; i + 2 * MR <= rows; i += 2 * MR) {
+            for (std::size_t c = 0; c < dp; c += S::VR) {
+                pv_micro_kernel<Arch, 2 * MR>(st + i, ldq, cols, vp + c, ldv, o + i * dp + c, dp);
+            }
+        }
+    }
+    for (; i < rows; i += MR) {
         const std::size_t n = simd::min_size(MR, rows - i);
         float* oi = o + i * dp;
-        for (std::size_t r = 0; r < n; ++r) {
-            const Batch a(alpha[i + r]);
-            float* orow = oi + r * dp;
-            for (std::size_t c = 0; c < dp; c += W) (Batch::load_unaligned(orow + c) * a).store_unaligned(orow + c);
-        }
         for (std::size_t c = 0; c < dp; c += S::VR) {
             simd::dispatch_rows<MR>(n, [&](auto r) {
                 pv_micro_kernel<Arch, decltype(r)::value>(st + i, ldq, cols, vp + c, ldv, oi + c, dp);
