@@ -40,6 +40,7 @@
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
 #include "attnlab/model/model.hpp"
+#include "attnlab/model/split_step.hpp"
 #include "attnlab/model/transformer_block.hpp"
 #include "attnlab/nn/dropout.hpp"
 #include "attnlab/nn/embedding.hpp"

@@ -229,7 +229,7 @@ CrossEntropyResult DecoderLM::loss_and_backward_split(const Index2& tokens, cons
                                                             return "at (" + std::to_string(i / t) + ", " +
                                                                    std::to_string(i % t) + ")";
                                                         });
-    detail::fill_slices(split_, count, batch, dropout_rng_, [&](DecoderLMSplit::Slice& s, std::size_t b0, std::size_t b1) {
+    detail::fill_slices(split_, count, batch, dropout_rng_, [&](DecoderLMSlice& s, std::size_t b0, std::size_t b1) {
         detail::copy_sequences(tokens, b0, b1, s.tokens);
         detail::copy_sequences(targets, b0, b1, s.targets);
     });
@@ -238,7 +238,7 @@ CrossEntropyResult DecoderLM::loss_and_backward_split(const Index2& tokens, cons
     const std::vector<StageObserver*>& observers =
         record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads, t * t) : kNoObservers;
     detail::run_split_lanes(split_, lanes, *this, grads_,
-                            [&](DecoderLMSplit::Slice& s, DecoderLMCache& cache, DecoderLMGrad& grads) {
+                            [&](DecoderLMSlice& s, DecoderLMCache& cache, DecoderLMGrad& grads) {
                                 const Tensor3& h = run(s.tokens, observers, &cache, &s.dropout, cache);
                                 s.result = loss_rows_and_backward(cache, h, s.targets, counted, grads);
                             });

@@ -270,7 +270,7 @@ CrossEntropyResult EncoderClassifier::loss_and_backward_split(const Index2& toke
     const std::size_t counted = detail::counted_targets(labels.data(), batch, k, where, "label", [](std::size_t b) {
         return "of row " + std::to_string(b);
     });
-    detail::fill_slices(split_, count, batch, dropout_rng_, [&](EncoderClassifierSplit::Slice& s, std::size_t b0,
+    detail::fill_slices(split_, count, batch, dropout_rng_, [&](EncoderClassifierSlice& s, std::size_t b0,
                                                                std::size_t b1) {
         detail::copy_sequences(tokens, b0, b1, s.tokens);
         if (padding.size() > 0) detail::copy_sequences(padding, b0, b1, s.padding);
@@ -282,7 +282,7 @@ CrossEntropyResult EncoderClassifier::loss_and_backward_split(const Index2& toke
     const std::vector<StageObserver*>& observers =
         record_stats_ ? stats_collector_.start(blocks.size(), config_.num_heads, positions * positions) : kNoObservers;
     detail::run_split_lanes(split_, lanes, *this, grads_,
-                            [&](EncoderClassifierSplit::Slice& s, EncoderClassifierCache& cache,
+                            [&](EncoderClassifierSlice& s, EncoderClassifierCache& cache,
                                 EncoderClassifierGrad& grads) {
                                 run(s.tokens, s.padding, observers, &cache, &s.dropout, cache.logits);
                                 s.result = cross_entropy_forward(cache.logits, s.labels, &cache.ce);

@@ -33,6 +33,7 @@
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/model/config.hpp"
+#include "attnlab/model/split_step.hpp"
 #include "attnlab/model/transformer_block.hpp"
 #include "attnlab/nn/embedding.hpp"
 #include "attnlab/nn/layer_norm.hpp"
@@ -76,23 +77,14 @@ struct DecoderLMCache {
     Tensor2 dlogits;           // (B·T, V)
 };
 
-// A split training step (loss_and_backward): the batch's slices, whole sequences, and the
-// lanes that run them, one per thread, each through its own slices in order with its own cache
-// and gradients (lane 0 accumulates into the model's; the others are added in lane order).
-struct DecoderLMSplit {
-    struct Slice {
-        Index2 tokens;   // (b, T) consecutive sequences of the batch
-        Index2 targets;  // (b, T)
-        Rng dropout{0};  // this slice's dropout generator, drawn from the model's each step
-        CrossEntropyResult result;
-    };
-    struct Lane {
-        DecoderLMCache cache;  // reused by the lane's slices: their activations stay in the core's cache
-        DecoderLMGrad grads;   // lanes after the first, zeroed each step
-    };
-    std::vector<Slice> slices;
-    std::vector<Lane> lanes;
+// One slice of a split training step (loss_and_backward; model/split_step.hpp).
+struct DecoderLMSlice {
+    Index2 tokens;   // (b, T) consecutive sequences of the batch
+    Index2 targets;  // (b, T)
+    Rng dropout{0};  // this slice's dropout generator, drawn from the model's each step
+    CrossEntropyResult result;
 };
+using DecoderLMSplit = SplitStep<DecoderLMSlice, DecoderLMCache, DecoderLMGrad>;
 
 struct GenerateOptions {
     float temperature = 0.0f;  // 0: greedy (argmax, first maximum); > 0: sample softmax(logits / temperature)

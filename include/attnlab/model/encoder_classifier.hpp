@@ -31,6 +31,7 @@
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/model/config.hpp"
+#include "attnlab/model/split_step.hpp"
 #include "attnlab/model/transformer_block.hpp"
 #include "attnlab/nn/embedding.hpp"
 #include "attnlab/nn/layer_norm.hpp"
@@ -78,24 +79,15 @@ struct EncoderClassifierCache {
     Tensor3 dtokens;       // (B, T, C) gradient of the token rows (CLS pooling)
 };
 
-// A split training step (loss_and_backward): the batch's slices, whole sequences, and the
-// lanes that run them, one per thread, each through its own slices in order with its own cache
-// and gradients (lane 0 accumulates into the model's; the others are added in lane order).
-struct EncoderClassifierSplit {
-    struct Slice {
-        Index2 tokens;   // (b, T) consecutive sequences of the batch
-        Mask2 padding;   // (b, T) their padding rows, or empty
-        Index1 labels;   // (b)
-        Rng dropout{0};  // this slice's dropout generator, drawn from the model's each step
-        CrossEntropyResult result;
-    };
-    struct Lane {
-        EncoderClassifierCache cache;  // reused by the lane's slices: their activations stay in the core's cache
-        EncoderClassifierGrad grads;   // lanes after the first, zeroed each step
-    };
-    std::vector<Slice> slices;
-    std::vector<Lane> lanes;
+// One slice of a split training step (loss_and_backward; model/split_step.hpp).
+struct EncoderClassifierSlice {
+    Index2 tokens;   // (b, T) consecutive sequences of the batch
+    Mask2 padding;   // (b, T) their padding rows, or empty
+    Index1 labels;   // (b)
+    Rng dropout{0};  // this slice's dropout generator, drawn from the model's each step
+    CrossEntropyResult result;
 };
+using EncoderClassifierSplit = SplitStep<EncoderClassifierSlice, EncoderClassifierCache, EncoderClassifierGrad>;
 
 class EncoderClassifier {
 public:
