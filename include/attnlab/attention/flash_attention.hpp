@@ -38,7 +38,8 @@ namespace attnlab {
 inline constexpr std::size_t kFlashKeyTile = 128;
 // Query rows of a tile for the active kernel table: kFlashQueryRows rounded up to a whole
 // number of the tile kernels' query strips (kernels::flash_strip()), so no strip is padding:
-// 48 with SSE2, AVX2 and WebAssembly (strips of 8, 16 and 8), 64 with AVX-512 (strips of 32).
+// 48 with SSE2, AVX2 and WebAssembly (strips of 8, 16 and 8), 64 with AVX-512 (one strip of 64;
+// strips of 32 when this was measured).
 // Measured: in WebAssembly query tiles of 32 and 64 were slower than 48 (n = 2048, 84 and 80 ms
 // vs 78); natively with AVX2, 64 was no different from 48; with AVX-512, 48 computed 64 queries
 // per tile (a padded second strip), and 64 was 17% faster at n = 256 (0.363 -> 0.302 ms, best
