@@ -121,7 +121,11 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
         // context straight into the concatenated rows: no split_heads or merge_heads.
         const TableRows* tables = cache && !memory ? cache->input.tables : nullptr;
         if (tables) {
-            ATTNLAB_DEBUG_ASSERT(tables->rows == batch * t && tables->width == x.shape(2));
+            if (tables->rows != batch * t || tables->width != x.shape(2) || !tables->a || !tables->ia) {
+                fail<ShapeError>(where, ": cache input tables describe ", tables->rows, " rows of width ", tables->width,
+                                 (tables->a && tables->ia) ? "" : " (no a table or no indices)", ", but x is ",
+                                 shape_string(x.shape()), " (", batch * t, " rows of width ", x.shape(2), ")");
+            }
             // x = the tables' rows (a model's first block): the products run over the tables.
             for (auto [proj, rows] : {std::pair{&q_proj, &buffers.q_rows}, std::pair{&k_proj, &buffers.k_rows},
                                       std::pair{&v_proj, &buffers.v_rows}}) {
@@ -328,7 +332,10 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
         // q, k, v = the tables' rows · W: their input gradient goes to the tables (da, db), and
         // dx is the residual alone.
         const TableRows& tables = *cache.input.tables;
-        if (!tables.da) fail<ConfigError>(where, ": the forward projected input.tables, but input.tables->da is null (where the tables' gradient goes)");
+        if (!tables.da) {
+            fail<ConfigError>(where, ": the forward projected cache.input.tables, but its da (where the tables' "
+                                     "gradient goes) is null");
+        }
         for (auto [proj, dy, grad] : {std::tuple{&q_proj, &dq_rows, &grads.q_proj},
                                       std::tuple{&k_proj, &dk_rows, &grads.k_proj},
                                       std::tuple{&v_proj, &dv_rows, &grads.v_proj}}) {

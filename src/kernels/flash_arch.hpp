@@ -12,7 +12,7 @@
 // broadcast operand, packed in groups of MR (pack_row_groups<Arch, MR>), the queries the vector
 // operand, packed in strips of NR. The backward's tiles are queries by keys (keys in strips).
 //
-// Legend: R rows of a micro-tile (<= MR); NR = NV vectors of W floats = the columns of a packed
+// Legend: R rows of a micro-tile (<= MR); NR = SV vectors of W floats = the columns of a packed
 // strip; D head dim of q and k; Dv of v, Dp = Dv rounded up to VR (FlashShape).
 #pragma once
 
@@ -36,7 +36,7 @@ struct FlashShape {
     // matmul's WebAssembly tile, 2 rows x 4 vectors, measured no different here (79-82 ms).
     static constexpr std::size_t MR = 4;
 #else
-    static constexpr std::size_t MR = 6;  // 6 rows x 2 vectors: 12 accumulators,
+    static constexpr std::size_t MR = 6;  // rows of a micro-tile (keys of a score tile, queries of p·V)
 #endif
     // The score products (q·kᵀ, and dp = dO·vᵀ in the backward) load SV vectors of a packed
     // strip per step: 6 x 4 = 24 accumulators where AVX-512's 32 registers hold them, else 6 x 2.

@@ -2,10 +2,9 @@
 
 #include <optional>
 
-#include "attnlab/core/thread_pool.hpp"
-
 #include <xtensor/xbuilder.hpp>
 
+#include "attnlab/core/thread_pool.hpp"
 #include "trunk.hpp"
 
 namespace attnlab {

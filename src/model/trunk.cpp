@@ -83,7 +83,8 @@ void set_input_tables(const ModelConfig& config, const std::vector<TransformerBl
     const bool additive = config.positional == PositionalKind::sinusoidal || config.positional == PositionalKind::learned;
     const std::size_t table_rows = v + (additive ? t : 0);
     const bool use = config.norm == NormPlacement::post && !blocks[0].gradient_checkpointing() &&
-                     config.positional != PositionalKind::rope && 4 * table_rows <= batch * t;
+                     config.positional != PositionalKind::rope &&
+                     kRowsPerTableRow * table_rows <= batch * t;
     MultiHeadAttentionCache& first = caches[0].attn;
     if (!use) {
         first.input.tables = nullptr;

@@ -3,7 +3,9 @@
 // the blocks. Not installed: the public headers are encoder_classifier.hpp and decoder_lm.hpp.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <vector>
@@ -11,9 +13,9 @@
 #include "attnlab/attention/multi_head_attention.hpp"
 #include "attnlab/attention/stage.hpp"
 #include "attnlab/core/tensor.hpp"
+#include "attnlab/core/thread_pool.hpp"
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/transformer_block.hpp"
-#include "attnlab/core/thread_pool.hpp"
 #include "attnlab/nn/embedding.hpp"
 #include "attnlab/nn/loss.hpp"
 #include "attnlab/posenc/learned.hpp"
@@ -56,13 +58,15 @@ void blocks_backward(const std::vector<TransformerBlock>& blocks, const Tensor3&
 // itself, so its q, k, v products can run over the vocabulary's and the positions' rows instead
 // of every row of the batch (nn/linear.hpp TableRows), forward and backward: with V + T rows
 // of tables for B·T rows of x (the tiny encoder: 80 for 512 per slice) they are a small part of
-// the work. Used in training forwards when the tables have at most a quarter of x's rows, the
-// block keeps its cache (no checkpointing) and x has no CLS vector; the attention uses them on
-// its flash path only. Measured on the tiny encoder's split step (comparison harness, medians
+// the work. Used in training forwards when the tables have at most a quarter of x's rows
+// (kRowsPerTableRow), the block keeps its cache (no checkpointing) and x has no CLS vector; the
+// attention uses them on its flash path only. Measured on the tiny encoder's split step (comparison harness, medians
 // of 5 interleaved rounds): 10.31 -> 9.32 ms on 1 thread, 5.15 -> 4.96 on 2.
 //
-// Fills trunk.input_tables for x made from tokens (the cache's own copy: the tables point into
-// it) and points caches[0]'s attention at them, or clears that pointer.
+// x has at least this many times the tables' rows for the tables to be used.
+constexpr std::size_t kRowsPerTableRow = 4;
+// Fills trunk.input_tables for x made from tokens (B, T) (the cache's own copy: the tables point
+// into it) and points caches[0]'s attention at them, or clears that pointer.
 void set_input_tables(const ModelConfig& config, const std::vector<TransformerBlock>& blocks, const Embedding& tok_emb,
                       const LearnedPositionalEmbedding& pos_emb, const Index2& tokens,
                       std::vector<TransformerBlockCache>& caches, TrunkBuffers& trunk);

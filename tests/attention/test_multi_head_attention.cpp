@@ -235,6 +235,18 @@ TEST(MultiHeadAttention, InputTablesGiveXsOutputAndSendTheProjectionsGradientToT
             for (std::size_t i = 0; i < a->weight.size(); ++i) EXPECT_NEAR(a->weight.data()[i], b->weight.data()[i], 1e-5f * std::max(1.0f, std::abs(b->weight.data()[i])));
             for (std::size_t i = 0; i < a->bias.size(); ++i) EXPECT_NEAR(a->bias.data()[i], b->bias.data()[i], 1e-5f * std::max(1.0f, std::abs(b->bias.data()[i])));
         }
+        // Tables that do not describe x are refused, naming both.
+        TableRows short_tables = tables;
+        short_tables.rows = batch * t - 1;
+        MultiHeadAttentionCache wrong;
+        wrong.input.tables = &short_tables;
+        try {
+            mha.forward(x, nullptr, options, nullptr, &wrong, y_tables, &x);
+            ADD_FAILURE() << "no error for tables of 29 rows";
+        } catch (const ShapeError& e) {
+            EXPECT_NE(std::string(e.what()).find("29 rows of width 8"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("(30 rows of width 8)"), std::string::npos) << e.what();
+        }
         // Without somewhere to send the tables' gradient, backward says so.
         tables.da = nullptr;
         EXPECT_THROW(mha.backward(dy, from_tables, options, g_tables, dx_tables, nullptr, &dy), ConfigError);

@@ -101,7 +101,7 @@ struct MultiHeadAttentionCache {
     // intermediate gradients. Not part of what backward needs from the forward.
     struct Scratch {
         Tensor3 proj;                        // (B, N, W) one projection before split_heads
-        Tensor2 tables;                      // the table products of a projection from input_tables
+        Tensor2 tables;                      // (a_rows + b_rows, out) a projection's table products (input)
         Tensor4 context;                     // (B, H, T, D) recorded path
         Tensor3 dconcat, dq_rows, dk_rows, dv_rows;
         Tensor4 dcontext, dq, dk, dv;

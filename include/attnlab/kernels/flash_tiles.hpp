@@ -21,8 +21,8 @@
 namespace attnlab {
 namespace kernels {
 
-// Rows per packed strip (2 vectors: also the multiple packed value rows are padded to), and per
-// packed group (the rows of one micro-tile).
+// Rows per packed strip (4 vectors with AVX-512, else 2), and per packed group (the rows of one
+// micro-tile). Packed value rows are padded to a multiple of 2 vectors (flash_padded_value_dim).
 std::size_t flash_strip();
 std::size_t flash_group();
 // Floats of (rows, d) packed as strips: ceil(rows / strip) strips of (d, strip); as groups:
