@@ -209,20 +209,29 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
                               float* alpha) {
     using S = FlashShape<Arch>;
     using Batch = typename S::Batch;
-    constexpr std::size_t MR = S::MR, W = S::W;
+    constexpr std::size_t MR = S::MR, W = S::W, kMaxChains = 8;
     constexpr float kNegInf = -__builtin_inff();
     const simd::Exp2NonPositive<Arch> exp2;
     for (std::size_t q = 0; q < ldq; q += W) {
         float* col = st + q;
-        Batch max0(kNegInf), max1(kNegInf);
+        // The column's max over kMaxChains independent chains: with two, the pass waited on
+        // max's latency. Measured in V8 on a (128, 48) tile: the pass took 1.2 us of the tile's
+        // 21.5 with two chains, 0.1 with eight; attention n = 2048 60.6 -> 58.7 ms (1 thread).
+        // Natively (AVX-512) no different.
+        Batch chain[kMaxChains];
+        ATTNLAB_UNROLL_ALL for (std::size_t c = 0; c < kMaxChains; ++c) chain[c] = Batch(kNegInf);
         std::size_t j = 0;
-        for (; j + 2 <= cols; j += 2) {
-            max0 = simd::max(max0, Batch::load_unaligned(col + j * ldq));
-            max1 = simd::max(max1, Batch::load_unaligned(col + (j + 1) * ldq));
+        for (const float* x = col; j + kMaxChains <= cols; j += kMaxChains, x += kMaxChains * ldq) {
+            ATTNLAB_UNROLL_ALL for (std::size_t c = 0; c < kMaxChains; ++c) {
+                chain[c] = simd::max(chain[c], Batch::load_unaligned(x + c * ldq));
+            }
         }
-        if (j < cols) max0 = simd::max(max0, Batch::load_unaligned(col + j * ldq));
+        for (; j < cols; ++j) chain[0] = simd::max(chain[0], Batch::load_unaligned(col + j * ldq));
+        ATTNLAB_UNROLL_ALL for (std::size_t c = kMaxChains / 2; c > 0; c /= 2) {
+            ATTNLAB_UNROLL_ALL for (std::size_t i = 0; i < c; ++i) chain[i] = simd::max(chain[i], chain[i + c]);
+        }
         const Batch m_old = Batch::load_unaligned(row_max + q);
-        const Batch m_new = simd::max(m_old, simd::max(max0, max1));
+        const Batch m_new = simd::max(m_old, chain[0]);
         // 0 stands in for the reference of a query with no visible key yet: its -inf scores
         // then give p = 2^-inf = 0 (the clamp in exp2), not NaN.
         const Batch ref = simd::select(m_new < Batch(-__FLT_MAX__), Batch(0.0f), m_new);
