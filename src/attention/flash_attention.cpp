@@ -152,6 +152,52 @@ bool tile_skipped(const AttentionMask& mask, const Dims& dm, std::size_t b, std:
     return tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols);
 }
 
+// True if no mask hides any (query, key) pair of the tile rows [i0, ...) x keys [j0, j0 + cols):
+// under the causal mask the first row, i0, must see the tile's last key. What the forward's
+// lazy-reference kernels need: they take the exponentials before a mask could be applied.
+bool tile_unmasked(const AttentionMask& mask, const Dims& dm, std::size_t i0, std::size_t j0, std::size_t cols) {
+    if (mask.window > 0 || mask.key_padding.size() > 0 || mask.explicit_mask.size() > 0) return false;
+    return !mask.causal || static_cast<std::ptrdiff_t>(j0 + cols) <= static_cast<std::ptrdiff_t>(i0) + dm.shift + 1;
+}
+
+// The lazy reference of the forward (kernels::flash_scores_exp), in log2 units: a key tile whose
+// scores exceed a query's reference m by at most kLazyMargin keeps m (its p are then <= 2^8, o
+// and l need no rescale); by more, up to kLazyRescaleLimit, the query's p column is rescaled to
+// the tile's max; further (or for a query with no reference yet, m = -inf) the tile is
+// recomputed by the two-pass kernels. A reference below the max changes nothing but the
+// intermediate scale: o/l and logsumexp = m + log2(l) (in log2 units) are the same.
+constexpr float kLazyMargin = 8.0f;
+constexpr float kLazyRescaleLimit = 64.0f;
+
+// After flash_scores_exp on query rows [0, rows) (pt (cols, ldq) keys by queries): settles each
+// row's reference m (row_max) and sum l (row_sum) with the tile's max and sum. Returns false,
+// having changed nothing, if the tile must be recomputed (see kLazyRescaleLimit); else sets
+// alpha[r], the factor o's row r must be rescaled by, and returns true, with *rescaled the
+// number of rows whose factor differs from 1.
+bool settle_lazy_tile(float* pt, std::size_t rows, std::size_t cols, std::size_t ldq, float* row_max,
+                      float* row_sum, const float* tile_max, const float* tile_sum, float* alpha,
+                      std::size_t* rescaled) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        if (!(tile_max[r] - row_max[r] <= kLazyRescaleLimit)) return false;  // also NaN and m = -inf
+    }
+    *rescaled = 0;
+    for (std::size_t r = 0; r < rows; ++r) {
+        if (tile_max[r] - row_max[r] <= kLazyMargin) {
+            row_sum[r] += tile_sum[r];
+            alpha[r] = 1.0f;
+            continue;
+        }
+        // p = 2^(t - m) -> 2^(t - m'), m' the tile's max; o and l likewise.
+        const float c = std::exp2(row_max[r] - tile_max[r]);
+        for (std::size_t j = 0; j < cols; ++j) pt[j * ldq + r] *= c;
+        row_sum[r] = c * (row_sum[r] + tile_sum[r]);
+        row_max[r] = tile_max[r];
+        alpha[r] = c;
+        ++*rescaled;
+    }
+    return true;
+}
+
 // How a score tile is stored: queries by keys, tile[r·ld + c] (the backward, and the forward
 // when all keys fit one tile), or keys by queries, tile[c·ld + r] (the forward's tiles,
 // flash_softmax_pv_columns).
@@ -205,9 +251,13 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
     }
 }
 
-// Counts tile scratch alive at once over all threads of one call (FlashAttentionStats).
+// Counts tile scratch alive at once over all threads of one call, and the lazy-reference
+// path's tiles (FlashAttentionStats).
 class ScratchMeter {
 public:
+    // The lazy-reference path's counts (FlashAttentionStats), added once per task.
+    std::atomic<std::size_t> lazy_tiles{0}, lazy_rescaled_rows{0}, lazy_recomputed_tiles{0};
+
     void acquire(std::size_t bytes) {
         const std::size_t now = live_.fetch_add(bytes) + bytes;
         std::size_t peak = peak_.load();
@@ -354,20 +404,26 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
     // One key tile, no mask but a causal one, keys and dv the fused kernels take: scores in
     // registers (kernels::one_tile_softmax) on a Kᵀ transposed per task, p·V by one_tile_product.
     const bool fused = single_tile && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.dv);
+    // Key tiles after the first, unmasked, by the lazy-reference kernels where the table prefers them.
+    const bool lazy = kernels::flash_lazy_exp();
     const std::size_t kt_size = fused ? dm.d * dm.s : 0;
-    const TileSlots tiles(std::max(BC * ldq_max, BR * BC) + BR * dp + qs_size + 3 * ldq_max + kt_size,
+    const std::size_t row_stats = (lazy ? 5 : 3) * ldq_max;  // m, l, alpha (+ the lazy path's tile max, sum)
+    const TileSlots tiles(std::max(BC * ldq_max, BR * BC) + BR * dp + qs_size + row_stats + kt_size,
                           tile_matmul_floats(dm));
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
         TileScratch scratch(meter, tiles);
+        std::size_t lazy_tiles = 0, lazy_rescaled_rows = 0, lazy_recomputed = 0;  // this task's counts
         // (bc, ldq) scores stored keys by queries, then probabilities; or, with one key tile,
         // (br, bc) scores by rows
         float* s_tile = scratch.data();
         float* o_acc = s_tile + std::max(BC * ldq_max, BR * BC);  // (br, Dp) unnormalised output
         float* qs = o_acc + BR * dp;        // (ldq, D) queries packed as strips, times scale·log2(e)
-        float* row_max = qs + qs_size;      // (ldq) m: running max of the scaled scores
+        float* row_max = qs + qs_size;      // (ldq) m: running max of the scaled scores (at most kLazyMargin below it after lazy tiles)
         float* row_sum = row_max + ldq_max;  // (ldq) l: running sum of exp(scaled - m)
         float* rescale = row_sum + ldq_max;  // (ldq) exp(m_old - m_new) of the last tile
-        float* kt = rescale + ldq_max;       // (D, S) Kᵀ of the head, for the fused path
+        float* tile_max = rescale + ldq_max;  // (ldq) the lazy path's max of the tile's scores
+        float* tile_sum = tile_max + ldq_max;  // (ldq) and its sum of p
+        float* kt = row_max + row_stats;     // (D, S) Kᵀ of the head, for the fused path
         // logsumexp = m + log(l), -inf for rows that saw no key.
         const auto write_logsumexp = [&](std::size_t bh, std::size_t i0, std::size_t rows) {
             if (!logsumexp) return;
@@ -415,15 +471,36 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
             std::fill(o_acc, o_acc + rows * dp, 0.0f);
             kernels::flash_pack_strips(qi, rows, dm.d, lq, factor2, qs);
             const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
+            bool have_reference = false;  // a key tile has set row_max
             for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
                 const std::size_t cols = std::min(BC, j_end - j0);
                 if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
+                const float* kg = kp + (j0 / BC) * kg_tile;  // the key tile, packed as groups
+                const float* vj = vp + j0 * ldv;
+                if (lazy && have_reference && tile_unmasked(mask, dm, i0, j0, cols)) {
+                    // pᵀ = 2^(k_j · q_iᵀ - m) against the previous tiles' reference m, then settled.
+                    std::fill(tile_max, tile_max + ldq, kNegInf);
+                    std::fill(tile_sum, tile_sum + ldq, 0.0f);
+                    kernels::flash_scores_exp(kg, cols, dm.d, qs, q_strips, s_tile, ldq, row_max, tile_max, tile_sum);
+                    std::size_t rescaled = 0;
+                    if (settle_lazy_tile(s_tile, rows, cols, ldq, row_max, row_sum, tile_max, tile_sum, rescale,
+                                         &rescaled)) {
+                        kernels::flash_pv_columns(s_tile, rows, cols, ldq, vj, ldv, dp, o_acc,
+                                                  rescaled > 0 ? rescale : nullptr);
+                        ++lazy_tiles;
+                        lazy_rescaled_rows += rescaled;
+                        continue;
+                    }
+                    ++lazy_tiles;
+                    ++lazy_recomputed;
+                }
                 // sᵀ = k_j · q_iᵀ (cols, ldq), masked
-                kernels::flash_scores(kp + (j0 / BC) * kg_tile, cols, dm.d, qs, q_strips, s_tile, ldq);
+                kernels::flash_scores(kg, cols, dm.d, qs, q_strips, s_tile, ldq);
                 if (mask.any()) mask_tile<TileLayout::keys_by_queries>(mask, dm, b, i0, rows, j0, cols, s_tile, ldq);
                 // p = 2^(t - m'), l and m updated (base 2), o rescaled by 2^(m - m'), o += p · v_j
-                kernels::flash_softmax_pv_columns(s_tile, rows, cols, ldq, vp + j0 * ldv, ldv, dp, o_acc, row_max,
-                                                  row_sum, rescale);
+                kernels::flash_softmax_pv_columns(s_tile, rows, cols, ldq, vj, ldv, dp, o_acc, row_max, row_sum,
+                                                  rescale);
+                have_reference = true;
             }
             // o /= l. Rows that saw no key keep o = 0.
             for (std::size_t r = 0; r < rows; ++r) {
@@ -436,11 +513,17 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
             for (std::size_t r = 0; r < rows; ++r) row_max[r] *= kLn2;
             write_logsumexp(bh, i0, rows);
         }
+        meter.lazy_tiles += lazy_tiles;
+        meter.lazy_rescaled_rows += lazy_rescaled_rows;
+        meter.lazy_recomputed_tiles += lazy_recomputed;
     });
     if (stats) {
         stats->peak_scratch_bytes = meter.peak();
         stats->row_stat_bytes = logsumexp ? logsumexp->size() * sizeof(float) : 0;
         stats->packed_bytes = packed_floats * sizeof(float);
+        stats->lazy_tiles = meter.lazy_tiles.load();
+        stats->lazy_rescaled_rows = meter.lazy_rescaled_rows.load();
+        stats->lazy_recomputed_tiles = meter.lazy_recomputed_tiles.load();
     }
 }
 

@@ -52,6 +52,14 @@ struct FlashShape {
     // sums in the same order. Measured on AVX-512 (as SV above, 6 interleaved rounds): n = 256
     // 0.269 -> 0.258 ms, n = 2048 16.37 -> 15.97 ms.
     static constexpr bool kPvPairs = W == 16;
+    // The forward's exponentials in the score kernel's epilogue, against the running reference
+    // of the previous key tiles (flash_scores_exp): where the separate exp pass over a stored
+    // tile could not overlap with products. Measured in V8, a (128, 48) tile: 20.9 -> 20.2 us.
+#if defined(__wasm_simd128__)
+    static constexpr bool kLazyExp = true;
+#else
+    static constexpr bool kLazyExp = false;
+#endif
 #if defined(__wasm_simd128__)
     // One strip per score micro-kernel call: with the strip loop inside the kernel V8's
     // code ran 3% slower (measured, n = 2048); native compilers keep the accumulators in
@@ -191,6 +199,103 @@ void flash_scores(const float* qp, std::size_t rows, std::size_t d, const float*
     }
 }
 
+// The exponentials of one strip of a score tile in the product's epilogue: s (R, NR) with ld
+// (R keys by NR queries, one packed group · one packed strip, as scores_micro_kernel), written
+// as p = 2^(s - ref[q]) (exp2 clamps t = s - ref below at -127, giving 0; t up to 127 is exact
+// to its rounding: ref may lie below the tile's scores); tile_max[q] = max(tile_max[q],
+// max_r s), tile_sum[q] += Σ_r p. ref, tile_max, tile_sum: (NR), the strip's queries.
+template <class Arch, std::size_t R>
+void scores_exp_micro_kernel(const float* qg, std::size_t d, const float* kp, float* s, std::size_t ld,
+                             const float* ref, float* tile_max, float* tile_sum,
+                             const simd::Exp2NonPositive<Arch>& exp2) {
+    using S = FlashShape<Arch>;
+    using Batch = typename S::Batch;
+    constexpr std::size_t NR = S::NR, NV = S::SV, W = S::W;
+    Batch acc[R][NV];
+    for (std::size_t r = 0; r < R; ++r) {
+        for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
+    }
+    const float* kcur = kp;
+    const float* qcur = qg;
+    for (std::size_t p = 0; p < d; ++p, kcur += NR, qcur += S::MR) {
+        Batch kv[NV];
+        for (std::size_t v = 0; v < NV; ++v) kv[v] = Batch::load_unaligned(kcur + v * W);
+        for (std::size_t r = 0; r < R; ++r) {
+            const Batch qv(qcur[r]);
+            for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(qv, kv[v], acc[r][v]);
+        }
+    }
+    for (std::size_t v = 0; v < NV; ++v) {
+        const Batch rf = Batch::load_unaligned(ref + v * W);
+        Batch m = acc[0][v], sum(0.0f);
+        for (std::size_t r = 0; r < R; ++r) {
+            if (r > 0) m = simd::max(m, acc[r][v]);
+            const Batch e = exp2(acc[r][v] - rf);
+            e.store_unaligned(s + r * ld + v * W);
+            sum += e;
+        }
+        simd::max(m, Batch::load_unaligned(tile_max + v * W)).store_unaligned(tile_max + v * W);
+        (Batch::load_unaligned(tile_sum + v * W) + sum).store_unaligned(tile_sum + v * W);
+    }
+}
+
+// flash_scores with the exponentials in the epilogue: pt (keys, strips·NR) with ld, keys by
+// queries, = 2^(kg · qsᵀ - ref) per query column; tile_max, tile_sum (strips·NR) updated with
+// the scores' max and the p's sum per query (the caller starts them at -inf and 0).
+template <class Arch>
+void flash_scores_exp(const float* kg, std::size_t keys, std::size_t d, const float* qs, std::size_t strips,
+                      float* pt, std::size_t ld, const float* ref, float* tile_max, float* tile_sum) {
+    using S = FlashShape<Arch>;
+    constexpr std::size_t MR = S::MR, NR = S::NR;
+    const simd::Exp2NonPositive<Arch> exp2;
+    for (std::size_t i = 0; i < keys; i += MR) {
+        const float* ki = kg + i * d;  // group i / MR
+        float* pi = pt + i * ld;
+        simd::dispatch_rows<MR>(simd::min_size(MR, keys - i), [&](auto r) {
+            for (std::size_t st = 0; st < strips; ++st) {
+                scores_exp_micro_kernel<Arch, decltype(r)::value>(ki, d, qs + st * d * NR, pi + st * NR, ld,
+                                                                  ref + st * NR, tile_max + st * NR,
+                                                                  tile_sum + st * NR, exp2);
+            }
+        });
+    }
+}
+
+// o (rows, dp) = alpha ⊙ o + pt · V, pt (cols, ldq) keys by queries, vp (cols, dp) with ldv;
+// alpha (rows) the rows' rescale factors, or null for none (all 1).
+template <class Arch>
+void flash_pv_columns(const float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
+                      std::size_t ldv, std::size_t dp, float* o, const float* alpha) {
+    using S = FlashShape<Arch>;
+    using Batch = typename S::Batch;
+    constexpr std::size_t MR = S::MR, W = S::W;
+    if (alpha) {
+        for (std::size_t r = 0; r < rows; ++r) {
+            const Batch a(alpha[r]);
+            float* orow = o + r * dp;
+            for (std::size_t c = 0; c < dp; c += W) (Batch::load_unaligned(orow + c) * a).store_unaligned(orow + c);
+        }
+    }
+    std::size_t i = 0;
+    if constexpr (S::kPvPairs) {
+        // Two row groups at a time where the registers hold their 24 accumulators.
+        for (; i + 2 * MR <= rows; i += 2 * MR) {
+            for (std::size_t c = 0; c < dp; c += S::VR) {
+                pv_micro_kernel<Arch, 2 * MR>(st + i, ldq, cols, vp + c, ldv, o + i * dp + c, dp);
+            }
+        }
+    }
+    for (; i < rows; i += MR) {
+        const std::size_t n = simd::min_size(MR, rows - i);
+        float* oi = o + i * dp;
+        for (std::size_t c = 0; c < dp; c += S::VR) {
+            simd::dispatch_rows<MR>(n, [&](auto r) {
+                pv_micro_kernel<Arch, decltype(r)::value>(st + i, ldq, cols, vp + c, ldv, oi + c, dp);
+            });
+        }
+    }
+}
+
 // One key tile of the forward with the scores stored keys by queries: st (cols, ldq),
 // st[j·ldq + q] = t of query q and key j (t = log2(e)·scale·q·kᵀ, masked -inf), ldq a multiple
 // of W (columns past `rows` are padding: computed, never used). The online softmax then runs
@@ -209,7 +314,7 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
                               float* alpha) {
     using S = FlashShape<Arch>;
     using Batch = typename S::Batch;
-    constexpr std::size_t MR = S::MR, W = S::W, kMaxChains = 8;
+    constexpr std::size_t W = S::W, kMaxChains = 8;
     constexpr float kNegInf = -__builtin_inff();
     const simd::Exp2NonPositive<Arch> exp2;
     for (std::size_t q = 0; q < ldq; q += W) {
@@ -257,29 +362,7 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
         m_new.store_unaligned(row_max + q);
         a.store_unaligned(alpha + q);
     }
-    for (std::size_t r = 0; r < rows; ++r) {
-        const Batch a(alpha[r]);
-        float* orow = o + r * dp;
-        for (std::size_t c = 0; c < dp; c += W) (Batch::load_unaligned(orow + c) * a).store_unaligned(orow + c);
-    }
-    std::size_t i = 0;
-    if constexpr (S::kPvPairs) {
-        // Two row groups at a time where the registers hold their 24 accumulators.
-        for (; i + 2 * MR <= rows; i += 2 * MR) {
-            for (std::size_t c = 0; c < dp; c += S::VR) {
-                pv_micro_kernel<Arch, 2 * MR>(st + i, ldq, cols, vp + c, ldv, o + i * dp + c, dp);
-            }
-        }
-    }
-    for (; i < rows; i += MR) {
-        const std::size_t n = simd::min_size(MR, rows - i);
-        float* oi = o + i * dp;
-        for (std::size_t c = 0; c < dp; c += S::VR) {
-            simd::dispatch_rows<MR>(n, [&](auto r) {
-                pv_micro_kernel<Arch, decltype(r)::value>(st + i, ldq, cols, vp + c, ldv, oi + c, dp);
-            });
-        }
-    }
+    flash_pv_columns<Arch>(st, rows, cols, ldq, vp, ldv, dp, o, alpha);
 }
 
 // out[i] = Σ_c a[i·lda + c]·b[i·ldb + c] for i < rows (the backward's delta = rowsum(dO ⊙ O)):

@@ -49,6 +49,18 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
     table().flash_softmax_pv_columns(st, rows, cols, ldq, vp, ldv, dp, o, row_max, row_sum, alpha);
 }
 
+bool flash_lazy_exp() { return table().flash_lazy_exp; }
+
+void flash_scores_exp(const float* kg, std::size_t keys, std::size_t d, const float* qs, std::size_t strips,
+                      float* pt, std::size_t ld, const float* ref, float* tile_max, float* tile_sum) {
+    table().flash_scores_exp(kg, keys, d, qs, strips, pt, ld, ref, tile_max, tile_sum);
+}
+
+void flash_pv_columns(const float* pt, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
+                      std::size_t ldv, std::size_t dp, float* o, const float* alpha) {
+    table().flash_pv_columns(pt, rows, cols, ldq, vp, ldv, dp, o, alpha);
+}
+
 void flash_row_dots(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
                     std::size_t cols, float* out) {
     table().flash_row_dots(a, lda, b, ldb, rows, cols, out);

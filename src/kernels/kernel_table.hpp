@@ -37,6 +37,7 @@ struct KernelTable {
     std::size_t flash_nr;  // rows per packed strip of the flash tile kernels' score products
     std::size_t flash_vr;  // columns a value row of the forward's p·V is padded to
     std::size_t flash_mr;  // rows per packed group of the flash tile kernels
+    bool flash_lazy_exp;   // whether the forward prefers flash_scores_exp (FlashShape::kLazyExp)
     // Whether a partial matmul strip computes only the vectors that hold its columns (else the
     // whole strip of nr columns is read from B).
     bool trims_partial_strips;
@@ -77,6 +78,10 @@ struct KernelTable {
     void (*flash_softmax_pv_columns)(float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
                                      std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
                                      float* alpha);
+    void (*flash_scores_exp)(const float* kg, std::size_t keys, std::size_t d, const float* qs, std::size_t strips,
+                             float* pt, std::size_t ld, const float* ref, float* tile_max, float* tile_sum);
+    void (*flash_pv_columns)(const float* st, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
+                             std::size_t ldv, std::size_t dp, float* o, const float* alpha);
     void (*flash_row_dots)(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
                            std::size_t cols, float* out);
 

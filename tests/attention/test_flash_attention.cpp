@@ -393,6 +393,89 @@ TEST(FlashAttention, LogsumexpIsThatOfTheScaledMaskedScores) {
     }
 }
 
+// Logsumexp (B, H, T) of the scaled scores in double, no mask.
+Tensor3 reference_logsumexp(const Inputs& in, double scale) {
+    const std::size_t batch = in.q.shape(0), heads = in.q.shape(1), t = in.q.shape(2), d = in.q.shape(3);
+    const std::size_t s = in.k.shape(2), group = heads / in.k.shape(1);
+    Tensor3 lse = Tensor3::from_shape({batch, heads, t});
+    for (std::size_t b = 0; b < batch; ++b) {
+        for (std::size_t h = 0; h < heads; ++h) {
+            for (std::size_t i = 0; i < t; ++i) {
+                std::vector<double> x(s);
+                for (std::size_t j = 0; j < s; ++j) {
+                    double dot = 0.0;
+                    for (std::size_t c = 0; c < d; ++c) dot += double(in.q(b, h, i, c)) * in.k(b, h / group, j, c);
+                    x[j] = dot * scale;
+                }
+                const double m = *std::max_element(x.begin(), x.end());
+                double sum = 0.0;
+                for (double v : x) sum += std::exp(v - m);
+                lse(b, h, i) = static_cast<float>(m + std::log(sum));
+            }
+        }
+    }
+    return lse;
+}
+
+// The lazy-reference key tiles (kernels::flash_lazy_exp(): the WebAssembly table; natively
+// these run the two-pass kernels and must give the same): keys along one direction u with
+// scores that rise from tile to tile by `rise` (log2 units, scale 1/sqrt(D)), so later tiles
+// stay within the margin of the reference (rise 2), go past it and are rescaled (rise 20), or a
+// single key far above everything before it forces a recompute (jump); and falling scores whose
+// later tiles' p underflow against the first tile's reference. Context and logsumexp against
+// the math path and a double-precision logsumexp, without a mask and causal.
+TEST(FlashAttention, LazyReferenceTilesEqualTheMathPathWhenScoresRiseFallOrJump) {
+    const std::size_t t = 70, s = 600, d = 16;
+    enum class Pattern { small_rise, large_rise, jump, fall };
+    for (Pattern pattern : {Pattern::small_rise, Pattern::large_rise, Pattern::jump, Pattern::fall}) {
+        Inputs in = make_inputs(1, 2, 1, t, s, d, 40 + static_cast<int>(pattern));
+        // q = a·u + noise, k_j = g(j)·u + noise with u = e_0: s_ij·scale·log2(e) ≈ a·g(j)/4·1.44.
+        const double per_key = pattern == Pattern::small_rise ? 2.0 / 128 : pattern == Pattern::large_rise ? 20.0 / 128 : 0.0;
+        for (std::size_t h = 0; h < 2; ++h) {
+            for (std::size_t i = 0; i < t; ++i) {
+                for (std::size_t c = 0; c < d; ++c) in.q(0, h, i, c) *= 0.1f;
+                in.q(0, h, i, 0) = 4.0f;
+            }
+        }
+        for (std::size_t j = 0; j < s; ++j) {
+            for (std::size_t c = 0; c < d; ++c) in.k(0, 0, j, c) *= 0.1f;
+            // a·g(j)/4·log2(e) = per_key·j with a = 4: g(j) = per_key·j / log2(e)
+            double g = per_key * double(j) / 1.4426950408889634;
+            if (pattern == Pattern::jump) g = j == 400 ? 100.0 / 1.4426950408889634 : 0.0;
+            if (pattern == Pattern::fall) g = -2.0 * double(j) / 1.4426950408889634;
+            in.k(0, 0, j, 0) = static_cast<float>(g);
+        }
+        const char* names[] = {"small rise", "large rise", "jump", "fall"};
+        for (MaskKind kind : {MaskKind::none, MaskKind::causal}) {
+            const AttentionMask mask = make_mask(kind, t, s);
+            const Tensor4 expected = math_forward(in, mask, {}, nullptr);
+            Tensor3 lse;
+            FlashAttentionStats stats;
+            const Tensor4 actual = flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse, &stats);
+            const std::string where = std::string(names[static_cast<int>(pattern)]) + ", mask " + mask_name(kind);
+            ASSERT_TRUE(all_finite(actual)) << where;
+            EXPECT_TRUE(test::all_close(actual, expected, 1e-5, 1e-5)) << where;
+            if (kind == MaskKind::none) {
+                EXPECT_TRUE(test::all_close(lse, reference_logsumexp(in, 0.25), 1e-4, 1e-6)) << where;
+            }
+            if (!kernels::flash_lazy_exp()) {
+                EXPECT_EQ(stats.lazy_tiles, 0u) << where;
+                continue;
+            }
+            // Two query tiles (70 rows) by five key tiles: the first of each query tile takes
+            // the two-pass kernels, and so do causal tiles the diagonal crosses.
+            if (kind == MaskKind::none) EXPECT_EQ(stats.lazy_tiles, 2u * 2u * 4u) << where;
+            EXPECT_GT(stats.lazy_tiles, 0u) << where;
+            if (pattern == Pattern::large_rise) EXPECT_GT(stats.lazy_rescaled_rows, 0u) << where;
+            if (pattern == Pattern::small_rise || pattern == Pattern::fall) {
+                EXPECT_EQ(stats.lazy_rescaled_rows, 0u) << where;
+                EXPECT_EQ(stats.lazy_recomputed_tiles, 0u) << where;
+            }
+            if (pattern == Pattern::jump && kind == MaskKind::none) EXPECT_GT(stats.lazy_recomputed_tiles, 0u) << where;
+        }
+    }
+}
+
 TEST(FlashAttention, BackwardEqualsTheMathBackward) {
     const std::size_t lengths[] = {1, 17, 65, 200};
     const std::pair<std::size_t, std::size_t> head_layouts[] = {{1, 1}, {4, 2}, {4, 1}};
@@ -483,7 +566,9 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
     EXPECT_EQ(large.row_stat_bytes, 4 * 1000 * sizeof(float));  // logsumexp (B, H, T)
     // One score tile (keys by queries, the queries padded to a whole strip), one output
     // accumulator tile (Dv = 32 padded to the strip), the query tile packed, and per-query
-    // statistics: far from the 4 x 1000 x 1000 floats of the scores. Each task's buffer also
+    // statistics (m, l and the rescale factors; where the forward takes the lazy-reference
+    // path, kernels::flash_lazy_exp(), also a tile's max and sum): far from the 4 x 1000 x 1000
+    // floats of the scores. Each task's buffer also
     // holds the packing panel of its small matmul calls (a key tile by the head dimension), and
     // the regions are rounded up to whole cache lines (16 floats).
     const std::size_t dp = kernels::flash_padded_value_dim(32), strip = kernels::flash_strip();
@@ -492,7 +577,8 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
                                               kernels::matmul_scratch_floats(32, kFlashKeyTile)) +
                                      2 * 16;
     EXPECT_LE(large.peak_scratch_bytes, (kFlashKeyTile * ldq + flash_query_tile() * dp +
-                                         kernels::flash_strips_size(flash_query_tile(), 32) + 3 * ldq + matmul_panel) *
+                                         kernels::flash_strips_size(flash_query_tile(), 32) +
+                                         (kernels::flash_lazy_exp() ? 5 : 3) * ldq + matmul_panel) *
                                             sizeof(float));
     // K packed once for the tile kernels, tile by tile in groups: linear in S (the size of K,
     // each tile's keys rounded up to a whole group); one key tile needs no packing, and values

@@ -1,7 +1,8 @@
 // The flash tile kernels (kernels/flash_tiles.hpp), for every ISA compiled in and supported
 // here: packed products against plain double-precision loops for ragged shapes, and the forward's
 // column-wise base-2 online softmax with p·V against softmax·V over several tiles, including
-// masked keys.
+// masked keys; the lazy-reference kernels (exponentials in the score product) against their
+// definitions.
 #include "attnlab/kernels/flash_tiles.hpp"
 
 #include <algorithm>
@@ -131,6 +132,72 @@ TEST_P(EachIsa, ColumnSoftmaxAndPvOverTilesEqualSoftmaxTimesValues) {
                     }
                     ASSERT_NEAR(o[q * dp + c] / l[q], want, 1e-5) << rows << " rows, dv " << dv << ", query " << q
                                                                   << ", column " << c;
+                }
+            }
+        }
+    }
+}
+
+// The lazy-reference kernels (every ISA has them; the forward takes them where
+// kernels::flash_lazy_exp()): flash_scores_exp gives pt = 2^(t - ref) for t = the groups'
+// products with the strips, ref below and above the scores (t - ref up to ~+20 and down past
+// -127, where p is 0), with the tile max and sum per query added to what they held; then
+// flash_pv_columns adds pt·V to o, rescaled by alpha or not (null).
+TEST_P(EachIsa, ScoresWithExponentialsAndPvColumnsEqualTheirDefinitions) {
+    const std::size_t strip = kernels::flash_strip();
+    for (std::size_t keys : {1u, 5u, 13u, 37u}) {
+        for (std::size_t queries : {std::size_t{1}, strip + 3}) {
+            const std::size_t d = 16, dv = 20, dp = kernels::flash_padded_value_dim(dv);
+            const std::size_t strips = (queries + strip - 1) / strip, ld = strips * strip;
+            const auto k = random_vector(keys * d, unsigned(keys * 3 + queries));
+            const auto q = random_vector(queries * d, unsigned(queries * 5 + keys));
+            std::vector<float> kg(kernels::flash_groups_size(keys, d)), qs(kernels::flash_strips_size(queries, d));
+            kernels::flash_pack_groups(k.data(), keys, d, d, 1.0f, kg.data());
+            kernels::flash_pack_strips(q.data(), queries, d, d, 1.5f, qs.data());
+            std::vector<float> ref(ld), tile_max(ld), tile_sum(ld);
+            for (std::size_t c = 0; c < ld; ++c) {
+                ref[c] = c % 3 == 0 ? -12.0f : c % 3 == 1 ? 3.0f : 160.0f;  // below, inside, far above the scores
+                tile_max[c] = c % 2 ? -kInf : 50.0f;  // what the caller's buffers held before
+                tile_sum[c] = c % 2 ? 0.0f : 2.0f;
+            }
+            std::vector<float> pt(keys * ld, 99.0f);
+            kernels::flash_scores_exp(kg.data(), keys, d, qs.data(), strips, pt.data(), ld, ref.data(),
+                                      tile_max.data(), tile_sum.data());
+            for (std::size_t c = 0; c < queries; ++c) {
+                double mx = c % 2 ? -INFINITY : 50.0, sum = c % 2 ? 0.0 : 2.0;
+                for (std::size_t j = 0; j < keys; ++j) {
+                    double t = 0.0, magnitude = 0.0;
+                    for (std::size_t p = 0; p < d; ++p) {
+                        t += 1.5 * double(q[c * d + p]) * k[j * d + p];
+                        magnitude += std::abs(1.5 * double(q[c * d + p]) * k[j * d + p]);
+                    }
+                    const double want = t - ref[c] < -127.0 ? 0.0 : std::exp2(t - ref[c]);
+                    // exp2's 2.4e-7, and ln 2 times the float errors of t (a sum of d products)
+                    // and of t - ref, doubled
+                    const double rel = 3e-7 + 2.0 * 0.7 * (double(d) * 6e-8 * magnitude + 1.2e-7 * std::abs(t - ref[c]));
+                    ASSERT_NEAR(pt[j * ld + c], want, rel * want + 1e-30) << keys << " keys, query " << c;
+                    mx = std::max(mx, t);
+                    sum += pt[j * ld + c];
+                }
+                EXPECT_NEAR(tile_max[c], mx, 1e-5 * std::abs(mx)) << keys << " keys, query " << c;
+                EXPECT_NEAR(tile_sum[c], sum, 1e-6 * sum) << keys << " keys, query " << c;
+            }
+            // o (queries, dp) = alpha ⊙ o + ptᵀ·V
+            const auto v = random_vector(keys * dv, unsigned(keys + 11));
+            std::vector<float> vp(keys * dp);
+            kernels::flash_pack_values(v.data(), keys, dv, dv, vp.data());
+            for (bool rescale : {false, true}) {
+                std::vector<float> o0 = random_vector(queries * dp, 7), o = o0, alpha(queries);
+                for (std::size_t c = 0; c < queries; ++c) alpha[c] = 0.25f + 0.5f * float(c % 3);
+                for (float& x : pt) x = std::min(x, 8.0f);  // keep the products O(1)
+                kernels::flash_pv_columns(pt.data(), queries, keys, ld, vp.data(), dp, dp, o.data(),
+                                          rescale ? alpha.data() : nullptr);
+                for (std::size_t c = 0; c < queries; ++c) {
+                    for (std::size_t col = 0; col < dv; ++col) {
+                        double want = (rescale ? alpha[c] : 1.0) * o0[c * dp + col];
+                        for (std::size_t j = 0; j < keys; ++j) want += double(pt[j * ld + c]) * v[j * dv + col];
+                        ASSERT_NEAR(o[c * dp + col], want, 1e-5 * (1.0 + std::abs(want))) << keys << " keys";
+                    }
                 }
             }
         }

@@ -10,6 +10,9 @@
 // (the forward stores a score tile keys by queries, so these run down its columns):
 //   s = q_i·k_jᵀ·scale (masked -> -inf),  m' = max(m, rowmax s),  p = exp(s - m'),
 //   l = exp(m - m')·l + rowsum p,          o = exp(m - m')·o + p·v_j,     finally o /= l.
+// Where the kernel table prefers it (WebAssembly), key tiles after the first take p against the
+// reference m of the tiles before, inside the score product (no pass over the stored scores),
+// and m moves only when a tile's max exceeds it by more than a margin (FlashAttentionStats::lazy_tiles).
 // Causal tiles above the diagonal are skipped, and so are tiles wholly outside a sliding window
 // (AttentionMask::window; no global row or key in the tile). A row with no visible key gets
 // zeros (never NaN) and logsumexp -inf. The backward recomputes each tile from q, k, v and the per-row
@@ -56,6 +59,15 @@ struct FlashAttentionStats {
     // backward with more than one key tile: K and V. About the size of K and V themselves:
     // linear in S. 0 when all keys fit one tile (each tile product then reads them in place).
     std::size_t packed_bytes = 0;
+    // Forward key tiles (one query tile each) taken by the lazy-reference kernels (where the
+    // active kernel table prefers them, kernels::flash_lazy_exp(): after a query tile's first
+    // key tile, when no mask hides a pair of the tile, the exponentials are taken in the score
+    // product against the previous tiles' reference m); of them, the query rows whose scores rose
+    // more than the margin above m (their p rescaled), and the tiles recomputed by the two-pass
+    // kernels (a rise too large to rescale, or a row with no reference yet).
+    std::size_t lazy_tiles = 0;
+    std::size_t lazy_rescaled_rows = 0;
+    std::size_t lazy_recomputed_tiles = 0;
 };
 
 // q: (B, H, T, D), k: (B, Hkv, S, D), v: (B, Hkv, S, Dv) -> context (B, H, T, Dv).

@@ -60,6 +60,22 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
                               std::size_t ldv, std::size_t dp, float* o, float* row_max, float* row_sum,
                               float* alpha);
 
+// The lazy-reference variant of a key tile (what the forward runs after its first key tile
+// where the active table prefers it, flash_lazy_exp()): the exponentials are taken in the score
+// product's epilogue, against a reference known before the tile, so no pass over the stored
+// scores is needed. kg: `keys` keys packed as groups; qs: `strips` query strips (times
+// log2(e)·scale) -> pt (keys, strips·strip) with ld, keys by queries, pt[j·ld + q] =
+// 2^(t - ref[q]) (0 where t - ref < -127; exact up to t - ref = 127: ref may lie below the
+// tile's scores, the caller checks how far with tile_max); tile_max[q] = max(tile_max[q],
+// max_j t), tile_sum[q] += Σ_j pt[j·ld + q]. ref, tile_max, tile_sum: (strips·strip).
+bool flash_lazy_exp();
+void flash_scores_exp(const float* kg, std::size_t keys, std::size_t d, const float* qs, std::size_t strips,
+                      float* pt, std::size_t ld, const float* ref, float* tile_max, float* tile_sum);
+// o (rows, dp) = alpha ⊙ o + pt · V: pt (cols, ldq) keys by queries, vp (cols, dp) with ldv;
+// alpha (rows) each row's rescale factor, or null for none.
+void flash_pv_columns(const float* pt, std::size_t rows, std::size_t cols, std::size_t ldq, const float* vp,
+                      std::size_t ldv, std::size_t dp, float* o, const float* alpha);
+
 // a: (rows, cols) with lda, b: (rows, cols) with ldb -> out: (rows), out[i] = Σ_c a[i][c]·b[i][c]
 // (the backward's delta = rowsum(dO ⊙ O)).
 void flash_row_dots(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
