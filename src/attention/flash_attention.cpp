@@ -337,18 +337,19 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
 
 void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                              const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats,
-                             Tensor4& context) {
+                             Tensor4& context, Tensor2* one_tile_weights) {
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
     require_allocatable({dm.batch, dm.heads, dm.t, dm.dv}, where, "the context");
     // resize keeps the buffer when the shape is unchanged (a training loop's steps).
     context.resize({dm.batch, dm.heads, dm.t, dm.dv});
-    flash_attention_forward(heads_of(q), heads_of(k), heads_of(v), mask, scale, logsumexp, stats, heads_of(context));
+    flash_attention_forward(heads_of(q), heads_of(k), heads_of(v), mask, scale, logsumexp, stats, heads_of(context),
+                            one_tile_weights);
 }
 
 void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeadsView& v,
                              const AttentionMask& mask, const ScaleOptions& scale, Tensor3* logsumexp,
-                             FlashAttentionStats* stats, const HeadsView& context) {
+                             FlashAttentionStats* stats, const HeadsView& context, Tensor2* one_tile_weights) {
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
     require_heads(context, dm.batch, dm.heads, dm.t, dm.dv, where, "context (B, H, T, Dv)");
@@ -407,6 +408,17 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
     // Key tiles after the first, unmasked, by the lazy-reference kernels where the table prefers them.
     const bool lazy = kernels::flash_lazy_exp();
     const std::size_t kt_size = fused ? dm.d * dm.s : 0;
+    // The weights kept for the backward (one_tile_weights): the fused path writes p there.
+    float* kept_weights = nullptr;
+    if (one_tile_weights) {
+        if (fused) {
+            require_allocatable({dm.batch * dm.heads * dm.t, kernels::kOneTileLd}, where, "the one-tile weights");
+            one_tile_weights->resize({dm.batch * dm.heads * dm.t, kernels::kOneTileLd});
+            kept_weights = one_tile_weights->data();
+        } else {
+            one_tile_weights->resize({0, kernels::kOneTileLd});
+        }
+    }
     const std::size_t row_stats = (lazy ? 5 : 3) * ldq_max;  // m, l, alpha (+ the lazy path's tile max, sum)
     const TileSlots tiles(std::max(BC * ldq_max, BR * BC) + BR * dp + qs_size + row_stats + kt_size,
                           tile_matmul_floats(dm));
@@ -443,10 +455,11 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
 
             if (fused) {
                 // The same operations as below, fused (kernels/flash_tiles.hpp): bit-identical.
+                float* p = kept_weights ? kept_weights + (bh * dm.t + i0) * kernels::kOneTileLd : s_tile;
                 kernels::one_tile_transpose(kh, dm.s, dm.d, lk, kt);
-                kernels::one_tile_softmax(qi, lq, rows, dm.d, kt, dm.s, factor, causal_from(mask, dm, i0), s_tile,
-                                          row_max, row_sum);
-                kernels::one_tile_product(false, s_tile, rows, dm.s, vh, lv, dm.dv, oi, lo, false);
+                kernels::one_tile_softmax(qi, lq, rows, dm.d, kt, dm.s, factor, causal_from(mask, dm, i0), p, row_max,
+                                          row_sum);
+                kernels::one_tile_product(false, p, rows, dm.s, vh, lv, dm.dv, oi, lo, false);
                 write_logsumexp(bh, i0, rows);
                 continue;
             }
@@ -530,7 +543,7 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
 void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k, const Tensor4& v,
                               const Tensor4& context, const Tensor3& logsumexp, const AttentionMask& mask,
                               const ScaleOptions& scale, Tensor4& dq, Tensor4& dk, Tensor4& dv,
-                              FlashAttentionStats* stats) {
+                              FlashAttentionStats* stats, const Tensor2* one_tile_weights) {
     constexpr const char* where = "flash_attention_backward";
     const Dims dm = validate(q, k, v, mask, where);
     const ShapeSpec out_spec = {static_cast<std::ptrdiff_t>(dm.batch), static_cast<std::ptrdiff_t>(dm.heads),
@@ -545,13 +558,14 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     dk.resize(k.shape());
     dv.resize(v.shape());
     flash_attention_backward(heads_of(dcontext), heads_of(q), heads_of(k), heads_of(v), heads_of(context), logsumexp,
-                             mask, scale, heads_of(dq), heads_of(dk), heads_of(dv), stats);
+                             mask, scale, heads_of(dq), heads_of(dk), heads_of(dv), stats, one_tile_weights);
 }
 
 void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsView& q, const ConstHeadsView& k,
                               const ConstHeadsView& v, const ConstHeadsView& context, const Tensor3& logsumexp,
                               const AttentionMask& mask, const ScaleOptions& scale, const HeadsView& dq,
-                              const HeadsView& dk, const HeadsView& dv, FlashAttentionStats* stats) {
+                              const HeadsView& dk, const HeadsView& dv, FlashAttentionStats* stats,
+                              const Tensor2* one_tile_weights) {
     constexpr const char* where = "flash_attention_backward";
     const Dims dm = validate(q, k, v, mask, where);
     const std::size_t BR = flash_query_tile();
@@ -618,6 +632,13 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
     const bool fused = dq_here && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.d) &&
                        kernels::one_tile_fits(dm.s, dm.dv);
     const std::size_t kvt_size = fused ? (dm.d + dm.dv) * dm.s : 0;
+    // The forward's weights, when it kept them (one_tile_weights): p is then read, not
+    // recomputed from q·kᵀ (no Kᵀ needed).
+    const float* const kept_weights =
+        fused && one_tile_weights && one_tile_weights->shape(0) == dm.batch * dm.heads * dm.t &&
+                one_tile_weights->shape(1) == kernels::kOneTileLd
+            ? one_tile_weights->data()
+            : nullptr;
     const TileSlots tiles(2 * BR * BC + qp_size + dop_size + kvt_size, tile_matmul_floats(dm));
 
     // dk, dv: one task per (batch, kv head, key tile), which owns those rows of dk and dv; it
@@ -643,7 +664,7 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
             float* dkj = dk.row(b, hk, j0);  // (bc, D) with ldk
             float* dvj = dv.row(b, hk, j0);  // (bc, Dv) with ldv
             if (fused) {
-                kernels::one_tile_transpose(k.row(b, hk, j0), cols, dm.d, lk, kt);
+                if (!kept_weights) kernels::one_tile_transpose(k.row(b, hk, j0), cols, dm.d, lk, kt);
                 kernels::one_tile_transpose(v.row(b, hk, j0), cols, dm.dv, lv, vt);
             }
             // The first tile's products overwrite dk_j and dv_j (0 + x is x), later ones add;
@@ -663,11 +684,19 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
                     const float* qi = q.row(b, h, i0);          // (br, D) with lq
                     const float* doi = dcontext.row(b, h, i0);  // (br, Dv) with ldo
                     if (fused) {  // the steps below, fused (kernels/flash_tiles.hpp)
-                        kernels::one_tile_backward(qi, lq, doi, ldo, rows, dm.d, dm.dv, kt, vt, cols, factor,
-                                                   causal_from(mask, dm, i0), lse + bh * dm.t + i0,
-                                                   delta + bh * dm.t + i0, p, ds);
+                        const float* pi = p;
+                        if (kept_weights) {
+                            pi = kept_weights + (bh * dm.t + i0) * kernels::kOneTileLd;
+                            kernels::one_tile_backward_from_weights(doi, ldo, rows, dm.dv, vt, cols, factor,
+                                                                    lse + bh * dm.t + i0, delta + bh * dm.t + i0, pi,
+                                                                    ds);
+                        } else {
+                            kernels::one_tile_backward(qi, lq, doi, ldo, rows, dm.d, dm.dv, kt, vt, cols, factor,
+                                                       causal_from(mask, dm, i0), lse + bh * dm.t + i0,
+                                                       delta + bh * dm.t + i0, p, ds);
+                        }
                         const bool add = dkv_acc == Accumulate::yes;
-                        kernels::one_tile_product(true, p, cols, rows, doi, ldo, dm.dv, dvj, ldv, add);
+                        kernels::one_tile_product(true, pi, cols, rows, doi, ldo, dm.dv, dvj, ldv, add);
                         kernels::one_tile_product(true, ds, cols, rows, qi, lq, dm.d, dkj, ldk, add);
                         kernels::one_tile_product(false, ds, rows, cols, k.row(b, hk, j0), lk, dm.d, dq.row(b, h, i0),
                                                   ldq, false);

@@ -147,7 +147,7 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
         buffers.concat.resize({batch, t, config_.d_model});
         const HeadsView context = heads_in_rows(buffers.concat, config_.num_heads);  // (B, H, T, D) in (B, T, C)
         flash_attention_forward(q, k, v, options.mask, options.scale, attention ? &attention->logsumexp : nullptr,
-                                nullptr, context);
+                                nullptr, context, attention ? &attention->one_tile_weights : nullptr);
         observe_heads(observer, Stage::context, context);
         if (cache) {
             attention->flash = true;
@@ -309,7 +309,7 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
                                  heads_in_rows(cache.k_rows, hkv), heads_in_rows(cache.v_rows, hkv),
                                  heads_in_rows(cache.concat, h), cache.attention.logsumexp, cache.attention.mask,
                                  options.scale, heads_in_rows(dq_rows, h), heads_in_rows(dk_rows, hkv),
-                                 heads_in_rows(dv_rows, hkv));
+                                 heads_in_rows(dv_rows, hkv), nullptr, &cache.attention.one_tile_weights);
     } else {
         // concat = merge_heads(context)
         split_heads(dconcat, config_.num_heads, w.dcontext);

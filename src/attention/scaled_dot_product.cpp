@@ -58,7 +58,8 @@ void observe_context(StageObserver* observer, const Tensor4& context) {
 }  // namespace
 
 std::size_t AttentionCache::bytes() const {
-    return (weights.size() + logsumexp.size() + context.size()) * sizeof(float) + mask.key_padding.size() +
+    return (weights.size() + logsumexp.size() + context.size() + one_tile_weights.size()) * sizeof(float) +
+           mask.key_padding.size() +
            mask.explicit_mask.size();
 }
 

@@ -88,6 +88,12 @@ void one_tile_backward(const float* q, std::size_t lq, const float* dout, std::s
     table().one_tile_backward(q, lq, dout, ldo, rows, d, dv, kt, vt, keys, scale, hide_from, lse, delta, p, ds);
 }
 
+void one_tile_backward_from_weights(const float* dout, std::size_t ldo, std::size_t rows, std::size_t dv,
+                                    const float* vt, std::size_t keys, float scale, const float* lse,
+                                    const float* delta, const float* p, float* ds) {
+    table().one_tile_backward_from_weights(dout, ldo, rows, dv, vt, keys, scale, lse, delta, p, ds);
+}
+
 void one_tile_product(bool trans_a, const float* a, std::size_t rows, std::size_t k, const float* b,
                       std::size_t ldb, std::size_t n, float* c, std::size_t ldc, bool add) {
     table().one_tile_product(trans_a, a, rows, k, b, ldb, n, c, ldc, add);

@@ -97,6 +97,9 @@ struct KernelTable {
                               std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys,
                               float scale, std::ptrdiff_t hide_from, const float* lse, const float* delta, float* p,
                               float* ds);
+    void (*one_tile_backward_from_weights)(const float* dout, std::size_t ldo, std::size_t rows, std::size_t dv,
+                                           const float* vt, std::size_t keys, float scale, const float* lse,
+                                           const float* delta, const float* p, float* ds);
     void (*one_tile_product)(bool trans_a, const float* a, std::size_t rows, std::size_t k, const float* b,
                              std::size_t ldb, std::size_t n, float* c, std::size_t ldc, bool add);
 

@@ -44,6 +44,7 @@ constexpr KernelTable make_table(const char* isa) {
         &one_tile_transpose<Arch>,
         &one_tile_softmax<Arch>,
         &one_tile_backward<Arch>,
+        &one_tile_backward_from_weights<Arch>,
         &one_tile_product<Arch>,
         &relu_forward<Arch>,
         &relu_backward<Arch>,

@@ -241,6 +241,33 @@ void one_tile_backward_rows(const float* q, std::size_t lq, const float* dout, s
     }
 }
 
+// R query rows of the backward from the forward's weights: ds = scale · p ⊙ (dO·vᵀ - delta)
+// (R, NV·W) with kOneTileLd, p (R, NV·W) with kOneTileLd the weights one_tile_softmax wrote
+// (exactly 0 for masked keys and for rows with no visible key); the operations of
+// one_tile_backward_rows on that p. dout (R, dv) with ldo, vt = Vᵀ (dv, NV·W); lse, delta (R).
+template <class Arch, std::size_t R, std::size_t NV>
+void one_tile_backward_from_weights_rows(const float* dout, std::size_t ldo, std::size_t dv, const float* vt,
+                                         float scale, const float* lse, const float* delta, const float* p,
+                                         float* ds) {
+    using Batch = simd::Batch<Arch>;
+    constexpr std::size_t W = Batch::size, LD = kOneTileLd;
+    const Batch vscale(scale);
+    Batch acc[R][NV];
+    block_scores<Arch, R, NV>(dout, ldo, dv, vt, acc);
+    ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
+        const float* pr = p + r * LD;
+        float* dsr = ds + r * LD;
+        if (lse[r] == kNegInf) {  // every key masked: zero gradient
+            ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) Batch(0.0f).store_unaligned(dsr + v * W);
+            continue;
+        }
+        const Batch vdelta(delta[r]);
+        ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) {
+            ((acc[r][v] - vdelta) * Batch::load_unaligned(pr + v * W) * vscale).store_unaligned(dsr + v * W);
+        }
+    }
+}
+
 // c (R, NVV·W) with ldc (+)= a · b over k, b (k, NVV·W) with ldb; a element (r, p) at
 // a[r·kOneTileLd + p] (a tile's rows), or a[p·kOneTileLd + r] when TransA (its columns).
 template <class Arch, std::size_t R, std::size_t NVV, bool TransA>
@@ -315,6 +342,17 @@ void one_tile_backward(const float* q, std::size_t lq, const float* dout, std::s
         one_tile_backward_rows<Arch, decltype(r)::value, decltype(nv)::value, decltype(causal)::value>(
             q + i * lq, lq, dout + i * ldo, ldo, d, dv, kt, vt, scale, from, lse + i, delta + i, p + i * kOneTileLd,
             ds + i * kOneTileLd);
+    });
+}
+
+template <class Arch>
+void one_tile_backward_from_weights(const float* dout, std::size_t ldo, std::size_t rows, std::size_t dv,
+                                    const float* vt, std::size_t keys, float scale, const float* lse,
+                                    const float* delta, const float* p, float* ds) {
+    // The blocks of the score rows (no mask to apply: p already holds the forward's zeros).
+    for_score_blocks<Arch>(rows, keys, kOneTileSeesAll, [&](auto r, auto nv, auto, std::size_t i, auto) {
+        one_tile_backward_from_weights_rows<Arch, decltype(r)::value, decltype(nv)::value>(
+            dout + i * ldo, ldo, dv, vt, scale, lse + i, delta + i, p + i * kOneTileLd, ds + i * kOneTileLd);
     });
 }
 

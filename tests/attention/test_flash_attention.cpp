@@ -223,6 +223,70 @@ TEST(FlashAttention, FusedOneTileEqualsTheGeneralOneTilePathBitForBit) {
     kernels::set_isa(previous);
 }
 
+// The weights the fused one-tile forward keeps for the backward (one_tile_weights), in every
+// ISA: bit for bit the recorded path's weights (0 for masked keys), and a backward that reads
+// them gives the gradients of the one that recomputes them (to rounding: p there comes from
+// exp(scale·s - lse) instead of the normalised exp) and of the math path. A call off the fused
+// path leaves no rows. The backward really reads them: zero weights give dv = 0.
+TEST(FlashAttention, OneTileWeightsKeptByTheForwardServeItsBackward) {
+    const std::string previous = kernels::active_isa();
+    for (const std::string& isa : kernels::available_isas()) {
+        kernels::set_isa(isa);
+        const std::size_t t = 64, s = 4 * kernels::active_simd_width(), d = 16;  // keys the fused kernels take
+        const Inputs in = make_inputs(2, 4, 2, t, s, d, 77);
+        const Tensor4 dctx = test::random_normal<Tensor4>({2, 4, t, d}, 78);
+        ASSERT_TRUE(kernels::one_tile_fits(s, d)) << isa;
+        for (bool causal : {false, true}) {
+            AttentionMask mask;
+            mask.causal = causal;
+            const std::string where = isa + " S=" + std::to_string(s) + (causal ? " causal" : "");
+            Tensor3 lse;
+            Tensor4 ctx;
+            Tensor2 weights;
+            flash_attention_forward(in.q, in.k, in.v, mask, {}, &lse, nullptr, ctx, &weights);
+            ASSERT_EQ(weights.shape(0), 2u * 4u * t) << where;
+            ASSERT_EQ(weights.shape(1), kernels::kOneTileLd) << where;
+            AttentionCache recorded;
+            scaled_dot_product_attention(in.q, in.k, in.v, mask, {}, nullptr, &recorded, SdpBackend::math);
+            for (std::size_t row = 0; row < 2 * 4 * t; ++row) {
+                ASSERT_EQ(std::memcmp(&weights(row, 0), recorded.weights.data() + row * s, s * sizeof(float)), 0)
+                    << where << " row " << row;
+            }
+            Tensor4 dq[2], dk[2], dv[2];
+            flash_attention_backward(dctx, in.q, in.k, in.v, ctx, lse, mask, {}, dq[0], dk[0], dv[0], nullptr,
+                                     &weights);
+            flash_attention_backward(dctx, in.q, in.k, in.v, ctx, lse, mask, {}, dq[1], dk[1], dv[1]);
+            EXPECT_TRUE(test::all_close(dq[0], dq[1], 1e-6, 1e-5)) << "dq " << where;
+            EXPECT_TRUE(test::all_close(dk[0], dk[1], 1e-6, 1e-5)) << "dk " << where;
+            EXPECT_TRUE(test::all_close(dv[0], dv[1], 1e-6, 1e-5)) << "dv " << where;
+            const test::AttentionResults ref = test::math_path(in.q, in.k, in.v, mask, dctx);
+            EXPECT_TRUE(test::all_close(dq[0], ref.dq, 1e-4, 1e-4)) << "dq vs math " << where;
+            EXPECT_TRUE(test::all_close(dk[0], ref.dk, 1e-4, 1e-4)) << "dk vs math " << where;
+            EXPECT_TRUE(test::all_close(dv[0], ref.dv, 1e-4, 1e-4)) << "dv vs math " << where;
+
+            Tensor2 zeros = weights;
+            std::fill(zeros.begin(), zeros.end(), 0.0f);
+            flash_attention_backward(dctx, in.q, in.k, in.v, ctx, lse, mask, {}, dq[1], dk[1], dv[1], nullptr,
+                                     &zeros);
+            EXPECT_TRUE(std::all_of(dv[1].begin(), dv[1].end(), [](float x) { return x == 0.0f; })) << where;
+        }
+        // Off the fused path (a padding mask; keys not a whole number of vectors): no rows kept.
+        Tensor2 weights = Tensor2::from_shape({3, kernels::kOneTileLd});
+        Tensor3 lse;
+        Tensor4 ctx;
+        const Inputs ragged = make_inputs(1, 2, 2, 20, 61, 16, 79);
+        flash_attention_forward(ragged.q, ragged.k, ragged.v, {}, {}, &lse, nullptr, ctx, &weights);
+        EXPECT_EQ(weights.shape(0), 0u) << isa;
+        flash_attention_forward(in.q, in.k, in.v, {}, {}, &lse, nullptr, ctx, &weights);
+        EXPECT_EQ(weights.shape(0), 2u * 4u * t) << isa;
+        AttentionMask padded;
+        padded.key_padding = padding_mask_from_lengths({s, s}, s);
+        flash_attention_forward(in.q, in.k, in.v, padded, {}, &lse, nullptr, ctx, &weights);
+        EXPECT_EQ(weights.shape(0), 0u) << isa;
+    }
+    kernels::set_isa(previous);
+}
+
 // Heads side by side in rows of width H·D + pad (what HeadsView addresses in place), the
 // padding columns filled with `fill`.
 Tensor3 to_rows(const Tensor4& x, std::size_t pad, float fill) {

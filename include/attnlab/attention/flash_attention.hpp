@@ -81,7 +81,14 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
 // tile buffers are per-thread and grow-only, for the same reason.
 void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                              const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats,
-                             Tensor4& context);
+                             Tensor4& context, Tensor2* one_tile_weights = nullptr);
+// one_tile_weights (optional, for the backward): when the call takes the fused one-tile path
+// (all keys in one tile, no mask but a causal one, keys and head dims the fused kernels take:
+// the tiny models' training), resized to (B·H·T, kOneTileLd) and filled with the softmax
+// weights, row (b·H + h)·T + i holding query i's weights over keys [0, S) (0 for masked keys);
+// otherwise resized to no rows. Given back to flash_attention_backward, it lets the backward
+// read the weights instead of recomputing q·kᵀ and exp: O(B·H·T·kOneTileLd) memory for 4% of
+// the tiny encoder's training step (measured on 1 thread).
 
 // Backward of flash_attention_forward (same q, k, v, mask, scale; context and logsumexp from it):
 //   p = exp(scale·q·kᵀ - lse) per tile, dv += pᵀ·dO, dp = dO·vᵀ, ds = p ⊙ (dp - delta)·scale,
@@ -93,10 +100,12 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
 // s and dp are computed once instead of twice (five tile products instead of seven).
 // dcontext: (B, H, T, Dv) -> dq: (B, H, T, D), dk: (B, Hkv, S, D), dv: (B, Hkv, S, Dv)
 // (overwritten, resized as needed).
+// one_tile_weights: the forward's (see above), or null; used when it holds the call's B·H·T
+// rows and the backward takes the fused one-tile path, ignored otherwise.
 void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k, const Tensor4& v,
                               const Tensor4& context, const Tensor3& logsumexp, const AttentionMask& mask,
                               const ScaleOptions& scale, Tensor4& dq, Tensor4& dk, Tensor4& dv,
-                              FlashAttentionStats* stats = nullptr);
+                              FlashAttentionStats* stats = nullptr, const Tensor2* one_tile_weights = nullptr);
 
 // The same two on heads addressed by strides (attention/heads.hpp), e.g. heads_in_rows of the
 // projections' (B, T, H·D) rows: no split_heads before or merge_heads after (what
@@ -105,10 +114,12 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
 // Results are bit-identical to the Tensor4 calls on the split heads.
 void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeadsView& v,
                              const AttentionMask& mask, const ScaleOptions& scale, Tensor3* logsumexp,
-                             FlashAttentionStats* stats, const HeadsView& context);
+                             FlashAttentionStats* stats, const HeadsView& context,
+                             Tensor2* one_tile_weights = nullptr);
 void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsView& q, const ConstHeadsView& k,
                               const ConstHeadsView& v, const ConstHeadsView& context, const Tensor3& logsumexp,
                               const AttentionMask& mask, const ScaleOptions& scale, const HeadsView& dq,
-                              const HeadsView& dk, const HeadsView& dv, FlashAttentionStats* stats = nullptr);
+                              const HeadsView& dk, const HeadsView& dv, FlashAttentionStats* stats = nullptr,
+                              const Tensor2* one_tile_weights = nullptr);
 
 }  // namespace attnlab

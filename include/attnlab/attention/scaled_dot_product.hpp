@@ -51,6 +51,10 @@ struct AttentionCache {
     Tensor3 logsumexp;         // (B, H, T) flash path: weights = exp(scaled - logsumexp), recomputed
     Tensor4 context;           // (B, H, T, Dv) flash path: delta = rowsum(dC ⊙ context)
     AttentionMask mask;        // flash path: re-applied to each recomputed tile
+    // MultiHeadAttention's flash path with all keys in one tile (flash_attention_forward's
+    // one_tile_weights): the weights (B·H·T, kOneTileLd), so its backward reads them instead of
+    // recomputing them; no rows otherwise (and never filled by scaled_dot_product_attention).
+    Tensor2 one_tile_weights;
 
     // Bytes held by the tensors above.
     std::size_t bytes() const;

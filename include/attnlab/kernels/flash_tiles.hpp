@@ -107,6 +107,12 @@ void one_tile_softmax(const float* q, std::size_t lq, std::size_t rows, std::siz
 void one_tile_backward(const float* q, std::size_t lq, const float* dout, std::size_t ldo, std::size_t rows,
                        std::size_t d, std::size_t dv, const float* kt, const float* vt, std::size_t keys, float scale,
                        std::ptrdiff_t hide_from, const float* lse, const float* delta, float* p, float* ds);
+// The same backward from the weights p (rows, keys) with kOneTileLd that one_tile_softmax wrote
+// in the forward (0 for masked keys): ds = scale·p⊙(dout·vᵀ - delta) only, no q·kᵀ or exp
+// (one_tile_backward's ds on that p; zeros for rows with lse = -inf).
+void one_tile_backward_from_weights(const float* dout, std::size_t ldo, std::size_t rows, std::size_t dv,
+                                    const float* vt, std::size_t keys, float scale, const float* lse,
+                                    const float* delta, const float* p, float* ds);
 // c: (rows, n) with ldc (+)= op(a) · b, b: (k, n) with ldb; a: (rows, k) with kOneTileLd, or
 // trans_a: (k, rows) with kOneTileLd (c = aᵀ·b). add: accumulate into c.
 void one_tile_product(bool trans_a, const float* a, std::size_t rows, std::size_t k, const float* b,
