@@ -115,6 +115,31 @@ void flash_pack_values(const float* v, std::size_t keys, std::size_t dv, std::si
     }
 }
 
+// acc (R, NV vectors) = the first R rows of one packed group qg (D, MR) · one packed strip kp
+// (D, NR): the FMA chains over D of a score micro-tile.
+template <class Arch, std::size_t R>
+inline void strip_products(const float* qg, std::size_t d, const float* kp,
+                           simd::Batch<Arch> (&acc)[R][FlashShape<Arch>::SV]) {
+    using S = FlashShape<Arch>;
+    using Batch = typename S::Batch;
+    constexpr std::size_t NR = S::NR, NV = S::SV, W = S::W;
+    for (std::size_t r = 0; r < R; ++r) {
+        for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
+    }
+    // Pointer bumps and constant offsets (not p·NR + v·W): WebAssembly folds constant offsets
+    // into its loads, and V8 then needs no integer op per access.
+    const float* kcur = kp;
+    const float* qcur = qg;
+    for (std::size_t p = 0; p < d; ++p, kcur += NR, qcur += S::MR) {
+        Batch kv[NV];
+        for (std::size_t v = 0; v < NV; ++v) kv[v] = Batch::load_unaligned(kcur + v * W);
+        for (std::size_t r = 0; r < R; ++r) {
+            const Batch qv(qcur[r]);
+            for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(qv, kv[v], acc[r][v]);
+        }
+    }
+}
+
 // s (R, strips·NR) with ld = one packed group (D, MR), its first R rows, · `strips` packed
 // strips (D, NR) each.
 template <class Arch, std::size_t R>
@@ -127,21 +152,7 @@ void scores_micro_kernel(const float* qg, std::size_t d, const float* kp, std::s
     // in registers from zeroing to store (a call per strip spilled them to the stack twice).
     for (std::size_t st = 0; st < strips; ++st, kp += d * NR, s += NR) {
         Batch acc[R][NV];
-        for (std::size_t r = 0; r < R; ++r) {
-            for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
-        }
-        // Pointer bumps and constant offsets (not p·NR + v·W): WebAssembly folds constant
-        // offsets into its loads, and V8 then needs no integer op per access.
-        const float* kcur = kp;
-        const float* qcur = qg;
-        for (std::size_t p = 0; p < d; ++p, kcur += NR, qcur += S::MR) {
-            Batch kv[NV];
-            for (std::size_t v = 0; v < NV; ++v) kv[v] = Batch::load_unaligned(kcur + v * W);
-            for (std::size_t r = 0; r < R; ++r) {
-                const Batch qv(qcur[r]);
-                for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(qv, kv[v], acc[r][v]);
-            }
-        }
+        strip_products<Arch, R>(qg, d, kp, acc);
         for (std::size_t r = 0; r < R; ++r) {
             for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_unaligned(s + r * ld + v * W);
         }
@@ -210,21 +221,9 @@ void scores_exp_micro_kernel(const float* qg, std::size_t d, const float* kp, fl
                              const simd::Exp2NonPositive<Arch>& exp2) {
     using S = FlashShape<Arch>;
     using Batch = typename S::Batch;
-    constexpr std::size_t NR = S::NR, NV = S::SV, W = S::W;
+    constexpr std::size_t NV = S::SV, W = S::W;
     Batch acc[R][NV];
-    for (std::size_t r = 0; r < R; ++r) {
-        for (std::size_t v = 0; v < NV; ++v) acc[r][v] = Batch(0.0f);
-    }
-    const float* kcur = kp;
-    const float* qcur = qg;
-    for (std::size_t p = 0; p < d; ++p, kcur += NR, qcur += S::MR) {
-        Batch kv[NV];
-        for (std::size_t v = 0; v < NV; ++v) kv[v] = Batch::load_unaligned(kcur + v * W);
-        for (std::size_t r = 0; r < R; ++r) {
-            const Batch qv(qcur[r]);
-            for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(qv, kv[v], acc[r][v]);
-        }
-    }
+    strip_products<Arch, R>(qg, d, kp, acc);
     for (std::size_t v = 0; v < NV; ++v) {
         const Batch rf = Batch::load_unaligned(ref + v * W);
         Batch m = acc[0][v], sum(0.0f);
