@@ -430,7 +430,8 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
         float* s_tile = scratch.data();
         float* o_acc = s_tile + std::max(BC * ldq_max, BR * BC);  // (br, Dp) unnormalised output
         float* qs = o_acc + BR * dp;        // (ldq, D) queries packed as strips, times scale·log2(e)
-        float* row_max = qs + qs_size;      // (ldq) m: running max of the scaled scores (at most kLazyMargin below it after lazy tiles)
+        // (ldq) m: running max of the scaled scores (after lazy tiles: at most kLazyMargin below it)
+        float* row_max = qs + qs_size;
         float* row_sum = row_max + ldq_max;  // (ldq) l: running sum of exp(scaled - m)
         float* rescale = row_sum + ldq_max;  // (ldq) exp(m_old - m_new) of the last tile
         float* tile_max = rescale + ldq_max;  // (ldq) the lazy path's max of the tile's scores

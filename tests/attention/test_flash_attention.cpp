@@ -494,7 +494,9 @@ TEST(FlashAttention, LazyReferenceTilesEqualTheMathPathWhenScoresRiseFallOrJump)
     for (Pattern pattern : {Pattern::small_rise, Pattern::large_rise, Pattern::jump, Pattern::fall}) {
         Inputs in = make_inputs(1, 2, 1, t, s, d, 40 + static_cast<int>(pattern));
         // q = a·u + noise, k_j = g(j)·u + noise with u = e_0: s_ij·scale·log2(e) ≈ a·g(j)/4·1.44.
-        const double per_key = pattern == Pattern::small_rise ? 2.0 / 128 : pattern == Pattern::large_rise ? 20.0 / 128 : 0.0;
+        const double per_key = pattern == Pattern::small_rise   ? 2.0 / 128
+                               : pattern == Pattern::large_rise ? 20.0 / 128
+                                                                : 0.0;
         for (std::size_t h = 0; h < 2; ++h) {
             for (std::size_t i = 0; i < t; ++i) {
                 for (std::size_t c = 0; c < d; ++c) in.q(0, h, i, c) *= 0.1f;

@@ -174,7 +174,8 @@ TEST_P(EachIsa, ScoresWithExponentialsAndPvColumnsEqualTheirDefinitions) {
                     const double want = t - ref[c] < -127.0 ? 0.0 : std::exp2(t - ref[c]);
                     // exp2's 2.4e-7, and ln 2 times the float errors of t (a sum of d products)
                     // and of t - ref, doubled
-                    const double rel = 3e-7 + 2.0 * 0.7 * (double(d) * 6e-8 * magnitude + 1.2e-7 * std::abs(t - ref[c]));
+                    const double rel =
+                        3e-7 + 2.0 * 0.7 * (double(d) * 6e-8 * magnitude + 1.2e-7 * std::abs(t - ref[c]));
                     ASSERT_NEAR(pt[j * ld + c], want, rel * want + 1e-30) << keys << " keys, query " << c;
                     mx = std::max(mx, t);
                     sum += pt[j * ld + c];
