@@ -251,13 +251,15 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
     }
 }
 
-// Counts tile scratch alive at once over all threads of one call, and the lazy-reference
-// path's tiles (FlashAttentionStats).
+// The forward's lazy-reference tiles over all threads of one call (FlashAttentionStats), added
+// once per task.
+struct LazyTileCounts {
+    std::atomic<std::size_t> tiles{0}, rescaled_rows{0}, recomputed_tiles{0};
+};
+
+// Counts tile scratch alive at once over all threads of one call (FlashAttentionStats).
 class ScratchMeter {
 public:
-    // The lazy-reference path's counts (FlashAttentionStats), added once per task.
-    std::atomic<std::size_t> lazy_tiles{0}, lazy_rescaled_rows{0}, lazy_recomputed_tiles{0};
-
     void acquire(std::size_t bytes) {
         const std::size_t now = live_.fetch_add(bytes) + bytes;
         std::size_t peak = peak_.load();
@@ -368,6 +370,7 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
     const std::size_t q_tiles = ceil_div(dm.t, BR);
     const bool single_tile = dm.s <= BC;
     ScratchMeter meter;
+    LazyTileCounts lazy_counts;
 
     // Keys and values of every (batch, kv head), packed once for the tile kernels
     // (kernels/flash_tiles.hpp): linear in S, shared by all query tiles and query heads. The
@@ -527,17 +530,17 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
             for (std::size_t r = 0; r < rows; ++r) row_max[r] *= kLn2;
             write_logsumexp(bh, i0, rows);
         }
-        meter.lazy_tiles += lazy_tiles;
-        meter.lazy_rescaled_rows += lazy_rescaled_rows;
-        meter.lazy_recomputed_tiles += lazy_recomputed;
+        lazy_counts.tiles += lazy_tiles;
+        lazy_counts.rescaled_rows += lazy_rescaled_rows;
+        lazy_counts.recomputed_tiles += lazy_recomputed;
     });
     if (stats) {
         stats->peak_scratch_bytes = meter.peak();
         stats->row_stat_bytes = logsumexp ? logsumexp->size() * sizeof(float) : 0;
         stats->packed_bytes = packed_floats * sizeof(float);
-        stats->lazy_tiles = meter.lazy_tiles.load();
-        stats->lazy_rescaled_rows = meter.lazy_rescaled_rows.load();
-        stats->lazy_recomputed_tiles = meter.lazy_recomputed_tiles.load();
+        stats->lazy_tiles = lazy_counts.tiles.load();
+        stats->lazy_rescaled_rows = lazy_counts.rescaled_rows.load();
+        stats->lazy_recomputed_tiles = lazy_counts.recomputed_tiles.load();
     }
 }
 

@@ -186,7 +186,10 @@ inline WasmBatch exp(const WasmBatch& xb) {
 // to int conversion, which Emscripten emulates badly), 2^f for |f| <= 1/2 by a degree-5
 // polynomial (relative error < 2.4e-7), and 2^n built in the exponent bits from the low
 // bits of t + magic. n = -127 gives exactly 0: exp2(-inf) = 0, and results below 2^-126 flush
-// to 0 (they are weights a float sum cannot see next to the row maximum's 1).
+// to 0 (they are weights a float sum cannot see next to the row maximum's 1). Positive t is
+// computed as accurately up to t < 127.5 (n <= 127), which the flash forward's lazy reference
+// relies on (flash_scores_exp: p up to 2^8, and past that its tile is rescaled or recomputed);
+// beyond, the exponent bits overflow into infinity or the sign, so callers must not use them.
 //
 // Exp2NonPositive<Arch> holds the constants as vectors: build it once before a loop and call
 // it per vector. On WebAssembly this matters: Emscripten emits every constant as a v128.const
