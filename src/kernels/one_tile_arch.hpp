@@ -252,6 +252,14 @@ void one_tile_backward_from_weights_rows(const float* dout, std::size_t ldo, std
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size, LD = kOneTileLd;
     const Batch vscale(scale);
+    // The block's weights come from the forward (the whole layer's, (B·H·T, kOneTileLd): out of
+    // L2 by now); asked for before the product over dv, they arrive while it runs instead of
+    // stalling the loads after it. Tiny encoder, 1 thread: this kernel's share of the training
+    // step 4.5% -> 3.4% (profile); the layer's backward alone 540 -> 500 µs.
+    constexpr std::size_t kLineFloats = 64 / sizeof(float);
+    ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
+        ATTNLAB_UNROLL_ALL for (std::size_t j = 0; j < NV * W; j += kLineFloats) simd::prefetch(p + r * LD + j);
+    }
     Batch acc[R][NV];
     block_scores<Arch, R, NV>(dout, ldo, dv, vt, acc);
     ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {

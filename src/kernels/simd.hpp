@@ -314,6 +314,15 @@ inline void dispatch_rows(std::size_t rows, const Kernel& kernel) {
 // reason as the scalar overloads.
 static inline std::size_t min_size(std::size_t a, std::size_t b) { return a < b ? a : b; }
 static inline float max_float(float a, float b) { return a < b ? b : a; }
+// Asks for the cache line holding p to be read into cache (a hint: never faults, no result).
+// WebAssembly has no prefetch instruction: nothing there.
+static inline void prefetch(const float* p) {
+#if defined(__wasm__)
+    (void)p;
+#else
+    __builtin_prefetch(p);
+#endif
+}
 
 // The largest lane of a batch (no NaN lanes): the end of every vectorised row maximum. A tree,
 // log2(W) compares deep, not a chain of W - 1 dependent ones (15 with AVX-512: the longest
