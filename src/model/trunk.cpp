@@ -51,7 +51,13 @@ const Tensor3& blocks_forward(const std::vector<TransformerBlock>& blocks, const
     const Tensor3* in = &x;
     for (std::size_t l = 0; l < blocks.size(); ++l) {
         StageObserver* observer = observers.empty() ? nullptr : observers[l];
-        Tensor3& out = buffers.stream[l % 2];
+        // A post-LN block keeps its input in its attention's cache (attn.x, for dW_Q = dqᵀ·x):
+        // the block before it writes there directly, and the attention then has nothing to copy
+        // (512 KiB per block at the tiny encoder's shape). Not with checkpointing, whose block
+        // keeps only its input (TransformerBlockCache::x) and rebuilds the sub-layer caches.
+        const bool next_keeps_input = l + 1 < blocks.size() && blocks[l + 1].norm() == NormPlacement::post &&
+                                      !blocks[l + 1].gradient_checkpointing();
+        Tensor3& out = next_keeps_input ? caches[l + 1].attn.x : buffers.stream[l % 2];
         blocks[l].forward(*in, options, observer, &caches[l], dropout_rng, out);
         in = &out;
     }
