@@ -40,10 +40,12 @@ void learned_positional_backward(const Tensor3& dx, std::size_t offset, Tensor2&
 // block (entries may be null) or empty.
 Tensor3 blocks_forward(const std::vector<TransformerBlock>& blocks, Tensor3 x, const AttentionOptions& options,
                        const std::vector<StageObserver*>& observers);
-// Training (dropout_rng non-null applies dropout): every block's cache filled, the outputs in buffers.stream (a block reads its input
-// only during its forward; its cache copies what backward needs), so a loop that passes the
-// same caches and buffers allocates nothing. x must not be one of buffers.stream. Returns the
-// last block's output.
+// Training (dropout_rng non-null applies dropout): every block's cache filled, so a loop that
+// passes the same caches and buffers allocates nothing. A block's output goes to the next
+// block's attention cache input (caches[l + 1].attn.x) when that block is post-LN without
+// checkpointing (it keeps its input there for the backward, and so copies nothing), else to
+// buffers.stream; a block reads its input only during its forward, its cache keeping what
+// backward needs. x must not be one of buffers.stream. Returns the last block's output.
 const Tensor3& blocks_forward(const std::vector<TransformerBlock>& blocks, const Tensor3& x,
                               const AttentionOptions& options, const std::vector<StageObserver*>& observers,
                               std::vector<TransformerBlockCache>& caches, Rng* dropout_rng, TrunkBuffers& buffers);
@@ -60,8 +62,9 @@ void blocks_backward(const std::vector<TransformerBlock>& blocks, const Tensor3&
 // of tables for B·T rows of x (the tiny encoder: 80 for 512 per slice) they are a small part of
 // the work. Used in training forwards when the tables have at most a quarter of x's rows
 // (kRowsPerTableRow), the block keeps its cache (no checkpointing) and x has no CLS vector; the
-// attention uses them on its flash path only. Measured on the tiny encoder's split step (comparison harness, medians
-// of 5 interleaved rounds): 10.31 -> 9.32 ms on 1 thread, 5.15 -> 4.96 on 2.
+// attention uses them on its flash path only. Measured on the tiny encoder's split step
+// (comparison harness, medians of 5 interleaved rounds): 10.31 -> 9.32 ms on 1 thread,
+// 5.15 -> 4.96 on 2.
 //
 // x has at least this many times the tables' rows for the tables to be used.
 constexpr std::size_t kRowsPerTableRow = 4;

@@ -79,6 +79,7 @@ struct TransformerBlockCache {
 struct TrunkBuffers {
     Tensor3 x;           // (B, T, C) the first block's input
     Tensor3 stream[2];   // (B, T, C) block outputs, alternating: block l writes stream[l % 2]
+                         // (unless the next block takes it into its cache, see blocks_forward)
     Tensor3 normed;      // (B, T, C) the final LayerNorm's output (pre-LN)
     Tensor3 dh, dnorm;   // (B, T, C) gradient of the last block's output, before/after the final LayerNorm
     Tensor3 dstream[2];  // (B, T, C) gradients between blocks, alternating
