@@ -57,9 +57,9 @@ if [[ "$blas" != *openblas* ]]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends libopenblas0-openmp >&2 \
     || echo "run.sh: could not install OpenBLAS; PyTorch runs on the reference BLAS" >&2
 fi
-# OpenBLAS 0.3.21 (bookworm) picks its kernels by CPU model, and a model newer than it knows (seen:
-# a Xeon of family 6 model 207, with AVX-512) gets its generic "Prescott" SSE3 kernels: sgemm
-# 512³ at 14-32 GFLOP/s where its SkylakeX kernels run 151 on the same core. Then PyTorch's
+# OpenBLAS 0.3.21 (bookworm) picks its kernels by CPU model, and a model newer than it knows
+# (e.g. a Xeon of family 6 model 207, with AVX-512) gets its generic "Prescott" SSE3 kernels,
+# 5-10x slower than its SkylakeX kernels on the same core. Then PyTorch's
 # numbers would be the BLAS's fallback, not PyTorch. So when OpenBLAS reports Prescott on a CPU
 # with AVX-512 (F, CD, BW, DQ, VL: SkylakeX's set) or AVX2 + FMA, run.sh names the matching
 # kernels through OPENBLAS_CORETYPE, and the report's versions line shows the core used.
@@ -132,8 +132,8 @@ step() {
 common=(--data "$data" --sizes "$sizes" --seconds "$seconds")
 # PyTorch runs with the allocator policy attnlab's training loop sets for itself
 # (train/memory.hpp: keep_freed_memory, glibc mallopt M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD
-# 512 MiB), so neither side pays page faults the other does not: measured, it takes PyTorch's
-# tiny-encoder step from 39.5 to 35.1 ms on 1 thread and from 35.9 to 26.8 ms on 2. Our training
+# 512 MiB), so neither side pays page faults the other does not (without it PyTorch's
+# tiny-encoder step is slower, most on 2 threads; bench/compare/RESULTS.md). Our training
 # step also puts its heap on transparent huge pages (use_huge_pages, as the Trainer does), so
 # PyTorch's training step gets glibc's own switch for that (malloc.hugetlb=1). The attention
 # and matmul steps run without huge pages on both sides.

@@ -34,7 +34,7 @@ void split_heads(const Tensor3& x, std::size_t num_heads, Tensor4& out) {
     const std::size_t d = c / num_heads;
     out.resize({batch, num_heads, t, d});
     // One row (b, i) per step, split over the pool: a training step copies a few MiB this way,
-    // which on one thread was a serial stretch between the parallel matmuls.
+    // which on one thread would be a serial stretch between the parallel matmuls.
     parallel_for(
         0, batch * t,
         [&](std::size_t begin, std::size_t end) {

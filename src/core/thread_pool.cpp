@@ -7,10 +7,8 @@
 // caller takes chunks from the front of the range and the workers from its back, so with two
 // threads the caller does about the first part of every job and the worker the last: the rows
 // one job wrote are mostly read by the next job on the same core, from its own cache (a
-// training step's jobs all split the tokens in row order). When chunks were taken in arrival
-// order, about half of every activation crossed between the cores' caches, and the products of
-// the tiny encoder's step took 22-36% more CPU time on 2 threads than on 1 (its 2-thread step:
-// 7.36 ms in arrival order, 6.54 ms front and back; 5 interleaved runs). The
+// training step's jobs all split the tokens in row order). Taken in arrival order, about half
+// of every activation would cross between the cores' caches (docs/performance.md). The
 // caller returns once every chunk has finished, so the body and the job fields stay valid for as
 // long as anybody may run a chunk. A worker that wakes late finds the chunks taken and goes back
 // to waiting: nobody waits for a worker that has no chunk.

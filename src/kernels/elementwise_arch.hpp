@@ -105,8 +105,9 @@ inline void adamw_vector(float* p, const float* g, float* m, float* v, const Ada
 
 // The AdamW update of n elements (attnlab/kernels/adamw.hpp). The last n mod W go through
 // buffers padded with zeros (which stay finite: denom = eps), so every element takes the same
-// vector operations, wherever it sits. Before, the loop was scalar (GCC does not vectorise
-// std::sqrt under errno semantics): 2% of the tiny encoder's training step.
+// vector operations, wherever it sits. Written with explicit vectors because GCC does not
+// vectorise std::sqrt under errno semantics, and a scalar update would take about 2% of the
+// tiny encoder's training step.
 template <class Arch>
 void adamw_update(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWStep& k) {
     constexpr std::size_t W = simd::Batch<Arch>::size;
@@ -134,8 +135,8 @@ void adamw_update(float* p, const float* g, float* m, float* v, std::size_t n, c
 // Float SIMD in two passes. The mean sums x - x₀ (x₀ the row's first element), so a row with a
 // large offset (|mean| >> std: 1000 + u) sums small exact differences instead of rounding
 // every partial sum of 1000s; the variance then sums the squared deviations from that mean.
-// (Before, both sums ran in scalar double: 9% of the tiny encoder's training step, with the
-// backward's.)
+// (Float SIMD, not scalar double: in double the two layer norms would take about 9% of the tiny
+// encoder's training step.)
 // R rows at a time, so each pass's horizontal sums (one per row) are independent chains.
 // x, y: (R, cols); gamma, beta: (cols); mean, rstd: (R) or nullptr.
 template <class Arch, std::size_t R>
@@ -218,9 +219,9 @@ void layer_norm_forward(const float* x, const float* gamma, const float* beta, f
 // The rows of the layer-norm backward (dgamma and dbeta are column sums, in elementwise.cpp):
 //   g = dy·gamma,  xhat = (x - mean)·rstd,  dx = rstd·(g - mean(g) - xhat·mean(g·xhat)).
 // Float SIMD, R rows at a time: one pass sums g and g·xhat of every row (2R independent vector
-// chains), then each row's dx. (Row by row, each of the two sums was its own pass ending in a
-// dependent horizontal add: at 64 columns, 4 vectors, that latency was most of the time; the
-// tiny encoder's 4 layer-norm backwards took 2.5% of its training step.)
+// chains), then each row's dx. (Row by row, each of the two sums would be its own pass ending
+// in a dependent horizontal add: at 64 columns, 4 vectors, that latency would be most of the
+// time.)
 // x, dy, dx: (R, cols); gamma: (cols); mean, rstd: (R).
 template <class Arch, std::size_t R>
 void layer_norm_backward_block(const float* x, const float* gamma, const float* mean, const float* rstd,

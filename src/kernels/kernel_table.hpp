@@ -128,13 +128,11 @@ constexpr std::size_t kMatmulMC = 16 * kMatmulMR;
 // (see matmul_arch.hpp for the measurements).
 constexpr std::size_t kMatmulMaxLdaInPlace = 1024;
 // matmul reads a row-major B in place, without packing it, when ldb is at most this (see
-// matmul.cpp for the other conditions). Measured on AVX-512 (1 thread): in place, 1024³ ran
-// 17% and 512³ 3-7% slower than packed (a strip's rows 2-4 KiB apart: every row its own page
-// or cache set), 256³ as fast; on 2 threads 256³ and the tiny encoder's products gain from not
-// packing (no packing job: 2-thread training step 7.95 -> 7.59 ms, 4 interleaved runs).
-// WebAssembly always packs: in V8 a B read in place (rows 64-256 floats apart) ran the tiny
-// encoder's products at 34-37 GFLOP/s where packed they run at 37-46 (dx = dY·W 2048 x 256 x 64:
-// 35 -> 45), far more than the packing job costs.
+// matmul.cpp for the other conditions). Farther apart (1024³, 512³: a strip's rows 2-4 KiB
+// apart, every row its own page or cache set) packed B is faster; up to 256 floats in place is
+// as fast on 1 thread and faster on 2, with no packing job and its barrier. WebAssembly always
+// packs: in V8 the products read B in place are slower than the packing costs
+// (docs/performance.md).
 #if defined(__wasm__)
 constexpr std::size_t kMatmulMaxLdbInPlace = 0;
 #else

@@ -48,9 +48,8 @@ namespace {
 constexpr std::size_t MR = kMatmulMR;  // rows of a micro-tile; its columns NR = table().nr
 constexpr std::size_t KC = 256;        // K block: one B strip (KC, NR) is 8-16 KiB, stays in L1
 // K block when A is read transposed (the weight gradients dW = dYᵀ·X, K = tokens): in
-// WebAssembly 128, so the A rows a micro-tile reads, 64-256 floats apart, fit L1's sets (in V8,
-// 64 x 64 x 2048: 40 -> 44 GFLOP/s, 64 x 256 x 2048: 38 -> 42); natively 128 measured no
-// better than KC (AVX-512, 1 and 2 threads).
+// WebAssembly 128, so the A rows a micro-tile reads, 64-256 floats apart, fit L1's sets;
+// natively 128 is no better than KC (docs/performance.md).
 #if defined(__wasm__)
 constexpr std::size_t KC_TRANS_A = 128;
 #else
@@ -60,12 +59,12 @@ constexpr std::size_t MC = kMatmulMC;  // row block of gemm_rows (packed A (MC, 
 constexpr std::size_t NC = 512;        // column panel
 // K rows of B packed per panel when several threads share the work: one job packs them and one
 // computes, instead of two jobs per K block (at most 4 MiB of packed B). One thread packs one
-// K block at a time, which it then multiplies while the block is still in L1/L2 (measured: 8
-// blocks at once made dW = dYᵀ·X, 64 x 64 x 2048, 10% slower on 1 thread).
+// K block at a time, which it then multiplies while the block is still in L1/L2 (8 blocks at
+// once would have left them for dW = dYᵀ·X).
 constexpr std::size_t KB = 8 * KC;
 // A tile of C handed to a thread should hold at least this many multiply-adds (~5 µs), so
-// small products (attention on short sequences) do not pay for the pool: measured, 64³ on 2
-// threads ran at half the speed of 1 thread with 2^17.
+// small products (attention on short sequences) do not pay for the pool: with 2^17, 64³ on 2
+// threads runs at half the speed of 1 thread.
 constexpr std::size_t kMinMacsPerChunk = std::size_t{1} << 18;
 // Tiles per thread a panel is cut into when there is enough work: more than the pool's chunks
 // per thread, so a weight gradient with few row groups still balances over the threads.

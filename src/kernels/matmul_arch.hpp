@@ -20,19 +20,16 @@ struct MatmulShape {
 #if defined(__wasm_simd128__)
     // WebAssembly: 4 vectors (16 columns) per row, run 2 rows at a time (micro_dispatch). There
     // is no FMA, so each multiply-add is a mul and an add, on separate pipes; 2 x 4 needs 4 loads
-    // and 2 broadcasts per 8 of each, where 3 x 2 needed 2 and 3 per 6. Measured in Node 20
-    // (1 thread): the training shapes (2048 x 64 x 64 and kin) 28-31 -> 33-38 GFLOP/s, 512^3
-    // 29 -> 33, the tiny-encoder training step 12% faster. 8 accumulators, 4 B vectors, a
-    // broadcast and a product temporary: 14 of x64's 16 registers (V8 keeps one as scratch).
+    // and 2 broadcasts per 8 of each, where 3 x 2 needs 2 and 3 per 6, and it is the faster
+    // tile in V8 (docs/performance.md). 8 accumulators, 4 B vectors, a broadcast and a product
+    // temporary: 14 of x64's 16 registers (V8 keeps one as scratch).
     static constexpr std::size_t NV = 4;
 #else
     // SSE2/AVX2: 6 x 2 accumulators + 2 B vectors + 1 broadcast (+1 product temporary without
     // FMA) = 16 registers, their 16 without spills. AVX-512 (W = 16) has 32 registers: 6 x 4
-    // accumulators + 4 + 1 = 29, so a row's broadcast feeds 4 FMAs instead of 2. Measured on a
-    // Xeon (model 207), 1 thread, best of 4 interleaved rounds against 6 x 2: the weight
-    // gradients (64 x 64 x 2048 and kin) 106-129 -> 124-140 GFLOP/s, the forward products
-    // unchanged (138-151), the tiny-encoder training step 23.4 -> 22.8 ms (medians 27.1 -> 25.1).
-    // Narrow products (p·V at head dimension 16) compute only the vectors they need
+    // accumulators + 4 + 1 = 29, so a row's broadcast feeds 4 FMAs instead of 2, which speeds up
+    // the weight gradients, whose operands stream from memory (docs/performance.md). Narrow
+    // products (p·V at head dimension 16) compute only the vectors they need
     // (micro_dispatch).
     static constexpr std::size_t NV = W == 16 ? 4 : 2;
 #endif
@@ -86,10 +83,8 @@ void pack_b(bool trans_b, const float* b, std::size_t ldb, std::size_t p0, std::
     for (std::size_t s = 0; s * NR < nc; ++s) {
         const std::size_t cols = simd::min_size(NR, nc - s * NR);
         // Columns the micro-kernel reads: a partial strip's vectors that hold its columns
-        // (kTrimsPartialStrips), or the whole strip. With AVX-512's 64-column strips, the
-        // head-dimension-16 products of the tiny encoder packed 48 zero columns per row of B;
-        // not writing them (and copying the columns as vectors) made its training step 8%
-        // faster (best of 8 interleaved rounds, 21.4 -> 19.7 ms).
+        // (kTrimsPartialStrips), or the whole strip. With AVX-512's 64-column strips a
+        // head-dimension-16 product would otherwise pack 48 zero columns per row of B.
         const std::size_t width = S::kTrimsPartialStrips ? (cols + W - 1) / W * W : NR;
         float* dst = bp + s * kc * NR;
         if (!trans_b) {
@@ -173,9 +168,9 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     const float* bcur = bp;  // the B row of the current p (bs floats apart)
 #if !defined(__wasm__)
     // x86 with A's rows in place (cs = 1): one index for every row (arow[r][p], base plus
-    // scaled index), not R pointer bumps per p. Both loops unrolled 4 times (GCC left them
-    // rolled): the weight gradients (64 x 256 x 2048 and kin, 1 thread) 168-174 -> 185-199
-    // GFLOP/s, the other training shapes as fast or faster (medians of 5 interleaved rounds).
+    // scaled index), not R pointer bumps per p. Both loops unrolled 4 times, which GCC does not
+    // do by itself: the weight gradients (64 x 256 x 2048 and kin) gain most
+    // (docs/performance.md).
     if (cs == 1) {
 #pragma GCC unroll 4
         for (std::size_t p = 0; p < kc; ++p, bcur += bs) {
@@ -246,11 +241,10 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     // an aligned buffer and only the valid columns are kept. Scalar a + b rounds exactly like
     // a lane of the vector add. Every loop over acc (here and above) is unrolled completely
     // (ATTNLAB_UNROLL_ALL), so acc is only ever indexed by constants and never has its address
-    // taken. Before, this path took acc by reference in a lambda, and GCC then kept all 24
-    // AVX-512 accumulators in a stack copy, zeroed and written back on every call (48 extra
-    // 64-byte stores per micro-tile; without them the tiny encoder's training step went from
-    // 13.7 to 13.45 ms on 1 thread, best of 5 interleaved runs); an index known only at run
-    // time made LLVM keep them in memory in WebAssembly, zeroed by a memset per call.
+    // taken: taken by reference (in a lambda, say), GCC keeps all 24 AVX-512 accumulators in a
+    // stack copy, zeroed and written back on every call (48 extra 64-byte stores per
+    // micro-tile), and an index known only at run time makes LLVM keep them in memory in
+    // WebAssembly, zeroed by a memset per call.
     alignas(64) float tile[R][NV * W];
     ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
         ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) acc[r][v].store_aligned(&tile[r][v * W]);
@@ -323,10 +317,9 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
 
 // gemm_rows reads A in place, without packing it, when lda is at most kMatmulMaxLdaInPlace. The micro-kernel broadcasts one A
 // element per row and p, so A needs no vector layout; packing pays only when A's rows are so far
-// apart that the block's cache lines conflict or miss the TLB. Measured on AVX2 (1 thread), in
-// place was as fast or faster from 64³ to 1024³ and 10-25% faster for the thin products of a
-// small model (2048 x 64 x 64: 75 -> 91 GFLOP/s), where packing A costs as much as a quarter
-// of the multiply-adds. The choice cannot change a result: the micro-kernel does the same
+// apart that the block's cache lines conflict or miss the TLB. In place is as fast or faster
+// from 64³ to 1024³, and faster for the thin products of a small model (2048 x 64 x 64),
+// where packing A costs as much as a quarter of the multiply-adds. The choice cannot change a result: the micro-kernel does the same
 // operations in the same order either way.
 constexpr std::size_t kMaxLdaInPlace = kMatmulMaxLdaInPlace;
 

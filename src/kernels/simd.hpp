@@ -194,7 +194,7 @@ inline WasmBatch exp(const WasmBatch& xb) {
 // Exp2NonPositive<Arch> holds the constants as vectors: build it once before a loop and call
 // it per vector. On WebAssembly this matters: Emscripten emits every constant as a v128.const
 // at its use, and V8 materialises each through general-purpose registers, inside the loop
-// (measured: 5.5 cycles per float for this function with 11 such constants, 0.5 after). There
+// (about ten times the cost of the function itself with its 11 constants). There
 // the constants are loaded from a writable array, which LLVM cannot fold back into constants.
 #if defined(__wasm_simd128__) && !defined(ATTNLAB_NO_SIMD)
 inline float wasm_exp2_constants[8] = {12583039.0f,          -127.0f,
@@ -328,8 +328,8 @@ static inline void prefetch(const float* p) {
 // log2(W) compares deep, not a chain of W - 1 dependent ones (15 with AVX-512: the longest
 // latency of a short softmax row); a maximum is exact, so the order changes nothing.
 // On x86 the tree runs in registers (halves, then the 128-bit shuffles) instead of through a
-// stack copy of the lanes: the fused one-tile forward at the tiny encoder's shape, 1 thread,
-// 380-385 -> 360-362 µs (5 interleaved rounds). WebAssembly keeps the memory form (Emscripten
+// stack copy of the lanes, which matters for the fused one-tile forward's short rows.
+// WebAssembly keeps the memory form (Emscripten
 // emulates _mm_max_ps with a compare and select).
 template <class B>
 inline float max_lane(const B& v) {

@@ -83,7 +83,7 @@ inline simd::Batch<Arch> scaled_scores(const simd::Batch<Arch>& s, const simd::B
 // scaled and masked) and softmax_tile (the one-tile flash forward) both run it, so the two
 // paths are bit-identical by construction. The R rows are independent chains for an
 // out-of-order core (one row of 64 keys is only 4 AVX-512 vectors: alone, its max and sum
-// reductions and their latencies were most of its time). A row whose entries are all -inf gets
+// reductions and their latencies would be most of its time). A row whose entries are all -inf gets
 // zeros. row_max, row_sum (R each, or null): max x and Σ exp(x - max) per row (-inf and 0 for
 // such a row).
 template <class Arch, std::size_t R, bool Scaled>

@@ -30,9 +30,8 @@ constexpr int kTrimThreshold = 512 << 20;
 // training step that streams ~14 MiB of activations misses the TLB on every page. Here the heap
 // grows by kHeapPad at once (M_TOP_PAD) and that not yet touched range is marked
 // MADV_HUGEPAGE, so the blocks later carved from it are faulted in as 2 MiB pages (what
-// GLIBC_TUNABLES=glibc.malloc.hugetlb=1 does, which a process cannot set for itself). Measured
-// on the tiny encoder's step (comparison harness, 8 interleaved rounds, 1 thread): median 10.30
-// -> 9.93 ms, faster in every pair. The pad is address space: pages are faulted in as they are
+// GLIBC_TUNABLES=glibc.malloc.hugetlb=1 does, which a process cannot set for itself): fewer TLB
+// misses for the training step (docs/performance.md). The pad is address space: pages are faulted in as they are
 // touched. Memory beyond it is ordinary pages; nothing changes where the kernel has no
 // transparent huge pages (madvise fails, ignored). tests/memory/heap_huge_pages.cpp checks the
 // mark.

@@ -218,7 +218,7 @@ TEST(ScaledDotProductAttention, SizeOverTheMemoryBudgetThrowsInsteadOfAllocating
     set_max_tensor_elements(1000);
     const Inputs in = make_inputs(1, 1, 1, 40, 40, 2, 1);  // 1600 scores > 1000
     // The recorded path would allocate the (T, S) matrix; the flash path (what a call without
-    // observer or cache now takes) never does, so the same call fits there.
+    // observer or cache takes) never does, so the same call fits there.
     EXPECT_THROW(scaled_dot_product_attention(in.q, in.k, in.v, {}, {}, nullptr, nullptr, SdpBackend::math),
                  ValueError);
     EXPECT_NO_THROW(scaled_dot_product_attention(in.q, in.k, in.v));

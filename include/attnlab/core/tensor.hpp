@@ -28,10 +28,9 @@
 namespace attnlab {
 
 // Every tensor's buffer starts on a 64-byte boundary (a cache line, one AVX-512 vector), as
-// PyTorch's CPU allocator does. With the default allocator (16 bytes from malloc) where a
-// buffer started depended on the process: the same training step ran 6-10% slower in one
-// program than in another (tiny encoder, 12.5-13.2 vs 11.2-11.9 ms on 1 thread), its vector
-// loads and stores of rows crossing cache lines.
+// PyTorch's CPU allocator does. With malloc's 16 bytes, where a buffer starts depends on the
+// process, and vector loads and stores of rows that cross cache lines make the same training
+// step several percent slower in one program than in another (docs/performance.md).
 inline constexpr std::size_t kTensorAlignment = 64;
 
 template <class T>

@@ -3,17 +3,17 @@
 // What it is for: code that creates and frees the same large tensors over and over (0.5-2 MiB
 // each for the tiny encoder): an evaluation loop, forward() calls that return new tensors, a
 // Trainer sampling its batches. glibc's malloc serves blocks that large with fresh mmaps, or
-// trims the freed top of its heap, so each round page-faults the same memory back in: measured
-// before the training step stopped allocating, a fifth of a tiny-encoder step on 1 thread was
-// the kernel clearing pages, and more on 2 threads, whose faults serialise on the process's
+// trims the freed top of its heap, so each round page-faults the same memory back in: for a
+// loop that allocates its activations, the kernel clearing pages can take a fifth of a
+// tiny-encoder step on 1 thread, and more on 2 threads, whose faults serialise on the process's
 // memory map. keep_freed_memory() asks the C library to keep freed blocks for reuse instead
 // (glibc: mallopt M_MMAP_THRESHOLD and M_TRIM_THRESHOLD). The process keeps its peak heap
 // mapped, as any caching allocator does. Elsewhere it does nothing (WebAssembly's heap never
 // shrinks anyway). use_huge_pages() (Linux with glibc) also grows the heap by 256 MiB of address
 // space at once and marks that range MADV_HUGEPAGE, so the tensors carved from it afterwards are
 // backed by 2 MiB pages where the kernel hands them out on request, Debian's default: fewer TLB
-// misses for a training step that streams its ~14 MiB of activations (the tiny encoder's step
-// 3-5% faster). The process's memory then grows in 2 MiB steps.
+// misses for a training step that streams its ~14 MiB of activations (docs/performance.md).
+// The process's memory then grows in 2 MiB steps.
 //
 // The training step itself (zero_grad, loss_and_backward, an optimizer step with views built
 // once) allocates nothing after its first steps: its activations, gradients and scratch live in
