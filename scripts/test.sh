@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
 # library and runs the GoogleTest suite (ctest), then builds the WebAssembly module and runs its
-# Node tests, then builds the page and runs the browser tests in headless Chromium.
+# Node tests, then builds the page and runs the browser tests in headless Chromium, and last
+# checks that no comment or document narrates measurement history (tests/docs/).
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh --native   only the native build and ctest
@@ -18,7 +19,12 @@ cmake --build build -j"$jobs"
 echo "== ctest"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
-if [[ "${1:-}" == "--native" ]]; then exit 0; fi
+docs_check() {
+  echo "== documentation check (tests/docs/)"
+  node --test tests/docs/
+}
+
+if [[ "${1:-}" == "--native" ]]; then docs_check; exit 0; fi
 
 echo "== WebAssembly build (threads + single, and the kernel tests under WebAssembly)"
 bash scripts/build_wasm.sh threads single
@@ -30,3 +36,4 @@ echo "== page build"
 bash scripts/build_web.sh
 echo "== browser tests (headless Chromium)"
 node --test tests/browser/
+docs_check
