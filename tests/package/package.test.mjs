@@ -1,7 +1,8 @@
 // The npm package `attnlab` as a tutorial author gets it: scripts/pack_js.sh packs it, the tarball
 // is installed (offline: the package has no dependencies) into a fresh project, Node imports it by
 // name and runs an attention trace, and a page built by Vite from that project runs the same trace
-// in headless Chromium, threaded when cross-origin isolated and single-threaded when not.
+// in headless Chromium (on its main thread and in a Worker), threaded when cross-origin isolated
+// and single-threaded when not.
 // Every run's numbers are checked against the same trace through the repository's own loader.
 //   scripts/build_wasm.sh threads single && node --test tests/package/
 import assert from 'node:assert/strict';
@@ -113,7 +114,7 @@ test('TypeScript finds the declarations through `types` and `exports` (Node and 
   }
 });
 
-test('a Vite-built page runs the trace: threads when cross-origin isolated, single otherwise', async (t) => {
+test('a Vite-built page runs the trace on its main thread and in a Worker: threads when cross-origin isolated, single otherwise', async (t) => {
   const started = performance.now();
   const viteLog = run(join(webModules, '.bin', 'vite'), ['build', '--logLevel', 'warn'], project);
   assert.doesNotMatch(viteLog, /warn|error|externalized|doesn't exist/i, `vite build printed:\n${viteLog}`);
@@ -140,9 +141,11 @@ test('a Vite-built page runs the trace: threads when cross-origin isolated, sing
         const { trace, error } = await page.evaluate(() => ({ trace: window.__trace, error: window.__traceError }));
         assert.equal(error, undefined, `page (isolation ${isolation}): ${error}`);
         assert.equal(trace.crossOriginIsolated, isolation);
-        assert.equal(trace.info.flavour, flavour);
-        // Both flavours run the same kernels; the threaded one splits the rows between threads.
-        assertSameTrace(trace, `page, ${flavour}`, 1e-6);
+        for (const where of ['main', 'worker']) {
+          assert.equal(trace[where].info.flavour, flavour, `page's ${where} thread`);
+          // Both flavours run the same kernels; the threaded one splits the rows between threads.
+          assertSameTrace(trace[where], `page, ${flavour}, ${where} thread`, 1e-6);
+        }
         assert.deepEqual(problems, []);
       } finally {
         await page.close();
