@@ -5,12 +5,11 @@
 #   npm install /path/to/build-js/attnlab-0.1.0.tgz          # in any project; no dependencies
 #
 # The package is assembled in build-js/attnlab/ from one source per file, copied at pack time:
-#   packages/attnlab/{package.json,README.md}     package metadata and the user's guide
-#   web/engine/loader.mjs -> engine/loader.mjs    the entry point (finds ../wasm/<flavour>/)
-#   web/attnlab.d.ts      -> attnlab.d.ts         the declarations
-#   web/wasm/{threads,single}/ -> wasm/...        the built modules, each folder with its
-#                                                 {"type": "commonjs"} package.json (the pthread
-#                                                 worker is a classic script)
+#   packages/attnlab/{package.json,README.md}   package metadata and the user's guide
+#   web/<f> for each f in package.json's files  the loader (engine/loader.mjs), the declarations
+#                                               (attnlab.d.ts) and the built modules (wasm/threads/,
+#                                               wasm/single/, each with its {"type": "commonjs"}
+#                                               package.json: the pthread worker is a classic script)
 # The version comes from the CMake project (CMakeLists.txt), the one place it is written.
 # The last line printed is the tarball's path.
 set -euo pipefail
@@ -23,27 +22,22 @@ command -v npm >/dev/null || { echo "pack_js: npm not found (Node 20 + npm are n
 version=$(sed -nE 's/^project\(attnlab VERSION ([0-9]+\.[0-9]+\.[0-9]+).*/\1/p' "$root/CMakeLists.txt")
 [[ -n "$version" ]] || { echo "pack_js: no 'project(attnlab VERSION x.y.z' line in CMakeLists.txt" >&2; exit 1; }
 
-declare -A wasm_files=(
-  [threads]="attnlab.mjs attnlab.wasm attnlab.worker.js package.json"
-  [single]="attnlab.mjs attnlab.wasm package.json"
-)
-for flavour in threads single; do
-  for f in ${wasm_files[$flavour]}; do
-    if [[ ! -f "$root/web/wasm/$flavour/$f" ]]; then
-      echo "pack_js: web/wasm/$flavour/$f is missing: run scripts/build_wasm.sh threads single first" >&2
-      exit 1
-    fi
-  done
+# The shipped files are the package.json's `files`; each is web/<the same path>.
+mapfile -t files < <(node -e 'for (const f of require(process.argv[1]).files) console.log(f)' "$root/packages/attnlab/package.json")
+(( ${#files[@]} )) || { echo "pack_js: packages/attnlab/package.json lists no files" >&2; exit 1; }
+for f in "${files[@]}"; do
+  if [[ ! -f "$root/web/$f" ]]; then
+    echo "pack_js: web/$f is missing: run scripts/build_wasm.sh threads single first" >&2
+    exit 1
+  fi
 done
 
 rm -rf "$stage"
-mkdir -p "$stage/engine"
+mkdir -p "$stage"
 cp "$root/packages/attnlab/README.md" "$stage/"
-cp "$root/web/engine/loader.mjs" "$stage/engine/"
-cp "$root/web/attnlab.d.ts" "$stage/"
-for flavour in threads single; do
-  mkdir -p "$stage/wasm/$flavour"
-  for f in ${wasm_files[$flavour]}; do cp "$root/web/wasm/$flavour/$f" "$stage/wasm/$flavour/"; done
+for f in "${files[@]}"; do
+  mkdir -p "$stage/$(dirname "$f")"
+  cp "$root/web/$f" "$stage/$f"
 done
 VERSION="$version" node -e '
   const fs = require("node:fs");
