@@ -2,7 +2,7 @@
 # Packs the WebAssembly engine as the npm package `attnlab` into build-js/attnlab-<version>.tgz.
 #
 #   scripts/build_wasm.sh threads single && scripts/pack_js.sh
-#   npm install /path/to/build-js/attnlab-0.1.0.tgz          # in any project; no dependencies
+#   npm install /path/to/build-js/attnlab-<version>.tgz      # in any project; no dependencies
 #
 # The package is assembled in build-js/attnlab/ from one source per file, copied at pack time:
 #   packages/attnlab/{package.json,README.md}   package metadata and the user's guide
