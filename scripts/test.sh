@@ -1,13 +1,9 @@
 #!/usr/bin/env bash
 # Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
 # library and runs the GoogleTest suite (ctest), then builds the WebAssembly module and runs its
-<<<<<<< HEAD
-# Node tests, then builds the page and runs the browser tests in headless Chromium, and last
-# checks that no comment or document narrates measurement history (tests/docs/).
-=======
 # Node tests, then builds the page and runs the browser tests in headless Chromium, then packs
-# the npm package and tests it installed in a fresh project (Node and a Vite-built page).
->>>>>>> npm
+# the npm package and tests it installed in a fresh project (Node and a Vite-built page), and last
+# checks that no comment or document narrates measurement history (tests/docs/).
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh --native   only the native build and ctest
