@@ -108,11 +108,12 @@ export async function readMatrix(page, name) {
  * Recomputes the page's current walkthrough settings with a SEPARATE engine instance loaded in the
  * page's main thread (the single-threaded build, straight from web/engine/loader.mjs), and returns
  * every stage as plain arrays: { [stage]: [[...head 0 values], [...head 1], ...] } plus shapes.
+ * `patch` overrides fields of the page's request (e.g. { scale: true }).
  */
-export async function engineReference(page) {
-  return page.evaluate(async () => {
+export async function engineReference(page, patch = {}) {
+  return page.evaluate(async (patch) => {
     const s = window.__attnlab.walk();
-    const req = s.input.request;
+    const req = { ...s.input.request, ...patch };
     if (!window.__refLab) {
       const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
       window.__refLab = await loadAttnLab({ flavour: 'single' });
@@ -140,7 +141,7 @@ export async function engineReference(page) {
     tr.delete();
     mha.delete();
     return out;
-  }).then((out) => {
+  }, patch).then((out) => {
     for (const heads of Object.values(out)) for (const t of heads) t.data = t.data.map((v) => (v === '-inf' ? -Infinity : v === 'inf' ? Infinity : v));
     return out;
   });
