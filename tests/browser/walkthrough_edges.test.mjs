@@ -251,7 +251,7 @@ test('item 11: titles, labels and numbers fit at the edges; scaling off shows th
   await page.waitForFunction(() => window.__attnlab.walk().traced?.dModel === 64 && window.__attnlab.walk().status === 'ready');
   await step(1);
   assert.deepEqual(await overflowingNumbers(), []);
-  assert.match(await page.locator('figure[data-matrix="x"] figcaption').textContent(), /hover a cell, or Tab to it/);
+  assert.match(await page.locator('figure[data-matrix="x"] figcaption').textContent(), /too small for numbers: hover, tap or Tab to a cell/);
 
   // Scaling off: the engine's scores with scaling on (same weights) stand beside the unscaled pair.
   await page.selectOption('select[name="dModel"]', '8');
