@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { after, before } from 'node:test';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -157,4 +158,22 @@ export function compareMatrix(assert, cells, tensor, what) {
     const same = Number.isFinite(v) ? Math.fround(c.value) === v : c.value === v;
     assert.ok(same, `${what}[${c.i}][${c.j}] hover value ${c.value} != engine ${v}`);
   }
+}
+
+/**
+ * Registers the before/after hooks of a test file that drives one walkthrough page: a browser
+ * (launch options as in launch()) and a page waiting for its first trace. Returns { b, page }, filled
+ * in by the before hook.
+ */
+export function useWalkthroughPage(options = {}) {
+  const ctx = { b: null, page: null };
+  before(async () => {
+    ctx.b = await launch(options);
+    ctx.page = await ctx.b.newPage();
+    await waitForWalkthrough(ctx.page);
+  });
+  after(async () => {
+    await ctx.b?.close();
+  });
+  return ctx;
 }

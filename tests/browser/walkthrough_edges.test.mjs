@@ -3,18 +3,14 @@
 // and numbers that fit, the keyboard, a phone's first screen; and the step and head in the URL.
 //   node --test tests/browser/walkthrough_edges.test.mjs
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { compareMatrix, engineReference, launch, readMatrix, screenshot, settle, waitForWalkthrough } from './support.mjs';
+import { beforeEach, test } from 'node:test';
+import { compareMatrix, engineReference, readMatrix, screenshot, settle, useWalkthroughPage, waitForWalkthrough } from './support.mjs';
 
-let b;
+const ctx = useWalkthroughPage({ isolation: true });
 let page;
-before(async () => {
-  b = await launch({ isolation: true });
-  page = await b.newPage();
-  await waitForWalkthrough(page);
-});
-after(async () => {
-  await b?.close();
+let b;
+beforeEach(() => {
+  ({ page, b } = ctx);
 });
 
 /** Opens the walkthrough at `query` (a fresh load) and waits for its trace. */
