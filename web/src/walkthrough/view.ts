@@ -116,9 +116,12 @@ export function mountWalkthrough(root: HTMLElement) {
       const reasons: string[] = [];
       for (const o of Array.from(sel.options)) {
         const r = why(o);
+        o.dataset.label ??= o.textContent ?? '';
         o.disabled = r !== null;
         o.title = r ?? '';
-        if (r) reasons.push(`${o.textContent}: ${r}`);
+        // The open list says "not available" without a hover; the reason is the option's title.
+        o.textContent = r ? `${o.dataset.label} (not available)` : o.dataset.label;
+        if (r) reasons.push(`${o.dataset.label}: ${r}`);
       }
       sel.title = reasons.length ? `Not available: ${reasons.join(' ')}` : '';
     };
