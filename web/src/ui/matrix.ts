@@ -4,7 +4,7 @@ import * as d3 from 'd3';
 import type { Tensor } from '../engine/protocol';
 import type { ColorScale } from '../util/color';
 import { cellText, exactFloat32 } from '../util/format';
-import { hideTooltip, showTooltip, showTooltipFor } from './tooltip';
+import { hideTooltip, moveTooltip, showTooltip, showTooltipFor } from './tooltip';
 
 export interface MatrixProps {
   /** Stable name, e.g. "weights-h1" (data-matrix attribute; tests find matrices by it). */
@@ -41,7 +41,7 @@ interface Cell {
 }
 
 const LABEL_FONT = 12;
-/** Longest label drawn, in Latin-letter widths; longer ones end in "…" (the full text is the label's title). */
+/** Longest label drawn, in Latin-letter widths; longer ones end in "…" (the cells' tooltips name it in full). */
 const MAX_LABEL_EMS = 14;
 /** The smallest font a cell's number is printed in; below it the number is left to the tooltip. */
 const MIN_CELL_FONT = 8;
@@ -185,9 +185,7 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     showTooltip(tip(d), ev, this);
     p.onHover?.([d.i, d.j]);
   })
-    .on('mousemove', function (ev: MouseEvent, d) {
-      showTooltip(tip(d), ev, this);
-    })
+    .on('mousemove', (ev: MouseEvent) => moveTooltip(ev))
     .on('mouseleave', () => {
       hideTooltip();
       p.onHover?.(null);

@@ -35,7 +35,12 @@ export function showTooltip(html: string, at: ScreenPoint, owner: Element | null
   anchor = owner;
   t.innerHTML = html;
   t.style.opacity = '1';
-  t.dataset.open = '1';
+  moveTooltip(at);
+}
+
+/** Moves the open tooltip next to `at` (the pointer moving within its cell). */
+export function moveTooltip(at: ScreenPoint) {
+  const t = ensure();
   const pad = 14;
   const { innerWidth: W, innerHeight: H } = window;
   const r = t.getBoundingClientRect();
@@ -56,6 +61,5 @@ export function hideTooltip() {
   anchor = null;
   if (el) {
     el.style.opacity = '0';
-    delete el.dataset.open;
   }
 }

@@ -41,7 +41,7 @@ export async function compute(settings: WalkSettings) {
       if (!settings.scale) {
         // The same seeded layer with scaling on: what the scaling step shows beside the unscaled run.
         const on = await engine.trace({ ...input.request, scale: true });
-        scaledOn = { scaled: on.stages.scaled, weights: on.stages.weights, factor: on.scaleFactor };
+        scaledOn = { scaled: on.stages.scaled, weights: on.stages.weights };
       }
     }
     if (seq !== requestSeq) return;

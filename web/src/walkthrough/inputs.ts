@@ -49,27 +49,27 @@ export const MASKS: { id: MaskKind; label: string }[] = [
   { id: 'causal+window+global', label: `causal + window ${WINDOW} + ${GLOBAL_TOKENS} global token` },
 ];
 
+/** Han, Kana and Hangul: scripts written without spaces, read one character per token. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
+/** Example pairs that hold the same tokens in a new order (the permutation point), per script. */
+const PERMUTED = {
+  latin: { a: 'I love you', b: 'you love I' },
+  cjk: { a: '我爱你', b: '你爱我' },
+};
+
+/** The permutation example pair in the sentence's own script (Chinese for CJK text, else English). */
+export const permutedPair = (sentence: string): { a: string; b: string } => (CJK.test(sentence) ? PERMUTED.cjk : PERMUTED.latin);
+
 export const EXAMPLES: { label: string; sentence: string }[] = [
-  { label: 'I love you', sentence: 'I love you' },
-  { label: 'you love I (same words, new order)', sentence: 'you love I' },
-  { label: '我爱你 (I love you)', sentence: '我爱你' },
-  { label: '你爱我 (same characters, new order)', sentence: '你爱我' },
+  { label: PERMUTED.latin.a, sentence: PERMUTED.latin.a },
+  { label: `${PERMUTED.latin.b} (same words, new order)`, sentence: PERMUTED.latin.b },
+  { label: `${PERMUTED.cjk.a} (I love you)`, sentence: PERMUTED.cjk.a },
+  { label: `${PERMUTED.cjk.b} (same characters, new order)`, sentence: PERMUTED.cjk.b },
   { label: 'bank (river)', sentence: 'we sat on the river bank' },
   { label: 'bank (money)', sentence: 'the bank raised the interest rate' },
   { label: 'the cat sat on the mat', sentence: 'the cat sat on the mat' },
 ];
-
-/** The example pairs that hold the same tokens in a new order (the permutation point), per script. */
-export const PERMUTED_PAIRS: { cjk: boolean; a: string; b: string }[] = [
-  { cjk: false, a: 'I love you', b: 'you love I' },
-  { cjk: true, a: '我爱你', b: '你爱我' },
-];
-
-/** The permutation example pair in the sentence's own script (Chinese for CJK text, else English). */
-export function permutedPair(sentence: string): { a: string; b: string } {
-  const cjk = CJK.test(sentence);
-  return PERMUTED_PAIRS.find((p) => p.cjk === cjk) ?? PERMUTED_PAIRS[0];
-}
 
 export const DEFAULT_SETTINGS: WalkSettings = {
   sentence: 'I love you',
@@ -85,8 +85,6 @@ export const DEFAULT_SETTINGS: WalkSettings = {
   modelInput: '',
 };
 
-/** Han, Kana and Hangul: scripts written without spaces, read one character per token. */
-const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
 const WORD_PART = /^[\p{L}\p{N}\p{M}']+$/u;
 const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
 

@@ -13,10 +13,10 @@ export interface WalkState {
   input: WalkInput | null;
   trace: TraceResult | null;
   /**
-   * With scaling off: the engine's scaled scores and weights of the same layer with scaling on
-   * (and its factor 1/√d_k), for the scaling step's comparison; null with scaling on.
+   * With scaling off: the engine's scaled scores and weights of the same layer with scaling on,
+   * for the scaling step's comparison; null with scaling on.
    */
-  scaledOn: { scaled: StageData; weights: StageData; factor: number } | null;
+  scaledOn: { scaled: StageData; weights: StageData } | null;
   derived: Derived | null;
   /** Bumped for every new trace, so views know to rebuild. */
   version: number;

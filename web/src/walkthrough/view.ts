@@ -164,7 +164,8 @@ export function mountWalkthrough(root: HTMLElement) {
   // A link's values that cannot be used are reported (urlNotices) and the address bar is corrected
   // to what is shown, so the URL and the form always agree.
   const fromUrl = walkFromUrl(new URL(location.href));
-  const urlNotices = fromUrl.notices;
+  // Shown until the reader changes a setting (then the form, not the link, describes the walkthrough).
+  let urlNotices = fromUrl.notices;
   restore(fromUrl);
   const urlOf = (s: WalkState, base: URL) => walkToUrl({ settings: s.settings, speed: s.speed, step: s.step, head: s.head }, base);
   const urlKey = (s: WalkState) => urlOf(s, new URL('http://k/')).search;
@@ -192,6 +193,7 @@ export function mountWalkthrough(root: HTMLElement) {
       (form.elements.namedItem('kvHeads') as HTMLSelectElement).value = t.value;
     }
     markChoices();
+    urlNotices = [];
     clearTimeout(debounce);
     debounce = window.setTimeout(() => void compute(readForm()), t.name === 'sentence' || t.name === 'modelInput' ? 250 : 0);
   });
@@ -214,7 +216,7 @@ export function mountWalkthrough(root: HTMLElement) {
   });
   window.addEventListener('keydown', (ev) => {
     if (root.hidden || ev.defaultPrevented || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-    // Keys typed into a control, or Space/Enter on a focused button, tab, link or cell, belong to it.
+    // Keys typed into a control, and Space on a focused button, tab, link or cell, belong to it.
     const t = ev.target as HTMLElement;
     if (t.closest('input, select, textarea, [contenteditable="true"]')) return;
     if (ev.key === ' ' && t.closest('button, a[href], [role="tab"], summary, [tabindex]')) return;
