@@ -318,7 +318,8 @@ export function mountWalkthrough(root: HTMLElement) {
 
     const width = stageHost.clientWidth || 900;
     const baseCtx = { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, scaledOn: s.scaledOn, derived: s.derived, head: s.head, beat: s.beat, hover: s.hover, cell: 30, setHover };
-    const ctx: StepContext = { ...baseCtx, cell: cellSize(width, step.columns(baseCtx)) };
+    // No matrix of a step is wider than the sequence or the model (S or C columns).
+    const ctx: StepContext = { ...baseCtx, cell: cellSize(width, step.columns(baseCtx), Math.max(s.derived.S, s.derived.C)) };
     const key = `${s.step}|${s.version}|${s.head}|${ctx.cell}`;
     if (key !== renderedKey) {
       stageHost.replaceChildren();
