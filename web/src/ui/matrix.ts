@@ -60,7 +60,7 @@ function ems(s: string): number {
 }
 
 /** `s` cut to at most MAX_LABEL_EMS letter widths, ending in "…" when cut. */
-export function fitLabel(s: string): string {
+function fitLabel(s: string): string {
   if (ems(s) <= MAX_LABEL_EMS) return s;
   let out = '';
   for (const { segment } of graphemes.segment(s)) {
@@ -93,7 +93,7 @@ function labelWidth(labels: string[]): number {
  * with a pixel to spare each side, or 0 when no readable size does. Digits, point and minus of the
  * monospace font are 0.6 em wide.
  */
-export function cellFont(cell: number, texts: string[]): number {
+function cellFont(cell: number, texts: string[]): number {
   const chars = Math.max(1, ...texts.map((t) => t.length));
   const f = Math.min(MAX_CELL_FONT, (cell - 5) / (chars * 0.6));
   return f >= MIN_CELL_FONT ? f : 0;

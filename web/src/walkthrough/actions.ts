@@ -77,11 +77,11 @@ export function beatsOf(step: number): number {
 }
 
 /** Reading pace of the player at 1×: words per minute of a step's explanation, and the least rest. */
-export const READING_WPM = 200;
-export const MIN_REST_MS = 3000;
+const READING_WPM = 200;
+const MIN_REST_MS = 3000;
 
 /** How long playback rests on a step's picture at 1×: long enough to read its explanation. */
-export function readingMs(step: number): number {
+function readingMs(step: number): number {
   const ctx = contextOf(walkStore.get());
   if (!ctx) return MIN_REST_MS;
   const words = STEPS[step].explain(ctx).replace(/<[^>]*>/g, ' ').split(/\s+/).filter(Boolean).length;

@@ -92,7 +92,7 @@ const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
  * All tokens of a sentence: runs of letters and digits (a word), one token per CJK character, and
  * one per other mark; an emoji with its variation selectors or ZWJ joins is one grapheme, one token.
  */
-export function allTokens(sentence: string): string[] {
+function allTokens(sentence: string): string[] {
   const out: string[] = [];
   let word = '';
   const flush = () => {
@@ -225,7 +225,7 @@ export const ropeProblem = (dModel: number, heads: number): string | null =>
   dModel % heads === 0 && (dModel / heads) % 2 !== 0 ? `RoPE rotates pairs of numbers: the head width d_k = ${dModel} / ${heads} = ${dModel / heads} must be even.` : null;
 
 /** Why `seed` is not a seed, or null. */
-export const seedProblem = (seed: number): string | null =>
+const seedProblem = (seed: number): string | null =>
   Number.isInteger(seed) && seed >= 0 && seed <= MAX_SEED ? null : `The seed must be a whole number from 0 to ${MAX_SEED}${Number.isNaN(seed) ? '' : ` (it is ${seed})`}.`;
 
 /** Problems with the settings a reader can fix, in plain words (empty when fine). */

@@ -2,7 +2,7 @@
 import * as d3 from 'd3';
 
 /** Below this stage width the matrices of a step wrap onto lines of their own (a phone). */
-export const NARROW_STAGE = 600;
+const NARROW_STAGE = 600;
 
 /**
  * A cell size so that `columns` cells (plus labels and operators) fit in `width`; on a narrow
