@@ -175,6 +175,7 @@ test('item 10: play rests on a step long enough to read it, and the player stays
   assert.equal(s.step, 0, 'after 6 s at 1× the first step is still being read');
   assert.ok(s.restMs >= 15000, `the rest (${s.restMs} ms) fits the explanation`);
   assert.equal(await page.locator('.rest.on').count(), 1, 'the time left to read is shown');
+  assert.match(await page.locator('.beat-caption').textContent(), /\d+ s to read this step, then the next one/);
   await page.locator('button.play').click();
   await page.waitForFunction(() => !window.__attnlab.walk().playing);
   // Scrolled down to the end of a long step's explanation, the player is still on screen.

@@ -330,7 +330,9 @@ export function mountWalkthrough(root: HTMLElement) {
       el<HTMLElement>('.explain').innerHTML = step.explain(ctx);
       renderedKey = key;
     }
-    el<HTMLElement>('.beat-caption').textContent = step.caption(ctx);
+    const resting = s.playing && s.beat === 0 && s.restMs > 0;
+    el<HTMLElement>('.beat-caption').textContent =
+      step.caption(ctx) || (resting ? `${Math.round(s.restMs / 1000)} s to read this step, then the next one (▶▶ goes on now)` : '');
     try {
       step.render(stageHost, ctx);
     } catch (e) {
