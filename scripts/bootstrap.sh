@@ -14,6 +14,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   emscripten binaryen nodejs npm
   chromium nlohmann-json3-dev
+  # CJK glyphs for the walkthrough's Chinese examples in the browser tests and screenshots.
+  fonts-noto-cjk
 )
 if [[ "${1:-}" == "--torch" ]]; then
   # OpenBLAS: Debian's torch otherwise runs on the reference BLAS (10x slower; bench/compare).

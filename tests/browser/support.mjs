@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
+import { after, before } from 'node:test';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -108,11 +109,12 @@ export async function readMatrix(page, name) {
  * Recomputes the page's current walkthrough settings with a SEPARATE engine instance loaded in the
  * page's main thread (the single-threaded build, straight from web/engine/loader.mjs), and returns
  * every stage as plain arrays: { [stage]: [[...head 0 values], [...head 1], ...] } plus shapes.
+ * `patch` overrides fields of the page's request (e.g. { scale: true }).
  */
-export async function engineReference(page) {
-  return page.evaluate(async () => {
+export async function engineReference(page, patch = {}) {
+  return page.evaluate(async (patch) => {
     const s = window.__attnlab.walk();
-    const req = s.input.request;
+    const req = { ...s.input.request, ...patch };
     if (!window.__refLab) {
       const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
       window.__refLab = await loadAttnLab({ flavour: 'single' });
@@ -140,7 +142,7 @@ export async function engineReference(page) {
     tr.delete();
     mha.delete();
     return out;
-  }).then((out) => {
+  }, patch).then((out) => {
     for (const heads of Object.values(out)) for (const t of heads) t.data = t.data.map((v) => (v === '-inf' ? -Infinity : v === 'inf' ? Infinity : v));
     return out;
   });
@@ -156,4 +158,22 @@ export function compareMatrix(assert, cells, tensor, what) {
     const same = Number.isFinite(v) ? Math.fround(c.value) === v : c.value === v;
     assert.ok(same, `${what}[${c.i}][${c.j}] hover value ${c.value} != engine ${v}`);
   }
+}
+
+/**
+ * Registers the before/after hooks of a test file that drives one walkthrough page: a browser
+ * (launch options as in launch()) and a page waiting for its first trace. Returns { b, page }, filled
+ * in by the before hook.
+ */
+export function useWalkthroughPage(options = {}) {
+  const ctx = { b: null, page: null };
+  before(async () => {
+    ctx.b = await launch(options);
+    ctx.page = await ctx.b.newPage();
+    await waitForWalkthrough(ctx.page);
+  });
+  after(async () => {
+    await ctx.b?.close();
+  });
+  return ctx;
 }

@@ -4,7 +4,7 @@ import * as d3 from 'd3';
 import type { Tensor } from '../engine/protocol';
 import type { ColorScale } from '../util/color';
 import { cellText, exactFloat32 } from '../util/format';
-import { hideTooltip, showTooltip } from './tooltip';
+import { hideTooltip, moveTooltip, showTooltip, showTooltipFor } from './tooltip';
 
 export interface MatrixProps {
   /** Stable name, e.g. "weights-h1" (data-matrix attribute; tests find matrices by it). */
@@ -41,17 +41,62 @@ interface Cell {
 }
 
 const LABEL_FONT = 12;
+/** Longest label drawn, in Latin-letter widths; longer ones end in "…" (the cells' tooltips name it in full). */
+const MAX_LABEL_EMS = 14;
+/** The smallest font a cell's number is printed in; below it the number is left to the tooltip. */
+const MIN_CELL_FONT = 8;
+const MAX_CELL_FONT = 13;
+/** Column labels are drawn rotated by this many degrees (up and to the right). */
+const COL_LABEL_ANGLE = 40;
+const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
+/** Characters drawn about a full em wide (CJK, Hangul, emoji) rather than ~0.58 em. */
+const WIDE = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Extended_Pictographic}\u3000-\u303f\uff00-\uffef]/u;
+
+/** Width of `s` in Latin-letter widths (a wide character counts as 1.7). */
+function ems(s: string): number {
+  let w = 0;
+  for (const { segment } of graphemes.segment(s)) w += WIDE.test(segment) ? 1.7 : 1;
+  return w;
+}
+
+/** `s` cut to at most MAX_LABEL_EMS letter widths, ending in "…" when cut. */
+function fitLabel(s: string): string {
+  if (ems(s) <= MAX_LABEL_EMS) return s;
+  let out = '';
+  for (const { segment } of graphemes.segment(s)) {
+    if (ems(out + segment) > MAX_LABEL_EMS - 1) break;
+    out += segment;
+  }
+  return `${out}…`;
+}
+
+const labelPx = (s: string) => ems(fitLabel(s)) * LABEL_FONT * 0.58;
 
 export function matrixSize(p: Pick<MatrixProps, 'data' | 'cell' | 'rowLabels' | 'colLabels' | 'rightLabels' | 'rightTitle' | 'colBands'>) {
   const [R, K] = p.data.shape;
   const left = p.rowLabels ? labelWidth(p.rowLabels) + 8 : 0;
-  const top = p.colLabels ? Math.min(70, labelWidth(p.colLabels) * 0.72 + 10) : p.rightTitle || p.colBands ? 18 : 0;
+  const rad = (COL_LABEL_ANGLE * Math.PI) / 180;
+  const top = p.colLabels ? labelWidth(p.colLabels) * Math.sin(rad) + 12 : p.rightTitle || p.colBands ? 18 : 0;
   const right = p.rightLabels ? 52 : 0;
-  return { width: left + K * p.cell + right + 2, height: top + R * p.cell + 6, left, top };
+  // Rotated column labels reach right of their column: keep the last ones inside the figure, so
+  // they cannot run into what follows it (an operator, the next matrix).
+  const reach = Math.max(0, ...(p.colLabels ?? []).map((l, j) => (j + 0.5) * p.cell + labelPx(l) * Math.cos(rad) - K * p.cell));
+  return { width: left + K * p.cell + Math.max(right, reach) + 2, height: top + R * p.cell + 6, left, top };
 }
 
 function labelWidth(labels: string[]): number {
-  return Math.max(...labels.map((l) => l.length), 1) * LABEL_FONT * 0.58;
+  return Math.max(0, ...labels.map(labelPx), LABEL_FONT * 0.58);
+}
+
+/**
+ * The font size (px) at which the widest number of `texts` fits inside a cell's square (cell − 2)
+ * with a pixel to spare each side, or 0 when no readable size does. Digits, point and minus of the
+ * monospace font are 0.6 em wide.
+ */
+function cellFont(cell: number, texts: string[]): number {
+  const chars = Math.max(1, ...texts.map((t) => t.length));
+  const f = Math.min(MAX_CELL_FONT, (cell - 5) / (chars * 0.6));
+  return f >= MIN_CELL_FONT ? f : 0;
 }
 
 /** Renders (or updates in place, with transitions) a matrix figure inside `host`. */
@@ -65,16 +110,17 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     fig.append('figcaption').attr('class', 'matrix-title');
     fig.append('svg').attr('class', 'matrix-svg');
   }
-  fig.select('figcaption').html(`<span class="t">${p.title}</span>${p.caption ? `<span class="c">${p.caption}</span>` : ''}`);
-  const svg = fig.select<SVGSVGElement>('svg').attr('width', size.width).attr('height', size.height).attr('data-rows', R).attr('data-cols', K);
-
   const cells: Cell[] = [];
   for (let i = 0; i < R; i++) for (let j = 0; j < K; j++) cells.push({ i, j, v: p.data.data[i * K + j] });
+  const fontSize = cellFont(p.cell, cells.map((d) => cellText(d.v, digits)));
+  const showText = fontSize > 0;
+  const hidden = showText ? '' : '<span class="c numbers-hidden">too small for numbers: hover, tap or Tab to a cell</span>';
+  fig.select('figcaption').html(`<span class="t">${p.title}</span>${p.caption ? `<span class="c">${p.caption}</span>` : ''}${hidden}`);
+  const svg = fig.select<SVGSVGElement>('svg').attr('width', size.width).attr('height', size.height).attr('data-rows', R).attr('data-cols', K);
+
   const hiR = new Set(p.highlightRows ?? []);
   const hiC = new Set(p.highlightCols ?? []);
   const hiCell = new Set((p.highlightCells ?? []).map(([i, j]) => `${i},${j}`));
-  const showText = p.cell >= 24;
-  const fontSize = Math.max(9, Math.min(13, p.cell * 0.3));
 
   const grid = svg
     .selectAll<SVGGElement, null>('g.grid')
@@ -118,24 +164,57 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   g.select('path.hatch').attr('d', (d) =>
     p.masked?.(d.i, d.j) ? `M2,${p.cell - 2} L${p.cell - 2},2 M2,${p.cell / 2} L${p.cell / 2},2 M${p.cell / 2},${p.cell - 2} L${p.cell - 2},${p.cell / 2}` : null,
   );
-  g.on('mouseenter', (ev: MouseEvent, d) => {
+  const tip = (d: Cell) => {
     const label = `${p.rowLabels?.[d.i] ?? `row ${d.i}`} · ${p.colLabels?.[d.j] ?? `col ${d.j}`}`;
     const extra = p.detail ? p.detail(d.i, d.j, d.v) : '';
-    showTooltip(
+    return (
       `<div class="tt-head">${p.title} [${d.i}][${d.j}] <span class="muted">${label}</span></div>` +
-        `<div class="tt-val">${exactFloat32(d.v)}</div>${p.masked?.(d.i, d.j) ? '<div class="muted">masked</div>' : ''}${extra}`,
-      ev,
+      `<div class="tt-val">${exactFloat32(d.v)}</div>${p.masked?.(d.i, d.j) ? '<div class="muted">masked</div>' : ''}${extra}`
     );
+  };
+  // Keyboard: one Tab stop per matrix (roving tabindex); arrows move between cells, and a focused
+  // cell shows the same tooltip as hovering it.
+  const figEl = fig.node() as HTMLElement;
+  const at = (figEl.dataset.focus ?? '0,0').split(',').map(Number);
+  const active = at[0] < R && at[1] < K ? at : [0, 0];
+  figEl.dataset.focus = active.join(',');
+  g.attr('tabindex', (d) => (d.i === active[0] && d.j === active[1] ? 0 : -1))
+    .attr('role', 'img')
+    .attr('aria-label', (d) => `${p.title.replace(/<[^>]*>/g, '')} row ${d.i} (${p.rowLabels?.[d.i] ?? d.i}), column ${d.j} (${p.colLabels?.[d.j] ?? d.j}): ${exactFloat32(d.v)}`);
+  g.on('mouseenter', function (ev: MouseEvent, d) {
+    showTooltip(tip(d), ev, this);
     p.onHover?.([d.i, d.j]);
   })
-    .on('mousemove', (ev: MouseEvent, d) => {
-      const t = document.querySelector('.tooltip') as HTMLElement | null;
-      if (t && t.style.opacity === '1') showTooltip(t.innerHTML, ev);
-      void d;
-    })
+    .on('mousemove', (ev: MouseEvent) => moveTooltip(ev))
     .on('mouseleave', () => {
       hideTooltip();
       p.onHover?.(null);
+    })
+    .on('focus', function (_ev: FocusEvent, d) {
+      figEl.dataset.focus = `${d.i},${d.j}`;
+      showTooltipFor(tip(d), this);
+      p.onHover?.([d.i, d.j]);
+    })
+    .on('blur', () => {
+      hideTooltip();
+      p.onHover?.(null);
+    })
+    .on('keydown', function (ev: KeyboardEvent, d) {
+      const move: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+      let to: [number, number] | null = null;
+      if (move[ev.key]) to = [d.i + move[ev.key][0], d.j + move[ev.key][1]];
+      else if (ev.key === 'Home') to = [d.i, 0];
+      else if (ev.key === 'End') to = [d.i, K - 1];
+      if (!to) return;
+      // The arrows belong to the matrix while a cell has focus (not to the step player).
+      ev.preventDefault();
+      ev.stopPropagation();
+      const [i, j] = [Math.max(0, Math.min(R - 1, to[0])), Math.max(0, Math.min(K - 1, to[1]))];
+      const next = figEl.querySelector<SVGGElement>(`g.cell[data-i="${i}"][data-j="${j}"]`);
+      if (!next || next === this) return;
+      (this as SVGGElement).setAttribute('tabindex', '-1');
+      next.setAttribute('tabindex', '0');
+      next.focus();
     });
 
   // Row labels (tokens) on the left, column labels rotated on top.
@@ -149,16 +228,16 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     .attr('text-anchor', 'end')
     .attr('dominant-baseline', 'central')
     .classed('hi', (_, i) => hiR.has(i))
-    .text((d) => d);
+    .text((d) => fitLabel(d));
   svg
     .selectAll<SVGTextElement, string>('text.clabel')
     .data(p.colLabels ?? [])
     .join('text')
     .attr('class', 'clabel')
-    .attr('transform', (_, j) => `translate(${size.left + j * p.cell + p.cell / 2},${size.top - 6}) rotate(-40)`)
+    .attr('transform', (_, j) => `translate(${size.left + j * p.cell + p.cell / 2},${size.top - 6}) rotate(-${COL_LABEL_ANGLE})`)
     .attr('text-anchor', 'start')
     .classed('hi', (_, j) => hiC.has(j))
-    .text((d) => d);
+    .text((d) => fitLabel(d));
   svg
     .selectAll<SVGRectElement, string>('rect.band')
     .data(p.colBands ?? [])

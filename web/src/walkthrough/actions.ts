@@ -2,7 +2,7 @@
 import type { EngineClient } from '../engine/client';
 import { derive } from './derive';
 import { buildInput, inputFromModelTrace, settingsOfModelTrace, settingsProblems, type WalkSettings } from './inputs';
-import { walkStore } from './state';
+import { walkStore, type WalkState } from './state';
 import type { StepContext } from './step';
 import { STEPS } from './steps';
 import type { WalkUrlState } from './url';
@@ -18,7 +18,9 @@ export function attachEngine(client: EngineClient) {
 export async function compute(settings: WalkSettings) {
   const problems = settingsProblems(settings);
   if (problems.length) {
-    walkStore.set({ settings, status: 'error', error: problems.join(' ') });
+    ++requestSeq; // a trace still under way is for settings that no longer hold
+    walkStore.set({ settings, status: 'error', error: problems.join(' '), playing: false });
+    clearTimeout(timer);
     return;
   }
   if (!engine) return;
@@ -26,6 +28,7 @@ export async function compute(settings: WalkSettings) {
   walkStore.set({ settings, status: 'computing', error: null });
   try {
     let trace, input, traced;
+    let scaledOn: WalkState['scaledOn'] = null;
     if (settings.model === 'trained') {
       // One layer of the lab's model, recorded by the engine in the worker (Model.trace).
       trace = (await engine.call('trace', { kind: 'lab.trace', text: settings.modelInput, layer: settings.layer })).result;
@@ -35,15 +38,22 @@ export async function compute(settings: WalkSettings) {
       input = buildInput(settings);
       trace = await engine.trace(input.request);
       traced = settings;
+      if (!settings.scale) {
+        // The same seeded layer with scaling on: what the scaling step shows beside the unscaled run.
+        const on = await engine.trace({ ...input.request, scale: true });
+        scaledOn = { scaled: on.stages.scaled, weights: on.stages.weights };
+      }
     }
     if (seq !== requestSeq) return;
-    const derived = derive(trace);
+    const derived = derive(trace, scaledOn);
     const s = walkStore.get();
     walkStore.set({
       status: 'ready',
+      error: null,
       traced,
       input,
       trace,
+      scaledOn,
       derived,
       version: s.version + 1,
       head: Math.min(s.head, derived.H - 1),
@@ -56,11 +66,26 @@ export async function compute(settings: WalkSettings) {
   }
 }
 
+function contextOf(s: WalkState): StepContext | null {
+  if (!s.input || !s.trace || !s.derived) return null;
+  return { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, scaledOn: s.scaledOn, derived: s.derived, head: s.head, beat: 0, hover: null, cell: 30, setHover: () => {} };
+}
+
 export function beatsOf(step: number): number {
-  const s = walkStore.get();
-  if (!s.input || !s.trace || !s.derived) return 1;
-  const ctx = { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, derived: s.derived, head: s.head, beat: 0, hover: null, cell: 30, setHover: () => {} } as StepContext;
-  return Math.max(1, STEPS[step].beats(ctx));
+  const ctx = contextOf(walkStore.get());
+  return ctx ? Math.max(1, STEPS[step].beats(ctx)) : 1;
+}
+
+/** Reading pace of the player at 1×: words per minute of a step's explanation, and the least rest. */
+const READING_WPM = 200;
+const MIN_REST_MS = 3000;
+
+/** How long playback rests on a step's picture at 1×: long enough to read its explanation. */
+function readingMs(step: number): number {
+  const ctx = contextOf(walkStore.get());
+  if (!ctx) return MIN_REST_MS;
+  const words = STEPS[step].explain(ctx).replace(/<[^>]*>/g, ' ').split(/\s+/).filter(Boolean).length;
+  return Math.max(MIN_REST_MS, (words * 60000) / READING_WPM);
 }
 
 export function gotoStep(step: number) {
@@ -73,9 +98,12 @@ export function gotoStep(step: number) {
 export const next = () => gotoStep(walkStore.get().step + 1);
 export const prev = () => gotoStep(walkStore.get().step - 1);
 export const setHead = (head: number) => walkStore.set({ head, hover: null });
-export const setSpeed = (speed: number) => walkStore.set({ speed });
-/** Takes the settings and speed a link describes (before the first compute). */
-export const restore = (w: WalkUrlState) => walkStore.set({ settings: w.settings, speed: w.speed });
+export const setSpeed = (speed: number) => {
+  walkStore.set({ speed });
+  if (walkStore.get().playing) schedule();
+};
+/** Takes the settings, speed, step and head a link describes (before the first compute). */
+export const restore = (w: WalkUrlState) => walkStore.set({ settings: w.settings, speed: w.speed, step: w.step, head: w.head });
 export const setHover = (hover: [number, number] | null) => {
   const h = walkStore.get().hover;
   if (h === hover || (h && hover && h[0] === hover[0] && h[1] === hover[1])) return;
@@ -92,7 +120,7 @@ function tick() {
   else if (s.beat === n - 1 && n > 1) walkStore.set({ beat: 0 });
   else if (s.step < STEPS.length - 1) gotoStep(s.step + 1);
   else {
-    walkStore.set({ playing: false });
+    walkStore.set({ playing: false, restMs: 0 });
     return;
   }
   schedule();
@@ -102,9 +130,11 @@ function schedule() {
   clearTimeout(timer);
   const s = walkStore.get();
   const n = beatsOf(s.step);
-  // Long animations (many cells) move faster per beat; resting pictures stay a little longer.
-  const base = s.beat === 0 ? 2200 : Math.max(120, Math.min(700, 5000 / n));
-  timer = window.setTimeout(tick, base / s.speed);
+  // Long animations (many cells) move faster per beat; a resting picture stays until its
+  // explanation can have been read (the view shows the remaining time).
+  const ms = (s.beat === 0 ? readingMs(s.step) : Math.max(120, Math.min(700, 5000 / n))) / s.speed;
+  walkStore.set({ restMs: s.beat === 0 ? ms : 0 });
+  timer = window.setTimeout(tick, ms);
 }
 
 export function play() {
@@ -118,7 +148,7 @@ export function play() {
 
 export function pause() {
   clearTimeout(timer);
-  walkStore.set({ playing: false });
+  walkStore.set({ playing: false, restMs: 0 });
 }
 
 export const togglePlay = () => (walkStore.get().playing ? pause() : play());

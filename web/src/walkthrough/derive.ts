@@ -41,7 +41,11 @@ function finite(stage: StageData): number[] {
   return out;
 }
 
-export function derive(tr: TraceResult): Derived {
+/**
+ * Statistics of a trace. `scaledOn`: the engine's scaled scores and weights with scaling on when
+ * the trace has it off (else null: the trace's own stages are the scaled ones).
+ */
+export function derive(tr: TraceResult, scaledOn: { scaled: StageData; weights: StageData } | null = null): Derived {
   const x = tr.stages.x.heads[0];
   const [T, C] = x.shape;
   const w = tr.stages.weights;
@@ -52,6 +56,7 @@ export function derive(tr: TraceResult): Derived {
   const group = H / Hkv;
   const heads: HeadStats[] = w.heads.map((wh, h) => {
     const wu = tr.unscaled.weights.heads[h];
+    const ws = scaledOn ? scaledOn.weights.heads[h] : wh;
     const rowSums: number[] = [];
     for (let i = 0; i < T; i++) {
       let s = 0;
@@ -59,7 +64,7 @@ export function derive(tr: TraceResult): Derived {
       rowSums.push(s);
     }
     return {
-      entropyScaled: Array.from({ length: T }, (_, i) => rowEntropy(wh, i)),
+      entropyScaled: Array.from({ length: T }, (_, i) => rowEntropy(ws, i)),
       entropyUnscaled: Array.from({ length: T }, (_, i) => rowEntropy(wu, i)),
       rowSums,
     };
@@ -73,7 +78,7 @@ export function derive(tr: TraceResult): Derived {
     D,
     kvOf: Array.from({ length: H }, (_, h) => Math.floor(h / group)),
     heads,
-    scoreValues: { unscaled: finite(tr.unscaled.scaled), scaled: finite(tr.stages.scaled) },
+    scoreValues: { unscaled: finite(tr.unscaled.scaled), scaled: finite(scaledOn ? scaledOn.scaled : tr.stages.scaled) },
     maxEntropy: Math.log(S),
   };
 }

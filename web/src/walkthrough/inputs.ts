@@ -49,9 +49,23 @@ export const MASKS: { id: MaskKind; label: string }[] = [
   { id: 'causal+window+global', label: `causal + window ${WINDOW} + ${GLOBAL_TOKENS} global token` },
 ];
 
+/** Han, Kana and Hangul: scripts written without spaces, read one character per token. */
+const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u;
+
+/** Example pairs that hold the same tokens in a new order (the permutation point), per script. */
+const PERMUTED = {
+  latin: { a: 'I love you', b: 'you love I' },
+  cjk: { a: '我爱你', b: '你爱我' },
+};
+
+/** The permutation example pair in the sentence's own script (Chinese for CJK text, else English). */
+export const permutedPair = (sentence: string): { a: string; b: string } => (CJK.test(sentence) ? PERMUTED.cjk : PERMUTED.latin);
+
 export const EXAMPLES: { label: string; sentence: string }[] = [
-  { label: 'I love you', sentence: 'I love you' },
-  { label: 'you love I (same words, new order)', sentence: 'you love I' },
+  { label: PERMUTED.latin.a, sentence: PERMUTED.latin.a },
+  { label: `${PERMUTED.latin.b} (same words, new order)`, sentence: PERMUTED.latin.b },
+  { label: `${PERMUTED.cjk.a} (I love you)`, sentence: PERMUTED.cjk.a },
+  { label: `${PERMUTED.cjk.b} (same characters, new order)`, sentence: PERMUTED.cjk.b },
   { label: 'bank (river)', sentence: 'we sat on the river bank' },
   { label: 'bank (money)', sentence: 'the bank raised the interest rate' },
   { label: 'the cat sat on the mat', sentence: 'the cat sat on the mat' },
@@ -71,11 +85,55 @@ export const DEFAULT_SETTINGS: WalkSettings = {
   modelInput: '',
 };
 
-/** Words and punctuation marks, at most MAX_TOKENS. */
-export function tokenize(sentence: string): string[] {
-  const words = sentence.match(/[\p{L}\p{N}']+|[^\s\p{L}\p{N}]/gu) ?? [];
-  return words.slice(0, MAX_TOKENS);
+const WORD_PART = /^[\p{L}\p{N}\p{M}']+$/u;
+const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
+
+/**
+ * All tokens of a sentence: runs of letters and digits (a word), one token per CJK character, and
+ * one per other mark; an emoji with its variation selectors or ZWJ joins is one grapheme, one token.
+ */
+function allTokens(sentence: string): string[] {
+  const out: string[] = [];
+  let word = '';
+  const flush = () => {
+    if (word) out.push(word);
+    word = '';
+  };
+  for (const { segment: g } of graphemes.segment(sentence)) {
+    if (/^\s+$/u.test(g)) flush();
+    else if (CJK.test(g)) {
+      flush();
+      out.push(g);
+    } else if (WORD_PART.test(g)) word += g;
+    else {
+      flush();
+      out.push(g);
+    }
+  }
+  flush();
+  return out;
 }
+
+/** What the walkthrough reads of a sentence: its first MAX_SENTENCE_CHARS characters' first MAX_TOKENS tokens, and what was cut, in words. */
+export function readSentence(sentence: string): { tokens: string[]; notices: string[] } {
+  const notices: string[] = [];
+  const chars = Array.from(sentence);
+  let text = sentence;
+  if (chars.length > MAX_SENTENCE_CHARS) {
+    text = chars.slice(0, MAX_SENTENCE_CHARS).join('');
+    notices.push(`The sentence has ${chars.length} characters; only the first ${MAX_SENTENCE_CHARS} are read.`);
+  }
+  const all = allTokens(text);
+  if (all.length > MAX_TOKENS) {
+    const dropped = all.slice(MAX_TOKENS);
+    const shown = dropped.slice(0, 4).join(' ') + (dropped.length > 4 ? ' …' : '');
+    notices.push(`The sentence has ${all.length} tokens; the walkthrough uses the first ${MAX_TOKENS} and drops ${dropped.length} (“${shown}”).`);
+  }
+  return { tokens: all.slice(0, MAX_TOKENS), notices };
+}
+
+/** The tokens the walkthrough reads (see readSentence). */
+export const tokenize = (sentence: string): string[] => readSentence(sentence).tokens;
 
 export interface WalkInput {
   tokens: string[];
@@ -150,14 +208,35 @@ export function settingsOfModelTrace(s: WalkSettings, trace: TraceResult): WalkS
   };
 }
 
+/** Why `heads` query heads cannot split d_model, or null when they can. */
+export const headsProblem = (dModel: number, heads: number): string | null =>
+  dModel % heads === 0 ? null : `d_model ${dModel} does not split evenly into ${heads} heads (${dModel} / ${heads} is not a whole number).`;
+
+/** Why `heads` query heads cannot share `kvHeads` key/value heads, or null when they can. */
+export const kvHeadsProblem = (heads: number, kvHeads: number): string | null =>
+  kvHeads > heads
+    ? `There cannot be more key/value heads (${kvHeads}) than query heads (${heads}).`
+    : heads % kvHeads === 0
+      ? null
+      : `${heads} query heads cannot share ${kvHeads} key/value heads evenly.`;
+
+/** Why RoPE cannot run with this head width, or null when it can. */
+export const ropeProblem = (dModel: number, heads: number): string | null =>
+  dModel % heads === 0 && (dModel / heads) % 2 !== 0 ? `RoPE rotates pairs of numbers: the head width d_k = ${dModel} / ${heads} = ${dModel / heads} must be even.` : null;
+
+/** Why `seed` is not a seed, or null. */
+const seedProblem = (seed: number): string | null =>
+  Number.isInteger(seed) && seed >= 0 && seed <= MAX_SEED ? null : `The seed must be a whole number from 0 to ${MAX_SEED}${Number.isNaN(seed) ? '' : ` (it is ${seed})`}.`;
+
 /** Problems with the settings a reader can fix, in plain words (empty when fine). */
 export function settingsProblems(s: WalkSettings): string[] {
-  const out: string[] = [];
-  if (s.model === 'trained') return out; // the model's own architecture; the engine checks the input
-  if (tokenize(s.sentence).length === 0) out.push('Type at least one word.');
-  if (s.dModel % s.heads !== 0) out.push(`d_model (${s.dModel}) must split evenly into ${s.heads} heads.`);
-  if (s.heads % s.kvHeads !== 0) out.push(`${s.heads} query heads cannot share ${s.kvHeads} key/value heads evenly.`);
-  if (s.kvHeads > s.heads) out.push('There cannot be more key/value heads than query heads.');
-  if (s.positional === 'rope' && (s.dModel / s.heads) % 2 !== 0) out.push('RoPE rotates pairs of numbers: the head width d_k must be even.');
-  return out;
+  if (s.model === 'trained') return []; // the model's own architecture; the engine checks the input
+  const out = [
+    tokenize(s.sentence).length === 0 ? 'Type at least one word: the sentence is empty.' : null,
+    headsProblem(s.dModel, s.heads),
+    kvHeadsProblem(s.heads, s.kvHeads),
+    s.positional === 'rope' ? ropeProblem(s.dModel, s.heads) : null,
+    seedProblem(s.seed),
+  ];
+  return out.filter((p): p is string => p !== null);
 }

@@ -1,5 +1,5 @@
 // The walkthrough's store: settings, the engine's trace of them, and where the reader is.
-import type { TraceResult } from '../engine/protocol';
+import type { StageData, TraceResult } from '../engine/protocol';
 import { Store } from '../util/store';
 import type { Derived } from './derive';
 import { DEFAULT_SETTINGS, type WalkInput, type WalkSettings } from './inputs';
@@ -12,12 +12,19 @@ export interface WalkState {
   error: string | null;
   input: WalkInput | null;
   trace: TraceResult | null;
+  /**
+   * With scaling off: the engine's scaled scores and weights of the same layer with scaling on,
+   * for the scaling step's comparison; null with scaling on.
+   */
+  scaledOn: { scaled: StageData; weights: StageData } | null;
   derived: Derived | null;
   /** Bumped for every new trace, so views know to rebuild. */
   version: number;
   step: number;
   beat: number;
   playing: boolean;
+  /** While playing: how long (ms) the player rests on the current picture (reading time), else 0. */
+  restMs: number;
   /** Beats per second multiplier, one of SPEEDS. */
   speed: number;
   /** The query head the per-head steps show. */
@@ -36,11 +43,13 @@ export const walkStore = new Store<WalkState>({
   error: null,
   input: null,
   trace: null,
+  scaledOn: null,
   derived: null,
   version: 0,
   step: 0,
   beat: 0,
   playing: false,
+  restMs: 0,
   speed: 1,
   head: 0,
   hover: null,

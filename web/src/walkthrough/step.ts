@@ -4,11 +4,14 @@
 import type { TraceResult } from '../engine/protocol';
 import type { Derived } from './derive';
 import type { WalkInput, WalkSettings } from './inputs';
+import type { WalkState } from './state';
 
 export interface StepContext {
   settings: WalkSettings;
   input: WalkInput;
   trace: TraceResult;
+  /** See WalkState.scaledOn: the engine's scaled stages with scaling on, when the trace has it off. */
+  scaledOn: WalkState['scaledOn'];
   derived: Derived;
   head: number;
   beat: number;

@@ -2,12 +2,22 @@
 // the same with its own keys, lab/settings.ts). The page's two views share one query string, so
 // every walkthrough key carries the prefix "w." (the lab owns dModel, heads, seed, ...).
 // Only the random-weights settings are kept: a lab-trained model lives in the lab, not in a link.
-import { DEFAULT_SETTINGS, D_MODELS, HEAD_COUNTS, MASKS, MAX_SEED, MAX_SENTENCE_CHARS, POSITIONALS, settingsProblems, tokenize, type WalkSettings } from './inputs';
+import { DEFAULT_SETTINGS, D_MODELS, HEAD_COUNTS, MASKS, MAX_SEED, POSITIONALS, settingsProblems, tokenize, type WalkSettings } from './inputs';
 import { SPEEDS } from './state';
+import { STEPS } from './steps';
 
 export interface WalkUrlState {
   settings: WalkSettings;
   speed: number;
+  /** The step shown (0-based; the URL counts from 1 as the page does). */
+  step: number;
+  /** The query head the per-head steps show. */
+  head: number;
+}
+
+/** A link's walkthrough, and each value it held that could not be used, in words. */
+export interface WalkFromUrl extends WalkUrlState {
+  notices: string[];
 }
 
 export const DEFAULT_SPEED = 1;
@@ -22,42 +32,71 @@ const KEY = {
   seed: 'w.seed',
   scale: 'w.scale',
   speed: 'w.speed',
+  step: 'w.step',
+  head: 'w.head',
 } as const;
 
-/** The number at `key` if it is one of `allowed`, else null. */
-function oneOf(q: URLSearchParams, key: string, allowed: number[]): number | null {
-  const raw = q.get(key);
-  if (raw == null || raw.trim() === '') return null;
-  const v = Number(raw);
-  return allowed.includes(v) ? v : null;
-}
-
 /**
- * The walkthrough a URL describes. Each missing or invalid value falls back to its default; if the
- * architecture values are each valid but do not fit together (d_model 6 with 4 heads), the
- * architecture falls back as a whole, so a link never opens on an error.
+ * The walkthrough a URL describes. A missing value takes its default silently; a present value
+ * that cannot be used takes its default too, and a notice says which and why. If the architecture
+ * values are each valid but do not fit together (d_model 6 with 4 heads), the architecture falls
+ * back as a whole, so a link never opens on an error.
  */
-export function walkFromUrl(url: URL): WalkUrlState {
+export function walkFromUrl(url: URL): WalkFromUrl {
   const q = url.searchParams;
   const s: WalkSettings = { ...DEFAULT_SETTINGS };
+  const notices: string[] = [];
+  const bad = (key: string, raw: string, why: string, used: string | number) =>
+    notices.push(`The link’s ${key}=“${raw}” ${why}; using ${used}.`);
+  /** The number at `key` if it is one of `allowed`, else null (and a notice when present). */
+  const oneOf = (key: string, allowed: number[], fallback: number, what: string): number => {
+    const raw = q.get(key);
+    if (raw == null) return fallback;
+    const v = Number(raw);
+    if (raw.trim() !== '' && allowed.includes(v)) return v;
+    bad(key, raw, `is not ${what} (${allowed.join(', ')})`, fallback);
+    return fallback;
+  };
   const sentence = q.get(KEY.sentence);
-  if (sentence != null && sentence.length <= MAX_SENTENCE_CHARS && tokenize(sentence).length > 0) s.sentence = sentence;
-  s.dModel = oneOf(q, KEY.dModel, D_MODELS) ?? s.dModel;
-  s.heads = oneOf(q, KEY.heads, HEAD_COUNTS) ?? s.heads;
-  s.kvHeads = oneOf(q, KEY.kvHeads, HEAD_COUNTS) ?? s.kvHeads;
-  const positional = POSITIONALS.find((p) => p.id === q.get(KEY.positional));
-  if (positional) s.positional = positional.id;
-  const mask = MASKS.find((m) => m.id === q.get(KEY.mask));
-  if (mask) s.mask = mask.id;
+  if (sentence != null) {
+    if (tokenize(sentence).length > 0) s.sentence = sentence;
+    else bad(KEY.sentence, sentence, 'has no words', `“${s.sentence}”`);
+  }
+  s.dModel = oneOf(KEY.dModel, D_MODELS, s.dModel, 'a d_model the page offers');
+  s.heads = oneOf(KEY.heads, HEAD_COUNTS, s.heads, 'a head count the page offers');
+  s.kvHeads = oneOf(KEY.kvHeads, HEAD_COUNTS, s.kvHeads, 'a K/V head count the page offers');
+  const positional = q.get(KEY.positional);
+  if (positional != null) {
+    const p = POSITIONALS.find((x) => x.id === positional);
+    if (p) s.positional = p.id;
+    else bad(KEY.positional, positional, `is not one of ${POSITIONALS.map((x) => x.id).join(', ')}`, s.positional);
+  }
+  const mask = q.get(KEY.mask);
+  if (mask != null) {
+    const m = MASKS.find((x) => x.id === mask);
+    if (m) s.mask = m.id;
+    else bad(KEY.mask, mask, `is not one of ${MASKS.map((x) => x.id).join(', ')}`, s.mask);
+  }
   const seed = q.get(KEY.seed);
-  if (seed != null && /^\d+$/.test(seed) && Number(seed) <= MAX_SEED) s.seed = Number(seed);
+  if (seed != null) {
+    if (/^\d+$/.test(seed) && Number(seed) <= MAX_SEED) s.seed = Number(seed);
+    else bad(KEY.seed, seed, `is not a whole number from 0 to ${MAX_SEED}`, s.seed);
+  }
   const scale = q.get(KEY.scale);
-  if (scale === '0' || scale === '1') s.scale = scale === '1';
-  if (settingsProblems(s).length) {
+  if (scale != null) {
+    if (scale === '0' || scale === '1') s.scale = scale === '1';
+    else bad(KEY.scale, scale, 'is not 0 or 1', s.scale ? 1 : 0);
+  }
+  const problems = settingsProblems(s);
+  if (problems.length) {
     const d = DEFAULT_SETTINGS;
     Object.assign(s, { dModel: d.dModel, heads: d.heads, kvHeads: d.kvHeads, positional: d.positional });
+    notices.push(`The link’s architecture does not fit together (${problems.join(' ')}); using d_model ${d.dModel}, ${d.heads} heads, ${d.kvHeads} K/V heads, positions ${d.positional}.`);
   }
-  return { settings: s, speed: oneOf(q, KEY.speed, SPEEDS) ?? DEFAULT_SPEED };
+  const speed = oneOf(KEY.speed, SPEEDS, DEFAULT_SPEED, 'a player speed');
+  const step = oneOf(KEY.step, STEPS.map((_, i) => i + 1), 1, `a step from 1 to ${STEPS.length}`) - 1;
+  const head = oneOf(KEY.head, Array.from({ length: s.heads }, (_, h) => h), 0, `a head of ${s.heads}`);
+  return { settings: s, speed, step, head, notices };
 }
 
 /** `url` with the walkthrough's keys set to `w` (other keys, the lab's and the view's, kept). */
@@ -74,5 +113,7 @@ export function walkToUrl(w: WalkUrlState, url: URL): URL {
   q.set(KEY.seed, String(s.seed));
   q.set(KEY.scale, s.scale ? '1' : '0');
   q.set(KEY.speed, String(w.speed));
+  q.set(KEY.step, String(w.step + 1));
+  q.set(KEY.head, String(w.head));
   return out;
 }

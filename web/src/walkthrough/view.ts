@@ -1,6 +1,6 @@
 // The walkthrough view: settings form, step list, the current step's stage and explanation,
 // and the player controls. Reads walkStore; changes it only through actions.ts.
-import { D_MODELS, EXAMPLES, HEAD_COUNTS, MASKS, MAX_SEED, MAX_SENTENCE_CHARS, MAX_TOKENS, POSITIONALS, type WalkSettings } from './inputs';
+import { D_MODELS, EXAMPLES, HEAD_COUNTS, MASKS, MAX_SEED, MAX_TOKENS, POSITIONALS, headsProblem, kvHeadsProblem, readSentence, ropeProblem, type WalkSettings } from './inputs';
 import { compute, gotoStep, next, pause, prev, restore, setHead, setHover, setSpeed, togglePlay } from './actions';
 import { walkFromUrl, walkToUrl } from './url';
 import { cellSize } from './layout';
@@ -12,10 +12,32 @@ import { labStore, type LabState } from '../lab/state';
 const opt = (v: string | number, label: string | number = v) => `<option value="${v}">${label}</option>`;
 
 export function mountWalkthrough(root: HTMLElement) {
+  // The stage comes first in the document (and so in the tab order and on a phone's one column);
+  // on wide screens the grid puts the settings beside it, on the left.
   root.innerHTML = `
   <div class="walk">
-    <aside class="walk-side">
-      <form class="settings" autocomplete="off" onsubmit="return false">
+    <section class="walk-main" aria-label="Walkthrough">
+      <div class="player" role="toolbar" aria-label="Player">
+        <button type="button" data-act="prev" title="Previous step (←)">◀◀</button>
+        <button type="button" data-act="play" class="play" title="Play / pause (space)">▶ Play</button>
+        <button type="button" data-act="next" title="Next step (→)">▶▶</button>
+        <label class="speed">speed <select name="speed">${SPEEDS.map((s) => opt(s, `${s}×`)).join('')}</select></label>
+        <div class="progress"><div class="bar"></div></div>
+        <span class="kbd-hint">← → space</span>
+        <div class="rest" title="Time left to read this step before playback moves on"><div class="rest-bar"></div></div>
+      </div>
+      <header class="step-head">
+        <h2 class="step-title" aria-live="polite"></h2>
+        <div class="head-picker" role="group" aria-label="Head"></div>
+        <a class="to-settings" href="#walk-settings">settings ↓</a>
+      </header>
+      <p class="beat-caption"></p>
+      <div class="stage-wrap"><div class="stage" data-stage=""></div><div class="stage-error" role="alert" hidden></div></div>
+      <div class="explain"></div>
+      <p class="status"></p>
+    </section>
+    <aside class="walk-side" id="walk-settings">
+      <form class="settings" autocomplete="off" onsubmit="return false" aria-label="Walkthrough settings">
         <label class="field wide">model
           <select name="model"><option value="random">random weights</option><option value="trained" disabled>trained in the lab (train or load one first)</option></select>
         </label>
@@ -23,8 +45,8 @@ export function mountWalkthrough(root: HTMLElement) {
           <input name="modelInput" type="text" maxlength="80" spellcheck="false" placeholder="the lab’s example input" />
         </label>
         <label class="field trained-only">layer <select name="layer"></select></label>
-        <label class="field wide random-only">Sentence <span class="hint">(up to ${MAX_TOKENS} words)</span>
-          <input name="sentence" type="text" maxlength="${MAX_SENTENCE_CHARS}" spellcheck="false" />
+        <label class="field wide random-only">Sentence <span class="hint">(up to ${MAX_TOKENS} tokens: words, or single Chinese characters)</span>
+          <input name="sentence" type="text" spellcheck="false" />
         </label>
         <label class="field wide random-only">or an example
           <select name="example"><option value="">choose…</option>${EXAMPLES.map((e, i) => opt(i, e.label)).join('')}</select>
@@ -37,29 +59,12 @@ export function mountWalkthrough(root: HTMLElement) {
         <label class="field check random-only"><input name="scale" type="checkbox" /> scale by 1/√d_k</label>
         <label class="field wide random-only">mask <select name="mask">${MASKS.map((m) => opt(m.id, m.label)).join('')}</select></label>
         <p class="problems" role="alert"></p>
+        <ul class="notices" aria-live="polite"></ul>
       </form>
       <nav class="steps" aria-label="Walkthrough steps">
         <ol>${STEPS.map((s, i) => `<li><button type="button" data-step="${i}"><span class="n">${i + 1}</span>${s.title}</button></li>`).join('')}</ol>
       </nav>
     </aside>
-    <section class="walk-main" aria-live="polite">
-      <header class="step-head">
-        <h2 class="step-title"></h2>
-        <div class="head-picker" role="group" aria-label="Head"></div>
-      </header>
-      <div class="player" role="toolbar" aria-label="Player">
-        <button type="button" data-act="prev" title="Previous step (←)">◀◀</button>
-        <button type="button" data-act="play" class="play" title="Play / pause (space)">▶ Play</button>
-        <button type="button" data-act="next" title="Next step (→)">▶▶</button>
-        <label class="speed">speed <select name="speed">${SPEEDS.map((s) => opt(s, `${s}×`)).join('')}</select></label>
-        <div class="progress"><div class="bar"></div></div>
-        <span class="kbd-hint">← → space</span>
-      </div>
-      <p class="beat-caption"></p>
-      <div class="stage-wrap"><div class="stage" data-stage=""></div></div>
-      <div class="explain"></div>
-      <p class="status"></p>
-    </section>
   </div>`;
 
   const form = root.querySelector<HTMLFormElement>('form.settings')!;
@@ -77,7 +82,8 @@ export function mountWalkthrough(root: HTMLElement) {
       positional: f.get('positional') as WalkSettings['positional'],
       mask: f.get('mask') as WalkSettings['mask'],
       scale: (form.elements.namedItem('scale') as HTMLInputElement).checked,
-      seed: Math.max(0, Math.floor(Number(f.get('seed')) || 0)),
+      // As typed: a seed out of range or not whole is reported (settingsProblems), not changed.
+      seed: String(f.get('seed') ?? '').trim() === '' ? NaN : Number(f.get('seed')),
       model: f.get('model') === 'trained' ? 'trained' : 'random',
       layer: Math.max(0, Number(f.get('layer')) || 0),
       modelInput: String(f.get('modelInput') ?? ''),
@@ -96,6 +102,32 @@ export function mountWalkthrough(root: HTMLElement) {
     set('model', s.model);
     set('modelInput', s.modelInput);
     showModelFields(s.model);
+    markChoices();
+  };
+  /**
+   * Disables the heads, K/V heads and positions that cannot work with the other choices, each with
+   * its reason as the option's title (and on the select, read on hover).
+   */
+  const markChoices = () => {
+    const d = Number((form.elements.namedItem('dModel') as HTMLSelectElement).value);
+    const heads = Number((form.elements.namedItem('heads') as HTMLSelectElement).value);
+    const mark = (name: string, why: (o: HTMLOptionElement) => string | null) => {
+      const sel = form.elements.namedItem(name) as HTMLSelectElement;
+      const reasons: string[] = [];
+      for (const o of Array.from(sel.options)) {
+        const r = why(o);
+        o.dataset.label ??= o.textContent ?? '';
+        o.disabled = r !== null;
+        o.title = r ?? '';
+        // The open list says "not available" without a hover; the reason is the option's title.
+        o.textContent = r ? `${o.dataset.label} (not available)` : o.dataset.label;
+        if (r) reasons.push(`${o.dataset.label}: ${r}`);
+      }
+      sel.title = reasons.length ? `Not available: ${reasons.join(' ')}` : '';
+    };
+    mark('heads', (o) => headsProblem(d, Number(o.value)));
+    mark('kvHeads', (o) => kvHeadsProblem(heads, Number(o.value)));
+    mark('positional', (o) => (o.value === 'rope' ? ropeProblem(d, heads) : null));
   };
   const showModelFields = (model: WalkSettings['model']) => {
     root.querySelectorAll<HTMLElement>('.random-only').forEach((e) => (e.hidden = model === 'trained'));
@@ -129,15 +161,22 @@ export function mountWalkthrough(root: HTMLElement) {
     }
   };
   // ---- settings <-> URL: a link reopens this walkthrough (url.ts) ----
-  restore(walkFromUrl(new URL(location.href)));
-  const urlKey = (s: WalkState) => walkToUrl({ settings: s.settings, speed: s.speed }, new URL('http://k/')).search;
-  let writtenKey = urlKey(walkStore.get());
+  // A link's values that cannot be used are reported (urlNotices) and the address bar is corrected
+  // to what is shown, so the URL and the form always agree.
+  const fromUrl = walkFromUrl(new URL(location.href));
+  // Shown until the reader changes a setting (then the form, not the link, describes the walkthrough).
+  let urlNotices = fromUrl.notices;
+  restore(fromUrl);
+  const urlOf = (s: WalkState, base: URL) => walkToUrl({ settings: s.settings, speed: s.speed, step: s.step, head: s.head }, base);
+  const urlKey = (s: WalkState) => urlOf(s, new URL('http://k/')).search;
+  // A clean link is left as it is until the reader changes something; a corrected one is rewritten at once.
+  let writtenKey = urlNotices.length ? '' : urlKey(walkStore.get());
   const followUrl = (s: WalkState) => {
-    if (s.settings.model !== 'random') return;
+    if (s.settings.model !== 'random' || root.hidden) return;
     const key = urlKey(s);
     if (key === writtenKey) return;
     writtenKey = key;
-    history.replaceState(null, '', walkToUrl({ settings: s.settings, speed: s.speed }, new URL(location.href)));
+    history.replaceState(null, '', urlOf(s, new URL(location.href)));
   };
   writeForm(walkStore.get().settings);
   let debounce: number | undefined;
@@ -153,6 +192,8 @@ export function mountWalkthrough(root: HTMLElement) {
       // Keep K/V heads valid: default to plain multi-head attention.
       (form.elements.namedItem('kvHeads') as HTMLSelectElement).value = t.value;
     }
+    markChoices();
+    urlNotices = [];
     clearTimeout(debounce);
     debounce = window.setTimeout(() => void compute(readForm()), t.name === 'sentence' || t.name === 'modelInput' ? 250 : 0);
   });
@@ -175,8 +216,10 @@ export function mountWalkthrough(root: HTMLElement) {
   });
   window.addEventListener('keydown', (ev) => {
     if (root.hidden || ev.defaultPrevented || ev.altKey || ev.ctrlKey || ev.metaKey) return;
-    const tag = (ev.target as HTMLElement).tagName;
-    if (tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA') return;
+    // Keys typed into a control, and Space on a focused button, tab, link or cell, belong to it.
+    const t = ev.target as HTMLElement;
+    if (t.closest('input, select, textarea, [contenteditable="true"]')) return;
+    if (ev.key === ' ' && t.closest('button, a[href], [role="tab"], summary, [tabindex]')) return;
     if (ev.key === 'ArrowRight') next();
     else if (ev.key === 'ArrowLeft') prev();
     else if (ev.key === ' ') togglePlay();
@@ -197,6 +240,28 @@ export function mountWalkthrough(root: HTMLElement) {
     }
   });
   ro.observe(el<HTMLElement>('.stage-wrap'));
+  // The player sticks below the page header while that header sticks (wide screens), else at the top.
+  const pageHeader = document.querySelector<HTMLElement>('header.top');
+  const placePlayer = () => {
+    const h = pageHeader && getComputedStyle(pageHeader).position === 'sticky' ? pageHeader.offsetHeight : 0;
+    root.style.setProperty('--player-top', `${h}px`);
+  };
+  if (pageHeader) new ResizeObserver(placePlayer).observe(pageHeader);
+  window.addEventListener('resize', placePlayer);
+  placePlayer();
+
+  /** The reading-time bar: empties over the time playback rests on this picture. */
+  let restKey = '';
+  function showRest(s: WalkState) {
+    const bar = el<HTMLElement>('.rest-bar');
+    const key = s.playing && s.restMs > 0 ? `${s.step}|${s.version}|${s.restMs}` : '';
+    if (key === restKey) return;
+    restKey = key;
+    el<HTMLElement>('.rest').classList.toggle('on', key !== '');
+    bar.style.animation = 'none';
+    void bar.offsetWidth; // restart the animation
+    bar.style.animation = key ? `rest-drain ${s.restMs}ms linear forwards` : '';
+  }
 
   function render(s: WalkState) {
     const step = STEPS[s.step];
@@ -209,21 +274,52 @@ export function mountWalkthrough(root: HTMLElement) {
     el<HTMLButtonElement>('button.play').textContent = s.playing ? '❚❚ Pause' : '▶ Play';
     el<HTMLElement>('.progress .bar').style.width = `${((s.step + 1) / STEPS.length) * 100}%`;
     el<HTMLElement>('.problems').textContent = s.status === 'error' ? (s.error ?? '') : '';
+    const notices = [...urlNotices, ...(s.settings.model === 'random' ? readSentence(s.settings.sentence).notices : [])];
+    const noticeKey = notices.join('\n');
+    const noticeList = el<HTMLElement>('.notices');
+    if (noticeList.dataset.key !== noticeKey) {
+      noticeList.dataset.key = noticeKey;
+      noticeList.replaceChildren(...notices.map((n) => Object.assign(document.createElement('li'), { textContent: n })));
+    }
     el<HTMLElement>('.status').textContent =
-      s.status === 'loading-engine' ? 'Loading the engine…' : s.status === 'computing' ? 'Computing…' : s.trace ? `engine: ${s.trace.elapsedMs.toFixed(1)} ms for this trace` : '';
+      s.status === 'loading-engine' ? 'Loading the engine…' : s.status === 'computing' ? 'Computing…' : s.trace && s.status === 'ready' ? `engine: ${s.trace.elapsedMs.toFixed(1)} ms for this trace` : '';
     root.classList.toggle('busy', s.status === 'computing');
+    showRest(s);
+    // An error takes the stage's place: the previous trace no longer matches the settings.
+    const failed = s.status === 'error';
+    const errorBox = el<HTMLElement>('.stage-error');
+    errorBox.hidden = !failed;
+    stageHost.hidden = failed;
+    el<HTMLElement>('.explain').hidden = failed;
+    el<HTMLElement>('.beat-caption').hidden = failed;
+    el<HTMLElement>('.head-picker').hidden = failed;
+    if (failed) {
+      errorBox.innerHTML = `<p class="error-title">Nothing to show for these settings</p><p class="error-text"></p><p class="muted">Change the settings on the ${window.innerWidth <= 900 ? 'form below' : 'left'}; the picture comes back as soon as they work.</p>`;
+      errorBox.querySelector('.error-text')!.textContent = s.error ?? '';
+      renderedKey = '';
+      return;
+    }
     if (!s.trace || !s.input || !s.derived) return;
 
     const H = s.derived.H;
     const picker = el<HTMLElement>('.head-picker');
-    picker.innerHTML =
-      step.perHead && H > 1
-        ? `<span class="muted">head</span>${Array.from({ length: H }, (_, h) => `<button type="button" data-head="${h}" class="${h === s.head ? 'on' : ''}" style="--head-i:${h}">${h}</button>`).join('')}`
+    const pickerKey = step.perHead && H > 1 ? String(H) : '';
+    if (picker.dataset.key !== pickerKey) {
+      picker.dataset.key = pickerKey;
+      picker.innerHTML = pickerKey
+        ? `<span class="muted">head</span>${Array.from({ length: H }, (_, h) => `<button type="button" data-head="${h}" style="--head-i:${h}">${h}</button>`).join('')}`
         : '';
+    }
+    picker.querySelectorAll<HTMLButtonElement>('button[data-head]').forEach((b) => {
+      const on = Number(b.dataset.head) === s.head;
+      b.classList.toggle('on', on);
+      b.setAttribute('aria-pressed', String(on));
+    });
 
     const width = stageHost.clientWidth || 900;
-    const baseCtx = { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, derived: s.derived, head: s.head, beat: s.beat, hover: s.hover, cell: 30, setHover };
-    const ctx: StepContext = { ...baseCtx, cell: cellSize(width, step.columns(baseCtx)) };
+    const baseCtx = { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, scaledOn: s.scaledOn, derived: s.derived, head: s.head, beat: s.beat, hover: s.hover, cell: 30, setHover };
+    // No matrix of a step is wider than the sequence or the model (S or C columns).
+    const ctx: StepContext = { ...baseCtx, cell: cellSize(width, step.columns(baseCtx), Math.max(s.derived.S, s.derived.C)) };
     const key = `${s.step}|${s.version}|${s.head}|${ctx.cell}`;
     if (key !== renderedKey) {
       stageHost.replaceChildren();
@@ -234,7 +330,9 @@ export function mountWalkthrough(root: HTMLElement) {
       el<HTMLElement>('.explain').innerHTML = step.explain(ctx);
       renderedKey = key;
     }
-    el<HTMLElement>('.beat-caption').textContent = step.caption(ctx);
+    const resting = s.playing && s.beat === 0 && s.restMs > 0;
+    el<HTMLElement>('.beat-caption').textContent =
+      step.caption(ctx) || (resting ? `${Math.round(s.restMs / 1000)} s to read this step, then the next one (▶▶ goes on now)` : '');
     try {
       step.render(stageHost, ctx);
     } catch (e) {

@@ -25,12 +25,17 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
   const x0 = 10;
   const yTop = 40;
   const yBottom = yTop + T * u + 64;
-  const width = Math.max(H * (D * u + gap), C * u) + 40;
+  // A split head's block is at least as wide as its label ("head 0"), so labels never run together.
+  const labelPx = (text: string) => text.length * 7 + 8;
+  const blockW = Math.max(D * u, labelPx(`head ${H - 1}`));
+  const sides = [`context, split: H × ${shape('T', 'D')} = ${H} × ${shape(T, D)}`, `concat: ${shape('T', 'H·D')} = ${shape(T, C)}`];
+  // The captions are drawn in one line each: the picture is as wide as the longest of them.
+  const width = Math.max(x0 + H * (blockW + gap), x0 + C * u, ...sides.map((t) => x0 + labelPx(t))) + 20;
   const height = yBottom + T * u + 36;
   let svg = d3.select(pic).select<SVGSVGElement>('svg');
   if (svg.empty()) svg = d3.select(pic).append('svg');
   svg.attr('width', width).attr('height', height).attr('data-shape-pic', '1');
-  const apart = (h: number) => `translate(${x0 + h * (D * u + gap)},${yTop})`;
+  const apart = (h: number) => `translate(${x0 + h * (blockW + gap)},${yTop})`;
   const together = (h: number) => `translate(${x0 + h * D * u},${yBottom})`;
   // The split heads (top) stay; a copy of each slides down into its place in the concat (bottom).
   for (const layer of ['split', 'joined'] as const) {
@@ -55,7 +60,7 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
       .attr('x', (D * u) / 2)
       .attr('y', layer === 'split' ? -6 : (T * u) / 2 + 4)
       .attr('text-anchor', 'middle')
-      .text((h) => (layer === 'split' ? `head ${h} ${shape(T, D)}` : `h${h}`));
+      .text((h) => (layer === 'split' ? `head ${h}` : `h${h}`));
     if (layer === 'joined') {
       if (p.joined) blocks.transition().duration(800).delay((h) => h * 120).attr('transform', together);
       else blocks.interrupt().attr('transform', apart);
@@ -63,7 +68,7 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
   }
   svg
     .selectAll<SVGTextElement, string>('text.side')
-    .data([`context, split: H × ${shape('T', 'D')} = ${H} × ${shape(T, D)}`, `concat: ${shape('T', 'H·D')} = ${shape(T, C)}`])
+    .data(sides)
     .join('text')
     .attr('class', 'side')
     .attr('x', x0)

@@ -23,7 +23,7 @@ export function renderOutput(host: HTMLElement, p: OutputProps) {
   const row = section(host, 'output');
   renderMatrix(row, { name: 'out-concat', title: 'concat', caption: shape(T, C), data: p.concat, scale, cell: p.cell, rowLabels: p.tokens, highlightRows: hi });
   operator(row, '×', 'times');
-  renderMatrix(row, { name: 'out-w', title: 'W_Oᵀ', caption: shape(C, C), data: p.woT, scale, cell: p.cell, rowLabels: idx(C, 'c') });
+  renderMatrix(row, { name: 'out-w', title: 'W_Oᵀ', caption: shape(C, C), data: p.woT, scale, cell: p.cell, rowLabels: idx(C, 'c'), colLabels: idx(C, 'c') });
   operator(row, '=', 'eq');
   renderMatrix(row, {
     name: 'output',

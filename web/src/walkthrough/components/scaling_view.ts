@@ -16,7 +16,14 @@ export interface ScalingProps {
   hist: { series: HistSeries[]; domain: [number, number] };
   /** (T, 2): entropy of each query row's softmax, without and with scaling. */
   entropy: Tensor;
+  /** The entropy table's column labels (unscaled, then scaled). */
+  entropyLabels: [string, string];
   maxEntropy: number;
+  /**
+   * With scaling off: the engine's scaled scores of the same head with scaling on, (T, S), and the
+   * factor's label, drawn beside the unscaled pair; null with scaling on.
+   */
+  wouldBe: { scaled: Tensor; factorLabel: string } | null;
 }
 
 export function renderScaling(host: HTMLElement, p: ScalingProps) {
@@ -25,7 +32,20 @@ export function renderScaling(host: HTMLElement, p: ScalingProps) {
   const row = section(host, 'scaling');
   renderMatrix(row, { name: 'scaling-scores', title: 'scores S', caption: shape(T, S), data: p.scores, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
   operator(row, `× ${p.factorLabel} =`, 'times');
-  renderMatrix(row, { name: 'scaled', title: 'scaled', caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
+  renderMatrix(row, { name: 'scaled', title: p.wouldBe ? 'scaled (scaling off)' : 'scaled', caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
+  if (p.wouldBe) {
+    operator(row, `with × ${p.wouldBe.factorLabel} it would be`, 'would-be');
+    renderMatrix(row, {
+      name: 'scaled-would-be',
+      title: 'scaled, if scaling were on',
+      caption: shape(T, S),
+      data: p.wouldBe.scaled,
+      scale,
+      cell: p.cell,
+      rowLabels: p.tokens,
+      colLabels: p.keyTokens,
+    });
+  }
   const stats = section(host, 'scaling-stats');
   renderHistogram(stats, 'scores', 'all heads’ scores: how spread out', p.hist.series, p.hist.domain);
   renderMatrix(stats, {
@@ -36,7 +56,7 @@ export function renderScaling(host: HTMLElement, p: ScalingProps) {
     scale: sequentialScale(p.maxEntropy),
     cell: Math.max(p.cell, 40),
     rowLabels: p.tokens,
-    colLabels: ['unscaled', 'scaled'],
+    colLabels: p.entropyLabels,
   });
   renderLegend(section(host, 'legend', 'legends'), scale, 'score', 'scaling');
 }

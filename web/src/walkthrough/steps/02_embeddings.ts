@@ -1,4 +1,5 @@
 import { renderEmbeddings } from '../components/embeddings_view';
+import { permutedPair } from '../inputs';
 import type { Step } from '../step';
 import { stage, tokens } from './helpers';
 
@@ -7,7 +8,7 @@ export const embeddingsStep: Step = {
   title: 'Embeddings (+ positions)',
   perHead: false,
   beats: (c) => c.input.tokens.length + 1,
-  columns: (c) => (c.settings.positional === 'sinusoidal' ? 3 * c.derived.C + 4 : c.derived.C),
+  columns: (c) => (c.settings.positional === 'sinusoidal' ? 3 * c.derived.C + 2 : c.derived.C),
   caption: (c) => (c.beat > 0 ? `row ${c.beat - 1} is the vector of “${c.input.tokens[c.beat - 1]}”` : ''),
   explain: (c) => {
     const C = c.derived.C;
@@ -17,7 +18,7 @@ export const embeddingsStep: Step = {
     else if (c.settings.positional === 'rope')
       pos = `<p>With <b>RoPE</b>, nothing is added here: position enters later, by <i>rotating</i> the query and key vectors by an angle that grows with the position.</p>`;
     else
-      pos = `<p><b>No positions</b> are added. Try the example “you love I”: the same three rows, in a different order. Everything downstream will be the same numbers, just reordered, because attention alone cannot tell word order apart (it is <i>permutation-equivariant</i>).</p>`;
+      pos = `<p><b>No positions</b> are added. Try the examples “${permutedPair(c.settings.sentence).a}” and “${permutedPair(c.settings.sentence).b}”: the same rows, in a different order. Everything downstream will be the same numbers, just reordered, because attention alone cannot tell word order apart (it is <i>permutation-equivariant</i>).</p>`;
     return `<p>Each token becomes a list of ${C} numbers (d_model = ${C}): its <b>embedding</b>. A trained model learns these; here every word gets a fixed random vector from the seed, so the same word always has the same row.</p>${pos}`;
   },
   render(host, c) {

@@ -10,7 +10,7 @@ export const scoresStep: Step = {
   beats: (c) => c.derived.T * c.derived.S + 1,
   columns: (c) => 2 * c.derived.D + c.derived.S + 4,
   caption: (c) => {
-    if (c.beat === 0) return 'hover a score to see where it comes from';
+    if (c.beat === 0) return 'hover a score, or Tab to it, to see where it comes from';
     const S = c.derived.S;
     const i = Math.floor((c.beat - 1) / S);
     const j = (c.beat - 1) % S;

@@ -1,5 +1,6 @@
 import { renderOutput } from '../components/output_view';
 import { col, dotTerms, row, transpose } from '../derive';
+import { permutedPair } from '../inputs';
 import type { Step } from '../step';
 import { stage, tokens } from './helpers';
 
@@ -8,10 +9,13 @@ export const outputStep: Step = {
   title: 'Output projection W_O',
   perHead: false,
   beats: (c) => c.derived.T + 1,
-  columns: (c) => 3 * c.derived.C + 4,
+  columns: (c) => 3 * c.derived.C + 2,
   caption: (c) => (c.beat > 0 ? `output row ${c.beat - 1} (“${c.input.tokens[c.beat - 1]}”)` : ''),
-  explain: (c) => `<p>A last weight matrix <b>W_O</b> mixes the heads’ findings into one vector per token, of the original width ${c.derived.C}. This is the layer’s output: each token’s vector, now informed by the tokens it attended to. A Transformer stacks many such layers (with a small feed-forward network after each).</p>
-      ${c.settings.positional === 'none' ? '<p>Try it: compare “I love you” with “you love I”. Without positions, the output rows are the same numbers, only in the new order. Switch positions to sinusoidal or RoPE and they change.</p>' : '<p>With positions, reordering the words changes the numbers, not just their order: the model can tell “I love you” from “you love I”.</p>'}`,
+  explain: (c) => {
+    const { a, b } = permutedPair(c.settings.sentence);
+    return `<p>A last weight matrix <b>W_O</b> mixes the heads’ findings into one vector per token, of the original width ${c.derived.C}. This is the layer’s output: each token’s vector, now informed by the tokens it attended to. A Transformer stacks many such layers (with a small feed-forward network after each).</p>
+      ${c.settings.positional === 'none' ? `<p>Try it: compare “${a}” with “${b}”. Without positions, the output rows are the same numbers, only in the new order. Switch positions to sinusoidal or RoPE and they change.</p>` : `<p>With positions, reordering the tokens changes the numbers, not just their order: the model can tell “${a}” from “${b}”.</p>`}`;
+  },
   render(host, c) {
     const concat = stage(c, 'concat');
     const wo = c.trace.parameters['out_proj.weight'];
