@@ -1,17 +1,16 @@
 // The typed messages between the page (engine/client.ts) and the engine worker (engine/worker.ts).
 // Everything that crosses is plain data: tensors as { shape, data: Float32Array } with the
-// Float32Arrays transferred, never views into WASM memory.
+// Float32Arrays transferred, never views into WASM memory. Engine types come from the module's
+// own declarations (web/attnlab.d.ts); this file declares only what the page adds to them.
+import type { Flavour, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
 
-export interface Tensor {
-  shape: number[];
-  data: Float32Array;
-}
+export type { Tensor };
 
 export type Positional = 'none' | 'sinusoidal' | 'rope';
 export type MaskKind = 'none' | 'causal' | 'padding' | 'causal+padding' | 'causal+window' | 'causal+window+global';
 
 export interface EngineInfo {
-  flavour: 'threads' | 'single';
+  flavour: Exclude<Flavour, 'scalar'>;
   threads: number;
   simd: boolean;
   version: string;
@@ -83,7 +82,8 @@ export interface TraceResult {
 
 // ---- training (issue 4's Model / Task / Trainer contract) ----
 
-export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'brackets' | 'char_lm';
+/** The engine's tasks the lab offers (k_back needs a k field the lab does not have). */
+export type TaskName = Exclude<EngineTaskName, 'k_back'>;
 
 export interface LabSettings {
   task: TaskName;
@@ -102,14 +102,8 @@ export interface LabSettings {
   seed: number;
 }
 
-export interface StepMetrics {
-  step: number;
-  loss: number;
-  accuracy: number;
-  gradNorm: number;
-  maxScore: number;
-  ms: number;
-}
+/** The per-step numbers the lab plots (the engine's StepMetrics without its arrays). */
+export type StepMetrics = Pick<EngineStepMetrics, 'step' | 'loss' | 'accuracy' | 'gradNorm' | 'maxScore' | 'ms'>;
 
 export interface AttentionMaps {
   /** [layers, heads, T, T] */
