@@ -1,20 +1,17 @@
 // The training lab view: settings (mirrored in the URL), train / pause / reset, live curves,
 // attention maps of a fixed input, trying the model, checkpoint download and upload.
-// Reads labStore; engine calls go through the engine worker (engine/training_engine.ts).
-import type { EngineClient } from '../engine/client';
-import type { EngineInfo, LabSettings, WorkerEvent } from '../engine/protocol';
+// Renders labStore; every engine call and store change is an action (lab/actions.ts).
+import type { LabSettings } from '../engine/protocol';
 import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
+import * as actions from './actions';
 import { renderCurve } from './charts';
-import { labProblems, settingsFromUrl, settingsToUrl, TASKS } from './settings';
+import { settingsFromUrl, TASKS } from './settings';
 import { labStore, type LabState } from './state';
-
-const CHUNK = 1; // trainer steps per engine call: keeps pause responsive and curves smooth
-const REFRESH_EVERY = 25; // steps between attention-map refreshes
 
 const opt = (v: string | number, label: string | number = v) => `<option value="${v}">${label}</option>`;
 
-export function mountLab(root: HTMLElement, engine: EngineClient) {
+export function mountLab(root: HTMLElement) {
   root.innerHTML = `
   <div class="lab">
     <aside class="lab-side">
@@ -99,85 +96,31 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
   };
 
   const initial = settingsFromUrl(new URL(location.href));
-  labStore.set({ settings: initial });
+  actions.restore(initial);
   writeForm(initial);
 
   form.addEventListener('input', (ev) => {
     const t = ev.target as HTMLInputElement;
     if (t.name === 'heads') (form.elements.namedItem('kvHeads') as HTMLSelectElement).value = t.value;
-    const settings = readForm();
-    history.replaceState(null, '', settingsToUrl(settings, new URL(location.href)));
-    const s = labStore.get();
-    // Settings change the model: any previous run no longer matches them.
-    if (s.phase !== 'unavailable') void resetRun(settings);
-    else labStore.set({ settings });
-  });
-
-  async function resetRun(settings: LabSettings) {
-    labStore.set({ settings, phase: labStore.get().phase === 'unavailable' ? 'unavailable' : 'idle', metrics: [], stepsPerSecond: 0, maps: null, tryOutput: null, message: null, startedAt: null });
-    if (labStore.get().engine?.training) await engine.call('ok', { kind: 'lab.dispose' }).catch(() => undefined);
-  }
-
-  async function train() {
-    const s = labStore.get();
-    if (s.phase === 'unavailable' || s.phase === 'training') return;
-    const problems = labProblems(s.settings);
-    if (problems.length) {
-      labStore.set({ message: problems.join(' ') });
-      return;
-    }
-    try {
-      if (s.phase === 'idle' || s.phase === 'done' || s.phase === 'error') {
-        await engine.call('ok', { kind: 'lab.create', settings: s.settings, sample: [] }); // maps of the task's own example
-        labStore.set({ metrics: [], maps: null });
-      }
-      labStore.set({ phase: 'training', message: null, startedAt: performance.now() });
-      await engine.call('ok', { kind: 'lab.run', chunk: CHUNK, refreshEvery: REFRESH_EVERY });
-    } catch (e) {
-      labStore.set({ phase: 'error', message: (e as Error).message });
-    }
-  }
-
-  // Metrics arrive in batches; the store coalesces updates into one render per frame.
-  engine.onEvent((ev: WorkerEvent) => {
-    const s = labStore.get();
-    if (ev.event === 'lab.metrics') labStore.set({ metrics: s.metrics.concat(ev.metrics), stepsPerSecond: ev.stepsPerSecond });
-    else if (ev.event === 'lab.maps') labStore.set({ maps: ev.maps, mapsStep: ev.step });
-    else if (ev.event === 'lab.stopped')
-      labStore.set({ phase: ev.reason === 'done' ? 'done' : ev.reason === 'paused' ? 'paused' : 'error', message: ev.message ?? s.message });
+    void actions.changeSettings(readForm());
   });
 
   root.addEventListener('click', async (ev) => {
     const act = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-act]')?.dataset.act;
     if (!act) return;
     const s = labStore.get();
-    if (act === 'train') void train();
-    else if (act === 'pause' && s.phase === 'training') await engine.call('ok', { kind: 'lab.pause' });
-    else if (act === 'reset') {
-      if (s.phase === 'training') await engine.call('ok', { kind: 'lab.pause' });
-      await resetRun(s.settings);
-    } else if (act === 'save') {
-      try {
-        const r = await engine.call('save', { kind: 'lab.save' });
-        const url = URL.createObjectURL(new Blob([r.bytes as BlobPart], { type: 'application/octet-stream' }));
-        const a = Object.assign(document.createElement('a'), { href: url, download: `attnlab-${s.settings.task}-seed${s.settings.seed}.safetensors` });
-        a.click();
-        setTimeout(() => URL.revokeObjectURL(url), 1000);
-      } catch (e) {
-        labStore.set({ message: `Could not save: ${(e as Error).message}` });
-      }
+    if (act === 'train') void actions.train();
+    else if (act === 'pause') await actions.pause();
+    else if (act === 'reset') await actions.reset();
+    else if (act === 'save') {
+      const r = await actions.save();
+      if (!r) return;
+      const url = URL.createObjectURL(new Blob([r.bytes as BlobPart], { type: 'application/octet-stream' }));
+      Object.assign(document.createElement('a'), { href: url, download: r.filename }).click();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
     } else if (act === 'try') {
       const text = (el<HTMLFormElement>('form.try').elements.namedItem('prompt') as HTMLInputElement).value;
-      if (s.phase === 'idle' || s.phase === 'unavailable') {
-        labStore.set({ tryOutput: 'Train a model (or load a checkpoint) first.' });
-        return;
-      }
-      try {
-        const r = (await engine.call('try', { kind: 'lab.try', text, maxNew: tryLength(s.settings) })).result;
-        labStore.set({ tryOutput: tryText(s.settings, r) });
-      } catch (e) {
-        labStore.set({ tryOutput: `The engine could not read that: ${(e as Error).message}` });
-      }
+      await actions.tryModel(text, tryLength(s.settings), (r) => tryText(s.settings, r));
     }
   });
 
@@ -186,15 +129,8 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
     const file = input.files?.[0];
     input.value = '';
     if (!file) return;
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    try {
-      const r = await engine.call('loaded', { kind: 'lab.load', bytes, settings: labStore.get().settings }, [bytes.buffer]);
-      writeForm(r.settings);
-      history.replaceState(null, '', settingsToUrl(r.settings, new URL(location.href)));
-      labStore.set({ settings: r.settings, phase: 'ready', metrics: [], stepsPerSecond: 0, maps: r.maps, mapsStep: 0, tryOutput: null, message: `Loaded ${file.name} (${r.settings.task}): try it below, or train it further.` });
-    } catch (e) {
-      labStore.set({ message: `“${file.name}” is not a checkpoint this lab can load: ${(e as Error).message}` });
-    }
+    const settings = await actions.loadCheckpoint(file.name, new Uint8Array(await file.arrayBuffer()));
+    if (settings) writeForm(settings);
   });
 
   function tryHint(s: LabSettings) {
@@ -320,14 +256,6 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
   labStore.subscribe(render);
   render(labStore.get());
 
-  return {
-    engineReady(info: EngineInfo) {
-      labStore.set({ engine: info, phase: info.training ? 'idle' : 'unavailable' });
-    },
-    engineFailed(message: string) {
-      labStore.set({ engineError: message, phase: 'unavailable' });
-    },
-  };
 }
 
 function phaseText(s: LabState): string {
