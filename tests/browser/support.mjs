@@ -157,3 +157,18 @@ export function compareMatrix(assert, cells, tensor, what) {
     assert.ok(same, `${what}[${c.i}][${c.j}] hover value ${c.value} != engine ${v}`);
   }
 }
+
+/** The lab's URL for these settings (the rest take the lab's defaults). */
+export function labUrl(settings = {}) {
+  return `?${new URLSearchParams({ view: 'lab', ...Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, String(v)])) })}`;
+}
+
+/** Waits until the lab's store is in `phase` ('idle', 'training', 'paused', 'done', ...). */
+export async function waitForLabPhase(page, phase, timeout = 60000) {
+  await page.waitForFunction((p) => window.__attnlab?.lab().phase === p, phase, { timeout, polling: 100 });
+}
+
+/** Waits until the lab has shown at least n training steps. */
+export async function waitForLabSteps(page, n, timeout = 60000) {
+  await page.waitForFunction((k) => (window.__attnlab?.lab().metrics.length ?? 0) >= k, n, { timeout, polling: 100 });
+}

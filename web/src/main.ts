@@ -66,14 +66,12 @@ ready.then(
     window.__attnlab!.info = info;
     badge.dataset.flavour = info.flavour;
     badge.dataset.threads = String(info.threads);
-    badge.textContent =
-      info.flavour === 'threads'
-        ? `engine: ${info.threads} threads · SIMD${info.simd ? '' : ' off'} · v${info.version}`
-        : `engine: single-threaded (page is not cross-origin isolated) · v${info.version}`;
+    // The badge stays one short line; the why is on hover.
+    badge.textContent = `engine: ${info.flavour === 'threads' ? `${info.threads} threads` : 'single-threaded'} · SIMD${info.simd ? '' : ' off'} · v${info.version}`;
     badge.title =
       info.flavour === 'threads'
         ? 'The page is cross-origin isolated, so the threaded WebAssembly build runs (in a Web Worker).'
-        : 'Without the COOP/COEP headers browsers withhold SharedArrayBuffer, so the single-threaded build runs.';
+        : 'Single-threaded build: this page is not cross-origin isolated (no COOP/COEP headers), and browsers withhold SharedArrayBuffer, which threads need. Everything works; only the walkthrough computes on one thread.';
     engineInfo = info;
     startWalkthrough();
     labEngineReady(info);

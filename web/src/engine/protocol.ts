@@ -124,11 +124,31 @@ export interface TryResult {
   probabilities: number[] | null;
 }
 
+/** The engine task's tokens, for checking typed input on the page (decode of each token id). */
+export interface TaskInfo {
+  kind: 'sequence' | 'classification';
+  /** (V) the text of each token id; specials included (e.g. '|' for the separator). */
+  words: string[];
+  /** Tokens are written apart ("3 1 |") rather than side by side ("(()", characters). */
+  separated: boolean;
+  seqLen: number;
+}
+
+/** A model the worker holds, as the page knows it: `run` tags the events of its training. */
+export interface RunInfo {
+  run: number;
+  task: TaskInfo;
+  /** Steps the model has been trained so far. */
+  steps: number;
+}
+
 export type Request =
   | { kind: 'init'; loaderUrl: string }
   | { kind: 'trace'; request: TraceRequest }
   /** sample: the input whose attention maps are shown; empty = the task's own seeded example. */
   | { kind: 'lab.create'; settings: LabSettings; sample: number[] }
+  /** Further training of the current model with new training settings (same model shape and task). */
+  | { kind: 'lab.continue'; settings: LabSettings }
   | { kind: 'lab.run'; chunk: number; refreshEvery: number }
   | { kind: 'lab.pause' }
   | { kind: 'lab.evaluate'; batches: number }
@@ -144,18 +164,19 @@ export type Reply =
   | { kind: 'init'; info: EngineInfo }
   | { kind: 'trace'; result: TraceResult }
   | { kind: 'ok' }
+  | { kind: 'created'; info: RunInfo }
   | { kind: 'evaluate'; loss: number; accuracy: number }
   | { kind: 'maps'; maps: AttentionMaps }
   | { kind: 'try'; result: TryResult }
   /** A checkpoint was loaded; settings follow its architecture and the task it names. */
-  | { kind: 'loaded'; settings: LabSettings; maps: AttentionMaps | null }
+  | { kind: 'loaded'; info: RunInfo; settings: LabSettings; maps: AttentionMaps | null }
   | { kind: 'save'; bytes: Uint8Array };
 
-/** Unsolicited messages the worker posts while training runs. */
+/** Unsolicited messages the worker posts while training runs; `run` names the model (RunInfo.run). */
 export type WorkerEvent =
-  | { event: 'lab.metrics'; metrics: StepMetrics[]; stepsPerSecond: number }
-  | { event: 'lab.maps'; maps: AttentionMaps; step: number }
-  | { event: 'lab.stopped'; reason: 'done' | 'paused' | 'error'; message?: string; step: number };
+  | { event: 'lab.metrics'; run: number; metrics: StepMetrics[]; stepsPerSecond: number }
+  | { event: 'lab.maps'; run: number; maps: AttentionMaps; step: number }
+  | { event: 'lab.stopped'; run: number; reason: 'done' | 'paused' | 'error'; message?: string; step: number };
 
 export interface RequestEnvelope {
   id: number;

@@ -2,8 +2,8 @@
 // Trainer bindings (web/bindings/{model,task,trainer}.cpp, declared in web/attnlab.d.ts). Runs
 // inside the engine worker. Tokenising and detokenising go through the engine's task
 // (task.encode / task.decode), so the page never re-implements a task's token layout.
-import type { AttnLab, Model, Task, Trainer } from '../../attnlab';
-import type { AttentionMaps, LabSettings, StepMetrics, TaskName, TryResult } from './protocol';
+import type { AttnLab, Model, Task, Trainer, TrainerOptions } from '../../attnlab';
+import type { AttentionMaps, LabSettings, StepMetrics, TaskInfo, TaskName, TryResult } from './protocol';
 
 /** Binding names the lab needs; reported on the page when absent. */
 export function missingTrainingBindings(lab: AttnLab): string[] {
@@ -41,34 +41,65 @@ function settingsForCheckpoint(model: Model, notes: Record<string, string>, curr
   return s;
 }
 
+function trainerOptions(s: LabSettings): TrainerOptions {
+  return {
+    optimizer: 'adamw',
+    lr: s.lr,
+    minLr: s.lr / 10,
+    batchSize: s.batch,
+    warmupSteps: Math.min(100, Math.floor(s.steps / 10)),
+    totalSteps: s.steps,
+    clipNorm: 1,
+    seed: s.seed,
+  };
+}
+
 export class TrainingSession {
   readonly task: Task;
-  readonly trainer: Trainer;
-  /** The trainer's step count after the last call (training resumes from here). */
+  trainer: Trainer;
+  /** Steps done before the current trainer (earlier runs on this model): its step 1 is offset + 1. */
+  private offset = 0;
+  /** Steps done on this model so far (training resumes from here). */
   lastStep = 0;
 
   private constructor(
-    readonly settings: LabSettings,
-    lab: AttnLab,
+    public settings: LabSettings,
+    private readonly lab: AttnLab,
     readonly model: Model,
   ) {
-    const s = settings;
-    this.task = new lab.Task(s.task, taskOptions(s));
+    this.task = new lab.Task(settings.task, taskOptions(settings));
     try {
-      this.trainer = new lab.Trainer(model, this.task, {
-        optimizer: 'adamw',
-        lr: s.lr,
-        minLr: s.lr / 10,
-        batchSize: s.batch,
-        warmupSteps: Math.min(100, Math.floor(s.steps / 10)),
-        totalSteps: s.steps,
-        clipNorm: 1,
-        seed: s.seed,
-      });
+      this.trainer = new lab.Trainer(model, this.task, trainerOptions(settings));
     } catch (e) {
       this.task.delete();
       throw e;
     }
+  }
+
+  /** The step count the current run ends at. */
+  get target(): number {
+    return this.offset + this.settings.steps;
+  }
+
+  /**
+   * Trains the same model further with new training settings (steps, learning rate, batch: none
+   * changes the model's shape): a new trainer, whose schedule (warm-up, cosine decay over the new
+   * steps) starts again from these weights, as when fine-tuning. AdamW's moments start from zero,
+   * which the warm-up covers.
+   */
+  continueWith(settings: LabSettings) {
+    const next = new this.lab.Trainer(this.model, this.task, trainerOptions(settings)); // throws before anything changes
+    this.trainer.delete();
+    this.trainer = next;
+    this.offset = this.lastStep;
+    this.settings = settings;
+  }
+
+  /** What the page needs to check typed input against the task: its tokens' texts and layout. */
+  info(): TaskInfo {
+    const V = this.task.vocabSize();
+    const words = Array.from({ length: V }, (_, t) => this.text([t]));
+    return { kind: this.task.kind(), words, separated: V > 0 && this.text([0, 0]) === `${words[0]} ${words[0]}`, seqLen: this.task.seqLen() };
   }
 
   static create(lab: AttnLab, settings: LabSettings): TrainingSession {
@@ -116,8 +147,8 @@ export class TrainingSession {
 
   step(n: number): StepMetrics {
     const m = this.trainer.step(n);
-    this.lastStep = m.step;
-    return { step: m.step, loss: m.loss, accuracy: m.accuracy, gradNorm: m.gradNorm, maxScore: m.maxScore, ms: m.ms };
+    this.lastStep = this.offset + m.step;
+    return { step: this.lastStep, loss: m.loss, accuracy: m.accuracy, gradNorm: m.gradNorm, maxScore: m.maxScore, ms: m.ms };
   }
 
   evaluate(batches: number) {

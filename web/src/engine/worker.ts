@@ -70,13 +70,18 @@ async function handle(body: Request): Promise<Reply> {
       runner.replace(null);
       runner.replace(TrainingSession.create(lab, body.settings));
       if (body.sample.length) runner.sample = body.sample;
-      return { kind: 'ok' };
+      return { kind: 'created', info: runner.info() };
+    }
+    case 'lab.continue': {
+      const { runner } = loaded();
+      runner.continueWith(body.settings);
+      return { kind: 'created', info: runner.info() };
     }
     case 'lab.load': {
       const { lab, runner } = loaded();
       runner.replace(TrainingSession.load(lab, body.settings, body.bytes)); // throws on a bad file; the old session stays
       const s = session();
-      return { kind: 'loaded', settings: s.settings, maps: runner.sample.length ? s.attentionMaps(runner.sample) : null };
+      return { kind: 'loaded', info: runner.info(), settings: s.settings, maps: runner.sample.length ? s.attentionMaps(runner.sample) : null };
     }
     case 'lab.run':
       loaded().runner.start(body.chunk, body.refreshEvery);
