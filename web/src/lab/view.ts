@@ -228,7 +228,8 @@ export function mountLab(root: HTMLElement) {
     const total = actions.runTarget(s);
     el<HTMLElement>('.lab-progress .bar').style.width = `${Math.min(100, (done / Math.max(1, total)) * 100)}%`;
     const eta = s.stepsPerSecond > 0 && s.phase === 'training' ? (total - done) / s.stepsPerSecond : null;
-    el<HTMLElement>('.lab-stats').textContent = `step ${done} / ${total}` + (s.stepsPerSecond ? ` · ${s.stepsPerSecond.toFixed(1)} steps/s` : '') + (eta != null ? ` · ETA ${formatEta(eta)}` : '');
+    // A total from an invalid steps field (the form names the problem) is not shown.
+    el<HTMLElement>('.lab-stats').textContent = `step ${done}${Number.isInteger(total) && total > 0 ? ` / ${total}` : ''}` + (s.stepsPerSecond ? ` · ${s.stepsPerSecond.toFixed(1)} steps/s` : '') + (eta != null ? ` · ETA ${formatEta(eta)}` : '');
 
     // Curves and maps redraw only when their data changed: metrics arrive ten times a second, and
     // re-joining every map cell (with its transition) each time costs long main-thread tasks.
