@@ -14,7 +14,7 @@ export function renderCurve(host: HTMLElement, name: string, title: string, poin
   // view redraws when the host is resized (shown).
   const width = Math.max(260, Math.min(520, host.clientWidth || 260));
   const height = 190;
-  const m = { top: 10, right: 12, bottom: 28, left: 44 };
+  const m = { top: 10, right: 12, bottom: 28, left: 52 }; // left: room for '0.0001'
   let fig = d3.select(host).select<HTMLElement>(`figure[data-curve="${name}"]`);
   if (fig.empty()) {
     fig = d3.select(host).append('figure').attr('class', 'curve').attr('data-curve', name);
@@ -30,7 +30,7 @@ export function renderCurve(host: HTMLElement, name: string, title: string, poin
   const last = points.length ? points[points.length - 1].value : NaN;
   // Text, not HTML: this runs several times a second while training.
   fig.select('figcaption .t').text(title);
-  fig.select('figcaption .c').text(Number.isFinite(last) ? last.toFixed(4) : '—');
+  fig.select('figcaption .c').text(!Number.isFinite(last) ? '—' : last !== 0 && Math.abs(last) < 1e-3 ? last.toExponential(2) : last.toFixed(4));
   const svg = fig.select('svg').attr('width', width).attr('height', height);
   const x = d3.scaleLinear().domain([0, Math.max(1, totalSteps)]).range([m.left, width - m.right]);
   // A log axis follows the data down (a loss of 1e-5 is a fact worth seeing), to LOG_FLOOR at
