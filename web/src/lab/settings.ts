@@ -37,10 +37,7 @@ export function withTask(s: LabSettings, task: TaskName): LabSettings {
   return { ...s, task, length: t.length.default!, vocab: t.vocab?.default ?? s.vocab, steps: t.steps };
 }
 
-export const DEFAULT_LAB: LabSettings = withTask(
-  { task: 'reverse', length: 0, vocab: 0, layers: 2, dModel: 32, heads: 4, kvHeads: 4, positional: 'rope', norm: 'pre', scale: true, lr: 3e-3, batch: 32, steps: 0, seed: 1 },
-  'reverse',
-);
+export const DEFAULT_LAB: LabSettings = withTask({ ...(LIMITS.defaults as Omit<LabSettings, 'task' | 'length' | 'vocab' | 'steps'>), task: 'reverse', length: 0, vocab: 0, steps: 0 }, 'reverse');
 
 /** Settings that only steer training: changing them keeps the model (Train continues it). */
 export const TRAINING_KEYS: readonly (keyof LabSettings)[] = ['lr', 'batch', 'steps'];
