@@ -12,6 +12,29 @@ const yieldToEvents = () =>
     ch.port2.postMessage(null);
   });
 
+/**
+ * Multiply-adds of one training step's projections and feed-forward, B * T * L * 12 * C^2 (the
+ * attention scores add little at the lab's lengths), above which a second kernel thread pays.
+ * CPU time per step of the threads build, 2 kernel threads against 1 (Node, the lab's default
+ * task): 1.6x at d_model 32, 2 layers (9e6 per step), 1.3x at d_model 64, 2 layers (4e7), 1.2x at
+ * d_model 128, 4 layers (3e8). So on two free cores a second thread gains at most 2 / 1.6 = 1.25x
+ * on the default model, while its share of a core is gone from the page; from 4e7 on it gains
+ * over 1.5x. (At 1 thread, the threads build costs the same CPU per step as the single build.)
+ */
+const TWO_THREAD_WORK = 2e7;
+
+/**
+ * Kernel threads for training: 1 for small models, where splitting tiny matrix products costs more
+ * than it saves; 2 for larger ones, only where the machine has cores to spare (a pthread join
+ * busy-waits, so two engine threads on a two-core laptop would starve the page's main thread).
+ */
+export function trainingThreads(poolSize: number, s: TrainingSession): number {
+  const { batch, layers, dModel } = s.settings;
+  const work = batch * s.task.seqLen() * layers * 12 * dModel * dModel;
+  const cores = typeof navigator === 'object' ? navigator.hardwareConcurrency : 1;
+  return work >= TWO_THREAD_WORK && cores >= 4 ? Math.min(2, poolSize) : 1;
+}
+
 /** The worker's one training session and whether its loop runs. */
 export class LabRunner {
   session: TrainingSession | null = null;
@@ -72,11 +95,8 @@ export class LabRunner {
     let step = s.lastStep;
     let lastMapsStep = -1;
     let lastMapsPost = -Infinity;
-    // One kernel thread while training: the lab's models are tiny (a second thread gains little), and
-    // a pthread join busy-waits, so two engine threads would take both cores of a two-core laptop
-    // and starve the page's main thread. The walkthrough keeps all threads.
     const threads = this.lab.buildInfo().threads;
-    this.lab.setNumThreads(1);
+    this.lab.setNumThreads(trainingThreads(this.lab.buildInfo().poolSize, s));
     try {
       while (this.running) {
         const remaining = s.target - step;
