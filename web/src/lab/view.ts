@@ -221,8 +221,10 @@ export function mountLab(root: HTMLElement) {
     el<HTMLElement>('.try-hint').textContent = s.model ? tryHint(s.model.settings) : 'Train a model (or load a checkpoint) first.';
     el<HTMLInputElement>('form.try input[name="prompt"]').disabled = !s.model;
     el<HTMLButtonElement>('form.try button').disabled = !s.model;
-    renderFields(s);
-    renderBanner(s);
+    // The form and the banner change with settings and phases, not with each metrics batch.
+    const changed = (k: keyof LabState) => !prev || s[k] !== prev[k];
+    if (changed('settings') || changed('phase')) renderFields(s);
+    if (['settings', 'phase', 'model', 'error', 'longRun', 'message', 'engine', 'engineError'].some((k) => changed(k as keyof LabState))) renderBanner(s);
 
     const done = lastStep(s);
     const total = actions.runTarget(s);
