@@ -4,15 +4,12 @@
 // would take long waits for the reader, with its estimated time.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { labUrl, launch, screenshot, settle, waitForLabPhase, waitForLabSteps } from './support.mjs';
+import { openLab, screenshot, settle, waitForLabPhase, waitForLabSteps } from './support.mjs';
 
 let b;
 let page;
 before(async () => {
-  b = await launch({ isolation: true });
-  page = await b.newPage(labUrl({ task: 'reverse', steps: 600, seed: 1 }));
-  await page.evaluate(() => window.__attnlab.ready);
-  await waitForLabPhase(page, 'idle');
+  ({ b, page } = await openLab({ task: 'reverse', steps: 600, seed: 1 }));
 });
 after(async () => {
   await b?.close();

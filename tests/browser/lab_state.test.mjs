@@ -3,15 +3,12 @@
 // and a change of the model itself asks before anything is thrown away.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { labUrl, launch, screenshot, settle, waitForLabPhase, waitForLabSteps } from './support.mjs';
+import { openLab, screenshot, settle, waitForLabPhase, waitForLabSteps } from './support.mjs';
 
 let b;
 let page;
 before(async () => {
-  b = await launch({ isolation: true });
-  page = await b.newPage(labUrl({ task: 'reverse', length: 4, vocab: 6, steps: 3000, seed: 1 }));
-  await page.evaluate(() => window.__attnlab.ready);
-  await waitForLabPhase(page, 'idle');
+  ({ b, page } = await openLab({ task: 'reverse', length: 4, vocab: 6, steps: 3000, seed: 1 }));
 });
 after(async () => {
   await b?.close();

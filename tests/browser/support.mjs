@@ -172,3 +172,12 @@ export async function waitForLabPhase(page, phase, timeout = 60000) {
 export async function waitForLabSteps(page, n, timeout = 60000) {
   await page.waitForFunction((k) => (window.__attnlab?.lab().metrics.length ?? 0) >= k, n, { timeout, polling: 100 });
 }
+
+/** A browser on the lab with these settings, its engine loaded and no model yet: { b, page }. */
+export async function openLab(settings, { isolation = true } = {}) {
+  const b = await launch({ isolation });
+  const page = await b.newPage(labUrl(settings));
+  await page.evaluate(() => window.__attnlab.ready);
+  await waitForLabPhase(page, 'idle');
+  return { b, page };
+}
