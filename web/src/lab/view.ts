@@ -144,7 +144,8 @@ export function mountLab(root: HTMLElement) {
     if (settings) writeForm(settings);
   });
 
-  const tryLength = (s: LabSettings) => (s.task === 'char_lm' ? s.length : s.task === 'assoc_recall' ? 1 : s.length);
+  // Tokens to generate: the answer of a prompt/answer task, one value for recall, a window of text for char-LM.
+  const tryLength = (s: LabSettings) => (s.task === 'assoc_recall' ? 1 : s.length);
   function tryText(s: LabSettings, r: TryResult) {
     if (r.probabilities) {
       const p = r.probabilities[1];
