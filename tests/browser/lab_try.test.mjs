@@ -53,8 +53,7 @@ test('typed input is checked against the task and explained in its words', async
 test('a refused checkpoint gets one sentence, styled as an error, with the details folded away', async () => {
   const banner = page.locator('.lab-banner');
   await page.locator('input[name="checkpoint"]').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('this is not a safetensors file at all') });
-  await page.waitForFunction(() => window.__attnlab.lab().error !== null);
-  await settle(page);
+  await page.waitForFunction(() => document.querySelector('.lab-banner').dataset.kind === 'error');
   assert.equal(await banner.getAttribute('data-kind'), 'error');
   assert.equal(await banner.locator('.text').textContent(), '“notes.txt” is not a checkpoint this lab can load: it does not start like a safetensors file (its first 8 bytes are not a plausible header length).');
   const details = banner.locator('details');
@@ -75,12 +74,39 @@ test('a refused checkpoint gets one sentence, styled as an error, with the detai
   ];
   for (const [name, bytes, why] of cases) {
     await page.locator('input[name="checkpoint"]').setInputFiles({ name, mimeType: 'application/octet-stream', buffer: bytes });
-    await page.waitForFunction((n) => window.__attnlab.lab().error?.text.includes(n), name);
+    await page.waitForFunction((n) => document.querySelector('.lab-banner .text').textContent.includes(n), name);
     const text = await banner.locator('.text').textContent();
     assert.match(text, why, text);
     assert.doesNotMatch(text, /SafeTensors::|json\.exception|\d{12,}/, 'no parser text in the sentence');
   }
   assert.equal(await tryModel('5 0 3 2 |'), '5 0 3 2 |  →  2 3 0 5', 'the trained model is still loaded');
+});
+
+test('the other tasks\' formats: key–value pairs and a key, brackets, characters of the corpus', async () => {
+  const field = (name) => page.locator(`.lab-settings [name="${name}"]`);
+  const trainBriefly = async (task) => {
+    await page.locator('.lab button[data-act="reset"]').click();
+    await waitForLabPhase(page, 'idle');
+    await field('task').selectOption(task);
+    await field('steps').fill('20');
+    await page.locator('.lab button[data-act="train"]').click();
+    await waitForLabPhase(page, 'done', 120000);
+  };
+  await trainBriefly('assoc_recall');  // 2 pairs, keys k0…k3
+  assert.match(await tryModel('k1 v2 k0 v3 | k1'), /^k1 v2 k0 v3 \| k1  →  v\d$/);
+  assert.match(await tryModel('k1 v2 k0 v3 k1'), /^Put \| before the last word, the key you ask about/);
+  assert.match(await tryModel('k1 v2 | k1'), /^This model reads exactly 2 pairs \(4 words\) before the \|; you typed 2 words/);
+  assert.match(await tryModel('k1 v2 k1 v3 | k1'), /^Each pair needs its own key/);
+  assert.match(await tryModel('k1 v2 k0 v3 | k2'), /^Ask about one of the pairs' keys \(k1, k0\), not ‘k2’/);
+  assert.match(await tryModel('k1 v2 k9 v3 | k1'), /^‘k9’ is not a key or value of this task: keys are k0…k3, values v0…v3/);
+  await trainBriefly('brackets');  // up to 12 brackets of 2 kinds
+  assert.match(await tryModel('([])'), /^\(\[\]\)  →  (balanced|not balanced) \(p\(balanced\) = [\d.]+\)$/);
+  assert.match(await tryModel('({})'), /^‘\{’ is not one of this task's brackets \(\( \) \[ \]\)/);
+  assert.match(await tryModel('()'.repeat(7)), /^This classifier reads at most 12 brackets; you typed 14/);
+  await trainBriefly('char_lm');  // a window of 32 characters
+  assert.match(await tryModel('The '), /^The ▌/);
+  assert.match(await tryModel('naïve'), /^‘ï’ does not occur in the text the model learned from/);
+  assert.match(await tryModel('x'.repeat(40)), /^The model reads a window of 32 characters; type at most 32 \(you typed 40\)/);
 });
 
 test('no console errors or failed requests', () => {
