@@ -94,6 +94,7 @@ test('a run that would take long pauses with its estimated time until the reader
   await click('train');
   await page.waitForFunction(() => window.__attnlab.lab().longRun !== null, null, { timeout: 60000, polling: 100 });
   await waitForLabPhase(page, 'paused');
+  await settle(page);
   const banner = page.locator('.lab-banner');
   assert.equal(await banner.getAttribute('data-kind'), 'warning');
   assert.match(await banner.textContent(), /This run would take about (\d+ h \d+ min|\d+ min \d+ s) \([\d.]+ steps\/s here\)/);

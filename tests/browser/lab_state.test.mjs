@@ -60,6 +60,7 @@ test('changing the learning rate or steps after training continues the same mode
   assert.equal(await page.locator('.lab button[data-act="train"]').textContent(), 'Train 60 more');
   await click('train');
   await waitForLabPhase(page, 'done', 90000);
+  await settle(page);
   const after = await lab();
   assert.equal(after.metrics.length, 180, 'the curve goes on');
   assert.equal(after.metrics.at(-1).step, 180);
