@@ -34,7 +34,7 @@ export function checkTryInput(raw: string, s: LabSettings, info: TaskInfo): TryI
   const known = new Set(info.words);
   if (info.separated) {
     const words = raw.trim().split(/\s+/).filter(Boolean);
-    if (!words.length) return { error: `Type an input first. ${tryHint(s)}` };
+    if (!words.length) return { error: 'Type an input first (the format is under the field).' };
     const bad = words.find((w) => !known.has(w));
     if (s.task === 'assoc_recall') {
       if (bad) return { error: `${quote(bad)} is not a key or value of this task: keys are k0…k${s.vocab - 1}, values v0…v${s.vocab - 1}, and | separates the pairs from the question.` };
@@ -44,11 +44,11 @@ export function checkTryInput(raw: string, s: LabSettings, info: TaskInfo): TryI
     const symbols = words[words.length - 1] === '|' ? words.slice(0, -1) : words;
     if (symbols.includes('|')) return { error: 'Type the separator | once, at the end: the model writes the answer after it.' };
     if (symbols.length !== s.length)
-      return { error: `${s.task} reads exactly ${s.length} symbols before the |; you typed ${symbols.length}. ${tryHint(s)}` };
+      return { error: `${s.task} reads exactly ${s.length} symbols before the |; you typed ${symbols.length}.` };
     return { text: `${symbols.join(' ')} |` };
   }
   const chars = Array.from(s.task === 'brackets' ? raw.replace(/\s+/g, '') : raw);
-  if (!chars.length) return { error: `Type an input first. ${tryHint(s)}` };
+  if (!chars.length) return { error: 'Type an input first (the format is under the field).' };
   const alphabet = s.task === 'brackets' ? info.words.filter((w) => w !== '.') : info.words;
   const bad = chars.find((c) => !alphabet.includes(c));
   if (bad)
