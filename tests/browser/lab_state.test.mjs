@@ -59,6 +59,7 @@ test('changing the learning rate or steps after training continues the same mode
   assert.match(await page.locator('.lab-banner').textContent(), /continues the current model for 60 more steps/);
   assert.equal(await page.locator('.lab button[data-act="train"]').textContent(), 'Train 60 more');
   await click('train');
+  await waitForLabSteps(page, 180, 90000);  // the phase is 'done' until the continued run starts
   await waitForLabPhase(page, 'done', 90000);
   await settle(page);
   const after = await lab();

@@ -84,15 +84,19 @@ function adopt(info: RunInfo, settings: LabSettings, patch: Partial<LabState> = 
   labStore.set({ model: { settings, run: info.run, task: info.task }, runStart: info.steps, ...patch });
 }
 
+/** Set while Train waits for the engine to create or continue a model (a second click is ignored). */
+let starting = false;
+
 export async function train() {
   const s = labStore.get();
-  if (s.phase === 'unavailable' || s.phase === 'training') return;
+  if (s.phase === 'unavailable' || s.phase === 'training' || starting) return;
   const problems = labProblems(s.settings);
   if (problems.length) {
     labStore.set({ error: { text: `Fix the settings first: ${problems.map((p) => p.message).join(' ')}`, details: null } });
     return;
   }
   const change = s.model ? settingsChange(s.model.settings, s.settings) : 'model';
+  starting = true;
   try {
     if (change === 'model' || s.phase === 'error') {
       const r = await client().call('created', { kind: 'lab.create', settings: s.settings, sample: [] }); // maps of the task's own example
@@ -106,6 +110,8 @@ export async function train() {
     await client().call('ok', { kind: 'lab.run', chunk: CHUNK, refreshEvery: REFRESH_EVERY });
   } catch (e) {
     labStore.set({ phase: 'error', error: { text: 'The engine refused these settings.', details: (e as Error).message } });
+  } finally {
+    starting = false;
   }
 }
 
