@@ -102,7 +102,7 @@ async function tryModel(text) {
 
 test('the trained model reverses a typed prompt', async () => {
   assert.equal(await tryModel('5 0 3 2 |'), '5 0 3 2 |  →  2 3 0 5');
-  assert.match(await tryModel('5 0 x'), /could not read that: Task\.encode: 'x' is not a token of task 'reverse'/);
+  assert.match(await tryModel('5 0 x'), /‘x’ is not a symbol of this task: use whole numbers 0…5/);
   await tryModel('1 4 4 0 |');
   await screenshot(page, 'lab-try');
 });

@@ -85,6 +85,30 @@ export async function waitForWalkthrough(page) {
   await page.waitForFunction(() => window.__attnlab?.info && window.__attnlab.walk().status === 'ready', null, { timeout: 30000 });
 }
 
+/** The lab's URL for these settings (the rest take the lab's defaults). */
+export function labUrl(settings = {}) {
+  return `?${new URLSearchParams({ view: 'lab', ...Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, String(v)])) })}`;
+}
+
+/** Waits until the lab's store is in `phase` ('idle', 'training', 'paused', 'done', ...). */
+export async function waitForLabPhase(page, phase, timeout = 60000) {
+  await page.waitForFunction((p) => window.__attnlab?.lab().phase === p, phase, { timeout, polling: 100 });
+}
+
+/** Waits until the lab has shown at least n training steps. */
+export async function waitForLabSteps(page, n, timeout = 60000) {
+  await page.waitForFunction((k) => (window.__attnlab?.lab().metrics.length ?? 0) >= k, n, { timeout, polling: 100 });
+}
+
+/** A browser on the lab with these settings, its engine loaded and no model yet: { b, page }. */
+export async function openLab(settings, { isolation = true } = {}) {
+  const b = await launch({ isolation });
+  const page = await b.newPage(labUrl(settings));
+  await page.evaluate(() => window.__attnlab.ready);
+  await waitForLabPhase(page, 'idle');
+  return { b, page };
+}
+
 /** What a matrix cell shows for an engine value (same rule as web/src/util/format.ts cellText). */
 export function cellText(v, digits = 2) {
   if (v === -Infinity) return '−∞';

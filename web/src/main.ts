@@ -4,6 +4,7 @@ import './styles.css';
 import 'd3-transition';
 import { EngineClient } from './engine/client';
 import type { EngineInfo } from './engine/protocol';
+import { attachEngine as attachLab, engineFailed as labEngineFailed, engineReady as labEngineReady } from './lab/actions';
 import { labStore } from './lab/state';
 import { mountLab } from './lab/view';
 import { attachEngine } from './walkthrough/actions';
@@ -24,8 +25,9 @@ declare global {
 
 const engine = new EngineClient();
 attachEngine(engine);
+attachLab(engine);
 const walk = mountWalkthrough(document.getElementById('view-walk')!);
-const lab = mountLab(document.getElementById('view-lab')!, engine);
+mountLab(document.getElementById('view-lab')!);
 
 // The walkthrough computes and draws its stages when it is first shown: a page opened on the lab
 // should not spend its main thread drawing a hidden walkthrough while training starts.
@@ -64,22 +66,20 @@ ready.then(
     window.__attnlab!.info = info;
     badge.dataset.flavour = info.flavour;
     badge.dataset.threads = String(info.threads);
-    badge.textContent =
-      info.flavour === 'threads'
-        ? `engine: ${info.threads} threads · SIMD${info.simd ? '' : ' off'} · v${info.version}`
-        : `engine: single-threaded (page is not cross-origin isolated) · v${info.version}`;
+    // The badge stays one short line; the why is on hover.
+    badge.textContent = `engine: ${info.flavour === 'threads' ? `${info.threads} threads` : 'single-threaded'} · SIMD${info.simd ? '' : ' off'} · v${info.version}`;
     badge.title =
       info.flavour === 'threads'
         ? 'The page is cross-origin isolated, so the threaded WebAssembly build runs (in a Web Worker).'
-        : 'Without the COOP/COEP headers browsers withhold SharedArrayBuffer, so the single-threaded build runs.';
+        : 'Single-threaded build: this page is not cross-origin isolated (no COOP/COEP headers), and browsers withhold SharedArrayBuffer, which threads need. Everything works; only the walkthrough computes on one thread.';
     engineInfo = info;
     startWalkthrough();
-    lab.engineReady(info);
+    labEngineReady(info);
   },
   (e: Error) => {
     badge.textContent = 'engine failed to load';
     badge.dataset.flavour = 'none';
     walkStore.set({ status: 'error', error: `The engine could not be loaded: ${e.message}` });
-    lab.engineFailed(e.message);
+    labEngineFailed(e.message);
   },
 );

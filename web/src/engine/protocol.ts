@@ -1,17 +1,16 @@
 // The typed messages between the page (engine/client.ts) and the engine worker (engine/worker.ts).
 // Everything that crosses is plain data: tensors as { shape, data: Float32Array } with the
-// Float32Arrays transferred, never views into WASM memory.
+// Float32Arrays transferred, never views into WASM memory. Engine types come from the module's
+// own declarations (web/attnlab.d.ts); this file declares only what the page adds to them.
+import type { Flavour, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
 
-export interface Tensor {
-  shape: number[];
-  data: Float32Array;
-}
+export type { Tensor };
 
 export type Positional = 'none' | 'sinusoidal' | 'rope';
 export type MaskKind = 'none' | 'causal' | 'padding' | 'causal+padding' | 'causal+window' | 'causal+window+global';
 
 export interface EngineInfo {
-  flavour: 'threads' | 'single';
+  flavour: Exclude<Flavour, 'scalar'>;
   threads: number;
   simd: boolean;
   version: string;
@@ -83,7 +82,8 @@ export interface TraceResult {
 
 // ---- training (issue 4's Model / Task / Trainer contract) ----
 
-export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'brackets' | 'char_lm';
+/** The engine's tasks the lab offers (k_back needs a k field the lab does not have). */
+export type TaskName = Exclude<EngineTaskName, 'k_back'>;
 
 export interface LabSettings {
   task: TaskName;
@@ -102,14 +102,8 @@ export interface LabSettings {
   seed: number;
 }
 
-export interface StepMetrics {
-  step: number;
-  loss: number;
-  accuracy: number;
-  gradNorm: number;
-  maxScore: number;
-  ms: number;
-}
+/** The per-step numbers the lab plots (the engine's StepMetrics without its arrays). */
+export type StepMetrics = Pick<EngineStepMetrics, 'step' | 'loss' | 'accuracy' | 'gradNorm' | 'maxScore' | 'ms'>;
 
 export interface AttentionMaps {
   /** [layers, heads, T, T] */
@@ -130,11 +124,31 @@ export interface TryResult {
   probabilities: number[] | null;
 }
 
+/** The engine task's tokens, for checking typed input on the page (decode of each token id). */
+export interface TaskInfo {
+  kind: 'sequence' | 'classification';
+  /** (V) the text of each token id; specials included (e.g. '|' for the separator). */
+  words: string[];
+  /** Tokens are written apart ("3 1 |") rather than side by side ("(()", characters). */
+  separated: boolean;
+  seqLen: number;
+}
+
+/** A model the worker holds, as the page knows it: `run` tags the events of its training. */
+export interface RunInfo {
+  run: number;
+  task: TaskInfo;
+  /** Steps the model has been trained so far. */
+  steps: number;
+}
+
 export type Request =
   | { kind: 'init'; loaderUrl: string }
   | { kind: 'trace'; request: TraceRequest }
   /** sample: the input whose attention maps are shown; empty = the task's own seeded example. */
   | { kind: 'lab.create'; settings: LabSettings; sample: number[] }
+  /** Further training of the current model with new training settings (same model shape and task). */
+  | { kind: 'lab.continue'; settings: LabSettings }
   | { kind: 'lab.run'; chunk: number; refreshEvery: number }
   | { kind: 'lab.pause' }
   | { kind: 'lab.evaluate'; batches: number }
@@ -150,18 +164,19 @@ export type Reply =
   | { kind: 'init'; info: EngineInfo }
   | { kind: 'trace'; result: TraceResult }
   | { kind: 'ok' }
+  | { kind: 'created'; info: RunInfo }
   | { kind: 'evaluate'; loss: number; accuracy: number }
   | { kind: 'maps'; maps: AttentionMaps }
   | { kind: 'try'; result: TryResult }
   /** A checkpoint was loaded; settings follow its architecture and the task it names. */
-  | { kind: 'loaded'; settings: LabSettings; maps: AttentionMaps | null }
+  | { kind: 'loaded'; info: RunInfo; settings: LabSettings; maps: AttentionMaps | null }
   | { kind: 'save'; bytes: Uint8Array };
 
-/** Unsolicited messages the worker posts while training runs. */
+/** Unsolicited messages the worker posts while training runs; `run` names the model (RunInfo.run). */
 export type WorkerEvent =
-  | { event: 'lab.metrics'; metrics: StepMetrics[]; stepsPerSecond: number }
-  | { event: 'lab.maps'; maps: AttentionMaps; step: number }
-  | { event: 'lab.stopped'; reason: 'done' | 'paused' | 'error'; message?: string; step: number };
+  | { event: 'lab.metrics'; run: number; metrics: StepMetrics[]; stepsPerSecond: number }
+  | { event: 'lab.maps'; run: number; maps: AttentionMaps; step: number }
+  | { event: 'lab.stopped'; run: number; reason: 'done' | 'paused' | 'error'; message?: string; step: number };
 
 export interface RequestEnvelope {
   id: number;

@@ -2,66 +2,11 @@
 // Trainer bindings (web/bindings/{model,task,trainer}.cpp, declared in web/attnlab.d.ts). Runs
 // inside the engine worker. Tokenising and detokenising go through the engine's task
 // (task.encode / task.decode), so the page never re-implements a task's token layout.
-import type { AttnLabModule, Deletable } from './attnlab_api';
-import type { AttentionMaps, LabSettings, StepMetrics, TaskName, TryResult } from './protocol';
-
-interface IndexTensor {
-  shape: number[];
-  data: Int32Array;
-}
-interface FloatTensor {
-  shape: number[];
-  data: Float32Array;
-}
-interface EngineModel extends Deletable {
-  kind(): 'encoder' | 'decoder';
-  config(): Record<string, unknown>;
-  attentionMaps(tokens: Int32Array): FloatTensor;
-  trace(tokens: Int32Array, options: { layer: number }): EngineTrace;
-  parameterNames(): string[];
-  getParameter(name: string): FloatTensor;
-  generate(prompt: Int32Array, maxNew: number, options: { temperature: number; seed: number }): Int32Array;
-  predict(tokens: Int32Array): FloatTensor;
-  save(notes?: Record<string, string | number>): Uint8Array;
-}
-/** The Trace binding (web/bindings/trace.hpp), as Model.trace returns it. */
-export interface EngineTrace extends Deletable {
-  stageNames(): string[];
-  stage(name: string, head?: number): FloatTensor;
-  numHeads(name: string): number;
-}
-interface EngineTask extends Deletable {
-  vocabSize(): number;
-  seqLen(): number;
-  numClasses(): number;
-  kind(): 'sequence' | 'classification';
-  sample(batch: number, seed: number): { tokens: IndexTensor; padding: { shape: number[]; data: Uint8Array } | null };
-  decode(tokens: Int32Array | number[]): string;
-  encode(text: string): Int32Array;
-}
-interface EngineStep {
-  step: number;
-  loss: number;
-  accuracy: number;
-  gradNorm: number;
-  maxScore: number;
-  ms: number;
-}
-interface EngineTrainer extends Deletable {
-  step(n: number): EngineStep;
-  evaluate(batches: number): { loss: number; accuracy: number; count: number };
-}
-interface Bindings {
-  Model: (new (options: object) => EngineModel) & {
-    load(bytes: Uint8Array): EngineModel;
-    checkpointNotes(bytes: Uint8Array): Record<string, string>;
-  };
-  Task: new (name: string, options: object) => EngineTask;
-  Trainer: new (model: EngineModel, task: EngineTask, options: object) => EngineTrainer;
-}
+import type { AttnLab, Model, Task, Trainer, TrainerOptions } from '../../attnlab';
+import type { AttentionMaps, LabSettings, StepMetrics, TaskInfo, TaskName, TryResult } from './protocol';
 
 /** Binding names the lab needs; reported on the page when absent. */
-export function missingTrainingBindings(lab: AttnLabModule): string[] {
+export function missingTrainingBindings(lab: AttnLab): string[] {
   const l = lab as unknown as Record<string, unknown>;
   const missing: string[] = [];
   for (const name of ['Model', 'Task', 'Trainer']) if (typeof l[name] !== 'function') missing.push(name);
@@ -71,15 +16,8 @@ export function missingTrainingBindings(lab: AttnLabModule): string[] {
   return missing;
 }
 
-/** Engine task names per lab task (the C++ names from include/attnlab/train/tasks.hpp). */
-const ENGINE_TASK: Record<TaskName, string> = {
-  copy: 'copy',
-  reverse: 'reverse',
-  sort: 'sort',
-  assoc_recall: 'assoc_recall',
-  brackets: 'brackets',
-  char_lm: 'char_lm',
-};
+/** The lab's tasks (their names are the engine's, include/attnlab/train/tasks.hpp). */
+const LAB_TASKS: readonly TaskName[] = ['copy', 'reverse', 'sort', 'assoc_recall', 'brackets', 'char_lm'];
 
 export const isClassification = (task: TaskName) => task === 'brackets';
 
@@ -93,53 +31,83 @@ function taskOptions(s: LabSettings): Record<string, number> {
  * Settings for a checkpoint: its model config (layers, width, heads, positions, ...) and the task
  * it was saved with (Model.save notes, also written by the native CLI), over the current settings.
  */
-function settingsForCheckpoint(model: EngineModel, notes: Record<string, string>, current: LabSettings): LabSettings {
-  const c = model.config() as { numLayers: number; dModel: number; numHeads: number; numKvHeads: number; positional: LabSettings['positional']; norm: LabSettings['norm']; scale: boolean };
+function settingsForCheckpoint(model: Model, notes: Record<string, string>, current: LabSettings): LabSettings {
+  const c = model.config();
   const s: LabSettings = { ...current, layers: c.numLayers, dModel: c.dModel, heads: c.numHeads, kvHeads: c.numKvHeads || c.numHeads, positional: c.positional, norm: c.norm, scale: c.scale };
-  if (notes.task && notes.task in ENGINE_TASK) s.task = notes.task as TaskName;
+  if (LAB_TASKS.includes(notes.task as TaskName)) s.task = notes.task as TaskName;
   if (notes.length) s.length = Number(notes.length);
   if (notes.vocab) s.vocab = Number(notes.vocab);
   if (notes.seed) s.seed = Number(notes.seed);
   return s;
 }
 
+function trainerOptions(s: LabSettings): TrainerOptions {
+  return {
+    optimizer: 'adamw',
+    lr: s.lr,
+    minLr: s.lr / 10,
+    batchSize: s.batch,
+    warmupSteps: Math.min(100, Math.floor(s.steps / 10)),
+    totalSteps: s.steps,
+    clipNorm: 1,
+    seed: s.seed,
+  };
+}
+
 export class TrainingSession {
-  readonly task: EngineTask;
-  readonly trainer: EngineTrainer;
-  /** The trainer's step count after the last call (training resumes from here). */
+  readonly task: Task;
+  trainer: Trainer;
+  /** Steps done before the current trainer (earlier runs on this model): its step 1 is offset + 1. */
+  private offset = 0;
+  /** Steps done on this model so far (training resumes from here). */
   lastStep = 0;
 
   private constructor(
-    readonly settings: LabSettings,
-    bindings: Bindings,
-    readonly model: EngineModel,
+    public settings: LabSettings,
+    private readonly lab: AttnLab,
+    readonly model: Model,
   ) {
-    const s = settings;
-    this.task = new bindings.Task(ENGINE_TASK[s.task], taskOptions(s));
+    this.task = new lab.Task(settings.task, taskOptions(settings));
     try {
-      this.trainer = new bindings.Trainer(model, this.task, {
-        optimizer: 'adamw',
-        lr: s.lr,
-        minLr: s.lr / 10,
-        batchSize: s.batch,
-        warmupSteps: Math.min(100, Math.floor(s.steps / 10)),
-        totalSteps: s.steps,
-        clipNorm: 1,
-        seed: s.seed,
-      });
+      this.trainer = new lab.Trainer(model, this.task, trainerOptions(settings));
     } catch (e) {
       this.task.delete();
       throw e;
     }
   }
 
-  static create(lab: AttnLabModule, settings: LabSettings): TrainingSession {
-    const b = lab as unknown as Bindings;
+  /** The step count the current run ends at. */
+  get target(): number {
+    return this.offset + this.settings.steps;
+  }
+
+  /**
+   * Trains the same model further with new training settings (steps, learning rate, batch: none
+   * changes the model's shape): a new trainer, whose schedule (warm-up, cosine decay over the new
+   * steps) starts again from these weights, as when fine-tuning. AdamW's moments start from zero,
+   * which the warm-up covers.
+   */
+  continueWith(settings: LabSettings) {
+    const next = new this.lab.Trainer(this.model, this.task, trainerOptions(settings)); // throws before anything changes
+    this.trainer.delete();
+    this.trainer = next;
+    this.offset = this.lastStep;
+    this.settings = settings;
+  }
+
+  /** What the page needs to check typed input against the task: its tokens' texts and layout. */
+  info(): TaskInfo {
+    const V = this.task.vocabSize();
+    const words = Array.from({ length: V }, (_, t) => this.text([t]));
+    return { kind: this.task.kind(), words, separated: V > 0 && this.text([0, 0]) === `${words[0]} ${words[0]}`, seqLen: this.task.seqLen() };
+  }
+
+  static create(lab: AttnLab, settings: LabSettings): TrainingSession {
     const s = settings;
-    const task = new b.Task(ENGINE_TASK[s.task], taskOptions(s));
+    const task = new lab.Task(s.task, taskOptions(s));
     const geometry = { vocabSize: task.vocabSize(), seqLen: task.seqLen(), numClasses: task.numClasses() };
     task.delete();
-    const model = new b.Model({
+    const model = new lab.Model({
       kind: isClassification(s.task) ? 'encoder' : 'decoder',
       vocabSize: geometry.vocabSize,
       maxLen: Math.max(32, geometry.seqLen),
@@ -154,7 +122,7 @@ export class TrainingSession {
       seed: s.seed,
       ...(isClassification(s.task) ? { numClasses: geometry.numClasses } : {}),
     });
-    return TrainingSession.withModel(b, settings, model);
+    return TrainingSession.withModel(lab, settings, model);
   }
 
   /**
@@ -162,16 +130,15 @@ export class TrainingSession {
    * architecture, and its task when the file names one. Throws the engine's Error (with its
    * message) for a bad file or a task the model does not fit.
    */
-  static load(lab: AttnLabModule, current: LabSettings, bytes: Uint8Array): TrainingSession {
-    const b = lab as unknown as Bindings;
-    const model = b.Model.load(bytes);
-    const settings = settingsForCheckpoint(model, b.Model.checkpointNotes(bytes), current);
-    return TrainingSession.withModel(b, settings, model);
+  static load(lab: AttnLab, current: LabSettings, bytes: Uint8Array): TrainingSession {
+    const model = lab.Model.load(bytes);
+    const settings = settingsForCheckpoint(model, lab.Model.checkpointNotes(bytes), current);
+    return TrainingSession.withModel(lab, settings, model);
   }
 
-  private static withModel(b: Bindings, settings: LabSettings, model: EngineModel): TrainingSession {
+  private static withModel(lab: AttnLab, settings: LabSettings, model: Model): TrainingSession {
     try {
-      return new TrainingSession(settings, b, model);
+      return new TrainingSession(settings, lab, model);
     } catch (e) {
       model.delete();
       throw e;
@@ -180,8 +147,8 @@ export class TrainingSession {
 
   step(n: number): StepMetrics {
     const m = this.trainer.step(n);
-    this.lastStep = m.step;
-    return { step: m.step, loss: m.loss, accuracy: m.accuracy, gradNorm: m.gradNorm, maxScore: m.maxScore, ms: m.ms };
+    this.lastStep = this.offset + m.step;
+    return { step: this.lastStep, loss: m.loss, accuracy: m.accuracy, gradNorm: m.gradNorm, maxScore: m.maxScore, ms: m.ms };
   }
 
   evaluate(batches: number) {
@@ -196,9 +163,14 @@ export class TrainingSession {
     return pad >= 0 ? tokens.slice(0, pad) : tokens;
   }
 
+  /** The task's text of one sequence (a [T] input decodes to one string). */
+  text(tokens: Int32Array | number[]): string {
+    return this.task.decode(tokens) as string;
+  }
+
   attentionMaps(tokens: number[]): AttentionMaps {
     const r = this.model.attentionMaps(Int32Array.from(tokens));
-    return { shape: [...r.shape], data: new Float32Array(r.data), tokens, labels: tokens.map((t) => this.task.decode([t])) };
+    return { shape: [...r.shape], data: new Float32Array(r.data), tokens, labels: tokens.map((t) => this.text([t])) };
   }
 
   /** Decoder: greedy continuation of the prompt. Classifier: class probabilities. Text in, text out. */
@@ -207,10 +179,10 @@ export class TrainingSession {
     if (!tokens.length) throw new Error('type some input first');
     if (this.model.kind() === 'encoder') {
       const p = this.model.predict(tokens);
-      return { input: this.task.decode(tokens), output: null, probabilities: Array.from(p.data) };
+      return { input: this.text(tokens), output: null, probabilities: Array.from(p.data) };
     }
     const out = this.model.generate(tokens, maxNew, { temperature: 0, seed: this.settings.seed });
-    return { input: this.task.decode(tokens), output: this.task.decode(out.subarray(tokens.length)), probabilities: null };
+    return { input: this.text(tokens), output: this.text(out.subarray(tokens.length)), probabilities: null };
   }
 
   /** safetensors bytes; the task and its options travel as notes, so loading restores them. */

@@ -1,21 +1,45 @@
 // The training lab's store.
-import type { AttentionMaps, EngineInfo, LabSettings, StepMetrics } from '../engine/protocol';
+import type { AttentionMaps, EngineInfo, LabSettings, StepMetrics, TaskInfo } from '../engine/protocol';
 import { Store } from '../util/store';
 import { DEFAULT_LAB } from './settings';
 
+/** The model the engine worker holds. */
+export interface LabModel {
+  /** The settings it was built and last trained with (the form may differ: see settingsChange). */
+  settings: LabSettings;
+  /** Tags its training events; events of any other run are stale. */
+  run: number;
+  task: TaskInfo;
+}
+
+/** A message about a failed action: one sentence, and the engine's own text one click away. */
+export interface LabError {
+  text: string;
+  details: string | null;
+}
+
 export interface LabState {
+  /** What the form shows. */
   settings: LabSettings;
   engine: EngineInfo | null;
   engineError: string | null;
-  /** idle: no model; ready: model created, not training; training; paused; done; error */
+  /** idle: no model; ready: model loaded, not trained here; training; paused; done; error */
   phase: 'unavailable' | 'idle' | 'ready' | 'training' | 'paused' | 'done' | 'error';
+  model: LabModel | null;
+  /** The model's step count when its current run began (the run ends at runStart + its steps). */
+  runStart: number;
   message: string | null;
+  error: LabError | null;
   metrics: StepMetrics[];
   stepsPerSecond: number;
   startedAt: number | null;
+  /** A run that would take long, paused after its speed was measured until the reader confirms. */
+  longRun: { seconds: number; stepsPerSecond: number } | null;
+  /** The reader confirmed this model's long run (or it was measured short enough). */
+  longRunChecked: boolean;
   maps: AttentionMaps | null;
   mapsStep: number;
-  tryOutput: string | null;
+  tryOutput: { text: string; error: boolean } | null;
 }
 
 export const labStore = new Store<LabState>({
@@ -23,10 +47,15 @@ export const labStore = new Store<LabState>({
   engine: null,
   engineError: null,
   phase: 'idle',
+  model: null,
+  runStart: 0,
   message: null,
+  error: null,
   metrics: [],
   stepsPerSecond: 0,
   startedAt: null,
+  longRun: null,
+  longRunChecked: false,
   maps: null,
   mapsStep: 0,
   tryOutput: null,

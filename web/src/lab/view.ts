@@ -1,40 +1,38 @@
 // The training lab view: settings (mirrored in the URL), train / pause / reset, live curves,
 // attention maps of a fixed input, trying the model, checkpoint download and upload.
-// Reads labStore; engine calls go through the engine worker (engine/training_engine.ts).
-import type { EngineClient } from '../engine/client';
-import type { EngineInfo, LabSettings, WorkerEvent } from '../engine/protocol';
+// Renders labStore; every engine call and store change is an action (lab/actions.ts).
+import type { LabSettings, TryResult } from '../engine/protocol';
 import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
+import * as actions from './actions';
 import { renderCurve } from './charts';
-import { labProblems, settingsFromUrl, settingsToUrl, TASKS } from './settings';
+import { labProblems, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, withTask } from './settings';
 import { labStore, type LabState } from './state';
-
-const CHUNK = 1; // trainer steps per engine call: keeps pause responsive and curves smooth
-const REFRESH_EVERY = 25; // steps between attention-map refreshes
+import { tryHint } from './try_input';
 
 const opt = (v: string | number, label: string | number = v) => `<option value="${v}">${label}</option>`;
 
-export function mountLab(root: HTMLElement, engine: EngineClient) {
+export function mountLab(root: HTMLElement) {
   root.innerHTML = `
   <div class="lab">
     <aside class="lab-side">
-      <form class="settings lab-settings" autocomplete="off" onsubmit="return false">
+      <form class="settings lab-settings" autocomplete="off" novalidate onsubmit="return false">
         <label class="field wide">task <select name="task">${TASKS.map((t) => opt(t.id, t.label)).join('')}</select></label>
         <p class="task-what wide muted"></p>
-        <label class="field">length <input name="length" type="number" min="2" max="32" /></label>
-        <label class="field">symbols <input name="vocab" type="number" min="2" max="32" /></label>
+        <label class="field"><span data-label="length">length</span> <input name="length" type="number" step="1" /></label>
+        <label class="field" data-field="vocab"><span data-label="vocab">symbols</span> <input name="vocab" type="number" step="1" /></label>
         <label class="field">layers <select name="layers">${[1, 2, 3, 4].map((v) => opt(v)).join('')}</select></label>
         <label class="field">d_model <select name="dModel">${[16, 32, 48, 64, 128].map((v) => opt(v)).join('')}</select></label>
         <label class="field">heads <select name="heads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
         <label class="field">K/V heads <select name="kvHeads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
         <label class="field">positions <select name="positional">${opt('none')}${opt('sinusoidal')}${opt('learned')}${opt('rope', 'RoPE')}</select></label>
         <label class="field">norm <select name="norm">${opt('pre', 'Pre-LN')}${opt('post', 'Post-LN')}</select></label>
-        <label class="field">learning rate <input name="lr" type="number" min="0.00001" max="0.5" step="0.0005" /></label>
+        <label class="field">learning rate <input name="lr" type="number" min="${TRAINING.lr.min}" max="${TRAINING.lr.max}" step="0.0005" /></label>
         <label class="field">batch <select name="batch">${[8, 16, 32, 64].map((v) => opt(v)).join('')}</select></label>
-        <label class="field">steps <input name="steps" type="number" min="1" max="100000" step="50" /></label>
-        <label class="field">seed <input name="seed" type="number" min="0" max="99999" /></label>
+        <label class="field">steps <input name="steps" type="number" min="${TRAINING.steps.min}" max="${TRAINING.steps.max}" step="50" /></label>
+        <label class="field">seed <input name="seed" type="number" min="${TRAINING.seed.min}" max="${TRAINING.seed.max}" step="1" /></label>
         <label class="field check wide"><input name="scale" type="checkbox" /> scale scores by 1/√d_k</label>
-        <p class="problems wide" role="alert"></p>
+        <ul class="problems wide" role="alert"></ul>
       </form>
       <div class="lab-buttons">
         <button type="button" data-act="train" class="primary">Train</button>
@@ -48,7 +46,7 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
       <p class="muted small">The URL holds these settings and the seed: share it to reproduce a run.</p>
     </aside>
     <section class="lab-main">
-      <div class="lab-banner" role="status"></div>
+      <div class="lab-banner" role="status"><span class="text"></span><span class="actions"></span><details class="details" hidden><summary>Details</summary><pre></pre></details></div>
       <div class="lab-progress">
         <div class="progress"><div class="bar"></div></div>
         <span class="lab-stats"></span>
@@ -71,7 +69,8 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
 
   const readForm = (): LabSettings => {
     const f = new FormData(form);
-    const num = (k: string) => Number(f.get(k));
+    // An empty or unreadable number field reads as NaN (not 0), so validation names it.
+    const num = (k: string) => (String(f.get(k) ?? '').trim() === '' ? NaN : Number(f.get(k)));
     return {
       task: f.get('task') as LabSettings['task'],
       length: num('length'),
@@ -94,90 +93,45 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
       const input = form.elements.namedItem(k) as HTMLInputElement | null;
       if (!input) continue;
       if (input.type === 'checkbox') input.checked = Boolean(v);
-      else input.value = String(v);
+      else input.value = Number.isNaN(v) ? '' : String(v);
     }
   };
 
   const initial = settingsFromUrl(new URL(location.href));
-  labStore.set({ settings: initial });
+  actions.restore(initial);
   writeForm(initial);
 
   form.addEventListener('input', (ev) => {
     const t = ev.target as HTMLInputElement;
     if (t.name === 'heads') (form.elements.namedItem('kvHeads') as HTMLSelectElement).value = t.value;
-    const settings = readForm();
-    history.replaceState(null, '', settingsToUrl(settings, new URL(location.href)));
-    const s = labStore.get();
-    // Settings change the model: any previous run no longer matches them.
-    if (s.phase !== 'unavailable') void resetRun(settings);
-    else labStore.set({ settings });
-  });
-
-  async function resetRun(settings: LabSettings) {
-    labStore.set({ settings, phase: labStore.get().phase === 'unavailable' ? 'unavailable' : 'idle', metrics: [], stepsPerSecond: 0, maps: null, tryOutput: null, message: null, startedAt: null });
-    if (labStore.get().engine?.training) await engine.call('ok', { kind: 'lab.dispose' }).catch(() => undefined);
-  }
-
-  async function train() {
-    const s = labStore.get();
-    if (s.phase === 'unavailable' || s.phase === 'training') return;
-    const problems = labProblems(s.settings);
-    if (problems.length) {
-      labStore.set({ message: problems.join(' ') });
-      return;
+    let settings = readForm();
+    // A task brings its own fields' meaning, ranges and the values it trains well with.
+    if (t.name === 'task') {
+      settings = withTask(settings, settings.task);
+      writeForm(settings);
     }
-    try {
-      if (s.phase === 'idle' || s.phase === 'done' || s.phase === 'error') {
-        await engine.call('ok', { kind: 'lab.create', settings: s.settings, sample: [] }); // maps of the task's own example
-        labStore.set({ metrics: [], maps: null });
-      }
-      labStore.set({ phase: 'training', message: null, startedAt: performance.now() });
-      await engine.call('ok', { kind: 'lab.run', chunk: CHUNK, refreshEvery: REFRESH_EVERY });
-    } catch (e) {
-      labStore.set({ phase: 'error', message: (e as Error).message });
-    }
-  }
-
-  // Metrics arrive in batches; the store coalesces updates into one render per frame.
-  engine.onEvent((ev: WorkerEvent) => {
-    const s = labStore.get();
-    if (ev.event === 'lab.metrics') labStore.set({ metrics: s.metrics.concat(ev.metrics), stepsPerSecond: ev.stepsPerSecond });
-    else if (ev.event === 'lab.maps') labStore.set({ maps: ev.maps, mapsStep: ev.step });
-    else if (ev.event === 'lab.stopped')
-      labStore.set({ phase: ev.reason === 'done' ? 'done' : ev.reason === 'paused' ? 'paused' : 'error', message: ev.message ?? s.message });
+    actions.changeSettings(settings);
   });
 
   root.addEventListener('click', async (ev) => {
     const act = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-act]')?.dataset.act;
     if (!act) return;
-    const s = labStore.get();
-    if (act === 'train') void train();
-    else if (act === 'pause' && s.phase === 'training') await engine.call('ok', { kind: 'lab.pause' });
-    else if (act === 'reset') {
-      if (s.phase === 'training') await engine.call('ok', { kind: 'lab.pause' });
-      await resetRun(s.settings);
-    } else if (act === 'save') {
-      try {
-        const r = await engine.call('save', { kind: 'lab.save' });
-        const url = URL.createObjectURL(new Blob([r.bytes as BlobPart], { type: 'application/octet-stream' }));
-        const a = Object.assign(document.createElement('a'), { href: url, download: `attnlab-${s.settings.task}-seed${s.settings.seed}.safetensors` });
-        a.click();
-        setTimeout(() => URL.revokeObjectURL(url), 1000);
-      } catch (e) {
-        labStore.set({ message: `Could not save: ${(e as Error).message}` });
-      }
+    if (act === 'train') void actions.train();
+    else if (act === 'pause') await actions.pause();
+    else if (act === 'reset') await actions.reset();
+    else if (act === 'keep') {
+      const s = actions.keepModel();
+      if (s) writeForm(s);
+    } else if (act === 'long-run') await actions.confirmLongRun();
+    else if (act === 'save') {
+      const r = await actions.save();
+      if (!r) return;
+      const url = URL.createObjectURL(new Blob([r.bytes as BlobPart], { type: 'application/octet-stream' }));
+      Object.assign(document.createElement('a'), { href: url, download: r.filename }).click();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
     } else if (act === 'try') {
       const text = (el<HTMLFormElement>('form.try').elements.namedItem('prompt') as HTMLInputElement).value;
-      if (s.phase === 'idle' || s.phase === 'unavailable') {
-        labStore.set({ tryOutput: 'Train a model (or load a checkpoint) first.' });
-        return;
-      }
-      try {
-        const r = (await engine.call('try', { kind: 'lab.try', text, maxNew: tryLength(s.settings) })).result;
-        labStore.set({ tryOutput: tryText(s.settings, r) });
-      } catch (e) {
-        labStore.set({ tryOutput: `The engine could not read that: ${(e as Error).message}` });
-      }
+      await actions.tryModel(text, tryText, tryLength);
     }
   });
 
@@ -186,35 +140,13 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
     const file = input.files?.[0];
     input.value = '';
     if (!file) return;
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    try {
-      const r = await engine.call('loaded', { kind: 'lab.load', bytes, settings: labStore.get().settings }, [bytes.buffer]);
-      writeForm(r.settings);
-      history.replaceState(null, '', settingsToUrl(r.settings, new URL(location.href)));
-      labStore.set({ settings: r.settings, phase: 'ready', metrics: [], stepsPerSecond: 0, maps: r.maps, mapsStep: 0, tryOutput: null, message: `Loaded ${file.name} (${r.settings.task}): try it below, or train it further.` });
-    } catch (e) {
-      labStore.set({ message: `“${file.name}” is not a checkpoint this lab can load: ${(e as Error).message}` });
-    }
+    const settings = await actions.loadCheckpoint(file.name, new Uint8Array(await file.arrayBuffer()));
+    if (settings) writeForm(settings);
   });
 
-  function tryHint(s: LabSettings) {
-    switch (s.task) {
-      case 'brackets':
-        return `Type up to ${s.length} brackets from ${'()[]{}<>'.slice(0, 2 * s.vocab)}, e.g. ([]). The classifier says whether they balance.`;
-      case 'copy':
-      case 'reverse':
-      case 'sort':
-        return `Type ${s.length} symbols from 0…${s.vocab - 1}, separated by spaces, then | (the separator), e.g. ${exampleDigits(s)} |`;
-      case 'assoc_recall':
-        return `Type key–value pairs, | and a key, e.g. k1 v2 k0 v3 | k1 (keys k0…k${s.vocab - 1}, values v0…v${s.vocab - 1}).`;
-      case 'char_lm':
-        return 'Type the start of a sentence; the model continues it one character at a time.';
-    }
-  }
-
-  const exampleDigits = (s: LabSettings) => Array.from({ length: s.length }, (_, i) => (3 * i + 1) % s.vocab).join(' ');
-  const tryLength = (s: LabSettings) => (s.task === 'char_lm' ? 3 * s.length : s.task === 'assoc_recall' ? 1 : s.length);
-  function tryText(s: LabSettings, r: { input: string; output: string | null; probabilities: number[] | null }) {
+  // Tokens to generate: the answer of a prompt/answer task, one value for recall, a window of text for char-LM.
+  const tryLength = (s: LabSettings) => (s.task === 'assoc_recall' ? 1 : s.length);
+  function tryText(s: LabSettings, r: TryResult) {
     if (r.probabilities) {
       const p = r.probabilities[1];
       return `${r.input}  →  ${p >= 0.5 ? 'balanced' : 'not balanced'} (p(balanced) = ${p.toFixed(3)})`;
@@ -222,32 +154,93 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
     return s.task === 'char_lm' ? `${r.input}▌${r.output}` : `${r.input}  →  ${r.output}`;
   }
 
-  function render(s: LabState, prev?: LabState) {
+  /** The per-task labels and ranges of the task-dependent fields. */
+  function renderFields(s: LabState) {
+    const t = taskLimits(s.settings.task);
+    el<HTMLElement>('[data-label="length"]').textContent = t.length.label;
+    Object.assign(el<HTMLInputElement>('input[name="length"]'), { min: String(t.length.min), max: String(t.length.max) });
+    el<HTMLElement>('[data-field="vocab"]').hidden = !t.vocab;
+    if (t.vocab) {
+      el<HTMLElement>('[data-label="vocab"]').textContent = t.vocab.label;
+      Object.assign(el<HTMLInputElement>('input[name="vocab"]'), { min: String(t.vocab.min), max: String(t.vocab.max) });
+    }
+    const problems = labProblems(s.settings);
+    for (const input of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select'))
+      input.setAttribute('aria-invalid', String(problems.some((p) => p.field === input.name)));
+    const list = el<HTMLElement>('.problems');
+    list.replaceChildren(...problems.map((p) => Object.assign(document.createElement('li'), { textContent: p.message })));
+    // While a run trains, its settings are fixed: pause to change them.
+    for (const input of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select')) input.disabled = s.phase === 'training';
+  }
+
+  /** What the banner says, and which buttons it offers. */
+  function renderBanner(s: LabState) {
     const banner = el<HTMLElement>('.lab-banner');
+    const text = banner.querySelector<HTMLElement>('.text')!;
+    const acts = banner.querySelector<HTMLElement>('.actions')!;
+    const details = banner.querySelector<HTMLDetailsElement>('.details')!;
+    const button = (act: string, label: string) => `<button type="button" data-act="${act}">${label}</button>`;
+    let kind = s.phase as string;
+    let actionsHtml = '';
+    let detail: string | null = null;
+    if (!s.engine && !s.engineError) text.textContent = 'Loading the engine…';
+    else if (s.engineError) text.textContent = `The engine could not be loaded: ${s.engineError}`;
+    else if (s.phase === 'unavailable') {
+      text.innerHTML = `<b>Training engine not available in this build.</b> The WebAssembly module loaded (${s.engine?.flavour}), but it has no ${s.engine?.trainingMissing.join(', ')} binding${(s.engine?.trainingMissing.length ?? 0) > 1 ? 's' : ''}. Nothing below is simulated: curves and maps appear only from a real engine.`;
+    } else if (s.error) {
+      kind = 'error';
+      text.textContent = s.error.text;
+      detail = s.error.details;
+    } else if (s.longRun) {
+      kind = 'warning';
+      text.textContent = `This run would take about ${formatEta(s.longRun.seconds)} (${s.longRun.stepsPerSecond.toFixed(1)} steps/s here). Paused: fewer steps or a smaller model train faster.`;
+      actionsHtml = button('long-run', `Train anyway (≈ ${formatEta(s.longRun.seconds)})`);
+    } else if (s.model && s.phase !== 'training' && settingsChange(s.model.settings, s.settings) === 'model') {
+      kind = 'warning';
+      const done = lastStep(s);
+      text.textContent = `These settings describe a different model: Train builds a new one and discards the current model${done ? ` (trained ${done} steps; download its checkpoint to keep it)` : ''}.`;
+      actionsHtml = button('keep', 'Keep the current model');
+    } else if (s.model && s.phase !== 'training' && settingsChange(s.model.settings, s.settings) === 'training') {
+      text.textContent = `Train continues the current model for ${s.settings.steps} more steps with the new training settings (learning rate ${s.settings.lr}, batch ${s.settings.batch}).`;
+    } else text.textContent = s.message ?? phaseText(s);
+    acts.innerHTML = actionsHtml;
+    details.hidden = !detail;
+    details.querySelector('pre')!.textContent = detail ?? '';
+    banner.dataset.phase = s.phase;
+    banner.dataset.kind = kind;
+  }
+
+  function render(s: LabState, prev?: LabState) {
     const available = s.phase !== 'unavailable';
     root.classList.toggle('unavailable', !available);
     root.querySelectorAll<HTMLButtonElement>('.lab-buttons button, .lab-io button, form.try button').forEach((b) => (b.disabled = !available));
     el<HTMLInputElement>('input[name="checkpoint"]').disabled = !available;
+    const trainButton = el<HTMLButtonElement>('button[data-act="train"]');
+    const change = s.model ? settingsChange(s.model.settings, s.settings) : 'model';
+    trainButton.textContent = s.phase === 'paused' && change === 'none' ? 'Resume' : s.model && change !== 'model' && s.phase !== 'error' && s.phase !== 'ready' ? `Train ${s.settings.steps} more` : 'Train';
     el<HTMLElement>('.task-what').textContent = TASKS.find((t) => t.id === s.settings.task)?.what ?? '';
-    el<HTMLElement>('.try-hint').textContent = tryHint(s.settings);
-    if (!s.engine && !s.engineError) banner.textContent = 'Loading the engine…';
-    else if (s.engineError) banner.textContent = `The engine could not be loaded: ${s.engineError}`;
-    else if (!available)
-      banner.innerHTML = `<b>Training engine not available in this build.</b> The WebAssembly module loaded (${s.engine?.flavour}), but it has no ${s.engine?.trainingMissing.join(', ')} binding${(s.engine?.trainingMissing.length ?? 0) > 1 ? 's' : ''}. Nothing below is simulated: curves and maps appear only from a real engine.`;
-    else banner.textContent = s.message ?? phaseText(s);
-    banner.dataset.phase = s.phase;
+    el<HTMLElement>('.try-hint').textContent = s.model ? tryHint(s.model.settings) : 'Train a model (or load a checkpoint) first.';
+    el<HTMLInputElement>('form.try input[name="prompt"]').disabled = !s.model;
+    el<HTMLButtonElement>('form.try button').disabled = !s.model;
+    // The form and the banner change with settings and phases, not with each metrics batch.
+    const changed = (k: keyof LabState) => !prev || s[k] !== prev[k];
+    if (changed('settings') || changed('phase')) renderFields(s);
+    if (['settings', 'phase', 'model', 'error', 'longRun', 'message', 'engine', 'engineError'].some((k) => changed(k as keyof LabState))) renderBanner(s);
 
-    const done = s.metrics.length ? s.metrics[s.metrics.length - 1].step : 0;
-    const total = s.settings.steps;
-    el<HTMLElement>('.lab-progress .bar').style.width = `${Math.min(100, (done / total) * 100)}%`;
+    const done = lastStep(s);
+    const total = actions.runTarget(s);
+    el<HTMLElement>('.lab-progress .bar').style.width = `${Math.min(100, (done / Math.max(1, total)) * 100)}%`;
     const eta = s.stepsPerSecond > 0 && s.phase === 'training' ? (total - done) / s.stepsPerSecond : null;
-    el<HTMLElement>('.lab-stats').textContent = `step ${done} / ${total}` + (s.stepsPerSecond ? ` · ${s.stepsPerSecond.toFixed(1)} steps/s` : '') + (eta != null ? ` · ETA ${formatEta(eta)}` : '');
+    // A total from an invalid steps field (the form names the problem) is not shown.
+    el<HTMLElement>('.lab-stats').textContent = `step ${done}${Number.isInteger(total) && total > 0 ? ` / ${total}` : ''}` + (s.stepsPerSecond ? ` · ${s.stepsPerSecond.toFixed(1)} steps/s` : '') + (eta != null ? ` · ETA ${formatEta(eta)}` : '');
 
     // Curves and maps redraw only when their data changed: metrics arrive ten times a second, and
     // re-joining every map cell (with its transition) each time costs long main-thread tasks.
-    if (!prev || s.metrics !== prev.metrics || total !== prev.settings.steps) later('curves', renderCurves);
+    if (!prev || s.metrics !== prev.metrics || total !== actions.runTarget(prev)) later('curves', renderCurves);
     if (!prev || s.maps !== prev.maps || s.mapsStep !== prev.mapsStep) later('maps', renderMaps);
-    el<HTMLElement>('.try-out').textContent = s.tryOutput ?? '';
+    const out = el<HTMLElement>('.try-out');
+    out.textContent = s.tryOutput?.text ?? '';
+    out.classList.toggle('error', Boolean(s.tryOutput?.error));
   }
 
   // Curves and maps are drawn outside the store's frame, each in its own task (maps one layer per
@@ -265,7 +258,7 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
 
   function renderCurves(s: LabState) {
     const curves = el<HTMLElement>('.curves');
-    const total = s.settings.steps;
+    const total = actions.runTarget(s);
     const loss = s.metrics.map((m) => ({ step: m.step, value: m.loss }));
     const acc = s.metrics.map((m) => ({ step: m.step, value: m.accuracy }));
     renderCurve(curves, 'loss', 'loss', loss, total, { log: true, color: '#542788' });
@@ -317,18 +310,20 @@ export function mountLab(root: HTMLElement, engine: EngineClient) {
     drawLayer(0);
   }
 
+  // Charts take their host's width: redraw them when it changes (e.g. the lab tab is shown).
+  let curvesWidth = 0;
+  new ResizeObserver(() => {
+    const w = el<HTMLElement>('.curves').clientWidth;
+    if (w !== curvesWidth) later('curves', renderCurves);
+    curvesWidth = w;
+  }).observe(el<HTMLElement>('.curves'));
+
   labStore.subscribe(render);
   render(labStore.get());
 
-  return {
-    engineReady(info: EngineInfo) {
-      labStore.set({ engine: info, phase: info.training ? 'idle' : 'unavailable' });
-    },
-    engineFailed(message: string) {
-      labStore.set({ engineError: message, phase: 'unavailable' });
-    },
-  };
 }
+
+const lastStep = (s: LabState) => (s.metrics.length ? s.metrics[s.metrics.length - 1].step : 0);
 
 function phaseText(s: LabState): string {
   switch (s.phase) {
@@ -339,9 +334,9 @@ function phaseText(s: LabState): string {
     case 'training':
       return 'Training…';
     case 'paused':
-      return 'Paused. Train resumes; Reset starts over.';
+      return 'Paused. Resume goes on; Reset starts over.';
     case 'done':
-      return 'Done. Try the model below, or download the checkpoint.';
+      return `Done. Try the model below, download the checkpoint, or train it ${s.settings.steps} more steps.`;
     case 'error':
       return 'Training stopped with an error.';
     default:
@@ -352,5 +347,6 @@ function phaseText(s: LabState): string {
 function formatEta(seconds: number) {
   if (!Number.isFinite(seconds)) return '—';
   if (seconds < 60) return `${Math.ceil(seconds)} s`;
-  return `${Math.floor(seconds / 60)} min ${Math.ceil(seconds % 60)} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${Math.floor(seconds % 60)} s`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
 }

@@ -1,0 +1,153 @@
+// Walkthrough traces, computed in the engine worker: one attention call with seeded random weights
+// (MultiHeadAttention.trace), or one layer of the lab's model (Model.trace), as a TraceResult.
+import type { AttnLab, StageName, Trace } from '../../attnlab';
+import type { StageData, Tensor, TraceRequest, TraceResult } from './protocol';
+import type { TrainingSession } from './training_engine';
+
+/** Copies an engine tensor into a Float32Array the worker owns (the binding already copies; this makes transfer safe). */
+const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
+
+function readStage(trace: Trace, name: StageName, perHeadNames: Set<string>): StageData {
+  const perHead = perHeadNames.has(name);
+  const n = perHead ? trace.numHeads(name) : 1;
+  const heads: Tensor[] = [];
+  for (let h = 0; h < n; h++) heads.push(own(perHead ? trace.stage(name, h) : trace.stage(name)));
+  return { name, perHead, heads };
+}
+
+// Per-head stages, as documented in include/attnlab/attention/stage.hpp.
+const PER_HEAD = new Set(['q', 'k', 'v', 'q_rot', 'k_rot', 'scores', 'scaled', 'masked', 'weights', 'context']);
+
+export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
+  const t0 = performance.now();
+  const [T, C] = req.x.shape;
+  const mha = new lab.MultiHeadAttention({
+    dModel: req.dModel,
+    numHeads: req.numHeads,
+    numKvHeads: req.numKvHeads,
+    bias: true,
+    seed: req.seed,
+  });
+  const deletables: { delete(): void }[] = [mha];
+  try {
+    const options = {
+      causal: req.causal,
+      keyPaddingMask: req.keyPaddingMask ? { shape: [T], data: req.keyPaddingMask } : null,
+      scale: req.scale,
+      positional: req.positional,
+      window: req.window ?? 0,
+      globalTokens: req.globalTokens ?? 0,
+    };
+    const tr = mha.trace(req.x, options);
+    deletables.push(tr);
+    const stageNames = tr.stageNames();
+    const stages: Record<string, StageData> = {};
+    for (const name of stageNames) stages[name] = readStage(tr, name, PER_HEAD);
+
+    const tr2 = mha.trace(req.x, { ...options, scale: false, stages: ['scaled', 'weights'] });
+    deletables.push(tr2);
+    const unscaled = { scaled: readStage(tr2, 'scaled', PER_HEAD), weights: readStage(tr2, 'weights', PER_HEAD) };
+
+    let positionTable: Tensor | null = null;
+    if (req.positional === 'sinusoidal') {
+      // The table the engine adds to x: the recorded x of an all-zero input.
+      const tr3 = mha.trace({ shape: [T, C], data: new Float32Array(T * C) }, { positional: 'sinusoidal', stages: ['x'] });
+      deletables.push(tr3);
+      positionTable = own(tr3.stage('x'));
+    }
+    const parameters: Record<string, Tensor> = {};
+    for (const name of mha.parameterNames()) parameters[name] = own(mha.getParameter(name));
+    const D = req.dModel / req.numHeads;
+    return {
+      request: req,
+      stageNames,
+      stages,
+      parameters,
+      unscaled,
+      positionTable,
+      scaleFactor: req.scale ? 1 / Math.sqrt(D) : 1,
+      elapsedMs: performance.now() - t0,
+    };
+  } finally {
+    for (const d of deletables.reverse()) d.delete();
+  }
+}
+
+/** Row softmax of a (T, S) matrix, -inf entries weigh 0 (the scaling step's "unscaled" picture). */
+function softmaxRows(t: Tensor): Tensor {
+  const [R, K] = t.shape;
+  const out = new Float32Array(R * K);
+  for (let i = 0; i < R; i++) {
+    let m = -Infinity;
+    for (let j = 0; j < K; j++) m = Math.max(m, t.data[i * K + j]);
+    let sum = 0;
+    for (let j = 0; j < K; j++) {
+      const e = t.data[i * K + j] === -Infinity ? 0 : Math.exp(t.data[i * K + j] - m);
+      out[i * K + j] = e;
+      sum += e;
+    }
+    for (let j = 0; j < K; j++) out[i * K + j] /= sum || 1;
+  }
+  return { shape: [R, K], data: out };
+}
+
+/** One layer of the lab's model on `text` (empty: the lab's example), recorded by Model.trace. */
+export function modelTrace(s: TrainingSession, sample: number[], text: string, layer: number): TraceResult {
+  const t0 = performance.now();
+  const tokens = text.trim() ? Array.from(s.task.encode(text)) : sample.length ? sample : s.sampleTokens();
+  if (!tokens.length) throw new Error('type an input in the task’s syntax first');
+  const c = s.model.config();
+  const tr = s.model.trace(Int32Array.from(tokens), { layer });
+  const stages: Record<string, StageData> = {};
+  let stageNames: StageName[];
+  try {
+    stageNames = tr.stageNames();
+    for (const name of stageNames) stages[name] = readStage(tr, name, PER_HEAD);
+  } finally {
+    tr.delete();
+  }
+  const parameters: Record<string, Tensor> = {};
+  const names = new Set(s.model.parameterNames());
+  for (const proj of ['q_proj', 'k_proj', 'v_proj', 'out_proj'])
+    for (const kind of ['weight', 'bias']) {
+      const name = `blocks.${layer}.attn.${proj}.${kind}`;
+      if (names.has(name)) parameters[`${proj}.${kind}`] = own(s.model.getParameter(name));
+    }
+  // The "unscaled" picture: the engine's raw scores, and their softmax under the same mask.
+  const masked = stages.masked ?? stages.scaled;
+  const unscaledWeights = stages.scores.heads.map((sc, h) => {
+    const m = masked.heads[h];
+    const data = new Float32Array(sc.data);
+    for (let i = 0; i < data.length; i++) if (m.data[i] === -Infinity) data[i] = -Infinity;
+    return softmaxRows({ shape: sc.shape, data });
+  });
+  const H = c.numHeads;
+  const D = c.dModel / H;
+  const kind = s.model.kind();
+  const x = stages.x.heads[0];
+  const labels = tokens.map((t) => s.text([t]));
+  // An encoder with a CLS token records one more row than there are tokens.
+  while (labels.length < x.shape[0]) labels.unshift('CLS');
+  return {
+    request: {
+      x: own(x),
+      dModel: c.dModel,
+      numHeads: H,
+      numKvHeads: c.numKvHeads || H,
+      seed: s.settings.seed,
+      positional: c.positional === 'rope' ? 'rope' : 'none',
+      causal: kind === 'decoder',
+      keyPaddingMask: null,
+      scale: c.scale,
+    },
+    model: { kind, task: s.settings.task, layer, layers: c.numLayers, tokens, text: s.text(tokens), labels },
+    stageNames,
+    stages,
+    parameters,
+    unscaled: { scaled: { name: 'scaled', perHead: true, heads: stages.scores.heads.map(own) }, weights: { name: 'weights', perHead: true, heads: unscaledWeights } },
+    positionTable: null,
+    scaleFactor: c.attentionScale ?? (c.scale ? 1 / Math.sqrt(D) : 1),
+    elapsedMs: performance.now() - t0,
+  };
+}
+

@@ -1,0 +1,196 @@
+// Lab actions: the only code that calls the engine for the lab and changes labStore (the view
+// reads the store and calls these). Engine work runs in the engine worker (engine/worker.ts).
+import type { EngineClient } from '../engine/client';
+import type { EngineInfo, LabSettings, RunInfo, TryResult, WorkerEvent } from '../engine/protocol';
+import { checkpointError } from './errors';
+import { labProblems, settingsChange, settingsToUrl } from './settings';
+import { labStore, type LabState } from './state';
+import { checkTryInput } from './try_input';
+
+const CHUNK = 1; // trainer steps per engine call: keeps pause responsive and curves smooth
+const REFRESH_EVERY = 25; // steps between attention-map refreshes
+/** A run estimated to take longer than this pauses, once its speed is measured, until the reader confirms. */
+export const LONG_RUN_SECONDS = 180;
+/** Training time before the speed counts as measured (the first steps allocate and run slower). */
+const MEASURE_MS = 1500;
+
+let engine: EngineClient | null = null;
+
+/** Connects the lab to the engine worker and follows its training events. */
+export function attachEngine(client: EngineClient) {
+  engine = client;
+  client.onEvent((ev: WorkerEvent) => {
+    const s = labStore.get();
+    if (!s.model || ev.run !== s.model.run) return; // a run that Reset or a new model ended
+    // Metrics arrive in batches; the store coalesces updates into one render per frame.
+    if (ev.event === 'lab.metrics') {
+      labStore.set({ metrics: s.metrics.concat(ev.metrics), stepsPerSecond: ev.stepsPerSecond });
+      checkLongRun(labStore.get());
+    } else if (ev.event === 'lab.maps') labStore.set({ maps: ev.maps, mapsStep: ev.step });
+    else if (ev.event === 'lab.stopped') {
+      if (ev.reason === 'error') labStore.set({ phase: 'error', error: { text: 'Training stopped with an error.', details: ev.message ?? null } });
+      else labStore.set({ phase: ev.reason });
+    }
+  });
+}
+
+function client(): EngineClient {
+  if (!engine) throw new Error('the lab is not attached to an engine');
+  return engine;
+}
+
+/** Pauses a run whose measured speed says it would take longer than LONG_RUN_SECONDS. */
+function checkLongRun(s: LabState) {
+  if (s.phase !== 'training' || s.longRunChecked || s.startedAt == null || !s.model) return;
+  if (performance.now() - s.startedAt < MEASURE_MS || !(s.stepsPerSecond > 0)) return;
+  const done = s.metrics.length ? s.metrics[s.metrics.length - 1].step : 0;
+  const seconds = (runTarget(s) - done) / s.stepsPerSecond;
+  if (seconds <= LONG_RUN_SECONDS) {
+    labStore.set({ longRunChecked: true });
+    return;
+  }
+  labStore.set({ longRun: { seconds, stepsPerSecond: s.stepsPerSecond } });
+  void client().call('ok', { kind: 'lab.pause' });
+}
+
+/** The step count the current run ends at. */
+export function runTarget(s: LabState): number {
+  return s.model ? s.runStart + s.model.settings.steps : s.settings.steps;
+}
+
+export const engineReady = (info: EngineInfo) => labStore.set({ engine: info, phase: info.training ? 'idle' : 'unavailable' });
+export const engineFailed = (message: string) => labStore.set({ engineError: message, phase: 'unavailable' });
+
+/** Takes the settings a link describes (before the engine is ready). */
+export const restore = (settings: LabSettings) => labStore.set({ settings });
+
+/**
+ * The reader changed a setting: the URL follows. Nothing is discarded here: Train decides, from
+ * what changed, whether it continues the model or builds a new one (the banner says which).
+ */
+export function changeSettings(settings: LabSettings) {
+  history.replaceState(null, '', settingsToUrl(settings, new URL(location.href)));
+  labStore.set({ settings, error: null });
+}
+
+/** Puts the form back to the current model's settings (the reader keeps the model after all). */
+export function keepModel(): LabSettings | null {
+  const m = labStore.get().model;
+  if (m) changeSettings(m.settings);
+  return m?.settings ?? null;
+}
+
+function adopt(info: RunInfo, settings: LabSettings, patch: Partial<LabState> = {}) {
+  labStore.set({ model: { settings, run: info.run, task: info.task }, runStart: info.steps, ...patch });
+}
+
+/** Set while Train waits for the engine to create or continue a model (a second click is ignored). */
+let starting = false;
+
+export async function train() {
+  const s = labStore.get();
+  if (s.phase === 'unavailable' || s.phase === 'training' || starting) return;
+  const problems = labProblems(s.settings);
+  if (problems.length) {
+    labStore.set({ error: { text: `Fix the settings first: ${problems.map((p) => p.message).join(' ')}`, details: null } });
+    return;
+  }
+  const change = s.model ? settingsChange(s.model.settings, s.settings) : 'model';
+  starting = true;
+  try {
+    if (change === 'model' || s.phase === 'error') {
+      const r = await client().call('created', { kind: 'lab.create', settings: s.settings, sample: [] }); // maps of the task's own example
+      adopt(r.info, s.settings, { metrics: [], maps: null, mapsStep: 0, tryOutput: null, stepsPerSecond: 0, longRunChecked: false });
+    } else if (change === 'training' || s.phase === 'done') {
+      // Same model, further training ("train 600 more", or with a new learning rate or batch).
+      const r = await client().call('created', { kind: 'lab.continue', settings: s.settings });
+      adopt(r.info, s.settings, { longRunChecked: false });
+    }
+    labStore.set({ phase: 'training', message: null, error: null, longRun: null, startedAt: performance.now() });
+    await client().call('ok', { kind: 'lab.run', chunk: CHUNK, refreshEvery: REFRESH_EVERY });
+  } catch (e) {
+    labStore.set({ phase: 'error', error: { text: 'The engine refused these settings.', details: (e as Error).message } });
+  } finally {
+    starting = false;
+  }
+}
+
+/** Goes on with a run that was paused because it would take long. */
+export async function confirmLongRun() {
+  labStore.set({ longRunChecked: true, longRun: null });
+  await train();
+}
+
+export async function pause() {
+  if (labStore.get().phase === 'training') await client().call('ok', { kind: 'lab.pause' });
+}
+
+/** Always a clean start: the model, its run and everything shown of it go. */
+export async function reset() {
+  const s = labStore.get();
+  if (s.phase === 'unavailable') return;
+  // The store forgets the run first, so its events still in flight are dropped.
+  labStore.set({ phase: 'idle', model: null, runStart: 0, metrics: [], stepsPerSecond: 0, maps: null, mapsStep: 0, tryOutput: null, message: null, error: null, startedAt: null, longRun: null, longRunChecked: false });
+  await client().call('ok', { kind: 'lab.dispose' });
+}
+
+/** The model's checkpoint bytes and a file name for them, or null (the banner says why). */
+export async function save(): Promise<{ bytes: Uint8Array; filename: string } | null> {
+  const m = labStore.get().model;
+  if (!m) {
+    labStore.set({ error: { text: 'There is no model to download yet: train one first.', details: null } });
+    return null;
+  }
+  try {
+    const r = await client().call('save', { kind: 'lab.save' });
+    return { bytes: r.bytes, filename: `attnlab-${m.settings.task}-seed${m.settings.seed}.safetensors` };
+  } catch (e) {
+    labStore.set({ error: { text: 'The checkpoint could not be written.', details: (e as Error).message } });
+    return null;
+  }
+}
+
+/** Runs the model on the reader's text, checked first against the task's format. */
+export async function tryModel(text: string, describe: (settings: LabSettings, r: TryResult) => string, maxNew: (settings: LabSettings) => number) {
+  const m = labStore.get().model;
+  if (!m) {
+    labStore.set({ tryOutput: { text: 'Train a model (or load a checkpoint) first.', error: true } });
+    return;
+  }
+  const input = checkTryInput(text, m.settings, m.task);
+  if ('error' in input) {
+    labStore.set({ tryOutput: { text: input.error, error: true } });
+    return;
+  }
+  try {
+    const r = (await client().call('try', { kind: 'lab.try', text: input.text, maxNew: maxNew(m.settings) })).result;
+    labStore.set({ tryOutput: { text: describe(m.settings, r), error: false } });
+  } catch (e) {
+    labStore.set({ tryOutput: { text: `The engine could not run that: ${(e as Error).message}`, error: true } });
+  }
+}
+
+/** Loads a checkpoint file; the settings follow it. Returns them, or null when the file was refused. */
+export async function loadCheckpoint(name: string, bytes: Uint8Array): Promise<LabSettings | null> {
+  try {
+    const r = await client().call('loaded', { kind: 'lab.load', bytes, settings: labStore.get().settings }, [bytes.buffer]);
+    history.replaceState(null, '', settingsToUrl(r.settings, new URL(location.href)));
+    adopt(r.info, r.settings, {
+      settings: r.settings,
+      phase: 'ready',
+      metrics: [],
+      stepsPerSecond: 0,
+      maps: r.maps,
+      mapsStep: 0,
+      tryOutput: null,
+      error: null,
+      longRun: null,
+      longRunChecked: false,
+      message: `Loaded ${name} (${r.settings.task}): try it below, or train it further.`,
+    });
+    return r.settings;
+  } catch (e) {
+    labStore.set({ error: checkpointError(name, (e as Error).message) });
+    return null;
+  }
+}
