@@ -42,7 +42,7 @@ export function mountWalkthrough(root: HTMLElement) {
           <select name="model"><option value="random">random weights</option><option value="trained" disabled>trained in the lab (train or load one first)</option></select>
         </label>
         <label class="field wide trained-only">input <span class="hint model-hint"></span>
-          <input name="modelInput" type="text" maxlength="80" spellcheck="false" placeholder="the lab’s example input" />
+          <input name="modelInput" type="text" spellcheck="false" placeholder="the lab’s example input" />
         </label>
         <label class="field trained-only">layer <select name="layer"></select></label>
         <label class="field wide random-only">Sentence <span class="hint">(up to ${MAX_TOKENS} tokens: words, or single Chinese characters)</span>
