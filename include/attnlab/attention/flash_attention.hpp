@@ -42,8 +42,8 @@ inline constexpr std::size_t kFlashKeyTile = 128;
 // Query rows of a tile for the active kernel table: kFlashQueryRows rounded up to a whole
 // number of the tile kernels' query strips (kernels::flash_strip()), so no strip is padding:
 // 48 with SSE2, AVX2 and WebAssembly (strips of 8, 16 and 8), 64 with AVX-512 (one strip of
-// 64). 48 is the fastest tile in WebAssembly and ties with 64 on AVX2; the choice is tuned in
-// docs/performance.md.
+// 64, of which 48 rows would leave a quarter padding). Tiles of 32 to 64 rows run alike where
+// the strips allow them (docs/performance.md).
 inline constexpr std::size_t kFlashQueryRows = 48;
 std::size_t flash_query_tile();
 

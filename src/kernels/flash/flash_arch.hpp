@@ -51,7 +51,7 @@ struct FlashShape {
     static constexpr bool kPvPairs = W == 16;
     // The forward's exponentials in the score kernel's epilogue, against the running reference
     // of the previous key tiles (flash_scores_exp): where the separate exp pass over a stored
-    // tile costs more than the epilogue does (WebAssembly; docs/performance.md).
+    // tile cannot overlap with the products (V8); natively both run alike (docs/performance.md).
 #if defined(__wasm_simd128__)
     static constexpr bool kLazyExp = true;
 #else
