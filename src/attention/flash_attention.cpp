@@ -4,14 +4,30 @@
 // T queries, S keys, D head dim of q and k, Dv head dim of v; br x bc one score tile
 // (br <= flash_query_tile() query rows, bc <= kFlashKeyTile keys).
 //
+// Each call takes one of three paths (FlashPath), chosen by named predicates, and each path is
+// a per-task function named for what it does:
+//
+//   path            chosen when                               forward                 backward (dk/dv; dq)
+//   fused_one_tile  fused_one_tile_{forward,backward}_applies forward_fused_one_tile  backward_fused_one_tile
+//                   (all keys in one tile, at most causal,
+//                   sizes the fused kernels take)
+//   single_tile     all_keys_in_one_tile                      forward_single_tile     backward_single_tile
+//   key_tiles       otherwise                                 forward_online_softmax  backward_key_tile;
+//                                                                                     backward_query_tile
+//
+// forward_online_softmax takes key tiles after the first by forward_lazy_reference_tile where
+// the kernel table prefers it (kernels::flash_lazy_exp(): WebAssembly) and no mask hides a pair
+// of the tile. The drivers (flash_attention_forward, flash_attention_backward) validate, pick
+// the path, pack what it needs and split the tasks over threads; each task's scratch is a
+// struct of named spans (ForwardScratch, BackwardScratch) in its thread's slot.
+//
 // The per-tile steps are ISA-dispatched SIMD kernels: score products and the forward's softmax
 // and p·V on operands packed once per head (kernels/flash_tiles.hpp; the forward stores a score
 // tile keys by queries), the backward's softmax step (kernels::flash_backward_tile,
 // kernels/softmax.hpp) and its gradient products (the blocked matmul, which runs inline inside a
-// pool task). When all keys fit one tile and no mask but the causal one applies, both
-// directions run the fused one-tile kernels instead (kernels/flash_tiles.hpp: scores kept in
-// registers, bit-identical).
-// Everything else here is index arithmetic, masks and the split of work over threads.
+// pool task); the fused one-tile kernels keep the scores in registers and are bit-identical to
+// the single-tile path. Everything else here is index arithmetic, masks and the split of work
+// over threads.
 #include "attnlab/attention/flash_attention.hpp"
 
 #include <algorithm>
@@ -262,12 +278,6 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
     }
 }
 
-// The forward's lazy-reference tiles over all threads of one call (FlashAttentionStats), added
-// once per task.
-struct LazyTileCounts {
-    std::atomic<std::size_t> tiles{0}, rescaled_rows{0}, recomputed_tiles{0};
-};
-
 // Counts tile scratch alive at once over all threads of one call (FlashAttentionStats).
 class ScratchMeter {
 public:
@@ -286,24 +296,6 @@ private:
 
 enum : int { kTileBuffer = kFlashBuffers, kPackedBuffer, kDeltaBuffer };
 using TileSlots = TaskSlots<kTileBuffer>;
-
-// The backward's K (B, Hkv, S, D) and V (B, Hkv, S, Dv) of every (batch, kv head), packed once
-// as strips (kernels/flash_tiles.hpp) in parallel: head bk's keys at packed + bk·(kp_size +
-// vp_size), its values kp_size floats later (s = q·kᵀ and dp = dO·vᵀ are both flash_scores
-// products). The buffer is the calling thread's, grow-only; workers only read it.
-float* pack_keys_values(const ConstHeadsView& k, const ConstHeadsView& v, const Dims& dm, std::size_t kp_size,
-                        std::size_t vp_size) {
-    float* const packed = thread_buffer<kPackedBuffer>(dm.batch * dm.kv_heads * (kp_size + vp_size));
-    parallel_for(0, dm.batch * dm.kv_heads, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t bk = begin; bk < end; ++bk) {
-            const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
-            float* kp = packed + bk * (kp_size + vp_size);
-            kernels::flash_pack_strips(k.head(b, hk), dm.s, dm.d, k.row_stride, 1.0f, kp);
-            kernels::flash_pack_strips(v.head(b, hk), dm.s, dm.dv, v.row_stride, 1.0f, kp + kp_size);
-        }
-    });
-    return packed;
-}
 
 // Floats of packing scratch the tile products need: B panels of (N <= BC, K <= max(D, Dv)) or
 // (N <= max(D, Dv), K <= BC).
@@ -333,6 +325,565 @@ private:
     float* data_;
     float* matmul_;
 };
+
+// A run of floats inside a task's scratch (what std::span<float> is in C++20).
+struct FloatSpan {
+    float* ptr = nullptr;
+    std::size_t len = 0;
+    float* data() const { return ptr; }
+    std::size_t size() const { return len; }
+    float* begin() const { return ptr; }
+    float* end() const { return ptr + len; }
+};
+
+// Hands out consecutive spans of a task's scratch slot, in the order asked. With a null slot it
+// only adds up their sizes (used()), which is how a call sizes its TileSlots.
+class ScratchCarver {
+public:
+    explicit ScratchCarver(float* slot) : slot_(slot) {}
+    FloatSpan take(std::size_t floats) {
+        const FloatSpan span{slot_ ? slot_ + used_ : nullptr, floats};
+        used_ += floats;
+        return span;
+    }
+    std::size_t used() const { return used_; }
+
+private:
+    float* slot_;
+    std::size_t used_ = 0;
+};
+
+// One task's tile of queries: rows [i0, i0 + rows) of head h (kv head hk) of batch row b,
+// bh = b·H + h indexing the (B, H, T) row statistics.
+struct QueryTile {
+    std::size_t b, h, hk, bh, i0, rows;
+};
+
+QueryTile query_tile(const Dims& dm, std::size_t br, std::size_t b, std::size_t h, std::size_t i0) {
+    return QueryTile{b, h, h / dm.group, b * dm.heads + h, i0, std::min(br, dm.t - i0)};
+}
+
+// One task's tile of keys: keys [j0, j0 + cols) of kv head hk of batch row b, bk = b·Hkv + hk.
+struct KeyTile {
+    std::size_t b, hk, bk, j0, cols;
+};
+
+// The key tile of dk/dv task `task` (tasks in (batch, kv head, key tile) order).
+KeyTile key_tile(const Dims& dm, std::size_t task) {
+    const std::size_t k_tiles = ceil_div(dm.s, BC);
+    const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
+    return KeyTile{bk / dm.kv_heads, bk % dm.kv_heads, bk, j0, std::min(BC, dm.s - j0)};
+}
+
+// ---- Which path a call takes ----------------------------------------------------------------
+
+// All keys fit one key tile (S <= kFlashKeyTile): each query tile meets exactly one key tile,
+// so no online softmax is needed and the backward's dk/dv pass can also write dq.
+bool all_keys_in_one_tile(const Dims& dm) { return dm.s <= BC; }
+
+// The fused one-tile kernels (kernels/flash_tiles.hpp) apply: one key tile, no mask but a causal
+// one, a key count and head dims the kernels take (the tiny models' training). The forward's
+// kernel takes any D; the backward's products need D to fit too.
+bool fused_one_tile_forward_applies(const Dims& dm, const AttentionMask& mask) {
+    return all_keys_in_one_tile(dm) && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.dv);
+}
+bool fused_one_tile_backward_applies(const Dims& dm, const AttentionMask& mask) {
+    return all_keys_in_one_tile(dm) && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.d) &&
+           kernels::one_tile_fits(dm.s, dm.dv);
+}
+
+// The paths. single_tile runs the recorded path's operations in the same order, so it equals
+// that path bit for bit; fused_one_tile equals single_tile bit for bit; key_tiles (an online
+// softmax) equals them to rounding.
+enum class FlashPath {
+    fused_one_tile,  // one key tile, at most causal: scores in registers (kernels::one_tile_*)
+    single_tile,     // one key tile: plain softmax with matmul products, any mask
+    key_tiles,       // several key tiles: online softmax over packed key tiles (forward); a dk/dv
+                     // pass and a dq pass over packed keys and values (backward)
+};
+
+FlashPath forward_path(const Dims& dm, const AttentionMask& mask) {
+    if (fused_one_tile_forward_applies(dm, mask)) return FlashPath::fused_one_tile;
+    return all_keys_in_one_tile(dm) ? FlashPath::single_tile : FlashPath::key_tiles;
+}
+FlashPath backward_path(const Dims& dm, const AttentionMask& mask) {
+    if (fused_one_tile_backward_applies(dm, mask)) return FlashPath::fused_one_tile;
+    return all_keys_in_one_tile(dm) ? FlashPath::single_tile : FlashPath::key_tiles;
+}
+
+// ---- Forward --------------------------------------------------------------------------------
+
+// The forward's keys and values of every (batch, kv head), packed once for the online softmax's
+// tile kernels (kernels/flash_tiles.hpp): linear in S, shared by all query tiles and query heads.
+// The score tiles are stored keys by queries (flash_softmax_pv_columns), so the keys are the
+// broadcast operand: each key tile packed as groups of flash_group() keys. Values whose rows are
+// already a whole number of strips are read in place (packing would copy them unchanged); else
+// padded to dp columns.
+struct ForwardPacked {
+    const float* data = nullptr;      // head bk's key tiles at bk·(key_floats + value_floats)
+    std::size_t key_tile_floats = 0;  // floats per packed key tile
+    std::size_t key_floats = 0;       // a head's packed key tiles
+    std::size_t value_floats = 0;     // a head's packed values (S, dp); 0 when read in place
+    std::size_t dp = 0;               // packed value row length (flash_padded_value_dim)
+    bool values_in_place = false;
+    std::size_t floats(const Dims& dm) const { return dm.batch * dm.kv_heads * (key_floats + value_floats); }
+    const float* keys(std::size_t bk) const { return data + bk * (key_floats + value_floats); }
+    const float* values(std::size_t bk) const { return keys(bk) + key_floats; }
+};
+
+// Packs K (B, Hkv, S, D) and V (B, Hkv, S, Dv) as ForwardPacked says, one task per (batch, kv
+// head, key tile). The buffer is the calling thread's, grow-only; workers only read it.
+ForwardPacked pack_forward_keys(const ConstHeadsView& k, const ConstHeadsView& v, const Dims& dm, const char* where) {
+    ForwardPacked packed;
+    const std::size_t k_tiles = ceil_div(dm.s, BC);
+    packed.key_tile_floats = kernels::flash_groups_size(BC, dm.d);
+    packed.key_floats = k_tiles * packed.key_tile_floats;
+    packed.dp = kernels::flash_padded_value_dim(dm.dv);
+    packed.values_in_place = packed.dp == dm.dv;
+    packed.value_floats = packed.values_in_place ? 0 : dm.s * packed.dp;
+    const std::size_t heads_kv = dm.batch * dm.kv_heads, per_head = packed.key_floats + packed.value_floats;
+    require_allocatable({heads_kv, per_head}, where, "the packed keys and values");
+    float* const data = thread_buffer<kPackedBuffer>(heads_kv * per_head);
+    parallel_for(0, heads_kv * k_tiles, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t task = begin; task < end; ++task) {
+            const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
+            const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
+            const std::size_t cols = std::min(BC, dm.s - j0);
+            float* kp = data + bk * per_head;
+            kernels::flash_pack_groups(k.row(b, hk, j0), cols, dm.d, k.row_stride, 1.0f,
+                                       kp + (j0 / BC) * packed.key_tile_floats);
+            if (!packed.values_in_place) {
+                kernels::flash_pack_values(v.row(b, hk, j0), cols, dm.dv, v.row_stride,
+                                           kp + packed.key_floats + j0 * packed.dp);
+            }
+        }
+    });
+    packed.data = data;
+    return packed;
+}
+
+// What every task of one forward call reads.
+struct ForwardCall {
+    ConstHeadsView q, k, v;  // (B, H, T, D), (B, Hkv, S, D), (B, Hkv, S, Dv)
+    HeadsView context;       // (B, H, T, Dv)
+    const AttentionMask& mask;
+    Dims dm;
+    std::size_t br;               // query rows of a tile (flash_query_tile())
+    std::size_t ldq_max;          // br rounded up to whole strips: the queries of a stored score tile
+    float factor;                 // the softmax scale
+    FlashPath path;
+    bool lazy;                    // the table prefers the lazy-reference variant (kernels::flash_lazy_exp())
+    float* logsumexp;             // (B, H, T), or null
+    float* kept_weights;          // fused_one_tile: (B·H·T, kOneTileLd) weights for the backward, or null
+    ForwardPacked packed;         // key_tiles only
+};
+
+// A forward task's scratch, named. Laid out in one slot of the call's TileSlots; every path
+// gets the same spans (so the scratch does not depend on the sequence length), except keys_t,
+// which only the fused path has, and tile_max and tile_sum, only where the table prefers the
+// lazy-reference variant.
+struct ForwardScratch {
+    // key_tiles: (bc, ldq) scores stored keys by queries, then probabilities; one key tile:
+    // (br, bc) scores stored queries by keys, then probabilities
+    FloatSpan scores;
+    FloatSpan out;       // (br, Dp) key_tiles: the unnormalised output o
+    FloatSpan queries;   // (ldq, D) key_tiles: the query tile packed as strips, times scale·log2(e)
+    FloatSpan row_max;   // (ldq) m: running max of the scaled scores (lazy: at most kLazyMargin below)
+    FloatSpan row_sum;   // (ldq) l: running sum of exp(scaled - m)
+    FloatSpan rescale;   // (ldq) exp(m_old - m_new) of the last key tile
+    FloatSpan tile_max;  // (ldq) lazy: the max of a key tile's scores
+    FloatSpan tile_sum;  // (ldq) lazy: and its sum of p
+    FloatSpan keys_t;    // (D, S) fused_one_tile: Kᵀ of the head
+    std::size_t floats;  // all of the above
+
+    ForwardScratch(float* slot, const ForwardCall& c) {
+        ScratchCarver carve(slot);
+        const std::size_t dp = kernels::flash_padded_value_dim(c.dm.dv);
+        scores = carve.take(std::max(BC * c.ldq_max, c.br * BC));
+        out = carve.take(c.br * dp);
+        queries = carve.take(kernels::flash_strips_size(c.br, c.dm.d));
+        row_max = carve.take(c.ldq_max);
+        row_sum = carve.take(c.ldq_max);
+        rescale = carve.take(c.ldq_max);
+        tile_max = carve.take(c.lazy ? c.ldq_max : 0);
+        tile_sum = carve.take(c.lazy ? c.ldq_max : 0);
+        keys_t = carve.take(c.path == FlashPath::fused_one_tile ? c.dm.d * c.dm.s : 0);
+        floats = carve.used();
+    }
+};
+
+// The forward's lazy-reference key tiles of one task (FlashAttentionStats::lazy_*).
+struct LazyTally {
+    std::size_t tiles = 0, rescaled_rows = 0, recomputed_tiles = 0;
+};
+
+// The same over all tasks of one call, added once per task.
+struct LazyTileCounts {
+    std::atomic<std::size_t> tiles{0}, rescaled_rows{0}, recomputed_tiles{0};
+    void add(const LazyTally& t) {
+        tiles += t.tiles;
+        rescaled_rows += t.rescaled_rows;
+        recomputed_tiles += t.recomputed_tiles;
+    }
+};
+
+// Fused one-tile path: softmax(scale·q_i·kᵀ) with the scores in registers, on a Kᵀ transposed
+// per task, then o_i = p·v (kernels/flash_tiles.hpp), bit-identical to forward_single_tile.
+// p goes to the kept weights when the backward asked for them. Leaves m and l (natural units)
+// in s.row_max, s.row_sum.
+void forward_fused_one_tile(const ForwardCall& c, const QueryTile& t, const ForwardScratch& s) {
+    const Dims& dm = c.dm;
+    const float* kh = c.k.head(t.b, t.hk);  // (S, D) with k.row_stride
+    float* p = c.kept_weights ? c.kept_weights + (t.bh * dm.t + t.i0) * kernels::kOneTileLd : s.scores.data();
+    kernels::one_tile_transpose(kh, dm.s, dm.d, c.k.row_stride, s.keys_t.data());
+    kernels::one_tile_softmax(c.q.row(t.b, t.h, t.i0), c.q.row_stride, t.rows, dm.d, s.keys_t.data(), dm.s, c.factor,
+                              causal_from(c.mask, dm, t.i0), p, s.row_max.data(), s.row_sum.data());
+    kernels::one_tile_product(false, p, t.rows, dm.s, c.v.head(t.b, t.hk), c.v.row_stride, dm.dv,
+                              c.context.row(t.b, t.h, t.i0), c.context.row_stride, false);
+}
+
+// Single-tile path: all keys in one tile, so a plain softmax (normalise p, then p·v): the very
+// operations of the recorded path in the same order, so the results are bit-identical to it.
+// Any mask. Leaves m and l (natural units) in s.row_max, s.row_sum.
+void forward_single_tile(const ForwardCall& c, const QueryTile& t, const ForwardScratch& s, float* matmul_scratch) {
+    const Dims& dm = c.dm;
+    float* st = s.scores.data();  // (br, bc) queries by keys
+    kernels::matmul_nt(c.q.row(t.b, t.h, t.i0), c.q.row_stride, c.k.head(t.b, t.hk), c.k.row_stride, st, BC, t.rows,
+                       dm.s, dm.d, Accumulate::no, nullptr, matmul_scratch);
+    if (c.mask.any()) mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.i0, t.rows, 0, dm.s, st, BC);
+    kernels::softmax_tile(st, t.rows, dm.s, BC, c.factor, s.row_max.data(), s.row_sum.data());
+    kernels::matmul_nn(st, BC, c.v.head(t.b, t.hk), c.v.row_stride, c.context.row(t.b, t.h, t.i0),
+                       c.context.row_stride, t.rows, dm.dv, dm.s, Accumulate::no, nullptr, matmul_scratch);
+}
+
+// Lazy-reference variant of one key tile of the online softmax (kernels::flash_lazy_exp()): for
+// a key tile after the first, with no masked pair, pᵀ = 2^(k_j·q_iᵀ - m) is taken inside the
+// score product against the previous tiles' reference m, then settled (settle_lazy_tile) and
+// o += p·v_j. Returns false, having changed only s.scores, when the tile must be recomputed by
+// the two-pass kernels. kg: the packed key tile; vj: (cols, Dp) values with ldv.
+bool forward_lazy_reference_tile(const ForwardCall& c, const ForwardScratch& s, const float* kg, const float* vj,
+                                 std::size_t ldv, std::size_t rows, std::size_t cols, LazyTally& tally) {
+    const std::size_t strip = kernels::flash_strip();
+    const std::size_t q_strips = ceil_div(rows, strip), ldq = q_strips * strip;
+    std::fill(s.tile_max.begin(), s.tile_max.begin() + ldq, kNegInf);
+    std::fill(s.tile_sum.begin(), s.tile_sum.begin() + ldq, 0.0f);
+    kernels::flash_scores_exp(kg, cols, c.dm.d, s.queries.data(), q_strips, s.scores.data(), ldq, s.row_max.data(),
+                              s.tile_max.data(), s.tile_sum.data());
+    std::size_t rescaled = 0;
+    if (!settle_lazy_tile(s.scores.data(), rows, cols, ldq, s.row_max.data(), s.row_sum.data(), s.tile_max.data(),
+                          s.tile_sum.data(), s.rescale.data(), &rescaled)) {
+        return false;
+    }
+    kernels::flash_pv_columns(s.scores.data(), rows, cols, ldq, vj, ldv, c.packed.dp, s.out.data(),
+                              rescaled > 0 ? s.rescale.data() : nullptr);
+    tally.rescaled_rows += rescaled;
+    return true;
+}
+
+// Online softmax over key tiles (the FlashAttention loop): per key tile j that the mask leaves
+// anything of, sᵀ = k_j·q_iᵀ (scores stored keys by queries, in log2 units), masked; then
+// m' = max(m, rowmax s), p = 2^(s - m'), l = 2^(m - m')·l + rowsum p, o = 2^(m - m')·o + p·v_j;
+// finally o /= l. Key tiles after the first take the lazy-reference variant where c.lazy and no
+// mask hides a pair of the tile. Leaves m and l (natural units) in s.row_max, s.row_sum.
+void forward_online_softmax(const ForwardCall& c, const QueryTile& t, const ForwardScratch& s, LazyTally& tally) {
+    const Dims& dm = c.dm;
+    const std::size_t strip = kernels::flash_strip(), dp = c.packed.dp;
+    const std::size_t q_strips = ceil_div(t.rows, strip), ldq = q_strips * strip;
+    const std::size_t bk = t.b * dm.kv_heads + t.hk;
+    const float* kp = c.packed.keys(bk);  // the head's packed key tiles
+    const float* vp = c.packed.values_in_place ? c.v.head(t.b, t.hk) : c.packed.values(bk);  // (S, Dp)
+    const std::size_t ldv = c.packed.values_in_place ? c.v.row_stride : dp;
+    std::fill(s.row_max.begin(), s.row_max.begin() + ldq, kNegInf);
+    std::fill(s.row_sum.begin(), s.row_sum.begin() + ldq, 0.0f);
+    std::fill(s.out.begin(), s.out.begin() + t.rows * dp, 0.0f);
+    kernels::flash_pack_strips(c.q.row(t.b, t.h, t.i0), t.rows, dm.d, c.q.row_stride, c.factor * kLog2e,
+                               s.queries.data());
+    const std::size_t j_end = key_end(dm, c.mask.causal, t.i0, t.rows);
+    bool have_reference = false;  // a key tile has set row_max
+    for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
+        const std::size_t cols = std::min(BC, j_end - j0);
+        if (tile_skipped(c.mask, dm, t.b, t.i0, t.rows, j0, cols)) continue;
+        const float* kg = kp + (j0 / BC) * c.packed.key_tile_floats;  // the key tile, packed as groups
+        const float* vj = vp + j0 * ldv;                                // (cols, Dp) with ldv
+        if (c.lazy && have_reference && tile_unmasked(c.mask, dm, t.i0, j0, cols)) {
+            ++tally.tiles;
+            if (forward_lazy_reference_tile(c, s, kg, vj, ldv, t.rows, cols, tally)) continue;
+            ++tally.recomputed_tiles;
+        }
+        kernels::flash_scores(kg, cols, dm.d, s.queries.data(), q_strips, s.scores.data(), ldq);
+        if (c.mask.any()) {
+            mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.i0, t.rows, j0, cols, s.scores.data(), ldq);
+        }
+        kernels::flash_softmax_pv_columns(s.scores.data(), t.rows, cols, ldq, vj, ldv, dp, s.out.data(),
+                                          s.row_max.data(), s.row_sum.data(), s.rescale.data());
+        have_reference = true;
+    }
+    // o /= l. Rows that saw no key keep o = 0.
+    for (std::size_t r = 0; r < t.rows; ++r) {
+        const float inv = s.row_sum.data()[r] == 0.0f ? 0.0f : 1.0f / s.row_sum.data()[r];
+        const float* o = s.out.data() + r * dp;
+        float* out = c.context.row(t.b, t.h, t.i0 + r);
+        for (std::size_t col = 0; col < dm.dv; ++col) out[col] = o[col] * inv;
+    }
+    // m back in natural units (ln 2 · m₂) for the logsumexp.
+    for (std::size_t r = 0; r < t.rows; ++r) s.row_max.data()[r] *= kLn2;
+}
+
+// logsumexp = m + log(l) of the tile's rows, -inf for rows that saw no key.
+void write_logsumexp(const ForwardCall& c, const QueryTile& t, const ForwardScratch& s) {
+    if (!c.logsumexp) return;
+    for (std::size_t r = 0; r < t.rows; ++r) {
+        const float l = s.row_sum.data()[r];
+        c.logsumexp[t.bh * c.dm.t + t.i0 + r] = l == 0.0f ? kNegInf : s.row_max.data()[r] + std::log(l);
+    }
+}
+
+// ---- Backward -------------------------------------------------------------------------------
+
+// delta = rowsum(dO ⊙ O) (B, H, T): Σ_j p_j·dp_j of the softmax Jacobian, since
+// Σ_j p_j (dO · v_j) = dO · Σ_j p_j v_j = dO · O. dcontext, context: (B, H, T, Dv).
+void output_gradient_dots(const ConstHeadsView& dcontext, const ConstHeadsView& context, const Dims& dm,
+                          float* delta) {
+    if (dm.t == 0) return;
+    parallel_for(
+        0, dm.batch * dm.heads,
+        [&](std::size_t begin, std::size_t end) {
+            for (std::size_t bh = begin; bh < end; ++bh) {
+                const std::size_t b = bh / dm.heads, h = bh % dm.heads;
+                kernels::flash_row_dots(dcontext.row(b, h, 0), dcontext.row_stride, context.row(b, h, 0),
+                                        context.row_stride, dm.t, dm.dv, delta + bh * dm.t);
+            }
+        },
+        std::max<std::size_t>(1, 1024 / dm.t));
+}
+
+// The backward's K (B, Hkv, S, D) and V (B, Hkv, S, Dv) of every (batch, kv head), packed once
+// as strips for the key_tiles path (s = q·kᵀ and dp = dO·vᵀ are both flash_scores products, each
+// packed operand used by many tiles).
+struct BackwardPacked {
+    const float* data = nullptr;  // head bk's keys at bk·(key_floats + value_floats), then its values
+    std::size_t key_floats = 0, value_floats = 0;
+    std::size_t floats(const Dims& dm) const { return dm.batch * dm.kv_heads * (key_floats + value_floats); }
+    const float* keys(std::size_t bk) const { return data + bk * (key_floats + value_floats); }
+    const float* values(std::size_t bk) const { return keys(bk) + key_floats; }
+};
+
+// Packs as BackwardPacked says, in parallel. The buffer is the calling thread's, grow-only;
+// workers only read it.
+BackwardPacked pack_backward_keys(const ConstHeadsView& k, const ConstHeadsView& v, const Dims& dm,
+                                  const char* where) {
+    BackwardPacked packed;
+    packed.key_floats = kernels::flash_strips_size(dm.s, dm.d);
+    packed.value_floats = kernels::flash_strips_size(dm.s, dm.dv);
+    const std::size_t heads_kv = dm.batch * dm.kv_heads;
+    require_allocatable({heads_kv, packed.key_floats + packed.value_floats}, where, "the packed keys and values");
+    float* const data = thread_buffer<kPackedBuffer>(packed.floats(dm));
+    parallel_for(0, heads_kv, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t bk = begin; bk < end; ++bk) {
+            const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
+            float* kp = data + bk * (packed.key_floats + packed.value_floats);
+            kernels::flash_pack_strips(k.head(b, hk), dm.s, dm.d, k.row_stride, 1.0f, kp);
+            kernels::flash_pack_strips(v.head(b, hk), dm.s, dm.dv, v.row_stride, 1.0f, kp + packed.key_floats);
+        }
+    });
+    packed.data = data;
+    return packed;
+}
+
+// What every task of one backward call reads.
+struct BackwardCall {
+    ConstHeadsView dout, q, k, v;  // (B, H, T, Dv), (B, H, T, D), (B, Hkv, S, D), (B, Hkv, S, Dv)
+    HeadsView dq, dk, dv;          // (B, H, T, D), (B, Hkv, S, D), (B, Hkv, S, Dv)
+    const AttentionMask& mask;
+    Dims dm;
+    std::size_t br;             // query rows of a tile (flash_query_tile())
+    float factor;               // the softmax scale
+    FlashPath path;
+    const float* lse;           // (B, H, T) logsumexp from the forward
+    const float* delta;         // (B, H, T) rowsum(dO ⊙ O)
+    const float* kept_weights;  // fused_one_tile: (B·H·T, kOneTileLd) the forward's weights, or null
+    BackwardPacked packed;      // key_tiles only
+};
+
+// A backward task's scratch, named. Laid out in one slot of the call's TileSlots; spans a path
+// does not use have size 0.
+struct BackwardScratch {
+    FloatSpan p;         // (br, bc) scores, then probabilities
+    FloatSpan ds;        // (br, bc) dO·vᵀ, then the score gradient
+    FloatSpan queries;   // (br, D) key_tiles: the query tile packed as groups
+    FloatSpan dout;      // (br, Dv) key_tiles: the output gradients packed as groups
+    FloatSpan keys_t;    // (D, S) fused_one_tile: Kᵀ of the head
+    FloatSpan values_t;  // (Dv, S) fused_one_tile: Vᵀ of the head
+    std::size_t floats;  // all of the above
+
+    BackwardScratch(float* slot, const BackwardCall& c) {
+        ScratchCarver carve(slot);
+        const bool packed = c.path == FlashPath::key_tiles, fused = c.path == FlashPath::fused_one_tile;
+        p = carve.take(c.br * BC);
+        ds = carve.take(c.br * BC);
+        queries = carve.take(packed ? kernels::flash_groups_size(c.br, c.dm.d) : 0);
+        dout = carve.take(packed ? kernels::flash_groups_size(c.br, c.dm.dv) : 0);
+        keys_t = carve.take(fused ? c.dm.d * c.dm.s : 0);
+        values_t = carve.take(fused ? c.dm.dv * c.dm.s : 0);
+        floats = carve.used();
+    }
+};
+
+// The dk/dv pass's walk over one key tile: calls pair(t, add) for each query tile of the kv
+// head's group of query heads that the masks leave anything of, in order (add: false for the
+// first, whose products overwrite dk_j and dv_j, true after). Zeroes the rows of dk and dv that
+// no query sees, and, when this pass also writes dq (one key tile), the rows of dq that see no
+// key.
+template <class Pair>
+void for_each_query_tile(const BackwardCall& c, const KeyTile& kt, Pair&& pair) {
+    const Dims& dm = c.dm;
+    const bool dq_here = c.path != FlashPath::key_tiles;
+    bool add = false;
+    const std::size_t first_row = query_begin(dm, c.mask.causal, kt.j0) / c.br * c.br;
+    for (std::size_t g = 0; g < dm.group; ++g) {
+        const std::size_t h = kt.hk * dm.group + g;
+        if (dq_here) zero_rows(c.dq, kt.b, h, 0, first_row);  // rows that see no key
+        for (std::size_t i0 = first_row; i0 < dm.t; i0 += c.br) {
+            const QueryTile t = query_tile(dm, c.br, kt.b, h, i0);
+            if (tile_skipped(c.mask, dm, kt.b, t.i0, t.rows, kt.j0, kt.cols)) {
+                if (dq_here) zero_rows(c.dq, kt.b, h, t.i0, t.rows);
+                continue;
+            }
+            pair(t, add);
+            add = true;
+        }
+    }
+    if (!add) {  // no query sees these keys
+        zero_rows(c.dk, kt.b, kt.hk, kt.j0, kt.cols);
+        zero_rows(c.dv, kt.b, kt.hk, kt.j0, kt.cols);
+    }
+}
+
+// Asks for the key tile's keys and values and its group's first queries to be read into cache:
+// the fused path calls it for the next task, whose rows then arrive while this one computes.
+void prefetch_key_tile(const BackwardCall& c, const KeyTile& kt) {
+    prefetch_rows(c.k.row(kt.b, kt.hk, kt.j0), kt.cols, c.k.row_stride);
+    prefetch_rows(c.v.row(kt.b, kt.hk, kt.j0), kt.cols, c.v.row_stride);
+    prefetch_rows(c.q.row(kt.b, kt.hk * c.dm.group, 0), std::min(c.br, c.dm.t), c.q.row_stride);
+}
+
+// Fused one-tile path of the dk/dv pass (the only key tile, at most causal): s and dp stay in
+// registers (kernels::one_tile_backward, on Kᵀ and Vᵀ transposed per task), or p is read from
+// the forward's kept weights (one_tile_backward_from_weights: no Kᵀ, no q·kᵀ, no exp); then
+// dv_j (+)= pᵀ·dO_i, dk_j (+)= dsᵀ·q_i and dq_i = ds·k_j by one_tile_product. Bit-identical to
+// backward_single_tile.
+void backward_fused_one_tile(const BackwardCall& c, const KeyTile& kt, const BackwardScratch& s) {
+    const Dims& dm = c.dm;
+    const float* kj = c.k.row(kt.b, kt.hk, kt.j0);  // (bc, D) with k.row_stride
+    if (!c.kept_weights) kernels::one_tile_transpose(kj, kt.cols, dm.d, c.k.row_stride, s.keys_t.data());
+    kernels::one_tile_transpose(c.v.row(kt.b, kt.hk, kt.j0), kt.cols, dm.dv, c.v.row_stride, s.values_t.data());
+    float* dkj = c.dk.row(kt.b, kt.hk, kt.j0);  // (bc, D) with dk.row_stride
+    float* dvj = c.dv.row(kt.b, kt.hk, kt.j0);  // (bc, Dv) with dv.row_stride
+    for_each_query_tile(c, kt, [&](const QueryTile& t, bool add) {
+        const float* qi = c.q.row(t.b, t.h, t.i0);      // (br, D) with q.row_stride
+        const float* doi = c.dout.row(t.b, t.h, t.i0);  // (br, Dv) with dout.row_stride
+        const float* lse = c.lse + t.bh * dm.t + t.i0;
+        const float* delta = c.delta + t.bh * dm.t + t.i0;
+        const float* p = s.p.data();
+        if (c.kept_weights) {
+            p = c.kept_weights + (t.bh * dm.t + t.i0) * kernels::kOneTileLd;
+            kernels::one_tile_backward_from_weights(doi, c.dout.row_stride, t.rows, dm.dv, s.values_t.data(),
+                                                    kt.cols, c.factor, lse, delta, p, s.ds.data());
+        } else {
+            kernels::one_tile_backward(qi, c.q.row_stride, doi, c.dout.row_stride, t.rows, dm.d, dm.dv,
+                                       s.keys_t.data(), s.values_t.data(), kt.cols, c.factor,
+                                       causal_from(c.mask, dm, t.i0), lse, delta, s.p.data(), s.ds.data());
+        }
+        kernels::one_tile_product(true, p, kt.cols, t.rows, doi, c.dout.row_stride, dm.dv, dvj, c.dv.row_stride, add);
+        kernels::one_tile_product(true, s.ds.data(), kt.cols, t.rows, qi, c.q.row_stride, dm.d, dkj, c.dk.row_stride,
+                                  add);
+        kernels::one_tile_product(false, s.ds.data(), t.rows, kt.cols, kj, c.k.row_stride, dm.d,
+                                  c.dq.row(t.b, t.h, t.i0), c.dq.row_stride, false);
+    });
+}
+
+// The steps every unfused tile pair shares, once s = q_i·k_jᵀ is in s.p and dp = dO_i·v_jᵀ in
+// s.ds (both (rows, cols) with bc): mask s; p = exp(s·scale - lse), ds = p ⊙ (dp - delta)·scale;
+// then context = p·v => dv_j (+)= pᵀ·dO_i, scores = q·kᵀ => dk_j (+)= dsᵀ·q_i.
+void backward_tile_gradients(const BackwardCall& c, const QueryTile& t, const KeyTile& kt, const BackwardScratch& s,
+                             bool add, float* matmul_scratch) {
+    const Dims& dm = c.dm;
+    if (c.mask.any()) {
+        mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.i0, t.rows, kt.j0, kt.cols, s.p.data(), BC);
+    }
+    kernels::flash_backward_tile(s.p.data(), s.ds.data(), t.rows, kt.cols, BC, c.factor, c.lse + t.bh * dm.t + t.i0,
+                                 c.delta + t.bh * dm.t + t.i0);
+    const Accumulate acc = add ? Accumulate::yes : Accumulate::no;
+    kernels::matmul_tn(s.p.data(), BC, c.dout.row(t.b, t.h, t.i0), c.dout.row_stride, c.dv.row(kt.b, kt.hk, kt.j0),
+                       c.dv.row_stride, kt.cols, dm.dv, t.rows, acc, nullptr, matmul_scratch);
+    kernels::matmul_tn(s.ds.data(), BC, c.q.row(t.b, t.h, t.i0), c.q.row_stride, c.dk.row(kt.b, kt.hk, kt.j0),
+                       c.dk.row_stride, kt.cols, dm.d, t.rows, acc, nullptr, matmul_scratch);
+}
+
+// Single-tile path of the dk/dv pass (the only key tile, any mask): s and dp are matmul_nt
+// products of q, dO, k, v read in place (no packing), and since this is the query tile's only
+// key tile, dq_i = ds·k_j is its whole sum, written here.
+void backward_single_tile(const BackwardCall& c, const KeyTile& kt, const BackwardScratch& s, float* matmul_scratch) {
+    const Dims& dm = c.dm;
+    const float* kj = c.k.row(kt.b, kt.hk, kt.j0);  // (bc, D) with k.row_stride
+    for_each_query_tile(c, kt, [&](const QueryTile& t, bool add) {
+        kernels::matmul_nt(c.q.row(t.b, t.h, t.i0), c.q.row_stride, kj, c.k.row_stride, s.p.data(), BC, t.rows,
+                           kt.cols, dm.d, Accumulate::no, nullptr, matmul_scratch);
+        kernels::matmul_nt(c.dout.row(t.b, t.h, t.i0), c.dout.row_stride, c.v.row(kt.b, kt.hk, kt.j0),
+                           c.v.row_stride, s.ds.data(), BC, t.rows, kt.cols, dm.dv, Accumulate::no, nullptr,
+                           matmul_scratch);
+        backward_tile_gradients(c, t, kt, s, add, matmul_scratch);
+        // scores = q·kᵀ  =>  dq_i = ds·k_j
+        kernels::matmul_nn(s.ds.data(), BC, kj, c.k.row_stride, c.dq.row(t.b, t.h, t.i0), c.dq.row_stride, t.rows,
+                           dm.d, kt.cols, Accumulate::no, nullptr, matmul_scratch);
+    });
+}
+
+// Key-tiles path, dk/dv pass (one task per key tile): s and dp are flash_scores products of the
+// query tile and output gradients packed as groups with the packed keys and values.
+void backward_key_tile(const BackwardCall& c, const KeyTile& kt, const BackwardScratch& s, float* matmul_scratch) {
+    const Dims& dm = c.dm;
+    const std::size_t strips = ceil_div(kt.cols, kernels::flash_strip());
+    const float* kp = c.packed.keys(kt.bk) + kt.j0 * dm.d;     // the key tile's strips
+    const float* vp = c.packed.values(kt.bk) + kt.j0 * dm.dv;  // the value tile's strips
+    for_each_query_tile(c, kt, [&](const QueryTile& t, bool add) {
+        kernels::flash_pack_groups(c.q.row(t.b, t.h, t.i0), t.rows, dm.d, c.q.row_stride, 1.0f, s.queries.data());
+        kernels::flash_pack_groups(c.dout.row(t.b, t.h, t.i0), t.rows, dm.dv, c.dout.row_stride, 1.0f,
+                                   s.dout.data());
+        kernels::flash_scores(s.queries.data(), t.rows, dm.d, kp, strips, s.p.data(), BC);
+        kernels::flash_scores(s.dout.data(), t.rows, dm.dv, vp, strips, s.ds.data(), BC);
+        backward_tile_gradients(c, t, kt, s, add, matmul_scratch);
+    });
+}
+
+// Key-tiles path, dq pass (one task per query tile, which owns those rows of dq): per key tile
+// the query tile sees, s, dp, p and ds again, then scores = q·kᵀ => dq_i (+)= ds·k_j.
+void backward_query_tile(const BackwardCall& c, const QueryTile& t, const BackwardScratch& s, float* matmul_scratch) {
+    const Dims& dm = c.dm;
+    const std::size_t bk = t.b * dm.kv_heads + t.hk, strip = kernels::flash_strip();
+    const float* kh = c.k.head(t.b, t.hk);  // (S, D) with k.row_stride
+    float* dqi = c.dq.row(t.b, t.h, t.i0);   // (br, D) with dq.row_stride
+    kernels::flash_pack_groups(c.q.row(t.b, t.h, t.i0), t.rows, dm.d, c.q.row_stride, 1.0f, s.queries.data());
+    kernels::flash_pack_groups(c.dout.row(t.b, t.h, t.i0), t.rows, dm.dv, c.dout.row_stride, 1.0f, s.dout.data());
+    Accumulate acc = Accumulate::no;  // the first key tile overwrites dq_i
+    const std::size_t j_end = key_end(dm, c.mask.causal, t.i0, t.rows);
+    for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
+        const std::size_t cols = std::min(BC, j_end - j0), strips = ceil_div(cols, strip);
+        if (tile_skipped(c.mask, dm, t.b, t.i0, t.rows, j0, cols)) continue;
+        kernels::flash_scores(s.queries.data(), t.rows, dm.d, c.packed.keys(bk) + j0 * dm.d, strips, s.p.data(), BC);
+        if (c.mask.any()) {
+            mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.i0, t.rows, j0, cols, s.p.data(), BC);
+        }
+        kernels::flash_scores(s.dout.data(), t.rows, dm.dv, c.packed.values(bk) + j0 * dm.dv, strips, s.ds.data(),
+                              BC);
+        kernels::flash_backward_tile(s.p.data(), s.ds.data(), t.rows, cols, BC, c.factor, c.lse + t.bh * dm.t + t.i0,
+                                     c.delta + t.bh * dm.t + t.i0);
+        kernels::matmul_nn(s.ds.data(), BC, kh + j0 * c.k.row_stride, c.k.row_stride, dqi, c.dq.row_stride, t.rows,
+                           dm.d, cols, acc, nullptr, matmul_scratch);
+        acc = Accumulate::yes;
+    }
+    if (acc == Accumulate::no) zero_rows(c.dq, t.b, t.h, t.i0, t.rows);  // these queries see no key
+}
 
 }  // namespace
 
@@ -366,189 +917,52 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
     require_heads(context, dm.batch, dm.heads, dm.t, dm.dv, where, "context (B, H, T, Dv)");
-    const std::size_t BR = flash_query_tile();
-    const float factor = scale.effective(dm.d);
-    const float factor2 = factor * kLog2e;  // scores in log2 units for the base-2 online softmax
-    // Rows apart of each operand's rows (D or Dv for split heads, H·D for heads in rows).
-    const std::size_t lq = q.row_stride, lk = k.row_stride, lv = v.row_stride, lo = context.row_stride;
-    // (B, H, T, Dv): every row is written by exactly one task below (rows that see no key get
-    // zeros there), so no zero fill first, unless there are no keys at all.
+    const std::size_t br = flash_query_tile(), strip = kernels::flash_strip();
+    ForwardCall c{q, k, v, context, mask, dm, br, ceil_div(br, strip) * strip, scale.effective(dm.d),
+                  forward_path(dm, mask), kernels::flash_lazy_exp(), nullptr, nullptr, {}};
+    // Every row of context is written by exactly one task (rows that see no key get zeros there),
+    // so no zero fill first, unless there are no keys at all.
     if (dm.s == 0) {
         for (std::size_t b = 0; b < dm.batch; ++b)
             for (std::size_t h = 0; h < dm.heads; ++h) zero_rows(context, b, h, 0, dm.t);
     }
-    if (logsumexp) logsumexp->resize({dm.batch, dm.heads, dm.t});
-    const std::size_t q_tiles = ceil_div(dm.t, BR);
-    const bool single_tile = dm.s <= BC;
-    ScratchMeter meter;
-    LazyTileCounts lazy_counts;
-
-    // Keys and values of every (batch, kv head), packed once for the tile kernels
-    // (kernels/flash_tiles.hpp): linear in S, shared by all query tiles and query heads. The
-    // score tiles are stored keys by queries (flash_softmax_pv_columns), so here the keys are
-    // the broadcast operand: each key tile packed as groups of flash_group() keys.
-    const std::size_t strip = kernels::flash_strip();
-    const std::size_t k_tiles = ceil_div(dm.s, BC);
-    const std::size_t kg_tile = kernels::flash_groups_size(BC, dm.d);  // floats per packed key tile
-    const std::size_t kp_size = single_tile ? 0 : k_tiles * kg_tile;
-    const std::size_t dp = kernels::flash_padded_value_dim(dm.dv);
-    // Values whose rows are already a whole number of strips are read in place: packing would
-    // copy them unchanged.
-    const bool values_in_place = dp == dm.dv;
-    const std::size_t vp_size = single_tile || values_in_place ? 0 : dm.s * dp;
-    const std::size_t heads_kv = dm.batch * dm.kv_heads;
-    require_allocatable({heads_kv, kp_size + vp_size}, where, "the packed keys and values");
-    const std::size_t packed_floats = heads_kv * (kp_size + vp_size);
-    float* const packed = single_tile ? nullptr : thread_buffer<kPackedBuffer>(packed_floats);
-    if (!single_tile) {
-        parallel_for(0, heads_kv * k_tiles, [&](std::size_t begin, std::size_t end) {
-            for (std::size_t task = begin; task < end; ++task) {
-                const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
-                const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
-                const std::size_t cols = std::min(BC, dm.s - j0);
-                float* kp = packed + bk * (kp_size + vp_size);
-                kernels::flash_pack_groups(k.row(b, hk, j0), cols, dm.d, lk, 1.0f, kp + (j0 / BC) * kg_tile);
-                if (vp_size > 0) kernels::flash_pack_values(v.row(b, hk, j0), cols, dm.dv, lv, kp + kp_size + j0 * dp);
-            }
-        });
+    if (logsumexp) {
+        logsumexp->resize({dm.batch, dm.heads, dm.t});
+        c.logsumexp = logsumexp->data();
+    }
+    if (c.path == FlashPath::key_tiles) c.packed = pack_forward_keys(k, v, dm, where);
+    if (one_tile_weights) {  // the fused path writes p there for the backward
+        const std::size_t rows = c.path == FlashPath::fused_one_tile ? dm.batch * dm.heads * dm.t : 0;
+        require_allocatable({rows, kernels::kOneTileLd}, where, "the one-tile weights");
+        one_tile_weights->resize({rows, kernels::kOneTileLd});
+        if (rows > 0) c.kept_weights = one_tile_weights->data();
     }
 
     // One task per (batch, head, query tile); each owns its rows of context and logsumexp.
-    const std::size_t ldq_max = ceil_div(BR, strip) * strip;  // queries of a score tile, padded
-    const std::size_t qs_size = kernels::flash_strips_size(BR, dm.d);
-    // One key tile, no mask but a causal one, keys and dv the fused kernels take: scores in
-    // registers (kernels::one_tile_softmax) on a Kᵀ transposed per task, p·V by one_tile_product.
-    const bool fused = single_tile && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.dv);
-    // Key tiles after the first, unmasked, by the lazy-reference kernels where the table prefers them.
-    const bool lazy = kernels::flash_lazy_exp();
-    const std::size_t kt_size = fused ? dm.d * dm.s : 0;
-    // The weights kept for the backward (one_tile_weights): the fused path writes p there.
-    float* kept_weights = nullptr;
-    if (one_tile_weights) {
-        if (fused) {
-            require_allocatable({dm.batch * dm.heads * dm.t, kernels::kOneTileLd}, where, "the one-tile weights");
-            one_tile_weights->resize({dm.batch * dm.heads * dm.t, kernels::kOneTileLd});
-            kept_weights = one_tile_weights->data();
-        } else {
-            one_tile_weights->resize({0, kernels::kOneTileLd});
-        }
-    }
-    const std::size_t row_stats = (lazy ? 5 : 3) * ldq_max;  // m, l, alpha (+ the lazy path's tile max, sum)
-    const TileSlots tiles(std::max(BC * ldq_max, BR * BC) + BR * dp + qs_size + row_stats + kt_size,
-                          tile_matmul_floats(dm));
+    ScratchMeter meter;
+    LazyTileCounts lazy_counts;
+    const TileSlots slots(ForwardScratch(nullptr, c).floats, tile_matmul_floats(dm));
+    const std::size_t q_tiles = ceil_div(dm.t, br);
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
-        TileScratch scratch(meter, tiles);
-        std::size_t lazy_tiles = 0, lazy_rescaled_rows = 0, lazy_recomputed = 0;  // this task's counts
-        // (bc, ldq) scores stored keys by queries, then probabilities; or, with one key tile,
-        // (br, bc) scores by rows
-        float* s_tile = scratch.data();
-        float* o_acc = s_tile + std::max(BC * ldq_max, BR * BC);  // (br, Dp) unnormalised output
-        float* qs = o_acc + BR * dp;        // (ldq, D) queries packed as strips, times scale·log2(e)
-        // (ldq) m: running max of the scaled scores (after lazy tiles: at most kLazyMargin below it)
-        float* row_max = qs + qs_size;
-        float* row_sum = row_max + ldq_max;  // (ldq) l: running sum of exp(scaled - m)
-        float* rescale = row_sum + ldq_max;  // (ldq) exp(m_old - m_new) of the last tile
-        float* tile_max = rescale + ldq_max;  // (ldq) the lazy path's max of the tile's scores
-        float* tile_sum = tile_max + ldq_max;  // (ldq) and its sum of p
-        float* kt = row_max + row_stats;     // (D, S) Kᵀ of the head, for the fused path
-        // logsumexp = m + log(l), -inf for rows that saw no key.
-        const auto write_logsumexp = [&](std::size_t bh, std::size_t i0, std::size_t rows) {
-            if (!logsumexp) return;
-            for (std::size_t r = 0; r < rows; ++r) {
-                logsumexp->data()[bh * dm.t + i0 + r] =
-                    row_sum[r] == 0.0f ? kNegInf : row_max[r] + std::log(row_sum[r]);
-            }
-        };
+        TileScratch scratch(meter, slots);
+        const ForwardScratch s(scratch.data(), c);
+        LazyTally tally;
         for (std::size_t task = begin; task < end; ++task) {
-            const std::size_t bh = task / q_tiles, i0 = (task % q_tiles) * BR;
-            const std::size_t b = bh / dm.heads, h = bh % dm.heads, hk = h / dm.group;
-            const std::size_t rows = std::min(BR, dm.t - i0);
-            const float* qi = q.row(b, h, i0);  // (br, D) with lq
-            const float* kh = k.head(b, hk);    // (S, D) with lk
-            const float* vh = v.head(b, hk);    // (S, Dv) with lv
-            float* oi = context.row(b, h, i0);  // (br, Dv) with lo
-
-            if (fused) {
-                // The same operations as below, fused (kernels/flash_tiles.hpp): bit-identical.
-                float* p = kept_weights ? kept_weights + (bh * dm.t + i0) * kernels::kOneTileLd : s_tile;
-                kernels::one_tile_transpose(kh, dm.s, dm.d, lk, kt);
-                kernels::one_tile_softmax(qi, lq, rows, dm.d, kt, dm.s, factor, causal_from(mask, dm, i0), p, row_max,
-                                          row_sum);
-                kernels::one_tile_product(false, p, rows, dm.s, vh, lv, dm.dv, oi, lo, false);
-                write_logsumexp(bh, i0, rows);
-                continue;
+            const std::size_t bh = task / q_tiles;
+            const QueryTile t = query_tile(dm, br, bh / dm.heads, bh % dm.heads, (task % q_tiles) * br);
+            switch (c.path) {
+                case FlashPath::fused_one_tile: forward_fused_one_tile(c, t, s); break;
+                case FlashPath::single_tile: forward_single_tile(c, t, s, scratch.matmul()); break;
+                case FlashPath::key_tiles: forward_online_softmax(c, t, s, tally); break;
             }
-            if (single_tile) {
-                // All keys in one tile: plain softmax (normalise p, then p·v), the very operations
-                // of the recorded path in the same order, so the results are bit-identical to it.
-                kernels::matmul_nt(qi, lq, kh, lk, s_tile, BC, rows, dm.s, dm.d, Accumulate::no, nullptr,
-                                   scratch.matmul());
-                if (mask.any()) mask_tile<TileLayout::queries_by_keys>(mask, dm, b, i0, rows, 0, dm.s, s_tile, BC);
-                kernels::softmax_tile(s_tile, rows, dm.s, BC, factor, row_max, row_sum);
-                kernels::matmul_nn(s_tile, BC, vh, lv, oi, lo, rows, dm.dv, dm.s, Accumulate::no, nullptr,
-                                   scratch.matmul());
-                write_logsumexp(bh, i0, rows);
-                continue;
-            }
-            const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vp_size);  // packed key tiles
-            const float* vp = values_in_place ? vh : kp + kp_size;  // (S, Dp) with ldv
-            const std::size_t ldv = values_in_place ? lv : dp;
-            const std::size_t q_strips = ceil_div(rows, strip), ldq = q_strips * strip;
-            std::fill(row_max, row_max + ldq, kNegInf);
-            std::fill(row_sum, row_sum + ldq, 0.0f);
-            std::fill(o_acc, o_acc + rows * dp, 0.0f);
-            kernels::flash_pack_strips(qi, rows, dm.d, lq, factor2, qs);
-            const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
-            bool have_reference = false;  // a key tile has set row_max
-            for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
-                const std::size_t cols = std::min(BC, j_end - j0);
-                if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
-                const float* kg = kp + (j0 / BC) * kg_tile;  // the key tile, packed as groups
-                const float* vj = vp + j0 * ldv;
-                if (lazy && have_reference && tile_unmasked(mask, dm, i0, j0, cols)) {
-                    // pᵀ = 2^(k_j · q_iᵀ - m) against the previous tiles' reference m, then settled.
-                    std::fill(tile_max, tile_max + ldq, kNegInf);
-                    std::fill(tile_sum, tile_sum + ldq, 0.0f);
-                    kernels::flash_scores_exp(kg, cols, dm.d, qs, q_strips, s_tile, ldq, row_max, tile_max, tile_sum);
-                    std::size_t rescaled = 0;
-                    if (settle_lazy_tile(s_tile, rows, cols, ldq, row_max, row_sum, tile_max, tile_sum, rescale,
-                                         &rescaled)) {
-                        kernels::flash_pv_columns(s_tile, rows, cols, ldq, vj, ldv, dp, o_acc,
-                                                  rescaled > 0 ? rescale : nullptr);
-                        ++lazy_tiles;
-                        lazy_rescaled_rows += rescaled;
-                        continue;
-                    }
-                    ++lazy_tiles;
-                    ++lazy_recomputed;
-                }
-                // sᵀ = k_j · q_iᵀ (cols, ldq), masked
-                kernels::flash_scores(kg, cols, dm.d, qs, q_strips, s_tile, ldq);
-                if (mask.any()) mask_tile<TileLayout::keys_by_queries>(mask, dm, b, i0, rows, j0, cols, s_tile, ldq);
-                // p = 2^(t - m'), l and m updated (base 2), o rescaled by 2^(m - m'), o += p · v_j
-                kernels::flash_softmax_pv_columns(s_tile, rows, cols, ldq, vj, ldv, dp, o_acc, row_max, row_sum,
-                                                  rescale);
-                have_reference = true;
-            }
-            // o /= l. Rows that saw no key keep o = 0.
-            for (std::size_t r = 0; r < rows; ++r) {
-                const float inv = row_sum[r] == 0.0f ? 0.0f : 1.0f / row_sum[r];
-                const float* o = o_acc + r * dp;
-                float* out = oi + r * lo;
-                for (std::size_t c = 0; c < dm.dv; ++c) out[c] = o[c] * inv;
-            }
-            // logsumexp in natural units: ln 2 · m₂ + ln l.
-            for (std::size_t r = 0; r < rows; ++r) row_max[r] *= kLn2;
-            write_logsumexp(bh, i0, rows);
+            write_logsumexp(c, t, s);
         }
-        lazy_counts.tiles += lazy_tiles;
-        lazy_counts.rescaled_rows += lazy_rescaled_rows;
-        lazy_counts.recomputed_tiles += lazy_recomputed;
+        lazy_counts.add(tally);
     });
     if (stats) {
         stats->peak_scratch_bytes = meter.peak();
         stats->row_stat_bytes = logsumexp ? logsumexp->size() * sizeof(float) : 0;
-        stats->packed_bytes = packed_floats * sizeof(float);
+        stats->packed_bytes = c.packed.floats(dm) * sizeof(float);
         stats->lazy_tiles = lazy_counts.tiles.load();
         stats->lazy_rescaled_rows = lazy_counts.rescaled_rows.load();
         stats->lazy_recomputed_tiles = lazy_counts.recomputed_tiles.load();
@@ -583,7 +997,6 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
                               const Tensor2* one_tile_weights) {
     constexpr const char* where = "flash_attention_backward";
     const Dims dm = validate(q, k, v, mask, where);
-    const std::size_t BR = flash_query_tile();
     require_heads(dcontext, dm.batch, dm.heads, dm.t, dm.dv, where, "dcontext (B, H, T, Dv)");
     require_heads(context, dm.batch, dm.heads, dm.t, dm.dv, where, "context (B, H, T, Dv) from the forward call");
     require_shape(logsumexp,
@@ -593,223 +1006,63 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
     require_heads(dq, dm.batch, dm.heads, dm.t, dm.d, where, "dq (B, H, T, D)");
     require_heads(dk, dm.batch, dm.kv_heads, dm.s, dm.d, where, "dk (B, Hkv, S, D)");
     require_heads(dv, dm.batch, dm.kv_heads, dm.s, dm.dv, where, "dv (B, Hkv, S, Dv)");
-    const float factor = scale.effective(dm.d);
-    // Rows apart of each operand's rows (D or Dv for split heads, H·D for heads in rows).
-    const std::size_t lq = q.row_stride, lk = k.row_stride, lv = v.row_stride, ldo = dcontext.row_stride;
-    const std::size_t ldq = dq.row_stride, ldk = dk.row_stride, ldv = dv.row_stride;
-    // dq, dk, dv are not zero-filled: each task below overwrites the rows it owns with its first
-    // tile's product and adds the others (in parallel, while they are in cache), and zeroes
-    // only rows that no tile reaches.
-
-    // delta = rowsum(dO ⊙ O) (B, H, T): Σ_j p_j·dp_j of the softmax Jacobian, since
-    // Σ_j p_j (dO · v_j) = dO · Σ_j p_j v_j = dO · O.
+    // dq, dk, dv are not zero-filled: each task overwrites the rows it owns with its first tile's
+    // product and adds the others (in parallel, while they are in cache), and zeroes only rows
+    // that no tile reaches.
     const std::size_t delta_size = dm.batch * dm.heads * dm.t;
     float* const delta = thread_buffer<kDeltaBuffer>(delta_size);
-    parallel_for(
-        0, dm.batch * dm.heads,
-        [&](std::size_t begin, std::size_t end) {
-            for (std::size_t bh = begin; bh < end; ++bh) {
-                const std::size_t b = bh / dm.heads, h = bh % dm.heads;
-                // A SIMD kernel, 4 rows at a time (as a scalar loop with 8 partial sums per row
-                // it was 6% of the one-tile backward at Dv = 16).
-                if (dm.t > 0) {
-                    kernels::flash_row_dots(dcontext.row(b, h, 0), dcontext.row_stride, context.row(b, h, 0),
-                                            context.row_stride, dm.t, dm.dv, delta + bh * dm.t);
-                }
-            }
-        },
-        std::max<std::size_t>(1, 1024 / std::max<std::size_t>(dm.t, 1)));
-    const float* lse = logsumexp.data();
+    output_gradient_dots(dcontext, context, dm, delta);
+    const std::size_t br = flash_query_tile();
+    BackwardCall c{dcontext, q, k, v, dq, dk, dv, mask, dm, br, scale.effective(dm.d), backward_path(dm, mask),
+                   logsumexp.data(), delta, nullptr, {}};
+    if (c.path == FlashPath::key_tiles) c.packed = pack_backward_keys(k, v, dm, where);
+    // The forward's weights, when it kept them for this call's shape: p is then read, not
+    // recomputed from q·kᵀ.
+    if (c.path == FlashPath::fused_one_tile && one_tile_weights &&
+        one_tile_weights->shape(0) == dm.batch * dm.heads * dm.t && one_tile_weights->shape(1) == kernels::kOneTileLd) {
+        c.kept_weights = one_tile_weights->data();
+    }
     ScratchMeter meter;
-
-    // With several key tiles: keys, and values laid out like keys, of every (batch, kv head),
-    // packed once for the tile kernels (s = q·kᵀ and dp = dO·vᵀ are both flash_scores products,
-    // each packed operand used by many tiles). When all keys fit one tile, each (query tile, key
-    // tile) pair is visited once: s and dp are then matmul_nt products of q, dO, k, v read in
-    // place, which pack only kᵀ and vᵀ (no packed queries either). Measured at the tiny
-    // encoder's shape (B = 32, H = 4, T = S = 64, D = 16, heads in rows, 1 thread): backward
-    // 1047 -> 918 µs.
-    const std::size_t k_tiles = ceil_div(dm.s, BC);
-    const bool dq_here = k_tiles <= 1;
-    const std::size_t strip = kernels::flash_strip();
-    const std::size_t kp_size = dq_here ? 0 : kernels::flash_strips_size(dm.s, dm.d);
-    const std::size_t vkp_size = dq_here ? 0 : kernels::flash_strips_size(dm.s, dm.dv);
-    const std::size_t heads_kv = dm.batch * dm.kv_heads;
-    require_allocatable({heads_kv, kp_size + vkp_size}, where, "the packed keys and values");
-    const std::size_t packed_floats = heads_kv * (kp_size + vkp_size);
-    const float* const packed = dq_here ? nullptr : pack_keys_values(k, v, dm, kp_size, vkp_size);
-    // Packed queries and output gradients, per tile: only with several key tiles.
-    const std::size_t qp_size = dq_here ? 0 : kernels::flash_groups_size(BR, dm.d);
-    const std::size_t dop_size = dq_here ? 0 : kernels::flash_groups_size(BR, dm.dv);
-    // One key tile, no mask but a causal one, keys, d and dv the fused kernels take: s and dp in
-    // registers (kernels::one_tile_backward) on Kᵀ and Vᵀ transposed per task, the gradient
-    // products by one_tile_product. Bit-identical to the products below.
-    const bool fused = dq_here && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.d) &&
-                       kernels::one_tile_fits(dm.s, dm.dv);
-    const std::size_t kvt_size = fused ? (dm.d + dm.dv) * dm.s : 0;
-    // The forward's weights, when it kept them (one_tile_weights): p is then read, not
-    // recomputed from q·kᵀ (no Kᵀ needed).
-    const float* const kept_weights =
-        fused && one_tile_weights && one_tile_weights->shape(0) == dm.batch * dm.heads * dm.t &&
-                one_tile_weights->shape(1) == kernels::kOneTileLd
-            ? one_tile_weights->data()
-            : nullptr;
-    const TileSlots tiles(2 * BR * BC + qp_size + dop_size + kvt_size, tile_matmul_floats(dm));
+    const TileSlots slots(BackwardScratch(nullptr, c).floats, tile_matmul_floats(dm));
 
     // dk, dv: one task per (batch, kv head, key tile), which owns those rows of dk and dv; it
-    // visits the query heads of its group and their query tiles in order. When all keys fit one
-    // tile, each (query tile, key tile) pair is visited exactly once, by this pass, so it also
-    // writes dq_i = ds·k there and the dq pass below (which would recompute s and dp) is skipped.
+    // visits the query heads of its group and their query tiles in order. With one key tile it
+    // also writes dq (each query tile's only key tile), and the dq pass is skipped.
+    const std::size_t k_tiles = ceil_div(dm.s, BC);
     if (k_tiles == 0) {  // no keys: no task owns dq
         for (std::size_t b = 0; b < dm.batch; ++b)
             for (std::size_t h = 0; h < dm.heads; ++h) zero_rows(dq, b, h, 0, dm.t);
     }
     parallel_for(0, dm.batch * dm.kv_heads * k_tiles, [&](std::size_t begin, std::size_t end) {
-        TileScratch scratch(meter, tiles);
-        float* p = scratch.data();  // (br, bc) scores, then probabilities
-        float* ds = p + BR * BC;    // (br, bc) dO·vᵀ, then the score gradient
-        float* qp = ds + BR * BC;   // (br, D) packed queries
-        float* dop = qp + qp_size;  // (br, Dv) packed output gradients
-        float* kt = dop + dop_size;  // (D, S) Kᵀ and (Dv, S) Vᵀ of the head, for the fused path
-        float* vt = kt + dm.d * dm.s;
+        TileScratch scratch(meter, slots);
+        const BackwardScratch s(scratch.data(), c);
         for (std::size_t task = begin; task < end; ++task) {
-            const std::size_t bk = task / k_tiles, j0 = (task % k_tiles) * BC;
-            const std::size_t b = bk / dm.kv_heads, hk = bk % dm.kv_heads;
-            const std::size_t cols = std::min(BC, dm.s - j0);
-            float* dkj = dk.row(b, hk, j0);  // (bc, D) with ldk
-            float* dvj = dv.row(b, hk, j0);  // (bc, Dv) with ldv
-            if (fused && task + 1 < end) {
-                // The next task's keys, values and first queries, read since the forward: asked
-                // for now, they arrive while this task computes (tiny encoder, 1 thread: the
-                // one-tile backward kernels 20.0% -> 19.5% of the training step, profile).
-                const std::size_t bk_next = (task + 1) / k_tiles, j_next = ((task + 1) % k_tiles) * BC;
-                const std::size_t b_next = bk_next / dm.kv_heads, hk_next = bk_next % dm.kv_heads;
-                const std::size_t cols_next = std::min(BC, dm.s - j_next);
-                prefetch_rows(k.row(b_next, hk_next, j_next), cols_next, lk);
-                prefetch_rows(v.row(b_next, hk_next, j_next), cols_next, lv);
-                prefetch_rows(q.row(b_next, hk_next * dm.group, 0), std::min(BR, dm.t), lq);
-            }
-            if (fused) {
-                if (!kept_weights) kernels::one_tile_transpose(k.row(b, hk, j0), cols, dm.d, lk, kt);
-                kernels::one_tile_transpose(v.row(b, hk, j0), cols, dm.dv, lv, vt);
-            }
-            // The first tile's products overwrite dk_j and dv_j (0 + x is x), later ones add;
-            // rows no tile reaches are zeroed. With dq here, each query tile's dq_i is one
-            // product (the only key tile), so it overwrites too.
-            Accumulate dkv_acc = Accumulate::no;
-            const std::size_t first_row = query_begin(dm, mask.causal, j0) / BR * BR;
-            for (std::size_t g = 0; g < dm.group; ++g) {
-                const std::size_t h = hk * dm.group + g, bh = b * dm.heads + h;
-                if (dq_here) zero_rows(dq, b, h, 0, first_row);  // rows that see no key
-                for (std::size_t i0 = first_row; i0 < dm.t; i0 += BR) {
-                    const std::size_t rows = std::min(BR, dm.t - i0);
-                    if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) {
-                        if (dq_here) zero_rows(dq, b, h, i0, rows);
-                        continue;
-                    }
-                    const float* qi = q.row(b, h, i0);          // (br, D) with lq
-                    const float* doi = dcontext.row(b, h, i0);  // (br, Dv) with ldo
-                    if (fused) {  // the steps below, fused (kernels/flash_tiles.hpp)
-                        const float* pi = p;
-                        if (kept_weights) {
-                            pi = kept_weights + (bh * dm.t + i0) * kernels::kOneTileLd;
-                            kernels::one_tile_backward_from_weights(doi, ldo, rows, dm.dv, vt, cols, factor,
-                                                                    lse + bh * dm.t + i0, delta + bh * dm.t + i0, pi,
-                                                                    ds);
-                        } else {
-                            kernels::one_tile_backward(qi, lq, doi, ldo, rows, dm.d, dm.dv, kt, vt, cols, factor,
-                                                       causal_from(mask, dm, i0), lse + bh * dm.t + i0,
-                                                       delta + bh * dm.t + i0, p, ds);
-                        }
-                        const bool add = dkv_acc == Accumulate::yes;
-                        kernels::one_tile_product(true, pi, cols, rows, doi, ldo, dm.dv, dvj, ldv, add);
-                        kernels::one_tile_product(true, ds, cols, rows, qi, lq, dm.d, dkj, ldk, add);
-                        kernels::one_tile_product(false, ds, rows, cols, k.row(b, hk, j0), lk, dm.d, dq.row(b, h, i0),
-                                                  ldq, false);
-                        dkv_acc = Accumulate::yes;
-                        continue;
-                    }
-                    // s = q_i·k_jᵀ (masked); dp = dO_i·v_jᵀ
-                    if (dq_here) {
-                        kernels::matmul_nt(qi, lq, k.row(b, hk, j0), lk, p, BC, rows, cols, dm.d, Accumulate::no,
-                                           nullptr, scratch.matmul());
-                        kernels::matmul_nt(doi, ldo, v.row(b, hk, j0), lv, ds, BC, rows, cols, dm.dv,
-                                           Accumulate::no, nullptr, scratch.matmul());
-                    } else {
-                        const float* kp = packed + bk * (kp_size + vkp_size);
-                        kernels::flash_pack_groups(qi, rows, dm.d, lq, 1.0f, qp);
-                        kernels::flash_pack_groups(doi, rows, dm.dv, ldo, 1.0f, dop);
-                        kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
-                        kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds,
-                                              BC);
-                    }
-                    if (mask.any()) mask_tile<TileLayout::queries_by_keys>(mask, dm, b, i0, rows, j0, cols, p, BC);
-                    // p = exp(s·scale - lse), ds = p ⊙ (dp - delta)·scale
-                    kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
-                                                 delta + bh * dm.t + i0);
-                    // context = p·v  =>  dv_j += pᵀ·dO_i;  scores = q·kᵀ  =>  dk_j += dsᵀ·q_i
-                    kernels::matmul_tn(p, BC, doi, ldo, dvj, ldv, cols, dm.dv, rows, dkv_acc, nullptr,
-                                       scratch.matmul());
-                    kernels::matmul_tn(ds, BC, qi, lq, dkj, ldk, cols, dm.d, rows, dkv_acc, nullptr,
-                                       scratch.matmul());
-                    dkv_acc = Accumulate::yes;
-                    if (dq_here) {
-                        // scores = q·kᵀ  =>  dq_i = ds·k (the only key tile, so the whole sum)
-                        const float* kj = k.row(b, hk, j0);  // (bc, D) with lk
-                        float* dqi = dq.row(b, h, i0);       // (br, D) with ldq
-                        kernels::matmul_nn(ds, BC, kj, lk, dqi, ldq, rows, dm.d, cols, Accumulate::no, nullptr,
-                                           scratch.matmul());
-                    }
-                }
-            }
-            if (dkv_acc == Accumulate::no) {  // no query sees these keys
-                zero_rows(dk, b, hk, j0, cols);
-                zero_rows(dv, b, hk, j0, cols);
+            const KeyTile kt = key_tile(dm, task);
+            switch (c.path) {
+                case FlashPath::fused_one_tile:
+                    if (task + 1 < end) prefetch_key_tile(c, key_tile(dm, task + 1));
+                    backward_fused_one_tile(c, kt, s);
+                    break;
+                case FlashPath::single_tile: backward_single_tile(c, kt, s, scratch.matmul()); break;
+                case FlashPath::key_tiles: backward_key_tile(c, kt, s, scratch.matmul()); break;
             }
         }
     });
-
-    // dq: one task per (batch, head, query tile), which owns those rows of dq.
-    const std::size_t q_tiles = dq_here ? 0 : ceil_div(dm.t, BR);
+    // dq with several key tiles: one task per (batch, head, query tile), which owns those rows.
+    const std::size_t q_tiles = c.path == FlashPath::key_tiles ? ceil_div(dm.t, br) : 0;
     parallel_for(0, dm.batch * dm.heads * q_tiles, [&](std::size_t begin, std::size_t end) {
-        TileScratch scratch(meter, tiles);
-        float* p = scratch.data();  // (br, bc)
-        float* ds = p + BR * BC;    // (br, bc)
-        float* qp = ds + BR * BC;   // (br, D) packed queries
-        float* dop = qp + qp_size;  // (br, Dv) packed output gradients
+        TileScratch scratch(meter, slots);
+        const BackwardScratch s(scratch.data(), c);
         for (std::size_t task = begin; task < end; ++task) {
-            const std::size_t bh = task / q_tiles, i0 = (task % q_tiles) * BR;
-            const std::size_t b = bh / dm.heads, h = bh % dm.heads, hk = h / dm.group;
-            const std::size_t rows = std::min(BR, dm.t - i0);
-            const float* qi = q.row(b, h, i0);          // (br, D) with lq
-            const float* doi = dcontext.row(b, h, i0);  // (br, Dv) with ldo
-            const float* kh = k.head(b, hk);            // (S, D) with lk
-            float* dqi = dq.row(b, h, i0);              // (br, D) with ldq
-            Accumulate dq_acc = Accumulate::no;         // the first tile overwrites dq_i
-            const float* kp = packed + (b * dm.kv_heads + hk) * (kp_size + vkp_size);
-            kernels::flash_pack_groups(qi, rows, dm.d, lq, 1.0f, qp);
-            kernels::flash_pack_groups(doi, rows, dm.dv, ldo, 1.0f, dop);
-            const std::size_t j_end = key_end(dm, mask.causal, i0, rows);
-            for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
-                const std::size_t cols = std::min(BC, j_end - j0);
-                if (tile_skipped(mask, dm, b, i0, rows, j0, cols)) continue;
-                kernels::flash_scores(qp, rows, dm.d, kp + j0 * dm.d, ceil_div(cols, strip), p, BC);
-                if (mask.any()) mask_tile<TileLayout::queries_by_keys>(mask, dm, b, i0, rows, j0, cols, p, BC);
-                kernels::flash_scores(dop, rows, dm.dv, kp + kp_size + j0 * dm.dv, ceil_div(cols, strip), ds, BC);
-                kernels::flash_backward_tile(p, ds, rows, cols, BC, factor, lse + bh * dm.t + i0,
-                                             delta + bh * dm.t + i0);
-                // scores = q·kᵀ  =>  dq_i += ds·k_j
-                kernels::matmul_nn(ds, BC, kh + j0 * lk, lk, dqi, ldq, rows, dm.d, cols, dq_acc, nullptr,
-                                   scratch.matmul());
-                dq_acc = Accumulate::yes;
-            }
-            if (dq_acc == Accumulate::no) zero_rows(dq, b, h, i0, rows);  // these queries see no key
+            const std::size_t bh = task / q_tiles;
+            backward_query_tile(c, query_tile(dm, br, bh / dm.heads, bh % dm.heads, (task % q_tiles) * br), s,
+                                scratch.matmul());
         }
     });
     if (stats) {
         stats->peak_scratch_bytes = meter.peak();
         stats->row_stat_bytes = delta_size * sizeof(float);
-        stats->packed_bytes = packed_floats * sizeof(float);
+        stats->packed_bytes = c.packed.floats(dm) * sizeof(float);
     }
 }
 

@@ -68,7 +68,7 @@ struct KernelTable {
     void (*flash_backward_tile)(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
                                 const float* lse, const float* delta);
 
-    // --- flash attention tiles (flash_arch.hpp): strips of nr rows, groups of flash_mr rows ---
+    // --- flash attention tiles (flash/flash_arch.hpp): strips of nr rows, groups of flash_mr rows ---
     void (*flash_pack_strips)(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xs);
     void (*flash_pack_groups)(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xg);
     void (*flash_pack_values)(const float* v, std::size_t keys, std::size_t dv, std::size_t ld, std::size_t dp,
@@ -85,7 +85,7 @@ struct KernelTable {
     void (*flash_row_dots)(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
                            std::size_t cols, float* out);
 
-    // --- FlashAttention with all keys in one tile and no mask, fused (one_tile_arch.hpp) ---
+    // --- FlashAttention with all keys in one tile and no mask, fused (flash/one_tile_arch.hpp) ---
     // Keys (and product columns) a fused call takes: a whole number of vectors, at most these.
     std::size_t one_tile_max_keys;
     std::size_t one_tile_max_columns;

@@ -4,10 +4,10 @@
 #pragma once
 
 #include "elementwise_arch.hpp"
-#include "flash_arch.hpp"
+#include "flash/flash_arch.hpp"
+#include "flash/one_tile_arch.hpp"
 #include "kernel_table.hpp"
 #include "matmul_arch.hpp"
-#include "one_tile_arch.hpp"
 #include "softmax_arch.hpp"
 
 namespace attnlab {

@@ -41,12 +41,9 @@ namespace attnlab {
 inline constexpr std::size_t kFlashKeyTile = 128;
 // Query rows of a tile for the active kernel table: kFlashQueryRows rounded up to a whole
 // number of the tile kernels' query strips (kernels::flash_strip()), so no strip is padding:
-// 48 with SSE2, AVX2 and WebAssembly (strips of 8, 16 and 8), 64 with AVX-512 (one strip of 64;
-// strips of 32 when this was measured).
-// Measured: in WebAssembly query tiles of 32 and 64 were slower than 48 (n = 2048, 84 and 80 ms
-// vs 78); natively with AVX2, 64 was no different from 48; with AVX-512, 48 computed 64 queries
-// per tile (a padded second strip), and 64 was 17% faster at n = 256 (0.363 -> 0.302 ms, best
-// of 5 interleaved rounds) and 16% at n = 2048 (21.8 -> 18.3 ms).
+// 48 with SSE2, AVX2 and WebAssembly (strips of 8, 16 and 8), 64 with AVX-512 (one strip of
+// 64, of which 48 rows would leave a quarter padding). Tiles of 32 to 64 rows run alike where
+// the strips allow them (docs/performance.md).
 inline constexpr std::size_t kFlashQueryRows = 48;
 std::size_t flash_query_tile();
 
@@ -87,8 +84,8 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
 // the tiny models' training), resized to (B·H·T, kOneTileLd) and filled with the softmax
 // weights, row (b·H + h)·T + i holding query i's weights over keys [0, S) (0 for masked keys);
 // otherwise resized to no rows. Given back to flash_attention_backward, it lets the backward
-// read the weights instead of recomputing q·kᵀ and exp: O(B·H·T·kOneTileLd) memory for 4% of
-// the tiny encoder's training step (measured on 1 thread).
+// read the weights instead of recomputing q·kᵀ and exp: O(B·H·T·kOneTileLd) memory to save
+// the backward's score product and exponentials.
 
 // Backward of flash_attention_forward (same q, k, v, mask, scale; context and logsumexp from it):
 //   p = exp(scale·q·kᵀ - lse) per tile, dv += pᵀ·dO, dp = dO·vᵀ, ds = p ⊙ (dp - delta)·scale,

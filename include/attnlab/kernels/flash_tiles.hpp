@@ -81,7 +81,8 @@ void flash_pv_columns(const float* pt, std::size_t rows, std::size_t cols, std::
 void flash_row_dots(const float* a, std::size_t lda, const float* b, std::size_t ldb, std::size_t rows,
                     std::size_t cols, float* out);
 
-// --- All keys in one tile, no mask but a causal one: fused blocks of query rows (src/kernels/one_tile_arch.hpp) ---
+// --- All keys in one tile, no mask but a causal one: fused blocks of query rows ---
+// (src/kernels/flash/one_tile_arch.hpp)
 // The scores of a block stay in registers from q·kᵀ through the softmax (forward) or the exp and
 // score gradient (backward); the tiles they leave, p and ds, are (rows, keys) with rows
 // kOneTileLd floats apart, and one_tile_product multiplies them by a head's rows. Bit-identical

@@ -1,11 +1,11 @@
-// src/kernels/one_tile_arch.hpp (private): FlashAttention when all keys of a head fit one score
+// src/kernels/flash/one_tile_arch.hpp (private): FlashAttention when all keys of a head fit one score
 // tile and no mask but the causal one applies, fused per block of query rows, one template per
 // architecture (see simd.hpp for the tags and the rule on what may be used here).
 // kernels/flash_tiles.hpp is the public face; attention/flash_attention.cpp decides when they
 // apply (one_tile_fits, and at most a causal mask).
 //
 // Why: the tiny models train on heads of T = S = 64 and D = 16. Run as general products
-// (matmul_nt, the softmax pass, matmul_nn), every head paid the product's set-up per call, a
+// (matmul_nt, the softmax pass, matmul_nn), every head pays the product's set-up per call, a
 // packed Kᵀ per product, a store and three reloads of each score, and one-vector products run
 // 12 rows at a time with a latency-bound remainder of 4. Here the scores of R query rows stay in
 // registers from the product through the softmax (or the backward's exp and score gradient),
@@ -25,9 +25,9 @@
 
 #include <type_traits>
 
-#include "kernel_table.hpp"
-#include "simd.hpp"
-#include "softmax_arch.hpp"
+#include "../kernel_table.hpp"
+#include "../simd.hpp"
+#include "../softmax_arch.hpp"
 
 namespace attnlab {
 namespace kernels {
@@ -254,8 +254,7 @@ void one_tile_backward_from_weights_rows(const float* dout, std::size_t ldo, std
     const Batch vscale(scale);
     // The block's weights come from the forward (the whole layer's, (B·H·T, kOneTileLd): out of
     // L2 by now); asked for before the product over dv, they arrive while it runs instead of
-    // stalling the loads after it. Tiny encoder, 1 thread: this kernel's share of the training
-    // step 4.5% -> 3.4% (profile); the layer's backward alone 540 -> 500 µs.
+    // stalling the loads after it.
     constexpr std::size_t kLineFloats = 64 / sizeof(float);
     ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
         ATTNLAB_UNROLL_ALL for (std::size_t j = 0; j < NV * W; j += kLineFloats) simd::prefetch(p + r * LD + j);

@@ -3,7 +3,7 @@
 // (attention/flash_attention.cpp) splits work over threads.
 #include "attnlab/kernels/flash_tiles.hpp"
 
-#include "kernel_table.hpp"
+#include "../kernel_table.hpp"
 
 namespace attnlab {
 namespace kernels {

@@ -1,4 +1,4 @@
-// src/kernels/flash_arch.hpp (private): FlashAttention's forward tile step as register-blocked
+// src/kernels/flash/flash_arch.hpp (private): FlashAttention's forward tile step as register-blocked
 // micro-kernels on pre-packed operands, one template per architecture (see simd.hpp for the
 // tags and the rule on what may be used here). attention/flash_attention.cpp holds the loop over
 // tiles, the masks and the threading; kernels/flash_tiles.hpp is the public face.
@@ -18,8 +18,8 @@
 
 #include <type_traits>
 
-#include "kernel_table.hpp"
-#include "simd.hpp"
+#include "../kernel_table.hpp"
+#include "../simd.hpp"
 
 namespace attnlab {
 namespace kernels {
@@ -30,18 +30,16 @@ struct FlashShape {
     using Batch = simd::Batch<Arch>;
     static constexpr std::size_t W = Batch::size;
 #if defined(__wasm_simd128__)
-    // WebAssembly has no FMA: a multiply-add needs a product temporary, and V8 keeps one of
-    // x64's 16 vector registers as scratch, so 6 x 2 accumulators spill. Measured in Node 20,
-    // attention n = 2048: MR = 4 runs in 82 ms, MR = 5 in 115 ms, MR = 6 in 125 ms. The
-    // matmul's WebAssembly tile, 2 rows x 4 vectors, measured no different here (79-82 ms).
+    // MR = 4: WebAssembly has no FMA, so a multiply-add needs a product temporary, and V8
+    // keeps one of x64's 16 vector registers as scratch: 6 x 2 accumulators spill, and 4 rows
+    // run fastest there (docs/performance.md).
     static constexpr std::size_t MR = 4;
 #else
     static constexpr std::size_t MR = 6;  // rows of a micro-tile (keys of a score tile, queries of p·V)
 #endif
     // The score products (q·kᵀ, and dp = dO·vᵀ in the backward) load SV vectors of a packed
-    // strip per step: 6 x 4 = 24 accumulators where AVX-512's 32 registers hold them, else 6 x 2.
-    // Measured on AVX-512 (comparison harness, medians of 8 interleaved rounds, 1 thread): the
-    // forward at n = 256 0.275 -> 0.263 ms, at n = 2048 16.84 -> 16.70 ms (H 4, D 32).
+    // strip per step: 6 x 4 = 24 accumulators where AVX-512's 32 registers hold them, else 6 x 2
+    // (fewer loads of the broadcast operand per FMA; docs/performance.md).
     static constexpr std::size_t SV = W == 16 ? 4 : 2;
     static constexpr std::size_t NR = SV * W;  // columns of a packed strip
     // p·V loads VV vectors of a value row per step (6 x 2 = 12 accumulators): value rows are
@@ -49,21 +47,20 @@ struct FlashShape {
     static constexpr std::size_t VV = 2;
     static constexpr std::size_t VR = VV * W;
     // p·V on 2·MR query rows at once (24 accumulators) where the registers hold them: the same
-    // sums in the same order. Measured on AVX-512 (as SV above, 6 interleaved rounds): n = 256
-    // 0.269 -> 0.258 ms, n = 2048 16.37 -> 15.97 ms.
+    // sums in the same order, each value row loaded once for twice the rows.
     static constexpr bool kPvPairs = W == 16;
     // The forward's exponentials in the score kernel's epilogue, against the running reference
     // of the previous key tiles (flash_scores_exp): where the separate exp pass over a stored
-    // tile could not overlap with products. Measured in V8, a (128, 48) tile: 20.9 -> 20.2 us.
+    // tile cannot overlap with the products (V8); natively both run alike (docs/performance.md).
 #if defined(__wasm_simd128__)
     static constexpr bool kLazyExp = true;
 #else
     static constexpr bool kLazyExp = false;
 #endif
 #if defined(__wasm_simd128__)
-    // One strip per score micro-kernel call: with the strip loop inside the kernel V8's
-    // code ran 3% slower (measured, n = 2048); native compilers keep the accumulators in
-    // registers only with the loop inside (a call per strip spilled them to the stack).
+    // One strip per score micro-kernel call: V8 compiles the kernel with the strip loop inside
+    // to slower code; native compilers keep the accumulators in registers only with the loop
+    // inside (a call per strip spills them to the stack).
     static constexpr bool kOneStripPerCall = true;
 #else
     static constexpr bool kOneStripPerCall = false;
@@ -300,10 +297,8 @@ void flash_pv_columns(const float* st, std::size_t rows, std::size_t cols, std::
 // of W (columns past `rows` are padding: computed, never used). The online softmax then runs
 // down the columns, a vector of W queries at a time, with no horizontal reduction and no scalar
 // step per query; and p·V reads the probabilities of one key for R adjacent queries at constant
-// offsets. (Stored queries by keys, as before, the softmax needed a horizontal max and sum and
-// scalar steps per query and tile, and on WebAssembly p had to be transposed for p·V: this
-// layout measured 4-7% faster natively and 2% in V8, n = 256 and 2048. Walking two vectors of
-// queries per pass, so each walk reads whole 64-byte lines, measured no different natively.)
+// offsets. (Stored queries by keys, the softmax would need a horizontal max and sum and scalar
+// steps per query and tile, and on WebAssembly a transpose of p for p·V.)
 // Per query q: m' = max(m, max_j t_j), p_j = 2^(t_j - m'), alpha = 2^(m - m'), l = alpha·l + Σ p,
 // o_q = alpha·o_q + Σ_j p_j v_j. A query that has seen only masked keys keeps m = -inf, l = 0
 // and o = 0. row_max (log2 units), row_sum, alpha: (ldq); vp: (cols, Dp); o: (rows, Dp).
@@ -318,10 +313,8 @@ void flash_softmax_pv_columns(float* st, std::size_t rows, std::size_t cols, std
     const simd::Exp2NonPositive<Arch> exp2;
     for (std::size_t q = 0; q < ldq; q += W) {
         float* col = st + q;
-        // The column's max over kMaxChains independent chains: with two, the pass waited on
-        // max's latency. Measured in V8 on a (128, 48) tile: the pass took 1.2 us of the tile's
-        // 21.5 with two chains, 0.1 with eight; attention n = 2048 60.6 -> 58.7 ms (1 thread).
-        // Natively (AVX-512) no different.
+        // The column's max over kMaxChains independent chains, so the pass is not bound by
+        // max's latency.
         Batch chain[kMaxChains];
         ATTNLAB_UNROLL_ALL for (std::size_t c = 0; c < kMaxChains; ++c) chain[c] = Batch(kNegInf);
         std::size_t j = 0;
