@@ -5,6 +5,7 @@
 //   const lab = await loadLab('threads');           // cached per flavour; Workers stopped at exit
 //   const fx = readFixture('mha_basic');            // { tensors: { x: {shape, data, dtype}, ... }, metadata }
 import { after } from 'node:test';
+import { setImmediate as tick } from 'node:timers/promises';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -131,4 +132,21 @@ export function expectError(assert, fn, re) {
   assert.ok(error instanceof Error, `expected an Error matching ${re}, got ${error === undefined ? 'no throw' : String(error)}`);
   assert.match(error.message, re);
   return error;
+}
+
+// ---- leak checks ---------------------------------------------------------------------------
+
+const LEAK_SLACK = 4096;  // bytes: allocator bookkeeping may move by a few KB
+
+// What a leak would change: malloc'd bytes, the memory size, the stack and the emval handles.
+export async function heapSnapshot(lab) {
+  await tick();  // let queued microtasks (the stack repair after a JS throw) run
+  return { heap: lab.heapUsed(), memory: lab.HEAP8.length, stack: lab.stackUsed(), handles: lab.count_emval_handles() };
+}
+
+export function assertSameHeap(assert, before, after, what) {
+  assert.ok(Math.abs(after.heap - before.heap) <= LEAK_SLACK, `${what}: heapUsed ${before.heap} -> ${after.heap}`);
+  assert.equal(after.memory, before.memory, `${what}: HEAP8.length`);
+  assert.equal(after.stack, before.stack, `${what}: stackUsed`);
+  assert.equal(after.handles, before.handles, `${what}: emval handles`);
 }

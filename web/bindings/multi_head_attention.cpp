@@ -5,6 +5,7 @@
 //   mha.setParameter('q_proj.weight', { shape: [8, 8], data });
 //   const y = mha.forward(x, { causal: true, positional: 'rope' });     // x: [T, C] or [B, T, C]
 //   const tr = mha.trace(x, { causal: true, stages: ['weights'] });      // a Trace (trace.hpp)
+//   const { gradX, grads } = mha.backward(x, gradOutput, { causal: true }); // grads['q_proj.weight'], ...
 //   tr.delete(); mha.delete();
 //
 // Forward options (all optional):
@@ -20,6 +21,10 @@
 //   memory          tensor | null                cross-attention keys/values [S, Ckv] / [B, S, Ckv]
 //   checkFinite     boolean                      Error on NaN/Inf in x or memory
 // trace() also takes `stages: string[]` to record only those stages.
+// backward(x, gradOutput, options) takes the forward options, reruns the forward on x and returns
+// the gradients of sum(forward(x) ⊙ gradOutput): gradX shaped like x, grads[name] like each
+// parameter (the names of parameterNames()) and, with `memory`, gradMemory shaped like memory.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -182,6 +187,14 @@ public:
     val forward(val x, val options) {
         return guarded("MultiHeadAttention.forward", [&] { return run_forward(x, options); }, x, options);
     }
+    val backward(val x, val dout) {
+        return guarded("MultiHeadAttention.backward", [&] { return run_backward(x, dout, val::undefined()); }, x,
+                       dout);
+    }
+    val backward(val x, val dout, val options) {
+        return guarded("MultiHeadAttention.backward", [&] { return run_backward(x, dout, options); }, x, dout,
+                       options);
+    }
     TraceBinding trace(val x) {
         return guarded("MultiHeadAttention.trace", [&] { return run_trace(x, val::undefined()); }, x);
     }
@@ -194,6 +207,32 @@ private:
         const ForwardCall call = parse_forward(x, options, false, "MultiHeadAttention.forward");
         const Tensor3 y = mha_.forward(call.x, call.memory ? &*call.memory : nullptr, call.options);
         return output_to_js(y, call.batched);
+    }
+
+    val run_backward(const val& x, const val& dout, const val& options) {
+        constexpr const char* where = "MultiHeadAttention.backward";
+        const ForwardCall call = parse_forward(x, options, false, where);
+        const std::size_t B = call.x.shape(0), T = call.x.shape(1), C = call.x.shape(2);
+        const auto spec = call.batched ? ShapeSpec{std::ptrdiff_t(B), std::ptrdiff_t(T), std::ptrdiff_t(C)}
+                                       : ShapeSpec{std::ptrdiff_t(T), std::ptrdiff_t(C)};
+        const std::vector<float> dout_data = floats_from_js(dout, spec, where, "gradOutput");
+        Tensor3 d = Tensor3::from_shape({B, T, C});  // (B, T, C)
+        std::copy(dout_data.begin(), dout_data.end(), d.begin());
+
+        const Tensor3* memory = call.memory ? &*call.memory : nullptr;
+        MultiHeadAttentionCache cache;
+        mha_.forward(call.x, memory, call.options, nullptr, &cache);
+        MultiHeadAttentionGrad grads(mha_);
+        Tensor3 dx, dmemory;
+        mha_.backward(d, cache, call.options, grads, dx, memory ? &dmemory : nullptr);
+
+        val result = val::object();
+        result.set("gradX", output_to_js(dx, call.batched));
+        if (memory) result.set("gradMemory", output_to_js(dmemory, call.batched));
+        val by_name = val::object();
+        for (const ParameterView& g : grads.views()) by_name.set(g.name, tensor_to_js(g.data, g.shape));
+        result.set("grads", by_name);
+        return result;
     }
 
     TraceBinding run_trace(const val& x, const val& options) const {
@@ -224,6 +263,8 @@ EMSCRIPTEN_BINDINGS(attnlab_multi_head_attention) {
         .function("setParameter", &B::set_parameter)
         .function("forward", select_overload<val(val)>(&B::forward))
         .function("forward", select_overload<val(val, val)>(&B::forward))
+        .function("backward", select_overload<val(val, val)>(&B::backward))
+        .function("backward", select_overload<val(val, val, val)>(&B::backward))
         .function("trace", select_overload<TraceBinding(val)>(&B::trace))
         .function("trace", select_overload<TraceBinding(val, val)>(&B::trace));
 }
