@@ -150,3 +150,25 @@ export function assertSameHeap(assert, before, after, what) {
   assert.equal(after.stack, before.stack, `${what}: stackUsed`);
   assert.equal(after.handles, before.handles, `${what}: emval handles`);
 }
+
+// ---- gradients -----------------------------------------------------------------------------
+
+// Central differences of loss() (a double from a forward through the module) in each entry of
+// `values` (a Float32Array the forward reads; write() pushes it into the module when it holds a
+// copy, e.g. setParameter), compared with `analytic` within 2e-3 + 1e-2·|numeric|.
+export function checkGradient(assert, what, loss, values, analytic, write = () => {}, step = 1e-2) {
+  for (let i = 0; i < values.length; i++) {
+    const saved = values[i];
+    values[i] = saved + step; write();
+    const plus = loss();
+    values[i] = saved - step; write();
+    const minus = loss();
+    values[i] = saved; write();
+    const numeric = (plus - minus) / (2 * step);
+    assert.ok(Math.abs(analytic[i] - numeric) <= 2e-3 + 1e-2 * Math.abs(numeric),
+              `${what}[${i}]: analytic ${analytic[i]}, numeric ${numeric}`);
+  }
+}
+
+// Σ a ⊙ w in double over two tensors' data.
+export const dotTensors = (a, w) => a.data.reduce((sum, v, i) => sum + v * w.data[i], 0);

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 
 import {
   FLAVOURS, loadLab, readFixture, fixtureNames, maxAbsDiff, randomTensor, expectError, heapSnapshot, assertSameHeap,
+  checkGradient, dotTensors as dot,
 } from './harness.mjs';
 
 const lstmFixtures = fixtureNames().filter((name) => name.startsWith('lstm_'));
@@ -29,9 +30,6 @@ function lstmFromFixture(lab, fx) {
   for (const name of lstm.parameterNames()) lstm.setParameter(name, fx.tensors[name]);
   return lstm;
 }
-
-// Σ a ⊙ w in double.
-const dot = (a, w) => a.data.reduce((sum, v, i) => sum + v * w.data[i], 0);
 
 for (const flavour of FLAVOURS) {
   test(`${flavour}: the LSTM fixtures are all there`, () => {
@@ -77,20 +75,7 @@ for (const flavour of FLAVOURS) {
         return dot(out.output, w) + dot(out.h, wh) + dot(out.c, wc);
       };
       const back = lstm.backward(x, w, { h0, c0, gradH: wh, gradC: wc });
-      const step = 1e-2;
-      const check = (what, values, analytic, write = () => {}) => {
-        for (let i = 0; i < values.length; i++) {
-          const saved = values[i];
-          values[i] = saved + step; write();
-          const plus = loss();
-          values[i] = saved - step; write();
-          const minus = loss();
-          values[i] = saved; write();
-          const numeric = (plus - minus) / (2 * step);
-          assert.ok(Math.abs(analytic[i] - numeric) <= 2e-3 + 1e-2 * Math.abs(numeric),
-                    `${what}[${i}]: analytic ${analytic[i]}, numeric ${numeric}`);
-        }
-      };
+      const check = (what, values, analytic, write) => checkGradient(assert, what, loss, values, analytic, write);
       check('gradX', x.data, back.gradX.data);
       check('gradH0', h0.data, back.gradH0.data);
       check('gradC0', c0.data, back.gradC0.data);

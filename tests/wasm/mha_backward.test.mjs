@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 
 import {
   FLAVOURS, loadLab, readFixture, mhaFromFixture, optionsFromFixture, maxAbsDiff, randomTensor, expectError,
-  heapSnapshot, assertSameHeap,
+  heapSnapshot, assertSameHeap, checkGradient, dotTensors as dot,
 } from './harness.mjs';
 
 const FIXTURES = ['mha_grad_causal', 'mha_grad_cross'];
@@ -18,7 +18,6 @@ function assertClose(actual, expected, what, tol) {
   assert.ok(max <= tol, `${what}: max |difference| ${max} at flat index ${index} (tolerance ${tol})`);
 }
 
-const dot = (a, w) => a.data.reduce((sum, v, i) => sum + v * w.data[i], 0);
 
 for (const flavour of FLAVOURS) {
   for (const name of FIXTURES) {
@@ -51,20 +50,7 @@ for (const flavour of FLAVOURS) {
       const loss = () => dot(mha.forward(x, options), w);
       const back = mha.backward(x, w, options);
       assert.deepEqual(back.gradX.shape, [4, 8]);
-      const step = 1e-2;
-      const check = (what, values, analytic, write = () => {}) => {
-        for (let i = 0; i < values.length; i++) {
-          const saved = values[i];
-          values[i] = saved + step; write();
-          const plus = loss();
-          values[i] = saved - step; write();
-          const minus = loss();
-          values[i] = saved; write();
-          const numeric = (plus - minus) / (2 * step);
-          assert.ok(Math.abs(analytic[i] - numeric) <= 2e-3 + 1e-2 * Math.abs(numeric),
-                    `${what}[${i}]: analytic ${analytic[i]}, numeric ${numeric}`);
-        }
-      };
+      const check = (what, values, analytic, write) => checkGradient(assert, what, loss, values, analytic, write);
       check('gradX', x.data, back.gradX.data);
       for (const name of ['k_proj.weight', 'out_proj.bias']) {
         const p = mha.getParameter(name);

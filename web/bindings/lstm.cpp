@@ -25,6 +25,7 @@
 #include "attnlab/core/random.hpp"
 #include "attnlab/nn/lstm.hpp"
 #include "convert.hpp"
+#include "parameters.hpp"
 
 namespace attnlab::web {
 
@@ -123,33 +124,17 @@ public:
     }
 
     val parameter_names() {
-        return guarded("LSTM.parameterNames", [&] {
-            std::vector<std::string> names;
-            for (const ParameterView& p : lstm_.parameters()) names.push_back(p.name);
-            return strings_to_js(names);
-        });
+        return guarded("LSTM.parameterNames", [&] { return parameter_names_to_js(lstm_.parameters()); });
     }
 
     val parameter(val name) {
-        return guarded("LSTM.parameter", [&] {
-            constexpr const char* where = "LSTM.parameter";
-            const std::vector<ParameterView> params = lstm_.parameters();
-            const ParameterView& p = find_parameter(params, parameter_name(name, where), where);
-            return tensor_to_js(p.data, p.shape);
-        }, name);
+        return guarded("LSTM.parameter", [&] { return parameter_to_js(lstm_.parameters(), name, "LSTM.parameter"); },
+                       name);
     }
 
     void set_parameter(val name, val tensor) {
-        guarded("LSTM.setParameter", [&] {
-            constexpr const char* where = "LSTM.setParameter";
-            const std::string key = parameter_name(name, where);
-            const std::vector<ParameterView> params = lstm_.parameters();
-            const ParameterView& p = find_parameter(params, key, where);
-            const std::string what = "'" + key + "'";
-            const std::vector<float> data =
-                floats_from_js(tensor, ShapeSpec(p.shape.begin(), p.shape.end()), where, what.c_str());
-            assign_parameter(params, key, p.shape, data.data(), where);
-        }, name, tensor);
+        guarded("LSTM.setParameter", [&] { set_parameter_from_js(lstm_.parameters(), name, tensor, "LSTM.setParameter"); },
+                name, tensor);
     }
 
     // One overload per arity (embind checks the argument count); each guards its own arguments.
@@ -178,12 +163,8 @@ private:
     val run_backward(const val& x, const val& dout, const val& options) {
         constexpr const char* where = "LSTM.backward";
         const LstmCall call = parse_call(lstm_.config(), x, options, true, where);
-        const std::size_t B = call.x.shape(0), T = call.x.shape(1), H = lstm_.config().hidden_size;
-        const auto spec = call.batched ? ShapeSpec{std::ptrdiff_t(B), std::ptrdiff_t(T), std::ptrdiff_t(H)}
-                                       : ShapeSpec{std::ptrdiff_t(T), std::ptrdiff_t(H)};
-        const std::vector<float> dout_data = floats_from_js(dout, spec, where, "gradOutput");
-        Tensor3 d = Tensor3::from_shape({B, T, H});
-        std::copy(dout_data.begin(), dout_data.end(), d.begin());
+        const Tensor3 d = output_gradient_from_js(dout, call.batched, call.x.shape(0), call.x.shape(1),
+                                                  lstm_.config().hidden_size, where, "gradOutput");  // (B, T, H)
 
         LstmCache cache;
         LstmOutput out;
@@ -196,15 +177,8 @@ private:
         result.set("gradX", to_js(dx, call.batched, false));
         result.set("gradH0", to_js(dh0, call.batched, true));
         result.set("gradC0", to_js(dc0, call.batched, true));
-        val by_name = val::object();
-        for (const ParameterView& g : grads.views()) by_name.set(g.name, tensor_to_js(g.data, g.shape));
-        result.set("grads", by_name);
+        result.set("grads", gradients_to_js(grads.views()));
         return result;
-    }
-
-    static std::string parameter_name(const val& name, const char* where) {
-        if (!name.isString()) fail<ConfigError>(where, ": the parameter name must be a string");
-        return name.as<std::string>();
     }
 
     Lstm lstm_;

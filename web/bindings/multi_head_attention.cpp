@@ -38,6 +38,7 @@
 #include "attnlab/posenc/positional_encoding.hpp"
 #include "attnlab/posenc/sinusoidal.hpp"
 #include "convert.hpp"
+#include "parameters.hpp"
 #include "trace.hpp"
 
 namespace attnlab::web {
@@ -152,31 +153,18 @@ public:
     }
 
     val parameter_names() {
-        return guarded("MultiHeadAttention.parameterNames", [&] {
-            std::vector<std::string> names;
-            for (const ParameterView& p : mha_.parameters()) names.push_back(p.name);
-            return strings_to_js(names);
-        });
+        return guarded("MultiHeadAttention.parameterNames", [&] { return parameter_names_to_js(mha_.parameters()); });
     }
 
     val get_parameter(val name) {
         return guarded("MultiHeadAttention.getParameter", [&] {
-            constexpr const char* where = "MultiHeadAttention.getParameter";
-            const std::vector<ParameterView> params = mha_.parameters();
-            const ParameterView& p = find_parameter(params, parameter_name(name, where), where);
-            return tensor_to_js(p.data, p.shape);
+            return parameter_to_js(mha_.parameters(), name, "MultiHeadAttention.getParameter");
         }, name);
     }
 
     void set_parameter(val name, val tensor) {
         guarded("MultiHeadAttention.setParameter", [&] {
-            constexpr const char* where = "MultiHeadAttention.setParameter";
-            const std::string key = parameter_name(name, where);
-            const std::vector<ParameterView> params = mha_.parameters();
-            const ParameterView& p = find_parameter(params, key, where);
-            const std::string what = "'" + key + "'";
-            const std::vector<float> data = floats_from_js(tensor, ShapeSpec(p.shape.begin(), p.shape.end()), where, what.c_str());
-            assign_parameter(params, key, p.shape, data.data(), where);
+            set_parameter_from_js(mha_.parameters(), name, tensor, "MultiHeadAttention.setParameter");
         }, name, tensor);
     }
 
@@ -212,12 +200,8 @@ private:
     val run_backward(const val& x, const val& dout, const val& options) {
         constexpr const char* where = "MultiHeadAttention.backward";
         const ForwardCall call = parse_forward(x, options, false, where);
-        const std::size_t B = call.x.shape(0), T = call.x.shape(1), C = call.x.shape(2);
-        const auto spec = call.batched ? ShapeSpec{std::ptrdiff_t(B), std::ptrdiff_t(T), std::ptrdiff_t(C)}
-                                       : ShapeSpec{std::ptrdiff_t(T), std::ptrdiff_t(C)};
-        const std::vector<float> dout_data = floats_from_js(dout, spec, where, "gradOutput");
-        Tensor3 d = Tensor3::from_shape({B, T, C});  // (B, T, C)
-        std::copy(dout_data.begin(), dout_data.end(), d.begin());
+        const Tensor3 d = output_gradient_from_js(dout, call.batched, call.x.shape(0), call.x.shape(1),
+                                                  call.x.shape(2), where, "gradOutput");  // (B, T, C)
 
         const Tensor3* memory = call.memory ? &*call.memory : nullptr;
         MultiHeadAttentionCache cache;
@@ -229,9 +213,7 @@ private:
         val result = val::object();
         result.set("gradX", output_to_js(dx, call.batched));
         if (memory) result.set("gradMemory", output_to_js(dmemory, call.batched));
-        val by_name = val::object();
-        for (const ParameterView& g : grads.views()) by_name.set(g.name, tensor_to_js(g.data, g.shape));
-        result.set("grads", by_name);
+        result.set("grads", gradients_to_js(grads.views()));
         return result;
     }
 
@@ -241,11 +223,6 @@ private:
                                             : std::make_unique<TraceRecorder>(call.stages);
         mha_.forward(call.x, call.memory ? &*call.memory : nullptr, call.options, recorder.get());
         return TraceBinding(std::move(recorder));
-    }
-
-    static std::string parameter_name(const val& name, const char* where) {
-        if (!name.isString()) fail<ConfigError>(where, ": the parameter name must be a string");
-        return name.as<std::string>();
     }
 
     MultiHeadAttention mha_;
