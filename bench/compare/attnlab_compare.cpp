@@ -25,12 +25,16 @@
 //   the cache backward needs, as in training) and forward + backward through time to dx and every
 //   parameter, with the cache, outputs and gradients reused from call to call. The same work as
 //   torch_bench.py lstm (torch.nn.LSTM, x requiring grad). ok: every output and gradient finite.
+//   Besides the wall-clock median, cpu_ms is the median process CPU time of a few calls: on a
+//   machine shared with other work it is what the code costs, where wall time also counts the
+//   time other processes hold the cores (compare it on 1 thread, where no worker waits).
 // Prints one JSON object. Why not the Google Benchmark binary: it neither reads shared inputs
 // nor checks its output, and it has no encoder training step.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -133,6 +137,17 @@ Timing time_calls(const std::function<void()>& fn, double target_seconds, std::s
         times.push_back(ms_since(t0));
     }
     return {median(times), repeats};
+}
+
+// Median process CPU ms of `calls` calls (std::clock: all threads of the process).
+double median_cpu_ms(const std::function<void()>& fn, std::size_t calls = 5) {
+    std::vector<double> times;
+    for (std::size_t i = 0; i < calls; ++i) {
+        const std::clock_t start = std::clock();
+        fn();
+        times.push_back(1e3 * double(std::clock() - start) / CLOCKS_PER_SEC);
+    }
+    return median(times);
 }
 
 // q, k, v, reference: (1, H, n, D) each, from DIR/attn_n<n>.bin.
@@ -317,6 +332,7 @@ json lstm(const Options& o) {
                     if (backward) layer.backward(dout, nullptr, nullptr, cache, grads, dx, nullptr, nullptr);
                 };
                 const Timing t = time_calls(run, o.seconds);
+                const double cpu_ms = median_cpu_ms(run);
                 bool ok = finite(out.output.data(), out.output.size());
                 if (backward) ok = ok && finite(dx.data(), dx.size()) && finite(grads.layers[0].weight_hh.data(), grads.layers[0].weight_hh.size());
                 results.push_back({{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD + "-lstm"},
@@ -325,6 +341,7 @@ json lstm(const Options& o) {
                                    {"threads", threads},
                                    {"T", T},
                                    {"ms", t.ms},
+                                   {"cpu_ms", cpu_ms},
                                    {"repeats", t.repeats},
                                    {"ok", ok}});
             }

@@ -186,6 +186,16 @@ def matmul(args):
     print(json.dumps({"system": "pytorch", "version": torch.__version__, "blas": blas_library(), "results": results}))
 
 
+def median_cpu_ms(fn, calls=5):
+    """Median process CPU time of a few calls (all threads): attnlab_compare's cpu_ms."""
+    times = []
+    for _ in range(calls):
+        start = time.process_time()
+        fn()
+        times.append((time.process_time() - start) * 1e3)
+    return statistics.median(times)
+
+
 def lstm(args):
     """torch.nn.LSTM(64, 64, batch_first=True) on x (32, T, 64): the forward without autograd
     (inference, torch's fastest), and forward + backward of sum(output * dout) with x requiring
@@ -215,7 +225,8 @@ def lstm(args):
                 ok = bool(torch.isfinite(fn()).all())
                 ms, repeats = time_calls(fn, args.seconds)
                 results.append({"system": "pytorch-lstm", "variant": f"nn.LSTM {key}", "pass": key,
-                                "threads": threads, "T": T, "ms": ms, "repeats": repeats, "ok": ok})
+                                "threads": threads, "T": T, "ms": ms, "cpu_ms": median_cpu_ms(fn), "repeats": repeats,
+                                "ok": ok})
     print(json.dumps({"system": "pytorch", "version": torch.__version__, "blas": blas_library(), "results": results}))
 
 
