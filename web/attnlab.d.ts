@@ -386,3 +386,101 @@ export declare function pickFlavour(): Flavour;
 export declare function loadAttnLab(options?: { flavour?: Flavour; baseUrl?: URL | string }): Promise<AttnLab>;
 /** Stops the pthread Workers (threads flavour); the module must not be used afterwards. */
 export declare function unloadAttnLab(lab: AttnLab): void;
+
+// ---- gradients: MultiHeadAttention.backward and the LSTM (web/bindings/{multi_head_attention,lstm}.cpp) ----
+// Both backward calls rerun the forward on x (the classes keep no state between calls) and return
+// the gradients of sum(output ⊙ gradOutput), plus the terms named below.
+
+/** Gradients under the parameter names of parameterNames(), each shaped like its parameter. */
+export type ParameterGradients = Record<string, Tensor>;
+
+export interface MultiHeadAttentionBackward {
+  /** Shaped like x. */
+  gradX: Tensor;
+  /** Only with the `memory` option (cross-attention): shaped like memory. */
+  gradMemory?: Tensor;
+  grads: ParameterGradients;
+}
+
+export interface MultiHeadAttention {
+  /** gradOutput shaped like the output (= x); options as forward's. */
+  backward(x: Tensor, gradOutput: Tensor, options?: ForwardOptions): MultiHeadAttentionBackward;
+}
+
+export interface LSTMOptions {
+  /** I, the width of x (required, >= 1). */
+  inputSize: number;
+  /** H, the width of h and c (required, >= 1). */
+  hiddenSize: number;
+  /** L stacked layers, default 1. */
+  numLayers?: number;
+  /** With bias_ih_l{k} and bias_hh_l{k}, default true. */
+  bias?: boolean;
+  /** Seed of the initialisation U(-1/sqrt(H), 1/sqrt(H)) (torch.nn.LSTM's scheme), default 0. */
+  seed?: number;
+}
+
+export interface LSTMConfig {
+  inputSize: number;
+  hiddenSize: number;
+  numLayers: number;
+  bias: boolean;
+  /** Floats in all parameters (for comparisons at equal size). */
+  parameterCount: number;
+}
+
+/** The initial state, shaped like the final one: [L, B, H] for x [B, T, I], [L, H] for x [T, I]; zeros when absent. */
+export interface LSTMForwardOptions {
+  h0?: Tensor | null;
+  c0?: Tensor | null;
+}
+
+export interface LSTMBackwardOptions extends LSTMForwardOptions {
+  /** Gradients of the final h and c (shaped like h), zero when absent. */
+  gradH?: Tensor | null;
+  gradC?: Tensor | null;
+}
+
+export interface LSTMForward {
+  /** [B, T, H] (or [T, H]): the last layer's h at every step. */
+  output: Tensor;
+  /** [L, B, H] (or [L, H]): each layer's h and c after the last step. */
+  h: Tensor;
+  c: Tensor;
+}
+
+export interface LSTMBackward {
+  /** Shaped like x. */
+  gradX: Tensor;
+  /** Gradients of h0 and c0 (of the zero state when none was given), shaped like h. */
+  gradH0: Tensor;
+  gradC0: Tensor;
+  grads: ParameterGradients;
+}
+
+/** torch.nn.LSTM (batch_first=True; gates i, f, g, o) with PyTorch's parameter names. Call delete() when done. */
+export interface LSTM {
+  config(): LSTMConfig;
+  /** weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0 (biases only with bias), then l1, ... */
+  parameterNames(): string[];
+  /** A copy of the parameter: weight_ih_l{k} [4H, I or H], weight_hh_l{k} [4H, H], biases [4H]. */
+  parameter(name: string): Tensor;
+  /** The same as parameter (the name MultiHeadAttention uses). */
+  getParameter(name: string): Tensor;
+  /** Copies the tensor into the parameter; its shape must match exactly. */
+  setParameter(name: string, value: Tensor): void;
+  /** x: [B, T, I] or [T, I]. */
+  forward(x: Tensor, options?: LSTMForwardOptions): LSTMForward;
+  /** The gradients of sum(output ⊙ gradOutput) + sum(h ⊙ gradH) + sum(c ⊙ gradC); gradOutput shaped like output. */
+  backward(x: Tensor, gradOutput: Tensor, options?: LSTMBackwardOptions): LSTMBackward;
+  delete(): void;
+  isDeleted(): boolean;
+}
+
+export interface LSTMConstructor {
+  new (options: LSTMOptions): LSTM;
+}
+
+export interface AttnLab {
+  LSTM: LSTMConstructor;
+}

@@ -5,6 +5,7 @@
 //   attnlab_compare attention --data DIR --sizes 256,1024 --threads 1,2 --seconds 2
 //   attnlab_compare train --threads 1,2 --seconds 2
 //   attnlab_compare matmul --sizes 256,512,1024 --threads 1,2 --seconds 2
+//   attnlab_compare lstm --sizes 64,128,256,512 --threads 1,2 --seconds 2
 //
 // attention: attnlab::scaled_dot_product_attention on the shared inputs DIR/attn_n<n>.bin (float32
 //   q, k, v, reference, each (H, n, D) = (4, n, 32); written by torch_bench.py prepare), as
@@ -20,12 +21,20 @@
 //   fixed generator (the same on both sides is not needed: the time does not depend on values),
 //   checked against a double-precision dot product on a few entries; GFLOP/s = 2n³ / time. The
 //   reference is OpenBLAS sgemm through torch.mm in torch_bench.py matmul.
+// lstm: attnlab::Lstm, one layer, B = 32, I = H = 64, T = each of --sizes: the forward (filling
+//   the cache backward needs, as in training) and forward + backward through time to dx and every
+//   parameter, with the cache, outputs and gradients reused from call to call. The same work as
+//   torch_bench.py lstm (torch.nn.LSTM, x requiring grad). ok: every output and gradient finite.
+//   Besides the wall-clock median, cpu_ms is the median process CPU time of a few calls: on a
+//   machine shared with other work it is what the code costs, where wall time also counts the
+//   time other processes hold the cores (compare it on 1 thread, where no worker waits).
 // Prints one JSON object. Why not the Google Benchmark binary: it neither reads shared inputs
 // nor checks its output, and it has no encoder training step.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -40,6 +49,7 @@
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/nn/lstm.hpp"
 #include "attnlab/train/memory.hpp"
 #include "attnlab/train/optimizer.hpp"
 
@@ -74,11 +84,11 @@ Options parse_options(int argc, char** argv) {
     Options o;
     if (argc < 2) {
         throw std::invalid_argument(
-            "usage: attnlab_compare attention|train|matmul [--data DIR] [--sizes a,b] [--threads a,b] [--seconds s]");
+            "usage: attnlab_compare attention|train|matmul|lstm [--data DIR] [--sizes a,b] [--threads a,b] [--seconds s]");
     }
     o.command = argv[1];
-    if (o.command != "attention" && o.command != "train" && o.command != "matmul")
-        throw std::invalid_argument("unknown command '" + o.command + "' (valid: attention, train, matmul)");
+    if (o.command != "attention" && o.command != "train" && o.command != "matmul" && o.command != "lstm")
+        throw std::invalid_argument("unknown command '" + o.command + "' (valid: attention, train, matmul, lstm)");
     for (int i = 2; i < argc; i += 2) {
         const std::string key = argv[i];
         if (i + 1 >= argc) throw std::invalid_argument("option " + key + " needs a value");
@@ -127,6 +137,17 @@ Timing time_calls(const std::function<void()>& fn, double target_seconds, std::s
         times.push_back(ms_since(t0));
     }
     return {median(times), repeats};
+}
+
+// Median process CPU ms of `calls` calls (std::clock: all threads of the process).
+double median_cpu_ms(const std::function<void()>& fn, std::size_t calls = 5) {
+    std::vector<double> times;
+    for (std::size_t i = 0; i < calls; ++i) {
+        const std::clock_t start = std::clock();
+        fn();
+        times.push_back(1e3 * double(std::clock() - start) / CLOCKS_PER_SEC);
+    }
+    return median(times);
 }
 
 // q, k, v, reference: (1, H, n, D) each, from DIR/attn_n<n>.bin.
@@ -286,12 +307,58 @@ json matmul(const Options& o) {
     return results;
 }
 
+json lstm(const Options& o) {
+    constexpr std::size_t B = 32, I = 64, H = 64;
+    attnlab::keep_freed_memory();
+    json results = json::array();
+    for (std::size_t T : o.sizes) {
+        attnlab::Rng rng(1);
+        const attnlab::Lstm layer({I, H, 1, true}, rng);
+        attnlab::Tensor3 x = attnlab::Tensor3::from_shape({B, T, I});     // (B, T, I)
+        attnlab::Tensor3 dout = attnlab::Tensor3::from_shape({B, T, H});  // (B, T, H)
+        attnlab::Rng data(2);
+        for (auto& v : x) v = data.normal();
+        for (auto& v : dout) v = data.normal();
+        attnlab::LstmCache cache;
+        attnlab::LstmOutput out;
+        attnlab::LstmGrad grads(layer);
+        attnlab::Tensor3 dx;
+        const auto finite = [](const float* p, std::size_t n) { return std::all_of(p, p + n, [](float v) { return std::isfinite(v); }); };
+        for (std::size_t threads : o.threads) {
+            attnlab::set_num_threads(threads);
+            for (const bool backward : {false, true}) {
+                const auto run = [&] {
+                    layer.forward(x, nullptr, nullptr, cache, out);
+                    if (backward) layer.backward(dout, nullptr, nullptr, cache, grads, dx, nullptr, nullptr);
+                };
+                const Timing t = time_calls(run, o.seconds);
+                const double cpu_ms = median_cpu_ms(run);
+                bool ok = finite(out.output.data(), out.output.size());
+                if (backward) ok = ok && finite(dx.data(), dx.size()) && finite(grads.layers[0].weight_hh.data(), grads.layers[0].weight_hh.size());
+                results.push_back({{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD + "-lstm"},
+                                   {"variant", backward ? "Lstm forward+backward" : "Lstm forward"},
+                                   {"pass", backward ? "forward+backward" : "forward"},
+                                   {"threads", threads},
+                                   {"T", T},
+                                   {"ms", t.ms},
+                                   {"cpu_ms", cpu_ms},
+                                   {"repeats", t.repeats},
+                                   {"ok", ok}});
+            }
+        }
+    }
+    return results;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     try {
         const Options o = parse_options(argc, argv);
-        const json results = o.command == "attention" ? attention(o) : o.command == "train" ? train(o) : matmul(o);
+        const json results = o.command == "attention" ? attention(o)
+                             : o.command == "train"   ? train(o)
+                             : o.command == "lstm"    ? lstm(o)
+                                                      : matmul(o);
         std::cout << json{{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD}, {"results", results}}.dump()
                   << std::endl;
         return 0;

@@ -40,7 +40,7 @@ for (const step of steps) {
 const timeOf = (r) => r.ms ?? r.ms_per_step;
 const groups = new Map();
 for (const r of roundRows) {
-  const key = [r.system, r.variant ?? '', r.n ?? '', r.threads].join('|');
+  const key = [r.system, r.variant ?? '', r.n ?? '', r.T ?? '', r.threads].join('|');
   if (!groups.has(key)) groups.set(key, []);
   groups.get(key).push(r);
 }
@@ -58,6 +58,7 @@ const gflops = (n, ms) => (4 * H * n * n * D) / (ms * 1e6);
 const attention = rows.filter((r) => r.n !== undefined && r.gflops === undefined);
 const matmul = rows.filter((r) => r.gflops !== undefined);
 const training = rows.filter((r) => r.steps_per_s !== undefined);
+const lstm = rows.filter((r) => r.T !== undefined);
 
 // Display names, in table order.
 const systems = [
@@ -121,6 +122,17 @@ for (const r of matmul.filter((x) => x.system.startsWith('attnlab') && x.ok)) {
   const b = matmul.find((x) => x.system === 'pytorch-matmul' && x.n === r.n && x.threads === r.threads);
   if (b) matmulPairs.push({ n: r.n, threads: r.threads, ours: r.gflops, theirs: b.gflops, fraction: r.gflops / b.gflops,
     target: r.n === 512 && r.threads === 1 ? 0.8 : null });
+}
+
+// The LSTM against torch.nn.LSTM, same pass, T and threads (issue 22: at least 2x PyTorch's CPU
+// LSTM on 1 thread, forward + backward).
+lstm.sort((a, b) => a.pass.localeCompare(b.pass) || a.threads - b.threads || a.T - b.T || a.system.localeCompare(b.system));
+const lstmPairs = [];
+for (const r of lstm.filter((x) => x.system.startsWith('attnlab') && x.ok)) {
+  const b = lstm.find((x) => x.system === 'pytorch-lstm' && x.pass === r.pass && x.T === r.T && x.threads === r.threads && x.ok);
+  if (b) lstmPairs.push({ pass: r.pass, T: r.T, threads: r.threads, ours_ms: r.ms, theirs_ms: b.ms, speedup: b.ms / r.ms,
+    ours_cpu_ms: r.cpu_ms, theirs_cpu_ms: b.cpu_ms, cpu_speedup: b.cpu_ms / r.cpu_ms,
+    target: r.pass === 'forward+backward' && r.threads === 1 ? 2 : null });
 }
 
 // Markdown tables.
@@ -195,8 +207,23 @@ if (matmul.length) {
     lines.push(`| ${p.n} | ${p.threads} | ${f(p.ours, 1)} | ${f(p.theirs, 1)} | ${f(p.fraction * 100, 0)}% |${met} |`);
   }
 }
+if (lstm.length) {
+  lines.push('');
+  lines.push('LSTM, one layer, B 32, I = H = 64, fp32: ours attnlab::Lstm (forward fills the cache backward needs),'
+    + ' theirs torch.nn.LSTM (forward under no_grad; forward + backward with x requiring grad); backward to x and every'
+    + ' parameter on both sides; ms = median of repeats; CPU ms = median process CPU time of 5 calls (what the'
+    + ' code costs on a shared machine; on 2 threads it also counts waiting workers):');
+  lines.push('');
+  lines.push('| pass | threads | T | ours ms | PyTorch ms | speed-up | ours CPU ms | PyTorch CPU ms | CPU speed-up | issue target |');
+  lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const p of lstmPairs) {
+    const met = p.target ? ` ≥ ${p.target}x: ${p.speedup >= p.target ? 'met' : 'not met'}` : '';
+    lines.push(`| ${p.pass} | ${p.threads} | ${p.T} | ${fmtMs(p.ours_ms)} | ${fmtMs(p.theirs_ms)} | ${f(p.speedup)}x`
+      + ` | ${fmtMs(p.ours_cpu_ms)} | ${fmtMs(p.theirs_cpu_ms)} | ${f(p.cpu_speedup)}x |${met} |`);
+  }
+}
 const failed = steps.filter((s) => !s.ok).map((s) => (rounds > 1 ? `${s.name} (round ${s.round})` : s.name));
-const notOk = rows.filter((r) => !r.ok).map((r) => `${r.system} ${r.threads}T${r.n ? ` n=${r.n}` : ''}`);
+const notOk = rows.filter((r) => !r.ok).map((r) => `${r.system} ${r.threads}T${r.n ? ` n=${r.n}` : ''}${r.T ? ` T=${r.T}` : ''}`);
 lines.push('');
 lines.push(`Machine: ${machine.cpu ?? '?'}, ${machine.cores ?? '?'} cores; load average (1/5/15 min) at start ${machine.load_start ?? '?'},`
   + ` at end ${machine.load_end ?? '?'}. Date ${machine.date ?? '?'}. Command: \`${machine.command ?? 'bench/compare/run.sh'}\`.`);
@@ -207,4 +234,4 @@ if (notOk.length) lines.push(`Results that missed the reference or did not learn
 const md = lines.join('\n') + '\n';
 process.stdout.write(md);
 fs.writeFileSync(path.join(outDir, 'latest.md'), md);
-fs.writeFileSync(path.join(outDir, 'latest.json'), JSON.stringify({ machine, versions, steps, attention, training, matmul, pairs, train_pairs: trainPairs, matmul_pairs: matmulPairs }, null, 1) + '\n');
+fs.writeFileSync(path.join(outDir, 'latest.json'), JSON.stringify({ machine, versions, steps, attention, training, matmul, lstm, pairs, train_pairs: trainPairs, matmul_pairs: matmulPairs, lstm_pairs: lstmPairs }, null, 1) + '\n');

@@ -161,6 +161,8 @@ for round in $(seq 1 "$rounds"); do
   step pytorch-train "${torch_train_env[@]}" "$python" "$here/torch_bench.py" train --threads 1,2 --seconds "$seconds"
   step native-matmul "$native/attnlab_compare" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
   step pytorch-matmul "${torch_env[@]}" "$python" "$here/torch_bench.py" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
+  step native-lstm "$native/attnlab_compare" lstm --sizes 64,128,256,512 --threads 1,2 --seconds "$seconds"
+  step pytorch-lstm "${torch_env[@]}" "$python" "$here/torch_bench.py" lstm --sizes 64,128,256,512 --threads 1,2 --seconds "$seconds"
 done
 
 # ---- report -----------------------------------------------------------------------------------

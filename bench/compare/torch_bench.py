@@ -8,6 +8,8 @@ Run by run.sh with Debian's python3-torch (1.13); every subcommand prints JSON.
                                                   DIR/attention.onnx via torch.onnx.export
   attention  --data DIR --sizes ... --threads 1,2 the private fused SDPA of 1.13 and the math path
   train      --threads 1,2                        steps/s of the tiny encoder (see encoder_step)
+  lstm       --sizes 64,128,256,512 --threads 1,2 torch.nn.LSTM(64, 64, batch_first=True) at B = 32,
+                                                  T = each size: forward, and forward + backward
 
 File DIR/attn_n<n>.bin: little-endian float32, q, k, v, reference, each (H, n, D) = (4, n, 32)
 row-major, nothing else. Every bench reads it, so all systems see the same numbers and check
@@ -184,15 +186,59 @@ def matmul(args):
     print(json.dumps({"system": "pytorch", "version": torch.__version__, "blas": blas_library(), "results": results}))
 
 
+def median_cpu_ms(fn, calls=5):
+    """Median process CPU time of a few calls (all threads): attnlab_compare's cpu_ms."""
+    times = []
+    for _ in range(calls):
+        start = time.process_time()
+        fn()
+        times.append((time.process_time() - start) * 1e3)
+    return statistics.median(times)
+
+
+def lstm(args):
+    """torch.nn.LSTM(64, 64, batch_first=True) on x (32, T, 64): the forward without autograd
+    (inference, torch's fastest), and forward + backward of sum(output * dout) with x requiring
+    grad, so the backward computes dx and every parameter's gradient, as attnlab's does."""
+    B, I, H = 32, 64, 64
+    results = []
+    for T in args.sizes:
+        torch.manual_seed(T)
+        layer = torch.nn.LSTM(I, H, batch_first=True)
+        x = torch.randn(B, T, I).requires_grad_()
+        dout = torch.randn(B, T, H)
+        for threads in args.threads:
+            torch.set_num_threads(threads)
+
+            def forward():
+                with torch.no_grad():
+                    return layer(x)[0]
+
+            def forward_backward():
+                layer.zero_grad(set_to_none=True)
+                x.grad = None
+                out, _ = layer(x)
+                out.backward(dout)
+                return out
+
+            for key, fn in (("forward", forward), ("forward+backward", forward_backward)):
+                ok = bool(torch.isfinite(fn()).all())
+                ms, repeats = time_calls(fn, args.seconds)
+                results.append({"system": "pytorch-lstm", "variant": f"nn.LSTM {key}", "pass": key,
+                                "threads": threads, "T": T, "ms": ms, "cpu_ms": median_cpu_ms(fn), "repeats": repeats,
+                                "ok": ok})
+    print(json.dumps({"system": "pytorch", "version": torch.__version__, "blas": blas_library(), "results": results}))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["prepare", "attention", "train", "matmul"])
+    p.add_argument("command", choices=["prepare", "attention", "train", "matmul", "lstm"])
     p.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "data"))
     p.add_argument("--sizes", default="256,1024,2048", type=lambda s: [int(x) for x in s.split(",")])
     p.add_argument("--threads", default="1,2", type=lambda s: [int(x) for x in s.split(",")])
     p.add_argument("--seconds", default=2.0, type=float, help="measuring time per configuration")
     args = p.parse_args()
-    {"prepare": prepare, "attention": attention, "train": train, "matmul": matmul}[args.command](args)
+    {"prepare": prepare, "attention": attention, "train": train, "matmul": matmul, "lstm": lstm}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 //   kernels/   SIMD matmul, softmax, activations, layer norm (forward and backward)
 //   attention/ stages, masks, scaled dot-product attention, head split/merge, multi-head attention
 //   posenc/    sinusoidal, learned and rotary positional encodings
-//   nn/        Linear, embedding, layer norm, feed-forward, dropout, cross-entropy, named parameters
+//   nn/        Linear, embedding, layer norm, feed-forward, dropout, cross-entropy, LSTM, named parameters
 //   model/     Transformer block, encoder classifier, decoder LM (tiny GPT), the Model facade
 //   train/     tasks, optimisers, schedules, metrics, the trainer
 //   io/        safetensors files and model checkpoints
@@ -48,6 +48,7 @@
 #include "attnlab/nn/layer_norm.hpp"
 #include "attnlab/nn/linear.hpp"
 #include "attnlab/nn/loss.hpp"
+#include "attnlab/nn/lstm.hpp"
 #include "attnlab/nn/parameter.hpp"
 #include "attnlab/posenc/learned.hpp"
 #include "attnlab/posenc/positional_encoding.hpp"

@@ -26,6 +26,8 @@ namespace {
 constexpr std::size_t kReluGrain = std::size_t{1} << 16;
 constexpr std::size_t kGeluGrain = std::size_t{1} << 13;
 constexpr std::size_t kNormEntriesPerChunk = std::size_t{1} << 14;
+// Hidden units per chunk of an LSTM cell step (four exps and a tanh's exp each).
+constexpr std::size_t kLstmCellGrain = std::size_t{1} << 13;
 
 // Rows (or columns) per chunk so that a chunk holds at least kNormEntriesPerChunk entries.
 std::size_t grain_for(std::size_t line_length) {
@@ -114,6 +116,32 @@ void layer_norm_backward(const float* x, const float* gamma, const float* mean, 
             sums[1][j] += d;
         }
     });
+}
+
+// The LSTM cell of one time step (elementwise_arch.hpp), rows split across threads once a chunk
+// holds kLstmCellGrain hidden units: a step of a small batch (B·H of a few thousand) runs on the
+// calling thread, where waking the pool would cost more than the cell.
+void lstm_cell_forward(float* gates, const float* c_prev, float* c, float* tanh_c, float* h, std::size_t rows,
+                       std::size_t hidden) {
+    parallel_for(
+        0, rows,
+        [&](std::size_t begin, std::size_t end) {
+            const std::size_t o = begin * hidden;
+            table().lstm_cell_forward(gates + 4 * o, c_prev + o, c + o, tanh_c + o, h + o, end - begin, hidden);
+        },
+        std::max<std::size_t>(1, kLstmCellGrain / std::max<std::size_t>(hidden, 1)));
+}
+
+void lstm_cell_backward(const float* gates, const float* c_prev, const float* tanh_c, const float* dh, float* dc,
+                        float* dgates, std::size_t rows, std::size_t hidden) {
+    parallel_for(
+        0, rows,
+        [&](std::size_t begin, std::size_t end) {
+            const std::size_t o = begin * hidden;
+            table().lstm_cell_backward(gates + 4 * o, c_prev + o, tanh_c + o, dh + o, dc + o, dgates + 4 * o,
+                                       end - begin, hidden);
+        },
+        std::max<std::size_t>(1, kLstmCellGrain / std::max<std::size_t>(hidden, 1)));
 }
 
 // The AdamW update of one tensor (elementwise_arch.hpp), serial: the optimizer runs tensors in

@@ -291,6 +291,103 @@ void layer_norm_backward_rows(const float* x, const float* gamma, const float* m
     }
 }
 
+// ---- the LSTM cell (Hochreiter & Schmidhuber 1997; gates in torch.nn.LSTM's order i, f, g, o) ----
+// Each function is written once on a batch type V: the vector body uses simd::Batch<Arch>, the
+// scalar tail simd::ScalarBatch, so both compute the same formula.
+
+// σ(a) = 1 / (1 + e^(-a)). e^(-a) overflows to +inf for a < -88.7: the quotient is then 0.
+template <class V>
+inline V lstm_sigmoid(const V& a) {
+    const V one(1.0f);
+    return one / (one + simd::exp(V(0.0f) - a));
+}
+// tanh(a) = 1 - 2 / (e^(2a) + 1): ±1 when e^(2a) overflows or underflows, and within a few
+// float ulps of 1 of the true value everywhere (the absolute error, not the relative one near 0).
+template <class V>
+inline V lstm_tanh(const V& a) {
+    const V one(1.0f), two(2.0f);
+    return one - two / (simd::exp(two * a) + one);
+}
+
+// One lane group of the cell forward at column j of a row: the four pre-activations a_i, a_f,
+// a_g, a_o (gate k at column k·H + j) become i = σ(a_i), f = σ(a_f), g = tanh(a_g), o = σ(a_o)
+// in place, then c = f·c_prev + i·g, tanh_c = tanh(c), h = o·tanh_c.
+template <class V>
+inline void lstm_cell_forward_at(float* gates, const float* c_prev, float* c, float* tanh_c, float* h,
+                                 std::size_t j, std::size_t hidden) {
+    const V i = lstm_sigmoid(V::load_unaligned(gates + j));
+    const V f = lstm_sigmoid(V::load_unaligned(gates + hidden + j));
+    const V g = lstm_tanh(V::load_unaligned(gates + 2 * hidden + j));
+    const V o = lstm_sigmoid(V::load_unaligned(gates + 3 * hidden + j));
+    const V cj = f * V::load_unaligned(c_prev + j) + i * g;
+    const V tc = lstm_tanh(cj);
+    i.store_unaligned(gates + j);
+    f.store_unaligned(gates + hidden + j);
+    g.store_unaligned(gates + 2 * hidden + j);
+    o.store_unaligned(gates + 3 * hidden + j);
+    cj.store_unaligned(c + j);
+    tc.store_unaligned(tanh_c + j);
+    (o * tc).store_unaligned(h + j);
+}
+
+// gates: (rows, 4H) pre-activations in, activations out; c_prev, c, tanh_c, h: (rows, H).
+template <class Arch>
+void lstm_cell_forward(float* gates, const float* c_prev, float* c, float* tanh_c, float* h, std::size_t rows,
+                       std::size_t hidden) {
+    constexpr std::size_t W = simd::Batch<Arch>::size;
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* gr = gates + r * 4 * hidden;
+        const std::size_t o = r * hidden;
+        std::size_t j = 0;
+        for (; j + W <= hidden; j += W) {
+            lstm_cell_forward_at<simd::Batch<Arch>>(gr, c_prev + o, c + o, tanh_c + o, h + o, j, hidden);
+        }
+        for (; j < hidden; ++j) lstm_cell_forward_at<simd::ScalarBatch>(gr, c_prev + o, c + o, tanh_c + o, h + o, j, hidden);
+    }
+}
+
+// Differentiates lstm_cell_forward_at at column j. With dh the gradient of h and dc that of c
+// from the step after (in), dc_t = dc + dh·o·(1 - tanh_c²), and the pre-activation gradients
+//   da_i = dc_t·g·i(1 - i),  da_f = dc_t·c_prev·f(1 - f),  da_g = dc_t·i·(1 - g²),
+//   da_o = dh·tanh_c·o(1 - o);
+// dc becomes the gradient of c_prev: dc_t·f (out).
+template <class V>
+inline void lstm_cell_backward_at(const float* gates, const float* c_prev, const float* tanh_c, const float* dh,
+                                  float* dc, float* dgates, std::size_t j, std::size_t hidden) {
+    const V one(1.0f);
+    const V i = V::load_unaligned(gates + j);
+    const V f = V::load_unaligned(gates + hidden + j);
+    const V g = V::load_unaligned(gates + 2 * hidden + j);
+    const V o = V::load_unaligned(gates + 3 * hidden + j);
+    const V tc = V::load_unaligned(tanh_c + j);
+    const V dhj = V::load_unaligned(dh + j);
+    const V dct = V::load_unaligned(dc + j) + dhj * o * (one - tc * tc);
+    (dct * g * i * (one - i)).store_unaligned(dgates + j);
+    (dct * V::load_unaligned(c_prev + j) * f * (one - f)).store_unaligned(dgates + hidden + j);
+    (dct * i * (one - g * g)).store_unaligned(dgates + 2 * hidden + j);
+    (dhj * tc * o * (one - o)).store_unaligned(dgates + 3 * hidden + j);
+    (dct * f).store_unaligned(dc + j);
+}
+
+// gates (activations), dgates: (rows, 4H); c_prev, tanh_c, dh, dc: (rows, H).
+template <class Arch>
+void lstm_cell_backward(const float* gates, const float* c_prev, const float* tanh_c, const float* dh, float* dc,
+                        float* dgates, std::size_t rows, std::size_t hidden) {
+    constexpr std::size_t W = simd::Batch<Arch>::size;
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* gr = gates + r * 4 * hidden;
+        float* dgr = dgates + r * 4 * hidden;
+        const std::size_t o = r * hidden;
+        std::size_t j = 0;
+        for (; j + W <= hidden; j += W) {
+            lstm_cell_backward_at<simd::Batch<Arch>>(gr, c_prev + o, tanh_c + o, dh + o, dc + o, dgr, j, hidden);
+        }
+        for (; j < hidden; ++j) {
+            lstm_cell_backward_at<simd::ScalarBatch>(gr, c_prev + o, tanh_c + o, dh + o, dc + o, dgr, j, hidden);
+        }
+    }
+}
+
 }  // namespace arch
 }  // namespace kernels
 }  // namespace attnlab

@@ -113,6 +113,11 @@ struct KernelTable {
     // dx rows of the layer-norm backward (dgamma, dbeta are summed by the caller).
     void (*layer_norm_backward_rows)(const float* x, const float* gamma, const float* mean, const float* rstd,
                                      const float* dy, float* dx, std::size_t rows, std::size_t cols);
+    // The LSTM cell over rows of one time step (attnlab/kernels/elementwise.hpp).
+    void (*lstm_cell_forward)(float* gates, const float* c_prev, float* c, float* tanh_c, float* h, std::size_t rows,
+                              std::size_t hidden);
+    void (*lstm_cell_backward)(const float* gates, const float* c_prev, const float* tanh_c, const float* dh, float* dc,
+                               float* dgates, std::size_t rows, std::size_t hidden);
 
     // --- the optimizer (elementwise_arch.hpp) ---
     void (*adamw_update)(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWStep& step);

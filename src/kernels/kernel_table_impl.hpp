@@ -52,6 +52,8 @@ constexpr KernelTable make_table(const char* isa) {
         &gelu_backward<Arch>,
         &layer_norm_forward<Arch>,
         &layer_norm_backward_rows<Arch>,
+        &lstm_cell_forward<Arch>,
+        &lstm_cell_backward<Arch>,
         &adamw_update<Arch>,
         &fma_peak<Arch>,
         2 * kPeakChains * simd::Batch<Arch>::size,

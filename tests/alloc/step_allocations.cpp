@@ -24,6 +24,7 @@
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
 #include "attnlab/model/model.hpp"
+#include "attnlab/nn/lstm.hpp"
 #include "attnlab/train/optimizer.hpp"
 #include "attnlab/train/tasks.hpp"
 #include "attnlab/train/trainer.hpp"
@@ -179,6 +180,30 @@ TEST_P(StepAllocations, TrainerStepAllocatesNothing) {
         EXPECT_EQ(metrics.head_entropy.size(), config.num_layers * config.num_heads);
         EXPECT_TRUE(std::isfinite(metrics.loss));
     }
+}
+
+// The LSTM's forward and backward through time (nn/lstm.hpp) with its cache, outputs and
+// gradients reused: every step of the recurrence runs on buffers sized by the first call.
+TEST_P(StepAllocations, LstmForwardBackwardAllocatesNothing) {
+    const std::size_t t = GetParam().t, batch = 4, input = 6, hidden = 24, layers = 2;
+    Rng rng(1);
+    const Lstm lstm({input, hidden, layers, true}, rng);
+    Tensor3 x = Tensor3::from_shape({batch, t, input}), dout = Tensor3::from_shape({batch, t, hidden});
+    Tensor3 h0 = Tensor3::from_shape({layers, batch, hidden}), c0 = Tensor3::from_shape({layers, batch, hidden});
+    Rng data(2);
+    for (Tensor3* v : {&x, &dout, &h0, &c0}) {
+        for (auto& e : *v) e = data.uniform(-1.0f, 1.0f);
+    }
+    LstmCache cache;
+    LstmOutput out;
+    LstmGrad grads(lstm);
+    Tensor3 dx, dh0, dc0;
+    const std::uint64_t n = allocations_in_counted_steps([&] {
+        grads.zero();
+        lstm.forward(x, &h0, &c0, cache, out);
+        lstm.backward(dout, &out.h, &out.c, cache, grads, dx, &dh0, &dc0);
+    });
+    EXPECT_EQ(n, 0u) << "allocations in " << kCountedSteps << " LSTM forward and backward calls";
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, StepAllocations,

@@ -327,4 +327,74 @@ TEST(LayerNorm, NegativeOrNaNEpsThrowsValueError) {
     EXPECT_THROW((void)attnlab::layer_norm(x, g, g, std::numeric_limits<float>::quiet_NaN()), attnlab::ValueError);
 }
 
+// ---------------------------------------------------------------- LSTM cell
+
+// The cell in double: gates (rows, 4H) pre-activations, c_prev (rows, H) -> activations, c,
+// tanh(c), h.
+struct CellReference {
+    std::vector<double> act, c, tanh_c, h;
+};
+CellReference lstm_cell_reference(const std::vector<float>& a, const std::vector<float>& c_prev, std::size_t rows,
+                                  std::size_t hidden) {
+    CellReference r{std::vector<double>(a.size()), std::vector<double>(c_prev.size()),
+                    std::vector<double>(c_prev.size()), std::vector<double>(c_prev.size())};
+    const auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+    for (std::size_t i = 0; i < rows; ++i) {
+        for (std::size_t j = 0; j < hidden; ++j) {
+            const std::size_t g0 = i * 4 * hidden + j, k = i * hidden + j;
+            const double ig = sig(a[g0]), fg = sig(a[g0 + hidden]), gg = std::tanh(double(a[g0 + 2 * hidden]));
+            const double og = sig(a[g0 + 3 * hidden]);
+            r.act[g0] = ig, r.act[g0 + hidden] = fg, r.act[g0 + 2 * hidden] = gg, r.act[g0 + 3 * hidden] = og;
+            r.c[k] = fg * c_prev[k] + ig * gg;
+            r.tanh_c[k] = std::tanh(r.c[k]);
+            r.h[k] = og * r.tanh_c[k];
+        }
+    }
+    return r;
+}
+
+// H = 21 runs the vector body and leaves a scalar tail with every ISA (4, 8 or 16 lanes); the
+// pre-activations span ±12 and include saturating ones (60, -100: e^100 overflows to +inf).
+TEST(LstmCell, ForwardMatchesDoubleReferenceIncludingTailAndSaturation) {
+    const std::size_t rows = 3, hidden = 21;
+    std::vector<float> a = random_vector(rows * 4 * hidden, 21, -12.0f, 12.0f);
+    a[0] = 60.0f, a[hidden + 1] = -100.0f, a[2 * hidden + 20] = 60.0f, a[3 * hidden + 5] = -100.0f;
+    const std::vector<float> c_prev = random_vector(rows * hidden, 22, -3.0f, 3.0f);
+    const CellReference ref = lstm_cell_reference(a, c_prev, rows, hidden);
+    std::vector<float> c(rows * hidden), tc(rows * hidden), h(rows * hidden);
+    attnlab::kernels::lstm_cell_forward(a.data(), c_prev.data(), c.data(), tc.data(), h.data(), rows, hidden);
+    for (std::size_t k = 0; k < a.size(); ++k) ASSERT_NEAR(a[k], ref.act[k], 2e-7) << "gate element " << k;
+    for (std::size_t k = 0; k < c.size(); ++k) {
+        ASSERT_NEAR(c[k], ref.c[k], 1e-6) << "c " << k;
+        ASSERT_NEAR(tc[k], ref.tanh_c[k], 2e-7) << "tanh_c " << k;
+        ASSERT_NEAR(h[k], ref.h[k], 2e-7) << "h " << k;
+    }
+    EXPECT_EQ(a[0], 1.0f);
+    EXPECT_EQ(a[hidden + 1], 0.0f);
+    EXPECT_EQ(a[2 * hidden + 20], 1.0f);
+}
+
+// L = Σ h·wh + Σ c·wc over one step, differentiated through the kernel's backward with
+// dh = wh and dc = wc in: the pre-activation gradients and dc_prev against central differences.
+TEST(LstmCell, BackwardMatchesFiniteDifferences) {
+    const std::size_t rows = 2, hidden = 19;
+    std::vector<float> a = random_vector(rows * 4 * hidden, 31, -2.0f, 2.0f);
+    std::vector<float> c_prev = random_vector(rows * hidden, 32, -2.0f, 2.0f);
+    const std::vector<float> wh = random_vector(rows * hidden, 33), wc = random_vector(rows * hidden, 34);
+    std::vector<float> c(rows * hidden), tc(rows * hidden), h(rows * hidden), act(a.size());
+    const auto loss = [&] {
+        act = a;
+        attnlab::kernels::lstm_cell_forward(act.data(), c_prev.data(), c.data(), tc.data(), h.data(), rows, hidden);
+        return testutil::dot(h.data(), wh.data(), h.size()) + testutil::dot(c.data(), wc.data(), c.size());
+    };
+    loss();
+    std::vector<float> dc = wc, da(a.size());
+    attnlab::kernels::lstm_cell_backward(act.data(), c_prev.data(), tc.data(), wh.data(), dc.data(), da.data(), rows,
+                                         hidden);
+    testutil::GradCheckOptions options;
+    options.h = 1e-3;
+    EXPECT_TRUE(testutil::check_gradient("lstm cell da", loss, a.data(), da.data(), a.size(), options));
+    EXPECT_TRUE(testutil::check_gradient("lstm cell dc_prev", loss, c_prev.data(), dc.data(), c_prev.size(), options));
+}
+
 }  // namespace

@@ -43,6 +43,12 @@ writes attnlab_decoder_checkpoint.safetensors (our CLI) and attnlab_decoder_logi
 (tokens and our logits for them); this script parses the checkpoint with json/struct only, builds
 TinyGpt from its metadata, load_state_dict(strict=True) and asserts torch's logits equal ours.
 
+Gradient cases (lstm_*: tests/nn/test_lstm.cpp and tests/wasm/lstm.test.mjs; mha_grad_*:
+tests/wasm/mha_backward.test.mjs) store a random upstream gradient and the float64 autograd
+gradients of every input and parameter as "grad.<name>". They alone are rewritten by
+
+    /usr/bin/python3 tests/reference/make_fixtures.py gradients
+
 Rerunning everything, from the repository root:
 
     cmake -S . -B build-ref -G Ninja && cmake --build build-ref -j2 --target attnlab_tests attnlab_cli
@@ -65,6 +71,7 @@ RoPE convention (gqa_rope, rope_mha): rotate-half, as in GPT-NeoX and HF LLaMA. 
   the scores; v is not rotated.
 """
 
+import contextlib
 import json
 import math
 import os
@@ -764,6 +771,111 @@ def check_attnlab_checkpoint():
     return diff
 
 
+# ---------------------------------------------------------------------------------------------
+# LSTM (tests/nn/test_lstm.cpp). torch.nn.LSTM(I, H, num_layers, bias, batch_first=True) with
+# torch's default init (U(-1/sqrt(H), 1/sqrt(H)), biases non-zero), run in float64 from the
+# stored float32 values. The loss is sum(output*dout) + sum(h*dh) + sum(c*dc) with random
+# weights, so "dout", "dh", "dc" are the upstream gradients and "grad.<name>" the gradients of
+# x, h0, c0 (when given) and every parameter. Unbatched cases store x (T, I), h0/c0 (L, H) and
+# output (T, H), as torch takes and returns them. Metadata: input_size, hidden_size,
+# num_layers, bias, batched, with_state ("1"/"0"), description.
+
+
+def case_lstm(i, h, layers, *, bias=True, b=None, t=5, with_state=False, description):
+    lstm = torch.nn.LSTM(i, h, layers, bias=bias, batch_first=True)
+    params = {n: p.detach().clone() for n, p in lstm.named_parameters()}
+    x = torch.randn(t, i) if b is None else torch.randn(b, t, i)
+    state_shape = (layers, h) if b is None else (layers, b, h)
+    tensors = {"x": x, **params}
+    inputs = {"x": x.double().requires_grad_()}
+    if with_state:
+        tensors["h0"], tensors["c0"] = torch.randn(state_shape), torch.randn(state_shape)
+        inputs["h0"] = tensors["h0"].double().requires_grad_()
+        inputs["c0"] = tensors["c0"].double().requires_grad_()
+    lstm64 = lstm.double()
+    state = (inputs["h0"], inputs["c0"]) if with_state else None
+    out, (hn, cn) = lstm64(inputs["x"], state)
+    dout, dh, dc = torch.randn(out.shape), torch.randn(hn.shape), torch.randn(cn.shape)
+    loss = (out * dout.double()).sum() + (hn * dh.double()).sum() + (cn * dc.double()).sum()
+    named = dict(lstm64.named_parameters())
+    wrt = list(inputs.values()) + list(named.values())
+    grads = torch.autograd.grad(loss, wrt)
+    for name, g in zip(list(inputs) + list(named), grads):
+        tensors["grad." + name] = f32(g)
+    tensors.update(dout=dout, dh=dh, dc=dc, output=f32(out.detach()), h=f32(hn.detach()), c=f32(cn.detach()))
+    metadata = {"input_size": str(i), "hidden_size": str(h), "num_layers": str(layers), "bias": "1" if bias else "0",
+                "batched": "0" if b is None else "1", "with_state": "1" if with_state else "0",
+                "description": description}
+    return tensors, metadata
+
+
+def lstm_basic():
+    return case_lstm(3, 4, 1, b=2, t=5, description="nn.LSTM(3, 4, batch_first=True)(x), in float64.")
+
+
+def lstm_two_layers_state():
+    return case_lstm(5, 6, 2, b=3, t=4, with_state=True,
+                     description="nn.LSTM(5, 6, num_layers=2, batch_first=True)(x, (h0, c0)), in float64.")
+
+
+def lstm_unbatched_state():
+    return case_lstm(3, 5, 2, t=6, with_state=True,
+                     description="nn.LSTM(3, 5, num_layers=2, batch_first=True)(x (T, I), (h0, c0) (L, H)), in float64.")
+
+
+def lstm_nobias():
+    return case_lstm(4, 3, 2, bias=False, b=2, t=3,
+                     description="nn.LSTM(4, 3, num_layers=2, bias=False, batch_first=True)(x), in float64.")
+
+
+# MultiHeadAttention's gradients (tests/wasm/mha_backward.test.mjs, lab's backward):
+# nn.MultiheadAttention in float64 from the stored float32 values, loss sum(output*dout) with
+# random dout; "grad.x", "grad.memory" (cross-attention) and "grad.<name>" under the engine's
+# split projection names. Metadata as the attention cases.
+
+
+def case_mha_grad(c, h, b, t, *, causal=False, s=None, description):
+    mha = make_mha(c, h)
+    x = torch.randn(b, t, c)  # (B, T, C)
+    tensors = {"x": x, **mha_params(mha)}
+    inputs = {"x": x.double().requires_grad_()}
+    if s is not None:
+        tensors["memory"] = torch.randn(b, s, c)  # (B, S, C)
+        inputs["memory"] = tensors["memory"].double().requires_grad_()
+    kv = inputs.get("memory", inputs["x"])
+    params = {n: v.double().requires_grad_() for n, v in mha_params(mha).items()}
+    q = inputs["x"] @ params["q_proj.weight"].T + params["q_proj.bias"]
+    k = kv @ params["k_proj.weight"].T + params["k_proj.bias"]
+    v = kv @ params["v_proj.weight"].T + params["v_proj.bias"]
+    split = lambda y: y.reshape(b, y.shape[1], h, c // h).transpose(1, 2)  # (B, H, T, D)
+    scores = split(q) @ split(k).transpose(-1, -2) / math.sqrt(c // h)
+    if causal:
+        scores = scores.masked_fill(causal_mask(t, scores.shape[-1]), float("-inf"))
+    context = (scores.softmax(-1) @ split(v)).transpose(1, 2).reshape(b, t, c)
+    out = context @ params["out_proj.weight"].T + params["out_proj.bias"]
+    reference, _ = run_mha(mha, x, tensors.get("memory"), causal_mask(t, scores.shape[-1]) if causal else None)
+    assert (f32(out.detach()) - reference).abs().max() < 1e-6, "the explicit forward differs from nn.MultiheadAttention"
+    dout = torch.randn(b, t, c)
+    wrt = {**inputs, **params}
+    grads = torch.autograd.grad((out * dout.double()).sum(), list(wrt.values()))
+    tensors.update({"grad." + n: f32(g) for n, g in zip(wrt, grads)})
+    tensors.update(dout=dout, output=f32(out.detach()))
+    return tensors, meta(h, h, True, causal, "none", description)
+
+
+def mha_grad_causal():
+    return case_mha_grad(8, 2, 2, 5, causal=True, description="Gradients of sum(nn.MultiheadAttention(8, 2, "
+                         "batch_first=True)(x, x, x, attn_mask=causal) * dout), in float64.")
+
+
+def mha_grad_cross():
+    return case_mha_grad(8, 2, 2, 4, s=6, description="Gradients of sum(nn.MultiheadAttention(8, 2, "
+                         "batch_first=True)(x, memory, memory) * dout), in float64.")
+
+
+GRADIENT_CASES = [lstm_basic, lstm_two_layers_state, lstm_unbatched_state, lstm_nobias, mha_grad_causal, mha_grad_cross]
+
+
 CASES = [
     mha_basic,
     mha_odd_width,
@@ -781,15 +893,12 @@ CASES = [
 ]
 
 
-def main():
-    torch.set_num_threads(1)
-    check_gqa_equals_mha()
-    os.makedirs(FIXTURE_DIR, exist_ok=True)
+def write_cases(cases, *, no_grad):
+    """Writes each case's file and checks it reads back equal; returns the bytes written."""
     total = 0
-    assert sys.byteorder == "little"
-    for case in CASES:
+    for case in cases:
         torch.manual_seed(zlib.crc32(case.__name__.encode()))  # stable per case, independent of order
-        with torch.no_grad():
+        with torch.no_grad() if no_grad else contextlib.nullcontext():
             tensors, metadata = case()
         path = os.path.join(FIXTURE_DIR, case.__name__ + ".safetensors")
         write_safetensors(path, tensors, metadata)
@@ -801,9 +910,24 @@ def main():
         total += size
         shapes = ", ".join(f"{n} {tuple(t.shape)}" for n, t in sorted(tensors.items()))
         print(f"{case.__name__:20s} {size:7d} B  {shapes}")
+    return total
+
+
+def main():
+    torch.set_num_threads(1)
+    os.makedirs(FIXTURE_DIR, exist_ok=True)
+    assert sys.byteorder == "little"
+    # `make_fixtures.py gradients` writes only the gradient cases of the LSTM and of attention (they
+    # need no engine binaries).
+    if sys.argv[1:] == ["gradients"]:
+        write_cases(GRADIENT_CASES, no_grad=False)
+        return
+    check_gqa_equals_mha()
+    total = write_cases(CASES, no_grad=True)
     print(f"total {total} bytes")
     # mha_large alone is ~136 KB at its prescribed size (C=64, T=33); keep the rest tiny.
     assert total < 200 * 1024, "fixtures should stay small"
+    assert write_cases(GRADIENT_CASES, no_grad=False) < 48 * 1024, "gradient fixtures should stay small"
     for case in TRAIN_CASES:
         torch.manual_seed(zlib.crc32(case.__name__.encode()))
         tensors, metadata = case()

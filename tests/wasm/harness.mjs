@@ -5,6 +5,7 @@
 //   const lab = await loadLab('threads');           // cached per flavour; Workers stopped at exit
 //   const fx = readFixture('mha_basic');            // { tensors: { x: {shape, data, dtype}, ... }, metadata }
 import { after } from 'node:test';
+import { setImmediate as tick } from 'node:timers/promises';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -132,3 +133,42 @@ export function expectError(assert, fn, re) {
   assert.match(error.message, re);
   return error;
 }
+
+// ---- leak checks ---------------------------------------------------------------------------
+
+const LEAK_SLACK = 4096;  // bytes: allocator bookkeeping may move by a few KB
+
+// What a leak would change: malloc'd bytes, the memory size, the stack and the emval handles.
+export async function heapSnapshot(lab) {
+  await tick();  // let queued microtasks (the stack repair after a JS throw) run
+  return { heap: lab.heapUsed(), memory: lab.HEAP8.length, stack: lab.stackUsed(), handles: lab.count_emval_handles() };
+}
+
+export function assertSameHeap(assert, before, after, what) {
+  assert.ok(Math.abs(after.heap - before.heap) <= LEAK_SLACK, `${what}: heapUsed ${before.heap} -> ${after.heap}`);
+  assert.equal(after.memory, before.memory, `${what}: HEAP8.length`);
+  assert.equal(after.stack, before.stack, `${what}: stackUsed`);
+  assert.equal(after.handles, before.handles, `${what}: emval handles`);
+}
+
+// ---- gradients -----------------------------------------------------------------------------
+
+// Central differences of loss() (a double from a forward through the module) in each entry of
+// `values` (a Float32Array the forward reads; write() pushes it into the module when it holds a
+// copy, e.g. setParameter), compared with `analytic` within 2e-3 + 1e-2·|numeric|.
+export function checkGradient(assert, what, loss, values, analytic, write = () => {}, step = 1e-2) {
+  for (let i = 0; i < values.length; i++) {
+    const saved = values[i];
+    values[i] = saved + step; write();
+    const plus = loss();
+    values[i] = saved - step; write();
+    const minus = loss();
+    values[i] = saved; write();
+    const numeric = (plus - minus) / (2 * step);
+    assert.ok(Math.abs(analytic[i] - numeric) <= 2e-3 + 1e-2 * Math.abs(numeric),
+              `${what}[${i}]: analytic ${analytic[i]}, numeric ${numeric}`);
+  }
+}
+
+// Σ a ⊙ w in double over two tensors' data.
+export const dotTensors = (a, w) => a.data.reduce((sum, v, i) => sum + v * w.data[i], 0);

@@ -2,23 +2,10 @@
 // heap (malloc'd bytes and memory size), the stack and the emval handle table where they were.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { setImmediate as tick } from 'node:timers/promises';
 
-import { FLAVOURS, loadLab, randomTensor } from './harness.mjs';
+import { FLAVOURS, loadLab, randomTensor, heapSnapshot as snapshot, assertSameHeap } from './harness.mjs';
 
-const SLACK = 4096;  // bytes: allocator bookkeeping may move by a few KB
-
-async function snapshot(lab) {
-  await tick();  // let queued microtasks (the stack repair after a JS throw) run
-  return { heap: lab.heapUsed(), memory: lab.HEAP8.length, stack: lab.stackUsed(), handles: lab.count_emval_handles() };
-}
-
-function assertSame(before, after, what) {
-  assert.ok(Math.abs(after.heap - before.heap) <= SLACK, `${what}: heapUsed ${before.heap} -> ${after.heap}`);
-  assert.equal(after.memory, before.memory, `${what}: HEAP8.length`);
-  assert.equal(after.stack, before.stack, `${what}: stackUsed`);
-  assert.equal(after.handles, before.handles, `${what}: emval handles`);
-}
+const assertSame = (before, after, what) => assertSameHeap(assert, before, after, what);
 
 for (const flavour of FLAVOURS) {
   test(`${flavour}: 10,000 forward + trace calls and 1,000 failing calls do not leak`, async () => {

@@ -5,6 +5,7 @@
 //   mha.setParameter('q_proj.weight', { shape: [8, 8], data });
 //   const y = mha.forward(x, { causal: true, positional: 'rope' });     // x: [T, C] or [B, T, C]
 //   const tr = mha.trace(x, { causal: true, stages: ['weights'] });      // a Trace (trace.hpp)
+//   const { gradX, grads } = mha.backward(x, gradOutput, { causal: true }); // grads['q_proj.weight'], ...
 //   tr.delete(); mha.delete();
 //
 // Forward options (all optional):
@@ -20,6 +21,10 @@
 //   memory          tensor | null                cross-attention keys/values [S, Ckv] / [B, S, Ckv]
 //   checkFinite     boolean                      Error on NaN/Inf in x or memory
 // trace() also takes `stages: string[]` to record only those stages.
+// backward(x, gradOutput, options) takes the forward options, reruns the forward on x and returns
+// the gradients of sum(forward(x) ⊙ gradOutput): gradX shaped like x, grads[name] like each
+// parameter (the names of parameterNames()) and, with `memory`, gradMemory shaped like memory.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +38,7 @@
 #include "attnlab/posenc/positional_encoding.hpp"
 #include "attnlab/posenc/sinusoidal.hpp"
 #include "convert.hpp"
+#include "parameters.hpp"
 #include "trace.hpp"
 
 namespace attnlab::web {
@@ -147,31 +153,18 @@ public:
     }
 
     val parameter_names() {
-        return guarded("MultiHeadAttention.parameterNames", [&] {
-            std::vector<std::string> names;
-            for (const ParameterView& p : mha_.parameters()) names.push_back(p.name);
-            return strings_to_js(names);
-        });
+        return guarded("MultiHeadAttention.parameterNames", [&] { return parameter_names_to_js(mha_.parameters()); });
     }
 
     val get_parameter(val name) {
         return guarded("MultiHeadAttention.getParameter", [&] {
-            constexpr const char* where = "MultiHeadAttention.getParameter";
-            const std::vector<ParameterView> params = mha_.parameters();
-            const ParameterView& p = find_parameter(params, parameter_name(name, where), where);
-            return tensor_to_js(p.data, p.shape);
+            return parameter_to_js(mha_.parameters(), name, "MultiHeadAttention.getParameter");
         }, name);
     }
 
     void set_parameter(val name, val tensor) {
         guarded("MultiHeadAttention.setParameter", [&] {
-            constexpr const char* where = "MultiHeadAttention.setParameter";
-            const std::string key = parameter_name(name, where);
-            const std::vector<ParameterView> params = mha_.parameters();
-            const ParameterView& p = find_parameter(params, key, where);
-            const std::string what = "'" + key + "'";
-            const std::vector<float> data = floats_from_js(tensor, ShapeSpec(p.shape.begin(), p.shape.end()), where, what.c_str());
-            assign_parameter(params, key, p.shape, data.data(), where);
+            set_parameter_from_js(mha_.parameters(), name, tensor, "MultiHeadAttention.setParameter");
         }, name, tensor);
     }
 
@@ -181,6 +174,14 @@ public:
     }
     val forward(val x, val options) {
         return guarded("MultiHeadAttention.forward", [&] { return run_forward(x, options); }, x, options);
+    }
+    val backward(val x, val dout) {
+        return guarded("MultiHeadAttention.backward", [&] { return run_backward(x, dout, val::undefined()); }, x,
+                       dout);
+    }
+    val backward(val x, val dout, val options) {
+        return guarded("MultiHeadAttention.backward", [&] { return run_backward(x, dout, options); }, x, dout,
+                       options);
     }
     TraceBinding trace(val x) {
         return guarded("MultiHeadAttention.trace", [&] { return run_trace(x, val::undefined()); }, x);
@@ -196,17 +197,32 @@ private:
         return output_to_js(y, call.batched);
     }
 
+    val run_backward(const val& x, const val& dout, const val& options) {
+        constexpr const char* where = "MultiHeadAttention.backward";
+        const ForwardCall call = parse_forward(x, options, false, where);
+        const Tensor3 d = output_gradient_from_js(dout, call.batched, call.x.shape(0), call.x.shape(1),
+                                                  call.x.shape(2), where, "gradOutput");  // (B, T, C)
+
+        const Tensor3* memory = call.memory ? &*call.memory : nullptr;
+        MultiHeadAttentionCache cache;
+        mha_.forward(call.x, memory, call.options, nullptr, &cache);
+        MultiHeadAttentionGrad grads(mha_);
+        Tensor3 dx, dmemory;
+        mha_.backward(d, cache, call.options, grads, dx, memory ? &dmemory : nullptr);
+
+        val result = val::object();
+        result.set("gradX", output_to_js(dx, call.batched));
+        if (memory) result.set("gradMemory", output_to_js(dmemory, call.batched));
+        result.set("grads", gradients_to_js(grads.views()));
+        return result;
+    }
+
     TraceBinding run_trace(const val& x, const val& options) const {
         const ForwardCall call = parse_forward(x, options, true, "MultiHeadAttention.trace");
         auto recorder = call.stages.empty() ? std::make_unique<TraceRecorder>()
                                             : std::make_unique<TraceRecorder>(call.stages);
         mha_.forward(call.x, call.memory ? &*call.memory : nullptr, call.options, recorder.get());
         return TraceBinding(std::move(recorder));
-    }
-
-    static std::string parameter_name(const val& name, const char* where) {
-        if (!name.isString()) fail<ConfigError>(where, ": the parameter name must be a string");
-        return name.as<std::string>();
     }
 
     MultiHeadAttention mha_;
@@ -224,6 +240,8 @@ EMSCRIPTEN_BINDINGS(attnlab_multi_head_attention) {
         .function("setParameter", &B::set_parameter)
         .function("forward", select_overload<val(val)>(&B::forward))
         .function("forward", select_overload<val(val, val)>(&B::forward))
+        .function("backward", select_overload<val(val, val)>(&B::backward))
+        .function("backward", select_overload<val(val, val, val)>(&B::backward))
         .function("trace", select_overload<TraceBinding(val)>(&B::trace))
         .function("trace", select_overload<TraceBinding(val, val)>(&B::trace));
 }

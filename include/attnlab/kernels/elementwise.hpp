@@ -1,4 +1,4 @@
-// attnlab/kernels/elementwise.hpp: activations (GELU, ReLU) and layer normalisation kernels.
+// attnlab/kernels/elementwise.hpp: activations (GELU, ReLU), layer normalisation and LSTM cell kernels.
 //
 // What it is for: the non-attention pieces of a Transformer block, forward and backward side by
 // side. GELU is the exact erf form, as torch.nn.GELU() default: 0.5·x·(1 + erf(x/√2)).
@@ -32,6 +32,19 @@ void layer_norm_forward(const float* x, const float* gamma, const float* beta, f
 // writes dx (rows, cols) and accumulates dgamma, dbeta (cols) with +=.
 void layer_norm_backward(const float* x, const float* gamma, const float* mean, const float* rstd, const float* dy,
                          float* dx, float* dgamma, float* dbeta, std::size_t rows, std::size_t cols);
+
+// One time step of an LSTM cell for `rows` sequences (nn/lstm.hpp), gates in torch.nn.LSTM's
+// order i, f, g, o, each H wide. gates: (rows, 4H) holds the pre-activations
+// x·W_ihᵀ + h_prev·W_hhᵀ + b and is overwritten with the activations i = σ, f = σ, g = tanh,
+// o = σ (what backward needs); c_prev: (rows, H) -> c = f·c_prev + i·g, tanh_c = tanh(c) and
+// h = o·tanh_c: (rows, H). c, tanh_c, h must not alias gates or c_prev.
+void lstm_cell_forward(float* gates, const float* c_prev, float* c, float* tanh_c, float* h, std::size_t rows,
+                       std::size_t hidden);
+// Its backward. gates: (rows, 4H) the activations the forward left; c_prev, tanh_c: (rows, H)
+// from the forward; dh: (rows, H) the gradient of h; dc: (rows, H) the gradient of c from later
+// steps, replaced by the gradient of c_prev -> dgates: (rows, 4H) the pre-activation gradients.
+void lstm_cell_backward(const float* gates, const float* c_prev, const float* tanh_c, const float* dh, float* dc,
+                        float* dgates, std::size_t rows, std::size_t hidden);
 }  // namespace kernels
 
 // x: (R, N) -> (R, N)
