@@ -65,7 +65,7 @@ Pooling pooling_from_name(std::string_view name);
 // format_field / parse_field overloads (config.cpp) and a JavaScript conversion (bindings).
 #define ATTNLAB_MODEL_CONFIG_FIELDS(X)                                                                                  \
     X(ModelKind, kind, ModelKind::decoder, "kind", nullptr, 0,                                                           \
-      "encoder: classifier with padding masks; decoder: causal LM")                                                     \
+      "encoder (classifier with padding masks) or decoder (causal LM)")                                                     \
     X(std::size_t, vocab_size, 0, "vocabSize", nullptr, 0, "V: number of token ids, specials included")                 \
     X(std::size_t, max_len, 64, "maxLen", "max-len", 0,                                                                 \
       "rows of the learned position table (with the CLS token, if any); sinusoidal, rope and none extrapolate "         \
@@ -76,11 +76,11 @@ Pooling pooling_from_name(std::string_view name);
       "Hkv: key/value heads (GQA; 1 = MQA); 0 means num_heads (MHA)")                                                   \
     X(std::size_t, num_layers, 2, "numLayers", "layers", 0, "number of Transformer blocks")                            \
     X(std::size_t, ff_dim, 128, "ffDim", "ff", 0, "F: hidden width of the feed-forward network (usually 4 x C)")      \
-    X(Activation, activation, Activation::gelu, "activation", "activation", 0, "feed-forward non-linearity")           \
+    X(Activation, activation, Activation::gelu, "activation", "activation", 0, "feed-forward non-linearity: gelu or relu")           \
     X(PositionalKind, positional, PositionalKind::sinusoidal, "positional", "pe", 0,                                    \
-      "how position enters (article section 4)")                                                                        \
+      "how position enters: none, sinusoidal, learned or rope (article section 4)")                                                                        \
     X(NormPlacement, norm, NormPlacement::pre, "norm", "norm", 0,                                                       \
-      "LayerNorm placement; pre-LN models add a final ln_f")                                                            \
+      "LayerNorm placement, pre or post; pre-LN models add a final ln_f")                                                            \
     X(bool, scale_attention, true, "scale", nullptr, 0,                                                                 \
       "false: no 1/sqrt(D) on the scores (article section 2.2 experiment)")                                             \
     X(std::optional<float>, attention_scale, std::nullopt, "attentionScale", nullptr, 0,                                \
@@ -88,7 +88,7 @@ Pooling pooling_from_name(std::string_view name);
     X(float, dropout, 0.0f, "dropout", "dropout", kTrainingOnly, "p on the attention and feed-forward outputs, training only") \
     X(bool, tie_weights, false, "tieWeights", "tie", 0, "decoder: the LM head reuses tok_emb.weight (Press & Wolf 2017)") \
     X(Pooling, pooling, Pooling::mean, "pooling", "pooling", 0,                                                         \
-      "encoder: mean over non-padding positions, or a CLS token")                                                       \
+      "encoder: mean over non-padding positions, or cls (a CLS token)")                                                       \
     X(std::size_t, num_classes, 0, "numClasses", nullptr, 0, "encoder: K, width of the classification head")           \
     X(bool, bias, true, "bias", "no-bias", 0, "biases in the attention/feed-forward projections and encoder head")     \
     X(bool, gradient_checkpointing, false, "gradientCheckpointing", "checkpointing", kTrainingOnly,                     \
