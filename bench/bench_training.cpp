@@ -23,10 +23,10 @@
 
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "attnlab/facade/model.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
 #include "attnlab/train/memory.hpp"
-#include "attnlab/model/model.hpp"
 #include "attnlab/train/optimizer.hpp"
 #include "attnlab/train/tasks.hpp"
 #include "attnlab/train/trainer.hpp"

@@ -141,7 +141,11 @@ export interface IndexTensor {
 /** One sequence (Int32Array or number[]) or {shape: [T] | [B, T], data}. Results keep the rank: a [T] input gives unbatched results. */
 export type Tokens = Int32Array | number[] | { shape: number[]; data: Int32Array | number[] };
 
-/** ModelConfig (include/attnlab/model/config.hpp) in camelCase. */
+/**
+ * ModelConfig in camelCase: the fields of include/attnlab/model/config.hpp's table that have a
+ * JavaScript name (lab.modelConfigFields(); tests/wasm/model_config.test.mjs checks this list
+ * against it).
+ */
 export interface ModelConfig {
   /** 'decoder' (causal LM, default) or 'encoder' (classifier with padding masks). */
   kind: 'decoder' | 'encoder';
@@ -180,6 +184,18 @@ export interface ModelConfig {
   attentionWindow: number;
   /** With attentionWindow: the first N positions attend and are attended globally (default 0). */
   globalTokens: number;
+}
+
+/** One row of ModelConfig's field table (include/attnlab/model/config.hpp). */
+export interface ModelConfigField {
+  /** The C++ member and checkpoint metadata key, e.g. 'd_model'. */
+  name: string;
+  /** Its key in ModelConfig / ModelOptions, e.g. 'dModel'; null when JavaScript keeps the default. */
+  js: string | null;
+  /** The CLI flag, e.g. 'd-model'; null when the task or another flag sets it. */
+  cli: string | null;
+  /** What the field means. */
+  doc: string;
 }
 
 export interface ModelOptions extends Partial<ModelConfig> {
@@ -357,6 +373,8 @@ export interface AttnLab {
   stackUsed(): number;
   MultiHeadAttention: MultiHeadAttentionConstructor;
   Model: ModelConstructor;
+  /** ModelConfig's field table, in its order. */
+  modelConfigFields(): ModelConfigField[];
   Task: TaskConstructor;
   Trainer: TrainerConstructor;
   /** Every task name make_task accepts. */

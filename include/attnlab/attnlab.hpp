@@ -8,9 +8,11 @@
 //   attention/ stages, masks, scaled dot-product attention, head split/merge, multi-head attention
 //   posenc/    sinusoidal, learned and rotary positional encodings
 //   nn/        Linear, embedding, layer norm, feed-forward, dropout, cross-entropy, LSTM, named parameters
-//   model/     Transformer block, encoder classifier, decoder LM (tiny GPT), the Model facade
-//   train/     tasks, optimisers, schedules, metrics, the trainer
+//   model/     config (one field table), Transformer block, the shared trunk, encoder classifier,
+//              decoder LM (tiny GPT), attention statistics
 //   io/        safetensors files and model checkpoints
+//   facade/    Model: either kind of model, loaded and saved through io/
+//   train/     tasks, optimisers, schedules, metrics, the trainer
 //
 // A five-line example (see README.md for more):
 //   attnlab::Rng rng(1);
@@ -31,17 +33,20 @@
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/experiments/experiments.hpp"
+#include "attnlab/facade/model.hpp"
 #include "attnlab/kernels/elementwise.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"
 #include "attnlab/io/checkpoint.hpp"
 #include "attnlab/io/safetensors.hpp"
+#include "attnlab/model/attention_stats.hpp"
+#include "attnlab/model/batch.hpp"
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
-#include "attnlab/model/model.hpp"
 #include "attnlab/model/split_step.hpp"
 #include "attnlab/model/transformer_block.hpp"
+#include "attnlab/model/trunk.hpp"
 #include "attnlab/nn/dropout.hpp"
 #include "attnlab/nn/embedding.hpp"
 #include "attnlab/nn/feed_forward.hpp"

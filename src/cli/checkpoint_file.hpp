@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "args.hpp"
-#include "attnlab/model/model.hpp"
+#include "attnlab/facade/model.hpp"
 #include "attnlab/train/tasks.hpp"
 
 namespace attnlab::cli {

@@ -1,6 +1,7 @@
 #include "model_flags.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace attnlab::cli {
 
@@ -13,24 +14,40 @@ void add_task_flags(Args& args) {
     args.add("k", "", "k_back: distance to recall");
 }
 
+namespace {
+// The command line's defaults where they differ from ModelConfig's: a wider model with rope, and
+// two sizes that follow other flags or the task when left at 0.
+ModelConfig cli_defaults() {
+    ModelConfig c;
+    c.d_model = 64;
+    c.ff_dim = 0;   // 4 x d-model
+    c.max_len = 0;  // the task's length
+    c.positional = PositionalKind::rope;
+    return c;
+}
+
+// A flag's help: the field's doc, and what a 0 stands for where cli_defaults says.
+std::string flag_help(const ModelConfigField& field) {
+    const std::string name = field.name;
+    if (name == "ff_dim") return std::string(field.doc) + " (0 = 4 x d-model)";
+    if (name == "max_len") return std::string(field.doc) + " (0 = the task's length)";
+    return field.doc;
+}
+}  // namespace
+
 void add_model_flags(Args& args) {
-    args.add("layers", "2", "Transformer blocks");
-    args.add("d-model", "64", "model width C");
-    args.add("heads", "4", "attention heads H");
-    args.add("kv-heads", "0", "key/value heads (0 = heads: MHA; 1 = MQA; a divisor = GQA)");
-    args.add("ff", "0", "feed-forward width (0 = 4 x d-model)");
-    args.add("pe", "rope", "positional encoding: none, sinusoidal, learned, rope");
-    args.add("norm", "pre", "LayerNorm placement: pre or post");
-    args.add("scale", "on", "divide scores by sqrt(d_k): on, off, or a number to multiply by");
-    args.add("activation", "gelu", "feed-forward activation: gelu or relu");
-    args.add("dropout", "0", "dropout probability");
-    args.add("pooling", "mean", "encoder pooling: mean or cls");
-    args.add("max-len", "0", "positions of a learned table (0 = the task's length)");
-    args.add_switch("tie", "decoder: tie the LM head to the token embedding");
-    args.add_switch("checkpointing", "recompute block activations in backward (less memory)");
-    args.add("window", "0", "sliding-window attention: see keys at most N positions away (0 = full)");
-    args.add("global-tokens", "0", "with --window: the first N positions attend and are attended globally");
-    args.add_switch("no-causal", "decoder without the causal mask (the article's §6.1 failure: it sees the answer)");
+    // One flag per field of model/config.hpp's table that has one; a bool's flag is a switch to
+    // the opposite of its default.
+    cli_defaults().for_each_field([&](const ModelConfigField& field, const auto& value) {
+        if (!field.cli) return;
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
+            args.add_switch(field.cli, std::string(field.name) + " = " + format_field(!value) + ": " + field.doc);
+        } else {
+            args.add(field.cli, format_field(value), flag_help(field));
+        }
+    });
+    args.add("scale", "on", "attention scaling: on (1/sqrt(D)), off (scale_attention = false), or a number to multiply "
+                            "the scores by (attention_scale)");
 }
 
 void add_training_flags(Args& args) {
@@ -58,36 +75,28 @@ std::unique_ptr<Task> task_from(const Args& args) { return make_task(args.get("t
 
 ModelConfig model_config(const Args& args, const Task& task) {
     ModelConfig c;
+    c.for_each_field([&](const ModelConfigField& field, auto& value) {
+        if (!field.cli) return;
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
+            if (args.get_switch(field.cli)) value = !value;
+        } else {
+            const std::string flag = std::string("--") + field.cli;
+            parse_field("attnlab", flag.c_str(), args.get(field.cli), value);
+        }
+    });
     const bool classification = task.kind() == TaskKind::classification;
     c.kind = classification ? ModelKind::encoder : ModelKind::decoder;
     c.vocab_size = task.vocab_size();
     c.num_classes = classification ? task.num_classes() : 0;
-    c.num_layers = args.get_size("layers");
-    c.d_model = args.get_size("d-model");
-    c.num_heads = args.get_size("heads");
-    c.num_kv_heads = args.get_size("kv-heads");
-    c.ff_dim = args.get_size("ff") == 0 ? 4 * c.d_model : args.get_size("ff");
-    c.positional = positional_from_name(args.get("pe"));
-    c.norm = norm_placement_from_name(args.get("norm"));
+    if (c.ff_dim == 0) c.ff_dim = 4 * c.d_model;
+    const std::size_t positions = task.seq_len() + (classification && c.pooling == Pooling::cls ? 1 : 0);
+    if (c.max_len == 0) c.max_len = positions;
     const std::string& scale = args.get("scale");
     if (scale == "off") {
         c.scale_attention = false;
     } else if (scale != "on") {
         c.attention_scale = static_cast<float>(args.get_double("scale"));
     }
-    const std::string& act = args.get("activation");
-    if (act == "gelu") c.activation = Activation::gelu;
-    else if (act == "relu") c.activation = Activation::relu;
-    else fail<ConfigError>("--activation must be gelu or relu, got '", act, "'");
-    c.dropout = static_cast<float>(args.get_double("dropout"));
-    c.pooling = pooling_from_name(args.get("pooling"));
-    c.tie_weights = args.get_switch("tie");
-    c.gradient_checkpointing = args.get_switch("checkpointing");
-    c.causal = !args.get_switch("no-causal");
-    c.attention_window = args.get_size("window");
-    c.global_tokens = args.get_size("global-tokens");
-    const std::size_t positions = task.seq_len() + (classification && c.pooling == Pooling::cls ? 1 : 0);
-    c.max_len = args.get_size("max-len") == 0 ? positions : args.get_size("max-len");
     c.validate();
     return c;
 }

@@ -10,8 +10,8 @@
 
 #include "args.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "attnlab/facade/model.hpp"
 #include "attnlab/io/safetensors.hpp"
-#include "attnlab/model/model.hpp"
 #include "checkpoint_file.hpp"
 #include "commands.hpp"
 #include "model_flags.hpp"

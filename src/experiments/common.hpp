@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "attnlab/experiments/experiments.hpp"
-#include "attnlab/model/model.hpp"
+#include "attnlab/facade/model.hpp"
 #include "attnlab/train/tasks.hpp"
 #include "attnlab/train/trainer.hpp"
 

@@ -9,8 +9,14 @@
 namespace attnlab::io {
 
 namespace {
-// Config fields that only affect training, not what the weights mean: a checkpoint may differ in them.
-bool training_only(const std::string& key) { return key == "dropout" || key == "gradient_checkpointing"; }
+// Config fields that only affect training, not what the weights mean (kTrainingOnly in
+// model/config.hpp's table): a checkpoint may differ in them.
+bool training_only(const std::string& key) {
+    for (const ModelConfigField& field : kModelConfigFields) {
+        if (key == field.name) return (field.flags & kTrainingOnly) != 0;
+    }
+    return false;
+}
 
 std::vector<ParameterView> parameters_of(const EncoderClassifier& model) {
     // parameters() hands out mutable views; saving only reads through them.

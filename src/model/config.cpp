@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
-#include <vector>
 
 namespace attnlab {
 
@@ -25,51 +24,10 @@ constexpr ModelKind kKinds[] = {ModelKind::encoder, ModelKind::decoder};
 constexpr NormPlacement kNorms[] = {NormPlacement::pre, NormPlacement::post};
 constexpr Pooling kPoolings[] = {Pooling::mean, Pooling::cls};
 
-std::string format_float(float x) {
-    std::ostringstream out;
-    out.precision(9);
-    out << x;
-    return out.str();
-}
-const char* format_bool(bool b) { return b ? "true" : "false"; }
-
-// The field names in to_metadata order (also the set from_metadata requires).
-const std::vector<std::string>& metadata_keys() {
-    static const std::vector<std::string> keys = {
-        "kind",    "vocab_size", "max_len",   "d_model", "num_heads",       "num_kv_heads",    "num_layers",
-        "ff_dim",  "activation", "positional", "norm",   "scale_attention", "attention_scale", "dropout",
-        "tie_weights", "pooling", "num_classes", "bias", "gradient_checkpointing", "causal",
-        "attention_window", "global_tokens"};
-    return keys;
+[[noreturn]] void bad_value(const char* where, const char* key, const char* expected, const std::string& text) {
+    fail<ConfigError>(where, ": ", key, " must be ", expected, ", got '", text, "'");
 }
 
-std::size_t parse_size(const std::string& key, const std::string& value) {
-    const char* begin = value.c_str();
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long n = std::strtoull(begin, &end, 10);
-    if (value.empty() || value[0] == '-' || value[0] == '+' || *end != '\0' || errno == ERANGE) {
-        fail<ConfigError>("ModelConfig::from_metadata: ", key, " must be a non-negative integer, got '", value, "'");
-    }
-    return static_cast<std::size_t>(n);
-}
-
-float parse_float(const std::string& key, const std::string& value) {
-    const char* begin = value.c_str();
-    char* end = nullptr;
-    errno = 0;
-    const float x = std::strtof(begin, &end);
-    if (value.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x)) {
-        fail<ConfigError>("ModelConfig::from_metadata: ", key, " must be a finite number, got '", value, "'");
-    }
-    return x;
-}
-
-bool parse_bool(const std::string& key, const std::string& value) {
-    if (value == "true") return true;
-    if (value == "false") return false;
-    fail<ConfigError>("ModelConfig::from_metadata: ", key, " must be 'true' or 'false', got '", value, "'");
-}
 }  // namespace
 
 std::string_view model_kind_name(ModelKind kind) { return kind == ModelKind::encoder ? "encoder" : "decoder"; }
@@ -125,73 +83,106 @@ void ModelConfig::validate() const {
     }
 }
 
+std::uint64_t ModelConfig::parameter_count() const {
+    // In long double (64-bit mantissa on x86, double in WebAssembly) to detect a count beyond 64 bits.
+    const long double v = vocab_size, c = d_model, f = ff_dim, kv = kv_heads() * head_dim(), b = bias ? 1 : 0;
+    const long double attention = (c * c + b * c) * 2 + (c * kv + b * kv) * 2;  // q, out: (C, C); k, v: (Hkv·D, C)
+    const long double feed_forward = (f * c + b * f) + (c * f + b * c);          // fc1 (F, C), fc2 (C, F)
+    const long double block = 2 * c + attention + 2 * c + feed_forward;          // ln1, attn, ln2, ffn
+    long double n = v * c + num_layers * block;                                  // tok_emb, blocks
+    if (positional == PositionalKind::learned) n += static_cast<long double>(max_len) * c;
+    if (norm == NormPlacement::pre) n += 2 * c;  // ln_f
+    if (kind == ModelKind::encoder) {
+        if (pooling == Pooling::cls) n += c;
+        n += num_classes * c + b * num_classes;  // head (K, C)
+    } else if (!tie_weights) {
+        n += v * c;  // head (V, C), no bias
+    }
+    if (n >= 18446744073709551616.0L) {
+        fail<ConfigError>("ModelConfig::parameter_count: ", static_cast<double>(n), " parameters do not fit in 64 bits");
+    }
+    return static_cast<std::uint64_t>(n);
+}
+
+std::string format_field(std::size_t value) { return std::to_string(value); }
+std::string format_field(bool value) { return value ? "true" : "false"; }
+std::string format_field(float value) {
+    std::ostringstream out;
+    out.precision(9);
+    out << value;
+    return out.str();
+}
+std::string format_field(const std::optional<float>& value) { return value ? format_field(*value) : "none"; }
+std::string format_field(ModelKind value) { return std::string(model_kind_name(value)); }
+std::string format_field(Activation value) { return std::string(activation_name(value)); }
+std::string format_field(PositionalKind value) { return std::string(positional_name(value)); }
+std::string format_field(NormPlacement value) { return std::string(norm_placement_name(value)); }
+std::string format_field(Pooling value) { return std::string(pooling_name(value)); }
+
+void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out) {
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+    if (text.empty() || text[0] == '-' || text[0] == '+' || *end != '\0' || errno == ERANGE ||
+        static_cast<std::size_t>(n) != n) {  // beyond a 32-bit size_t (WebAssembly)
+        bad_value(where, key, "a non-negative integer", text);
+    }
+    out = static_cast<std::size_t>(n);
+}
+void parse_field(const char* where, const char* key, const std::string& text, bool& out) {
+    if (text != "true" && text != "false") bad_value(where, key, "'true' or 'false'", text);
+    out = text == "true";
+}
+void parse_field(const char* where, const char* key, const std::string& text, float& out) {
+    char* end = nullptr;
+    errno = 0;
+    const float x = std::strtof(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x)) bad_value(where, key, "a finite number", text);
+    out = x;
+}
+void parse_field(const char* where, const char* key, const std::string& text, std::optional<float>& out) {
+    if (text == "none") {
+        out.reset();
+        return;
+    }
+    float x = 0.0f;
+    parse_field(where, key, text, x);
+    out = x;
+}
+// The enum name functions throw ConfigError listing the valid names.
+void parse_field(const char*, const char*, const std::string& text, ModelKind& out) { out = model_kind_from_name(text); }
+void parse_field(const char*, const char*, const std::string& text, Activation& out) { out = activation_from_name(text); }
+void parse_field(const char*, const char*, const std::string& text, PositionalKind& out) { out = positional_from_name(text); }
+void parse_field(const char*, const char*, const std::string& text, NormPlacement& out) { out = norm_placement_from_name(text); }
+void parse_field(const char*, const char*, const std::string& text, Pooling& out) { out = pooling_from_name(text); }
+
 std::map<std::string, std::string> ModelConfig::to_metadata() const {
-    return {
-        {"kind", std::string(model_kind_name(kind))},
-        {"vocab_size", std::to_string(vocab_size)},
-        {"max_len", std::to_string(max_len)},
-        {"d_model", std::to_string(d_model)},
-        {"num_heads", std::to_string(num_heads)},
-        {"num_kv_heads", std::to_string(num_kv_heads)},
-        {"num_layers", std::to_string(num_layers)},
-        {"ff_dim", std::to_string(ff_dim)},
-        {"activation", std::string(activation_name(activation))},
-        {"positional", std::string(positional_name(positional))},
-        {"norm", std::string(norm_placement_name(norm))},
-        {"scale_attention", format_bool(scale_attention)},
-        {"attention_scale", attention_scale ? format_float(*attention_scale) : "none"},
-        {"dropout", format_float(dropout)},
-        {"tie_weights", format_bool(tie_weights)},
-        {"pooling", std::string(pooling_name(pooling))},
-        {"num_classes", std::to_string(num_classes)},
-        {"bias", format_bool(bias)},
-        {"gradient_checkpointing", format_bool(gradient_checkpointing)},
-        {"causal", format_bool(causal)},
-        {"attention_window", std::to_string(attention_window)},
-        {"global_tokens", std::to_string(global_tokens)},
-    };
+    std::map<std::string, std::string> out;
+    for_each_field([&](const ModelConfigField& field, const auto& value) { out[field.name] = format_field(value); });
+    return out;
 }
 
 ModelConfig ModelConfig::from_metadata(const std::map<std::string, std::string>& metadata) {
     constexpr const char* where = "ModelConfig::from_metadata";
-    const auto& keys = metadata_keys();
     std::string unknown, missing;
     for (const auto& [key, value] : metadata) {
-        if (std::find(keys.begin(), keys.end(), key) == keys.end()) unknown += (unknown.empty() ? "" : ", ") + key;
+        bool known = false;
+        for (const ModelConfigField& field : kModelConfigFields) known = known || key == field.name;
+        if (!known) unknown += (unknown.empty() ? "" : ", ") + key;
     }
-    for (const auto& key : keys) {
-        // These keys came later; checkpoints written before them are causal decoders with full
-        // attention.
-        const bool optional = key == "causal" || key == "attention_window" || key == "global_tokens";
-        if (metadata.count(key) == 0 && !optional) missing += (missing.empty() ? "" : ", ") + key;
+    for (const ModelConfigField& field : kModelConfigFields) {
+        if (metadata.count(field.name) == 0 && !(field.flags & kOptionalKey)) {
+            missing += (missing.empty() ? "" : ", ") + std::string(field.name);
+        }
     }
     if (!unknown.empty()) fail<ConfigError>(where, ": unknown keys: ", unknown);
     if (!missing.empty()) fail<ConfigError>(where, ": missing keys: ", missing);
 
-    const auto get = [&](const char* key) -> const std::string& { return metadata.at(key); };
     ModelConfig c;
-    c.kind = model_kind_from_name(get("kind"));
-    c.vocab_size = parse_size("vocab_size", get("vocab_size"));
-    c.max_len = parse_size("max_len", get("max_len"));
-    c.d_model = parse_size("d_model", get("d_model"));
-    c.num_heads = parse_size("num_heads", get("num_heads"));
-    c.num_kv_heads = parse_size("num_kv_heads", get("num_kv_heads"));
-    c.num_layers = parse_size("num_layers", get("num_layers"));
-    c.ff_dim = parse_size("ff_dim", get("ff_dim"));
-    c.activation = activation_from_name(get("activation"));
-    c.positional = positional_from_name(get("positional"));
-    c.norm = norm_placement_from_name(get("norm"));
-    c.scale_attention = parse_bool("scale_attention", get("scale_attention"));
-    if (get("attention_scale") != "none") c.attention_scale = parse_float("attention_scale", get("attention_scale"));
-    c.dropout = parse_float("dropout", get("dropout"));
-    c.tie_weights = parse_bool("tie_weights", get("tie_weights"));
-    c.pooling = pooling_from_name(get("pooling"));
-    c.num_classes = parse_size("num_classes", get("num_classes"));
-    c.bias = parse_bool("bias", get("bias"));
-    c.gradient_checkpointing = parse_bool("gradient_checkpointing", get("gradient_checkpointing"));
-    if (metadata.count("causal")) c.causal = parse_bool("causal", get("causal"));
-    if (metadata.count("attention_window")) c.attention_window = parse_size("attention_window", get("attention_window"));
-    if (metadata.count("global_tokens")) c.global_tokens = parse_size("global_tokens", get("global_tokens"));
+    c.for_each_field([&](const ModelConfigField& field, auto& value) {
+        const auto it = metadata.find(field.name);
+        if (it != metadata.end()) parse_field(where, field.name, it->second, value);
+    });
     c.validate();
     return c;
 }

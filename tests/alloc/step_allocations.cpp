@@ -21,9 +21,9 @@
 
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "attnlab/facade/model.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
-#include "attnlab/model/model.hpp"
 #include "attnlab/nn/lstm.hpp"
 #include "attnlab/train/optimizer.hpp"
 #include "attnlab/train/tasks.hpp"

@@ -1,6 +1,12 @@
 #include "attnlab/model/config.hpp"
 
+#include <set>
+#include <string>
+
 #include <gtest/gtest.h>
+
+#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/encoder_classifier.hpp"
 
 namespace attnlab {
 namespace {
@@ -113,6 +119,96 @@ TEST(ModelConfig, ValidateNamesTheNumbers) {
     c.validate();
     c.tie_weights = true;
     EXPECT_THROW(c.validate(), ConfigError);
+}
+
+// The field table drives the metadata: one key per row, in any config, named as the row.
+TEST(ModelConfig, MetadataHasOneKeyPerFieldOfTheTable) {
+    ModelConfig c;
+    c.vocab_size = 5;
+    const auto meta = c.to_metadata();
+    std::set<std::string> names;
+    for (const ModelConfigField& field : kModelConfigFields) {
+        names.insert(field.name);
+        EXPECT_EQ(meta.count(field.name), 1u) << field.name;
+        EXPECT_NE(std::string(field.doc), "") << field.name;
+    }
+    EXPECT_EQ(names.size(), std::size(kModelConfigFields));  // no name twice
+    EXPECT_EQ(meta.size(), names.size());
+    std::size_t visited = 0;
+    c.for_each_field([&](const ModelConfigField& field, const auto&) {
+        EXPECT_EQ(std::string(field.name), kModelConfigFields[visited].name);
+        ++visited;
+    });
+    EXPECT_EQ(visited, names.size());
+}
+
+// Keys of kOptionalKey fields may be missing (checkpoints written before them) and take the default.
+TEST(ModelConfig, OptionalKeysMayBeMissing) {
+    ModelConfig c;
+    c.vocab_size = 5;
+    auto meta = c.to_metadata();
+    for (const ModelConfigField& field : kModelConfigFields) {
+        if (field.flags & kOptionalKey) meta.erase(field.name);
+    }
+    EXPECT_TRUE(ModelConfig::from_metadata(meta) == c);
+    meta.erase("d_model");
+    EXPECT_NE(message_of(meta).find("missing keys: d_model"), std::string::npos) << message_of(meta);
+}
+
+// parameter_count() equals the sum of the parameters a model of the config holds.
+TEST(ModelConfig, ParameterCountEqualsTheModelsParameters) {
+    auto count = [](auto& model) {
+        std::uint64_t n = 0;
+        for (const ParameterView& p : model.parameters()) n += p.size();
+        return n;
+    };
+    ModelConfig decoder;
+    decoder.vocab_size = 11;
+    decoder.d_model = 16;
+    decoder.num_heads = 4;
+    decoder.ff_dim = 24;
+    for (PositionalKind positional : {PositionalKind::learned, PositionalKind::rope}) {
+        for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post}) {
+            for (bool tie : {false, true}) {
+                for (std::size_t kv : {0, 2, 1}) {
+                    for (bool bias : {true, false}) {
+                        ModelConfig c = decoder;
+                        c.positional = positional;
+                        c.norm = norm;
+                        c.tie_weights = tie;
+                        c.num_kv_heads = kv;
+                        c.bias = bias;
+                        Rng rng(1);
+                        DecoderLM model(c, rng);
+                        EXPECT_EQ(c.parameter_count(), count(model)) << c.to_metadata().size();
+                    }
+                }
+            }
+        }
+    }
+    ModelConfig encoder = unusual_config();
+    for (Pooling pooling : {Pooling::mean, Pooling::cls}) {
+        for (PositionalKind positional : {PositionalKind::learned, PositionalKind::sinusoidal}) {
+            for (bool bias : {true, false}) {
+                ModelConfig c = encoder;
+                c.pooling = pooling;
+                c.positional = positional;
+                c.bias = bias;
+                c.norm = NormPlacement::pre;
+                Rng rng(2);
+                EncoderClassifier model(c, rng);
+                EXPECT_EQ(c.parameter_count(), count(model));
+            }
+        }
+    }
+}
+
+TEST(ModelConfig, ParameterCountBeyond64BitsIsAConfigError) {
+    ModelConfig c;
+    c.vocab_size = std::size_t{1} << 62;
+    c.d_model = std::size_t{1} << 40;
+    c.num_heads = 1;
+    EXPECT_THROW(c.parameter_count(), ConfigError);
 }
 
 }  // namespace

@@ -8,20 +8,19 @@
 //   const bytes = model.save();                                // Uint8Array (safetensors)
 //   const again = lab.Model.load(bytes);                       // static; again.save() equals bytes
 //
-// Constructor options (camelCase of ModelConfig's fields, include/attnlab/model/config.hpp):
-//   kind 'decoder' | 'encoder', vocabSize (required), maxLen, dModel, numHeads, numKvHeads (0 = numHeads),
-//   numLayers, ffDim (default 4 * dModel), activation 'gelu' | 'relu',
-//   positional 'none' | 'sinusoidal' | 'learned' | 'rope', norm 'pre' | 'post', scale (1/sqrt(D) on/off),
-//   attentionScale (number | null), dropout, tieWeights, pooling 'mean' | 'cls', numClasses (encoder),
-//   bias, gradientCheckpointing, attentionWindow (0 = full attention), globalTokens,
-//   seed (of the initialisation).
+// Constructor options: the JavaScript names of ModelConfig's field table
+// (include/attnlab/model/config.hpp; lab.modelConfigFields() lists them), vocabSize required,
+// ffDim defaulting to 4 * dModel, attentionScale a number or null; plus seed (of the
+// initialisation).
 // Tokens are an Int32Array / number[] (one sequence) or {shape: [T] | [B, T], data: Int32Array};
 // results keep the rank of the input (a [T] input gives unbatched results).
 #include "model.hpp"
 
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <emscripten/bind.h>
@@ -38,50 +37,50 @@ using emscripten::val;
 
 namespace {
 
-constexpr const char* kModelOptions[] = {"kind", "vocabSize", "maxLen", "dModel", "numHeads", "numKvHeads",
-                                         "numLayers", "ffDim", "activation", "positional", "norm", "scale",
-                                         "attentionScale", "dropout", "tieWeights", "pooling", "numClasses",
-                                         "bias", "gradientCheckpointing", "attentionWindow",
-                                         "globalTokens", "seed"};
+// A field from its option, if given (else `value` keeps the default). Each type as JsOptions
+// checks it; enums by name (ConfigError listing the valid names).
+void field_from_js(const JsOptions& opt, const char* key, std::size_t& value) { value = opt.size(key, value); }
+void field_from_js(const JsOptions& opt, const char* key, bool& value) { value = opt.boolean(key, value); }
+void field_from_js(const JsOptions& opt, const char* key, float& value) {
+    value = static_cast<float>(opt.number(key, value));
+}
+void field_from_js(const JsOptions& opt, const char* key, std::optional<float>& value) {  // null: unset
+    if (!opt.is_null(key)) value = static_cast<float>(opt.number(key, 1.0));
+}
+template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
+void field_from_js(const JsOptions& opt, const char* key, Enum& value) {
+    if (opt.has(key)) parse_field(opt.where(), key, opt.string(key, ""), value);
+}
+
+val field_to_js(std::size_t value) { return val(value); }
+val field_to_js(bool value) { return val(value); }
+val field_to_js(float value) { return val(value); }
+val field_to_js(const std::optional<float>& value) { return value ? val(*value) : val::null(); }
+template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
+val field_to_js(Enum value) {
+    return val(format_field(value));
+}
+
+// The constructor's options: every field of the table with a JavaScript name, then seed.
+std::vector<const char*> model_options() {
+    std::vector<const char*> out;
+    for (const ModelConfigField& field : kModelConfigFields) {
+        if (field.js) out.push_back(field.js);
+    }
+    out.push_back("seed");
+    return out;
+}
 
 ModelConfig config_from_js(const JsOptions& opt) {
     const char* where = opt.where();
     if (!opt.has("vocabSize")) fail<ConfigError>(where, ": option 'vocabSize' is required");
     ModelConfig c;
-    c.kind = model_kind_from_name(opt.string("kind", "decoder"));
-    c.vocab_size = opt.size("vocabSize", 0);
-    c.max_len = opt.size("maxLen", c.max_len);
-    c.d_model = opt.size("dModel", c.d_model);
-    c.num_heads = opt.size("numHeads", c.num_heads);
-    c.num_kv_heads = opt.size("numKvHeads", c.num_kv_heads);
-    c.num_layers = opt.size("numLayers", c.num_layers);
-    c.ff_dim = opt.size("ffDim", 4 * c.d_model);
-    c.activation = activation_from_name(opt.string("activation", std::string(activation_name(c.activation))));
-    c.positional = positional_from_name(opt.string("positional", std::string(positional_name(c.positional))));
-    c.norm = norm_placement_from_name(opt.string("norm", std::string(norm_placement_name(c.norm))));
-    c.scale_attention = opt.boolean("scale", c.scale_attention);
-    if (!opt.is_null("attentionScale")) c.attention_scale = static_cast<float>(opt.number("attentionScale", 1.0));
-    c.dropout = static_cast<float>(opt.number("dropout", c.dropout));
-    c.tie_weights = opt.boolean("tieWeights", c.tie_weights);
-    c.pooling = pooling_from_name(opt.string("pooling", std::string(pooling_name(c.pooling))));
-    c.num_classes = opt.size("numClasses", c.num_classes);
-    c.bias = opt.boolean("bias", c.bias);
-    c.gradient_checkpointing = opt.boolean("gradientCheckpointing", c.gradient_checkpointing);
-    c.attention_window = opt.size("attentionWindow", c.attention_window);
-    c.global_tokens = opt.size("globalTokens", c.global_tokens);
+    c.for_each_field([&](const ModelConfigField& field, auto& value) {
+        if (field.js) field_from_js(opt, field.js, value);
+    });
+    if (!opt.has("ffDim")) c.ff_dim = 4 * c.d_model;
     c.validate();
     return c;
-}
-
-// An upper bound on the parameters of a model of this config, counted without allocating
-// anything (double: no overflow): embeddings, head, positions and every block's projections,
-// feed-forward and norms.
-double parameter_bound(const ModelConfig& c) {
-    const double v = static_cast<double>(c.vocab_size), C = static_cast<double>(c.d_model),
-                 f = static_cast<double>(c.ff_dim), l = static_cast<double>(c.num_layers),
-                 k = static_cast<double>(c.num_classes), t = static_cast<double>(c.max_len) + 1;
-    const double block = 4 * C * C + 4 * C + 2 * C * f + f + C + 4 * C;
-    return 2 * v * C + t * C + l * block + 3 * C + k * C + k;
 }
 
 // Training holds four floats per parameter (weights, gradients, AdamW's two moments). Refuse up
@@ -89,37 +88,35 @@ double parameter_bound(const ModelConfig& c) {
 // for activations), instead of failing after seconds of initialisation inside malloc.
 void require_model_fits(const ModelConfig& c, const char* where) {
     const double limit = 2.0 * static_cast<double>(max_tensor_elements());  // half the memory, in floats
-    const double need = 4.0 * parameter_bound(c);
+    const double count = static_cast<double>(c.parameter_count()), need = 4.0 * count;
     if (need > limit) {
-        fail<ValueError>(where, ": a model of this size has up to ", parameter_bound(c),
+        fail<ValueError>(where, ": a model of this size has up to ", count,
                          " parameters; with gradients and optimizer state that is ", need * 4 / (1 << 20),
                          " MiB, over the budget of ", limit * 4 / (1 << 20), " MiB (half the module's memory)");
     }
 }
 
+// config() feeds back into new Model (numKvHeads 0 stays 0 = numHeads, as given).
 val config_to_js(const ModelConfig& c) {
     val out = val::object();
-    out.set("kind", std::string(model_kind_name(c.kind)));
-    out.set("vocabSize", c.vocab_size);
-    out.set("maxLen", c.max_len);
-    out.set("dModel", c.d_model);
-    out.set("numHeads", c.num_heads);
-    out.set("numKvHeads", c.num_kv_heads);  // 0 = numHeads, as given (config() feeds back into new Model)
-    out.set("numLayers", c.num_layers);
-    out.set("ffDim", c.ff_dim);
-    out.set("activation", std::string(activation_name(c.activation)));
-    out.set("positional", std::string(positional_name(c.positional)));
-    out.set("norm", std::string(norm_placement_name(c.norm)));
-    out.set("scale", c.scale_attention);
-    out.set("attentionScale", c.attention_scale ? val(*c.attention_scale) : val::null());
-    out.set("dropout", c.dropout);
-    out.set("tieWeights", c.tie_weights);
-    out.set("pooling", std::string(pooling_name(c.pooling)));
-    out.set("numClasses", c.num_classes);
-    out.set("bias", c.bias);
-    out.set("gradientCheckpointing", c.gradient_checkpointing);
-    out.set("attentionWindow", c.attention_window);
-    out.set("globalTokens", c.global_tokens);
+    c.for_each_field([&](const ModelConfigField& field, const auto& value) {
+        if (field.js) out.set(field.js, field_to_js(value));
+    });
+    return out;
+}
+
+// The field table as JavaScript sees it: [{ name, js, cli, doc }] (js / cli null where the field
+// has none); tests/wasm/model_config.test.mjs checks web/attnlab.d.ts against it.
+val model_config_fields() {
+    val out = val::array();
+    for (const ModelConfigField& field : kModelConfigFields) {
+        val row = val::object();
+        row.set("name", std::string(field.name));
+        row.set("js", field.js ? val(std::string(field.js)) : val::null());
+        row.set("cli", field.cli ? val(std::string(field.cli)) : val::null());
+        row.set("doc", std::string(field.doc));
+        out.call<void>("push", row);
+    }
     return out;
 }
 
@@ -264,8 +261,7 @@ val save_of(const Model& model, const val& notes) {
 
 ModelBinding* ModelBinding::create(val options) {
     return guarded("new Model", [&] {
-        const JsOptions opt(options, std::vector<const char*>(std::begin(kModelOptions), std::end(kModelOptions)),
-                            "new Model");
+        const JsOptions opt(options, model_options(), "new Model");
         const ModelConfig config = config_from_js(opt);
         require_model_fits(config, "new Model");
         const std::uint64_t seed = opt.size("seed", 0);
@@ -390,6 +386,7 @@ void ModelBinding::load_parameters(val bytes) {
 
 EMSCRIPTEN_BINDINGS(attnlab_model) {
     using emscripten::select_overload;
+    emscripten::function("modelConfigFields", &model_config_fields);
     using M = ModelBinding;
     emscripten::class_<M>("Model")
         .constructor(&M::create_without_options)

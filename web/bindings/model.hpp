@@ -16,7 +16,7 @@
 
 #include <emscripten/val.h>
 
-#include "attnlab/model/model.hpp"
+#include "attnlab/facade/model.hpp"
 #include "trace.hpp"
 
 namespace attnlab::web {

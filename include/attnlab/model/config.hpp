@@ -1,10 +1,11 @@
-// attnlab/model/config.hpp: every switch of a tiny Transformer in one commented struct.
+// attnlab/model/config.hpp: every switch of a tiny Transformer, written once in a field table.
 //
 // What it is for: describing an EncoderClassifier or a DecoderLM completely — each experiment
 // the article discusses (positional encoding, norm placement, scaling on/off, heads, key/value
-// heads, width, depth, feed-forward width) is a field here, like nanoGPT's GPTConfig. The same
-// struct travels as a string map: into the safetensors checkpoint header (io/checkpoint.hpp) and
-// across the JavaScript bindings. Not for: optimiser or schedule settings (see train/).
+// heads, width, depth, feed-forward width) is a field here, like nanoGPT's GPTConfig. The table
+// (ATTNLAB_MODEL_CONFIG_FIELDS) declares the struct's members and names each field for the
+// checkpoint metadata (io/checkpoint.hpp), the JavaScript bindings and the CLI flags, which all
+// derive from it. Not for: optimiser or schedule settings (see train/).
 //
 //   attnlab::ModelConfig config;
 //   config.kind = attnlab::ModelKind::decoder;
@@ -12,9 +13,11 @@
 //   config.validate();                                          // ConfigError naming the numbers
 //   auto meta = config.to_metadata();                           // {"d_model": "32", ...}
 //   attnlab::ModelConfig same = attnlab::ModelConfig::from_metadata(meta);
+//   std::uint64_t n = config.parameter_count();                 // without building the model
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -41,33 +44,90 @@ NormPlacement norm_placement_from_name(std::string_view name);
 std::string_view pooling_name(Pooling pooling);
 Pooling pooling_from_name(std::string_view name);
 
+// ---- The field table ----
+// Every ModelConfig field, once: X(type, name, default, JS option, CLI flag, flags, doc).
+//   name       the C++ member and the checkpoint metadata key (to_metadata / from_metadata)
+//   JS option  the camelCase key of the JavaScript Model's options and config()
+//              (web/bindings/model.cpp; web/attnlab.d.ts's ModelConfig is checked against the
+//              table by tests/wasm/model_config.test.mjs); nullptr: JavaScript keeps the default
+//   CLI flag   the flag of `attnlab train / eval / generate` (src/cli/model_flags.cpp); a bool's
+//              flag is a switch that sets the opposite of its default; nullptr: the task decides
+//              the value (kind, vocab_size, num_classes) or another flag does (--scale)
+//   flags      kOptionalKey: checkpoints written before the field lack its key, and load with
+//              the default; kTrainingOnly: does not change what the weights mean, so a checkpoint
+//              may differ in it (io/checkpoint.hpp)
+//   doc        what the field means: the comment of the member, the help of the flag
+// Metadata, checkpoint checks, the JavaScript conversion and the CLI flags all come from these
+// lines (ModelConfig::for_each_field). A new field is one more line, with a default that keeps
+// older checkpoints' meaning and kOptionalKey, e.g.
+//   X(bool, tie_qk, false, "tieQk", "tie-qk", kOptionalKey, "queries and keys share one projection")
+// plus its checks in validate() and its use in the model; a field of a new type also needs
+// format_field / parse_field overloads (config.cpp) and a JavaScript conversion (bindings).
+#define ATTNLAB_MODEL_CONFIG_FIELDS(X)                                                                                  \
+    X(ModelKind, kind, ModelKind::decoder, "kind", nullptr, 0,                                                           \
+      "encoder (classifier with padding masks) or decoder (causal LM)")                                                     \
+    X(std::size_t, vocab_size, 0, "vocabSize", nullptr, 0, "V: number of token ids, specials included")                 \
+    X(std::size_t, max_len, 64, "maxLen", "max-len", 0,                                                                 \
+      "rows of the learned position table (with the CLS token, if any); sinusoidal, rope and none extrapolate "         \
+      "beyond it")                                                                                                      \
+    X(std::size_t, d_model, 32, "dModel", "d-model", 0, "C: model width")                                              \
+    X(std::size_t, num_heads, 4, "numHeads", "heads", 0, "H: query heads, head dim D = C / H")                         \
+    X(std::size_t, num_kv_heads, 0, "numKvHeads", "kv-heads", 0,                                                        \
+      "Hkv: key/value heads (GQA; 1 = MQA); 0 means num_heads (MHA)")                                                   \
+    X(std::size_t, num_layers, 2, "numLayers", "layers", 0, "number of Transformer blocks")                            \
+    X(std::size_t, ff_dim, 128, "ffDim", "ff", 0, "F: hidden width of the feed-forward network (usually 4 x C)")      \
+    X(Activation, activation, Activation::gelu, "activation", "activation", 0, "feed-forward non-linearity: gelu or relu")           \
+    X(PositionalKind, positional, PositionalKind::sinusoidal, "positional", "pe", 0,                                    \
+      "how position enters: none, sinusoidal, learned or rope (article section 4)")                                                                        \
+    X(NormPlacement, norm, NormPlacement::pre, "norm", "norm", 0,                                                       \
+      "LayerNorm placement, pre or post; pre-LN models add a final ln_f")                                                            \
+    X(bool, scale_attention, true, "scale", nullptr, 0,                                                                 \
+      "false: no 1/sqrt(D) on the scores (article section 2.2 experiment)")                                             \
+    X(std::optional<float>, attention_scale, std::nullopt, "attentionScale", nullptr, 0,                                \
+      "multiply scores by this instead of 1/sqrt(D) (when scaling)")                                                    \
+    X(float, dropout, 0.0f, "dropout", "dropout", kTrainingOnly, "p on the attention and feed-forward outputs, training only") \
+    X(bool, tie_weights, false, "tieWeights", "tie", 0, "decoder: the LM head reuses tok_emb.weight (Press & Wolf 2017)") \
+    X(Pooling, pooling, Pooling::mean, "pooling", "pooling", 0,                                                         \
+      "encoder: mean over non-padding positions, or cls (a CLS token)")                                                       \
+    X(std::size_t, num_classes, 0, "numClasses", nullptr, 0, "encoder: K, width of the classification head")           \
+    X(bool, bias, true, "bias", "no-bias", 0, "biases in the attention/feed-forward projections and encoder head")     \
+    X(bool, gradient_checkpointing, false, "gradientCheckpointing", "checkpointing", kTrainingOnly,                     \
+      "blocks keep only their input and recompute in backward (less memory)")                                           \
+    X(bool, causal, true, nullptr, "no-causal", kOptionalKey,                                                           \
+      "decoder: hide future tokens; false only for the article's section 6.1 experiment (the model then sees its "     \
+      "answer and cannot generate)")                                                                                    \
+    X(std::size_t, attention_window, 0, "attentionWindow", "window", kOptionalKey,                                      \
+      "W: sliding-window attention (Longformer, article section 5.3): a token sees tokens at most W positions away; "   \
+      "0 = full attention")                                                                                             \
+    X(std::size_t, global_tokens, 0, "globalTokens", "global-tokens", kOptionalKey,                                     \
+      "G: with attention_window, the first G positions see and are seen by every token")
+
+// ModelConfigField::flags
+inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
+inline constexpr unsigned kTrainingOnly = 2;  // a checkpoint may differ in it
+
+// One row of the table without its type and default (those live in the struct).
+struct ModelConfigField {
+    const char* name;  // C++ member, metadata key
+    const char* js;    // JavaScript option, or nullptr
+    const char* cli;   // CLI flag, or nullptr
+    unsigned flags;    // kOptionalKey | kTrainingOnly
+    const char* doc;
+};
+
+// The table's rows, in its order.
+inline constexpr ModelConfigField kModelConfigFields[] = {
+#define ATTNLAB_MODEL_CONFIG_ROW(type, name, init, js, cli, flags, doc) {#name, js, cli, flags, doc},
+    ATTNLAB_MODEL_CONFIG_FIELDS(ATTNLAB_MODEL_CONFIG_ROW)
+#undef ATTNLAB_MODEL_CONFIG_ROW
+};
+
+// Every switch of the model, one member per line of the table above (the doc there says what
+// each means). Like nanoGPT's GPTConfig.
 struct ModelConfig {
-    ModelKind kind = ModelKind::decoder;     // encoder: classifier with padding masks; decoder: causal LM
-    std::size_t vocab_size = 0;              // V: number of token ids, specials included
-    std::size_t max_len = 64;                // rows of the learned position table (with the CLS token, if any);
-                                             // sinusoidal, rope and none extrapolate beyond it
-    std::size_t d_model = 32;                // C: model width
-    std::size_t num_heads = 4;               // H: query heads, head dim D = C / H
-    std::size_t num_kv_heads = 0;            // Hkv: key/value heads (GQA; 1 = MQA); 0 means num_heads (MHA)
-    std::size_t num_layers = 2;              // number of Transformer blocks
-    std::size_t ff_dim = 128;                // F: hidden width of the feed-forward network (usually 4·C)
-    Activation activation = Activation::gelu;             // feed-forward non-linearity
-    PositionalKind positional = PositionalKind::sinusoidal;  // how position enters (article §4)
-    NormPlacement norm = NormPlacement::pre;  // LayerNorm placement; pre-LN models add a final ln_f
-    bool scale_attention = true;             // false: no 1/sqrt(D) on the scores (article §2.2 experiment)
-    std::optional<float> attention_scale;    // multiply scores by this instead of 1/sqrt(D) (when scaling)
-    float dropout = 0.0f;                    // p on the attention and feed-forward outputs, training only
-    bool tie_weights = false;                // decoder: the LM head reuses tok_emb.weight (Press & Wolf 2017)
-    Pooling pooling = Pooling::mean;         // encoder: mean over non-padding positions, or a CLS token
-    std::size_t num_classes = 0;             // encoder: K, width of the classification head
-    bool bias = true;                        // biases in the attention/feed-forward projections and encoder head
-    bool gradient_checkpointing = false;     // blocks keep only their input and recompute in backward
-    bool causal = true;                      // decoder: hide future tokens; false only for the §6.1 experiment
-                                             // (the model then sees its answer and cannot generate)
-    std::size_t attention_window = 0;        // W: sliding-window attention (Longformer, article §5.3): a token
-                                             // sees tokens at most W positions away; 0 = full attention
-    std::size_t global_tokens = 0;           // G: the first G positions see and are seen by every token
-                                             // (only meaningful with attention_window > 0)
+#define ATTNLAB_MODEL_CONFIG_MEMBER(type, name, init, js, cli, flags, doc) type name = init;
+    ATTNLAB_MODEL_CONFIG_FIELDS(ATTNLAB_MODEL_CONFIG_MEMBER)
+#undef ATTNLAB_MODEL_CONFIG_MEMBER
 
     std::size_t kv_heads() const { return num_kv_heads == 0 ? num_heads : num_kv_heads; }
     std::size_t head_dim() const { return num_heads == 0 ? 0 : d_model / num_heads; }
@@ -76,21 +136,64 @@ struct ModelConfig {
     // scale_attention and attention_scale as the attention layer reads them.
     ScaleOptions scale_options() const;
 
+    // The number of parameters a model of this config has (the sum of its parameters()' sizes,
+    // tested), counted without building it: embeddings, positions, CLS vector, blocks, ln_f, head.
+    // 64-bit even in WebAssembly; ConfigError if it does not fit in 64 bits.
+    std::uint64_t parameter_count() const;
+
     // Throws ConfigError naming the offending numbers (zero sizes, d_model % num_heads,
     // num_heads % num_kv_heads, odd head dim with rope, dropout outside [0, 1), encoder without
     // classes or with tied weights, non-positive or non-finite attention_scale).
     void validate() const;
 
-    // Every field as a string: sizes in decimal, booleans "true"/"false", enums by name, floats
-    // with 9 significant digits (round-trips float32 exactly), attention_scale "none" when unset.
+    // Calls f(const ModelConfigField&, member) for every field in the table's order; the member
+    // is const for a const config.
+    template <class F>
+    void for_each_field(F&& f) { for_each_field_of(*this, f); }
+    template <class F>
+    void for_each_field(F&& f) const { for_each_field_of(*this, f); }
+
+    // Every field as a string (format_field): sizes in decimal, booleans "true"/"false", enums
+    // by name, floats with 9 significant digits (round-trips float32 exactly), attention_scale
+    // "none" when unset.
     std::map<std::string, std::string> to_metadata() const;
     // Inverse of to_metadata, then validate(). Throws ConfigError naming unknown keys, missing
-    // keys, and any value that does not parse. Keys added later are optional and default for
-    // older checkpoints: causal (true), attention_window (0), global_tokens (0).
+    // keys, and any value that does not parse. Keys of kOptionalKey fields may be missing (older
+    // checkpoints) and take their defaults.
     static ModelConfig from_metadata(const std::map<std::string, std::string>& metadata);
 
     bool operator==(const ModelConfig& other) const { return to_metadata() == other.to_metadata(); }
     bool operator!=(const ModelConfig& other) const { return !(*this == other); }
+
+private:
+    template <class Config, class F>
+    static void for_each_field_of(Config& config, F& f) {
+        std::size_t i = 0;
+#define ATTNLAB_MODEL_CONFIG_VISIT(type, name, init, js, cli, flags, doc) f(kModelConfigFields[i++], config.name);
+        ATTNLAB_MODEL_CONFIG_FIELDS(ATTNLAB_MODEL_CONFIG_VISIT)
+#undef ATTNLAB_MODEL_CONFIG_VISIT
+    }
 };
+
+// One field's value as text (the metadata form; the CLI's flag values take the same form) and
+// back. parse_field throws ConfigError "<where>: <key> must be ..., got '<text>'".
+std::string format_field(std::size_t value);
+std::string format_field(bool value);
+std::string format_field(float value);
+std::string format_field(const std::optional<float>& value);  // "none" when unset
+std::string format_field(ModelKind value);
+std::string format_field(Activation value);
+std::string format_field(PositionalKind value);
+std::string format_field(NormPlacement value);
+std::string format_field(Pooling value);
+void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out);
+void parse_field(const char* where, const char* key, const std::string& text, bool& out);
+void parse_field(const char* where, const char* key, const std::string& text, float& out);
+void parse_field(const char* where, const char* key, const std::string& text, std::optional<float>& out);
+void parse_field(const char* where, const char* key, const std::string& text, ModelKind& out);
+void parse_field(const char* where, const char* key, const std::string& text, Activation& out);
+void parse_field(const char* where, const char* key, const std::string& text, PositionalKind& out);
+void parse_field(const char* where, const char* key, const std::string& text, NormPlacement& out);
+void parse_field(const char* where, const char* key, const std::string& text, Pooling& out);
 
 }  // namespace attnlab

@@ -11,10 +11,10 @@
 // generate_uncached(), which recomputes the whole sequence every step (tested).
 // Not for: padding inside a sequence (causal LM batches pad at the end and ignore those targets).
 //
+// Everything up to ln_f is the shared Trunk (trunk.hpp); this class adds the LM head.
 // Parameter names (PyTorch state_dict style, in this order; [..] only when configured):
-//   tok_emb.weight (V, C), [pos_emb.weight (max_len, C) if learned],
-//   blocks.<i>.{ln1, attn.{q,k,v,out}_proj, ln2, ffn.{fc1,fc2}}.{weight,bias},
-//   [ln_f.weight, ln_f.bias if pre-LN], [head.weight (V, C) unless tie_weights]
+//   the trunk's (tok_emb.weight, [pos_emb.weight], blocks.<i>.*, [ln_f.*]),
+//   [head.weight (V, C) unless tie_weights]
 //
 //   attnlab::ModelConfig config; config.vocab_size = 11; config.positional = attnlab::PositionalKind::rope;
 //   attnlab::Rng rng(1);
@@ -34,13 +34,11 @@
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/split_step.hpp"
-#include "attnlab/model/transformer_block.hpp"
-#include "attnlab/nn/embedding.hpp"
-#include "attnlab/nn/layer_norm.hpp"
+#include "attnlab/model/attention_stats.hpp"
+#include "attnlab/model/trunk.hpp"
 #include "attnlab/nn/linear.hpp"
 #include "attnlab/nn/loss.hpp"
 #include "attnlab/nn/parameter.hpp"
-#include "attnlab/posenc/learned.hpp"
 
 namespace attnlab {
 
@@ -48,11 +46,8 @@ class DecoderLM;
 
 // Gradients of every parameter, same shapes; backward accumulates into them with +=.
 struct DecoderLMGrad {
-    EmbeddingGrad tok_emb;  // with tie_weights also the head's gradient
-    Tensor2 pos_emb;        // (max_len, C) learned positions only, else empty
-    std::vector<TransformerBlockGrad> blocks;
-    LayerNormGrad ln_f;     // pre-LN only
-    Tensor2 head;           // (V, C) untied head only, else empty
+    TrunkGrad trunk;  // trunk.tok_emb: with tie_weights also the head's gradient
+    Tensor2 head;     // (V, C) untied head only, else empty
 
     DecoderLMGrad() = default;
     explicit DecoderLMGrad(const DecoderLM& model);  // zeros
@@ -60,21 +55,17 @@ struct DecoderLMGrad {
     void add(const DecoderLMGrad& other);  // += other, tensor by tensor (same shapes)
 };
 
-// What backward needs from the last training forward.
+// What backward needs from the last training forward, and the head's buffers.
 struct DecoderLMCache {
-    bool valid = false;        // set by a training-mode forward; backward refuses to run without one
-    Index2 tokens;             // (B, T) the embedding backward scatters into these rows
-    AttentionOptions options;  // causal mask, rope, scale: every block's backward needs them
-    std::vector<TransformerBlockCache> blocks;
-    LayerNormCache ln_f;       // pre-LN only
-    Tensor3 hidden;            // (B, T, C) head input: dW_head = dlogitsᵀ·hidden
+    bool valid = false;  // set by a training-mode forward; backward refuses to run without one
+    TrunkCache trunk;    // tokens, causal mask, the blocks' caches and buffers; its output h (B, T, C)
+                         // is the head input: dW_head = dlogitsᵀ·h
 
     // Buffers reused from step to step (a training loop allocates nothing), not needed by backward.
-    TrunkBuffers trunk;        // the blocks' input, outputs and gradients
-    Tensor2 logits;            // (B·T, V) loss_and_backward's logits, as rows
-    Index1 targets;            // (B·T) its targets, as rows
-    CrossEntropyCache ce;      // its loss cache
-    Tensor2 dlogits;           // (B·T, V)
+    Tensor2 logits;        // (B·T, V) loss_and_backward's logits, as rows
+    Index1 targets;        // (B·T) its targets, as rows
+    CrossEntropyCache ce;  // its loss cache
+    Tensor2 dlogits;       // (B·T, V)
 };
 
 // One slice of a split training step (loss_and_backward; model/split_step.hpp).
@@ -101,7 +92,7 @@ public:
     // Validates config (kind must be decoder) and initialises the parameters from rng.
     DecoderLM(const ModelConfig& config, Rng& rng);
 
-    const ModelConfig& config() const { return config_; }
+    const ModelConfig& config() const { return trunk.config(); }
 
     // Training mode (the default, as in PyTorch) applies dropout and records the cache backward
     // needs; evaluation mode does neither.
@@ -118,7 +109,7 @@ public:
     void backward(const Tensor3& dlogits);
     // forward + cross-entropy of logits (B·T, V) against targets (B, T) (-1 = ignored) + backward.
     // A large batch runs as micro-batches of whole sequences, in parallel on the pool's threads
-    // (src/model/trunk.hpp: why and how many); the gradients equal the whole batch's up to
+    // (src/model/micro_batches.hpp: why and how many); the gradients equal the whole batch's up to
     // rounding (tests/model/test_decoder_lm.cpp). After a split step backward() has no forward
     // to differentiate.
     CrossEntropyResult loss_and_backward(const Index2& tokens, const Index2& targets);
@@ -128,8 +119,8 @@ public:
     // Causal attention weights of batch row `batch` in every block: (L, H, T, T).
     Tensor4 attention_maps(const Index2& tokens, std::size_t batch = 0) const;
 
-    void set_record_attention_stats(bool on) { record_stats_ = on; }
-    const AttentionStats& attention_stats() const { return stats_; }
+    void set_record_attention_stats(bool on) { trunk.set_record_attention_stats(on); }
+    const AttentionStats& attention_stats() const { return trunk.attention_stats(); }
 
     // Appends max_new_tokens tokens to prompt (>= 1 token), each from the logits of the last
     // position. Throws ValueError if prompt.size() + max_new_tokens exceeds max_len with learned
@@ -146,19 +137,16 @@ public:
     DecoderLMGrad& grads() { return grads_; }
 
     // The (V, C) matrix the head multiplies by: head.weight, or tok_emb.weight when tied.
-    const Tensor2& head_weight() const { return config_.tie_weights ? tok_emb.weight : head.weight; }
+    const Tensor2& head_weight() const { return config().tie_weights ? trunk.tok_emb.weight : head.weight; }
 
-    Embedding tok_emb;
-    LearnedPositionalEmbedding pos_emb;  // table empty unless positional is learned
-    std::vector<TransformerBlock> blocks;
-    LayerNorm ln_f;  // empty for post-LN
-    Linear head;     // (V, C), no bias; empty when tie_weights
+    Trunk trunk;  // embeddings, positions, blocks, ln_f
+    Linear head;  // (V, C), no bias; empty when tie_weights
 
 private:
-    // Embeds, runs the blocks and the final LayerNorm; returns the head input h (B, T, C), which
-    // lives in `buffers` (the training cache, or the caller's local one).
-    const Tensor3& run(const Index2& tokens, const std::vector<StageObserver*>& observers, DecoderLMCache* cache,
-                       Rng* dropout_rng, DecoderLMCache& buffers) const;
+    // The trunk's forward (training fills cache, inference uses it for buffers only): the head
+    // input h (B, T, C), which lives in cache.
+    const Tensor3& run(const Index2& tokens, const std::vector<StageObserver*>& observers, DecoderLMCache& cache,
+                       bool training, Rng* dropout_rng) const;
     // Logits of an inference forward: (B, T, V).
     Tensor3 run_logits(const Index2& tokens, const std::vector<StageObserver*>& observers) const;
     // forward() up to the head input, with the attention statistics when recording them.
@@ -179,15 +167,11 @@ private:
     void check_generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
                         const GenerateOptions& options, const char* where) const;
 
-    ModelConfig config_;
     DecoderLMGrad grads_;
     DecoderLMCache cache_;
     DecoderLMSplit split_;  // a split step's slices and lanes, kept from step to step
     bool training_ = true;
     Rng dropout_rng_;
-    bool record_stats_ = false;
-    AttentionStats stats_;
-    AttentionStatsCollector stats_collector_;
 };
 
 }  // namespace attnlab

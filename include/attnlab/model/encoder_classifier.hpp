@@ -9,10 +9,11 @@
 // attends to them, and mean pooling ignores them, so they never influence the logits.
 // Not for: per-token outputs or causal masks (see decoder_lm.hpp).
 //
+// Everything up to ln_f is the shared Trunk (trunk.hpp, which holds the CLS vector too); this
+// class adds the pooling and the classification head.
 // Parameter names (PyTorch state_dict style, in this order; [..] only when configured):
-//   tok_emb.weight (V, C), [pos_emb.weight (max_len, C) if learned], [cls_token (C) if cls],
-//   blocks.<i>.{ln1, attn.{q,k,v,out}_proj, ln2, ffn.{fc1,fc2}}.{weight,bias},
-//   [ln_f.weight, ln_f.bias if pre-LN], head.weight (K, C), [head.bias (K)]
+//   the trunk's (tok_emb.weight, [pos_emb.weight], [cls_token], blocks.<i>.*, [ln_f.*]),
+//   head.weight (K, C), [head.bias (K)]
 //
 //   attnlab::ModelConfig config; config.kind = attnlab::ModelKind::encoder;
 //   config.vocab_size = 5; config.num_classes = 2;
@@ -32,13 +33,11 @@
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/split_step.hpp"
-#include "attnlab/model/transformer_block.hpp"
-#include "attnlab/nn/embedding.hpp"
-#include "attnlab/nn/layer_norm.hpp"
+#include "attnlab/model/attention_stats.hpp"
+#include "attnlab/model/trunk.hpp"
 #include "attnlab/nn/linear.hpp"
 #include "attnlab/nn/loss.hpp"
 #include "attnlab/nn/parameter.hpp"
-#include "attnlab/posenc/learned.hpp"
 
 namespace attnlab {
 
@@ -46,11 +45,7 @@ class EncoderClassifier;
 
 // Gradients of every parameter, same shapes; backward accumulates into them with +=.
 struct EncoderClassifierGrad {
-    EmbeddingGrad tok_emb;
-    Tensor2 pos_emb;    // (max_len, C) learned positions only, else empty
-    Tensor1 cls_token;  // (C) CLS pooling only, else empty
-    std::vector<TransformerBlockGrad> blocks;
-    LayerNormGrad ln_f;  // pre-LN only
+    TrunkGrad trunk;
     LinearGrad head;
 
     EncoderClassifierGrad() = default;
@@ -59,24 +54,17 @@ struct EncoderClassifierGrad {
     void add(const EncoderClassifierGrad& other);  // += other, tensor by tensor (same shapes)
 };
 
-// What backward needs from the last training forward.
+// What backward needs from the last training forward, and the head's buffers.
 struct EncoderClassifierCache {
-    bool valid = false;   // set by a training-mode forward; backward refuses to run without one
-    Index2 tokens;        // (B, T) the embedding backward scatters into these rows
-    AttentionOptions options;  // key padding mask (B, T') used by every block's backward
-    std::vector<TransformerBlockCache> blocks;
-    LayerNormCache ln_f;  // pre-LN only
+    bool valid = false;              // set by a training-mode forward; backward refuses to run without one
+    TrunkCache trunk;                // tokens, key padding mask (B, T'), the blocks' caches and buffers
     std::vector<float> pool_weight;  // (B) 1 / (number of non-padding positions): mean pooling's factor
-    std::size_t positions = 0;  // T' (T + 1 with CLS): the width dpooled is spread back over
-    Tensor2 pooled;       // (B, C) head input: dW_head = dlogitsᵀ·pooled
+    Tensor2 pooled;                  // (B, C) head input: dW_head = dlogitsᵀ·pooled
 
     // Buffers reused from step to step (a training loop allocates nothing), not needed by backward.
-    TrunkBuffers trunk;    // the blocks' input, outputs and gradients
-    Tensor3 embedded;      // (B, T, C) token rows before the CLS vector is put in front (CLS pooling)
-    Tensor2 logits;        // (B, K) loss_and_backward's logits
-    CrossEntropyCache ce;  // and its loss cache
+    Tensor2 logits;            // (B, K) loss_and_backward's logits
+    CrossEntropyCache ce;      // and its loss cache
     Tensor2 dlogits, dpooled;  // (B, K), (B, C)
-    Tensor3 dtokens;       // (B, T, C) gradient of the token rows (CLS pooling)
 };
 
 // One slice of a split training step (loss_and_backward; model/split_step.hpp).
@@ -94,7 +82,7 @@ public:
     // Validates config (kind must be encoder) and initialises the parameters from rng.
     EncoderClassifier(const ModelConfig& config, Rng& rng);
 
-    const ModelConfig& config() const { return config_; }
+    const ModelConfig& config() const { return trunk.config(); }
 
     // Training mode (the default, as in PyTorch) applies dropout and records the cache backward
     // needs; evaluation mode does neither.
@@ -114,7 +102,7 @@ public:
     void backward(const Tensor2& dlogits);
     // forward + cross-entropy against labels (B) (-1 = ignored) + backward of the mean loss.
     // A large batch runs as micro-batches of whole sequences, in parallel on the pool's threads
-    // (src/model/trunk.hpp: why and how many); the gradients equal the whole batch's up to
+    // (src/model/micro_batches.hpp: why and how many); the gradients equal the whole batch's up to
     // rounding (tests/model/test_encoder_classifier.cpp). After a split step backward() has no
     // forward to differentiate.
     CrossEntropyResult loss_and_backward(const Index2& tokens, const Mask2& padding, const Index1& labels);
@@ -127,9 +115,9 @@ public:
     Tensor4 attention_maps(const Index2& tokens, const Mask2& padding = {}, std::size_t batch = 0) const;
 
     // When on, every forward also records attention_stats() (max |score|, entropy per head).
-    void set_record_attention_stats(bool on) { record_stats_ = on; }
+    void set_record_attention_stats(bool on) { trunk.set_record_attention_stats(on); }
     // Diagnostics of the last forward that recorded them: (L) and (L, H).
-    const AttentionStats& attention_stats() const { return stats_; }
+    const AttentionStats& attention_stats() const { return trunk.attention_stats(); }
 
     // Views in the order listed at the top of this header; gradients() has the same names,
     // shapes and order.
@@ -138,18 +126,14 @@ public:
     void zero_grad();
     EncoderClassifierGrad& grads() { return grads_; }
 
-    Embedding tok_emb;
-    LearnedPositionalEmbedding pos_emb;  // table empty unless positional is learned
-    Tensor1 cls_token;                   // (C) empty unless pooling is cls
-    std::vector<TransformerBlock> blocks;
-    LayerNorm ln_f;  // empty for post-LN
-    Linear head;     // (K, C)
+    Trunk trunk;  // embeddings, CLS vector, positions, blocks, ln_f
+    Linear head;  // (K, C)
 
 private:
-    // The shared forward: fills cache when non-null (training), observers may be empty.
-    // logits: (B, K), resized.
+    // The shared forward: training fills cache, inference uses it for buffers only; observers
+    // may be empty. logits: (B, K), resized.
     void run(const Index2& tokens, const Mask2& padding, const std::vector<StageObserver*>& observers,
-             EncoderClassifierCache* cache, Rng* dropout_rng, Tensor2& logits) const;
+             EncoderClassifierCache& cache, bool training, Rng* dropout_rng, Tensor2& logits) const;
     // forward() into logits (the cache's own buffer in loss_and_backward).
     void forward_to(const Index2& tokens, const Mask2& padding, Tensor2& logits);
     // backward() of the forward that filled cache, into grads. dlogits: (B, K)
@@ -158,15 +142,11 @@ private:
     CrossEntropyResult loss_and_backward_split(const Index2& tokens, const Mask2& padding, const Index1& labels,
                                                std::size_t count, std::size_t lanes);
 
-    ModelConfig config_;
     EncoderClassifierGrad grads_;
     EncoderClassifierCache cache_;
     EncoderClassifierSplit split_;  // a split step's slices and lanes, kept from step to step
     bool training_ = true;
     Rng dropout_rng_;
-    bool record_stats_ = false;
-    AttentionStats stats_;
-    AttentionStatsCollector stats_collector_;
 };
 
 }  // namespace attnlab

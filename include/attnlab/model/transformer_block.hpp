@@ -1,6 +1,6 @@
 // attnlab/model/transformer_block.hpp: one Transformer block (attention + feed-forward, each
 // with a residual connection and a LayerNorm), Pre-LN or Post-LN, with optional dropout and
-// gradient checkpointing; and an observer that gathers attention diagnostics per block.
+// gradient checkpointing. (The attention diagnostics observers are in attention_stats.hpp.)
 //
 // What it is for: the repeated unit of EncoderClassifier and DecoderLM (nanoGPT's Block):
 //   pre-LN  (GPT-2):        h = x + drop(attn(ln1(x)));   y = h + drop(ffn(ln2(h)))
@@ -28,8 +28,6 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -72,22 +70,6 @@ struct TransformerBlockCache {
 
     // Bytes held by the tensors above (what checkpointing saves is the difference).
     std::size_t cache_bytes() const;
-};
-
-// Buffers a model reuses from step to step around its stack of blocks (the embedded input,
-// the block outputs and the gradients between blocks), so a training loop allocates nothing.
-struct TrunkBuffers {
-    Tensor3 x;           // (B, T, C) the first block's input
-    Tensor3 stream[2];   // (B, T, C) block outputs, alternating: block l writes stream[l % 2]
-                         // (unless the next block takes it into its cache, see blocks_forward)
-    Tensor3 normed;      // (B, T, C) the final LayerNorm's output (pre-LN)
-    Tensor3 dh, dnorm;   // (B, T, C) gradient of the last block's output, before/after the final LayerNorm
-    Tensor3 dstream[2];  // (B, T, C) gradients between blocks, alternating
-    Tensor3 dx;          // (B, T, C) gradient of the first block's input
-    // The first block's input as tables (MultiHeadAttentionCache::input), when it is
-    // token embeddings plus positions and its projections pay to run over the tables.
-    TableRows input_tables;
-    Tensor2 positions;   // (T, C) the sinusoidal rows the tables add
 };
 
 // Gradients of a block; backward accumulates into them with +=.
@@ -152,93 +134,6 @@ private:
     NormPlacement norm_ = NormPlacement::pre;
     float dropout_ = 0.0f;
     bool checkpointing_ = false;
-};
-
-// Attention diagnostics the trainer reports each step (when asked): the largest |scaled score|
-// (the article's fp16 warning sign: scores beyond ~65504 overflow half precision) and the mean
-// entropy of the attention rows per head (near 0: each query looks at one key; near log S:
-// uniform attention). Attach one per block as its StageObserver; it wants Stage::scaled, masked
-// and weights, the (T, S) tiles the SDPA kernel computes anyway.
-//
-// The entropy needs no logarithm per weight: the weights of a row are softmax(x) of its masked
-// scores x, so ln w_j = x_j - lse and -Σ_j w_j ln w_j = lse - Σ_j w_j x_j, with lse = x_k - ln w_k
-// for the row's largest weight w_k (one log per row). The masked tile is copied into the
-// running thread's slot (reserve_score_slots; one per pool thread, so no worker allocates) to
-// have x when the weights arrive; weights seen without their masked tile (no slot, or another
-// caller's order) take the direct -Σ w ln w. Measured: the per-weight logarithm took 10-12% of
-// a training step with the diagnostics on.
-class AttentionStatsRecorder final : public StageObserver {
-public:
-    explicit AttentionStatsRecorder(std::size_t num_heads = 0);
-
-    bool wants(Stage stage) const override {
-        return stage == Stage::scaled || stage == Stage::masked || stage == Stage::weights;
-    }
-    void on_stage(const StageView& view) override;
-
-    // max |scaled| over every (batch, head, query, key) seen, masked keys included (they are
-    // computed before masking); 0 if nothing was recorded.
-    float max_abs_score() const;
-    // (H) mean over (batch, query rows) of -Σ_j w_j log w_j, in nats; rows with no visible key
-    // (all weights 0) are skipped.
-    Tensor1 mean_entropy() const;
-    // mean_entropy() of one head, without allocating; 0 for a head outside the recorder.
-    float mean_entropy(std::size_t head) const;
-    void clear();
-    // Room for one masked (T, S) tile of tile_floats per default-pool thread (grow-only; not
-    // while a forward runs). Without it, or for a larger tile, the entropy takes the direct sum.
-    void reserve_score_slots(std::size_t tile_floats);
-
-private:
-    struct ScoreSlot {  // the masked tile a thread saw last, and the call it came from
-        bool valid = false;
-        std::size_t batch = 0;
-        std::ptrdiff_t head = -1;
-        std::size_t rows = 0, cols = 0;
-    };
-    std::vector<float> slot_scores_;  // (threads, slot_floats_)
-    std::vector<ScoreSlot> slots_;    // (threads)
-    std::size_t slot_floats_ = 0;
-    mutable std::mutex mutex_;
-    float max_abs_ = 0.0f;
-    std::vector<double> entropy_sum_;    // (H)
-    std::vector<std::size_t> row_count_;  // (H)
-};
-
-// One step's diagnostics of a whole model.
-struct AttentionStats {
-    Tensor1 max_abs_score;  // (L) largest |scaled score| per layer
-    Tensor2 entropy;        // (L, H) mean attention entropy per layer and head, nats
-
-    // The largest over all layers.
-    float max_abs() const;
-};
-
-// A model's per-layer AttentionStatsRecorders, kept from one forward to the next so recording
-// the statistics allocates nothing once they exist. Copying a model gives its copy an empty
-// collector (the recorders are scratch of one forward, and hold mutexes).
-//
-//   const std::vector<StageObserver*>& observers = collector.start(layers, heads, t * t);  // one per block
-//   ... run the blocks with observers[l] ...
-//   collector.finish(stats);
-class AttentionStatsCollector {
-public:
-    AttentionStatsCollector() = default;
-    AttentionStatsCollector(const AttentionStatsCollector&) {}
-    AttentionStatsCollector& operator=(const AttentionStatsCollector&) { return *this; }
-
-    // Clears the recorders (made on first use, or again if the shape changed), gives them room
-    // for (T, S) tiles of tile_floats (AttentionStatsRecorder::reserve_score_slots) and returns
-    // one observer per layer, valid until the next start().
-    const std::vector<StageObserver*>& start(std::size_t num_layers, std::size_t num_heads, std::size_t tile_floats);
-    // The statistics gathered since start(), written into out (its tensors reused when their
-    // shapes already fit).
-    void finish(AttentionStats& out) const;
-
-private:
-    std::deque<AttentionStatsRecorder> recorders_;  // deque: recorders hold a mutex and never move
-    std::vector<StageObserver*> observers_;
-    std::size_t num_heads_ = 0;
 };
 
 }  // namespace attnlab

@@ -48,15 +48,10 @@
 
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
+#include "attnlab/model/batch.hpp"
 
 namespace attnlab {
 
-struct Batch {
-    Index2 tokens;   // (B, T) model inputs, each in [0, vocab_size())
-    Index2 targets;  // (B, T) sequence tasks: target token per position, -1 = ignored; else empty
-    Index1 labels;   // (B) classification tasks: label in [0, num_classes()); else empty
-    Mask2 padding;   // (B, T) 1 = padding (the key_padding_mask of attention); empty if none
-};
 
 enum class TaskKind {
     sequence,        // decoder LM: a target per position

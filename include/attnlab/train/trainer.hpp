@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "attnlab/core/random.hpp"
-#include "attnlab/model/model.hpp"
+#include "attnlab/facade/model.hpp"
 #include "attnlab/train/metrics.hpp"
 #include "attnlab/train/optimizer.hpp"
 #include "attnlab/train/schedule.hpp"

@@ -1,4 +1,4 @@
-#include "attnlab/model/model.hpp"
+#include "attnlab/facade/model.hpp"
 
 #include "attnlab/core/error.hpp"
 
@@ -47,11 +47,6 @@ std::vector<ParameterView> Model::parameters() {
 }
 std::vector<ParameterView> Model::gradients() {
     return std::visit([](auto& m) { return m.gradients(); }, model_);
-}
-std::size_t Model::num_parameters() {
-    std::size_t n = 0;
-    for (const auto& p : parameters()) n += p.size();
-    return n;
 }
 void Model::zero_grad() {
     std::visit([](auto& m) { m.zero_grad(); }, model_);

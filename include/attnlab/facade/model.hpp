@@ -1,10 +1,11 @@
-// attnlab/model/model.hpp: either kind of model behind one interface.
+// attnlab/facade/model.hpp: either kind of model behind one interface.
 //
 // What it is for: the trainer, the CLI and the JavaScript bindings work with "a model" whose
 // kind (encoder classifier or decoder LM) comes from its config or its checkpoint. Model forwards
 // each call to the EncoderClassifier or DecoderLM it holds and turns a task Batch into the right
-// call. Not for: model-specific features (CLS pooling details, KV caches): reach them through
-// encoder() / decoder().
+// call. It sits above io/ (it loads and saves checkpoints) and below train/ (the Trainer trains
+// it), so no folder includes one above it. Not for: model-specific features (CLS pooling
+// details, KV caches): reach them through encoder() / decoder().
 //
 //   attnlab::ModelConfig config; config.kind = attnlab::ModelKind::decoder; config.vocab_size = 11;
 //   attnlab::Model model(config, /*seed=*/1);
@@ -20,11 +21,11 @@
 
 #include "attnlab/attention/stage.hpp"
 #include "attnlab/io/checkpoint.hpp"
+#include "attnlab/model/batch.hpp"
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
 #include "attnlab/nn/loss.hpp"
-#include "attnlab/train/tasks.hpp"
 
 namespace attnlab {
 
@@ -50,7 +51,7 @@ public:
 
     std::vector<ParameterView> parameters();
     std::vector<ParameterView> gradients();
-    std::size_t num_parameters();
+    std::size_t num_parameters() const { return config().parameter_count(); }
     void zero_grad();
     void set_record_attention_stats(bool on);
     const AttentionStats& attention_stats() const;

@@ -1,84 +1,23 @@
-// src/model/trunk.hpp (internal): the pieces EncoderClassifier and DecoderLM share — additive
-// positional encodings with their backward, the per-model attention options, and the loops over
-// the blocks. Not installed: the public headers are encoder_classifier.hpp and decoder_lm.hpp.
+// src/model/micro_batches.hpp (internal): a training step split into micro-batches, and the
+// gradient sums that join them. EncoderClassifier and DecoderLM fill and run a SplitStep
+// (attnlab/model/split_step.hpp) with these.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
-#include <vector>
 
-#include "attnlab/attention/multi_head_attention.hpp"
-#include "attnlab/attention/stage.hpp"
-#include "attnlab/core/tensor.hpp"
+#include "attnlab/core/error.hpp"
+#include "attnlab/core/random.hpp"
 #include "attnlab/core/thread_pool.hpp"
-#include "attnlab/model/config.hpp"
 #include "attnlab/model/transformer_block.hpp"
-#include "attnlab/nn/embedding.hpp"
+#include "attnlab/nn/layer_norm.hpp"
+#include "attnlab/nn/linear.hpp"
 #include "attnlab/nn/loss.hpp"
-#include "attnlab/posenc/learned.hpp"
 
 namespace attnlab::detail {
 
-// Masks left empty; rope and the scale from the config.
-AttentionOptions attention_options(const ModelConfig& config);
-// The same settings written into `options`, whose mask tensors are left alone (so a cached
-// key-padding mask keeps its buffer); causal is set false.
-void set_attention_options(const ModelConfig& config, AttentionOptions& options);
-
-// x: (B, T, C) += the sinusoidal or learned rows of positions offset .. offset + T - 1;
-// nothing for none and rope (rope acts inside attention).
-void add_positional(Tensor3& x, PositionalKind kind, const LearnedPositionalEmbedding& table, std::size_t offset);
-
-// Backward of table.add_to(x, offset): x[b, t] += table[offset + t]  =>  dtable[offset + t] += Σ_b dx[b, t].
-// dx: (B, T, C), dtable: (max_len, C)
-void learned_positional_backward(const Tensor3& dx, std::size_t offset, Tensor2& dtable);
-
-// Inference: runs x: (B, T, C) through the blocks, no caches, no dropout. observers: one per
-// block (entries may be null) or empty.
-Tensor3 blocks_forward(const std::vector<TransformerBlock>& blocks, Tensor3 x, const AttentionOptions& options,
-                       const std::vector<StageObserver*>& observers);
-// Training (dropout_rng non-null applies dropout): every block's cache filled, so a loop that
-// passes the same caches and buffers allocates nothing. A block's output goes to the next
-// block's attention cache input (caches[l + 1].attn.x) when that block is post-LN without
-// checkpointing (it keeps its input there for the backward, and so copies nothing), else to
-// buffers.stream; a block reads its input only during its forward, its cache keeping what
-// backward needs. x must not be one of buffers.stream. Returns the last block's output.
-const Tensor3& blocks_forward(const std::vector<TransformerBlock>& blocks, const Tensor3& x,
-                              const AttentionOptions& options, const std::vector<StageObserver*>& observers,
-                              std::vector<TransformerBlockCache>& caches, Rng* dropout_rng, TrunkBuffers& buffers);
-// dout: (B, T, C) of the last block's output -> dx: (B, T, C) of the first block's input; the
-// gradients between blocks go through buffers.dstream (neither may be dout or dx).
-void blocks_backward(const std::vector<TransformerBlock>& blocks, const Tensor3& dout,
-                     const std::vector<TransformerBlockCache>& caches, const AttentionOptions& options,
-                     std::vector<TransformerBlockGrad>& grads, Tensor3& dx, TrunkBuffers& buffers);
-
-// ---- The first block's input as tables ----
-// In a post-LN model the first block's attention projects x = tok_emb[tokens] + positions
-// itself, so its q, k, v products can run over the vocabulary's and the positions' rows instead
-// of every row of the batch (nn/linear.hpp TableRows), forward and backward: with V + T rows
-// of tables for B·T rows of x (the tiny encoder: 80 for 512 per slice) they are a small part of
-// the work. Used in training forwards when the tables have at most a quarter of x's rows
-// (kRowsPerTableRow), the block keeps its cache (no checkpointing) and x has no CLS vector; the
-// attention uses them on its flash path only. Measured on the tiny encoder's split step
-// (comparison harness, medians of 5 interleaved rounds): 10.31 -> 9.32 ms on 1 thread,
-// 5.15 -> 4.96 on 2.
-//
-// x has at least this many times the tables' rows for the tables to be used.
-constexpr std::size_t kRowsPerTableRow = 4;
-// Fills trunk.input_tables for x made from tokens (B, T) (the cache's own copy: the tables point
-// into it) and points caches[0]'s attention at them, or clears that pointer.
-void set_input_tables(const ModelConfig& config, const std::vector<TransformerBlock>& blocks, const Embedding& tok_emb,
-                      const LearnedPositionalEmbedding& pos_emb, const Index2& tokens,
-                      std::vector<TransformerBlockCache>& caches, TrunkBuffers& trunk);
-// The first block projects x itself (a model whose x has a CLS vector in front).
-void clear_input_tables(std::vector<TransformerBlockCache>& caches);
-// Before backward: the tables' gradients go to dtok (V, C) and, with learned positions, dpos.
-void set_input_table_gradients(TrunkBuffers& trunk, Tensor2& dtok, Tensor2* dpos);
-
-// ---- Split training steps ----
 // loss_and_backward runs a batch of more than kMicroBatchRows rows as slices of whole sequences
 // (micro-batches), each through forward, loss and backward on its own. One lane per thread
 // takes consecutive slices, reusing one cache for all of them, and accumulates into its own
@@ -86,10 +25,8 @@ void set_input_table_gradients(TrunkBuffers& trunk, Tensor2& dtok, Tensor2* dpos
 // Why: the tiny encoder's step (B 32, T 64) streams ~14 MiB of activations through every
 // layer, far beyond a core's 2 MiB L2; a 512-row slice's activations stay near the core, and
 // with 2 threads each core runs whole slices instead of meeting the other at every layer's
-// split and join. Measured (interleaved rounds): the tiny encoder's step (comparison harness)
-// 10.35 -> 9.60 ms on 1 thread, 5.69 -> 4.94 on 2, in WASM 42 -> 39.7 and 22.1 -> 20.5; the
-// tiny GPT (bench_training) at T 64 60 -> 72 steps/s on 1 thread and 105 -> 140 on 2, at T 256
-// 9.0 -> 12.4 and 16.0 -> 24.0. Slices of 256 rows were slower, 1024 no faster.
+// split and join. 512 rows: smaller slices pay more per-slice overhead, larger ones leave the
+// cache (docs/performance.md has the measurements).
 // What changes: only the order of the sums over the batch (weight, bias and LayerNorm
 // gradients, the loss), so the gradients equal the whole batch's to rounding; each slice draws
 // its own dropout generator from the model's, so dropout masks differ from an unsplit step's
@@ -150,7 +87,7 @@ void run_split_lanes(Split& split, std::size_t lanes, const Model& model, Grad& 
     split.lanes.resize(lanes);
     for (std::size_t l = 1; l < lanes; ++l) {
         Grad& g = split.lanes[l].grads;
-        if (g.blocks.size() != model.blocks.size()) g = Grad(model);
+        if (g.trunk.blocks.size() != model.trunk.blocks.size()) g = Grad(model);
         g.zero();
     }
     const std::size_t count = split.slices.size();
@@ -192,16 +129,5 @@ void add_gradient_tensor(Tensor& into, const Tensor& from) {
     ATTNLAB_DEBUG_ASSERT(into.size() == from.size());
     add_gradients(into.data(), from.data(), into.size());
 }
-
-// Records Stage::weights of one batch row in every block and stacks them: (L, H, T, S).
-class AttentionMapRecorder {
-public:
-    explicit AttentionMapRecorder(std::size_t num_layers);
-    std::vector<StageObserver*> observers();
-    Tensor4 maps(std::size_t batch, std::size_t num_heads) const;
-
-private:
-    std::deque<TraceRecorder> recorders_;  // deque: recorders hold a mutex and never move
-};
 
 }  // namespace attnlab::detail

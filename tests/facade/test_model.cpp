@@ -1,4 +1,4 @@
-#include "attnlab/model/model.hpp"
+#include "attnlab/facade/model.hpp"
 
 #include <string>
 
