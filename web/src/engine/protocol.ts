@@ -2,7 +2,7 @@
 // Everything that crosses is plain data: tensors as { shape, data: Float32Array } with the
 // Float32Arrays transferred, never views into WASM memory. Engine types come from the module's
 // own declarations (web/attnlab.d.ts); this file declares only what the page adds to them.
-import type { Flavour, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
+import type { Flavour, ModelConfig, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
 
 export type { Tensor };
 
@@ -93,8 +93,8 @@ export interface LabSettings {
   dModel: number;
   heads: number;
   kvHeads: number;
-  positional: 'none' | 'sinusoidal' | 'learned' | 'rope';
-  norm: 'pre' | 'post';
+  positional: ModelConfig['positional'];
+  norm: ModelConfig['norm'];
   scale: boolean;
   lr: number;
   batch: number;
