@@ -37,7 +37,7 @@ tsan_tests() {
   echo "== ThreadSanitizer build (build-tsan/, clang)"
   configure_tsan_build
   cmake --build build-tsan -j"$jobs" --target attnlab_tests
-  echo "== ctest under ThreadSanitizer (2 threads)"
+  echo "== ctest under ThreadSanitizer (default pool: one thread per core)"
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     ctest --test-dir build-tsan --output-on-failure -j1 -LE cli \
     -R '^(ThreadPool|Matmul|AllVariants|FlashTiles|AdamWUpdate|Softmax|LayerNorm|Gelu|Relu|Isa|Trainer|TrainReference|AdamW|Sgd|Optimizer|GradNorm|Model|Determinism)[./]'
