@@ -3,7 +3,9 @@
 # present are skipped by apt, and apt-get update runs only when something is
 # missing.
 #
-#   scripts/bootstrap.sh            build + test toolchain (native, WASM, browser)
+#   scripts/bootstrap.sh            build + test toolchain (native, WASM, browser; clang with its
+#                                   sanitizer and libFuzzer runtimes and llvm-symbolizer for the
+#                                   sanitizer builds and tests/fuzz)
 #   scripts/bootstrap.sh --torch    also python3-torch, used only to regenerate
 #                                   reference fixtures and for bench/compare
 set -euo pipefail
@@ -16,6 +18,8 @@ packages=(
   chromium nlohmann-json3-dev
   # CJK glyphs for the walkthrough's Chinese examples in the browser tests and screenshots.
   fonts-noto-cjk
+  # clang with its sanitizer and libFuzzer runtimes (scripts/sanitize_build.sh, scripts/fuzz.sh).
+  clang libclang-rt-14-dev llvm-14
 )
 if [[ "${1:-}" == "--torch" ]]; then
   # OpenBLAS: Debian's torch otherwise runs on the reference BLAS (10x slower; bench/compare).

@@ -1,18 +1,54 @@
 #!/usr/bin/env bash
 # Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
-# library and runs the GoogleTest suite (ctest), then builds the WebAssembly module and runs its
-# Node tests, then builds the page and runs the browser tests in headless Chromium, then packs
-# the npm package and tests it installed in a fresh project (Node and a Vite-built page), and last
-# checks that no comment or document narrates measurement history (tests/docs/).
+# library and runs the GoogleTest suite (ctest), then runs it again under AddressSanitizer and
+# UndefinedBehaviorSanitizer and runs each fuzz target for a bounded time, then builds the
+# WebAssembly module and runs its Node tests, then builds the page and runs the browser tests in
+# headless Chromium, then packs the npm package and tests it installed in a fresh project (Node
+# and a Vite-built page), and last checks that no comment or document narrates measurement
+# history (tests/docs/).
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh --native   only the native build and ctest
+#   scripts/test.sh --sanitize only the ASan+UBSan build (build-asan/, clang) and its ctest
+#   scripts/test.sh --tsan     only the ThreadSanitizer build (build-tsan/) and the thread pool,
+#                              kernel and training tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 bash scripts/bootstrap.sh
+
+# ---- sanitizers and fuzzing (build-asan/, build-tsan/; configured by scripts/sanitize_build.sh) ----
+source scripts/sanitize_build.sh
+# Every GoogleTest suite under AddressSanitizer + UndefinedBehaviorSanitizer; any report fails
+# the test (-fno-sanitize-recover=all, and leaks at exit). The CLI's determinism test (label
+# cli) runs in the release build only.
+asan_tests() {
+  echo "== ASan+UBSan build (build-asan/, clang)"
+  configure_asan_build
+  cmake --build build-asan -j"$jobs" --target attnlab_tests attnlab_alloc_tests attnlab_heap_tests
+  echo "== ctest under ASan+UBSan"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE cli
+}
+# ThreadSanitizer on the code that runs threads: the pool itself, the kernels it drives and
+# whole training steps. The default pool has one thread per core (2 on the reference machine);
+# the determinism tests also set 1, 2 and 3 threads explicitly.
+tsan_tests() {
+  echo "== ThreadSanitizer build (build-tsan/, clang)"
+  configure_tsan_build
+  cmake --build build-tsan -j"$jobs" --target attnlab_tests
+  echo "== ctest under ThreadSanitizer (default pool: one thread per core)"
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest --test-dir build-tsan --output-on-failure -j1 -LE cli \
+    -R '^(ThreadPool|Matmul|AllVariants|FlashTiles|AdamWUpdate|Softmax|LayerNorm|Gelu|Relu|Isa|Trainer|TrainReference|AdamW|Sgd|Optimizer|GradNorm|Model|Determinism)[./]'
+}
+case "${1:-}" in
+  --sanitize) asan_tests; exit 0 ;;
+  --tsan) tsan_tests; exit 0 ;;
+esac
+# ---- end of sanitizers and fuzzing ----
 
 echo "== native build (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
@@ -26,6 +62,12 @@ docs_check() {
 }
 
 if [[ "${1:-}" == "--native" ]]; then docs_check; exit 0; fi
+
+# ---- sanitizers and fuzzing: ASan+UBSan ctest, then each fuzz target for 20 s ----
+asan_tests
+echo "== fuzzing (tests/fuzz, 20 s per target)"
+bash scripts/fuzz.sh 20
+# ---- end of sanitizers and fuzzing ----
 
 echo "== WebAssembly build (threads + single, and the kernel tests under WebAssembly)"
 bash scripts/build_wasm.sh threads single

@@ -1,6 +1,9 @@
 #include "args.hpp"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <iostream>
 
 #include "attnlab/core/error.hpp"
@@ -84,8 +87,12 @@ bool Args::given(const std::string& name) const { return find(name).given; }
 long long Args::get_int(const std::string& name) const {
     const std::string& v = get(name);
     char* end = nullptr;
+    errno = 0;
     const long long x = std::strtoll(v.c_str(), &end, 10);
     if (v.empty() || *end != '\0') fail<ConfigError>("attnlab ", command_, ": --", name, " must be an integer, got '", v, "'");
+    if (errno == ERANGE) {
+        fail<ConfigError>("attnlab ", command_, ": --", name, " = ", v, " is outside the 64-bit integer range");
+    }
     return x;
 }
 
@@ -101,6 +108,15 @@ double Args::get_double(const std::string& name) const {
     const double x = std::strtod(v.c_str(), &end);
     if (v.empty() || *end != '\0') fail<ConfigError>("attnlab ", command_, ": --", name, " must be a number, got '", v, "'");
     return x;
+}
+
+float Args::get_float(const std::string& name) const {
+    const double x = get_double(name);
+    if (std::isfinite(x) && std::fabs(x) > static_cast<double>(std::numeric_limits<float>::max())) {
+        fail<ConfigError>("attnlab ", command_, ": --", name, " = ", get(name), " is outside the float range (|x| <= ",
+                          std::numeric_limits<float>::max(), ")");
+    }
+    return static_cast<float>(x);
 }
 
 }  // namespace attnlab::cli

@@ -32,6 +32,9 @@ public:
     std::size_t get_size(const std::string& name) const;   // non-negative integer
     long long get_int(const std::string& name) const;
     double get_double(const std::string& name) const;
+    // A number that fits in a float (NaN and infinities pass through for the engine to judge;
+    // a finite value beyond the float range is refused, as converting it would be undefined).
+    float get_float(const std::string& name) const;
     bool given(const std::string& name) const;
 
 private:

@@ -112,7 +112,7 @@ int run_demo(int argc, char** argv) {
     }
     const std::string scale = args.get("scale");
     if (scale == "off") options.scale.enabled = false;
-    else if (scale != "auto") options.scale.factor = static_cast<float>(args.get_double("scale"));
+    else if (scale != "auto") options.scale.factor = args.get_float("scale");
     options.rope = pe == PositionalKind::rope;
 
     Tensor3 x = embed(words, config.d_model, seed);

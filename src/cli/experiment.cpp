@@ -125,7 +125,7 @@ public:
             if (!args_.given("warmup")) t.warmup_steps = t.warmup_steps / 4;
         }
         t.batch_size = args_.get_size("batch");
-        t.lr = static_cast<float>(args_.get_double("lr"));
+        t.lr = args_.get_float("lr");
         t.eval_batches = args_.get_size("eval-batches");
         t.seed = static_cast<std::uint64_t>(args_.get_int("seed"));
         effective_["steps"] = std::to_string(t.steps);
@@ -342,7 +342,7 @@ int run_experiment(int argc, char** argv) {
         if (!ea.parse(argc, argv)) return 0;
         read_model(ea, o);
         o.num_heads = ea.args().get_size("heads");
-        o.clip_norm = static_cast<float>(ea.args().get_double("clip"));
+        o.clip_norm = ea.args().get_float("clip");
         o.train = ea.training();
         print_header(ea, kClaims[4]);
         return print_result(ea, ex::run_norm(o, progress_printer(ea.args().get_switch("quiet"))));

@@ -95,7 +95,7 @@ ModelConfig model_config(const Args& args, const Task& task) {
     if (scale == "off") {
         c.scale_attention = false;
     } else if (scale != "on") {
-        c.attention_scale = static_cast<float>(args.get_double("scale"));
+        c.attention_scale = args.get_float("scale");
     }
     c.validate();
     return c;
@@ -104,16 +104,16 @@ ModelConfig model_config(const Args& args, const Task& task) {
 TrainerOptions trainer_options(const Args& args) {
     TrainerOptions o;
     o.optimizer = args.get("optimizer");
-    o.lr = static_cast<float>(args.get_double("lr"));
-    o.min_lr = std::min(o.lr, static_cast<float>(args.get_double("min-lr")));
-    o.weight_decay = static_cast<float>(args.get_double("weight-decay"));
+    o.lr = args.get_float("lr");
+    o.min_lr = std::min(o.lr, args.get_float("min-lr"));
+    o.weight_decay = args.get_float("weight-decay");
     o.batch_size = args.get_size("batch");
     o.warmup_steps = args.get_size("warmup");
     const std::string& schedule = args.get("schedule");
     if (schedule == "cosine") o.total_steps = std::max(args.get_size("steps"), o.warmup_steps);
     else if (schedule == "constant") o.total_steps = 0;
     else fail<ConfigError>("--schedule must be cosine or constant, got '", schedule, "'");
-    o.clip_norm = static_cast<float>(args.get_double("clip"));
+    o.clip_norm = args.get_float("clip");
     o.seed = static_cast<std::uint64_t>(args.get_int("seed"));
     o.validate();
     return o;

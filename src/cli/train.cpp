@@ -177,7 +177,7 @@ int run_generate(int argc, char** argv) {
     const DecoderLM& lm = loaded.model.decoder();
     const Task& task = *loaded.task;
     GenerateOptions gen;
-    gen.temperature = static_cast<float>(args.get_double("temperature"));
+    gen.temperature = args.get_float("temperature");
     gen.seed = static_cast<std::uint64_t>(args.get_int("seed"));
 
     std::vector<std::int32_t> prompt;

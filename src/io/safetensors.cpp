@@ -44,38 +44,87 @@ bool parse_dtype(const std::string& s, Dtype& out) {
     return false;
 }
 
-// Parses the header text, refusing duplicate keys in any object (nlohmann keeps the last one
-// silently, which would hide a duplicated tensor name).
-json parse_header_json(const char* begin, const char* end) {
-    std::vector<std::set<std::string>> open_objects;
-    auto reject_duplicates = [&](int depth, json::parse_event_t event, json& parsed) {
-        switch (event) {
-            case json::parse_event_t::object_start: open_objects.emplace_back(); break;
-            case json::parse_event_t::object_end: open_objects.pop_back(); break;
-            case json::parse_event_t::key: {
-                const std::string& key = parsed.get_ref<const std::string&>();
-                if (!open_objects.back().insert(key).second) {
-                    if (depth == 1) fail<IoError>("SafeTensors::parse: duplicate tensor name '", key, "' in header");
-                    fail<IoError>("SafeTensors::parse: duplicate key '", key, "' in a header object");
-                }
-                break;
-            }
-            default: break;
+// A first, streaming pass over the header text that enforces what the DOM parser would not:
+// no duplicate key in any object (nlohmann keeps the last one silently, which would hide a
+// duplicated tensor name), at most max_header_depth levels of nesting, at most max_tensors
+// tensors. It runs in time linear in the text (nlohmann's callback parser, which could do the
+// same, rescans the parent object after each inner one: quadratic in the tensor count).
+class HeaderChecker final : public nlohmann::json_sax<json> {
+public:
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override {
+        enter();
+        open_objects_.emplace_back();
+        return true;
+    }
+    bool end_object() override {
+        open_objects_.pop_back();
+        --depth_;
+        return true;
+    }
+    bool start_array(std::size_t) override {
+        enter();
+        return true;
+    }
+    bool end_array() override {
+        --depth_;
+        return true;
+    }
+    bool key(string_t& key) override {
+        if (!open_objects_.back().insert(key).second) {
+            if (depth_ == 1) fail<IoError>("SafeTensors::parse: duplicate tensor name '", key, "' in header");
+            fail<IoError>("SafeTensors::parse: duplicate key '", key, "' in a header object");
+        }
+        if (depth_ == 1 && key != kMetadataKey && ++tensors_ > SafeTensors::max_tensors) {
+            fail<IoError>("SafeTensors::parse: header lists more tensors than the limit of ", SafeTensors::max_tensors);
         }
         return true;
-    };
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+        fail<IoError>("SafeTensors::parse: header is not valid JSON (", e.what(), ")");
+    }
+
+private:
+    void enter() {
+        if (++depth_ > SafeTensors::max_header_depth) {
+            fail<IoError>("SafeTensors::parse: header nests deeper than the limit of ", SafeTensors::max_header_depth,
+                          " levels");
+        }
+    }
+    int depth_ = 0;
+    std::size_t tensors_ = 0;
+    std::vector<std::set<std::string>> open_objects_;
+};
+
+// Parses the header text after HeaderChecker has accepted it.
+json parse_header_json(const char* begin, const char* end) {
+    HeaderChecker checker;
+    json::sax_parse(begin, end, &checker);
     try {
-        return json::parse(begin, end, reject_duplicates);
+        return json::parse(begin, end);
     } catch (const json::exception& e) {
         fail<IoError>("SafeTensors::parse: header is not valid JSON (", e.what(), ")");
     }
+}
+
+// A JSON value as text for an error message, cut to 80 characters.
+std::string preview(const json& v) {
+    std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (text.size() > 80) text = text.substr(0, 77) + "...";
+    return text;
 }
 
 // A non-negative integer that fits in size_t, or IoError naming `what`.
 std::size_t as_size(const json& v, const std::string& what) {
     // nlohmann parses every non-negative integer literal as number_unsigned.
     if (!v.is_number_unsigned()) {
-        fail<IoError>("SafeTensors::parse: ", what, " must be a non-negative integer, got ", v.dump());
+        fail<IoError>("SafeTensors::parse: ", what, " must be a non-negative integer, got ", preview(v));
     }
     const std::uint64_t u = v.get<std::uint64_t>();
     if (u > std::numeric_limits<std::size_t>::max()) {
@@ -93,7 +142,7 @@ struct ParsedEntry {
 
 ParsedEntry parse_entry(const std::string& name, const json& desc, std::size_t buffer_size) {
     const std::string where = "tensor '" + name + "'";
-    if (!desc.is_object()) fail<IoError>("SafeTensors::parse: ", where, " must be a JSON object, got ", desc.dump());
+    if (!desc.is_object()) fail<IoError>("SafeTensors::parse: ", where, " must be a JSON object, got ", preview(desc));
     for (const auto& [key, value] : desc.items()) {
         (void)value;
         if (key != "dtype" && key != "shape" && key != "data_offsets") {
@@ -108,12 +157,16 @@ ParsedEntry parse_entry(const std::string& name, const json& desc, std::size_t b
     ParsedEntry e{name, Dtype::F32, {}, 0, 0};
     const json& dtype = desc["dtype"];
     if (!dtype.is_string() || !parse_dtype(dtype.get<std::string>(), e.dtype)) {
-        fail<IoError>("SafeTensors::parse: ", where, " has unknown dtype ", dtype.dump(),
+        fail<IoError>("SafeTensors::parse: ", where, " has unknown dtype ", preview(dtype),
                       " (supported: F32, I32, I64, U8, BOOL)");
     }
 
     const json& shape = desc["shape"];
-    if (!shape.is_array()) fail<IoError>("SafeTensors::parse: ", where, " shape must be an array, got ", shape.dump());
+    if (!shape.is_array()) fail<IoError>("SafeTensors::parse: ", where, " shape must be an array, got ", preview(shape));
+    if (shape.size() > SafeTensors::max_rank) {
+        fail<IoError>("SafeTensors::parse: ", where, " has rank ", shape.size(), ", beyond the limit of ",
+                      SafeTensors::max_rank);
+    }
     for (std::size_t d = 0; d < shape.size(); ++d) {
         e.shape.push_back(as_size(shape[d], where + " shape[" + std::to_string(d) + "]"));
     }
@@ -133,7 +186,7 @@ ParsedEntry parse_entry(const std::string& name, const json& desc, std::size_t b
 
     const json& offsets = desc["data_offsets"];
     if (!offsets.is_array() || offsets.size() != 2) {
-        fail<IoError>("SafeTensors::parse: ", where, " data_offsets must be [begin, end], got ", offsets.dump());
+        fail<IoError>("SafeTensors::parse: ", where, " data_offsets must be [begin, end], got ", preview(offsets));
     }
     e.begin = as_size(offsets[0], where + " data_offsets[0]");
     e.end = as_size(offsets[1], where + " data_offsets[1]");
@@ -201,6 +254,10 @@ std::size_t dtype_size(Dtype dtype) {
 
 SafeTensors SafeTensors::parse(const std::uint8_t* data, std::size_t size) {
     if (data == nullptr && size != 0) fail<IoError>("SafeTensors::parse: null data pointer with size ", size);
+    if (size > SafeTensors::max_file_size) {
+        fail<IoError>("SafeTensors::parse: ", size, " bytes exceed the limit of ", SafeTensors::max_file_size,
+                      " bytes per file");
+    }
     if (size < 8) {
         fail<IoError>("SafeTensors::parse: truncated: ", size, " bytes, fewer than the 8-byte header length");
     }
@@ -227,12 +284,12 @@ SafeTensors SafeTensors::parse(const std::uint8_t* data, std::size_t size) {
     for (const auto& [key, value] : header.items()) {
         if (key == kMetadataKey) {
             if (!value.is_object()) {
-                fail<IoError>("SafeTensors::parse: __metadata__ must be an object of strings, got ", value.dump());
+                fail<IoError>("SafeTensors::parse: __metadata__ must be an object of strings, got ", preview(value));
             }
             for (const auto& [mkey, mvalue] : value.items()) {
                 if (!mvalue.is_string()) {
                     fail<IoError>("SafeTensors::parse: __metadata__ value of '", mkey, "' must be a string, got ",
-                                  mvalue.dump());
+                                  preview(mvalue));
                 }
                 out.metadata_[mkey] = mvalue.get<std::string>();
             }
@@ -258,8 +315,14 @@ SafeTensors SafeTensors::parse(const std::uint8_t* data, std::size_t size) {
 }
 
 SafeTensors SafeTensors::read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
     if (!in) fail<IoError>("SafeTensors::read_file: cannot open '", path, "' for reading (", std::strerror(errno), ")");
+    const std::streamoff file_size = in.tellg();
+    if (file_size > 0 && static_cast<std::uint64_t>(file_size) > max_file_size) {
+        fail<IoError>("SafeTensors::read_file: '", path, "' has ", file_size, " bytes, beyond the limit of ",
+                      max_file_size, " bytes per file");
+    }
+    in.seekg(0);
     std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) fail<IoError>("SafeTensors::read_file: error while reading '", path, "'");
     try {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 #include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -206,6 +207,31 @@ TEST(Checkpoint, LoadingTheOtherKindIsRefused) {
     EXPECT_TRUE(std::holds_alternative<DecoderLM>(io::load_checkpoint(decoder)));
     EXPECT_THROW(io::load_decoder(io::save_checkpoint(EncoderClassifier(small_encoder(), rng))), IoError);
     EXPECT_THROW(io::load_checkpoint_file("/nonexistent/attnlab.safetensors"), IoError);
+}
+
+TEST(Checkpoint, ConfigsLargerThanTheStoredTensorsAreRefusedBeforeAllocating) {
+    // Edited digits in the metadata ask for a model of about 10^15 floats (4 PB): refused with the
+    // numbers before any model is built, by every loader that builds one.
+    Rng rng(1);
+    DecoderLM source(small_decoder(), rng);
+    for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+             {"d_model", "40000000"}, {"vocab_size", "100000000000000"}, {"max_len", "100000000000000"},
+             {"num_layers", "4000000000000"}}) {
+        const Bytes bytes = edited(source, [&, key = key, value = value](io::SafeTensors& st) {
+            st.metadata()[key] = value;
+            if (key == "d_model") st.metadata()["ff_dim"] = value;
+        });
+        for (const auto& load : std::vector<std::function<void()>>{[&] { io::load_checkpoint(bytes); },
+                                                                   [&] { io::load_decoder(bytes); }}) {
+            try {
+                load();
+                ADD_FAILURE() << key << " = " << value << " was accepted";
+            } catch (const IoError& e) {
+                EXPECT_NE(std::string(e.what()).find("but the file holds only"), std::string::npos)
+                    << key << ": " << e.what();
+            }
+        }
+    }
 }
 
 }  // namespace

@@ -349,6 +349,83 @@ TEST(SafeTensors, RefusesElementCountOverflow) {
                    "non-negative integer");  // beyond u64: nlohmann parses it as a float
 }
 
+// ---- limits: each named in safetensors.hpp, refused before anything that large is allocated ----
+
+TEST(SafeTensorsLimits, RefusesImagesBeyondTheFileSizeLimit) {
+    // parse() checks the claimed size first and reads none of the bytes behind it.
+    const Bytes file = small_example().serialize();
+    try {
+        SafeTensors::parse(file.data(), static_cast<std::size_t>(SafeTensors::max_file_size + 1));
+        ADD_FAILURE() << "parse accepted an image beyond max_file_size";
+    } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("exceed the limit"), std::string::npos) << e.what();
+    }
+}
+
+TEST(SafeTensorsLimits, ReadFileRefusesFilesBeyondTheLimitWithoutReadingThem) {
+    // A sparse file: its size is beyond the limit but it takes no disk space.
+    const std::string path = ::testing::TempDir() + "attnlab_huge.safetensors";
+    {
+        std::ofstream out(path, std::ios::binary);
+        out.seekp(static_cast<std::streamoff>(SafeTensors::max_file_size));
+        out.put('\0');
+    }
+    try {
+        SafeTensors::read_file(path);
+        ADD_FAILURE() << "read_file accepted a file beyond max_file_size";
+    } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("beyond the limit"), std::string::npos) << e.what();
+    }
+    std::remove(path.c_str());
+}
+
+TEST(SafeTensorsLimits, RefusesMoreTensorsThanTheLimit) {
+    std::string header = "{";
+    for (std::size_t i = 0; i <= SafeTensors::max_tensors; ++i) {
+        header += (i ? ",\"t" : "\"t") + std::to_string(i) + R"(":{"dtype":"U8","shape":[0],"data_offsets":[0,0]})";
+    }
+    header += "}";
+    expect_refused(header, {}, "more tensors than the limit of " + std::to_string(SafeTensors::max_tensors));
+}
+
+TEST(SafeTensorsLimits, AcceptsTensorsUpToTheRankLimitAndRefusesBeyond) {
+    std::string ones(2 * SafeTensors::max_rank - 1, ',');
+    for (std::size_t i = 0; i < ones.size(); i += 2) ones[i] = '1';
+    const auto st = SafeTensors::parse(
+        make_file(R"({"t":{"dtype":"U8","shape":[)" + ones + R"(],"data_offsets":[0,1]}})", Bytes{5}));
+    EXPECT_EQ(st.shape("t").size(), SafeTensors::max_rank);
+    expect_refused(R"({"t":{"dtype":"U8","shape":[1,)" + ones + R"(],"data_offsets":[0,1]}})", Bytes{5}, "rank");
+}
+
+TEST(SafeTensorsLimits, RefusesHeadersNestedBeyondTheDepthLimit) {
+    // Deep enough to overflow a recursive printer if it were ever printed whole.
+    const std::size_t depth = 100'000;
+    const std::string nested = std::string(depth, '[') + std::string(depth, ']');
+    expect_refused(R"({"__metadata__":{"k":)" + nested + "}}", {}, "nests deeper");
+    expect_refused(R"({"t":{"dtype":"U8","shape":)" + nested + R"(,"data_offsets":[0,0]}})", {}, "nests deeper");
+}
+
+TEST(SafeTensorsLimits, RefusesEveryDtypeOutsideTheTable) {
+    for (const char* dtype : {"F16", "BF16", "F64", "I8", "I16", "U16", "U32", "U64", "F8_E4M3", "f32", ""}) {
+        expect_refused(std::string(R"({"t":{"dtype":")") + dtype + R"(","shape":[1],"data_offsets":[0,1]}})",
+                       Bytes(1), "unknown dtype");
+    }
+}
+
+TEST(SafeTensorsLimits, RefusesShapesWhoseByteCountOverflows) {
+    // Each product overflows size_t only once multiplied by the dtype size or by a later extent.
+    expect_refused(R"({"t":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,4]}})", Bytes(4),
+                   "overflows");  // 2^62 elements x 4 bytes = 2^64
+    expect_refused(R"({"t":{"dtype":"U8","shape":[65536,65536,65536,65536],"data_offsets":[0,4]}})", Bytes(4),
+                   "overflows");  // 2^64 elements
+    expect_refused(R"({"t":{"dtype":"I64","shape":[3,768614336404564651],"data_offsets":[0,8]}})", Bytes(8),
+                   "overflows");  // 3 x (2^64 / 24 + 1) x 8 bytes
+    // A zero extent makes the tensor empty, whatever the others are.
+    const auto st = SafeTensors::parse(
+        make_file(R"({"t":{"dtype":"F32","shape":[0,18446744073709551615],"data_offsets":[0,0]}})"));
+    EXPECT_EQ(st.view("t").nbytes, 0u);
+}
+
 TEST(SafeTensors, RefusesBadDataOffsets) {
     expect_refused(R"({"t":{"dtype":"U8","shape":[2],"data_offsets":[0]}})", Bytes(2), "data_offsets");
     expect_refused(R"({"t":{"dtype":"U8","shape":[2],"data_offsets":[2,0]}})", Bytes(2), "data_offsets");

@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/sanitizer_allocator.hpp"
+
 namespace {
 
 // The VmFlags line of the mapping that holds `address`, or "" if none does.
@@ -34,6 +36,7 @@ std::string vm_flags_at(const void* address) {
 
 TEST(HeapHugePages, BlocksCarvedAfterTheFirstCallAreMarkedForHugePages) {
 #if defined(__GLIBC__) && defined(__linux__)
+    if (attnlab::testing::kSanitizerAllocator) GTEST_SKIP() << attnlab::testing::kSanitizerAllocatorReason;
     if (!std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled")) {
         GTEST_SKIP() << "this kernel has no transparent huge pages";
     }

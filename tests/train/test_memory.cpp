@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include "support/sanitizer_allocator.hpp"
+
 TEST(KeepFreedMemory, IsIdempotent) {
+    if (attnlab::testing::kSanitizerAllocator) GTEST_SKIP() << attnlab::testing::kSanitizerAllocatorReason;
     const bool first = attnlab::keep_freed_memory();
     EXPECT_EQ(attnlab::keep_freed_memory(), first);
 #if defined(__GLIBC__)

@@ -88,8 +88,22 @@ struct TensorView {
 
 class SafeTensors {
 public:
-    // Largest header accepted by parse(); the reference implementation uses the same bound.
+    // Limits on what parse() and read_file() accept, each refused with an IoError naming the
+    // limit before anything of that size is allocated:
+    // Largest header (bytes); the reference implementation uses the same bound.
     static constexpr std::uint64_t max_header_size = 100'000'000;
+    // Largest complete image (header length field + header + data buffer), checked against the
+    // file size before a file is read.
+    static constexpr std::uint64_t max_file_size = std::uint64_t{16} << 30;  // 16 GiB
+    // Most tensors in one file (a model here has a few hundred; large LLM shards a few thousand).
+    static constexpr std::size_t max_tensors = 65'536;
+    // Highest rank of one tensor.
+    static constexpr std::size_t max_rank = 8;
+    // Deepest JSON nesting in the header: the format needs 3 (object, entry, shape array); a
+    // bound keeps recursive printing and destruction of a hostile header off the stack's limit.
+    static constexpr int max_header_depth = 8;
+    // Dtypes outside the table below are refused by name; a shape whose element count times the
+    // dtype size overflows size_t is refused before any arithmetic wraps.
 
     // Parses a complete safetensors image held in memory; the bytes are copied.
     static SafeTensors parse(const std::uint8_t* data, std::size_t size);
