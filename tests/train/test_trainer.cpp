@@ -123,9 +123,10 @@ TEST(Model, SaveLoadRoundTripIsBitExact) {
 ModelConfig tiny_lstm(const Task& task) {
     ModelConfig c;
     c.architecture = Architecture::lstm;
-    c.kind = task.num_classes() > 0 ? ModelKind::encoder : ModelKind::decoder;
+    const bool classification = task.kind() == TaskKind::classification;
+    c.kind = classification ? ModelKind::encoder : ModelKind::decoder;
     c.vocab_size = task.vocab_size();
-    c.num_classes = task.num_classes();
+    c.num_classes = classification ? task.num_classes() : 0;
     c.max_len = task.seq_len();
     c.d_model = 32;
     c.num_layers = 1;
