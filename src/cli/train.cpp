@@ -182,7 +182,8 @@ int run_generate(int argc, char** argv) {
     if (!args.parse(argc, argv, 2)) return 0;
     apply_threads(args);
     LoadedCheckpoint loaded = read_checkpoint(args);
-    const Model& lm = loaded.model;  // Model::generate: ConfigError for an encoder
+    const Model& lm = loaded.model;
+    if (!lm.is_decoder()) fail<ConfigError>("attnlab generate: --model holds an encoder classifier, not a decoder");
     const Task& task = *loaded.task;
     GenerateOptions gen;
     gen.temperature = static_cast<float>(args.get_double("temperature"));
