@@ -184,6 +184,12 @@ export interface ModelConfig {
   attentionWindow: number;
   /** With attentionWindow: the first N positions attend and are attended globally (default 0). */
   globalTokens: number;
+  /**
+   * 'transformer' (default) or 'lstm': embedding -> numLayers LSTM layers of width dModel -> head.
+   * An LSTM ignores the attention and feed-forward fields, refuses dropout, attentionWindow,
+   * globalTokens and 'cls' pooling, and has no attentionMaps / trace.
+   */
+  architecture: 'transformer' | 'lstm';
 }
 
 /** One row of ModelConfig's field table (include/attnlab/model/config.hpp). */

@@ -84,13 +84,21 @@ int run_train(int argc, char** argv) {
         if (!log) fail<IoError>("attnlab train: cannot write --log file '", args.get("log"), "'");
         log << "step,loss,accuracy,grad_norm,max_score,lr,ms\n";
     }
-    std::printf("attnlab train: task %s (vocab %zu, length %zu), %s with %zu layers, d_model %zu, %zu heads "
-                "(%zu kv), ff %zu, pe %s, %s-LN, scaling %s; %zu parameters; %zu threads\n",
-                task->name().c_str(), task->vocab_size(), task->seq_len(), std::string(model_kind_name(config.kind)).c_str(),
-                config.num_layers, config.d_model, config.num_heads, config.kv_heads(), config.ff_dim,
-                std::string(positional_name(config.positional)).c_str(),
-                std::string(norm_placement_name(config.norm)).c_str(), config.scale_attention ? "on" : "off",
-                model.num_parameters(), num_threads());
+    const std::string kind(model_kind_name(config.kind));
+    if (config.architecture == Architecture::lstm) {
+        std::printf("attnlab train: task %s (vocab %zu, length %zu), lstm %s with %zu layers, hidden %zu; "
+                    "%zu parameters; %zu threads\n",
+                    task->name().c_str(), task->vocab_size(), task->seq_len(), kind.c_str(), config.num_layers,
+                    config.d_model, model.num_parameters(), num_threads());
+    } else {
+        std::printf("attnlab train: task %s (vocab %zu, length %zu), %s with %zu layers, d_model %zu, %zu heads "
+                    "(%zu kv), ff %zu, pe %s, %s-LN, scaling %s; %zu parameters; %zu threads\n",
+                    task->name().c_str(), task->vocab_size(), task->seq_len(), kind.c_str(), config.num_layers,
+                    config.d_model, config.num_heads, config.kv_heads(), config.ff_dim,
+                    std::string(positional_name(config.positional)).c_str(),
+                    std::string(norm_placement_name(config.norm)).c_str(), config.scale_attention ? "on" : "off",
+                    model.num_parameters(), num_threads());
+    }
 
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
@@ -174,7 +182,8 @@ int run_generate(int argc, char** argv) {
     if (!args.parse(argc, argv, 2)) return 0;
     apply_threads(args);
     LoadedCheckpoint loaded = read_checkpoint(args);
-    const DecoderLM& lm = loaded.model.decoder();
+    const Model& lm = loaded.model;
+    if (!lm.is_decoder()) fail<ConfigError>("attnlab generate: --model holds an encoder classifier, not a decoder");
     const Task& task = *loaded.task;
     GenerateOptions gen;
     gen.temperature = args.get_float("temperature");

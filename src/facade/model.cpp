@@ -1,15 +1,35 @@
 #include "attnlab/facade/model.hpp"
 
+#include <string>
+#include <type_traits>
+
 #include "attnlab/core/error.hpp"
 
 namespace attnlab {
 
 namespace {
-std::variant<EncoderClassifier, DecoderLM> build(const ModelConfig& config, std::uint64_t seed) {
+io::AnyModel build(const ModelConfig& config, std::uint64_t seed) {
     config.validate();
     Rng rng(seed);
+    if (config.architecture == Architecture::lstm) {
+        if (config.kind == ModelKind::encoder) return LstmClassifier(config, rng);
+        return LstmLM(config, rng);
+    }
     if (config.kind == ModelKind::encoder) return EncoderClassifier(config, rng);
     return DecoderLM(config, rng);
+}
+
+// "a decoder", "an encoder classifier", "an lstm decoder", ...: what a model is, for error messages.
+std::string describe(const ModelConfig& config) {
+    const bool lstm = config.architecture == Architecture::lstm;
+    if (config.kind == ModelKind::decoder) return lstm ? "an lstm decoder" : "a decoder";
+    return lstm ? "an lstm encoder classifier" : "an encoder classifier";
+}
+
+template <class M>
+M& get_model(io::AnyModel& model, const ModelConfig& config, const char* where, const char* wanted) {
+    if (auto* m = std::get_if<M>(&model)) return *m;
+    fail<ConfigError>(where, ": this model is ", describe(config), ", not ", wanted);
 }
 }  // namespace
 
@@ -32,15 +52,17 @@ const ModelConfig& Model::config() const {
 }
 
 EncoderClassifier& Model::encoder() {
-    if (auto* m = std::get_if<EncoderClassifier>(&model_)) return *m;
-    fail<ConfigError>("Model::encoder: this model is a decoder, not an encoder classifier");
+    return get_model<EncoderClassifier>(model_, config(), "Model::encoder", "a transformer encoder classifier");
 }
-DecoderLM& Model::decoder() {
-    if (auto* m = std::get_if<DecoderLM>(&model_)) return *m;
-    fail<ConfigError>("Model::decoder: this model is an encoder classifier, not a decoder");
+DecoderLM& Model::decoder() { return get_model<DecoderLM>(model_, config(), "Model::decoder", "a transformer decoder"); }
+LstmClassifier& Model::lstm_classifier() {
+    return get_model<LstmClassifier>(model_, config(), "Model::lstm_classifier", "an lstm encoder classifier");
 }
+LstmLM& Model::lstm_lm() { return get_model<LstmLM>(model_, config(), "Model::lstm_lm", "an lstm decoder"); }
 const EncoderClassifier& Model::encoder() const { return const_cast<Model*>(this)->encoder(); }
 const DecoderLM& Model::decoder() const { return const_cast<Model*>(this)->decoder(); }
+const LstmClassifier& Model::lstm_classifier() const { return const_cast<Model*>(this)->lstm_classifier(); }
+const LstmLM& Model::lstm_lm() const { return const_cast<Model*>(this)->lstm_lm(); }
 
 std::vector<ParameterView> Model::parameters() {
     return std::visit([](auto& m) { return m.parameters(); }, model_);
@@ -70,8 +92,39 @@ void Model::require_batch_kind(const Batch& batch, const char* where) const {
 
 CrossEntropyResult Model::loss_and_backward(const Batch& batch) {
     require_batch_kind(batch, "Model::loss_and_backward");
-    if (is_decoder()) return decoder().loss_and_backward(batch.tokens, batch.targets);
-    return encoder().loss_and_backward(batch.tokens, batch.padding, batch.labels);
+    return std::visit(
+        [&](auto& m) {
+            if constexpr (std::is_same_v<std::decay_t<decltype(m)>, DecoderLM> ||
+                          std::is_same_v<std::decay_t<decltype(m)>, LstmLM>) {
+                return m.loss_and_backward(batch.tokens, batch.targets);
+            } else {
+                return m.loss_and_backward(batch.tokens, batch.padding, batch.labels);
+            }
+        },
+        model_);
+}
+
+Tensor3 Model::sequence_logits(const Index2& tokens) const {
+    if (!is_decoder()) fail<ConfigError>("Model::sequence_logits: this model is ", describe(config()), ", not a decoder");
+    if (is_lstm()) return lstm_lm().logits(tokens);
+    return decoder().forward_observed(tokens, {});
+}
+
+Tensor2 Model::class_logits(const Index2& tokens, const Mask2& padding) const {
+    if (is_decoder()) fail<ConfigError>("Model::class_logits: this model is ", describe(config()), ", not an encoder");
+    if (is_lstm()) return lstm_classifier().logits(tokens, padding);
+    return encoder().forward_observed(tokens, padding, {});
+}
+
+GenerateResult Model::generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
+                               const GenerateOptions& options) const {
+    if (!is_decoder()) fail<ConfigError>("Model::generate: this model is ", describe(config()), ", not a decoder");
+    if (is_lstm()) return lstm_lm().generate(prompt, max_new_tokens, options);
+    return decoder().generate(prompt, max_new_tokens, options);
+}
+
+void Model::require_attention(const char* where) const {
+    if (is_lstm()) fail<ConfigError>(where, ": this model is ", describe(config()), "; it has no attention to show");
 }
 
 CrossEntropyResult Model::evaluate(const Batch& batch) {
@@ -81,14 +134,15 @@ CrossEntropyResult Model::evaluate(const Batch& batch) {
     CrossEntropyResult result;
     try {
         if (is_decoder()) {
-            const Tensor3 logits = decoder().forward(batch.tokens);  // (B, T, V)
+            const Tensor3 logits = is_lstm() ? lstm_lm().logits(batch.tokens) : decoder().forward(batch.tokens);  // (B, T, V)
             Tensor2 flat = Tensor2::from_shape({logits.shape(0) * logits.shape(1), logits.shape(2)});
             std::copy(logits.begin(), logits.end(), flat.begin());
             Index1 targets = Index1::from_shape({batch.targets.size()});
             std::copy(batch.targets.begin(), batch.targets.end(), targets.begin());
             result = cross_entropy_forward(flat, targets);
         } else {
-            const Tensor2 logits = encoder().forward(batch.tokens, batch.padding);  // (B, K)
+            const Tensor2 logits = is_lstm() ? lstm_classifier().logits(batch.tokens, batch.padding)
+                                             : encoder().forward(batch.tokens, batch.padding);  // (B, K)
             result = cross_entropy_forward(logits, batch.labels);
         }
     } catch (...) {
@@ -100,6 +154,7 @@ CrossEntropyResult Model::evaluate(const Batch& batch) {
 }
 
 std::unique_ptr<TraceRecorder> Model::trace_layer(const Index2& tokens, std::size_t layer, const Mask2& padding) const {
+    require_attention("Model::trace_layer");
     const std::size_t layers = config().num_layers;
     if (layer >= layers) {
         fail<ConfigError>("Model::trace_layer: layer ", layer, " is out of range: the model has ", layers, " layer",
@@ -118,6 +173,7 @@ std::unique_ptr<TraceRecorder> Model::trace_layer(const Index2& tokens, std::siz
 }
 
 Tensor4 Model::attention_maps(const Index2& tokens, const Mask2& padding, std::size_t batch) const {
+    require_attention("Model::attention_maps");
     if (is_decoder()) return decoder().attention_maps(tokens, batch);
     return encoder().attention_maps(tokens, padding, batch);
 }

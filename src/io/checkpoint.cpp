@@ -18,12 +18,10 @@ bool training_only(const std::string& key) {
     return false;
 }
 
-std::vector<ParameterView> parameters_of(const EncoderClassifier& model) {
+template <class M>
+std::vector<ParameterView> parameters_of(const M& model) {
     // parameters() hands out mutable views; saving only reads through them.
-    return const_cast<EncoderClassifier&>(model).parameters();
-}
-std::vector<ParameterView> parameters_of(const DecoderLM& model) {
-    return const_cast<DecoderLM&>(model).parameters();
+    return const_cast<M&>(model).parameters();
 }
 
 // A parameter of any rank stored as F32: copy into an xtensor of its rank (parameters are rank 1 or 2).
@@ -169,7 +167,12 @@ M load_new(const SafeTensors& st, const char* where) {
 }
 
 AnyModel load_any(const SafeTensors& st, const char* where) {
-    if (config_of(st, where).kind == ModelKind::encoder) return load_new<EncoderClassifier>(st, where);
+    const ModelConfig config = config_of(st, where);
+    if (config.architecture == Architecture::lstm) {
+        if (config.kind == ModelKind::encoder) return load_new<LstmClassifier>(st, where);
+        return load_new<LstmLM>(st, where);
+    }
+    if (config.kind == ModelKind::encoder) return load_new<EncoderClassifier>(st, where);
     return load_new<DecoderLM>(st, where);
 }
 
@@ -188,6 +191,8 @@ void save_checkpoint_file(const EncoderClassifier& model, const std::string& pat
     to_safetensors(model).write_file(path);
 }
 void save_checkpoint_file(const DecoderLM& model, const std::string& path) { to_safetensors(model).write_file(path); }
+std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model) { return to_safetensors(model).serialize(); }
+std::vector<std::uint8_t> save_checkpoint(const LstmLM& model) { return to_safetensors(model).serialize(); }
 
 ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes) {
     constexpr const char* where = "checkpoint_config";
@@ -209,6 +214,9 @@ EncoderClassifier load_encoder(const std::vector<std::uint8_t>& bytes) {
     const SafeTensors st = parse(bytes, where);
     const ModelConfig config = config_of(st, where);
     if (config.kind != ModelKind::encoder) fail<IoError>(where, ": the checkpoint holds a ", model_kind_name(config.kind));
+    if (config.architecture != Architecture::transformer) {
+        fail<IoError>(where, ": the checkpoint holds an ", architecture_name(config.architecture), " model");
+    }
     return load_new<EncoderClassifier>(st, where);
 }
 
@@ -217,6 +225,9 @@ DecoderLM load_decoder(const std::vector<std::uint8_t>& bytes) {
     const SafeTensors st = parse(bytes, where);
     const ModelConfig config = config_of(st, where);
     if (config.kind != ModelKind::decoder) fail<IoError>(where, ": the checkpoint holds an ", model_kind_name(config.kind));
+    if (config.architecture != Architecture::transformer) {
+        fail<IoError>(where, ": the checkpoint holds an ", architecture_name(config.architecture), " model");
+    }
     return load_new<DecoderLM>(st, where);
 }
 
@@ -224,6 +235,12 @@ void load_into(EncoderClassifier& model, const std::vector<std::uint8_t>& bytes)
     load_into_impl(model, parse(bytes, "load_into"), "load_into");
 }
 void load_into(DecoderLM& model, const std::vector<std::uint8_t>& bytes) {
+    load_into_impl(model, parse(bytes, "load_into"), "load_into");
+}
+void load_into(LstmClassifier& model, const std::vector<std::uint8_t>& bytes) {
+    load_into_impl(model, parse(bytes, "load_into"), "load_into");
+}
+void load_into(LstmLM& model, const std::vector<std::uint8_t>& bytes) {
     load_into_impl(model, parse(bytes, "load_into"), "load_into");
 }
 void load_into_file(EncoderClassifier& model, const std::string& path) {

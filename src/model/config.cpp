@@ -23,6 +23,7 @@ Enum enum_from_name(std::string_view name, const Enum (&all)[N], std::string_vie
 constexpr ModelKind kKinds[] = {ModelKind::encoder, ModelKind::decoder};
 constexpr NormPlacement kNorms[] = {NormPlacement::pre, NormPlacement::post};
 constexpr Pooling kPoolings[] = {Pooling::mean, Pooling::cls};
+constexpr Architecture kArchitectures[] = {Architecture::transformer, Architecture::lstm};
 
 [[noreturn]] void bad_value(const char* where, const char* key, const char* expected, const std::string& text) {
     fail<ConfigError>(where, ": ", key, " must be ", expected, ", got '", text, "'");
@@ -38,6 +39,13 @@ NormPlacement norm_placement_from_name(std::string_view name) {
 }
 std::string_view pooling_name(Pooling pooling) { return pooling == Pooling::mean ? "mean" : "cls"; }
 Pooling pooling_from_name(std::string_view name) { return enum_from_name(name, kPoolings, pooling_name, "pooling"); }
+
+std::string_view architecture_name(Architecture architecture) {
+    return architecture == Architecture::transformer ? "transformer" : "lstm";
+}
+Architecture architecture_from_name(std::string_view name) {
+    return enum_from_name(name, kArchitectures, architecture_name, "architecture");
+}
 
 MultiHeadAttentionConfig ModelConfig::attention_config() const {
     MultiHeadAttentionConfig c;
@@ -60,8 +68,28 @@ void ModelConfig::validate() const {
     if (vocab_size == 0) fail<ConfigError>(where, ": vocab_size must be positive, got 0");
     if (max_len == 0) fail<ConfigError>(where, ": max_len must be positive, got 0");
     if (d_model == 0) fail<ConfigError>(where, ": d_model must be positive, got 0");
-    if (num_heads == 0) fail<ConfigError>(where, ": num_heads must be positive, got 0");
     if (num_layers == 0) fail<ConfigError>(where, ": num_layers must be positive, got 0");
+    if (!(dropout >= 0.0f && dropout < 1.0f)) fail<ConfigError>(where, ": dropout must be in [0, 1), got ", dropout);
+    if (kind == ModelKind::encoder) {
+        if (num_classes == 0) fail<ConfigError>(where, ": an encoder needs num_classes > 0, got 0");
+        if (tie_weights) fail<ConfigError>(where, ": tie_weights applies to decoders only (kind is encoder)");
+    }
+    if (architecture == Architecture::lstm) {
+        // The attention and feed-forward fields do not exist in an LSTM and are ignored; these
+        // would change what a Transformer computes and an LSTM cannot honour them, so a run
+        // asking for them is refused rather than silently trained without.
+        if (dropout != 0.0f) fail<ConfigError>(where, ": an lstm has no dropout, got dropout ", dropout);
+        if (attention_window != 0 || global_tokens != 0) {
+            fail<ConfigError>(where, ": an lstm has no attention window, got attention_window ", attention_window,
+                              " and global_tokens ", global_tokens);
+        }
+        if (!causal) fail<ConfigError>(where, ": an lstm reads left to right; causal = false does not apply to it");
+        if (kind == ModelKind::encoder && pooling == Pooling::cls) {
+            fail<ConfigError>(where, ": an lstm classifier reads its last non-padding step; pooling cls does not apply");
+        }
+        return;
+    }
+    if (num_heads == 0) fail<ConfigError>(where, ": num_heads must be positive, got 0");
     if (ff_dim == 0) fail<ConfigError>(where, ": ff_dim must be positive, got 0");
     if (d_model % num_heads != 0) {
         fail<ConfigError>(where, ": d_model (", d_model, ") must be divisible by num_heads (", num_heads, ")");
@@ -73,19 +101,15 @@ void ModelConfig::validate() const {
         fail<ConfigError>(where, ": rope needs an even head dimension, got d_model ", d_model, " / num_heads ",
                           num_heads, " = ", head_dim());
     }
-    if (!(dropout >= 0.0f && dropout < 1.0f)) fail<ConfigError>(where, ": dropout must be in [0, 1), got ", dropout);
     if (attention_scale && !(std::isfinite(*attention_scale) && *attention_scale > 0.0f)) {
         fail<ConfigError>(where, ": attention_scale must be a positive finite number, got ", *attention_scale);
-    }
-    if (kind == ModelKind::encoder) {
-        if (num_classes == 0) fail<ConfigError>(where, ": an encoder needs num_classes > 0, got 0");
-        if (tie_weights) fail<ConfigError>(where, ": tie_weights applies to decoders only (kind is encoder)");
     }
 }
 
 std::uint64_t ModelConfig::parameter_count() const {
     // In long double (64-bit mantissa on x86, double in WebAssembly) to detect a count beyond 64 bits.
     const long double v = vocab_size, c = d_model, f = ff_dim, kv = kv_heads() * head_dim(), b = bias ? 1 : 0;
+    if (architecture == Architecture::lstm) return lstm_parameter_count();
     const long double attention = (c * c + b * c) * 2 + (c * kv + b * kv) * 2;  // q, out: (C, C); k, v: (Hkv·D, C)
     const long double feed_forward = (f * c + b * f) + (c * f + b * c);          // fc1 (F, C), fc2 (C, F)
     const long double block = 2 * c + attention + 2 * c + feed_forward;          // ln1, attn, ln2, ffn
@@ -94,6 +118,23 @@ std::uint64_t ModelConfig::parameter_count() const {
     if (norm == NormPlacement::pre) n += 2 * c;  // ln_f
     if (kind == ModelKind::encoder) {
         if (pooling == Pooling::cls) n += c;
+        n += num_classes * c + b * num_classes;  // head (K, C)
+    } else if (!tie_weights) {
+        n += v * c;  // head (V, C), no bias
+    }
+    if (n >= 18446744073709551616.0L) {
+        fail<ConfigError>("ModelConfig::parameter_count: ", static_cast<double>(n), " parameters do not fit in 64 bits");
+    }
+    return static_cast<std::uint64_t>(n);
+}
+
+std::uint64_t ModelConfig::lstm_parameter_count() const {
+    // Layer k: weight_ih (4C, C), weight_hh (4C, C), with bias two (4C): the input width is C at
+    // every layer because the embedding is C wide.
+    const long double v = vocab_size, c = d_model, b = bias ? 1 : 0;
+    const long double layer = 2 * (4 * c * c) + b * 2 * (4 * c);
+    long double n = v * c + num_layers * layer;  // tok_emb, lstm
+    if (kind == ModelKind::encoder) {
         n += num_classes * c + b * num_classes;  // head (K, C)
     } else if (!tie_weights) {
         n += v * c;  // head (V, C), no bias
@@ -118,6 +159,7 @@ std::string format_field(Activation value) { return std::string(activation_name(
 std::string format_field(PositionalKind value) { return std::string(positional_name(value)); }
 std::string format_field(NormPlacement value) { return std::string(norm_placement_name(value)); }
 std::string format_field(Pooling value) { return std::string(pooling_name(value)); }
+std::string format_field(Architecture value) { return std::string(architecture_name(value)); }
 
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out) {
     char* end = nullptr;
@@ -155,6 +197,9 @@ void parse_field(const char*, const char*, const std::string& text, Activation& 
 void parse_field(const char*, const char*, const std::string& text, PositionalKind& out) { out = positional_from_name(text); }
 void parse_field(const char*, const char*, const std::string& text, NormPlacement& out) { out = norm_placement_from_name(text); }
 void parse_field(const char*, const char*, const std::string& text, Pooling& out) { out = pooling_from_name(text); }
+void parse_field(const char*, const char*, const std::string& text, Architecture& out) {
+    out = architecture_from_name(text);
+}
 
 std::map<std::string, std::string> ModelConfig::to_metadata() const {
     std::map<std::string, std::string> out;

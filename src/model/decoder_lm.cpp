@@ -8,32 +8,13 @@
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "micro_batches.hpp"
+#include "sampling.hpp"
 
 namespace attnlab {
 
 namespace {
-// The next token from one row of logits (V): argmax (first maximum) when greedy, else a draw
-// from softmax(logits / temperature) by inverting the cumulative sum (in double) at rng.uniform().
-std::int32_t choose_token(const float* logits, std::size_t v, float temperature, Rng& rng) {
-    std::size_t best = 0;
-    for (std::size_t j = 1; j < v; ++j) {
-        if (logits[j] > logits[best]) best = j;
-    }
-    if (temperature == 0.0f) return static_cast<std::int32_t>(best);
-    std::vector<double> p(v);
-    double total = 0.0;
-    for (std::size_t j = 0; j < v; ++j) {
-        p[j] = std::exp((double(logits[j]) - double(logits[best])) / double(temperature));
-        total += p[j];
-    }
-    const double u = double(rng.uniform()) * total;
-    double cumulative = 0.0;
-    for (std::size_t j = 0; j < v; ++j) {
-        cumulative += p[j];
-        if (u < cumulative) return static_cast<std::int32_t>(j);
-    }
-    return static_cast<std::int32_t>(best);  // u rounded up to total: fall back to the mode
-}
+using detail::as_row;
+using detail::choose_token;
 
 // config, validated, if it describes a decoder (ConfigError otherwise).
 const ModelConfig& decoder_config(const ModelConfig& config) {
@@ -41,14 +22,13 @@ const ModelConfig& decoder_config(const ModelConfig& config) {
     if (config.kind != ModelKind::decoder) {
         fail<ConfigError>("DecoderLM: config.kind must be decoder, got ", model_kind_name(config.kind));
     }
+    if (config.architecture != Architecture::transformer) {
+        fail<ConfigError>("DecoderLM: config.architecture must be transformer, got ",
+                          architecture_name(config.architecture), " (see LstmLM)");
+    }
     return config;
 }
 
-Index2 as_row(const std::vector<std::int32_t>& tokens) {
-    Index2 out = Index2::from_shape({1, tokens.size()});
-    std::copy(tokens.begin(), tokens.end(), out.begin());
-    return out;
-}
 }  // namespace
 
 DecoderLMGrad::DecoderLMGrad(const DecoderLM& model) : trunk(model.trunk) {

@@ -15,6 +15,10 @@ const ModelConfig& encoder_config(const ModelConfig& config) {
     if (config.kind != ModelKind::encoder) {
         fail<ConfigError>("EncoderClassifier: config.kind must be encoder, got ", model_kind_name(config.kind));
     }
+    if (config.architecture != Architecture::transformer) {
+        fail<ConfigError>("EncoderClassifier: config.architecture must be transformer, got ",
+                          architecture_name(config.architecture), " (see LstmClassifier)");
+    }
     return config;
 }
 }  // namespace

@@ -66,5 +66,36 @@ TEST(ModelTraceLayer, ABadLayerNamesTheLayerAndTheCount) {
     EXPECT_THROW((void)model.trace_layer(Index2{{1, 2}}, 0, Mask2{{0, 0}}), ConfigError);
 }
 
+TEST(ModelLstm, AttentionViewsAreRefusedAndGenerationCarriesTheState) {
+    ModelConfig c = config_of(ModelKind::decoder);
+    c.architecture = Architecture::lstm;
+    const Model model(c, 1);
+    const Index2 tokens = {{1, 2, 3}};
+    try {
+        model.attention_maps(tokens);
+        FAIL() << "expected ConfigError";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("an lstm decoder; it has no attention"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(model.trace_layer(tokens, 0), ConfigError);
+    EXPECT_THROW(model.decoder(), ConfigError);
+    EXPECT_THROW(model.class_logits(tokens), ConfigError);
+    const GenerateResult g = model.generate({1, 2}, 4);
+    EXPECT_EQ(g.tokens, model.lstm_lm().generate_uncached({1, 2}, 4).tokens);
+    EXPECT_EQ(model.sequence_logits(tokens).shape(2), 9u);
+
+    ModelConfig e = config_of(ModelKind::encoder);
+    e.architecture = Architecture::lstm;
+    const Model classifier(e, 1);
+    EXPECT_EQ(classifier.class_logits(tokens).shape(1), 3u);
+    try {
+        classifier.generate({1}, 2);
+        FAIL() << "expected ConfigError";
+    } catch (const ConfigError& err) {
+        EXPECT_NE(std::string(err.what()).find("an lstm encoder classifier, not a decoder"), std::string::npos)
+            << err.what();
+    }
+}
+
 }  // namespace
 }  // namespace attnlab

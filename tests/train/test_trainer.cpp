@@ -120,5 +120,67 @@ TEST(Model, SaveLoadRoundTripIsBitExact) {
     EXPECT_EQ(again.config(), model.config());
 }
 
+ModelConfig tiny_lstm(const Task& task) {
+    ModelConfig c;
+    c.architecture = Architecture::lstm;
+    const bool classification = task.kind() == TaskKind::classification;
+    c.kind = classification ? ModelKind::encoder : ModelKind::decoder;
+    c.vocab_size = task.vocab_size();
+    c.num_classes = classification ? task.num_classes() : 0;
+    c.max_len = task.seq_len();
+    c.d_model = 32;
+    c.num_layers = 1;
+    return c;
+}
+
+// The same Trainer trains an LSTM on a decoder task and on brackets; an LSTM has no attention,
+// so the attention diagnostics stay empty (max score 0, no head entropies) without failing.
+TEST(Trainer, LstmLossFallsOnReverseAndBrackets) {
+    for (const char* name : {"reverse", "brackets"}) {
+        const auto task = make_task(name, {});
+        Model model(tiny_lstm(*task), 1);
+        ASSERT_TRUE(model.is_lstm());
+        TrainerOptions options;
+        options.warmup_steps = 10;
+        options.track_attention = true;
+        Trainer trainer(model, *task, options);
+        const float before = trainer.evaluate(4).loss;
+        StepMetrics last;
+        for (int i = 0; i < 100; ++i) last = trainer.step();
+        EXPECT_LT(trainer.evaluate(4).loss, before) << name;
+        EXPECT_EQ(last.max_score, 0.0f) << name;
+        EXPECT_TRUE(last.head_entropy.empty()) << name;
+    }
+}
+
+TEST(Trainer, LstmStepsOnEveryTask) {
+    for (const std::string& name : task_names()) {
+        const auto task = make_task(name, {});
+        ModelConfig c = tiny_lstm(*task);
+        c.d_model = 8;
+        Model model(c, 1);
+        TrainerOptions options;
+        options.batch_size = 4;
+        Trainer trainer(model, *task, options);
+        for (int i = 0; i < 2; ++i) EXPECT_TRUE(std::isfinite(trainer.step().loss)) << name;
+    }
+}
+
+TEST(Model, LstmSaveLoadRoundTripIsBitExact) {
+    for (const char* name : {"reverse", "brackets"}) {
+        const auto task = make_task(name, {});
+        Model model(tiny_lstm(*task), 3);
+        const std::vector<std::uint8_t> bytes = model.save();
+        Model again = Model::load(bytes);
+        EXPECT_EQ(again.save(), bytes) << name;
+        EXPECT_EQ(again.config(), model.config()) << name;
+        EXPECT_EQ(again.num_parameters(), model.num_parameters());
+        Rng rng(4);
+        const Batch batch = task->sample(3, rng);
+        const CrossEntropyResult a = model.evaluate(batch), b = again.evaluate(batch);
+        EXPECT_EQ(a.loss, b.loss) << name;
+    }
+}
+
 }  // namespace
 }  // namespace attnlab

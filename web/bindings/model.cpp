@@ -157,7 +157,7 @@ std::vector<std::size_t> result_shape(std::vector<std::size_t> shape, bool batch
 // Logits of an evaluation-mode forward: decoder (B, T, V), encoder (B, K).
 val run_logits(const Model& model, const TokenCall& call, bool probabilities_of_next) {
     if (model.is_decoder()) {
-        const Tensor3 logits = model.decoder().forward_observed(call.tokens, {});  // (B, T, V)
+        const Tensor3 logits = model.sequence_logits(call.tokens);  // (B, T, V)
         const std::size_t b = logits.shape(0), t = logits.shape(1), v = logits.shape(2);
         if (!probabilities_of_next) return tensor_to_js(logits.data(), result_shape({b, t, v}, call.batched));
         Tensor2 last = Tensor2::from_shape({b, v});  // (B, V) logits of the last position
@@ -165,7 +165,7 @@ val run_logits(const Model& model, const TokenCall& call, bool probabilities_of_
         const Tensor2 p = softmax_rows(last);
         return tensor_to_js(p.data(), result_shape({b, v}, call.batched));
     }
-    const Tensor2 logits = model.encoder().forward_observed(call.tokens, call.padding, {});  // (B, K)
+    const Tensor2 logits = model.class_logits(call.tokens, call.padding);  // (B, K)
     if (!probabilities_of_next) return tensor_to_js(logits.data(), result_shape({logits.shape(0), logits.shape(1)}, call.batched));
     const Tensor2 p = softmax_rows(logits);
     return tensor_to_js(p.data(), result_shape({p.shape(0), p.shape(1)}, call.batched));
@@ -229,9 +229,8 @@ val generate_of(const Model& model, const val& prompt, const val& max_new, const
     GenerateOptions g;
     g.temperature = static_cast<float>(opt.number("temperature", 0.0));
     g.seed = opt.size("seed", 0);
-    const DecoderLM& decoder = model.decoder();  // ConfigError for an encoder
-    require_allocatable({n, decoder.config().vocab_size}, where, "the logits of the new tokens");
-    const GenerateResult r = decoder.generate(ids, n, g);
+    require_allocatable({n, model.config().vocab_size}, where, "the logits of the new tokens");
+    const GenerateResult r = model.generate(ids, n, g);  // ConfigError for an encoder
     return int32_array_to_js(r.tokens.data(), r.tokens.size());
 }
 

@@ -1,11 +1,12 @@
 // attnlab/facade/model.hpp: either kind of model behind one interface.
 //
 // What it is for: the trainer, the CLI and the JavaScript bindings work with "a model" whose
-// kind (encoder classifier or decoder LM) comes from its config or its checkpoint. Model forwards
-// each call to the EncoderClassifier or DecoderLM it holds and turns a task Batch into the right
-// call. It sits above io/ (it loads and saves checkpoints) and below train/ (the Trainer trains
+// kind (encoder classifier or decoder LM) and architecture (transformer or lstm) come from its
+// config or its checkpoint. Model forwards each call to the EncoderClassifier, DecoderLM,
+// LstmClassifier or LstmLM it holds and turns a task Batch into the right call. An LSTM has no
+// attention: its attention_stats() are empty, attention_maps() and trace_layer() refuse it. It sits above io/ (it loads and saves checkpoints) and below train/ (the Trainer trains
 // it), so no folder includes one above it. Not for: model-specific features (CLS pooling
-// details, KV caches): reach them through encoder() / decoder().
+// details, KV caches): reach them through encoder() / decoder() / lstm_lm() / lstm_classifier().
 //
 //   attnlab::ModelConfig config; config.kind = attnlab::ModelKind::decoder; config.vocab_size = 11;
 //   attnlab::Model model(config, /*seed=*/1);
@@ -25,6 +26,7 @@
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/lstm_models.hpp"
 #include "attnlab/nn/loss.hpp"
 
 namespace attnlab {
@@ -43,11 +45,16 @@ public:
     const ModelConfig& config() const;
     ModelKind kind() const { return config().kind; }
     bool is_decoder() const { return kind() == ModelKind::decoder; }
-    // Throws ConfigError naming the kind if the model is of the other kind.
+    bool is_lstm() const { return config().architecture == Architecture::lstm; }
+    // Throws ConfigError naming the kind and architecture if the model is another one.
     EncoderClassifier& encoder();
     DecoderLM& decoder();
+    LstmClassifier& lstm_classifier();
+    LstmLM& lstm_lm();
     const EncoderClassifier& encoder() const;
     const DecoderLM& decoder() const;
+    const LstmClassifier& lstm_classifier() const;
+    const LstmLM& lstm_lm() const;
 
     std::vector<ParameterView> parameters();
     std::vector<ParameterView> gradients();
@@ -61,6 +68,15 @@ public:
     CrossEntropyResult loss_and_backward(const Batch& batch);
     // Evaluation-mode forward and loss, no gradients, no dropout.
     CrossEntropyResult evaluate(const Batch& batch);
+    // Evaluation-mode logits, the model untouched. Decoders (either architecture): tokens (B, T)
+    // -> (B, T, V); ConfigError for an encoder.
+    Tensor3 sequence_logits(const Index2& tokens) const;
+    // Encoders (either architecture): tokens, padding (B, T) -> (B, K); ConfigError for a decoder.
+    Tensor2 class_logits(const Index2& tokens, const Mask2& padding = {}) const;
+    // Appends max_new_tokens tokens to prompt (DecoderLM::generate, LstmLM::generate); ConfigError
+    // for an encoder.
+    GenerateResult generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
+                            const GenerateOptions& options = {}) const;
     // Attention weights of batch row `batch` in every block: tokens (B, T) -> (L, H, T', T').
     Tensor4 attention_maps(const Index2& tokens, const Mask2& padding = {}, std::size_t batch = 0) const;
     // Every stage of block `layer` in an evaluation forward of tokens (B, T): x (the block's
@@ -72,7 +88,8 @@ public:
 
 private:
     void require_batch_kind(const Batch& batch, const char* where) const;
-    std::variant<EncoderClassifier, DecoderLM> model_;
+    void require_attention(const char* where) const;  // ConfigError for an LSTM
+    io::AnyModel model_;
 };
 
 }  // namespace attnlab

@@ -2,7 +2,8 @@
 //
 // What it is for: checkpoints a PyTorch user can open. Every parameter is stored as a
 // little-endian float32 tensor under its state_dict name ("tok_emb.weight",
-// "blocks.0.attn.q_proj.weight", ...; the lists are in encoder_classifier.hpp and decoder_lm.hpp)
+// "blocks.0.attn.q_proj.weight", ...; the lists are in encoder_classifier.hpp, decoder_lm.hpp and
+// lstm_models.hpp)
 // and the ModelConfig travels in the header's __metadata__ (ModelConfig::to_metadata()), next to
 // "format": "attnlab" and "version": "1". The round trip is bit-exact. A tied decoder head is
 // stored once, as tok_emb.weight (safetensors cannot alias two names to one buffer); PyTorch code
@@ -31,6 +32,7 @@
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/lstm_models.hpp"
 
 namespace attnlab::io {
 
@@ -40,8 +42,8 @@ inline constexpr const char* kCheckpointVersion = "1";
 // loaders ignore them.
 inline constexpr const char* kTaskMetadataPrefix = "task.";
 
-// Either kind of model, as the config in a checkpoint says.
-using AnyModel = std::variant<EncoderClassifier, DecoderLM>;
+// Any model, as the config in a checkpoint says (kind and architecture).
+using AnyModel = std::variant<EncoderClassifier, DecoderLM, LstmClassifier, LstmLM>;
 
 // The complete safetensors image of the model's parameters and config.
 std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model);
@@ -49,6 +51,8 @@ std::vector<std::uint8_t> save_checkpoint(const DecoderLM& model);
 // The same written to path (IoError naming the path if it cannot be written).
 void save_checkpoint_file(const EncoderClassifier& model, const std::string& path);
 void save_checkpoint_file(const DecoderLM& model, const std::string& path);
+std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model);
+std::vector<std::uint8_t> save_checkpoint(const LstmLM& model);
 
 // The config stored in a checkpoint (IoError if the image or its metadata is bad).
 ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes);
@@ -56,13 +60,15 @@ ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes);
 // A new model built from the stored config, with the stored parameters.
 AnyModel load_checkpoint(const std::vector<std::uint8_t>& bytes);
 AnyModel load_checkpoint_file(const std::string& path);
-// The same, with IoError if the checkpoint holds the other kind of model.
+// The same, with IoError if the checkpoint holds the other kind of model or an LSTM.
 EncoderClassifier load_encoder(const std::vector<std::uint8_t>& bytes);
 DecoderLM load_decoder(const std::vector<std::uint8_t>& bytes);
 
 // Overwrites the parameters of an existing model of the same config; all-or-nothing.
 void load_into(EncoderClassifier& model, const std::vector<std::uint8_t>& bytes);
 void load_into(DecoderLM& model, const std::vector<std::uint8_t>& bytes);
+void load_into(LstmClassifier& model, const std::vector<std::uint8_t>& bytes);
+void load_into(LstmLM& model, const std::vector<std::uint8_t>& bytes);
 void load_into_file(EncoderClassifier& model, const std::string& path);
 void load_into_file(DecoderLM& model, const std::string& path);
 

@@ -30,6 +30,9 @@
 namespace attnlab {
 
 enum class ModelKind { encoder, decoder };
+// What computes the hidden states between the embedding and the head: Transformer blocks, or
+// LSTM layers (model/lstm_models.hpp), the recurrent baseline the article compares with (§1.1).
+enum class Architecture { transformer, lstm };
 // Where the LayerNorms sit in a block (Xiong et al. 2020, "On Layer Normalization in the
 // Transformer Architecture"): pre = x + f(LN(x)) (GPT-2, trains without warm-up);
 // post = LN(x + f(x)) (the original Transformer, BERT).
@@ -39,6 +42,8 @@ enum class Pooling { mean, cls };
 
 std::string_view model_kind_name(ModelKind kind);
 ModelKind model_kind_from_name(std::string_view name);  // ConfigError listing the valid names
+std::string_view architecture_name(Architecture architecture);
+Architecture architecture_from_name(std::string_view name);
 std::string_view norm_placement_name(NormPlacement norm);
 NormPlacement norm_placement_from_name(std::string_view name);
 std::string_view pooling_name(Pooling pooling);
@@ -100,7 +105,10 @@ Pooling pooling_from_name(std::string_view name);
       "W: sliding-window attention (Longformer, article section 5.3): a token sees tokens at most W positions away; "   \
       "0 = full attention")                                                                                             \
     X(std::size_t, global_tokens, 0, "globalTokens", "global-tokens", kOptionalKey,                                     \
-      "G: with attention_window, the first G positions see and are seen by every token")
+      "G: with attention_window, the first G positions see and are seen by every token")                   \
+    X(Architecture, architecture, Architecture::transformer, "architecture", "architecture", kOptionalKey,          \
+      "transformer or lstm (embedding -> num_layers LSTM layers of width d_model -> head; ignores heads, "         \
+      "kv-heads, ff, activation, pe, norm, scale; refuses dropout, window, global-tokens, no-causal, cls pooling)")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
@@ -137,13 +145,16 @@ struct ModelConfig {
     ScaleOptions scale_options() const;
 
     // The number of parameters a model of this config has (the sum of its parameters()' sizes,
-    // tested), counted without building it: embeddings, positions, CLS vector, blocks, ln_f, head.
+    // tested), counted without building it: embeddings, positions, CLS vector, blocks, ln_f, head
+    // (an LSTM: tok_emb, its layers, head).
     // 64-bit even in WebAssembly; ConfigError if it does not fit in 64 bits.
     std::uint64_t parameter_count() const;
 
-    // Throws ConfigError naming the offending numbers (zero sizes, d_model % num_heads,
+    // Throws ConfigError naming the offending numbers (zero sizes, and for a Transformer d_model % num_heads,
     // num_heads % num_kv_heads, odd head dim with rope, dropout outside [0, 1), encoder without
-    // classes or with tied weights, non-positive or non-finite attention_scale).
+    // classes or with tied weights, non-positive or non-finite attention_scale; for an LSTM the
+    // Transformer-only switches it would silently not honour: dropout, attention_window,
+    // global_tokens, causal = false, cls pooling).
     void validate() const;
 
     // Calls f(const ModelConfigField&, member) for every field in the table's order; the member
@@ -166,6 +177,8 @@ struct ModelConfig {
     bool operator!=(const ModelConfig& other) const { return !(*this == other); }
 
 private:
+    std::uint64_t lstm_parameter_count() const;  // parameter_count() of the lstm architecture
+
     template <class Config, class F>
     static void for_each_field_of(Config& config, F& f) {
         std::size_t i = 0;
@@ -186,6 +199,7 @@ std::string format_field(Activation value);
 std::string format_field(PositionalKind value);
 std::string format_field(NormPlacement value);
 std::string format_field(Pooling value);
+std::string format_field(Architecture value);
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out);
 void parse_field(const char* where, const char* key, const std::string& text, bool& out);
 void parse_field(const char* where, const char* key, const std::string& text, float& out);
@@ -195,5 +209,6 @@ void parse_field(const char* where, const char* key, const std::string& text, Ac
 void parse_field(const char* where, const char* key, const std::string& text, PositionalKind& out);
 void parse_field(const char* where, const char* key, const std::string& text, NormPlacement& out);
 void parse_field(const char* where, const char* key, const std::string& text, Pooling& out);
+void parse_field(const char* where, const char* key, const std::string& text, Architecture& out);
 
 }  // namespace attnlab
