@@ -130,16 +130,6 @@ void load_into_impl(M& model, const SafeTensors& st, const char* where) {
     }
 }
 
-// A lower bound on the floats every model of config c holds, counted in double (no overflow):
-// the token embedding (V, C), each block's query and output projections (C, C) and its two
-// feed-forward matrices (ff, C) and (C, ff), and a learned position table (max_len, C).
-double min_parameters(const ModelConfig& c) {
-    const double V = static_cast<double>(c.vocab_size), C = static_cast<double>(c.d_model),
-                 F = static_cast<double>(c.ff_dim), L = static_cast<double>(c.num_layers);
-    const double positions = c.positional == PositionalKind::learned ? static_cast<double>(c.max_len) * C : 0.0;
-    return V * C + L * (2 * C * C + 2 * C * F) + positions;
-}
-
 // A checkpoint must store every parameter, so a config that needs more floats than the file
 // holds is refused here, before a model of that size is allocated (a few edited digits in the
 // metadata could otherwise ask for terabytes).
@@ -149,9 +139,11 @@ void require_parameters_stored(const SafeTensors& st, const ModelConfig& config,
         const TensorView v = st.view(name);
         if (v.dtype == Dtype::F32) stored += static_cast<double>(v.nbytes / sizeof(float));
     }
-    const double needed = min_parameters(config);
+    // parameter_count() is exact for every architecture (tested against parameters()) and
+    // refuses a count beyond 64 bits with a ConfigError of its own.
+    const double needed = static_cast<double>(config.parameter_count());
     if (needed > stored) {
-        fail<IoError>(where, ": the stored config describes a model of at least ", needed,
+        fail<IoError>(where, ": the stored config describes a model of ", needed,
                       " parameters, but the file holds only ", stored, " float32 values");
     }
 }
