@@ -16,6 +16,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   emscripten binaryen nodejs npm
   chromium nlohmann-json3-dev
+  # The browser suite's second browser (tests/browser/firefox/, driven over WebDriver BiDi).
+  firefox-esr
   # CJK glyphs for the walkthrough's Chinese examples in the browser tests and screenshots.
   fonts-noto-cjk
   # clang with its sanitizer and libFuzzer runtimes (scripts/sanitize_build.sh, scripts/fuzz.sh).

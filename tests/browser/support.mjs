@@ -1,5 +1,6 @@
 // Shared set-up for the browser tests: build check, a server on a free port (scripts/serve.mjs),
-// and a headless Debian chromium driven by playwright-core with a fresh profile.
+// and a headless Debian chromium driven by playwright-core with a fresh profile. With
+// ATTNLAB_BROWSER=firefox the same tests drive Debian's firefox-esr instead (tests/browser/firefox/).
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -7,9 +8,13 @@ import { after, before } from 'node:test';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+export const BROWSERS = ['chromium', 'firefox'];
+export const BROWSER = process.env.ATTNLAB_BROWSER || 'chromium';
+if (!BROWSERS.includes(BROWSER)) throw new Error(`ATTNLAB_BROWSER must be one of ${BROWSERS.join(', ')}, got '${BROWSER}'`);
+
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const distDir = join(repoRoot, 'web', 'dist');
-export const screenshotDir = join(repoRoot, 'artifacts', 'screenshots');
+export const screenshotDir = join(repoRoot, 'artifacts', 'screenshots', ...(BROWSER === 'chromium' ? [] : [BROWSER]));
 
 // playwright-core is a dev dependency of web/ (web/package.json), not of the repository root.
 const require = createRequire(join(repoRoot, 'web', 'package.json'));
@@ -32,13 +37,11 @@ export function requireBuild() {
 export async function launch({ isolation = true } = {}) {
   requireBuild();
   const { server, url } = await startServer({ port: 0, dir: distDir, isolation });
-  const profile = mkdtempSync(join(tmpdir(), 'attnlab-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1360, height: 900 },
-  });
+  const profile = mkdtempSync(join(tmpdir(), `attnlab-${BROWSER}-`));
+  const viewport = { width: 1360, height: 900 };
+  const context = BROWSER === 'firefox'
+    ? await (await import('./firefox/driver.mjs')).launchFirefox(profile, { viewport })
+    : await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport });
   const problems = [];
   const watch = (page) => {
     page.on('console', (m) => {
