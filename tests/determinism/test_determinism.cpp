@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-#include "attnlab/model/model.hpp"
+#include "attnlab/facade/model.hpp"
 #include "attnlab/train/tasks.hpp"
 #include "attnlab/train/trainer.hpp"
 #include "support/thread_count.hpp"
