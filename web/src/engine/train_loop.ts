@@ -47,6 +47,8 @@ export class LabRunner {
   constructor(
     private readonly lab: AttnLab,
     private readonly post: (e: WorkerEvent) => void,
+    /** Called with an error the module cannot recover from (a trap): the worker then ends. */
+    private readonly fatal: (e: unknown) => boolean,
   ) {}
 
   /** Stops any run and replaces the session (null disposes it). */
@@ -133,6 +135,7 @@ export class LabRunner {
       if (sample.length && lastMapsStep !== step) post({ event: 'lab.maps', run, maps: s.attentionMaps(sample), step });
       post({ event: 'lab.stopped', run, reason: this.running ? 'done' : 'paused', step });
     } catch (e) {
+      if (this.fatal(e)) return;
       post({ event: 'lab.stopped', run, reason: 'error', message: e instanceof Error ? e.message : String(e), step });
     } finally {
       if (this.run === run) this.running = false;

@@ -1,0 +1,77 @@
+// The page survives its engine: when the engine worker ends (closed, or an uncaught error in it)
+// the lab says so, a new worker starts, and the settings and the curves drawn so far stay; a model
+// or batch larger than the engine's memory budget shows the engine's own message.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { openLab, waitForLabPhase, waitForLabSteps } from './support.mjs';
+
+const SETTINGS = { task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 5000, seed: 3 };
+let b;
+let page;
+before(async () => {
+  ({ b, page } = await openLab(SETTINGS));
+});
+after(async () => {
+  await b?.close();
+});
+
+/** The page's engine worker (not the pthread workers it starts): its script is the bundled worker. */
+function engineWorker() {
+  const w = page.workers().filter((x) => /\/assets\/worker-[^/]*\.js$/.test(x.url()));
+  assert.equal(w.length, 1, `one engine worker, found: ${page.workers().map((x) => x.url()).join(', ')}`);
+  return w[0];
+}
+
+/** Runs `fn` in the engine worker without waiting for an answer (the worker may be gone before it gives one). */
+function inEngineWorker(fn) {
+  engineWorker().evaluate(fn).catch(() => {});
+}
+
+const banner = () => page.locator('.lab-banner').textContent();
+const formValue = (name) => page.locator(`.lab [name="${name}"]`).inputValue();
+
+test('the worker ending mid-run: the lab says so, restarts the engine, keeps settings and curves', async () => {
+  await page.locator('.lab button[data-act="train"]').click();
+  await waitForLabSteps(page, 20);
+  const before = await page.evaluate(() => window.__attnlab.lab().metrics.length);
+  inEngineWorker(() => self.close());
+  await page.waitForFunction(() => /The engine stopped and was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
+  assert.match(await banner(), /the settings and the curves drawn so far are kept, the model is not \(Train builds a new one\)/);
+  const s = await page.evaluate(() => window.__attnlab.lab());
+  assert.equal(s.phase, 'idle');
+  assert.equal(s.model, null);
+  assert.ok(s.metrics.length >= before, `curve kept: ${s.metrics.length} points, ${before} before the end`);
+  assert.ok(await page.locator('.lab svg path').count() > 0, 'the curve is still drawn');
+  assert.equal(await formValue('dModel'), '16');
+  assert.equal(await formValue('seed'), '3');
+  assert.match(await page.locator('[data-engine-badge]').textContent(), /^engine: /);
+
+  // The new engine trains: a short run from a fresh model.
+  await page.locator('.lab input[name="steps"]').fill('20');
+  await page.locator('.lab input[name="steps"]').dispatchEvent('change');
+  await page.locator('.lab button[data-act="train"]').click();
+  await waitForLabPhase(page, 'done');
+  assert.equal((await page.evaluate(() => window.__attnlab.lab().metrics)).length, 20);
+});
+
+test('an uncaught error in the worker: the same recovery, and the walkthrough computes again', async () => {
+  const curve = await page.evaluate(() => window.__attnlab.lab().metrics.length);
+  inEngineWorker(() => setTimeout(() => { throw new Error('forced by engine_recovery.test.mjs'); }));
+  await page.waitForFunction(() => window.__attnlab.lab().error?.details?.includes('forced by engine_recovery.test.mjs'), null, { timeout: 60000 });
+  await page.waitForFunction(() => /was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => window.__attnlab.lab().metrics.length), curve, 'the finished curve is kept');
+  await page.locator('nav.tabs button[data-view="walk"]').click();
+  await page.waitForFunction(() => window.__attnlab.walk().status === 'ready', null, { timeout: 60000 });
+});
+
+test('a model over the engine memory budget shows the engine message', async () => {
+  await page.locator('nav.tabs button[data-view="lab"]').click();
+  await page.goto(new URL(page.url()).origin + '/?view=lab&task=reverse&length=4&vocab=6&layers=16&dModel=4096&heads=4&kvHeads=4&steps=10');
+  await page.evaluate(() => window.__attnlab.ready);
+  await waitForLabPhase(page, 'idle');
+  await page.locator('.lab button[data-act="train"]').click();
+  await waitForLabPhase(page, 'error');
+  assert.match(await banner(), /The engine refused these settings/);
+  const details = await page.locator('.lab-banner .details pre').textContent();
+  assert.match(details, /over the budget of \d+ MiB/);
+});
