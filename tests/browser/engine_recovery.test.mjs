@@ -15,16 +15,20 @@ after(async () => {
   await b?.close();
 });
 
-/** The page's engine worker (not the pthread workers it starts): its script is the bundled worker. */
-function engineWorker() {
-  const w = page.workers().filter((x) => /\/assets\/worker-[^/]*\.js$/.test(x.url()));
-  assert.equal(w.length, 1, `one engine worker, found: ${page.workers().map((x) => x.url()).join(', ')}`);
-  return w[0];
+/**
+ * The page's engine worker (not the pthread workers it starts): its script is the bundled worker.
+ * A worker that just ended may still be listed for a moment.
+ */
+async function engineWorker() {
+  const engines = () => page.workers().filter((x) => /\/assets\/worker-[^/]*\.js$/.test(x.url()));
+  for (let i = 0; i < 100 && engines().length !== 1; i++) await page.waitForTimeout(100);
+  assert.equal(engines().length, 1, `one engine worker, found: ${page.workers().map((x) => x.url()).join(', ')}`);
+  return engines()[0];
 }
 
 /** Runs `fn` in the engine worker without waiting for an answer (the worker may be gone before it gives one). */
-function inEngineWorker(fn) {
-  engineWorker().evaluate(fn).catch(() => {});
+async function inEngineWorker(fn) {
+  (await engineWorker()).evaluate(fn).catch(() => {});
 }
 
 const banner = () => page.locator('.lab-banner').textContent();
@@ -34,7 +38,7 @@ test('the worker ending mid-run: the lab says so, restarts the engine, keeps set
   await page.locator('.lab button[data-act="train"]').click();
   await waitForLabSteps(page, 20);
   const before = await page.evaluate(() => window.__attnlab.lab().metrics.length);
-  inEngineWorker(() => self.close());
+  await inEngineWorker(() => self.close());
   await page.waitForFunction(() => /The engine stopped and was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
   assert.match(await banner(), /the settings and the curves drawn so far are kept, the model is not \(Train builds a new one\)/);
   const s = await page.evaluate(() => window.__attnlab.lab());
@@ -54,9 +58,19 @@ test('the worker ending mid-run: the lab says so, restarts the engine, keeps set
   assert.equal((await page.evaluate(() => window.__attnlab.lab().metrics)).length, 20);
 });
 
+test('a request the ending worker never answered rejects with a clear message', async () => {
+  // The worker is busy for a while, then closes: the Try request waits in its queue meanwhile.
+  await inEngineWorker(() => setTimeout(() => { const t = Date.now(); while (Date.now() - t < 3000); self.close(); }));
+  await page.locator('form.try input[name="prompt"]').fill('1 2 3 4 |');
+  await page.locator('form.try button[data-act="try"]').click();
+  await page.waitForFunction(() => document.querySelector('.try-out').textContent !== '', null, { timeout: 60000 });
+  assert.match(await page.locator('.try-out').textContent(), /^The engine could not run that: the engine stopped \(the engine worker ended\); it is restarting$/);
+  await page.waitForFunction(() => /was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
+});
+
 test('an uncaught error in the worker: the same recovery, and the walkthrough computes again', async () => {
   const curve = await page.evaluate(() => window.__attnlab.lab().metrics.length);
-  inEngineWorker(() => setTimeout(() => { throw new Error('forced by engine_recovery.test.mjs'); }));
+  await inEngineWorker(() => setTimeout(() => { throw new Error('forced by engine_recovery.test.mjs'); }));
   await page.waitForFunction(() => window.__attnlab.lab().error?.details?.includes('forced by engine_recovery.test.mjs'), null, { timeout: 60000 });
   await page.waitForFunction(() => /was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
   assert.equal(await page.evaluate(() => window.__attnlab.lab().metrics.length), curve, 'the finished curve is kept');
@@ -70,8 +84,7 @@ test('a model over the engine memory budget shows the engine message', async () 
   await page.evaluate(() => window.__attnlab.ready);
   await waitForLabPhase(page, 'idle');
   await page.locator('.lab button[data-act="train"]').click();
-  await waitForLabPhase(page, 'error');
-  assert.match(await banner(), /The engine refused these settings/);
+  await page.waitForFunction(() => /The engine refused these settings/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
   const details = await page.locator('.lab-banner .details pre').textContent();
   assert.match(details, /over the budget of \d+ MiB/);
 });

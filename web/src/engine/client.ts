@@ -20,8 +20,6 @@ export class EngineClient {
   private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   private readonly listeners = new Set<(e: LabEvent) => void>();
   private readonly lifeListeners = new Set<(e: EngineLifeEvent) => void>();
-  /** Why the current worker is about to end, when it said so itself (engine.fatal). */
-  private fatalMessage: string | null = null;
   private restarts: number[] = [];
 
   constructor() {
@@ -30,14 +28,13 @@ export class EngineClient {
 
   private start() {
     const gen = ++this.generation;
-    this.fatalMessage = null;
     this.worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'attnlab-engine' });
     this.worker.onmessage = (ev: MessageEvent<ReplyEnvelope | WorkerEvent>) => {
       if (gen !== this.generation) return;
       const msg = ev.data;
       if ('event' in msg) {
         if (msg.event === 'engine.alive') this.watch(gen, msg.lock);
-        else if (msg.event === 'engine.fatal') this.fatalMessage = msg.message;
+        else if (msg.event === 'engine.fatal') this.lost(gen, msg.message); // the worker closes itself
         else for (const l of this.listeners) l(msg);
         return;
       }
@@ -58,7 +55,7 @@ export class EngineClient {
   /** The worker holds the Web Lock `lock` while it lives: being granted it means the worker ended. */
   private watch(gen: number, lock: string) {
     if (!('locks' in navigator)) return;
-    void navigator.locks.request(lock, () => this.lost(gen, this.fatalMessage ?? 'the engine worker ended'));
+    void navigator.locks.request(lock, () => this.lost(gen, 'the engine worker ended'));
   }
 
   private lost(gen: number, reason: string) {
@@ -103,7 +100,8 @@ export class EngineClient {
 
   async init(): Promise<EngineInfo> {
     const loaderUrl = new URL('engine/loader.mjs', document.baseURI).href;
-    const lock = `attnlab-engine-${crypto.randomUUID()}`;
+    // Unique to this page and worker (crypto.randomUUID exists only in secure contexts).
+    const lock = `attnlab-engine-${performance.timeOrigin}-${Math.random().toString(36).slice(2)}-${this.generation}`;
     return (await this.expect('init', { kind: 'init', loaderUrl, lock })).info;
   }
 

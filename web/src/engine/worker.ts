@@ -32,7 +32,7 @@ function post(message: ReplyEnvelope | WorkerEvent) {
 /**
  * A trap (unreachable, out-of-bounds access, an Emscripten abort such as running out of memory)
  * leaves the module unusable: every later call would fail or compute on a broken heap. The worker
- * says why and closes; its Web Lock is released, and the page starts a new worker.
+ * says why and closes; the page rejects what it still waits for and starts a new worker.
  */
 function fatal(e: unknown): boolean {
   if (!(e instanceof WebAssembly.RuntimeError)) return false;

@@ -66,21 +66,13 @@ export const engineFailed = (message: string) => labStore.set({ engineError: mes
  * curves drawn so far stay; Train builds a new model. `restarted` says whether the new one is ready.
  */
 export function engineLost(reason: string, restarted: EngineInfo | null) {
-  const s = labStore.get();
-  const curves = s.metrics.length ? 'the curves drawn so far' : 'nothing else';
-  labStore.set({
-    ...(restarted ? { engine: restarted } : {}),
-    phase: 'idle',
-    model: null,
-    maps: null,
-    tryOutput: null,
-    longRun: null,
-    message: null,
-    error: {
-      text: `The engine stopped and ${restarted ? 'was restarted' : 'is restarting'}: the settings and ${curves} are kept, the model is not (Train builds a new one).`,
-      details: reason,
-    },
-  });
+  const curves = labStore.get().metrics.length ? 'the curves drawn so far' : 'nothing else';
+  const error = {
+    text: `The engine stopped and ${restarted ? 'was restarted' : 'is restarting'}: the settings and ${curves} are kept, the model is not (Train builds a new one).`,
+    details: reason,
+  };
+  if (restarted) labStore.set({ engine: restarted, engineError: null, error });
+  else labStore.set({ phase: 'idle', model: null, maps: null, tryOutput: null, longRun: null, message: null, error });
 }
 
 /** Takes the settings a link describes (before the engine is ready). */
