@@ -88,3 +88,19 @@ test('a model over the engine memory budget shows the engine message', async () 
   const details = await page.locator('.lab-banner .details pre').textContent();
   assert.match(details, /over the budget of \d+ MiB/);
 });
+
+test('a batch whose activations exceed the engine memory budget shows the engine message', async () => {
+  await page.goto(new URL(page.url()).origin + '/?view=lab&task=char_lm&length=64&layers=2&dModel=256&heads=4&kvHeads=4&batch=20000&steps=5');
+  await page.evaluate(() => window.__attnlab.ready);
+  await waitForLabPhase(page, 'idle');
+  await page.locator('.lab button[data-act="train"]').click();
+  await page.waitForFunction(() => /The engine refused these settings/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
+  const details = await page.locator('.lab-banner .details pre').textContent();
+  assert.match(details, /activations needs \d+ floats \(\d+ MiB\), over the budget of \d+ floats/);
+  // The refusal left the engine working: a small model trains.
+  await page.goto(new URL(page.url()).origin + '/?view=lab&task=reverse&length=4&vocab=6&layers=1&dModel=16&heads=2&kvHeads=2&steps=10');
+  await page.evaluate(() => window.__attnlab.ready);
+  await waitForLabPhase(page, 'idle');
+  await page.locator('.lab button[data-act="train"]').click();
+  await waitForLabPhase(page, 'done');
+});
