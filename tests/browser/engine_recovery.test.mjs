@@ -15,20 +15,22 @@ after(async () => {
   await b?.close();
 });
 
-/**
- * The page's engine worker (not the pthread workers it starts): its script is the bundled worker.
- * A worker that just ended may still be listed for a moment.
- */
+/** Engine workers this file ended: Playwright may list one for a moment after it ended. */
+const ended = new Set();
+
+/** The page's engine worker (not the pthread workers it starts): its script is the bundled worker. */
 async function engineWorker() {
-  const engines = () => page.workers().filter((x) => /\/assets\/worker-[^/]*\.js$/.test(x.url()));
+  const engines = () => page.workers().filter((x) => /\/assets\/worker-[^/]*\.js$/.test(x.url()) && !ended.has(x));
   for (let i = 0; i < 100 && engines().length !== 1; i++) await page.waitForTimeout(100);
   assert.equal(engines().length, 1, `one engine worker, found: ${page.workers().map((x) => x.url()).join(', ')}`);
   return engines()[0];
 }
 
-/** Runs `fn` in the engine worker without waiting for an answer (the worker may be gone before it gives one). */
-async function inEngineWorker(fn) {
-  (await engineWorker()).evaluate(fn).catch(() => {});
+/** Makes the engine worker run `fn`, which ends it sooner or later; does not wait for an answer. */
+async function endEngineWorker(fn) {
+  const w = await engineWorker();
+  ended.add(w);
+  w.evaluate(fn).catch(() => {});
 }
 
 const banner = () => page.locator('.lab-banner').textContent();
@@ -38,7 +40,7 @@ test('the worker ending mid-run: the lab says so, restarts the engine, keeps set
   await page.locator('.lab button[data-act="train"]').click();
   await waitForLabSteps(page, 5); // few: on a loaded machine a long run pauses after its first steps (LONG_RUN_SECONDS)
   const before = await page.evaluate(() => window.__attnlab.lab().metrics.length);
-  await inEngineWorker(() => self.close());
+  await endEngineWorker(() => self.close());
   await page.waitForFunction(() => /The engine stopped and was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
   assert.match(await banner(), /the settings and the curves drawn so far are kept, the model is not \(Train builds a new one\)/);
   const s = await page.evaluate(() => window.__attnlab.lab());
@@ -60,10 +62,12 @@ test('the worker ending mid-run: the lab says so, restarts the engine, keeps set
 
 test('a request the ending worker never answered rejects with a clear message', async () => {
   // The worker closes on receiving the Try request, instead of handing it to its own handler.
-  await (await engineWorker()).evaluate(() => {
+  const w = await engineWorker();
+  await w.evaluate(() => {
     const handler = self.onmessage;
     self.onmessage = (ev) => (ev.data?.body?.kind === 'lab.try' ? self.close() : handler.call(self, ev));
   });
+  ended.add(w);
   await page.locator('form.try input[name="prompt"]').fill('1 2 3 4 |');
   await page.locator('form.try button[data-act="try"]').click();
   await page.waitForFunction(() => document.querySelector('.try-out').textContent !== '', null, { timeout: 60000 });
@@ -73,7 +77,7 @@ test('a request the ending worker never answered rejects with a clear message', 
 
 test('an uncaught error in the worker: the same recovery, and the walkthrough computes again', async () => {
   const curve = await page.evaluate(() => window.__attnlab.lab().metrics.length);
-  await inEngineWorker(() => setTimeout(() => { throw new Error('forced by engine_recovery.test.mjs'); }));
+  await endEngineWorker(() => setTimeout(() => { throw new Error('forced by engine_recovery.test.mjs'); }));
   await page.waitForFunction(() => window.__attnlab.lab().error?.details?.includes('forced by engine_recovery.test.mjs'), null, { timeout: 60000 });
   await page.waitForFunction(() => /was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
   assert.equal(await page.evaluate(() => window.__attnlab.lab().metrics.length), curve, 'the finished curve is kept');
