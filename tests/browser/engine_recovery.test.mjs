@@ -3,7 +3,7 @@
 // or batch larger than the engine's memory budget shows the engine's own message.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { openLab, waitForLabPhase, waitForLabSteps } from './support.mjs';
+import { labUrl, openLab, waitForLabPhase, waitForLabSteps } from './support.mjs';
 
 const SETTINGS = { task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 5000, seed: 3 };
 let b;
@@ -85,29 +85,28 @@ test('an uncaught error in the worker: the same recovery, and the walkthrough co
   await page.waitForFunction(() => window.__attnlab.walk().status === 'ready', null, { timeout: 60000 });
 });
 
-test('a model over the engine memory budget shows the engine message', async () => {
-  await page.locator('nav.tabs button[data-view="lab"]').click();
-  await page.goto(new URL(page.url()).origin + '/?view=lab&task=reverse&length=4&vocab=6&layers=16&dModel=4096&heads=4&kvHeads=4&steps=10');
+/** Opens the lab with these settings and presses Train. */
+async function trainWith(settings) {
+  await page.goto(new URL(page.url()).origin + '/' + labUrl(settings));
   await page.evaluate(() => window.__attnlab.ready);
   await waitForLabPhase(page, 'idle');
   await page.locator('.lab button[data-act="train"]').click();
+}
+
+async function refusal() {
   await page.waitForFunction(() => /The engine refused these settings/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
-  const details = await page.locator('.lab-banner .details pre').textContent();
-  assert.match(details, /over the budget of \d+ MiB/);
+  return page.locator('.lab-banner .details pre').textContent();
+}
+
+test('a model over the engine memory budget shows the engine message', async () => {
+  await trainWith({ task: 'reverse', length: 4, vocab: 6, layers: 16, dModel: 4096, heads: 4, kvHeads: 4, steps: 10 });
+  assert.match(await refusal(), /over the budget of \d+ MiB/);
 });
 
 test('a batch whose activations exceed the engine memory budget shows the engine message', async () => {
-  await page.goto(new URL(page.url()).origin + '/?view=lab&task=char_lm&length=64&layers=2&dModel=256&heads=4&kvHeads=4&batch=20000&steps=5');
-  await page.evaluate(() => window.__attnlab.ready);
-  await waitForLabPhase(page, 'idle');
-  await page.locator('.lab button[data-act="train"]').click();
-  await page.waitForFunction(() => /The engine refused these settings/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
-  const details = await page.locator('.lab-banner .details pre').textContent();
-  assert.match(details, /activations needs \d+ floats \(\d+ MiB\), over the budget of \d+ floats/);
+  await trainWith({ task: 'char_lm', length: 64, layers: 2, dModel: 256, heads: 4, kvHeads: 4, batch: 20000, steps: 5 });
+  assert.match(await refusal(), /activations needs \d+ floats \(\d+ MiB\), over the budget of \d+ floats/);
   // The refusal left the engine working: a small model trains.
-  await page.goto(new URL(page.url()).origin + '/?view=lab&task=reverse&length=4&vocab=6&layers=1&dModel=16&heads=2&kvHeads=2&steps=10');
-  await page.evaluate(() => window.__attnlab.ready);
-  await waitForLabPhase(page, 'idle');
-  await page.locator('.lab button[data-act="train"]').click();
+  await trainWith({ task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 10 });
   await waitForLabPhase(page, 'done');
 });
