@@ -204,3 +204,39 @@ export function useWalkthroughPage(options = {}) {
   });
   return ctx;
 }
+
+/**
+ * Runs `action` while Chromium traces the page, and returns every renderer main-thread task over
+ * `minWallMs` of wall time as { wallMs, cpuMs, name, url } (url: the script of its first function
+ * call, if any). A task's wall time includes the time its thread waited for a CPU, which on a
+ * loaded machine can be hundreds of ms for a few ms of work; its thread (CPU) time is what the
+ * page's own code costs.
+ */
+const TASK_EVENTS = ['RunTask', 'ThreadControllerImpl::RunTask'];
+
+export async function traceMainThreadTasks(page, action, minWallMs = 50) {
+  const cdp = await page.context().newCDPSession(page);
+  const events = [];
+  cdp.on('Tracing.dataCollected', (d) => events.push(...d.value));
+  const complete = new Promise((r) => cdp.once('Tracing.tracingComplete', r));
+  await cdp.send('Tracing.start', { categories: 'toplevel,devtools.timeline', transferMode: 'ReportEvents' });
+  try {
+    await action();
+  } finally {
+    await cdp.send('Tracing.end');
+    await complete;
+    await cdp.detach();
+  }
+  const threadNames = new Map(events.filter((e) => e.name === 'thread_name').map((e) => [`${e.pid}:${e.tid}`, e.args.name]));
+  const onMain = events.filter((e) => e.ph === 'X' && threadNames.get(`${e.pid}:${e.tid}`) === 'CrRendererMain');
+  // A task is a top-level scheduler event (its name differs between Chromium versions); nested ones are one task.
+  const all = onMain.filter((e) => TASK_EVENTS.includes(e.name));
+  if (all.length === 0) throw new Error(`the trace holds no main-thread tasks (${events.length} events): nothing was measured`);
+  const inside = (e, t) => e !== t && e.ts >= t.ts && e.ts + e.dur <= t.ts + t.dur;
+  return all
+    .filter((t) => t.dur > minWallMs * 1000 && !all.some((o) => inside(t, o)))
+    .map((t) => {
+      const call = onMain.find((e) => e.name === 'FunctionCall' && e.ts >= t.ts && e.ts < t.ts + t.dur);
+      return { wallMs: t.dur / 1000, cpuMs: (t.tdur ?? t.dur) / 1000, name: t.name, url: call?.args?.data?.url ?? null };
+    });
+}

@@ -4,10 +4,10 @@ import './styles.css';
 import 'd3-transition';
 import { EngineClient } from './engine/client';
 import type { EngineInfo } from './engine/protocol';
-import { attachEngine as attachLab, engineFailed as labEngineFailed, engineReady as labEngineReady } from './lab/actions';
+import { attachEngine as attachLab, engineFailed as labEngineFailed, engineLost as labEngineLost, engineReady as labEngineReady } from './lab/actions';
 import { labStore } from './lab/state';
 import { mountLab } from './lab/view';
-import { attachEngine } from './walkthrough/actions';
+import { attachEngine, compute as walkCompute } from './walkthrough/actions';
 import { walkStore } from './walkthrough/state';
 import { mountWalkthrough } from './walkthrough/view';
 
@@ -61,17 +61,21 @@ const badge = document.querySelector<HTMLElement>('[data-engine-badge]')!;
 const ready = engine.init();
 window.__attnlab = { ready, info: null, walk: () => walkStore.get(), lab: () => labStore.get() };
 
+function showBadge(info: EngineInfo) {
+  badge.dataset.flavour = info.flavour;
+  badge.dataset.threads = String(info.threads);
+  // The badge stays one short line; the why is on hover.
+  badge.textContent = `engine: ${info.flavour === 'threads' ? `${info.threads} threads` : 'single-threaded'} · SIMD${info.simd ? '' : ' off'} · v${info.version}`;
+  badge.title =
+    info.flavour === 'threads'
+      ? 'The page is cross-origin isolated, so the threaded WebAssembly build runs (in a Web Worker).'
+      : 'Single-threaded build: this page is not cross-origin isolated (no COOP/COEP headers), and browsers withhold SharedArrayBuffer, which threads need. Everything works; only the walkthrough computes on one thread.';
+}
+
 ready.then(
   (info) => {
     window.__attnlab!.info = info;
-    badge.dataset.flavour = info.flavour;
-    badge.dataset.threads = String(info.threads);
-    // The badge stays one short line; the why is on hover.
-    badge.textContent = `engine: ${info.flavour === 'threads' ? `${info.threads} threads` : 'single-threaded'} · SIMD${info.simd ? '' : ' off'} · v${info.version}`;
-    badge.title =
-      info.flavour === 'threads'
-        ? 'The page is cross-origin isolated, so the threaded WebAssembly build runs (in a Web Worker).'
-        : 'Single-threaded build: this page is not cross-origin isolated (no COOP/COEP headers), and browsers withhold SharedArrayBuffer, which threads need. Everything works; only the walkthrough computes on one thread.';
+    showBadge(info);
     engineInfo = info;
     startWalkthrough();
     labEngineReady(info);
@@ -83,3 +87,28 @@ ready.then(
     labEngineFailed(e.message);
   },
 );
+
+// The engine worker ended (a trap, out of memory, the browser ended it): the client has started a
+// new one. Each view keeps what it shows; a walkthrough trace that the ending interrupted is
+// computed again.
+let lostReason = '';
+engine.onLife((e) => {
+  if (e.kind === 'lost') {
+    lostReason = e.reason;
+    badge.textContent = 'engine stopped: restarting…';
+    badge.dataset.flavour = 'restarting';
+    labEngineLost(e.reason, null);
+  } else if (e.kind === 'restarted') {
+    window.__attnlab!.info = e.info;
+    engineInfo = e.info;
+    showBadge(e.info);
+    labEngineLost(lostReason, e.info);
+    if (walkStarted && walkStore.get().status !== 'ready') void walkCompute(walkStore.get().settings);
+    else startWalkthrough();
+  } else {
+    badge.textContent = 'engine failed';
+    badge.dataset.flavour = 'none';
+    walkStore.set({ status: 'error', error: `The engine stopped and could not be restarted: ${e.reason}` });
+    labEngineFailed(e.reason);
+  }
+});

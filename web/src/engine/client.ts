@@ -1,20 +1,41 @@
 // The page side of the engine worker: promise-based requests plus a stream of training events.
-import type { EngineInfo, Reply, ReplyEnvelope, Request, RequestEnvelope, TraceRequest, TraceResult, WorkerEvent } from './protocol';
+// The worker can end (a trap, running out of memory, the browser ending it): the client then rejects
+// every request still waiting, tells its listeners why, and starts a new worker.
+import type { EngineInfo, LabEvent, Reply, ReplyEnvelope, Request, RequestEnvelope, TraceRequest, TraceResult, WorkerEvent } from './protocol';
 
 type ReplyOf<K extends Reply['kind']> = Extract<Reply, { kind: K }>;
 
+/** What the page hears of the worker's life: it ended (and why), or a new one is ready. */
+export type EngineLifeEvent = { kind: 'lost'; reason: string } | { kind: 'restarted'; info: EngineInfo } | { kind: 'failed'; reason: string };
+
+/** Restarts allowed within RESTART_WINDOW_MS before the client gives up (a worker that dies on start). */
+const MAX_RESTARTS = 3;
+const RESTART_WINDOW_MS = 60_000;
+
 export class EngineClient {
-  private readonly worker: Worker;
+  private worker!: Worker;
+  /** Counts workers started; replies and deaths of an older worker are ignored. */
+  private generation = 0;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
-  private readonly listeners = new Set<(e: WorkerEvent) => void>();
+  private readonly listeners = new Set<(e: LabEvent) => void>();
+  private readonly lifeListeners = new Set<(e: EngineLifeEvent) => void>();
+  private restarts: number[] = [];
 
   constructor() {
+    this.start();
+  }
+
+  private start() {
+    const gen = ++this.generation;
     this.worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'attnlab-engine' });
     this.worker.onmessage = (ev: MessageEvent<ReplyEnvelope | WorkerEvent>) => {
+      if (gen !== this.generation) return;
       const msg = ev.data;
       if ('event' in msg) {
-        for (const l of this.listeners) l(msg);
+        if (msg.event === 'engine.alive') this.watch(gen, msg.lock);
+        else if (msg.event === 'engine.fatal') this.lost(gen, msg.message); // the worker closes itself
+        else for (const l of this.listeners) l(msg);
         return;
       }
       const p = this.pending.get(msg.id);
@@ -23,11 +44,43 @@ export class EngineClient {
       if (msg.ok) p.resolve(msg.body);
       else p.reject(new Error(msg.error));
     };
+    // An uncaught error in the worker, or a script that could not load: the worker is not trusted
+    // further, so it ends and a new one starts.
     this.worker.onerror = (ev) => {
-      const err = new Error(`engine worker failed: ${ev.message || 'could not start'}`);
-      for (const p of this.pending.values()) p.reject(err);
-      this.pending.clear();
+      ev.preventDefault();
+      this.lost(gen, ev.message || 'the engine worker could not start');
     };
+  }
+
+  /** The worker holds the Web Lock `lock` while it lives: being granted it means the worker ended. */
+  private watch(gen: number, lock: string) {
+    if (!('locks' in navigator)) return;
+    void navigator.locks.request(lock, () => this.lost(gen, 'the engine worker ended'));
+  }
+
+  private lost(gen: number, reason: string) {
+    if (gen !== this.generation) return;
+    this.worker.terminate();
+    const err = new Error(`the engine stopped (${reason}); it is restarting`);
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+    for (const l of this.lifeListeners) l({ kind: 'lost', reason });
+    const now = performance.now();
+    this.restarts = this.restarts.filter((t) => now - t < RESTART_WINDOW_MS).concat(now);
+    if (this.restarts.length > MAX_RESTARTS) {
+      this.generation++; // nothing of the ended worker counts any more
+      for (const l of this.lifeListeners) l({ kind: 'failed', reason: `it stopped ${this.restarts.length} times within a minute (last: ${reason})` });
+      return;
+    }
+    this.start();
+    this.init().then(
+      (info) => {
+        for (const l of this.lifeListeners) l({ kind: 'restarted', info });
+      },
+      (e: Error) => {
+        if (gen + 1 === this.generation) for (const l of this.lifeListeners) l({ kind: 'failed', reason: e.message });
+      },
+    );
   }
 
   request(body: Request, transfer: Transferable[] = []): Promise<Reply> {
@@ -47,7 +100,9 @@ export class EngineClient {
 
   async init(): Promise<EngineInfo> {
     const loaderUrl = new URL('engine/loader.mjs', document.baseURI).href;
-    return (await this.expect('init', { kind: 'init', loaderUrl })).info;
+    // Unique to this page and worker (crypto.randomUUID exists only in secure contexts).
+    const lock = `attnlab-engine-${performance.timeOrigin}-${Math.random().toString(36).slice(2)}-${this.generation}`;
+    return (await this.expect('init', { kind: 'init', loaderUrl, lock })).info;
   }
 
   async trace(request: TraceRequest): Promise<TraceResult> {
@@ -58,8 +113,14 @@ export class EngineClient {
     return this.expect(kind, body, transfer);
   }
 
-  onEvent(listener: (e: WorkerEvent) => void): () => void {
+  onEvent(listener: (e: LabEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Follows the worker's life: lost (pending requests were rejected), restarted, or failed for good. */
+  onLife(listener: (e: EngineLifeEvent) => void): () => void {
+    this.lifeListeners.add(listener);
+    return () => this.lifeListeners.delete(listener);
   }
 }

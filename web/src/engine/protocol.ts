@@ -143,7 +143,7 @@ export interface RunInfo {
 }
 
 export type Request =
-  | { kind: 'init'; loaderUrl: string }
+  | { kind: 'init'; loaderUrl: string; lock: string }
   | { kind: 'trace'; request: TraceRequest }
   /** sample: the input whose attention maps are shown; empty = the task's own seeded example. */
   | { kind: 'lab.create'; settings: LabSettings; sample: number[] }
@@ -172,8 +172,16 @@ export type Reply =
   | { kind: 'loaded'; info: RunInfo; settings: LabSettings; maps: AttentionMaps | null }
   | { kind: 'save'; bytes: Uint8Array };
 
-/** Unsolicited messages the worker posts while training runs; `run` names the model (RunInfo.run). */
+/** Unsolicited messages of the worker: training events and its own life. */
 export type WorkerEvent =
+  | LabEvent
+  /** The worker holds the Web Lock `lock` until it ends (the page learns of its end from it). */
+  | { event: 'engine.alive'; lock: string }
+  /** The module trapped or ran out of memory: it cannot be used again, and the worker closes. */
+  | { event: 'engine.fatal'; message: string };
+
+/** The training loop's events; `run` names the model (RunInfo.run). */
+export type LabEvent =
   | { event: 'lab.metrics'; run: number; metrics: StepMetrics[]; stepsPerSecond: number }
   | { event: 'lab.maps'; run: number; maps: AttentionMaps; step: number }
   | { event: 'lab.stopped'; run: number; reason: 'done' | 'paused' | 'error'; message?: string; step: number };

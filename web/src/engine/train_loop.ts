@@ -47,6 +47,8 @@ export class LabRunner {
   constructor(
     private readonly lab: AttnLab,
     private readonly post: (e: WorkerEvent) => void,
+    /** Called with an error the module cannot recover from (a trap): the worker then ends. */
+    private readonly fatal: (e: unknown) => boolean,
   ) {}
 
   /** Stops any run and replaces the session (null disposes it). */
@@ -97,6 +99,7 @@ export class LabRunner {
     let lastMapsPost = -Infinity;
     const threads = this.lab.buildInfo().threads;
     this.lab.setNumThreads(trainingThreads(this.lab.buildInfo().poolSize, s));
+    let trapped = false;
     try {
       while (this.running) {
         const remaining = s.target - step;
@@ -133,10 +136,12 @@ export class LabRunner {
       if (sample.length && lastMapsStep !== step) post({ event: 'lab.maps', run, maps: s.attentionMaps(sample), step });
       post({ event: 'lab.stopped', run, reason: this.running ? 'done' : 'paused', step });
     } catch (e) {
+      trapped = this.fatal(e);
+      if (trapped) return;
       post({ event: 'lab.stopped', run, reason: 'error', message: e instanceof Error ? e.message : String(e), step });
     } finally {
       if (this.run === run) this.running = false;
-      this.lab.setNumThreads(threads);
+      if (!trapped) this.lab.setNumThreads(threads); // a trapped module is not called again
     }
   }
 }

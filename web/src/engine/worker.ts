@@ -29,6 +29,29 @@ function post(message: ReplyEnvelope | WorkerEvent) {
   self.postMessage(message, [...buffersOf(message)]);
 }
 
+/**
+ * A trap (unreachable, out-of-bounds access, an Emscripten abort such as running out of memory)
+ * leaves the module unusable: every later call would fail or compute on a broken heap. The worker
+ * says why and closes; the page rejects what it still waits for and starts a new worker.
+ */
+function fatal(e: unknown): boolean {
+  if (!(e instanceof WebAssembly.RuntimeError)) return false;
+  post({ event: 'engine.fatal', message: e.message });
+  self.close();
+  return true;
+}
+
+/** Holds the Web Lock `name` for the worker's whole life (the page waits on it to learn of the worker's end). */
+function holdLock(name: string): Promise<void> {
+  if (!('locks' in navigator)) return Promise.resolve();
+  return new Promise((held) => {
+    void navigator.locks.request(name, () => {
+      held();
+      return new Promise<never>(() => {});
+    });
+  });
+}
+
 function loaded(): { lab: AttnLab; runner: LabRunner } {
   if (!lab || !runner) throw new Error('the engine is not loaded yet');
   return { lab, runner };
@@ -43,11 +66,13 @@ function session(): TrainingSession {
 async function handle(body: Request): Promise<Reply> {
   switch (body.kind) {
     case 'init': {
+      await holdLock(body.lock);
+      post({ event: 'engine.alive', lock: body.lock });
       const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer !== 'undefined';
       const flavour = isolated ? 'threads' : 'single';
       const mod = (await import(/* @vite-ignore */ body.loaderUrl)) as { loadAttnLab: typeof loadAttnLab };
       lab = await mod.loadAttnLab({ flavour });
-      runner = new LabRunner(lab, post);
+      runner = new LabRunner(lab, post, fatal);
       const info = lab.buildInfo();
       const missing = missingTrainingBindings(lab);
       return {
@@ -116,6 +141,7 @@ self.onmessage = async (ev: MessageEvent<RequestEnvelope>) => {
   try {
     post({ id, ok: true, body: await handle(body) });
   } catch (e) {
+    if (fatal(e)) return; // the page rejects this request when it learns the worker ended
     post({ id, ok: false, error: e instanceof Error ? e.message : String(e) });
   }
 };

@@ -1,7 +1,7 @@
 // Lab actions: the only code that calls the engine for the lab and changes labStore (the view
 // reads the store and calls these). Engine work runs in the engine worker (engine/worker.ts).
 import type { EngineClient } from '../engine/client';
-import type { EngineInfo, LabSettings, RunInfo, TryResult, WorkerEvent } from '../engine/protocol';
+import type { EngineInfo, LabEvent, LabSettings, RunInfo, TryResult } from '../engine/protocol';
 import { checkpointError } from './errors';
 import { labProblems, settingsChange, settingsToUrl } from './settings';
 import { labStore, type LabState } from './state';
@@ -19,7 +19,7 @@ let engine: EngineClient | null = null;
 /** Connects the lab to the engine worker and follows its training events. */
 export function attachEngine(client: EngineClient) {
   engine = client;
-  client.onEvent((ev: WorkerEvent) => {
+  client.onEvent((ev: LabEvent) => {
     const s = labStore.get();
     if (!s.model || ev.run !== s.model.run) return; // a run that Reset or a new model ended
     // Metrics arrive in batches; the store coalesces updates into one render per frame.
@@ -60,6 +60,20 @@ export function runTarget(s: LabState): number {
 
 export const engineReady = (info: EngineInfo) => labStore.set({ engine: info, phase: info.training ? 'idle' : 'unavailable' });
 export const engineFailed = (message: string) => labStore.set({ engineError: message, phase: 'unavailable' });
+
+/**
+ * The engine worker ended (its model with it) and a new one is starting: the settings and the
+ * curves drawn so far stay; Train builds a new model. `restarted` says whether the new one is ready.
+ */
+export function engineLost(reason: string, restarted: EngineInfo | null) {
+  const curves = labStore.get().metrics.length ? 'the curves drawn so far' : 'nothing else';
+  const error = {
+    text: `The engine stopped and ${restarted ? 'was restarted' : 'is restarting'}: the settings and ${curves} are kept, the model is not (Train builds a new one).`,
+    details: reason,
+  };
+  if (restarted) labStore.set({ engine: restarted, engineError: null, error });
+  else labStore.set({ phase: 'idle', model: null, maps: null, tryOutput: null, longRun: null, message: null, error });
+}
 
 /** Takes the settings a link describes (before the engine is ready). */
 export const restore = (settings: LabSettings) => labStore.set({ settings });

@@ -1,0 +1,112 @@
+// The page survives its engine: when the engine worker ends (closed, or an uncaught error in it)
+// the lab says so, a new worker starts, and the settings and the curves drawn so far stay; a model
+// or batch larger than the engine's memory budget shows the engine's own message.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { labUrl, openLab, waitForLabPhase, waitForLabSteps } from './support.mjs';
+
+const SETTINGS = { task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 5000, seed: 3 };
+let b;
+let page;
+before(async () => {
+  ({ b, page } = await openLab(SETTINGS));
+});
+after(async () => {
+  await b?.close();
+});
+
+/** Engine workers this file ended: Playwright may list one for a moment after it ended. */
+const ended = new Set();
+
+/** The page's engine worker (not the pthread workers it starts): its script is the bundled worker. */
+async function engineWorker() {
+  const engines = () => page.workers().filter((x) => /\/assets\/worker-[^/]*\.js$/.test(x.url()) && !ended.has(x));
+  for (let i = 0; i < 100 && engines().length !== 1; i++) await page.waitForTimeout(100);
+  assert.equal(engines().length, 1, `one engine worker, found: ${page.workers().map((x) => x.url()).join(', ')}`);
+  return engines()[0];
+}
+
+/** Makes the engine worker run `fn`, which ends it sooner or later; does not wait for an answer. */
+async function endEngineWorker(fn) {
+  const w = await engineWorker();
+  ended.add(w);
+  w.evaluate(fn).catch(() => {});
+}
+
+const banner = () => page.locator('.lab-banner').textContent();
+const formValue = (name) => page.locator(`.lab [name="${name}"]`).inputValue();
+
+test('the worker ending mid-run: the lab says so, restarts the engine, keeps settings and curves', async () => {
+  await page.locator('.lab button[data-act="train"]').click();
+  await waitForLabSteps(page, 5); // few: on a loaded machine a long run pauses after its first steps (LONG_RUN_SECONDS)
+  const before = await page.evaluate(() => window.__attnlab.lab().metrics.length);
+  await endEngineWorker(() => self.close());
+  await page.waitForFunction(() => /The engine stopped and was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
+  assert.match(await banner(), /the settings and the curves drawn so far are kept, the model is not \(Train builds a new one\)/);
+  const s = await page.evaluate(() => window.__attnlab.lab());
+  assert.equal(s.phase, 'idle');
+  assert.equal(s.model, null);
+  assert.ok(s.metrics.length >= before, `curve kept: ${s.metrics.length} points, ${before} before the end`);
+  assert.ok(await page.locator('.lab svg path').count() > 0, 'the curve is still drawn');
+  assert.equal(await formValue('dModel'), '16');
+  assert.equal(await formValue('seed'), '3');
+  assert.match(await page.locator('[data-engine-badge]').textContent(), /^engine: /);
+
+  // The new engine trains: a short run from a fresh model.
+  await page.locator('.lab input[name="steps"]').fill('20');
+  await page.locator('.lab input[name="steps"]').dispatchEvent('change');
+  await page.locator('.lab button[data-act="train"]').click();
+  await waitForLabPhase(page, 'done');
+  assert.equal((await page.evaluate(() => window.__attnlab.lab().metrics)).length, 20);
+});
+
+test('a request the ending worker never answered rejects with a clear message', async () => {
+  // The worker closes on receiving the Try request, instead of handing it to its own handler.
+  const w = await engineWorker();
+  await w.evaluate(() => {
+    const handler = self.onmessage;
+    self.onmessage = (ev) => (ev.data?.body?.kind === 'lab.try' ? self.close() : handler.call(self, ev));
+  });
+  ended.add(w);
+  await page.locator('form.try input[name="prompt"]').fill('1 2 3 4 |');
+  await page.locator('form.try button[data-act="try"]').click();
+  await page.waitForFunction(() => document.querySelector('.try-out').textContent !== '', null, { timeout: 60000 });
+  assert.match(await page.locator('.try-out').textContent(), /^The engine could not run that: the engine stopped \(the engine worker ended\); it is restarting$/);
+  await page.waitForFunction(() => /was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
+});
+
+test('an uncaught error in the worker: the same recovery, and the walkthrough computes again', async () => {
+  const curve = await page.evaluate(() => window.__attnlab.lab().metrics.length);
+  await endEngineWorker(() => setTimeout(() => { throw new Error('forced by engine_recovery.test.mjs'); }));
+  await page.waitForFunction(() => window.__attnlab.lab().error?.details?.includes('forced by engine_recovery.test.mjs'), null, { timeout: 60000 });
+  await page.waitForFunction(() => /was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => window.__attnlab.lab().metrics.length), curve, 'the finished curve is kept');
+  await page.locator('nav.tabs button[data-view="walk"]').click();
+  await page.waitForFunction(() => window.__attnlab.walk().status === 'ready', null, { timeout: 60000 });
+});
+
+/** Opens the lab with these settings and presses Train. */
+async function trainWith(settings) {
+  await page.goto(new URL(page.url()).origin + '/' + labUrl(settings));
+  await page.evaluate(() => window.__attnlab.ready);
+  await waitForLabPhase(page, 'idle');
+  await page.locator('.lab button[data-act="train"]').click();
+}
+
+async function refusal() {
+  await page.waitForFunction(() => /The engine refused these settings/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
+  return page.locator('.lab-banner .details pre').textContent();
+}
+
+test('a model over the engine memory budget shows the engine message', async () => {
+  await trainWith({ task: 'reverse', length: 4, vocab: 6, layers: 16, dModel: 4096, heads: 4, kvHeads: 4, steps: 10 });
+  assert.match(await refusal(), /over the budget of \d+ MiB/);
+});
+
+test('a batch whose activations exceed the engine memory budget shows the engine message', async () => {
+  await trainWith({ task: 'char_lm', length: 64, layers: 2, dModel: 256, heads: 4, kvHeads: 4, batch: 20000, steps: 5 });
+  assert.match(await refusal(), /activations needs \d+ floats \(\d+ MiB\), over the budget of \d+ floats/);
+  // The refusal left the engine working: a small model trains.
+  await trainWith({ task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 10 });
+  await waitForLabPhase(page, 'done');
+});
