@@ -108,32 +108,21 @@ void ModelConfig::validate() const {
 
 std::uint64_t ModelConfig::parameter_count() const {
     // In long double (64-bit mantissa on x86, double in WebAssembly) to detect a count beyond 64 bits.
-    const long double v = vocab_size, c = d_model, f = ff_dim, kv = kv_heads() * head_dim(), b = bias ? 1 : 0;
-    if (architecture == Architecture::lstm) return lstm_parameter_count();
-    const long double attention = (c * c + b * c) * 2 + (c * kv + b * kv) * 2;  // q, out: (C, C); k, v: (Hkv·D, C)
-    const long double feed_forward = (f * c + b * f) + (c * f + b * c);          // fc1 (F, C), fc2 (C, F)
-    const long double block = 2 * c + attention + 2 * c + feed_forward;          // ln1, attn, ln2, ffn
-    long double n = v * c + num_layers * block;                                  // tok_emb, blocks
-    if (positional == PositionalKind::learned) n += static_cast<long double>(max_len) * c;
-    if (norm == NormPlacement::pre) n += 2 * c;  // ln_f
-    if (kind == ModelKind::encoder) {
-        if (pooling == Pooling::cls) n += c;
-        n += num_classes * c + b * num_classes;  // head (K, C)
-    } else if (!tie_weights) {
-        n += v * c;  // head (V, C), no bias
-    }
-    if (n >= 18446744073709551616.0L) {
-        fail<ConfigError>("ModelConfig::parameter_count: ", static_cast<double>(n), " parameters do not fit in 64 bits");
-    }
-    return static_cast<std::uint64_t>(n);
-}
-
-std::uint64_t ModelConfig::lstm_parameter_count() const {
-    // Layer k: weight_ih (4C, C), weight_hh (4C, C), with bias two (4C): the input width is C at
-    // every layer because the embedding is C wide.
     const long double v = vocab_size, c = d_model, b = bias ? 1 : 0;
-    const long double layer = 2 * (4 * c * c) + b * 2 * (4 * c);
-    long double n = v * c + num_layers * layer;  // tok_emb, lstm
+    long double n = v * c;  // tok_emb
+    if (architecture == Architecture::lstm) {
+        // Layer k: weight_ih (4C, C), weight_hh (4C, C), with bias two (4C): the input width is C
+        // at every layer because the embedding is C wide.
+        n += num_layers * (2 * (4 * c * c) + b * 2 * (4 * c));
+    } else {
+        const long double f = ff_dim, kv = kv_heads() * head_dim();
+        const long double attention = (c * c + b * c) * 2 + (c * kv + b * kv) * 2;  // q, out: (C, C); k, v: (Hkv·D, C)
+        const long double feed_forward = (f * c + b * f) + (c * f + b * c);          // fc1 (F, C), fc2 (C, F)
+        n += num_layers * (2 * c + attention + 2 * c + feed_forward);               // ln1, attn, ln2, ffn
+        if (positional == PositionalKind::learned) n += static_cast<long double>(max_len) * c;
+        if (norm == NormPlacement::pre) n += 2 * c;  // ln_f
+        if (kind == ModelKind::encoder && pooling == Pooling::cls) n += c;
+    }
     if (kind == ModelKind::encoder) {
         n += num_classes * c + b * num_classes;  // head (K, C)
     } else if (!tie_weights) {

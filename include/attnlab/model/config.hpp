@@ -177,7 +177,6 @@ struct ModelConfig {
     bool operator!=(const ModelConfig& other) const { return !(*this == other); }
 
 private:
-    std::uint64_t lstm_parameter_count() const;  // parameter_count() of the lstm architecture
 
     template <class Config, class F>
     static void for_each_field_of(Config& config, F& f) {
