@@ -74,6 +74,8 @@ export interface ForwardOptions {
   window?: number;
   /** With window: the first N positions see every key and are seen by every query (default 0). */
   globalTokens?: number;
+  /** Attention mechanism: 'full' (default), 'linear' or 'block_sparse' (article section 5.3). */
+  variant?: 'full' | 'linear' | 'block_sparse';
   /** true: 1/sqrt(D) (default); false: no scaling; a number: that factor. */
   scale?: boolean | number;
   /** 'rope' rotates q and k per head; 'sinusoidal' adds the Vaswani table to x first. Default 'none'. */
@@ -190,6 +192,8 @@ export interface ModelConfig {
    * globalTokens and 'cls' pooling, and has no attentionMaps / trace.
    */
   architecture: 'transformer' | 'lstm';
+  /** Attention mechanism (article section 5.3): 'full' (default), 'linear' or 'block_sparse'. */
+  variant: 'full' | 'linear' | 'block_sparse';
 }
 
 /** One row of ModelConfig's field table (include/attnlab/model/config.hpp). */

@@ -25,6 +25,15 @@ void MultiHeadAttentionConfig::validate() const {
 }
 
 namespace {
+
+// The variants other than full attention are not part of this layer yet: refuse them by name
+// rather than computing full attention under another variant's name.
+void require_variant_supported(const AttentionOptions& options, const char* where) {
+    if (options.variant != AttentionVariant::full) {
+        fail<ConfigError>(where, ": attention variant '", attention_variant_name(options.variant),
+                          "' is not implemented; valid: full");
+    }
+}
 // Xavier/Glorot uniform: U(±sqrt(6 / (fan_in + fan_out))).
 void xavier_uniform(Tensor2& w, Rng& rng) {
     const float bound = std::sqrt(6.0f / static_cast<float>(w.shape(0) + w.shape(1)));
@@ -106,6 +115,7 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     }
     const std::size_t batch = x.shape(0), t = x.shape(1), s = source.shape(1);
     options.mask.validate(batch, t, s, where);
+    require_variant_supported(options, where);
     if (options.rope && config_.head_dim() % 2 != 0) {
         fail<ConfigError>(where, ": RoPE needs an even head dimension, got d_model ", config_.d_model, " / ",
                           config_.num_heads, " heads = ", config_.head_dim());
@@ -377,6 +387,7 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
     AttentionMask mask = options.mask;
     mask.causal = true;
     mask.validate(batch, t, s, where);
+    require_variant_supported(options, where);
 
     observe_rows(observer, Stage::x, x);
     Tensor4 q = split_heads(project(q_proj, x), config_.num_heads);  // (B, H, T, D)

@@ -84,6 +84,10 @@ void ModelConfig::validate() const {
                               " and global_tokens ", global_tokens);
         }
         if (!causal) fail<ConfigError>(where, ": an lstm reads left to right; causal = false does not apply to it");
+        if (variant != AttentionVariant::full) {
+            fail<ConfigError>(where, ": an lstm has no attention; variant ", attention_variant_name(variant),
+                              " does not apply to it");
+        }
         if (kind == ModelKind::encoder && pooling == Pooling::cls) {
             fail<ConfigError>(where, ": an lstm classifier reads its last non-padding step; pooling cls does not apply");
         }
@@ -149,6 +153,7 @@ std::string format_field(PositionalKind value) { return std::string(positional_n
 std::string format_field(NormPlacement value) { return std::string(norm_placement_name(value)); }
 std::string format_field(Pooling value) { return std::string(pooling_name(value)); }
 std::string format_field(Architecture value) { return std::string(architecture_name(value)); }
+std::string format_field(AttentionVariant value) { return std::string(attention_variant_name(value)); }
 
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out) {
     char* end = nullptr;
@@ -188,6 +193,9 @@ void parse_field(const char*, const char*, const std::string& text, NormPlacemen
 void parse_field(const char*, const char*, const std::string& text, Pooling& out) { out = pooling_from_name(text); }
 void parse_field(const char*, const char*, const std::string& text, Architecture& out) {
     out = architecture_from_name(text);
+}
+void parse_field(const char*, const char*, const std::string& text, AttentionVariant& out) {
+    out = attention_variant_from_name(text);
 }
 
 std::map<std::string, std::string> ModelConfig::to_metadata() const {

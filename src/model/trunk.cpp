@@ -132,11 +132,16 @@ void Trunk::set_gradient_checkpointing(bool on) {
 
 AttentionOptions Trunk::attention_options() const {
     AttentionOptions options;
+    set_attention_switches(options);
+    return options;
+}
+
+void Trunk::set_attention_switches(AttentionOptions& options) const {
     options.rope = config_.positional == PositionalKind::rope;
     options.scale = config_.scale_options();
+    options.variant = config_.variant;
     options.mask.window = config_.attention_window;
     options.mask.global_tokens = config_.global_tokens;
-    return options;
 }
 
 void Trunk::check_input(const Index2& tokens, const Mask2& padding, const char* where) const {
@@ -162,11 +167,8 @@ const Tensor3& Trunk::forward(const Index2& tokens, const Mask2& padding, bool c
     const std::size_t positions = this->positions(t);  // T'
     AttentionOptions& options = cache.options;
     // The config's settings; the mask tensors keep their buffers from step to step.
-    options.rope = config_.positional == PositionalKind::rope;
-    options.scale = config_.scale_options();
+    set_attention_switches(options);
     options.mask.causal = causal;
-    options.mask.window = config_.attention_window;
-    options.mask.global_tokens = config_.global_tokens;
     Mask2& key_padding = options.mask.key_padding;  // (B, T')
     // x = tok_emb(tokens), with the CLS vector in front: (B, T', C)
     Tensor3& x = cache.x;

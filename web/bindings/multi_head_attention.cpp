@@ -59,7 +59,7 @@ struct ForwardCall {
 ForwardCall parse_forward(const val& x, const val& options, bool for_trace, const char* where) {
     std::vector<const char*> allowed = {"causal", "keyPaddingMask", "attnMask", "scale", "positional",
                                         "ropeBase", "positionOffset", "memory", "checkFinite", "window",
-                                        "globalTokens"};
+                                        "globalTokens", "variant"};
     if (for_trace) allowed.push_back("stages");
     const JsOptions opt(options, allowed, where);
 
@@ -71,6 +71,7 @@ ForwardCall parse_forward(const val& x, const val& options, bool for_trace, cons
     if (!opt.is_null("attnMask")) o.mask.explicit_mask = mask_from_js(opt.get("attnMask"), where, "attnMask", false);
     o.mask.window = opt.size("window", 0);
     o.mask.global_tokens = opt.size("globalTokens", 0);
+    o.variant = attention_variant_from_name(opt.string("variant", "full"));
 
     const val scale = opt.get("scale");
     if (scale.isFalse()) {

@@ -26,6 +26,7 @@
 #include "attnlab/attention/mask.hpp"
 #include "attnlab/attention/scaled_dot_product.hpp"
 #include "attnlab/attention/stage.hpp"
+#include "attnlab/attention/variant.hpp"
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/nn/linear.hpp"
@@ -52,6 +53,7 @@ struct MultiHeadAttentionConfig {
 struct AttentionOptions {
     AttentionMask mask;
     ScaleOptions scale;
+    AttentionVariant variant = AttentionVariant::full;  // attention/variant.hpp
     bool rope = false;                   // rotate q and k per head (posenc/rope.hpp)
     double rope_base = kRopeDefaultBase;
     std::size_t position_offset = 0;     // absolute position of the first query (and key) row

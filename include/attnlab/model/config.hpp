@@ -108,7 +108,9 @@ Pooling pooling_from_name(std::string_view name);
       "G: with attention_window, the first G positions see and are seen by every token")                   \
     X(Architecture, architecture, Architecture::transformer, "architecture", "architecture", kOptionalKey,          \
       "transformer or lstm (embedding -> num_layers LSTM layers of width d_model -> head; ignores heads, "         \
-      "kv-heads, ff, activation, pe, norm, scale; refuses dropout, window, global-tokens, no-causal, cls pooling)")
+      "kv-heads, ff, activation, pe, norm, scale; refuses dropout, window, global-tokens, no-causal, cls pooling)")  \
+    X(AttentionVariant, variant, AttentionVariant::full, "variant", "variant", kOptionalKey,                           \
+      "attention mechanism (article section 5.3): full, linear (kernelised, O(T)) or block_sparse (BigBird layout)")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
@@ -198,6 +200,7 @@ std::string format_field(Activation value);
 std::string format_field(PositionalKind value);
 std::string format_field(NormPlacement value);
 std::string format_field(Pooling value);
+std::string format_field(AttentionVariant value);
 std::string format_field(Architecture value);
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out);
 void parse_field(const char* where, const char* key, const std::string& text, bool& out);
@@ -209,5 +212,6 @@ void parse_field(const char* where, const char* key, const std::string& text, Po
 void parse_field(const char* where, const char* key, const std::string& text, NormPlacement& out);
 void parse_field(const char* where, const char* key, const std::string& text, Pooling& out);
 void parse_field(const char* where, const char* key, const std::string& text, Architecture& out);
+void parse_field(const char* where, const char* key, const std::string& text, AttentionVariant& out);
 
 }  // namespace attnlab
