@@ -77,6 +77,18 @@ test('an LSTM trains in the page: curves and accuracy, and no attention maps', a
   await screenshot(page, 'lab-lstm');
 });
 
+test('the walkthrough says an LSTM from the lab has no attention to walk through', async () => {
+  await page.locator('nav.tabs button[data-view="walk"]').click();
+  await page.waitForFunction(() => window.__attnlab.walk().status === 'ready', null, { timeout: 30000 });
+  await page.locator('select[name="model"]').selectOption('trained');
+  await page.waitForFunction(() => window.__attnlab.walk().status === 'error', null, { timeout: 20000 });
+  assert.match((await page.evaluate(() => window.__attnlab.walk())).error, /the lab’s model is an LSTM: it has no attention to walk through/);
+  await page.locator('select[name="model"]').selectOption('random');
+  await page.waitForFunction(() => window.__attnlab.walk().status === 'ready', null, { timeout: 20000 });
+  await page.locator('nav.tabs button[data-view="lab"]').click();
+  await settle(page);
+});
+
 test('a Transformer after the LSTM draws its maps again', async () => {
   await field('architecture').selectOption('transformer');
   await field('steps').fill('20');
