@@ -66,4 +66,40 @@ void cross_entropy_backward(const CrossEntropyCache& cache, float dloss, Tensor2
     }
 }
 
+RegressionResult mse_forward(const Tensor2& pred, const Tensor2& target, MseCache* cache) {
+    constexpr const char* where = "mse_forward";
+    if (pred.shape() != target.shape()) {
+        fail<ShapeError>(where, ": pred and target must have one shape (N, H), got pred ", shape_string(pred.shape()),
+                         " and target ", shape_string(target.shape()));
+    }
+    if (pred.size() == 0) fail<ShapeError>(where, ": pred and target are empty, got ", shape_string(pred.shape()));
+    const std::size_t h = pred.shape(1);
+    for (std::size_t i = 0; i < pred.size(); ++i) {
+        if (!std::isfinite(pred.data()[i]) || !std::isfinite(target.data()[i])) {
+            fail<ValueError>(where, ": entry (", i / h, ", ", i % h, ") is not finite: pred ", pred.data()[i],
+                             ", target ", target.data()[i]);
+        }
+    }
+    if (cache) cache->diff.resize({pred.shape(0), h});  // kept when the shape is unchanged
+    double squares = 0.0, absolutes = 0.0;
+    for (std::size_t i = 0; i < pred.size(); ++i) {
+        const double d = double(pred.data()[i]) - double(target.data()[i]);
+        squares += d * d;
+        absolutes += std::abs(d);
+        if (cache) cache->diff.data()[i] = static_cast<float>(d);
+    }
+    RegressionResult result;
+    result.count = pred.size();
+    result.mse = static_cast<float>(squares / double(result.count));
+    result.mae = static_cast<float>(absolutes / double(result.count));
+    return result;
+}
+
+void mse_backward(const MseCache& cache, float dloss, Tensor2& dpred) {
+    dpred.resize({cache.diff.shape(0), cache.diff.shape(1)});
+    // loss = (1/n) Σ_i d_i², d_i = pred_i - target_i  =>  dpred_i = dloss · 2 d_i / n
+    const float factor = 2.0f * dloss / static_cast<float>(cache.diff.size());
+    for (std::size_t i = 0; i < cache.diff.size(); ++i) dpred.data()[i] = factor * cache.diff.data()[i];
+}
+
 }  // namespace attnlab

@@ -91,5 +91,58 @@ TEST(CrossEntropy, BackwardMatchesFiniteDifferences) {
                                          {1e-2, 2e-4, 1e-2}));
 }
 
+// pred - target = [[1, -2], [0.5, 0]]: squares 1, 4, 0.25, 0 -> mean 5.25 / 4; absolutes 1, 2, 0.5, 0
+// -> mean 3.5 / 4; gradient 2 · diff / 4.
+TEST(Mse, HandComputedMseMaeAndGradient) {
+    const Tensor2 pred = {{2.0f, -1.0f}, {0.5f, 3.0f}};
+    const Tensor2 target = {{1.0f, 1.0f}, {0.0f, 3.0f}};
+    MseCache cache;
+    const RegressionResult r = mse_forward(pred, target, &cache);
+    EXPECT_FLOAT_EQ(r.mse, 5.25f / 4.0f);
+    EXPECT_FLOAT_EQ(r.mae, 3.5f / 4.0f);
+    EXPECT_EQ(r.count, 4u);
+    Tensor2 d;
+    mse_backward(cache, 2.0f, d);  // dloss = 2 doubles it
+    const Tensor2 expected = {{1.0f, -2.0f}, {0.5f, 0.0f}};
+    EXPECT_EQ(d, expected);
+}
+
+TEST(Mse, ExactPredictionGivesZero) {
+    const Tensor2 y = test::random_normal<Tensor2>({3, 4}, 8);
+    const RegressionResult r = mse_forward(y, y);
+    EXPECT_EQ(r.mse, 0.0f);
+    EXPECT_EQ(r.mae, 0.0f);
+}
+
+TEST(Mse, ShapeMismatchAndNonFiniteEntriesAreErrorsNamingThem) {
+    const Tensor2 a = xt::zeros<float>({2, 3}), b = xt::zeros<float>({3, 2});
+    try {
+        mse_forward(a, b);
+        FAIL() << "no throw";
+    } catch (const ShapeError& e) {
+        EXPECT_NE(std::string(e.what()).find("got pred (2, 3) and target (3, 2)"), std::string::npos) << e.what();
+    }
+    Tensor2 c = xt::zeros<float>({2, 3});
+    c(1, 2) = std::nanf("");
+    try {
+        mse_forward(a, c);
+        FAIL() << "no throw";
+    } catch (const ValueError& e) {
+        EXPECT_NE(std::string(e.what()).find("entry (1, 2) is not finite"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(mse_forward(Tensor2::from_shape({0, 3}), Tensor2::from_shape({0, 3})), ShapeError);
+}
+
+TEST(Mse, BackwardMatchesFiniteDifferences) {
+    Tensor2 pred = test::random_normal<Tensor2>({5, 3}, 4);
+    const Tensor2 target = test::random_normal<Tensor2>({5, 3}, 5);
+    MseCache cache;
+    mse_forward(pred, target, &cache);
+    Tensor2 d;
+    mse_backward(cache, 1.0f, d);
+    auto loss = [&] { return double(mse_forward(pred, target).mse); };
+    EXPECT_TRUE(testutil::check_gradient("mse dpred", loss, pred.data(), d.data(), pred.size(), {1e-2, 2e-4, 1e-2}));
+}
+
 }  // namespace
 }  // namespace attnlab

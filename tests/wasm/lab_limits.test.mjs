@@ -65,7 +65,7 @@ async function trainDefaults(name) {
   const task = new lab.Task(name, { ...taskOptions(name, t.length.default, t.vocab?.default), seed: s.seed });
   const encoder = task.kind() === 'classification';
   const model = new lab.Model({
-    kind: encoder ? 'encoder' : 'decoder', vocabSize: task.vocabSize(), maxLen: Math.max(32, task.seqLen()), dModel: s.dModel, numHeads: s.heads,
+    kind: encoder ? 'encoder' : 'decoder', architecture: s.architecture, vocabSize: task.vocabSize(), maxLen: Math.max(32, task.seqLen()), dModel: s.dModel, numHeads: s.heads,
     numKvHeads: s.kvHeads, numLayers: s.layers, ffDim: 4 * s.dModel, positional: s.positional, norm: s.norm, scale: s.scale, seed: s.seed,
     ...(encoder ? { numClasses: task.numClasses() } : {}),
   });

@@ -1,4 +1,4 @@
-// attnlab/nn/loss.hpp: cross-entropy over logits, with ignored targets.
+// attnlab/nn/loss.hpp: cross-entropy over logits, with ignored targets; mean squared error.
 //
 // What it is for: the training loss of both models: classification (N = B rows, V = classes)
 // and language modelling (N = B·T rows, V = vocabulary), as torch.nn.functional.cross_entropy
@@ -47,5 +47,32 @@ CrossEntropyResult cross_entropy_forward(const Tensor2& logits, const Index1& ta
                                          CrossEntropyCache* cache = nullptr);
 // dlogits: (N, V) (resized and overwritten) = dloss · (probs - onehot) / count on counted rows.
 void cross_entropy_backward(const CrossEntropyCache& cache, float dloss, Tensor2& dlogits);
+
+// ---- Mean squared error, the regression loss (time-series forecasting) ----
+// loss = (1 / n) Σ_i (pred_i - target_i)² over all n = N·H entries, as
+// torch.nn.functional.mse_loss(reduction = "mean"); MAE = (1 / n) Σ_i |pred_i - target_i| is
+// reported beside it as a metric (it has no backward: the model trains on the MSE). Both sums run
+// in double. The gradient is dpred_i = 2 (pred_i - target_i) / n.
+//
+//   attnlab::MseCache cache;
+//   attnlab::RegressionResult r = attnlab::mse_forward(pred, target, &cache);   // (N, H), (N, H)
+//   attnlab::Tensor2 dpred;
+//   attnlab::mse_backward(cache, /*dloss=*/1.0f, dpred);                          // (N, H)
+
+struct MseCache {
+    Tensor2 diff;  // (N, H) pred - target: dpred = 2 · diff / count
+};
+
+struct RegressionResult {
+    float mse = 0.0f;        // mean of the squared errors (the loss)
+    float mae = 0.0f;        // mean of the absolute errors (a metric)
+    std::size_t count = 0;   // entries compared, N·H
+};
+
+// pred, target: (N, H) -> MSE and MAE; fills cache when non-null. ShapeError naming both shapes if
+// they differ or are empty, ValueError naming the first non-finite entry of either.
+RegressionResult mse_forward(const Tensor2& pred, const Tensor2& target, MseCache* cache = nullptr);
+// dpred: (N, H) (resized and overwritten) = dloss · 2 (pred - target) / count.
+void mse_backward(const MseCache& cache, float dloss, Tensor2& dpred);
 
 }  // namespace attnlab

@@ -87,6 +87,8 @@ export type TaskName = Exclude<EngineTaskName, 'k_back'>;
 
 export interface LabSettings {
   task: TaskName;
+  /** Transformer blocks or LSTM layers between the embedding and the head (ModelConfig.architecture). */
+  architecture: ModelConfig['architecture'];
   length: number;
   vocab: number;
   layers: number;
@@ -140,6 +142,8 @@ export interface RunInfo {
   task: TaskInfo;
   /** Steps the model has been trained so far. */
   steps: number;
+  /** The model's parameter count (Model.numParameters). */
+  parameters: number;
 }
 
 export type Request =
@@ -157,6 +161,8 @@ export type Request =
   /** One layer of the lab's model on `text` (task syntax; empty = the lab's example input), for the walkthrough. */
   | { kind: 'lab.trace'; text: string; layer: number }
   | { kind: 'lab.save' }
+  /** The parameter count of the model these settings describe (built by the engine, then deleted). */
+  | { kind: 'lab.count'; settings: LabSettings }
   | { kind: 'lab.load'; bytes: Uint8Array; settings: LabSettings }
   | { kind: 'lab.dispose' };
 
@@ -170,7 +176,8 @@ export type Reply =
   | { kind: 'try'; result: TryResult }
   /** A checkpoint was loaded; settings follow its architecture and the task it names. */
   | { kind: 'loaded'; info: RunInfo; settings: LabSettings; maps: AttentionMaps | null }
-  | { kind: 'save'; bytes: Uint8Array };
+  | { kind: 'save'; bytes: Uint8Array }
+  | { kind: 'count'; parameters: number };
 
 /** Unsolicited messages of the worker: training events and its own life. */
 export type WorkerEvent =

@@ -71,7 +71,7 @@ export class LabRunner {
   /** The current model as the page knows it. */
   info(): RunInfo {
     if (!this.session) throw new Error('no model: create one first');
-    return { run: this.run, task: this.session.info(), steps: this.session.lastStep };
+    return { run: this.run, task: this.session.info(), steps: this.session.lastStep, parameters: this.session.model.numParameters() };
   }
 
   pause() {
@@ -87,7 +87,7 @@ export class LabRunner {
   private async loop(s: TrainingSession, chunk: number, refreshEvery: number) {
     const run = this.run;
     const post = this.post;
-    const sample = this.sample;
+    const sample = s.hasAttention ? this.sample : []; // an LSTM has no maps to post
     this.running = true;
     const fresh = (): WorkerEvent & { event: 'lab.metrics' } => ({ event: 'lab.metrics', run, metrics: [], stepsPerSecond: 0 });
     let pending = fresh();

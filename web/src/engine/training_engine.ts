@@ -33,12 +33,48 @@ function taskOptions(s: LabSettings): Record<string, number> {
  */
 function settingsForCheckpoint(model: Model, notes: Record<string, string>, current: LabSettings): LabSettings {
   const c = model.config();
-  const s: LabSettings = { ...current, layers: c.numLayers, dModel: c.dModel, heads: c.numHeads, kvHeads: c.numKvHeads || c.numHeads, positional: c.positional, norm: c.norm, scale: c.scale };
+  const s: LabSettings = { ...current, architecture: c.architecture, layers: c.numLayers, dModel: c.dModel, heads: c.numHeads, kvHeads: c.numKvHeads || c.numHeads, positional: c.positional, norm: c.norm, scale: c.scale };
   if (LAB_TASKS.includes(notes.task as TaskName)) s.task = notes.task as TaskName;
   if (notes.length) s.length = Number(notes.length);
   if (notes.vocab) s.vocab = Number(notes.vocab);
   if (notes.seed) s.seed = Number(notes.seed);
   return s;
+}
+
+/**
+ * The model the settings describe, untrained. An LSTM (embedding -> LSTM layers of width dModel ->
+ * head) ignores the heads, K/V heads, positions, norm and scale the form keeps for a Transformer.
+ */
+function buildModel(lab: AttnLab, s: LabSettings): Model {
+  const task = new lab.Task(s.task, taskOptions(s));
+  const geometry = { vocabSize: task.vocabSize(), seqLen: task.seqLen(), numClasses: task.numClasses() };
+  task.delete();
+  return new lab.Model({
+    kind: isClassification(s.task) ? 'encoder' : 'decoder',
+    architecture: s.architecture,
+    vocabSize: geometry.vocabSize,
+    maxLen: Math.max(32, geometry.seqLen),
+    dModel: s.dModel,
+    numHeads: s.heads,
+    numKvHeads: s.kvHeads,
+    numLayers: s.layers,
+    ffDim: 4 * s.dModel,
+    positional: s.positional,
+    norm: s.norm,
+    scale: s.scale,
+    seed: s.seed,
+    ...(isClassification(s.task) ? { numClasses: geometry.numClasses } : {}),
+  });
+}
+
+/** The parameter count of the model the settings describe, as the engine sizes it. */
+export function parameterCount(lab: AttnLab, s: LabSettings): number {
+  const model = buildModel(lab, s);
+  try {
+    return model.numParameters();
+  } finally {
+    model.delete();
+  }
 }
 
 function trainerOptions(s: LabSettings): TrainerOptions {
@@ -103,26 +139,7 @@ export class TrainingSession {
   }
 
   static create(lab: AttnLab, settings: LabSettings): TrainingSession {
-    const s = settings;
-    const task = new lab.Task(s.task, taskOptions(s));
-    const geometry = { vocabSize: task.vocabSize(), seqLen: task.seqLen(), numClasses: task.numClasses() };
-    task.delete();
-    const model = new lab.Model({
-      kind: isClassification(s.task) ? 'encoder' : 'decoder',
-      vocabSize: geometry.vocabSize,
-      maxLen: Math.max(32, geometry.seqLen),
-      dModel: s.dModel,
-      numHeads: s.heads,
-      numKvHeads: s.kvHeads,
-      numLayers: s.layers,
-      ffDim: 4 * s.dModel,
-      positional: s.positional,
-      norm: s.norm,
-      scale: s.scale,
-      seed: s.seed,
-      ...(isClassification(s.task) ? { numClasses: geometry.numClasses } : {}),
-    });
-    return TrainingSession.withModel(lab, settings, model);
+    return TrainingSession.withModel(lab, settings, buildModel(lab, settings));
   }
 
   /**
@@ -166,6 +183,11 @@ export class TrainingSession {
   /** The task's text of one sequence (a [T] input decodes to one string). */
   text(tokens: Int32Array | number[]): string {
     return this.task.decode(tokens) as string;
+  }
+
+  /** A Transformer has attention maps; an LSTM has none (its Model refuses attentionMaps). */
+  get hasAttention(): boolean {
+    return this.model.config().architecture !== 'lstm';
   }
 
   attentionMaps(tokens: number[]): AttentionMaps {

@@ -93,6 +93,7 @@ function softmaxRows(t: Tensor): Tensor {
 
 /** One layer of the lab's model on `text` (empty: the lab's example), recorded by Model.trace. */
 export function modelTrace(s: TrainingSession, sample: number[], text: string, layer: number): TraceResult {
+  if (!s.hasAttention) throw new Error('the lab’s model is an LSTM: it has no attention to walk through (train a Transformer in the lab)');
   const t0 = performance.now();
   const tokens = text.trim() ? Array.from(s.task.encode(text)) : sample.length ? sample : s.sampleTokens();
   if (!tokens.length) throw new Error('type an input in the task’s syntax first');

@@ -6,7 +6,7 @@
 import type { AttnLab, loadAttnLab } from '../../attnlab';
 import type { Reply, ReplyEnvelope, Request, RequestEnvelope, WorkerEvent } from './protocol';
 import { LabRunner } from './train_loop';
-import { missingTrainingBindings, TrainingSession } from './training_engine';
+import { missingTrainingBindings, parameterCount, TrainingSession } from './training_engine';
 import { modelTrace, trace } from './walk_trace';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -106,7 +106,7 @@ async function handle(body: Request): Promise<Reply> {
       const { lab, runner } = loaded();
       runner.replace(TrainingSession.load(lab, body.settings, body.bytes)); // throws on a bad file; the old session stays
       const s = session();
-      return { kind: 'loaded', info: runner.info(), settings: s.settings, maps: runner.sample.length ? s.attentionMaps(runner.sample) : null };
+      return { kind: 'loaded', info: runner.info(), settings: s.settings, maps: runner.sample.length && s.hasAttention ? s.attentionMaps(runner.sample) : null };
     }
     case 'lab.run':
       loaded().runner.start(body.chunk, body.refreshEvery);
@@ -130,6 +130,8 @@ async function handle(body: Request): Promise<Reply> {
     }
     case 'lab.save':
       return { kind: 'save', bytes: session().save() };
+    case 'lab.count':
+      return { kind: 'count', parameters: parameterCount(loaded().lab, body.settings) };
     case 'lab.dispose':
       loaded().runner.replace(null);
       return { kind: 'ok' };

@@ -58,7 +58,27 @@ export function runTarget(s: LabState): number {
   return s.model ? s.runStart + s.model.settings.steps : s.settings.steps;
 }
 
-export const engineReady = (info: EngineInfo) => labStore.set({ engine: info, phase: info.training ? 'idle' : 'unavailable' });
+export function engineReady(info: EngineInfo) {
+  labStore.set({ engine: info, phase: info.training ? 'idle' : 'unavailable' });
+  if (info.training) void countParameters(labStore.get().settings);
+}
+
+/** Tags the latest count request: an answer to an older one (the form changed since) is dropped. */
+let countRequest = 0;
+/** Asks the engine for the parameter count of the model the settings describe (valid settings only). */
+async function countParameters(settings: LabSettings) {
+  const id = ++countRequest;
+  if (!engine || labProblems(settings).length) {
+    labStore.set({ formParameters: null });
+    return;
+  }
+  try {
+    const r = await engine.call('count', { kind: 'lab.count', settings });
+    if (id === countRequest) labStore.set({ formParameters: { architecture: settings.architecture, count: r.parameters } });
+  } catch {
+    if (id === countRequest) labStore.set({ formParameters: null }); // the engine refused: Train reports why
+  }
+}
 export const engineFailed = (message: string) => labStore.set({ engineError: message, phase: 'unavailable' });
 
 /**
@@ -85,6 +105,7 @@ export const restore = (settings: LabSettings) => labStore.set({ settings });
 export function changeSettings(settings: LabSettings) {
   history.replaceState(null, '', settingsToUrl(settings, new URL(location.href)));
   labStore.set({ settings, error: null });
+  if (labStore.get().engine && labStore.get().phase !== 'unavailable') void countParameters(settings);
 }
 
 /** Puts the form back to the current model's settings (the reader keeps the model after all). */
@@ -95,7 +116,7 @@ export function keepModel(): LabSettings | null {
 }
 
 function adopt(info: RunInfo, settings: LabSettings, patch: Partial<LabState> = {}) {
-  labStore.set({ model: { settings, run: info.run, task: info.task }, runStart: info.steps, ...patch });
+  labStore.set({ model: { settings, run: info.run, task: info.task, parameters: info.parameters }, runStart: info.steps, ...patch });
 }
 
 /** Set while Train waits for the engine to create or continue a model (a second click is ignored). */

@@ -31,6 +31,14 @@ export interface TaskLimits {
 export const taskLimits = (task: TaskName): TaskLimits => (LIMITS.tasks as Record<TaskName, TaskLimits>)[task];
 export const TRAINING: Record<'lr' | 'steps' | 'seed', Range> = LIMITS.training;
 
+export const ARCHITECTURES: { id: LabSettings['architecture']; label: string }[] = [
+  { id: 'transformer', label: 'Transformer' },
+  { id: 'lstm', label: 'LSTM' },
+];
+/** Fields only a Transformer reads: an LSTM has no attention heads, positions, LayerNorm or score scaling. */
+export const TRANSFORMER_ONLY: readonly (keyof LabSettings)[] = ['heads', 'kvHeads', 'positional', 'norm', 'scale'];
+export const LSTM_IGNORES = 'An LSTM reads the tokens in order through its recurrent state: it has no attention heads, positional encoding, LayerNorm or score scaling, so those fields are off.';
+
 /** Settings with `task` and the values the form shows when that task is picked. */
 export function withTask(s: LabSettings, task: TaskName): LabSettings {
   const t = taskLimits(task);
@@ -46,6 +54,7 @@ export function settingsChange(model: LabSettings, form: LabSettings): 'none' | 
   let change: 'none' | 'training' | 'model' = 'none';
   for (const k of Object.keys(form) as (keyof LabSettings)[]) {
     if (form[k] === model[k] || (k === 'vocab' && !taskLimits(form.task).vocab)) continue;
+    if (TRANSFORMER_ONLY.includes(k) && form.architecture === 'lstm' && model.architecture === 'lstm') continue; // an LSTM ignores them
     if (!TRAINING_KEYS.includes(k)) return 'model';
     change = 'training';
   }
@@ -68,12 +77,15 @@ export function settingsFromUrl(url: URL): LabSettings {
   const norm = q.get('norm');
   if (norm === 'pre' || norm === 'post') s.norm = norm;
   if (q.has('scale')) s.scale = q.get('scale') !== '0';
+  const arch = q.get('architecture');
+  if (ARCHITECTURES.some((a) => a.id === arch)) s.architecture = arch as LabSettings['architecture'];
   return s;
 }
 
 export function settingsToUrl(s: LabSettings, url: URL): URL {
   const out = new URL(url);
   out.searchParams.set('task', s.task);
+  out.searchParams.set('architecture', s.architecture);
   for (const k of NUM_KEYS) if (k !== 'vocab' || taskLimits(s.task).vocab) out.searchParams.set(k, String(s[k]));
   if (!taskLimits(s.task).vocab) out.searchParams.delete('vocab');
   out.searchParams.set('positional', s.positional);
@@ -105,6 +117,7 @@ export function labProblems(s: LabSettings): Problem[] {
   if (!inRange(s.lr, TRAINING.lr, false)) p.push({ field: 'lr', message: `learning rate must be from ${TRAINING.lr.min} to ${TRAINING.lr.max}, not ${Number.isFinite(s.lr) ? s.lr : 'empty'}.` });
   whole('steps', TRAINING.steps, s.steps);
   whole('seed', TRAINING.seed, s.seed);
+  if (s.architecture === 'lstm') return p; // the head-count checks are the Transformer's
   if (s.dModel % s.heads) p.push({ field: 'heads', message: `d_model ${s.dModel} is not divisible by ${s.heads} heads.` });
   else if (s.positional === 'rope' && (s.dModel / s.heads) % 2) p.push({ field: 'positional', message: 'RoPE needs an even head width (d_model / heads).' });
   if (s.heads % s.kvHeads) p.push({ field: 'kvHeads', message: `${s.heads} heads cannot share ${s.kvHeads} K/V heads evenly.` });

@@ -10,6 +10,8 @@ export interface LabModel {
   /** Tags its training events; events of any other run are stale. */
   run: number;
   task: TaskInfo;
+  /** Its parameter count (the engine's Model.numParameters). */
+  parameters: number;
 }
 
 /** A message about a failed action: one sentence, and the engine's own text one click away. */
@@ -40,6 +42,8 @@ export interface LabState {
   maps: AttentionMaps | null;
   mapsStep: number;
   tryOutput: { text: string; error: boolean } | null;
+  /** The engine's parameter count of the model the form describes (null until counted, or when the form is invalid). */
+  formParameters: { architecture: LabSettings['architecture']; count: number } | null;
 }
 
 export const labStore = new Store<LabState>({
@@ -59,4 +63,5 @@ export const labStore = new Store<LabState>({
   maps: null,
   mapsStep: 0,
   tryOutput: null,
+  formParameters: null,
 });

@@ -6,7 +6,7 @@ import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
 import * as actions from './actions';
 import { renderCurve } from './charts';
-import { labProblems, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, withTask } from './settings';
+import { ARCHITECTURES, LSTM_IGNORES, labProblems, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
 import { labStore, type LabState } from './state';
 import { tryHint } from './try_input';
 
@@ -19,6 +19,8 @@ export function mountLab(root: HTMLElement) {
       <form class="settings lab-settings" autocomplete="off" novalidate onsubmit="return false">
         <label class="field wide">task <select name="task">${TASKS.map((t) => opt(t.id, t.label)).join('')}</select></label>
         <p class="task-what wide muted"></p>
+        <label class="field wide">architecture <select name="architecture">${ARCHITECTURES.map((a) => opt(a.id, a.label)).join('')}</select></label>
+        <p class="arch-note wide muted small" hidden>${LSTM_IGNORES}</p>
         <label class="field"><span data-label="length">length</span> <input name="length" type="number" step="1" /></label>
         <label class="field" data-field="vocab"><span data-label="vocab">symbols</span> <input name="vocab" type="number" step="1" /></label>
         <label class="field">layers <select name="layers">${[1, 2, 3, 4].map((v) => opt(v)).join('')}</select></label>
@@ -32,6 +34,7 @@ export function mountLab(root: HTMLElement) {
         <label class="field">steps <input name="steps" type="number" min="${TRAINING.steps.min}" max="${TRAINING.steps.max}" step="50" /></label>
         <label class="field">seed <input name="seed" type="number" min="${TRAINING.seed.min}" max="${TRAINING.seed.max}" step="1" /></label>
         <label class="field check wide"><input name="scale" type="checkbox" /> scale scores by 1/√d_k</label>
+        <p class="param-count wide muted small"></p>
         <ul class="problems wide" role="alert"></ul>
       </form>
       <div class="lab-buttons">
@@ -53,6 +56,7 @@ export function mountLab(root: HTMLElement) {
       </div>
       <div class="curves"></div>
       <h3>Attention maps of one example <span class="muted maps-note"></span></h3>
+      <p class="maps-none muted" hidden>An LSTM has no attention maps: it carries what it read in one hidden state (h, c), updated token by token, and no weight links one position to another.</p>
       <div class="lab-maps"></div>
       <h3>Try the model</h3>
       <form class="try" onsubmit="return false">
@@ -68,11 +72,14 @@ export function mountLab(root: HTMLElement) {
   const form = el<HTMLFormElement>('form.lab-settings');
 
   const readForm = (): LabSettings => {
-    const f = new FormData(form);
+    // Each element's own value: FormData would skip the disabled ones (an LSTM's Transformer-only
+    // fields), and their values must survive a switch back to a Transformer.
+    const f = { get: (k: string) => (form.elements.namedItem(k) as HTMLInputElement | HTMLSelectElement | null)?.value ?? null };
     // An empty or unreadable number field reads as NaN (not 0), so validation names it.
     const num = (k: string) => (String(f.get(k) ?? '').trim() === '' ? NaN : Number(f.get(k)));
     return {
       task: f.get('task') as LabSettings['task'],
+      architecture: f.get('architecture') as LabSettings['architecture'],
       length: num('length'),
       vocab: num('vocab'),
       layers: num('layers'),
@@ -169,8 +176,25 @@ export function mountLab(root: HTMLElement) {
       input.setAttribute('aria-invalid', String(problems.some((p) => p.field === input.name)));
     const list = el<HTMLElement>('.problems');
     list.replaceChildren(...problems.map((p) => Object.assign(document.createElement('li'), { textContent: p.message })));
-    // While a run trains, its settings are fixed: pause to change them.
-    for (const input of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select')) input.disabled = s.phase === 'training';
+    // While a run trains, its settings are fixed: pause to change them. An LSTM's form keeps the
+    // Transformer-only fields (switching back restores them) but disables them, saying why.
+    const lstm = s.settings.architecture === 'lstm';
+    for (const input of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select')) {
+      const unused = lstm && TRANSFORMER_ONLY.includes(input.name as keyof LabSettings);
+      input.disabled = s.phase === 'training' || unused;
+      input.closest('label')?.classList.toggle('unused', unused);
+      if (unused) input.closest('label')!.title = 'a Transformer setting: an LSTM has none';
+      else input.closest('label')?.removeAttribute('title');
+    }
+    el<HTMLElement>('.arch-note').hidden = !lstm;
+  }
+
+  /** The engine's parameter count of the form's model, and of the model held (they differ once the form changed). */
+  function renderParameterCount(s: LabState) {
+    const arch = (a: LabSettings['architecture']) => ARCHITECTURES.find((x) => x.id === a)?.label ?? a;
+    const form = s.formParameters ? `${arch(s.formParameters.architecture)} of these settings: ${formatCount(s.formParameters.count)} parameters` : '';
+    const held = s.model ? `the current model (${arch(s.model.settings.architecture)}): ${formatCount(s.model.parameters)}` : '';
+    el<HTMLElement>('.param-count').textContent = [form, held].filter(Boolean).join(' · ');
   }
 
   /** What the banner says, and which buttons it offers. */
@@ -225,6 +249,7 @@ export function mountLab(root: HTMLElement) {
     // The form and the banner change with settings and phases, not with each metrics batch.
     const changed = (k: keyof LabState) => !prev || s[k] !== prev[k];
     if (changed('settings') || changed('phase')) renderFields(s);
+    if (changed('formParameters') || changed('model')) renderParameterCount(s);
     if (['settings', 'phase', 'model', 'error', 'longRun', 'message', 'engine', 'engineError'].some((k) => changed(k as keyof LabState))) renderBanner(s);
 
     const done = lastStep(s);
@@ -237,7 +262,7 @@ export function mountLab(root: HTMLElement) {
     // Curves and maps redraw only when their data changed: metrics arrive ten times a second, and
     // re-joining every map cell (with its transition) each time costs long main-thread tasks.
     if (!prev || s.metrics !== prev.metrics || total !== actions.runTarget(prev)) later('curves', renderCurves);
-    if (!prev || s.maps !== prev.maps || s.mapsStep !== prev.mapsStep) later('maps', renderMaps);
+    if (!prev || s.maps !== prev.maps || s.mapsStep !== prev.mapsStep || changed('model') || changed('settings')) later('maps', renderMaps);
     const out = el<HTMLElement>('.try-out');
     out.textContent = s.tryOutput?.text ?? '';
     out.classList.toggle('error', Boolean(s.tryOutput?.error));
@@ -268,6 +293,15 @@ export function mountLab(root: HTMLElement) {
   /** One row of heads per layer; keys along the bottom, queries down the first head's side. */
   function renderMaps(s: LabState) {
     const maps = el<HTMLElement>('.lab-maps');
+    // The held model decides; before there is one, the form's architecture does.
+    const lstm = (s.model?.settings ?? s.settings).architecture === 'lstm';
+    el<HTMLElement>('.maps-none').hidden = !lstm;
+    if (lstm) {
+      el<HTMLElement>('.maps-note').textContent = '';
+      maps.replaceChildren();
+      delete maps.dataset.geometry;
+      return;
+    }
     el<HTMLElement>('.maps-note').textContent = !s.maps ? '' : s.mapsStep > 0 ? `(after step ${s.mapsStep}; refreshed while training)` : '(before any training in this session)';
     if (!s.maps) {
       maps.replaceChildren();
@@ -343,6 +377,8 @@ function phaseText(s: LabState): string {
       return '';
   }
 }
+
+const formatCount = (n: number) => n.toLocaleString('en-US');
 
 function formatEta(seconds: number) {
   if (!Number.isFinite(seconds)) return '—';
