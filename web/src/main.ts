@@ -3,6 +3,7 @@ import './styles.css';
 // d3's transitions patch selection.prototype as a side effect; keep the bundler from dropping it.
 import 'd3-transition';
 import { EngineClient } from './engine/client';
+import { LANGS, lang, onLang, setLang, t, translate, type Lang } from './i18n';
 import type { EngineInfo } from './engine/protocol';
 import { attachEngine as attachLab, engineFailed as labEngineFailed, engineLost as labEngineLost, engineReady as labEngineReady } from './lab/actions';
 import { labStore } from './lab/state';
@@ -22,6 +23,26 @@ declare global {
     };
   }
 }
+
+// The static texts of index.html, <html lang> and the switch follow the language from the start.
+translate(document);
+const showLang = () => {
+  document.title = t('page.title');
+  document.documentElement.lang = lang() === 'zh' ? 'zh-CN' : 'en';
+  document.querySelectorAll<HTMLButtonElement>('.lang-switch button').forEach((b) => b.setAttribute('aria-pressed', String(b.dataset.lang === lang())));
+};
+showLang();
+document.querySelector('.lang-switch')!.addEventListener('click', (ev) => {
+  const l = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-lang]')?.dataset.lang as Lang | undefined;
+  if (l && LANGS.includes(l)) setLang(l);
+});
+onLang(() => {
+  translate(document.querySelector('header.top')!);
+  translate(document.querySelector('footer.foot')!);
+  showLang();
+  if (badgeState) badge.textContent = t(badgeState);
+  else if (badgeInfo) showBadge(badgeInfo);
+});
 
 const engine = new EngineClient();
 attachEngine(engine);
@@ -65,12 +86,22 @@ function showBadge(info: EngineInfo) {
   badge.dataset.flavour = info.flavour;
   badge.dataset.threads = String(info.threads);
   // The badge stays one short line; the why is on hover.
-  badge.textContent = `engine: ${info.flavour === 'threads' ? `${info.threads} threads` : 'single-threaded'} · SIMD${info.simd ? '' : ' off'} · v${info.version}`;
-  badge.title =
-    info.flavour === 'threads'
-      ? 'The page is cross-origin isolated, so the threaded WebAssembly build runs (in a Web Worker).'
-      : 'Single-threaded build: this page is not cross-origin isolated (no COOP/COEP headers), and browsers withhold SharedArrayBuffer, which threads need. Everything works; only the walkthrough computes on one thread.';
+  badgeState = null;
+  badgeInfo = info;
+  badge.textContent = t('page.badge.engine', {
+    build: info.flavour === 'threads' ? t('page.badge.threads', { n: info.threads }) : t('page.badge.single'),
+    simd: info.simd ? 'SIMD' : t('page.badge.simdOff'),
+    version: info.version,
+  });
+  badge.title = info.flavour === 'threads' ? t('page.badge.threadsWhy') : t('page.badge.singleWhy');
 }
+/** The badge's text while no engine runs (failed, restarting), so a language switch can say it again. */
+let badgeInfo: EngineInfo | null = null;
+let badgeState: 'page.badge.failedLoad' | 'page.badge.restarting' | 'page.badge.failed' | null = null;
+const badgeSays = (k: NonNullable<typeof badgeState>) => {
+  badgeState = k;
+  badge.textContent = t(k);
+};
 
 ready.then(
   (info) => {
@@ -81,9 +112,9 @@ ready.then(
     labEngineReady(info);
   },
   (e: Error) => {
-    badge.textContent = 'engine failed to load';
+    badgeSays('page.badge.failedLoad');
     badge.dataset.flavour = 'none';
-    walkStore.set({ status: 'error', error: `The engine could not be loaded: ${e.message}` });
+    walkStore.set({ status: 'error', error: t('page.engineLoadFailed', { message: e.message }) });
     labEngineFailed(e.message);
   },
 );
@@ -95,7 +126,7 @@ let lostReason = '';
 engine.onLife((e) => {
   if (e.kind === 'lost') {
     lostReason = e.reason;
-    badge.textContent = 'engine stopped: restarting…';
+    badgeSays('page.badge.restarting');
     badge.dataset.flavour = 'restarting';
     labEngineLost(e.reason, null);
   } else if (e.kind === 'restarted') {
@@ -106,9 +137,9 @@ engine.onLife((e) => {
     if (walkStarted && walkStore.get().status !== 'ready') void walkCompute(walkStore.get().settings);
     else startWalkthrough();
   } else {
-    badge.textContent = 'engine failed';
+    badgeSays('page.badge.failed');
     badge.dataset.flavour = 'none';
-    walkStore.set({ status: 'error', error: `The engine stopped and could not be restarted: ${e.reason}` });
+    walkStore.set({ status: 'error', error: t('page.engineRestartFailed', { reason: e.reason }) });
     labEngineFailed(e.reason);
   }
 });

@@ -1,9 +1,10 @@
 // Lab actions: the only code that calls the engine for the lab and changes labStore (the view
 // reads the store and calls these). Engine work runs in the engine worker (engine/worker.ts).
+import { t } from '../i18n';
 import type { EngineClient } from '../engine/client';
 import type { EngineInfo, LabEvent, LabSettings, RunInfo, TryResult } from '../engine/protocol';
 import { checkpointError } from './errors';
-import { labProblems, settingsChange, settingsToUrl } from './settings';
+import { labProblems, settingsChange, settingsToUrl, taskLabel } from './settings';
 import { labStore, type LabState } from './state';
 import { checkTryInput } from './try_input';
 
@@ -28,7 +29,7 @@ export function attachEngine(client: EngineClient) {
       checkLongRun(labStore.get());
     } else if (ev.event === 'lab.maps') labStore.set({ maps: ev.maps, mapsStep: ev.step });
     else if (ev.event === 'lab.stopped') {
-      if (ev.reason === 'error') labStore.set({ phase: 'error', error: { text: 'Training stopped with an error.', details: ev.message ?? null } });
+      if (ev.reason === 'error') labStore.set({ phase: 'error', error: { text: t('lab.phase.error'), details: ev.message ?? null } });
       else labStore.set({ phase: ev.reason });
     }
   });
@@ -86,9 +87,9 @@ export const engineFailed = (message: string) => labStore.set({ engineError: mes
  * curves drawn so far stay; Train builds a new model. `restarted` says whether the new one is ready.
  */
 export function engineLost(reason: string, restarted: EngineInfo | null) {
-  const curves = labStore.get().metrics.length ? 'the curves drawn so far' : 'nothing else';
+  const curves = t(labStore.get().metrics.length ? 'lab.lost.curves' : 'lab.lost.nothing');
   const error = {
-    text: `The engine stopped and ${restarted ? 'was restarted' : 'is restarting'}: the settings and ${curves} are kept, the model is not (Train builds a new one).`,
+    text: t(restarted ? 'lab.lost.restarted' : 'lab.lost.restarting', { kept: curves }),
     details: reason,
   };
   if (restarted) labStore.set({ engine: restarted, engineError: null, error });
@@ -127,7 +128,7 @@ export async function train() {
   if (s.phase === 'unavailable' || s.phase === 'training' || starting) return;
   const problems = labProblems(s.settings);
   if (problems.length) {
-    labStore.set({ error: { text: `Fix the settings first: ${problems.map((p) => p.message).join(' ')}`, details: null } });
+    labStore.set({ error: { text: t('lab.fixFirst', { problems: problems.map((p) => p.message).join(' ') }), details: null } });
     return;
   }
   const change = s.model ? settingsChange(s.model.settings, s.settings) : 'model';
@@ -144,7 +145,7 @@ export async function train() {
     labStore.set({ phase: 'training', message: null, error: null, longRun: null, startedAt: performance.now() });
     await client().call('ok', { kind: 'lab.run', chunk: CHUNK, refreshEvery: REFRESH_EVERY });
   } catch (e) {
-    labStore.set({ phase: 'error', error: { text: 'The engine refused these settings.', details: (e as Error).message } });
+    labStore.set({ phase: 'error', error: { text: t('lab.refused'), details: (e as Error).message } });
   } finally {
     starting = false;
   }
@@ -173,14 +174,14 @@ export async function reset() {
 export async function save(): Promise<{ bytes: Uint8Array; filename: string } | null> {
   const m = labStore.get().model;
   if (!m) {
-    labStore.set({ error: { text: 'There is no model to download yet: train one first.', details: null } });
+    labStore.set({ error: { text: t('lab.noModel'), details: null } });
     return null;
   }
   try {
     const r = await client().call('save', { kind: 'lab.save' });
     return { bytes: r.bytes, filename: `attnlab-${m.settings.task}-seed${m.settings.seed}.safetensors` };
   } catch (e) {
-    labStore.set({ error: { text: 'The checkpoint could not be written.', details: (e as Error).message } });
+    labStore.set({ error: { text: t('lab.saveFailed'), details: (e as Error).message } });
     return null;
   }
 }
@@ -189,7 +190,7 @@ export async function save(): Promise<{ bytes: Uint8Array; filename: string } | 
 export async function tryModel(text: string, describe: (settings: LabSettings, r: TryResult) => string, maxNew: (settings: LabSettings) => number) {
   const m = labStore.get().model;
   if (!m) {
-    labStore.set({ tryOutput: { text: 'Train a model (or load a checkpoint) first.', error: true } });
+    labStore.set({ tryOutput: { text: t('lab.tryFirst'), error: true } });
     return;
   }
   const input = checkTryInput(text, m.settings, m.task);
@@ -201,7 +202,7 @@ export async function tryModel(text: string, describe: (settings: LabSettings, r
     const r = (await client().call('try', { kind: 'lab.try', text: input.text, maxNew: maxNew(m.settings) })).result;
     labStore.set({ tryOutput: { text: describe(m.settings, r), error: false } });
   } catch (e) {
-    labStore.set({ tryOutput: { text: `The engine could not run that: ${(e as Error).message}`, error: true } });
+    labStore.set({ tryOutput: { text: t('lab.tryFailed', { message: (e as Error).message }), error: true } });
   }
 }
 
@@ -221,7 +222,7 @@ export async function loadCheckpoint(name: string, bytes: Uint8Array): Promise<L
       error: null,
       longRun: null,
       longRunChecked: false,
-      message: `Loaded ${name} (${r.settings.task}): try it below, or train it further.`,
+      message: t('lab.loaded', { name, task: taskLabel(r.settings.task) }),
     });
     return r.settings;
   } catch (e) {

@@ -1,17 +1,23 @@
 // Lab settings: per-task fields and ranges (limits.json, checked against the engine by
 // tests/wasm/lab_limits.test.mjs), validation in the form's words, and the URL query string (so a
 // link reproduces a run). Token layouts live in the engine (task.encode / task.decode).
+import { en } from '../i18n/en';
+import { t, type Key } from '../i18n';
 import type { LabSettings, TaskName } from '../engine/protocol';
 import LIMITS from './limits.json';
 
-export const TASKS: { id: TaskName; label: string; what: string }[] = [
-  { id: 'reverse', label: 'reverse', what: 'read a1…aL, a separator, then write them backwards' },
-  { id: 'copy', label: 'copy', what: 'read a1…aL, a separator, then write them again' },
-  { id: 'sort', label: 'sort', what: 'read a1…aL, a separator, then write them in ascending order' },
-  { id: 'assoc_recall', label: 'associative recall', what: 'read key–value pairs, then a key: answer its value' },
-  { id: 'brackets', label: 'brackets (classifier)', what: 'is a string of brackets balanced? (an encoder reads it all)' },
-  { id: 'char_lm', label: 'char-LM', what: 'predict the next character of a small embedded text' },
-];
+export const TASKS: { id: TaskName; label: () => string; what: () => string }[] = (['reverse', 'copy', 'sort', 'assoc_recall', 'brackets', 'char_lm'] as const).map((id) => ({
+  id,
+  label: () => t(`lab.task.${id}`),
+  what: () => t(`lab.task.${id}.what`),
+}));
+/** A task's name in the page's language. */
+export const taskLabel = (task: TaskName): string => TASKS.find((x) => x.id === task)?.label() ?? task;
+/** A numeric field's name in the page's language (limits.json spells it in English). */
+export const rangeLabel = (r: Range): string => {
+  const key = `lab.field.${r.label}` as Key;
+  return key in en ? t(key) : r.label;
+};
 
 /** A numeric field's meaning for a task and the values the form accepts. */
 export interface Range {
@@ -37,7 +43,7 @@ export const ARCHITECTURES: { id: LabSettings['architecture']; label: string }[]
 ];
 /** Fields only a Transformer reads: an LSTM has no attention heads, positions, LayerNorm or score scaling. */
 export const TRANSFORMER_ONLY: readonly (keyof LabSettings)[] = ['heads', 'kvHeads', 'positional', 'norm', 'scale'];
-export const LSTM_IGNORES = 'An LSTM reads the tokens in order through its recurrent state: it has no attention heads, positional encoding, LayerNorm or score scaling, so those fields are off.';
+
 
 /** Settings with `task` and the values the form shows when that task is picked. */
 export function withTask(s: LabSettings, task: TaskName): LabSettings {
@@ -105,21 +111,22 @@ const inRange = (v: number, r: Range, whole: boolean) => Number.isFinite(v) && v
 /** Everything the engine would refuse (or the form does not offer), in the form's words. */
 export function labProblems(s: LabSettings): Problem[] {
   const p: Problem[] = [];
-  const t = taskLimits(s.task);
-  const task = TASKS.find((x) => x.id === s.task)?.label ?? s.task;
-  const whole = (field: keyof LabSettings, r: Range, v: number, context = '') => {
-    if (!inRange(v, r, true)) p.push({ field, message: `${r.label} must be a whole number from ${r.min} to ${r.max}${context}, not ${Number.isFinite(v) ? v : 'empty'}.` });
+  const task = taskLabel(s.task);
+  const value = (v: number) => (Number.isFinite(v) ? v : t('lab.problem.empty'));
+  const whole = (field: keyof LabSettings, r: Range, v: number, forTask: boolean) => {
+    if (!inRange(v, r, true)) p.push({ field, message: t(forTask ? 'lab.problem.wholeFor' : 'lab.problem.whole', { field: rangeLabel(r), min: r.min, max: r.max, task, v: value(v) }) });
   };
-  whole('length', t.length, s.length, ` for ${task}`);
-  if (t.vocab) whole('vocab', t.vocab, s.vocab, ` for ${task}`);
-  if (s.task === 'assoc_recall' && inRange(s.length, t.length, true) && s.vocab < s.length)
-    p.push({ field: 'vocab', message: `keys must be at least the number of pairs (${s.length}): every pair has its own key.` });
-  if (!inRange(s.lr, TRAINING.lr, false)) p.push({ field: 'lr', message: `learning rate must be from ${TRAINING.lr.min} to ${TRAINING.lr.max}, not ${Number.isFinite(s.lr) ? s.lr : 'empty'}.` });
-  whole('steps', TRAINING.steps, s.steps);
-  whole('seed', TRAINING.seed, s.seed);
+  const l = taskLimits(s.task);
+  whole('length', l.length, s.length, true);
+  if (l.vocab) whole('vocab', l.vocab, s.vocab, true);
+  if (s.task === 'assoc_recall' && inRange(s.length, l.length, true) && s.vocab < s.length)
+    p.push({ field: 'vocab', message: t('lab.problem.keys', { n: s.length }) });
+  if (!inRange(s.lr, TRAINING.lr, false)) p.push({ field: 'lr', message: t('lab.problem.lr', { min: TRAINING.lr.min, max: TRAINING.lr.max, v: value(s.lr) }) });
+  whole('steps', TRAINING.steps, s.steps, false);
+  whole('seed', TRAINING.seed, s.seed, false);
   if (s.architecture === 'lstm') return p; // the head-count checks are the Transformer's
-  if (s.dModel % s.heads) p.push({ field: 'heads', message: `d_model ${s.dModel} is not divisible by ${s.heads} heads.` });
-  else if (s.positional === 'rope' && (s.dModel / s.heads) % 2) p.push({ field: 'positional', message: 'RoPE needs an even head width (d_model / heads).' });
-  if (s.heads % s.kvHeads) p.push({ field: 'kvHeads', message: `${s.heads} heads cannot share ${s.kvHeads} K/V heads evenly.` });
+  if (s.dModel % s.heads) p.push({ field: 'heads', message: t('lab.problem.heads', { d: s.dModel, h: s.heads }) });
+  else if (s.positional === 'rope' && (s.dModel / s.heads) % 2) p.push({ field: 'positional', message: t('lab.problem.rope') });
+  if (s.heads % s.kvHeads) p.push({ field: 'kvHeads', message: t('lab.problem.kv', { h: s.heads, kv: s.kvHeads }) });
   return p;
 }

@@ -1,6 +1,7 @@
 // "Try the model": the reader's text checked against the task's format before the engine sees it,
 // with errors in the task's words (symbols, keys, brackets, characters), never token ids. The
 // task's tokens come from the engine (TaskInfo.words: task.decode of each id).
+import { t } from '../i18n';
 import type { LabSettings, TaskInfo } from '../engine/protocol';
 
 export type TryInput = { text: string } | { error: string };
@@ -9,15 +10,15 @@ export type TryInput = { text: string } | { error: string };
 export function tryHint(s: LabSettings): string {
   switch (s.task) {
     case 'brackets':
-      return `Type up to ${s.length} brackets from ${'()[]{}<>'.slice(0, 2 * s.vocab)}, e.g. ([]). The classifier says whether they balance.`;
+      return t('lab.hint.brackets', { n: s.length, set: '()[]{}<>'.slice(0, 2 * s.vocab) });
     case 'copy':
     case 'reverse':
     case 'sort':
-      return `Type ${s.length} symbols from 0…${s.vocab - 1}, separated by spaces, then | (the separator), e.g. ${exampleDigits(s)} |`;
+      return t('lab.hint.symbols', { n: s.length, last: s.vocab - 1, example: exampleDigits(s) });
     case 'assoc_recall':
-      return `Type ${s.length} key–value pair${s.length > 1 ? 's' : ''}, | and one of the keys, e.g. ${exampleRecall(s)} (keys k0…k${s.vocab - 1}, values v0…v${s.vocab - 1}).`;
+      return t(s.length > 1 ? 'lab.hint.recall' : 'lab.hint.recallOne', { n: s.length, example: exampleRecall(s), last: s.vocab - 1 });
     case 'char_lm':
-      return `Type the start of a sentence (up to ${s.length} characters); the model continues it one character at a time.`;
+      return t('lab.hint.charLm', { n: s.length });
   }
 }
 

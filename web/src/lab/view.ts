@@ -6,7 +6,8 @@ import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
 import * as actions from './actions';
 import { renderCurve } from './charts';
-import { ARCHITECTURES, LSTM_IGNORES, labProblems, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
+import { onLang, span, t as tr, translate } from '../i18n';
+import { ARCHITECTURES, labProblems, rangeLabel, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
 import { labStore, type LabState } from './state';
 import { tryHint } from './try_input';
 
@@ -17,51 +18,51 @@ export function mountLab(root: HTMLElement) {
   <div class="lab">
     <aside class="lab-side">
       <form class="settings lab-settings" autocomplete="off" novalidate onsubmit="return false">
-        <label class="field wide">task <select name="task">${TASKS.map((t) => opt(t.id, t.label)).join('')}</select></label>
+        <label class="field wide">${span('lab.task')} <select name="task">${TASKS.map((t) => opt(t.id)).join('')}</select></label>
         <p class="task-what wide muted"></p>
-        <label class="field wide">architecture <select name="architecture">${ARCHITECTURES.map((a) => opt(a.id, a.label)).join('')}</select></label>
-        <p class="arch-note wide muted small" hidden>${LSTM_IGNORES}</p>
-        <label class="field"><span data-label="length">length</span> <input name="length" type="number" step="1" /></label>
-        <label class="field" data-field="vocab"><span data-label="vocab">symbols</span> <input name="vocab" type="number" step="1" /></label>
-        <label class="field">layers <select name="layers">${[1, 2, 3, 4].map((v) => opt(v)).join('')}</select></label>
+        <label class="field wide">${span('lab.architecture')} <select name="architecture">${ARCHITECTURES.map((a) => opt(a.id, a.label)).join('')}</select></label>
+        <p class="arch-note wide muted small" hidden data-i18n="lab.lstmIgnores">${tr('lab.lstmIgnores')}</p>
+        <label class="field"><span data-label="length"></span> <input name="length" type="number" step="1" /></label>
+        <label class="field" data-field="vocab"><span data-label="vocab"></span> <input name="vocab" type="number" step="1" /></label>
+        <label class="field">${span('lab.layers')} <select name="layers">${[1, 2, 3, 4].map((v) => opt(v)).join('')}</select></label>
         <label class="field">d_model <select name="dModel">${[16, 32, 48, 64, 128].map((v) => opt(v)).join('')}</select></label>
-        <label class="field">heads <select name="heads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
-        <label class="field">K/V heads <select name="kvHeads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
-        <label class="field">positions <select name="positional">${opt('none')}${opt('sinusoidal')}${opt('learned')}${opt('rope', 'RoPE')}</select></label>
-        <label class="field">norm <select name="norm">${opt('pre', 'Pre-LN')}${opt('post', 'Post-LN')}</select></label>
-        <label class="field">learning rate <input name="lr" type="number" min="${TRAINING.lr.min}" max="${TRAINING.lr.max}" step="0.0005" /></label>
-        <label class="field">batch <select name="batch">${[8, 16, 32, 64].map((v) => opt(v)).join('')}</select></label>
-        <label class="field">steps <input name="steps" type="number" min="${TRAINING.steps.min}" max="${TRAINING.steps.max}" step="50" /></label>
-        <label class="field">seed <input name="seed" type="number" min="${TRAINING.seed.min}" max="${TRAINING.seed.max}" step="1" /></label>
-        <label class="field check wide"><input name="scale" type="checkbox" /> scale scores by 1/√d_k</label>
+        <label class="field">${span('walk.heads')} <select name="heads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
+        <label class="field">${span('walk.kvHeads')} <select name="kvHeads">${[1, 2, 4, 8].map((v) => opt(v)).join('')}</select></label>
+        <label class="field">${span('walk.positions')} <select name="positional"><option value="none" data-i18n="walk.pos.none"></option><option value="sinusoidal" data-i18n="walk.pos.sinusoidal"></option><option value="learned" data-i18n="lab.pos.learned"></option>${opt('rope', 'RoPE')}</select></label>
+        <label class="field">${span('lab.norm')} <select name="norm">${opt('pre', 'Pre-LN')}${opt('post', 'Post-LN')}</select></label>
+        <label class="field">${span('lab.lr')} <input name="lr" type="number" min="${TRAINING.lr.min}" max="${TRAINING.lr.max}" step="0.0005" /></label>
+        <label class="field">${span('lab.batch')} <select name="batch">${[8, 16, 32, 64].map((v) => opt(v)).join('')}</select></label>
+        <label class="field">${span('lab.steps')} <input name="steps" type="number" min="${TRAINING.steps.min}" max="${TRAINING.steps.max}" step="50" /></label>
+        <label class="field">${span('walk.seed')} <input name="seed" type="number" min="${TRAINING.seed.min}" max="${TRAINING.seed.max}" step="1" /></label>
+        <label class="field check wide"><input name="scale" type="checkbox" /> ${span('lab.scale')}</label>
         <p class="param-count wide muted small"></p>
         <ul class="problems wide" role="alert"></ul>
       </form>
       <div class="lab-buttons">
-        <button type="button" data-act="train" class="primary">Train</button>
-        <button type="button" data-act="pause">Pause</button>
-        <button type="button" data-act="reset">Reset</button>
+        <button type="button" data-act="train" class="primary">${tr('lab.train')}</button>
+        <button type="button" data-act="pause" data-i18n="lab.pause">${tr('lab.pause')}</button>
+        <button type="button" data-act="reset" data-i18n="lab.reset">${tr('lab.reset')}</button>
       </div>
       <div class="lab-io">
-        <button type="button" data-act="save">Download checkpoint</button>
-        <label class="file-btn">Load checkpoint<input type="file" name="checkpoint" accept=".safetensors,application/octet-stream" /></label>
+        <button type="button" data-act="save" data-i18n="lab.save">${tr('lab.save')}</button>
+        <label class="file-btn">${span('lab.load')}<input type="file" name="checkpoint" accept=".safetensors,application/octet-stream" /></label>
       </div>
-      <p class="muted small">The URL holds these settings and the seed: share it to reproduce a run.</p>
+      <p class="muted small" data-i18n="lab.urlNote">${tr('lab.urlNote')}</p>
     </aside>
     <section class="lab-main">
-      <div class="lab-banner" role="status"><span class="text"></span><span class="actions"></span><details class="details" hidden><summary>Details</summary><pre></pre></details></div>
+      <div class="lab-banner" role="status"><span class="text"></span><span class="actions"></span><details class="details" hidden><summary data-i18n="lab.details">${tr('lab.details')}</summary><pre></pre></details></div>
       <div class="lab-progress">
         <div class="progress"><div class="bar"></div></div>
         <span class="lab-stats"></span>
       </div>
       <div class="curves"></div>
-      <h3>Attention maps of one example <span class="muted maps-note"></span></h3>
-      <p class="maps-none muted" hidden>An LSTM has no attention maps: it carries what it read in one hidden state (h, c), updated token by token, and no weight links one position to another.</p>
+      <h3>${span('lab.maps')} <span class="muted maps-note"></span></h3>
+      <p class="maps-none muted" hidden data-i18n="lab.mapsNone">${tr('lab.mapsNone')}</p>
       <div class="lab-maps"></div>
-      <h3>Try the model</h3>
+      <h3 data-i18n="lab.try">${tr('lab.try')}</h3>
       <form class="try" onsubmit="return false">
         <input name="prompt" type="text" spellcheck="false" />
-        <button type="submit" data-act="try">Run</button>
+        <button type="submit" data-act="try" data-i18n="lab.run">${tr('lab.run')}</button>
         <span class="try-hint muted"></span>
       </form>
       <pre class="try-out"></pre>
@@ -156,7 +157,7 @@ export function mountLab(root: HTMLElement) {
   function tryText(s: LabSettings, r: TryResult) {
     if (r.probabilities) {
       const p = r.probabilities[1];
-      return `${r.input}  →  ${p >= 0.5 ? 'balanced' : 'not balanced'} (p(balanced) = ${p.toFixed(3)})`;
+      return `${r.input}  →  ${tr(p >= 0.5 ? 'lab.balanced' : 'lab.notBalanced')} (p(${tr('lab.balanced')}) = ${p.toFixed(3)})`;
     }
     return s.task === 'char_lm' ? `${r.input}▌${r.output}` : `${r.input}  →  ${r.output}`;
   }
@@ -164,11 +165,11 @@ export function mountLab(root: HTMLElement) {
   /** The per-task labels and ranges of the task-dependent fields. */
   function renderFields(s: LabState) {
     const t = taskLimits(s.settings.task);
-    el<HTMLElement>('[data-label="length"]').textContent = t.length.label;
+    el<HTMLElement>('[data-label="length"]').textContent = rangeLabel(t.length);
     Object.assign(el<HTMLInputElement>('input[name="length"]'), { min: String(t.length.min), max: String(t.length.max) });
     el<HTMLElement>('[data-field="vocab"]').hidden = !t.vocab;
     if (t.vocab) {
-      el<HTMLElement>('[data-label="vocab"]').textContent = t.vocab.label;
+      el<HTMLElement>('[data-label="vocab"]').textContent = rangeLabel(t.vocab);
       Object.assign(el<HTMLInputElement>('input[name="vocab"]'), { min: String(t.vocab.min), max: String(t.vocab.max) });
     }
     const problems = labProblems(s.settings);
@@ -183,7 +184,7 @@ export function mountLab(root: HTMLElement) {
       const unused = lstm && TRANSFORMER_ONLY.includes(input.name as keyof LabSettings);
       input.disabled = s.phase === 'training' || unused;
       input.closest('label')?.classList.toggle('unused', unused);
-      if (unused) input.closest('label')!.title = 'a Transformer setting: an LSTM has none';
+      if (unused) input.closest('label')!.title = tr('lab.transformerOnly');
       else input.closest('label')?.removeAttribute('title');
     }
     el<HTMLElement>('.arch-note').hidden = !lstm;
@@ -192,8 +193,8 @@ export function mountLab(root: HTMLElement) {
   /** The engine's parameter count of the form's model, and of the model held (they differ once the form changed). */
   function renderParameterCount(s: LabState) {
     const arch = (a: LabSettings['architecture']) => ARCHITECTURES.find((x) => x.id === a)?.label ?? a;
-    const form = s.formParameters ? `${arch(s.formParameters.architecture)} of these settings: ${formatCount(s.formParameters.count)} parameters` : '';
-    const held = s.model ? `the current model (${arch(s.model.settings.architecture)}): ${formatCount(s.model.parameters)}` : '';
+    const form = s.formParameters ? tr('lab.params.form', { arch: arch(s.formParameters.architecture), n: formatCount(s.formParameters.count) }) : '';
+    const held = s.model ? tr('lab.params.held', { arch: arch(s.model.settings.architecture), n: formatCount(s.model.parameters) }) : '';
     el<HTMLElement>('.param-count').textContent = [form, held].filter(Boolean).join(' · ');
   }
 
@@ -207,25 +208,25 @@ export function mountLab(root: HTMLElement) {
     let kind = s.phase as string;
     let actionsHtml = '';
     let detail: string | null = null;
-    if (!s.engine && !s.engineError) text.textContent = 'Loading the engine…';
-    else if (s.engineError) text.textContent = `The engine could not be loaded: ${s.engineError}`;
+    if (!s.engine && !s.engineError) text.textContent = tr('walk.status.loading');
+    else if (s.engineError) text.textContent = tr('page.engineLoadFailed', { message: s.engineError });
     else if (s.phase === 'unavailable') {
-      text.innerHTML = `<b>Training engine not available in this build.</b> The WebAssembly module loaded (${s.engine?.flavour}), but it has no ${s.engine?.trainingMissing.join(', ')} binding${(s.engine?.trainingMissing.length ?? 0) > 1 ? 's' : ''}. Nothing below is simulated: curves and maps appear only from a real engine.`;
+      text.innerHTML = tr('lab.unavailable', { flavour: s.engine?.flavour ?? '', missing: s.engine?.trainingMissing.join(', ') ?? '' });
     } else if (s.error) {
       kind = 'error';
       text.textContent = s.error.text;
       detail = s.error.details;
     } else if (s.longRun) {
       kind = 'warning';
-      text.textContent = `This run would take about ${formatEta(s.longRun.seconds)} (${s.longRun.stepsPerSecond.toFixed(1)} steps/s here). Paused: fewer steps or a smaller model train faster.`;
-      actionsHtml = button('long-run', `Train anyway (≈ ${formatEta(s.longRun.seconds)})`);
+      text.textContent = tr('lab.longRun', { eta: formatEta(s.longRun.seconds), rate: s.longRun.stepsPerSecond.toFixed(1) });
+      actionsHtml = button('long-run', tr('lab.longRun.anyway', { eta: formatEta(s.longRun.seconds) }));
     } else if (s.model && s.phase !== 'training' && settingsChange(s.model.settings, s.settings) === 'model') {
       kind = 'warning';
       const done = lastStep(s);
-      text.textContent = `These settings describe a different model: Train builds a new one and discards the current model${done ? ` (trained ${done} steps; download its checkpoint to keep it)` : ''}.`;
-      actionsHtml = button('keep', 'Keep the current model');
+      text.textContent = done ? tr('lab.newModel.trained', { done }) : tr('lab.newModel');
+      actionsHtml = button('keep', tr('lab.keep'));
     } else if (s.model && s.phase !== 'training' && settingsChange(s.model.settings, s.settings) === 'training') {
-      text.textContent = `Train continues the current model for ${s.settings.steps} more steps with the new training settings (learning rate ${s.settings.lr}, batch ${s.settings.batch}).`;
+      text.textContent = tr('lab.continue', { steps: s.settings.steps, lr: s.settings.lr, batch: s.settings.batch });
     } else text.textContent = s.message ?? phaseText(s);
     acts.innerHTML = actionsHtml;
     details.hidden = !detail;
@@ -241,9 +242,10 @@ export function mountLab(root: HTMLElement) {
     el<HTMLInputElement>('input[name="checkpoint"]').disabled = !available;
     const trainButton = el<HTMLButtonElement>('button[data-act="train"]');
     const change = s.model ? settingsChange(s.model.settings, s.settings) : 'model';
-    trainButton.textContent = s.phase === 'paused' && change === 'none' ? 'Resume' : s.model && change !== 'model' && s.phase !== 'error' && s.phase !== 'ready' ? `Train ${s.settings.steps} more` : 'Train';
-    el<HTMLElement>('.task-what').textContent = TASKS.find((t) => t.id === s.settings.task)?.what ?? '';
-    el<HTMLElement>('.try-hint').textContent = s.model ? tryHint(s.model.settings) : 'Train a model (or load a checkpoint) first.';
+    trainButton.textContent =
+      s.phase === 'paused' && change === 'none' ? tr('lab.resume') : s.model && change !== 'model' && s.phase !== 'error' && s.phase !== 'ready' ? tr('lab.trainMore', { n: s.settings.steps }) : tr('lab.train');
+    el<HTMLElement>('.task-what').textContent = TASKS.find((t) => t.id === s.settings.task)?.what() ?? '';
+    el<HTMLElement>('.try-hint').textContent = s.model ? tryHint(s.model.settings) : tr('lab.tryFirst');
     el<HTMLInputElement>('form.try input[name="prompt"]').disabled = !s.model;
     el<HTMLButtonElement>('form.try button').disabled = !s.model;
     // The form and the banner change with settings and phases, not with each metrics batch.
@@ -257,7 +259,10 @@ export function mountLab(root: HTMLElement) {
     el<HTMLElement>('.lab-progress .bar').style.width = `${Math.min(100, (done / Math.max(1, total)) * 100)}%`;
     const eta = s.stepsPerSecond > 0 && s.phase === 'training' ? (total - done) / s.stepsPerSecond : null;
     // A total from an invalid steps field (the form names the problem) is not shown.
-    el<HTMLElement>('.lab-stats').textContent = `step ${done}${Number.isInteger(total) && total > 0 ? ` / ${total}` : ''}` + (s.stepsPerSecond ? ` · ${s.stepsPerSecond.toFixed(1)} steps/s` : '') + (eta != null ? ` · ETA ${formatEta(eta)}` : '');
+    el<HTMLElement>('.lab-stats').textContent =
+      tr('lab.stats.step', { done, total: Number.isInteger(total) && total > 0 ? ` / ${total}` : '' }) +
+      (s.stepsPerSecond ? ` · ${tr('lab.stats.rate', { rate: s.stepsPerSecond.toFixed(1) })}` : '') +
+      (eta != null ? ` · ${tr('lab.stats.eta', { eta: formatEta(eta) })}` : '');
 
     // Curves and maps redraw only when their data changed: metrics arrive ten times a second, and
     // re-joining every map cell (with its transition) each time costs long main-thread tasks.
@@ -286,8 +291,8 @@ export function mountLab(root: HTMLElement) {
     const total = actions.runTarget(s);
     const loss = s.metrics.map((m) => ({ step: m.step, value: m.loss }));
     const acc = s.metrics.map((m) => ({ step: m.step, value: m.accuracy }));
-    renderCurve(curves, 'loss', 'loss', loss, total, { log: true, color: '#542788' });
-    renderCurve(curves, 'accuracy', 'accuracy', acc, total, { max: 1, color: '#e08214' });
+    renderCurve(curves, 'loss', tr('lab.loss'), loss, total, { log: true, color: '#542788' });
+    renderCurve(curves, 'accuracy', tr('lab.accuracy'), acc, total, { max: 1, color: '#e08214' });
   }
 
   /** One row of heads per layer; keys along the bottom, queries down the first head's side. */
@@ -302,7 +307,7 @@ export function mountLab(root: HTMLElement) {
       delete maps.dataset.geometry;
       return;
     }
-    el<HTMLElement>('.maps-note').textContent = !s.maps ? '' : s.mapsStep > 0 ? `(after step ${s.mapsStep}; refreshed while training)` : '(before any training in this session)';
+    el<HTMLElement>('.maps-note').textContent = !s.maps ? '' : s.mapsStep > 0 ? tr('lab.maps.after', { step: s.mapsStep }) : tr('lab.maps.before');
     if (!s.maps) {
       maps.replaceChildren();
       delete maps.dataset.geometry;
@@ -331,7 +336,7 @@ export function mountLab(root: HTMLElement) {
         const off = (l * H + h) * T * T;
         renderHeatmap(row, {
           name: `lab-map-l${l}-h${h}`,
-          title: `layer ${l} · head ${h}`,
+          title: tr('lab.maps.title', { l, h }),
           data: { shape: [T, T], data: maps_.data.subarray(off, off + T * T) },
           scale: sequentialScale(1),
           cell,
@@ -353,7 +358,20 @@ export function mountLab(root: HTMLElement) {
   }).observe(el<HTMLElement>('.curves'));
 
   labStore.subscribe(render);
+  /** The texts that follow the language and are not drawn by render: task names in the select. */
+  const relabel = () => {
+    for (const o of Array.from((form.elements.namedItem('task') as HTMLSelectElement).options)) o.textContent = TASKS.find((x) => x.id === o.value)?.label() ?? o.value;
+  };
+  relabel();
+  translate(root);
   render(labStore.get());
+  // A language switch redraws every text; the settings, the model and a running training stay.
+  onLang(() => {
+    translate(root);
+    relabel();
+    render(labStore.get());
+    later('curves', renderCurves);
+  });
 
 }
 
@@ -362,17 +380,17 @@ const lastStep = (s: LabState) => (s.metrics.length ? s.metrics[s.metrics.length
 function phaseText(s: LabState): string {
   switch (s.phase) {
     case 'idle':
-      return 'Choose a task and press Train. Training runs in a Web Worker, so the page stays responsive.';
+      return tr('lab.phase.idle');
     case 'ready':
-      return 'Model ready.';
+      return tr('lab.phase.ready');
     case 'training':
-      return 'Training…';
+      return tr('lab.phase.training');
     case 'paused':
-      return 'Paused. Resume goes on; Reset starts over.';
+      return tr('lab.phase.paused');
     case 'done':
-      return `Done. Try the model below, download the checkpoint, or train it ${s.settings.steps} more steps.`;
+      return tr('lab.phase.done', { n: s.settings.steps });
     case 'error':
-      return 'Training stopped with an error.';
+      return tr('lab.phase.error');
     default:
       return '';
   }
@@ -382,7 +400,7 @@ const formatCount = (n: number) => n.toLocaleString('en-US');
 
 function formatEta(seconds: number) {
   if (!Number.isFinite(seconds)) return '—';
-  if (seconds < 60) return `${Math.ceil(seconds)} s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${Math.floor(seconds % 60)} s`;
-  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+  if (seconds < 60) return tr('lab.eta.s', { s: Math.ceil(seconds) });
+  if (seconds < 3600) return tr('lab.eta.min', { m: Math.floor(seconds / 60), s: Math.floor(seconds % 60) });
+  return tr('lab.eta.h', { h: Math.floor(seconds / 3600), m: Math.floor((seconds % 3600) / 60) });
 }

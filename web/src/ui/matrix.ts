@@ -1,3 +1,4 @@
+import { t as tr } from '../i18n';
 // A labelled heat-map matrix with the value printed in each cell (render layer: draws props,
 // computes nothing). Cells carry data-i / data-j / data-value (the exact float32) for hover and tests.
 import * as d3 from 'd3';
@@ -169,7 +170,7 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     const extra = p.detail ? p.detail(d.i, d.j, d.v) : '';
     return (
       `<div class="tt-head">${p.title} [${d.i}][${d.j}] <span class="muted">${label}</span></div>` +
-      `<div class="tt-val">${exactFloat32(d.v)}</div>${p.masked?.(d.i, d.j) ? '<div class="muted">masked</div>' : ''}${extra}`
+      `<div class="tt-val">${exactFloat32(d.v)}</div>${p.masked?.(d.i, d.j) ? `<div class="muted">${tr('fig.masked')}</div>` : ''}${extra}`
     );
   };
   // Keyboard: one Tab stop per matrix (roving tabindex); arrows move between cells, and a focused
@@ -180,7 +181,7 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   figEl.dataset.focus = active.join(',');
   g.attr('tabindex', (d) => (d.i === active[0] && d.j === active[1] ? 0 : -1))
     .attr('role', 'img')
-    .attr('aria-label', (d) => `${p.title.replace(/<[^>]*>/g, '')} row ${d.i} (${p.rowLabels?.[d.i] ?? d.i}), column ${d.j} (${p.colLabels?.[d.j] ?? d.j}): ${exactFloat32(d.v)}`);
+    .attr('aria-label', (d) => tr('fig.cellAria', { title: p.title.replace(/<[^>]*>/g, ''), i: d.i, row: p.rowLabels?.[d.i] ?? d.i, j: d.j, col: p.colLabels?.[d.j] ?? d.j, v: exactFloat32(d.v) }));
   g.on('mouseenter', function (ev: MouseEvent, d) {
     showTooltip(tip(d), ev, this);
     p.onHover?.([d.i, d.j]);

@@ -1,4 +1,5 @@
 // Walkthrough actions: the only code that changes walkStore (engine calls, navigation, playback).
+import { t } from '../i18n';
 import type { EngineClient } from '../engine/client';
 import { derive } from './derive';
 import { buildInput, inputFromModelTrace, settingsOfModelTrace, settingsProblems, type WalkSettings } from './inputs';
@@ -62,7 +63,7 @@ export async function compute(settings: WalkSettings) {
     });
   } catch (e) {
     if (seq !== requestSeq) return;
-    walkStore.set({ status: 'error', error: e instanceof Error ? e.message : String(e) });
+    walkStore.set({ status: 'error', error: t('walk.engineError', { message: e instanceof Error ? e.message : String(e) }) });
   }
 }
 

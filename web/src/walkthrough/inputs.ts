@@ -1,5 +1,6 @@
 // The walkthrough's input: a sentence -> tokens -> one seeded vector per word.
 // (Compute layer: pure functions of the settings; no engine call needed for inputs.)
+import { t, type Key } from '../i18n';
 import type { MaskKind, Positional, Tensor, TraceRequest, TraceResult } from '../engine/protocol';
 import { hash32, mulberry32, normals } from '../util/rng';
 
@@ -24,10 +25,10 @@ export const MAX_TOKENS = 10;
 /** The choices the settings form offers (and the only values a URL may restore). */
 export const D_MODELS = [4, 6, 8, 12, 16, 32, 64];
 export const HEAD_COUNTS = [1, 2, 4, 8];
-export const POSITIONALS: { id: Positional; label: string }[] = [
-  { id: 'none', label: 'none' },
-  { id: 'sinusoidal', label: 'sinusoidal' },
-  { id: 'rope', label: 'RoPE' },
+export const POSITIONALS: { id: Positional; label: () => string }[] = [
+  { id: 'none', label: () => t('walk.pos.none') },
+  { id: 'sinusoidal', label: () => t('walk.pos.sinusoidal') },
+  { id: 'rope', label: () => 'RoPE' },
 ];
 export const MAX_SEED = 99999;
 export const MAX_SENTENCE_CHARS = 80;
@@ -40,13 +41,13 @@ export const WINDOW = 2;
 export const GLOBAL_TOKENS = 1;
 
 /** The mask choices, in the order the mask select lists them. */
-export const MASKS: { id: MaskKind; label: string }[] = [
-  { id: 'none', label: 'none' },
-  { id: 'causal', label: 'causal' },
-  { id: 'padding', label: 'padding' },
-  { id: 'causal+padding', label: 'causal + padding' },
-  { id: 'causal+window', label: `causal + window ${WINDOW}` },
-  { id: 'causal+window+global', label: `causal + window ${WINDOW} + ${GLOBAL_TOKENS} global token` },
+export const MASKS: { id: MaskKind; label: () => string }[] = [
+  { id: 'none', label: () => t('walk.mask.none') },
+  { id: 'causal', label: () => t('walk.mask.causal') },
+  { id: 'padding', label: () => t('walk.mask.padding') },
+  { id: 'causal+padding', label: () => t('walk.mask.causalPadding') },
+  { id: 'causal+window', label: () => t('walk.mask.causalWindow', { w: WINDOW }) },
+  { id: 'causal+window+global', label: () => t('walk.mask.causalWindowGlobal', { w: WINDOW, g: GLOBAL_TOKENS }) },
 ];
 
 /** Han, Kana and Hangul: scripts written without spaces, read one character per token. */
@@ -61,14 +62,15 @@ const PERMUTED = {
 /** The permutation example pair in the sentence's own script (Chinese for CJK text, else English). */
 export const permutedPair = (sentence: string): { a: string; b: string } => (CJK.test(sentence) ? PERMUTED.cjk : PERMUTED.latin);
 
-export const EXAMPLES: { label: string; sentence: string }[] = [
-  { label: PERMUTED.latin.a, sentence: PERMUTED.latin.a },
-  { label: `${PERMUTED.latin.b} (same words, new order)`, sentence: PERMUTED.latin.b },
-  { label: `${PERMUTED.cjk.a} (I love you)`, sentence: PERMUTED.cjk.a },
-  { label: `${PERMUTED.cjk.b} (same characters, new order)`, sentence: PERMUTED.cjk.b },
-  { label: 'bank (river)', sentence: 'we sat on the river bank' },
-  { label: 'bank (money)', sentence: 'the bank raised the interest rate' },
-  { label: 'the cat sat on the mat', sentence: 'the cat sat on the mat' },
+const example = (name: string, gloss: Key | null, sentence: string) => ({ label: () => (gloss ? `${name} (${t(gloss)})` : name), sentence });
+export const EXAMPLES: { label: () => string; sentence: string }[] = [
+  example(PERMUTED.latin.a, null, PERMUTED.latin.a),
+  example(PERMUTED.latin.b, 'walk.ex.sameWords', PERMUTED.latin.b),
+  example(PERMUTED.cjk.a, 'walk.ex.iLoveYou', PERMUTED.cjk.a),
+  example(PERMUTED.cjk.b, 'walk.ex.sameChars', PERMUTED.cjk.b),
+  example('bank', 'walk.ex.river', 'we sat on the river bank'),
+  example('bank', 'walk.ex.money', 'the bank raised the interest rate'),
+  example('the cat sat on the mat', null, 'the cat sat on the mat'),
 ];
 
 export const DEFAULT_SETTINGS: WalkSettings = {
@@ -121,13 +123,13 @@ export function readSentence(sentence: string): { tokens: string[]; notices: str
   let text = sentence;
   if (chars.length > MAX_SENTENCE_CHARS) {
     text = chars.slice(0, MAX_SENTENCE_CHARS).join('');
-    notices.push(`The sentence has ${chars.length} characters; only the first ${MAX_SENTENCE_CHARS} are read.`);
+    notices.push(t('walk.notice.chars', { n: chars.length, max: MAX_SENTENCE_CHARS }));
   }
   const all = allTokens(text);
   if (all.length > MAX_TOKENS) {
     const dropped = all.slice(MAX_TOKENS);
     const shown = dropped.slice(0, 4).join(' ') + (dropped.length > 4 ? ' …' : '');
-    notices.push(`The sentence has ${all.length} tokens; the walkthrough uses the first ${MAX_TOKENS} and drops ${dropped.length} (“${shown}”).`);
+    notices.push(t('walk.notice.tokens', { n: all.length, max: MAX_TOKENS, dropped: dropped.length, shown }));
   }
   return { tokens: all.slice(0, MAX_TOKENS), notices };
 }
@@ -210,29 +212,29 @@ export function settingsOfModelTrace(s: WalkSettings, trace: TraceResult): WalkS
 
 /** Why `heads` query heads cannot split d_model, or null when they can. */
 export const headsProblem = (dModel: number, heads: number): string | null =>
-  dModel % heads === 0 ? null : `d_model ${dModel} does not split evenly into ${heads} heads (${dModel} / ${heads} is not a whole number).`;
+  dModel % heads === 0 ? null : t('walk.problem.heads', { d: dModel, h: heads });
 
 /** Why `heads` query heads cannot share `kvHeads` key/value heads, or null when they can. */
 export const kvHeadsProblem = (heads: number, kvHeads: number): string | null =>
   kvHeads > heads
-    ? `There cannot be more key/value heads (${kvHeads}) than query heads (${heads}).`
+    ? t('walk.problem.kvMore', { kv: kvHeads, h: heads })
     : heads % kvHeads === 0
       ? null
-      : `${heads} query heads cannot share ${kvHeads} key/value heads evenly.`;
+      : t('walk.problem.kvShare', { kv: kvHeads, h: heads });
 
 /** Why RoPE cannot run with this head width, or null when it can. */
 export const ropeProblem = (dModel: number, heads: number): string | null =>
-  dModel % heads === 0 && (dModel / heads) % 2 !== 0 ? `RoPE rotates pairs of numbers: the head width d_k = ${dModel} / ${heads} = ${dModel / heads} must be even.` : null;
+  dModel % heads === 0 && (dModel / heads) % 2 !== 0 ? t('walk.problem.rope', { d: dModel, h: heads, dk: dModel / heads }) : null;
 
 /** Why `seed` is not a seed, or null. */
 const seedProblem = (seed: number): string | null =>
-  Number.isInteger(seed) && seed >= 0 && seed <= MAX_SEED ? null : `The seed must be a whole number from 0 to ${MAX_SEED}${Number.isNaN(seed) ? '' : ` (it is ${seed})`}.`;
+  Number.isInteger(seed) && seed >= 0 && seed <= MAX_SEED ? null : Number.isNaN(seed) ? t('walk.problem.seedEmpty', { max: MAX_SEED }) : t('walk.problem.seed', { max: MAX_SEED, seed });
 
 /** Problems with the settings a reader can fix, in plain words (empty when fine). */
 export function settingsProblems(s: WalkSettings): string[] {
   if (s.model === 'trained') return []; // the model's own architecture; the engine checks the input
   const out = [
-    tokenize(s.sentence).length === 0 ? 'Type at least one word: the sentence is empty.' : null,
+    tokenize(s.sentence).length === 0 ? t('walk.problem.empty') : null,
     headsProblem(s.dModel, s.heads),
     kvHeadsProblem(s.heads, s.kvHeads),
     s.positional === 'rope' ? ropeProblem(s.dModel, s.heads) : null,

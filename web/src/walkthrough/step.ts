@@ -23,7 +23,8 @@ export interface StepContext {
 
 export interface Step {
   id: string;
-  title: string;
+  /** The step's name in the page's language. */
+  title(): string;
   /** Does the step show one head at a time (so the head picker applies)? */
   perHead: boolean;
   /** Number of animation beats (>= 1). Beat 0 is the resting picture. */

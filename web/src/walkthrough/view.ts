@@ -8,6 +8,8 @@ import { SPEEDS, walkStore, type WalkState } from './state';
 import type { StepContext } from './step';
 import { STEPS } from './steps';
 import { labStore, type LabState } from '../lab/state';
+import { taskLabel } from '../lab/settings';
+import { attr, onLang, span, t, translate } from '../i18n';
 
 const opt = (v: string | number, label: string | number = v) => `<option value="${v}">${label}</option>`;
 
@@ -16,20 +18,20 @@ export function mountWalkthrough(root: HTMLElement) {
   // on wide screens the grid puts the settings beside it, on the left.
   root.innerHTML = `
   <div class="walk">
-    <section class="walk-main" aria-label="Walkthrough">
-      <div class="player" role="toolbar" aria-label="Player">
-        <button type="button" data-act="prev" title="Previous step (←)">◀◀</button>
-        <button type="button" data-act="play" class="play" title="Play / pause (space)">▶ Play</button>
-        <button type="button" data-act="next" title="Next step (→)">▶▶</button>
-        <label class="speed">speed <select name="speed">${SPEEDS.map((s) => opt(s, `${s}×`)).join('')}</select></label>
+    <section class="walk-main" ${attr('aria-label', 'walk.aria.main')}>
+      <div class="player" role="toolbar" ${attr('aria-label', 'walk.aria.player')}>
+        <button type="button" data-act="prev" ${attr('title', 'walk.prev.title')}>◀◀</button>
+        <button type="button" data-act="play" class="play" ${attr('title', 'walk.play.title')}>${t('walk.play')}</button>
+        <button type="button" data-act="next" ${attr('title', 'walk.next.title')}>▶▶</button>
+        <label class="speed">${span('walk.speed')} <select name="speed">${SPEEDS.map((s) => opt(s, `${s}×`)).join('')}</select></label>
         <div class="progress"><div class="bar"></div></div>
         <span class="kbd-hint">← → space</span>
-        <div class="rest" title="Time left to read this step before playback moves on"><div class="rest-bar"></div></div>
+        <div class="rest" ${attr('title', 'walk.rest.title')}><div class="rest-bar"></div></div>
       </div>
       <header class="step-head">
         <h2 class="step-title" aria-live="polite"></h2>
-        <div class="head-picker" role="group" aria-label="Head"></div>
-        <a class="to-settings" href="#walk-settings">settings ↓</a>
+        <div class="head-picker" role="group" ${attr('aria-label', 'walk.aria.head')}></div>
+        <a class="to-settings" href="#walk-settings" data-i18n="walk.toSettings">${t('walk.toSettings')}</a>
       </header>
       <p class="beat-caption"></p>
       <div class="stage-wrap"><div class="stage" data-stage=""></div><div class="stage-error" role="alert" hidden></div></div>
@@ -37,32 +39,32 @@ export function mountWalkthrough(root: HTMLElement) {
       <p class="status"></p>
     </section>
     <aside class="walk-side" id="walk-settings">
-      <form class="settings" autocomplete="off" onsubmit="return false" aria-label="Walkthrough settings">
-        <label class="field wide">model
-          <select name="model"><option value="random">random weights</option><option value="trained" disabled>trained in the lab (train or load one first)</option></select>
+      <form class="settings" autocomplete="off" onsubmit="return false" ${attr('aria-label', 'walk.aria.settings')}>
+        <label class="field wide">${span('walk.model')}
+          <select name="model"><option value="random" data-i18n="walk.model.random">${t('walk.model.random')}</option><option value="trained" disabled></option></select>
         </label>
-        <label class="field wide trained-only">input <span class="hint model-hint"></span>
-          <input name="modelInput" type="text" spellcheck="false" placeholder="the lab’s example input" />
+        <label class="field wide trained-only">${span('walk.input')} <span class="hint model-hint"></span>
+          <input name="modelInput" type="text" spellcheck="false" ${attr('placeholder', 'walk.input.placeholder')} />
         </label>
-        <label class="field trained-only">layer <select name="layer"></select></label>
-        <label class="field wide random-only">Sentence <span class="hint">(up to ${MAX_TOKENS} tokens: words, or single Chinese characters)</span>
+        <label class="field trained-only">${span('walk.layer')} <select name="layer"></select></label>
+        <label class="field wide random-only">${span('walk.sentence')} <span class="hint sentence-hint"></span>
           <input name="sentence" type="text" spellcheck="false" />
         </label>
-        <label class="field wide random-only">or an example
-          <select name="example"><option value="">choose…</option>${EXAMPLES.map((e, i) => opt(i, e.label)).join('')}</select>
+        <label class="field wide random-only">${span('walk.example')}
+          <select name="example"><option value="" data-i18n="walk.example.choose">${t('walk.example.choose')}</option>${EXAMPLES.map((_, i) => opt(i)).join('')}</select>
         </label>
         <label class="field random-only">d_model <select name="dModel">${D_MODELS.map((v) => opt(v)).join('')}</select></label>
-        <label class="field random-only">heads <select name="heads">${HEAD_COUNTS.map((v) => opt(v)).join('')}</select></label>
-        <label class="field random-only">K/V heads <select name="kvHeads">${HEAD_COUNTS.map((v) => opt(v)).join('')}</select></label>
-        <label class="field random-only">positions <select name="positional">${POSITIONALS.map((p) => opt(p.id, p.label)).join('')}</select></label>
-        <label class="field random-only">seed <input name="seed" type="number" min="0" max="${MAX_SEED}" step="1" /></label>
-        <label class="field check random-only"><input name="scale" type="checkbox" /> scale by 1/√d_k</label>
-        <label class="field wide random-only">mask <select name="mask">${MASKS.map((m) => opt(m.id, m.label)).join('')}</select></label>
+        <label class="field random-only">${span('walk.heads')} <select name="heads">${HEAD_COUNTS.map((v) => opt(v)).join('')}</select></label>
+        <label class="field random-only">${span('walk.kvHeads')} <select name="kvHeads">${HEAD_COUNTS.map((v) => opt(v)).join('')}</select></label>
+        <label class="field random-only">${span('walk.positions')} <select name="positional">${POSITIONALS.map((p) => opt(p.id)).join('')}</select></label>
+        <label class="field random-only">${span('walk.seed')} <input name="seed" type="number" min="0" max="${MAX_SEED}" step="1" /></label>
+        <label class="field check random-only"><input name="scale" type="checkbox" /> ${span('walk.scale')}</label>
+        <label class="field wide random-only">${span('walk.mask')} <select name="mask">${MASKS.map((m) => opt(m.id)).join('')}</select></label>
         <p class="problems" role="alert"></p>
         <ul class="notices" aria-live="polite"></ul>
       </form>
-      <nav class="steps" aria-label="Walkthrough steps">
-        <ol>${STEPS.map((s, i) => `<li><button type="button" data-step="${i}"><span class="n">${i + 1}</span>${s.title}</button></li>`).join('')}</ol>
+      <nav class="steps" ${attr('aria-label', 'walk.aria.steps')}>
+        <ol>${STEPS.map((_, i) => `<li><button type="button" data-step="${i}"><span class="n">${i + 1}</span><span class="t"></span></button></li>`).join('')}</ol>
       </nav>
     </aside>
   </div>`;
@@ -120,14 +122,31 @@ export function mountWalkthrough(root: HTMLElement) {
         o.disabled = r !== null;
         o.title = r ?? '';
         // The open list says "not available" without a hover; the reason is the option's title.
-        o.textContent = r ? `${o.dataset.label} (not available)` : o.dataset.label;
+        o.textContent = r ? t('walk.option.unavailable', { label: o.dataset.label }) : o.dataset.label;
         if (r) reasons.push(`${o.dataset.label}: ${r}`);
       }
-      sel.title = reasons.length ? `Not available: ${reasons.join(' ')}` : '';
+      sel.title = reasons.length ? t('walk.select.unavailable', { reasons: reasons.join(' ') }) : '';
     };
     mark('heads', (o) => headsProblem(d, Number(o.value)));
     mark('kvHeads', (o) => kvHeadsProblem(heads, Number(o.value)));
     mark('positional', (o) => (o.value === 'rope' ? ropeProblem(d, heads) : null));
+  };
+  /** The texts of the form and the step list that follow the language (the static ones follow translate). */
+  const relabel = () => {
+    const options = (name: string, label: (o: HTMLOptionElement) => string | null) => {
+      for (const o of Array.from((form.elements.namedItem(name) as HTMLSelectElement).options)) {
+        const l = label(o);
+        if (l !== null) o.dataset.label = o.textContent = l;
+      }
+    };
+    options('positional', (o) => POSITIONALS.find((p) => p.id === o.value)?.label() ?? null);
+    options('mask', (o) => MASKS.find((m) => m.id === o.value)?.label() ?? null);
+    options('example', (o) => EXAMPLES[Number(o.value)]?.label() ?? (o.value === '' ? t('walk.example.choose') : null));
+    options('heads', (o) => o.value);
+    options('kvHeads', (o) => o.value);
+    el<HTMLElement>('.sentence-hint').textContent = t('walk.sentence.hint', { n: MAX_TOKENS });
+    root.querySelectorAll<HTMLElement>('nav.steps button .t').forEach((e, i) => (e.textContent = STEPS[i].title()));
+    markChoices();
   };
   const showModelFields = (model: WalkSettings['model']) => {
     root.querySelectorAll<HTMLElement>('.random-only').forEach((e) => (e.hidden = model === 'trained'));
@@ -147,11 +166,11 @@ export function mountWalkthrough(root: HTMLElement) {
     labKey = key;
     const trained = modelSelect.options[1];
     trained.disabled = !available;
-    trained.textContent = available ? `trained in the lab (${l.settings.task})` : 'trained in the lab (train or load one first)';
+    trained.textContent = available ? t('walk.model.trained', { task: taskLabel(l.settings.task) }) : t('walk.model.trainedNone');
     const layer = Math.min(Number(layerSelect.value) || 0, l.settings.layers - 1);
-    layerSelect.innerHTML = Array.from({ length: l.settings.layers }, (_, i) => opt(i, `layer ${i}`)).join('');
+    layerSelect.innerHTML = Array.from({ length: l.settings.layers }, (_, i) => opt(i, t('walk.layer.n', { n: i }))).join('');
     layerSelect.value = String(layer);
-    el<HTMLElement>('.model-hint').textContent = `(${l.settings.task} task syntax; empty = the lab’s example)`;
+    el<HTMLElement>('.model-hint').textContent = t('walk.input.hint', { task: taskLabel(l.settings.task) });
     if (!available && modelSelect.value === 'trained') {
       modelSelect.value = 'random';
       showModelFields('random');
@@ -178,6 +197,7 @@ export function mountWalkthrough(root: HTMLElement) {
     writtenKey = key;
     history.replaceState(null, '', urlOf(s, new URL(location.href)));
   };
+  relabel();
   writeForm(walkStore.get().settings);
   let debounce: number | undefined;
   form.addEventListener('input', (ev) => {
@@ -270,8 +290,8 @@ export function mountWalkthrough(root: HTMLElement) {
       b.classList.toggle('done', i < s.step);
       b.setAttribute('aria-current', i === s.step ? 'step' : 'false');
     });
-    el<HTMLElement>('.step-title').textContent = `${s.step + 1}. ${step.title}`;
-    el<HTMLButtonElement>('button.play').textContent = s.playing ? '❚❚ Pause' : '▶ Play';
+    el<HTMLElement>('.step-title').textContent = `${s.step + 1}. ${step.title()}`;
+    el<HTMLButtonElement>('button.play').textContent = s.playing ? t('walk.pause') : t('walk.play');
     el<HTMLElement>('.progress .bar').style.width = `${((s.step + 1) / STEPS.length) * 100}%`;
     el<HTMLElement>('.problems').textContent = s.status === 'error' ? (s.error ?? '') : '';
     const notices = [...urlNotices, ...(s.settings.model === 'random' ? readSentence(s.settings.sentence).notices : [])];
@@ -282,7 +302,13 @@ export function mountWalkthrough(root: HTMLElement) {
       noticeList.replaceChildren(...notices.map((n) => Object.assign(document.createElement('li'), { textContent: n })));
     }
     el<HTMLElement>('.status').textContent =
-      s.status === 'loading-engine' ? 'Loading the engine…' : s.status === 'computing' ? 'Computing…' : s.trace && s.status === 'ready' ? `engine: ${s.trace.elapsedMs.toFixed(1)} ms for this trace` : '';
+      s.status === 'loading-engine'
+        ? t('walk.status.loading')
+        : s.status === 'computing'
+          ? t('walk.status.computing')
+          : s.trace && s.status === 'ready'
+            ? t('walk.status.ready', { ms: s.trace.elapsedMs.toFixed(1) })
+            : '';
     root.classList.toggle('busy', s.status === 'computing');
     showRest(s);
     // An error takes the stage's place: the previous trace no longer matches the settings.
@@ -294,7 +320,7 @@ export function mountWalkthrough(root: HTMLElement) {
     el<HTMLElement>('.beat-caption').hidden = failed;
     el<HTMLElement>('.head-picker').hidden = failed;
     if (failed) {
-      errorBox.innerHTML = `<p class="error-title">Nothing to show for these settings</p><p class="error-text"></p><p class="muted">Change the settings on the ${window.innerWidth <= 900 ? 'form below' : 'left'}; the picture comes back as soon as they work.</p>`;
+      errorBox.innerHTML = `<p class="error-title">${t('walk.error.title')}</p><p class="error-text"></p><p class="muted">${t(window.innerWidth <= 900 ? 'walk.error.fixBelow' : 'walk.error.fixLeft')}</p>`;
       errorBox.querySelector('.error-text')!.textContent = s.error ?? '';
       renderedKey = '';
       return;
@@ -307,7 +333,7 @@ export function mountWalkthrough(root: HTMLElement) {
     if (picker.dataset.key !== pickerKey) {
       picker.dataset.key = pickerKey;
       picker.innerHTML = pickerKey
-        ? `<span class="muted">head</span>${Array.from({ length: H }, (_, h) => `<button type="button" data-head="${h}" style="--head-i:${h}">${h}</button>`).join('')}`
+        ? `<span class="muted" data-i18n="walk.head">${t('walk.head')}</span>${Array.from({ length: H }, (_, h) => `<button type="button" data-head="${h}" style="--head-i:${h}">${h}</button>`).join('')}`
         : '';
     }
     picker.querySelectorAll<HTMLButtonElement>('button[data-head]').forEach((b) => {
@@ -332,11 +358,11 @@ export function mountWalkthrough(root: HTMLElement) {
     }
     const resting = s.playing && s.beat === 0 && s.restMs > 0;
     el<HTMLElement>('.beat-caption').textContent =
-      step.caption(ctx) || (resting ? `${Math.round(s.restMs / 1000)} s to read this step, then the next one (▶▶ goes on now)` : '');
+      step.caption(ctx) || (resting ? t('walk.caption.resting', { s: Math.round(s.restMs / 1000) }) : '');
     try {
       step.render(stageHost, ctx);
     } catch (e) {
-      stageHost.textContent = `Could not draw this step: ${e instanceof Error ? e.message : String(e)}`;
+      stageHost.textContent = t('walk.drawFailed', { message: e instanceof Error ? e.message : String(e) });
     }
   }
 
@@ -346,5 +372,15 @@ export function mountWalkthrough(root: HTMLElement) {
   labStore.subscribe(followLab);
   followLab(labStore.get());
   render(walkStore.get());
+  // A language switch redraws every text in place: the settings, the step, the head, the player
+  // and the trace stay as they are.
+  onLang(() => {
+    translate(root);
+    relabel();
+    labKey = '';
+    followLab(labStore.get());
+    renderedKey = '';
+    render(walkStore.get());
+  });
   return { start: () => compute(readForm()), pause };
 }

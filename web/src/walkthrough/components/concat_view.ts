@@ -1,3 +1,4 @@
+import { t as tr } from '../../i18n';
 // Stage: concat. The split/concat layout as a picture of tensor shapes, then the joined matrix.
 import * as d3 from 'd3';
 import type { Tensor } from '../../engine/protocol';
@@ -60,7 +61,7 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
       .attr('x', (D * u) / 2)
       .attr('y', layer === 'split' ? -6 : (T * u) / 2 + 4)
       .attr('text-anchor', 'middle')
-      .text((h) => (layer === 'split' ? `head ${h}` : `h${h}`));
+      .text((h) => (layer === 'split' ? tr('step.heads.caption', { h }) : `h${h}`));
     if (layer === 'joined') {
       if (p.joined) blocks.transition().duration(800).delay((h) => h * 120).attr('transform', together);
       else blocks.interrupt().attr('transform', apart);
@@ -86,5 +87,5 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
     colLabels: idx(C, 'c'),
     colBands: d3.range(C).map((c) => HEAD_COLORS[Math.floor(c / D) % HEAD_COLORS.length]),
   });
-  renderLegend(section(host, 'legend', 'legends'), divergingScale(maxAbs(p.concat.data)), 'value', 'concat');
+  renderLegend(section(host, 'legend', 'legends'), divergingScale(maxAbs(p.concat.data)), tr('fig.legend.value'), 'concat');
 }

@@ -1,3 +1,4 @@
+import { t as tr } from '../../i18n';
 // Stage: per-head maps. Every head's attention weights side by side, grouped by shared K/V head.
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
@@ -23,7 +24,7 @@ export function renderHeads(host: HTMLElement, p: HeadsProps) {
     wrap.style.setProperty('--head', HEAD_COLORS[h % HEAD_COLORS.length]);
     renderMatrix(wrap, {
       name: `heads-weights-h${h}`,
-      title: `head ${h}`,
+      title: tr('step.heads.caption', { h }),
       caption: p.kvOf.length > 1 && new Set(p.kvOf).size < p.kvOf.length ? `reads K/V head ${p.kvOf[h]}` : '',
       data: w,
       scale,
@@ -32,5 +33,5 @@ export function renderHeads(host: HTMLElement, p: HeadsProps) {
       colLabels: p.keyTokens,
     });
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, 'weight (0 … 1)', 'heads');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.weight'), 'heads');
 }

@@ -1,3 +1,4 @@
+import { t as tr } from '../../i18n';
 // Stage: mask. scaled -> masked: forbidden (query, key) pairs become −∞ (hatched).
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
@@ -20,11 +21,11 @@ export function renderMask(host: HTMLElement, p: MaskProps) {
   const scale = divergingScale(maxAbs(p.scaled.data));
   const isMasked = (i: number, j: number) => p.masked.data[i * S + j] === -Infinity;
   const row = section(host, 'mask');
-  renderMatrix(row, { name: 'mask-scaled', title: 'scaled', caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
+  renderMatrix(row, { name: 'mask-scaled', title: tr('fig.scaled'), caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
   operator(row, '→', 'arrow');
   renderMatrix(row, {
     name: 'masked',
-    title: 'masked',
+    title: tr('fig.masked'),
     caption: shape(T, S),
     data: p.masked,
     scale,
@@ -34,5 +35,5 @@ export function renderMask(host: HTMLElement, p: MaskProps) {
     masked: isMasked,
     pending: (i) => i >= p.rowsShown,
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, 'score (grey hatched = −∞)', 'mask');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.masked'), 'mask');
 }

@@ -1,3 +1,4 @@
+import { t as tr } from '../../i18n';
 // Stage: output. concat · W_Oᵀ (+ b_O) = output, one row per token, back at width C.
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
@@ -27,7 +28,7 @@ export function renderOutput(host: HTMLElement, p: OutputProps) {
   operator(row, '=', 'eq');
   renderMatrix(row, {
     name: 'output',
-    title: 'output',
+    title: tr('fig.output'),
     caption: shape('T', 'C') + ' = ' + shape(T, C),
     data: p.output,
     scale,
@@ -38,8 +39,8 @@ export function renderOutput(host: HTMLElement, p: OutputProps) {
     pending: p.activeRow == null ? undefined : (i) => i > (p.activeRow as number),
     detail: (i, j, v) => {
       const t = p.terms(i, j);
-      return `<div class="terms">Σ<sub>c</sub> concat[i][c]·W_Oᵀ[c][j] = ${t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ')}</div><div class="muted">sum (float64) ${(t.sum + t.bias).toPrecision(7)} · engine ${exactFloat32(v)}</div>`;
+      return `<div class="terms">Σ<sub>c</sub> concat[i][c]·W_Oᵀ[c][j] = ${t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ')}</div><div class="muted">${tr('fig.tt.sum')} ${(t.sum + t.bias).toPrecision(7)} · ${tr('fig.tt.engine')} ${exactFloat32(v)}</div>`;
     },
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, 'value', 'output');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.value'), 'output');
 }

@@ -1,3 +1,4 @@
+import { t as tr } from '../../i18n';
 // Stage: projections. x · W_Qᵀ = q (and k, v) for one head; one output cell at a time is animated.
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
@@ -32,7 +33,7 @@ export interface ProjectionProps {
 
 function termsHtml(t: { terms: number[]; sum: number; bias: number }, v: number) {
   const list = t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ');
-  return `<div class="terms">Σ<sub>c</sub> x[i][c]·Wᵀ[c][j] = ${list}${t.bias ? ` + bias ${exactFloat32(t.bias)}` : ''}</div><div class="muted">sum (float64) ${(t.sum + t.bias).toPrecision(7)} · engine ${exactFloat32(v)}</div>`;
+  return `<div class="terms">Σ<sub>c</sub> x[i][c]·Wᵀ[c][j] = ${list}${t.bias ? ` + ${tr('fig.tt.bias')} ${exactFloat32(t.bias)}` : ''}</div><div class="muted">${tr('fig.tt.sum')} ${(t.sum + t.bias).toPrecision(7)} · ${tr('fig.tt.engine')} ${exactFloat32(v)}</div>`;
 }
 
 export function renderProjections(host: HTMLElement, p: ProjectionProps) {
@@ -78,5 +79,5 @@ export function renderProjections(host: HTMLElement, p: ProjectionProps) {
       detail: (i, j, v) => termsHtml(r.terms(i, j), v),
     });
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, 'value (negative ↔ positive)', 'proj');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.signed'), 'proj');
 }

@@ -1,3 +1,4 @@
+import { t as tr } from '../../i18n';
 // Stage: scaling. scores × 1/√d_k = scaled, the score histogram and softmax entropy before/after.
 import type { Tensor } from '../../engine/protocol';
 import { renderHistogram, type HistSeries } from '../../ui/histogram';
@@ -30,14 +31,14 @@ export function renderScaling(host: HTMLElement, p: ScalingProps) {
   const [T, S] = p.scores.shape;
   const scale = divergingScale(maxAbs(p.scores.data, p.scaled.data));
   const row = section(host, 'scaling');
-  renderMatrix(row, { name: 'scaling-scores', title: 'scores S', caption: shape(T, S), data: p.scores, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
+  renderMatrix(row, { name: 'scaling-scores', title: tr('fig.scoresS'), caption: shape(T, S), data: p.scores, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
   operator(row, `× ${p.factorLabel} =`, 'times');
-  renderMatrix(row, { name: 'scaled', title: p.wouldBe ? 'scaled (scaling off)' : 'scaled', caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
+  renderMatrix(row, { name: 'scaled', title: p.wouldBe ? tr('fig.scaledOff') : tr('fig.scaled'), caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
   if (p.wouldBe) {
     operator(row, `with × ${p.wouldBe.factorLabel} it would be`, 'would-be');
     renderMatrix(row, {
       name: 'scaled-would-be',
-      title: 'scaled, if scaling were on',
+      title: tr('fig.scaledIfOn'),
       caption: shape(T, S),
       data: p.wouldBe.scaled,
       scale,
@@ -47,10 +48,10 @@ export function renderScaling(host: HTMLElement, p: ScalingProps) {
     });
   }
   const stats = section(host, 'scaling-stats');
-  renderHistogram(stats, 'scores', 'all heads’ scores: how spread out', p.hist.series, p.hist.domain);
+  renderHistogram(stats, 'scores', tr('fig.histTitle'), p.hist.series, p.hist.domain);
   renderMatrix(stats, {
     name: 'entropy',
-    title: 'softmax entropy per row (nats)',
+    title: tr('fig.entropy'),
     caption: `max ln S = ${p.maxEntropy.toFixed(2)}: uniform`,
     data: p.entropy,
     scale: sequentialScale(p.maxEntropy),
@@ -58,5 +59,5 @@ export function renderScaling(host: HTMLElement, p: ScalingProps) {
     rowLabels: p.tokens,
     colLabels: p.entropyLabels,
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, 'score', 'scaling');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.score'), 'scaling');
 }

@@ -1,3 +1,4 @@
+import { t as tr } from '../../i18n';
 // Stage: scores. q · kᵀ = S; hovering S[i][j] lights up q_i and k_j and lists the products.
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
@@ -36,7 +37,7 @@ export function renderScores(host: HTMLElement, p: ScoresProps) {
   operator(row, '=', 'eq');
   renderMatrix(row, {
     name: 'scores',
-    title: 'scores S',
+    title: tr('fig.scoresS'),
     caption: shape('T', 'S') + ' = ' + shape(T, S),
     data: p.scores,
     scale: sScale,
@@ -48,10 +49,10 @@ export function renderScores(host: HTMLElement, p: ScoresProps) {
     onHover: p.onHover,
     detail: (i, j, v) => {
       const t = p.terms(i, j);
-      return `<div class="terms">q<sub>${i}</sub>·k<sub>${j}</sub> = ${t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ')}</div><div class="muted">sum (float64) ${t.sum.toPrecision(7)} · engine ${exactFloat32(v)}</div>`;
+      return `<div class="terms">q<sub>${i}</sub>·k<sub>${j}</sub> = ${t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ')}</div><div class="muted">${tr('fig.tt.sum')} ${t.sum.toPrecision(7)} · ${tr('fig.tt.engine')} ${exactFloat32(v)}</div>`;
     },
   });
   const legends = section(host, 'legend', 'legends');
-  renderLegend(legends, vecScale, 'q and k values', 'qk');
-  renderLegend(legends, sScale, 'score', 'scores');
+  renderLegend(legends, vecScale, tr('fig.legend.qk'), 'qk');
+  renderLegend(legends, sScale, tr('fig.legend.score'), 'scores');
 }

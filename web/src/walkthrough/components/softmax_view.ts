@@ -1,3 +1,4 @@
+import { t as tr } from '../../i18n';
 // Stage: softmax. Each row of masked becomes probabilities: non-negative, summing to 1.
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
@@ -23,11 +24,11 @@ export function renderSoftmax(host: HTMLElement, p: SoftmaxProps) {
   const isMasked = (i: number, j: number) => p.masked.data[i * S + j] === -Infinity;
   const hi = p.activeRow == null ? [] : [p.activeRow];
   const row = section(host, 'softmax');
-  renderMatrix(row, { name: 'softmax-masked', title: 'masked', caption: shape(T, S), data: p.masked, scale: sScale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens, masked: isMasked, highlightRows: hi });
+  renderMatrix(row, { name: 'softmax-masked', title: tr('fig.masked'), caption: shape(T, S), data: p.masked, scale: sScale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens, masked: isMasked, highlightRows: hi });
   operator(row, 'softmax →', 'arrow');
   renderMatrix(row, {
     name: 'weights',
-    title: 'attention weights A',
+    title: tr('fig.weightsA'),
     caption: shape(T, S),
     data: p.weights,
     scale: wScale,
@@ -38,9 +39,9 @@ export function renderSoftmax(host: HTMLElement, p: SoftmaxProps) {
     highlightRows: hi,
     pending: p.activeRow == null ? undefined : (i) => i > (p.activeRow as number),
     rightLabels: p.rowSums.map((s, i) => (p.activeRow == null || i <= p.activeRow ? `Σ ${cellText(s, 3)}` : '')),
-    rightTitle: 'row sum',
+    rightTitle: tr('fig.rowSum'),
   });
   const legends = section(host, 'legend', 'legends');
-  renderLegend(legends, sScale, 'score', 'softmax-in');
-  renderLegend(legends, wScale, 'weight (0 … 1)', 'softmax-out');
+  renderLegend(legends, sScale, tr('fig.legend.score'), 'softmax-in');
+  renderLegend(legends, wScale, tr('fig.legend.weight'), 'softmax-out');
 }

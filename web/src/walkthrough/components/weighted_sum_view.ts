@@ -1,3 +1,4 @@
+import { t as tr } from '../../i18n';
 // Stage: weights · V. Each output row is the weights of its row times the rows of V, summed.
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
@@ -30,11 +31,11 @@ export function renderWeightedSum(host: HTMLElement, p: WeightedSumProps) {
   operator(row, '×', 'times');
   renderMatrix(row, { name: 'wsum-v', title: `${p.vName} ${p.headLabel}`, caption: shape('S', 'D') + ' = ' + shape(S, D), data: p.v, scale: vScale, cell: p.cell, rowLabels: p.keyTokens, colLabels: idx(D, 'd') });
   operator(row, '=', 'eq');
-  renderMatrix(row, { name: 'context', title: `context ${p.headLabel}`, caption: shape('T', 'D') + ' = ' + shape(T, D), data: p.context, scale: vScale, cell: p.cell, rowLabels: p.tokens, colLabels: idx(D, 'd'), highlightRows: [i] });
+  renderMatrix(row, { name: 'context', title: `${tr('fig.context')} ${p.headLabel}`, caption: shape('T', 'D') + ' = ' + shape(T, D), data: p.context, scale: vScale, cell: p.cell, rowLabels: p.tokens, colLabels: idx(D, 'd'), highlightRows: [i] });
   const detail = section(host, 'wsum-detail');
   renderMatrix(detail, {
     name: 'contributions',
-    title: `row ${i} (“${p.tokens[i]}”): A[${i}][j] · v<sub>j</sub>`,
+    title: tr('fig.recipe', { i, token: p.tokens[i] }),
     caption: 'each V row scaled by its weight',
     data: p.contributions,
     scale: vScale,
@@ -42,10 +43,10 @@ export function renderWeightedSum(host: HTMLElement, p: WeightedSumProps) {
     rowLabels: p.keyTokens.map((t, j) => `${(p.weights.data[i * S + j] * 100).toFixed(0)}% × ${t}`),
     colLabels: idx(D, 'd'),
   });
-  operator(detail, 'Σ rows =', 'sum');
+  operator(detail, tr('fig.sumRows'), 'sum');
   renderMatrix(detail, {
     name: 'context-row',
-    title: `context row ${i}`,
+    title: tr('fig.contextRow', { i }),
     caption: shape(1, D),
     data: { shape: [1, D], data: p.context.data.subarray(i * D, (i + 1) * D) },
     scale: vScale,
@@ -53,5 +54,5 @@ export function renderWeightedSum(host: HTMLElement, p: WeightedSumProps) {
     rowLabels: [p.tokens[i]],
     colLabels: idx(D, 'd'),
   });
-  renderLegend(section(host, 'legend', 'legends'), vScale, 'value', 'wsum');
+  renderLegend(section(host, 'legend', 'legends'), vScale, tr('fig.legend.value'), 'wsum');
 }

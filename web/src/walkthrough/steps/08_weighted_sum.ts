@@ -1,16 +1,16 @@
+import { t } from '../../i18n';
 import { renderWeightedSum } from '../components/weighted_sum_view';
 import type { Step } from '../step';
 import { headLabel, kvHead, stage, tokens } from './helpers';
 
 export const weightedSumStep: Step = {
   id: 'weighted-sum',
-  title: 'Weights · V',
+  title: () => t('step.weightedSum.title'),
   perHead: true,
   beats: (c) => c.derived.T + 1,
   columns: (c) => c.derived.S + 2 * c.derived.D + 6,
-  caption: (c) => `output row ${c.beat > 0 ? c.beat - 1 : 0} = Σ_j A[i][j] · v_j`,
-  explain: (c) => `<p>Finally each token collects information: its output row is a <b>weighted average of the value rows</b>, using its attention weights. A token that puts 80% of its weight on “${c.input.tokens[c.input.tokens.length - 1]}” gets mostly that token’s value.</p>
-      <p>Below, the selected row’s recipe: every value row scaled by its weight, then added up. Masked tokens contribute exactly nothing (weight 0).</p>`,
+  caption: (c) => t('step.weightedSum.caption', { i: c.beat > 0 ? c.beat - 1 : 0 }),
+  explain: (c) => t('step.weightedSum.explain', { token: c.input.tokens[c.input.tokens.length - 1] }),
   render(host, c) {
     const i = c.beat > 0 ? c.beat - 1 : 0;
     const w = stage(c, 'weights', c.head);

@@ -1,19 +1,18 @@
+import { t } from '../../i18n';
 import { renderHeads } from '../components/heads_view';
 import type { Step } from '../step';
 import { tokens } from './helpers';
 
 export const headsStep: Step = {
   id: 'heads',
-  title: 'All heads',
+  title: () => t('step.heads.title'),
   perHead: false,
   beats: (c) => c.derived.H + 1,
   columns: (c) => c.derived.H * (c.derived.S + 1) + 3,
-  caption: (c) => (c.beat > 0 ? `head ${c.beat - 1}` : ''),
+  caption: (c) => (c.beat > 0 ? t('step.heads.caption', { h: c.beat - 1 }) : ''),
   explain: (c) => {
     const { H, Hkv, D, C } = c.derived;
-    return `<p>Everything so far happened <b>${H} times in parallel</b>, once per head, each with its own slice of ${D} of the ${C} columns. Each head can learn a different kind of relation (the next word, the subject of a verb, a matching bracket…). Costs stay the same as one big head: ${H} × ${D} = ${C}.</p>
-      ${Hkv < H ? `<p>Here ${H} query heads share ${Hkv} key/value head${Hkv > 1 ? 's' : ''}: heads that read the same K/V can still attend differently, because their queries differ.</p>` : ''}
-      <p>With random weights the maps look arbitrary; train a model in the <b>Training lab</b> and watch them sharpen.</p>`;
+    return t('step.heads.explain', { H, D, C }) + (Hkv < H ? t(Hkv > 1 ? 'step.heads.gqa' : 'step.heads.gqaOne', { H, Hkv }) : '') + t('step.heads.train');
   },
   render(host, c) {
     const s = c.trace.stages.weights;

@@ -1,3 +1,4 @@
+import { t } from '../../i18n';
 // Shared look-ups for the step scripts: stage tensors by head, labels, head slices of weights.
 import type { Tensor } from '../../engine/protocol';
 import { headSliceT } from '../derive';
@@ -15,7 +16,7 @@ export const tokens = (ctx: StepContext) => ctx.input.tokens.map((t, i) => `${i}
 export const headLabel = (ctx: StepContext, kv = false) => {
   const { H, Hkv } = ctx.derived;
   if (H === 1) return '';
-  return kv && Hkv !== H ? `(K/V head ${kvHead(ctx)})` : `(head ${ctx.head})`;
+  return kv && Hkv !== H ? t('step.kvHeadLabel', { h: kvHead(ctx) }) : t('step.headLabel', { h: ctx.head });
 };
 
 /** The head's slice of a projection weight, transposed to (in, D), and its bias slice. */
