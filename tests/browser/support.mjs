@@ -33,15 +33,18 @@ export function requireBuild() {
   }
 }
 
-/** Starts the server and a browser; returns helpers and a close(). */
-export async function launch({ isolation = true } = {}) {
+/**
+ * Starts the server and a browser; returns helpers and a close(). `locale` sets the browser's
+ * language (navigator.languages); by default it is playwright's en-US, so the page opens in English.
+ */
+export async function launch({ isolation = true, locale = undefined } = {}) {
   requireBuild();
   const { server, url } = await startServer({ port: 0, dir: distDir, isolation });
   const profile = mkdtempSync(join(tmpdir(), `attnlab-${BROWSER}-`));
   const viewport = { width: 1360, height: 900 };
   const context = BROWSER === 'firefox'
     ? await (await import('./firefox/driver.mjs')).launchFirefox(profile, { viewport })
-    : await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport });
+    : await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport, ...(locale ? { locale } : {}) });
   const problems = [];
   const watch = (page) => {
     page.on('console', (m) => {

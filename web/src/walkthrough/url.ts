@@ -2,6 +2,7 @@
 // the same with its own keys, lab/settings.ts). The page's two views share one query string, so
 // every walkthrough key carries the prefix "w." (the lab owns dModel, heads, seed, ...).
 // Only the random-weights settings are kept: a lab-trained model lives in the lab, not in a link.
+import { t } from '../i18n';
 import { DEFAULT_SETTINGS, D_MODELS, HEAD_COUNTS, MASKS, MAX_SEED, POSITIONALS, settingsProblems, tokenize, type WalkSettings } from './inputs';
 import { SPEEDS } from './state';
 import { STEPS } from './steps';
@@ -47,55 +48,55 @@ export function walkFromUrl(url: URL): WalkFromUrl {
   const s: WalkSettings = { ...DEFAULT_SETTINGS };
   const notices: string[] = [];
   const bad = (key: string, raw: string, why: string, used: string | number) =>
-    notices.push(`The link’s ${key}=“${raw}” ${why}; using ${used}.`);
+    notices.push(t('url.bad', { key, raw, why, used }));
   /** The number at `key` if it is one of `allowed`, else null (and a notice when present). */
   const oneOf = (key: string, allowed: number[], fallback: number, what: string): number => {
     const raw = q.get(key);
     if (raw == null) return fallback;
     const v = Number(raw);
     if (raw.trim() !== '' && allowed.includes(v)) return v;
-    bad(key, raw, `is not ${what} (${allowed.join(', ')})`, fallback);
+    bad(key, raw, t('url.notOf', { what, allowed: allowed.join(', ') }), fallback);
     return fallback;
   };
   const sentence = q.get(KEY.sentence);
   if (sentence != null) {
     if (tokenize(sentence).length > 0) s.sentence = sentence;
-    else bad(KEY.sentence, sentence, 'has no words', `“${s.sentence}”`);
+    else bad(KEY.sentence, sentence, t('url.noWords'), `“${s.sentence}”`);
   }
-  s.dModel = oneOf(KEY.dModel, D_MODELS, s.dModel, 'a d_model the page offers');
-  s.heads = oneOf(KEY.heads, HEAD_COUNTS, s.heads, 'a head count the page offers');
-  s.kvHeads = oneOf(KEY.kvHeads, HEAD_COUNTS, s.kvHeads, 'a K/V head count the page offers');
+  s.dModel = oneOf(KEY.dModel, D_MODELS, s.dModel, t('url.dModel'));
+  s.heads = oneOf(KEY.heads, HEAD_COUNTS, s.heads, t('url.heads'));
+  s.kvHeads = oneOf(KEY.kvHeads, HEAD_COUNTS, s.kvHeads, t('url.kvHeads'));
   const positional = q.get(KEY.positional);
   if (positional != null) {
     const p = POSITIONALS.find((x) => x.id === positional);
     if (p) s.positional = p.id;
-    else bad(KEY.positional, positional, `is not one of ${POSITIONALS.map((x) => x.id).join(', ')}`, s.positional);
+    else bad(KEY.positional, positional, t('url.notOneOf', { allowed: POSITIONALS.map((x) => x.id).join(', ') }), s.positional);
   }
   const mask = q.get(KEY.mask);
   if (mask != null) {
     const m = MASKS.find((x) => x.id === mask);
     if (m) s.mask = m.id;
-    else bad(KEY.mask, mask, `is not one of ${MASKS.map((x) => x.id).join(', ')}`, s.mask);
+    else bad(KEY.mask, mask, t('url.notOneOf', { allowed: MASKS.map((x) => x.id).join(', ') }), s.mask);
   }
   const seed = q.get(KEY.seed);
   if (seed != null) {
     if (/^\d+$/.test(seed) && Number(seed) <= MAX_SEED) s.seed = Number(seed);
-    else bad(KEY.seed, seed, `is not a whole number from 0 to ${MAX_SEED}`, s.seed);
+    else bad(KEY.seed, seed, t('url.seed', { max: MAX_SEED }), s.seed);
   }
   const scale = q.get(KEY.scale);
   if (scale != null) {
     if (scale === '0' || scale === '1') s.scale = scale === '1';
-    else bad(KEY.scale, scale, 'is not 0 or 1', s.scale ? 1 : 0);
+    else bad(KEY.scale, scale, t('url.zeroOne'), s.scale ? 1 : 0);
   }
   const problems = settingsProblems(s);
   if (problems.length) {
     const d = DEFAULT_SETTINGS;
     Object.assign(s, { dModel: d.dModel, heads: d.heads, kvHeads: d.kvHeads, positional: d.positional });
-    notices.push(`The link’s architecture does not fit together (${problems.join(' ')}); using d_model ${d.dModel}, ${d.heads} heads, ${d.kvHeads} K/V heads, positions ${d.positional}.`);
+    notices.push(t('url.architecture', { problems: problems.join(' '), d: d.dModel, h: d.heads, kv: d.kvHeads, pos: d.positional }));
   }
-  const speed = oneOf(KEY.speed, SPEEDS, DEFAULT_SPEED, 'a player speed');
-  const step = oneOf(KEY.step, STEPS.map((_, i) => i + 1), 1, `a step from 1 to ${STEPS.length}`) - 1;
-  const head = oneOf(KEY.head, Array.from({ length: s.heads }, (_, h) => h), 0, `a head of ${s.heads}`);
+  const speed = oneOf(KEY.speed, SPEEDS, DEFAULT_SPEED, t('url.speed'));
+  const step = oneOf(KEY.step, STEPS.map((_, i) => i + 1), 1, t('url.step', { n: STEPS.length })) - 1;
+  const head = oneOf(KEY.head, Array.from({ length: s.heads }, (_, h) => h), 0, t('url.head', { n: s.heads }));
   return { settings: s, speed, step, head, notices };
 }
 

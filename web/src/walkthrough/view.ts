@@ -25,7 +25,7 @@ export function mountWalkthrough(root: HTMLElement) {
         <button type="button" data-act="next" ${attr('title', 'walk.next.title')}>▶▶</button>
         <label class="speed">${span('walk.speed')} <select name="speed">${SPEEDS.map((s) => opt(s, `${s}×`)).join('')}</select></label>
         <div class="progress"><div class="bar"></div></div>
-        <span class="kbd-hint">← → space</span>
+        <span class="kbd-hint" data-i18n="walk.kbdHint">${t('walk.kbdHint')}</span>
         <div class="rest" ${attr('title', 'walk.rest.title')}><div class="rest-bar"></div></div>
       </div>
       <header class="step-head">
@@ -381,6 +381,9 @@ export function mountWalkthrough(root: HTMLElement) {
     followLab(labStore.get());
     renderedKey = '';
     render(walkStore.get());
+    // An error in the old language (the settings' problems, the engine's refusal introduced in
+    // words) is said again in the new one.
+    if (walkStore.get().status === 'error') void compute(readForm());
   });
   return { start: () => compute(readForm()), pause };
 }

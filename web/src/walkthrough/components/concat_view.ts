@@ -78,8 +78,8 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
   const mat = section(host, 'concat-mat');
   renderMatrix(mat, {
     name: 'concat',
-    title: 'concat',
-    caption: shape('T', 'C') + ' = ' + shape(T, C) + ' · column colour = head',
+    title: tr('fig.concat'),
+    caption: shape('T', 'C') + ' = ' + shape(T, C) + ' · ' + tr('fig.concatColour'),
     data: p.concat,
     scale: divergingScale(maxAbs(p.concat.data)),
     cell: p.cell,

@@ -22,7 +22,7 @@ export function renderOutput(host: HTMLElement, p: OutputProps) {
   const scale = divergingScale(maxAbs(p.concat.data, p.woT.data, p.output.data));
   const hi = p.activeRow == null ? [] : [p.activeRow];
   const row = section(host, 'output');
-  renderMatrix(row, { name: 'out-concat', title: 'concat', caption: shape(T, C), data: p.concat, scale, cell: p.cell, rowLabels: p.tokens, highlightRows: hi });
+  renderMatrix(row, { name: 'out-concat', title: tr('fig.concat'), caption: shape(T, C), data: p.concat, scale, cell: p.cell, rowLabels: p.tokens, highlightRows: hi });
   operator(row, '×', 'times');
   renderMatrix(row, { name: 'out-w', title: 'W_Oᵀ', caption: shape(C, C), data: p.woT, scale, cell: p.cell, rowLabels: idx(C, 'c'), colLabels: idx(C, 'c') });
   operator(row, '=', 'eq');

@@ -52,7 +52,7 @@ export function renderScaling(host: HTMLElement, p: ScalingProps) {
   renderMatrix(stats, {
     name: 'entropy',
     title: tr('fig.entropy'),
-    caption: `max ln S = ${p.maxEntropy.toFixed(2)}: uniform`,
+    caption: tr('fig.entropyMax', { max: p.maxEntropy.toFixed(2) }),
     data: p.entropy,
     scale: sequentialScale(p.maxEntropy),
     cell: Math.max(p.cell, 40),

@@ -36,7 +36,7 @@ export function renderWeightedSum(host: HTMLElement, p: WeightedSumProps) {
   renderMatrix(detail, {
     name: 'contributions',
     title: tr('fig.recipe', { i, token: p.tokens[i] }),
-    caption: 'each V row scaled by its weight',
+    caption: tr('fig.contributions'),
     data: p.contributions,
     scale: vScale,
     cell: p.cell,
