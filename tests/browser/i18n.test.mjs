@@ -163,6 +163,29 @@ test('without lang= a Chinese browser gets Chinese, and an English one English',
   }
 });
 
+test('both tabs in both languages fit a phone and a wide screen without sideways scrolling', async () => {
+  for (const lang of ['en', 'zh'])
+    for (const width of [360, 1280, 1920])
+      for (const view of ['walk', 'lab']) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.goto(`${b.url}?lang=${lang}&w.step=5${view === 'lab' ? '&view=lab' : ''}`);
+        await page.evaluate(() => window.__attnlab.ready);
+        if (view === 'walk') await waitForWalkthrough(page);
+        await settle(page);
+        const r = await page.evaluate(() => ({
+          scroll: document.documentElement.scrollWidth,
+          // Controls and headings whose text runs past their own box (CJK text that cannot wrap).
+          clipped: [...document.querySelectorAll('header.top *, .player *, .step-head *, form.settings label, nav.steps button, .lab-buttons button, .lab-io *')]
+            .filter((e) => e.checkVisibility?.() !== false && e.offsetParent && e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible' && e.clientWidth > 0 && !(e instanceof HTMLSelectElement) && !(e instanceof HTMLInputElement))
+            .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth)
+            .map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${e.textContent.trim().slice(0, 40)}`),
+        }));
+        assert.equal(r.scroll, width, `${lang} ${view} at ${width} px scrolls sideways`);
+        assert.deepEqual(r.clipped, [], `${lang} ${view} at ${width} px`);
+        await screenshot(page, `i18n-${view}-${lang}-${width}`);
+      }
+});
+
 test('no console errors or failed requests', () => {
   assert.deepEqual(b.problems, []);
 });

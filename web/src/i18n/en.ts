@@ -117,7 +117,7 @@ export const en = {
   'step.projections.oneHead': 'With one head, d_k = d_model = {C}.',
   'step.projections.gqa': 'With {Hkv} key/value heads (grouped-query attention), several query heads share the same k and v: fewer numbers to store when generating text.',
   'step.projections.gqaOne': 'With {Hkv} key/value head (multi-query attention), all query heads share the same k and v: fewer numbers to store when generating text.',
-  'step.projections.trained': 'These are the weights of layer {layer} of the model trained in the lab (the {task} task); x is that layer’s input, the hidden state the layers below produced.',
+  'step.projections.trained': "These are the weights of layer {layer} of the model trained in the lab (the {task} task); x is that layer's input, the hidden state the layers below produced.",
   'step.projections.random': 'The weights here are random (seed {seed}): a trained model would have learned them.',
   'step.scores.title': 'Scores: q · k',
   'step.scores.captionRest': 'hover a score, or Tab to it, to see where it comes from',
@@ -325,7 +325,7 @@ export const en = {
   'try.notSymbol': '{bad} is not a symbol of this task: use whole numbers 0…{last} separated by spaces, then |.',
   'try.separatorOnce': 'Type the separator | once, at the end: the model writes the answer after it.',
   'try.symbolCount': '{task} reads exactly {n} symbols before the |; you typed {typed}.',
-  'try.notBracket': '{bad} is not one of this task’s brackets ({set}).',
+  'try.notBracket': "{bad} is not one of this task's brackets ({set}).",
   'try.notInText': '{bad} does not occur in the text the model learned from, so it has no token; use letters, spaces and {others}.',
   'try.tooManyBrackets': 'This classifier reads at most {n} brackets; you typed {typed}.',
   'try.tooManyChars': 'The model reads a window of {n} characters; type at most {n} (you typed {typed}).',
@@ -336,7 +336,7 @@ export const en = {
   'try.recallCountOne': 'This model reads exactly {n} pair ({words} words) before the |; you typed {typed} words: {format}.',
   'try.recallPair': 'Pairs are a key then a value (k… v…); {pair} is not: {format}.',
   'try.recallTwice': 'Each pair needs its own key; a key appears twice: {format}.',
-  'try.recallQuery': 'Ask about one of the pairs’ keys ({keys}), not {query}.',
+  'try.recallQuery': "Ask about one of the pairs' keys ({keys}), not {query}.",
   'ckpt.refused': '“{file}” is not a checkpoint this lab can load: {why}.',
   'ckpt.short': 'it is too short to be one (a checkpoint starts with an 8-byte header length)',
   'ckpt.notSafetensors': 'it does not start like a safetensors file (its first 8 bytes are not a plausible header length)',
@@ -350,6 +350,8 @@ export const en = {
   'fig.entropyMax': 'max ln S = {max}: uniform',
   'fig.contributions': 'each V row scaled by its weight',
   'walk.kbdHint': '← → space',
+  'fig.tt.row': 'row {i}',
+  'fig.tt.col': 'col {j}',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

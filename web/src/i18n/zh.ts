@@ -350,4 +350,6 @@ export const zh: Strings = {
   'fig.entropyMax': '最大值 ln S = {max}：均匀分布',
   'fig.contributions': '每个 V 行乘以其权重',
   'walk.kbdHint': '← → 空格',
+  'fig.tt.row': '第 {i} 行',
+  'fig.tt.col': '第 {j} 列',
 };

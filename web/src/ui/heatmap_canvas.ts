@@ -2,6 +2,7 @@
 // the SVG matrix (ui/matrix.ts, one element per cell, with transitions) would cost the page's
 // main thread long tasks. Same colour scales and figure markup (figure > figcaption.matrix-title);
 // hover shows the exact value through the shared tooltip.
+import { t as tr } from '../i18n';
 import type { ColorScale } from '../util/color';
 import { exactFloat32 } from '../util/format';
 import { hideTooltip, showTooltip } from './tooltip';
@@ -41,7 +42,7 @@ export function renderHeatmap(host: HTMLElement, p: HeatmapProps) {
       const [rows, cols] = q.data.shape;
       if (i < 0 || j < 0 || i >= rows || j >= cols) return hideTooltip();
       const v = q.data.data[i * cols + j];
-      const label = `${q.rowLabels?.[i] ?? `row ${i}`} · ${q.colLabels?.[j] ?? `col ${j}`}`;
+      const label = `${q.rowLabels?.[i] ?? tr('fig.tt.row', { i })} · ${q.colLabels?.[j] ?? tr('fig.tt.col', { j })}`;
       showTooltip(`<div class="tt-head">${q.title} [${i}][${j}] <span class="muted">${label}</span></div><div class="tt-val">${exactFloat32(v)}</div>`, ev, canvas);
     });
   }

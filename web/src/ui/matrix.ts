@@ -1,6 +1,6 @@
-import { t as tr } from '../i18n';
 // A labelled heat-map matrix with the value printed in each cell (render layer: draws props,
 // computes nothing). Cells carry data-i / data-j / data-value (the exact float32) for hover and tests.
+import { t as tr } from '../i18n';
 import * as d3 from 'd3';
 import type { Tensor } from '../engine/protocol';
 import type { ColorScale } from '../util/color';
@@ -166,7 +166,7 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     p.masked?.(d.i, d.j) ? `M2,${p.cell - 2} L${p.cell - 2},2 M2,${p.cell / 2} L${p.cell / 2},2 M${p.cell / 2},${p.cell - 2} L${p.cell - 2},${p.cell / 2}` : null,
   );
   const tip = (d: Cell) => {
-    const label = `${p.rowLabels?.[d.i] ?? `row ${d.i}`} · ${p.colLabels?.[d.j] ?? `col ${d.j}`}`;
+    const label = `${p.rowLabels?.[d.i] ?? tr('fig.tt.row', { i: d.i })} · ${p.colLabels?.[d.j] ?? tr('fig.tt.col', { j: d.j })}`;
     const extra = p.detail ? p.detail(d.i, d.j, d.v) : '';
     return (
       `<div class="tt-head">${p.title} [${d.i}][${d.j}] <span class="muted">${label}</span></div>` +

@@ -182,7 +182,8 @@ export function mountWalkthrough(root: HTMLElement) {
   // ---- settings <-> URL: a link reopens this walkthrough (url.ts) ----
   // A link's values that cannot be used are reported (urlNotices) and the address bar is corrected
   // to what is shown, so the URL and the form always agree.
-  const fromUrl = walkFromUrl(new URL(location.href));
+  const openedAt = new URL(location.href);
+  const fromUrl = walkFromUrl(openedAt);
   // Shown until the reader changes a setting (then the form, not the link, describes the walkthrough).
   let urlNotices = fromUrl.notices;
   restore(fromUrl);
@@ -379,6 +380,8 @@ export function mountWalkthrough(root: HTMLElement) {
     relabel();
     labKey = '';
     followLab(labStore.get());
+    // The link's notices, while shown, are said again in the new language.
+    if (urlNotices.length) urlNotices = walkFromUrl(openedAt).notices;
     renderedKey = '';
     render(walkStore.get());
     // An error in the old language (the settings' problems, the engine's refusal introduced in

@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: concat. The split/concat layout as a picture of tensor shapes, then the joined matrix.
+import { t as tr } from '../../i18n';
 import * as d3 from 'd3';
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';

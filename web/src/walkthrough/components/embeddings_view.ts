@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: embeddings (+ positions). E, optionally + P = x, all signed heat-maps on one scale.
+import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';

@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: per-head maps. Every head's attention weights side by side, grouped by shared K/V head.
+import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
 import { renderMatrix } from '../../ui/matrix';

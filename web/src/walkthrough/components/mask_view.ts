@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: mask. scaled -> masked: forbidden (query, key) pairs become −∞ (hatched).
+import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';

@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: output. concat · W_Oᵀ (+ b_O) = output, one row per token, back at width C.
+import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';

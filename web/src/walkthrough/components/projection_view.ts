@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: projections. x · W_Qᵀ = q (and k, v) for one head; one output cell at a time is animated.
+import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';

@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: scaling. scores × 1/√d_k = scaled, the score histogram and softmax entropy before/after.
+import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { renderHistogram, type HistSeries } from '../../ui/histogram';
 import { renderLegend } from '../../ui/legend';

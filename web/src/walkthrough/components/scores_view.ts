@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: scores. q · kᵀ = S; hovering S[i][j] lights up q_i and k_j and lists the products.
+import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';

@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: softmax. Each row of masked becomes probabilities: non-negative, summing to 1.
+import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';

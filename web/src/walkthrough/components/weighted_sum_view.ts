@@ -1,5 +1,5 @@
-import { t as tr } from '../../i18n';
 // Stage: weights · V. Each output row is the weights of its row times the rows of V, summed.
+import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';

@@ -1,5 +1,5 @@
-import { t } from '../../i18n';
 // Shared look-ups for the step scripts: stage tensors by head, labels, head slices of weights.
+import { t } from '../../i18n';
 import type { Tensor } from '../../engine/protocol';
 import { headSliceT } from '../derive';
 import type { StepContext } from '../step';
