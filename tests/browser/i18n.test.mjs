@@ -182,6 +182,7 @@ test('both tabs in both languages fit a phone and a wide screen without sideways
         }));
         assert.equal(r.scroll, width, `${lang} ${view} at ${width} px scrolls sideways`);
         assert.deepEqual(r.clipped, [], `${lang} ${view} at ${width} px`);
+        if (lang === 'zh') assert.deepEqual(await englishLeft(), [], `English left on the Chinese ${view} at ${width} px`);
         await screenshot(page, `i18n-${view}-${lang}-${width}`);
       }
 });

@@ -352,6 +352,7 @@ export const en = {
   'walk.kbdHint': '← → space',
   'fig.tt.row': 'row {i}',
   'fig.tt.col': 'col {j}',
+  'fig.numbersHidden': 'too small for numbers: hover, tap or Tab to a cell',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

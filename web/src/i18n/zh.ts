@@ -352,4 +352,5 @@ export const zh: Strings = {
   'walk.kbdHint': '← → 空格',
   'fig.tt.row': '第 {i} 行',
   'fig.tt.col': '第 {j} 列',
+  'fig.numbersHidden': '单元格太小，不显示数字：悬停、轻触或用 Tab 键聚焦单元格查看',
 };

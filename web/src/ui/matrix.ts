@@ -115,7 +115,7 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   for (let i = 0; i < R; i++) for (let j = 0; j < K; j++) cells.push({ i, j, v: p.data.data[i * K + j] });
   const fontSize = cellFont(p.cell, cells.map((d) => cellText(d.v, digits)));
   const showText = fontSize > 0;
-  const hidden = showText ? '' : '<span class="c numbers-hidden">too small for numbers: hover, tap or Tab to a cell</span>';
+  const hidden = showText ? '' : `<span class="c numbers-hidden">${tr('fig.numbersHidden')}</span>`;
   fig.select('figcaption').html(`<span class="t">${p.title}</span>${p.caption ? `<span class="c">${p.caption}</span>` : ''}${hidden}`);
   const svg = fig.select<SVGSVGElement>('svg').attr('width', size.width).attr('height', size.height).attr('data-rows', R).attr('data-cols', K);
 
