@@ -134,6 +134,7 @@ AttentionOptions Trunk::attention_options() const {
     AttentionOptions options;
     options.rope = config_.positional == PositionalKind::rope;
     options.scale = config_.scale_options();
+    options.normalizer = config_.normalizer;
     options.mask.window = config_.attention_window;
     options.mask.global_tokens = config_.global_tokens;
     return options;
@@ -164,6 +165,7 @@ const Tensor3& Trunk::forward(const Index2& tokens, const Mask2& padding, bool c
     // The config's settings; the mask tensors keep their buffers from step to step.
     options.rope = config_.positional == PositionalKind::rope;
     options.scale = config_.scale_options();
+    options.normalizer = config_.normalizer;
     options.mask.causal = causal;
     options.mask.window = config_.attention_window;
     options.mask.global_tokens = config_.global_tokens;

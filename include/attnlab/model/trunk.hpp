@@ -96,7 +96,7 @@ public:
     void set_gradient_checkpointing(bool on);
     // T' for T tokens: T + 1 with a CLS vector.
     std::size_t positions(std::size_t t) const { return t + (cls_token.size() > 0 ? 1 : 0); }
-    // The attention settings of the config (rope, scale, window), no masks.
+    // The attention settings of the config (rope, scale, normalizer, window), no masks.
     AttentionOptions attention_options() const;
 
     // ShapeError for empty tokens (B, T) or a padding mask (B, T) of another shape; ValueError
