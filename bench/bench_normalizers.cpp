@@ -30,44 +30,45 @@ attnlab::Tensor4 random4(std::size_t n, std::uint64_t seed) {
     return t;
 }
 
-void BM_VariantNormalizerForward(benchmark::State& state) {
-    const attnlab::Normalizer normalizer = kNormalizers[state.range(0)];
-    const bool causal = state.range(1) != 0;
-    const auto n = static_cast<std::size_t>(state.range(2));
-    const auto threads = static_cast<std::size_t>(state.range(3));
-    attnlab::set_num_threads(threads);
-    const attnlab::Tensor4 q = random4(n, 1), k = random4(n, 2), v = random4(n, 3);
+// One case's arguments (normalizer, causal, n, threads) and inputs q, k, v: (1, H, n, D); the
+// thread count is set and the label written.
+struct Case {
+    attnlab::Normalizer normalizer;
     attnlab::AttentionMask mask;
-    mask.causal = causal;
-    const double pairs = causal ? double(n) * double(n + 1) / 2.0 : double(n) * double(n);
+    std::size_t n, threads;
+    attnlab::Tensor4 q, k, v;
+    explicit Case(benchmark::State& state)
+        : normalizer(kNormalizers[state.range(0)]), n(static_cast<std::size_t>(state.range(2))),
+          threads(static_cast<std::size_t>(state.range(3))), q(random4(n, 1)), k(random4(n, 2)), v(random4(n, 3)) {
+        mask.causal = state.range(1) != 0;
+        attnlab::set_num_threads(threads);
+        state.SetLabel(std::string(attnlab::normalizer_name(normalizer)) + (mask.causal ? " causal" : " full"));
+    }
+};
+
+void BM_VariantNormalizerForward(benchmark::State& state) {
+    const Case c(state);
+    const double pairs = c.mask.causal ? double(c.n) * double(c.n + 1) / 2.0 : double(c.n) * double(c.n);
     const bench::Stopwatch watch;
     for (auto _ : state) {
-        attnlab::Tensor4 c = attnlab::scaled_dot_product_attention(q, k, v, mask, {}, nullptr, nullptr,
-                                                                   attnlab::SdpBackend::flash, normalizer);
-        benchmark::DoNotOptimize(c.data());
+        attnlab::Tensor4 out = attnlab::scaled_dot_product_attention(c.q, c.k, c.v, c.mask, {}, nullptr, nullptr,
+                                                                     attnlab::SdpBackend::flash, c.normalizer);
+        benchmark::DoNotOptimize(out.data());
     }
-    state.SetLabel(std::string(attnlab::normalizer_name(normalizer)) + (causal ? " causal" : " full"));
-    bench::report_flops(state, 4.0 * kHeads * kHeadDim * pairs, watch, threads);
+    bench::report_flops(state, 4.0 * kHeads * kHeadDim * pairs, watch, c.threads);
 }
 
 void BM_VariantNormalizerTrainingStep(benchmark::State& state) {
-    const attnlab::Normalizer normalizer = kNormalizers[state.range(0)];
-    const bool causal = state.range(1) != 0;
-    const auto n = static_cast<std::size_t>(state.range(2));
-    const auto threads = static_cast<std::size_t>(state.range(3));
-    attnlab::set_num_threads(threads);
-    const attnlab::Tensor4 q = random4(n, 1), k = random4(n, 2), v = random4(n, 3), dctx = random4(n, 4);
-    attnlab::AttentionMask mask;
-    mask.causal = causal;
+    const Case c(state);
+    const attnlab::Tensor4 dctx = random4(c.n, 4);
     attnlab::AttentionCache cache = attnlab::AttentionCache::without_weights();
     attnlab::Tensor4 context, dq, dk, dv;
     for (auto _ : state) {
-        attnlab::scaled_dot_product_attention(q, k, v, mask, {}, nullptr, &cache, attnlab::SdpBackend::flash, context,
-                                              normalizer);
-        attnlab::scaled_dot_product_attention_backward(dctx, q, k, v, cache, {}, dq, dk, dv);
+        attnlab::scaled_dot_product_attention(c.q, c.k, c.v, c.mask, {}, nullptr, &cache, attnlab::SdpBackend::flash,
+                                              context, c.normalizer);
+        attnlab::scaled_dot_product_attention_backward(dctx, c.q, c.k, c.v, cache, {}, dq, dk, dv);
         benchmark::DoNotOptimize(dq.data());
     }
-    state.SetLabel(std::string(attnlab::normalizer_name(normalizer)) + (causal ? " causal" : " full"));
 }
 
 BENCHMARK(BM_VariantNormalizerForward)
