@@ -80,6 +80,8 @@ export interface ForwardOptions {
   scale?: boolean | number;
   /** 'rope' rotates q and k per head; 'sinusoidal' adds the Vaswani table to x first. Default 'none'. */
   positional?: 'none' | 'rope' | 'sinusoidal';
+  /** 'softmax' (default), 'sigmoid': sigma(s - ln n_i), or 'relu': max(s, 0) / n_i (n_i = keys query i may see). */
+  normalizer?: 'softmax' | 'sigmoid' | 'relu';
   /** RoPE base (default 10000). */
   ropeBase?: number;
   /** Absolute position of the first row (default 0). */
@@ -194,6 +196,13 @@ export interface ModelConfig {
   architecture: 'transformer' | 'lstm';
   /** Attention mechanism (article section 5.3): 'full' (default), 'linear' or 'block_sparse'. */
   variant: 'full' | 'linear' | 'block_sparse';
+  /**
+   * Attention weights from the scaled, masked scores s, n_i = keys query i may see: 'softmax'
+   * (default), 'sigmoid' (sigma(s - ln n_i)) or 'relu' (max(s, 0) / n_i); masked keys weigh 0.
+   */
+  normalizer: 'softmax' | 'sigmoid' | 'relu';
+  /** One weight and bias serve as W_Q and W_K (checkpoints store it once, as q_proj); needs numKvHeads = numHeads. */
+  tieQK: boolean;
 }
 
 /** One row of ModelConfig's field table (include/attnlab/model/config.hpp). */

@@ -14,6 +14,12 @@
 //   single_tile     all_keys_in_one_tile                      forward_single_tile     backward_single_tile
 //   key_tiles       otherwise                                 forward_online_softmax  backward_key_tile;
 //                                                                                     backward_query_tile
+//   pointwise_tiles sigmoid or relu (forward only; their      forward_pointwise_tiles (single_tile or key_tiles)
+//                   backward takes single_tile or key_tiles)
+//
+// The backward's per-tile step from scores to p and ds is the normaliser's:
+// softmax_tile_step (p = exp(s·scale - lse), ds = p ⊙ (dp - delta)·scale) or
+// pointwise_tile_step (p = f(s·scale), ds = f'(p) ⊙ dp·scale), chosen once per tile by tile_step.
 //
 // forward_online_softmax takes key tiles after the first by forward_lazy_reference_tile where
 // the kernel table prefers it (kernels::flash_lazy_exp(): WebAssembly) and no mask hides a pair
@@ -39,6 +45,7 @@
 
 #include <xtensor/xbuilder.hpp>
 
+#include "attnlab/attention/normalizer.hpp"
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/flash_tiles.hpp"
@@ -400,14 +407,21 @@ enum class FlashPath {
     single_tile,     // one key tile: plain softmax with matmul products, any mask
     key_tiles,       // several key tiles: online softmax over packed key tiles (forward); a dk/dv
                      // pass and a dq pass over packed keys and values (backward)
+    pointwise_tiles,  // forward with sigmoid or relu: w = f(s) per packed key tile, o += w·v_j
 };
 
-FlashPath forward_path(const Dims& dm, const AttentionMask& mask) {
+// sigmoid and relu weigh each score alone (attention/normalizer.hpp): no row statistics.
+bool pointwise(Normalizer normalizer) { return normalizer != Normalizer::softmax; }
+
+FlashPath forward_path(const Dims& dm, const AttentionMask& mask, Normalizer normalizer) {
+    if (pointwise(normalizer)) return FlashPath::pointwise_tiles;
     if (fused_one_tile_forward_applies(dm, mask)) return FlashPath::fused_one_tile;
     return all_keys_in_one_tile(dm) ? FlashPath::single_tile : FlashPath::key_tiles;
 }
-FlashPath backward_path(const Dims& dm, const AttentionMask& mask) {
-    if (fused_one_tile_backward_applies(dm, mask)) return FlashPath::fused_one_tile;
+// The fused kernels differentiate the softmax: sigmoid and relu take the other two paths, whose
+// tile step is the normaliser's (tile_step).
+FlashPath backward_path(const Dims& dm, const AttentionMask& mask, Normalizer normalizer) {
+    if (!pointwise(normalizer) && fused_one_tile_backward_applies(dm, mask)) return FlashPath::fused_one_tile;
     return all_keys_in_one_tile(dm) ? FlashPath::single_tile : FlashPath::key_tiles;
 }
 
@@ -475,7 +489,9 @@ struct ForwardCall {
     bool lazy;                    // the table prefers the lazy-reference variant (kernels::flash_lazy_exp())
     float* logsumexp;             // (B, H, T), or null
     float* kept_weights;          // fused_one_tile: (B·H·T, kOneTileLd) weights for the backward, or null
-    ForwardPacked packed;         // key_tiles only
+    ForwardPacked packed;         // key_tiles and pointwise_tiles only
+    Normalizer normalizer;
+    const float* visible;         // pointwise_tiles: (B, T) n_i, each query's visible keys
 };
 
 // A forward task's scratch, named. Laid out in one slot of the call's TileSlots; every path
@@ -580,6 +596,19 @@ bool forward_lazy_reference_tile(const ForwardCall& c, const ForwardScratch& s, 
     return true;
 }
 
+// The packed key tiles of a query tile's kv head, and its values (S, Dp) with rows ldv apart
+// (packed, or read in place when their rows are whole strips).
+struct PackedHead {
+    const float* keys;
+    const float* values;
+    std::size_t ldv;
+};
+PackedHead packed_head(const ForwardCall& c, const QueryTile& t) {
+    const std::size_t bk = t.b * c.dm.kv_heads + t.hk;
+    if (c.packed.values_in_place) return PackedHead{c.packed.keys(bk), c.v.head(t.b, t.hk), c.v.row_stride};
+    return PackedHead{c.packed.keys(bk), c.packed.values(bk), c.packed.dp};
+}
+
 // Online softmax over key tiles (the FlashAttention loop): per key tile j that the mask leaves
 // anything of, sᵀ = k_j·q_iᵀ (scores stored keys by queries, in log2 units), masked; then
 // m' = max(m, rowmax s), p = 2^(s - m'), l = 2^(m - m')·l + rowsum p, o = 2^(m - m')·o + p·v_j;
@@ -589,10 +618,9 @@ void forward_online_softmax(const ForwardCall& c, const QueryTile& t, const Forw
     const Dims& dm = c.dm;
     const std::size_t strip = kernels::flash_strip(), dp = c.packed.dp;
     const std::size_t q_strips = ceil_div(t.rows, strip), ldq = q_strips * strip;
-    const std::size_t bk = t.b * dm.kv_heads + t.hk;
-    const float* kp = c.packed.keys(bk);  // the head's packed key tiles
-    const float* vp = c.packed.values_in_place ? c.v.head(t.b, t.hk) : c.packed.values(bk);  // (S, Dp)
-    const std::size_t ldv = c.packed.values_in_place ? c.v.row_stride : dp;
+    const PackedHead head = packed_head(c, t);
+    const float *kp = head.keys, *vp = head.values;
+    const std::size_t ldv = head.ldv;
     std::fill(s.row_max.begin(), s.row_max.begin() + ldq, kNegInf);
     std::fill(s.row_sum.begin(), s.row_sum.begin() + ldq, 0.0f);
     std::fill(s.out.begin(), s.out.begin() + t.rows * dp, 0.0f);
@@ -627,6 +655,45 @@ void forward_online_softmax(const ForwardCall& c, const QueryTile& t, const Forw
     }
     // m back in natural units (ln 2 · m₂) for the logsumexp.
     for (std::size_t r = 0; r < t.rows; ++r) s.row_max.data()[r] *= kLn2;
+}
+
+// Pointwise tiles (sigmoid or relu, attention/normalizer.hpp): per key tile that the mask leaves
+// anything of, sᵀ = k_j·(scale·q_i)ᵀ (stored keys by queries), masked, w = f(s) with each row's
+// n_i, o += w·v_j. No running max or sum: each weight depends on its own score alone. Rows that
+// see no key have n_i = 0, so w = 0 and o = 0.
+void forward_pointwise_tiles(const ForwardCall& c, const QueryTile& t, const ForwardScratch& s) {
+    const Dims& dm = c.dm;
+    const std::size_t strip = kernels::flash_strip(), dp = c.packed.dp;
+    const std::size_t q_strips = ceil_div(t.rows, strip), ldq = q_strips * strip;
+    const PackedHead head = packed_head(c, t);
+    const float* visible = c.visible + t.b * dm.t + t.i0;  // (rows) n_i
+    std::fill(s.out.begin(), s.out.begin() + t.rows * dp, 0.0f);
+    kernels::flash_pack_strips(c.q.row(t.b, t.h, t.i0), t.rows, dm.d, c.q.row_stride, c.factor, s.queries.data());
+    const std::size_t j_end = key_end(dm, c.mask.causal, t.i0, t.rows);
+    for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
+        const std::size_t cols = std::min(BC, j_end - j0);
+        if (tile_skipped(c.mask, dm, t.b, t.i0, t.rows, j0, cols)) continue;
+        const float* kg = head.keys + (j0 / BC) * c.packed.key_tile_floats;  // the key tile, packed as groups
+        kernels::flash_scores(kg, cols, dm.d, s.queries.data(), q_strips, s.scores.data(), ldq);
+        if (c.mask.any()) {
+            mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.i0, t.rows, j0, cols, s.scores.data(), ldq);
+        }
+        normalize_columns(c.normalizer, s.scores.data(), t.rows, cols, ldq, visible);
+        kernels::flash_pv_columns(s.scores.data(), t.rows, cols, ldq, head.values + j0 * head.ldv, head.ldv, dp,
+                                  s.out.data(), nullptr);
+    }
+    for (std::size_t r = 0; r < t.rows; ++r) {
+        std::copy_n(s.out.data() + r * dp, dm.dv, c.context.row(t.b, t.h, t.i0 + r));
+    }
+}
+
+// Pointwise tiles' row statistic in the logsumexp slot: ln n_i (-inf for rows that see no key).
+void write_log_visible(const ForwardCall& c, const QueryTile& t) {
+    if (!c.logsumexp) return;
+    for (std::size_t r = 0; r < t.rows; ++r) {
+        const float n = c.visible[t.b * c.dm.t + t.i0 + r];
+        c.logsumexp[t.bh * c.dm.t + t.i0 + r] = n == 0.0f ? kNegInf : std::log(n);
+    }
 }
 
 // logsumexp = m + log(l) of the tile's rows, -inf for rows that saw no key.
@@ -703,7 +770,36 @@ struct BackwardCall {
     const float* delta;         // (B, H, T) rowsum(dO ⊙ O)
     const float* kept_weights;  // fused_one_tile: (B·H·T, kOneTileLd) the forward's weights, or null
     BackwardPacked packed;      // key_tiles only
+    Normalizer normalizer;
+    const float* visible;       // sigmoid, relu: (B, T) n_i, each query's visible keys
 };
+
+// The softmax's tile step: p (rows, cols) with BC holds the masked scores q·kᵀ, ds holds
+// dp = dO·vᵀ -> p = exp(s·scale - lse), ds = p ⊙ (dp - delta)·scale.
+void softmax_tile_step(const BackwardCall& c, const QueryTile& t, std::size_t cols, float* p, float* ds) {
+    kernels::flash_backward_tile(p, ds, t.rows, cols, BC, c.factor, c.lse + t.bh * c.dm.t + t.i0,
+                                 c.delta + t.bh * c.dm.t + t.i0);
+}
+
+// The sigmoid or relu tile step, on the same operands: p = f(s·scale) with the rows' n_i,
+// ds = f'(p) ⊙ dp·scale (attention/normalizer.hpp), the recorded backward's operations.
+void pointwise_tile_step(const BackwardCall& c, const QueryTile& t, std::size_t cols, float* p, float* ds) {
+    const float* visible = c.visible + t.b * c.dm.t + t.i0;  // (rows) n_i
+    for (std::size_t r = 0; r < t.rows; ++r) {
+        for (std::size_t j = 0; j < cols; ++j) p[r * BC + j] *= c.factor;
+    }
+    normalize_rows(c.normalizer, p, t.rows, cols, BC, visible);
+    normalize_rows_backward(c.normalizer, p, ds, t.rows, cols, BC, visible);
+    for (std::size_t r = 0; r < t.rows; ++r) {
+        for (std::size_t j = 0; j < cols; ++j) ds[r * BC + j] *= c.factor;
+    }
+}
+
+// The call's tile step (one choice per tile, not per score).
+void tile_step(const BackwardCall& c, const QueryTile& t, std::size_t cols, float* p, float* ds) {
+    if (pointwise(c.normalizer)) pointwise_tile_step(c, t, cols, p, ds);
+    else softmax_tile_step(c, t, cols, p, ds);
+}
 
 // A backward task's scratch, named. Laid out in one slot of the call's TileSlots; spans a path
 // does not use have size 0.
@@ -811,8 +907,7 @@ void backward_tile_gradients(const BackwardCall& c, const QueryTile& t, const Ke
     if (c.mask.any()) {
         mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.i0, t.rows, kt.j0, kt.cols, s.p.data(), BC);
     }
-    kernels::flash_backward_tile(s.p.data(), s.ds.data(), t.rows, kt.cols, BC, c.factor, c.lse + t.bh * dm.t + t.i0,
-                                 c.delta + t.bh * dm.t + t.i0);
+    tile_step(c, t, kt.cols, s.p.data(), s.ds.data());
     const Accumulate acc = add ? Accumulate::yes : Accumulate::no;
     kernels::matmul_tn(s.p.data(), BC, c.dout.row(t.b, t.h, t.i0), c.dout.row_stride, c.dv.row(kt.b, kt.hk, kt.j0),
                        c.dv.row_stride, kt.cols, dm.dv, t.rows, acc, nullptr, matmul_scratch);
@@ -876,8 +971,7 @@ void backward_query_tile(const BackwardCall& c, const QueryTile& t, const Backwa
         }
         kernels::flash_scores(s.dout.data(), t.rows, dm.dv, c.packed.values(bk) + j0 * dm.dv, strips, s.ds.data(),
                               BC);
-        kernels::flash_backward_tile(s.p.data(), s.ds.data(), t.rows, cols, BC, c.factor, c.lse + t.bh * dm.t + t.i0,
-                                     c.delta + t.bh * dm.t + t.i0);
+        tile_step(c, t, cols, s.p.data(), s.ds.data());
         kernels::matmul_nn(s.ds.data(), BC, kh + j0 * c.k.row_stride, c.k.row_stride, dqi, c.dq.row_stride, t.rows,
                            dm.d, cols, acc, nullptr, matmul_scratch);
         acc = Accumulate::yes;
@@ -901,25 +995,28 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
 
 void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                              const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats,
-                             Tensor4& context, Tensor2* one_tile_weights) {
+                             Tensor4& context, Tensor2* one_tile_weights, Normalizer normalizer) {
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
     require_allocatable({dm.batch, dm.heads, dm.t, dm.dv}, where, "the context");
     // resize keeps the buffer when the shape is unchanged (a training loop's steps).
     context.resize({dm.batch, dm.heads, dm.t, dm.dv});
     flash_attention_forward(heads_of(q), heads_of(k), heads_of(v), mask, scale, logsumexp, stats, heads_of(context),
-                            one_tile_weights);
+                            one_tile_weights, normalizer);
 }
 
 void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeadsView& v,
                              const AttentionMask& mask, const ScaleOptions& scale, Tensor3* logsumexp,
-                             FlashAttentionStats* stats, const HeadsView& context, Tensor2* one_tile_weights) {
+                             FlashAttentionStats* stats, const HeadsView& context, Tensor2* one_tile_weights,
+                             Normalizer normalizer) {
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
     require_heads(context, dm.batch, dm.heads, dm.t, dm.dv, where, "context (B, H, T, Dv)");
     const std::size_t br = flash_query_tile(), strip = kernels::flash_strip();
+    const Tensor2 visible = pointwise(normalizer) ? visible_key_counts(mask, dm.batch, dm.t, dm.s) : Tensor2();  // (B, T)
     ForwardCall c{q, k, v, context, mask, dm, br, ceil_div(br, strip) * strip, scale.effective(dm.d),
-                  forward_path(dm, mask), kernels::flash_lazy_exp(), nullptr, nullptr, {}};
+                  forward_path(dm, mask, normalizer), kernels::flash_lazy_exp(), nullptr, nullptr, {},
+                  normalizer, visible.data()};
     // Every row of context is written by exactly one task (rows that see no key get zeros there),
     // so no zero fill first, unless there are no keys at all.
     if (dm.s == 0) {
@@ -930,7 +1027,9 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
         logsumexp->resize({dm.batch, dm.heads, dm.t});
         c.logsumexp = logsumexp->data();
     }
-    if (c.path == FlashPath::key_tiles) c.packed = pack_forward_keys(k, v, dm, where);
+    if (c.path == FlashPath::key_tiles || c.path == FlashPath::pointwise_tiles) {
+        c.packed = pack_forward_keys(k, v, dm, where);
+    }
     if (one_tile_weights) {  // the fused path writes p there for the backward
         const std::size_t rows = c.path == FlashPath::fused_one_tile ? dm.batch * dm.heads * dm.t : 0;
         require_allocatable({rows, kernels::kOneTileLd}, where, "the one-tile weights");
@@ -954,8 +1053,10 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
                 case FlashPath::fused_one_tile: forward_fused_one_tile(c, t, s); break;
                 case FlashPath::single_tile: forward_single_tile(c, t, s, scratch.matmul()); break;
                 case FlashPath::key_tiles: forward_online_softmax(c, t, s, tally); break;
+                case FlashPath::pointwise_tiles: forward_pointwise_tiles(c, t, s); break;
             }
-            write_logsumexp(c, t, s);
+            if (c.path == FlashPath::pointwise_tiles) write_log_visible(c, t);
+            else write_logsumexp(c, t, s);
         }
         lazy_counts.add(tally);
     });
@@ -972,7 +1073,7 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
 void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k, const Tensor4& v,
                               const Tensor4& context, const Tensor3& logsumexp, const AttentionMask& mask,
                               const ScaleOptions& scale, Tensor4& dq, Tensor4& dk, Tensor4& dv,
-                              FlashAttentionStats* stats, const Tensor2* one_tile_weights) {
+                              FlashAttentionStats* stats, const Tensor2* one_tile_weights, Normalizer normalizer) {
     constexpr const char* where = "flash_attention_backward";
     const Dims dm = validate(q, k, v, mask, where);
     const ShapeSpec out_spec = {static_cast<std::ptrdiff_t>(dm.batch), static_cast<std::ptrdiff_t>(dm.heads),
@@ -987,14 +1088,14 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
     dk.resize(k.shape());
     dv.resize(v.shape());
     flash_attention_backward(heads_of(dcontext), heads_of(q), heads_of(k), heads_of(v), heads_of(context), logsumexp,
-                             mask, scale, heads_of(dq), heads_of(dk), heads_of(dv), stats, one_tile_weights);
+                             mask, scale, heads_of(dq), heads_of(dk), heads_of(dv), stats, one_tile_weights, normalizer);
 }
 
 void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsView& q, const ConstHeadsView& k,
                               const ConstHeadsView& v, const ConstHeadsView& context, const Tensor3& logsumexp,
                               const AttentionMask& mask, const ScaleOptions& scale, const HeadsView& dq,
                               const HeadsView& dk, const HeadsView& dv, FlashAttentionStats* stats,
-                              const Tensor2* one_tile_weights) {
+                              const Tensor2* one_tile_weights, Normalizer normalizer) {
     constexpr const char* where = "flash_attention_backward";
     const Dims dm = validate(q, k, v, mask, where);
     require_heads(dcontext, dm.batch, dm.heads, dm.t, dm.dv, where, "dcontext (B, H, T, Dv)");
@@ -1011,10 +1112,13 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
     // that no tile reaches.
     const std::size_t delta_size = dm.batch * dm.heads * dm.t;
     float* const delta = thread_buffer<kDeltaBuffer>(delta_size);
-    output_gradient_dots(dcontext, context, dm, delta);
+    // delta is the softmax Jacobian's; sigmoid and relu need each row's n_i instead.
+    const Tensor2 visible = pointwise(normalizer) ? visible_key_counts(mask, dm.batch, dm.t, dm.s) : Tensor2();  // (B, T)
+    if (!pointwise(normalizer)) output_gradient_dots(dcontext, context, dm, delta);
     const std::size_t br = flash_query_tile();
-    BackwardCall c{dcontext, q, k, v, dq, dk, dv, mask, dm, br, scale.effective(dm.d), backward_path(dm, mask),
-                   logsumexp.data(), delta, nullptr, {}};
+    BackwardCall c{dcontext, q, k, v, dq, dk, dv, mask, dm, br, scale.effective(dm.d),
+                   backward_path(dm, mask, normalizer), logsumexp.data(), delta, nullptr, {}, normalizer,
+                   visible.data()};
     if (c.path == FlashPath::key_tiles) c.packed = pack_backward_keys(k, v, dm, where);
     // The forward's weights, when it kept them for this call's shape: p is then read, not
     // recomputed from q·kᵀ.
@@ -1045,6 +1149,7 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
                     break;
                 case FlashPath::single_tile: backward_single_tile(c, kt, s, scratch.matmul()); break;
                 case FlashPath::key_tiles: backward_key_tile(c, kt, s, scratch.matmul()); break;
+                case FlashPath::pointwise_tiles: break;  // a forward path only (backward_path)
             }
         }
     });

@@ -22,6 +22,14 @@ void MultiHeadAttentionConfig::validate() const {
     if (num_heads % kv_heads() != 0) {
         fail<ConfigError>(where, ": num_heads (", num_heads, ") must be divisible by num_kv_heads (", kv_heads(), ")");
     }
+    if (tie_qk && kv_heads() != num_heads) {
+        fail<ConfigError>(where, ": tie_qk needs as many key heads as query heads (W_K = W_Q is (C, C)), got num_heads ",
+                          num_heads, " and num_kv_heads ", kv_heads());
+    }
+    if (tie_qk && memory_dim() != d_model) {
+        fail<ConfigError>(where, ": tie_qk needs keys projected from d_model-wide inputs (W_K = W_Q reads C = ",
+                          d_model, " features), got cross-attention kv_dim ", kv_dim);
+    }
 }
 
 namespace {
@@ -76,10 +84,11 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionConfig& config, R
     config_.validate();
     const std::size_t c = config_.d_model, kv_width = config_.kv_heads() * config_.head_dim();
     q_proj = Linear(c, c, config_.bias, rng);
-    k_proj = Linear(config_.memory_dim(), kv_width, config_.bias, rng);
+    if (!config_.tie_qk) k_proj = Linear(config_.memory_dim(), kv_width, config_.bias, rng);
     v_proj = Linear(config_.memory_dim(), kv_width, config_.bias, rng);
     out_proj = Linear(c, c, config_.bias, rng);
     for (Linear* p : {&q_proj, &k_proj, &v_proj}) {
+        if (p->weight.size() == 0) continue;  // tie_qk's k_proj
         xavier_uniform(p->weight, rng);
         zero(p->bias);
     }
@@ -137,14 +146,14 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
                                  shape_string(x.shape()), " (", batch * t, " rows of width ", x.shape(2), ")");
             }
             // x = the tables' rows (a model's first block): the products run over the tables.
-            for (auto [proj, rows] : {std::pair{&q_proj, &buffers.q_rows}, std::pair{&k_proj, &buffers.k_rows},
+            for (auto [proj, rows] : {std::pair{&q_proj, &buffers.q_rows}, std::pair{&key_proj(), &buffers.k_rows},
                                       std::pair{&v_proj, &buffers.v_rows}}) {
                 rows->resize({batch, t, proj->out_features()});
                 proj->forward_tables(*tables, rows->data(), buffers.scratch.tables);
             }
         } else {
             project_into(q_proj, x, buffers.q_rows);       // (B, T, C)
-            project_into(k_proj, source, buffers.k_rows);  // (B, S, Hkv·D)
+            project_into(key_proj(), source, buffers.k_rows);  // (B, S, Hkv·D)
             project_into(v_proj, source, buffers.v_rows);  // (B, S, Hkv·D)
         }
         if (cache) cache->input.used = tables != nullptr;
@@ -157,10 +166,11 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
         buffers.concat.resize({batch, t, config_.d_model});
         const HeadsView context = heads_in_rows(buffers.concat, config_.num_heads);  // (B, H, T, D) in (B, T, C)
         flash_attention_forward(q, k, v, options.mask, options.scale, attention ? &attention->logsumexp : nullptr,
-                                nullptr, context, attention ? &attention->one_tile_weights : nullptr);
+                                nullptr, context, attention ? &attention->one_tile_weights : nullptr, options.normalizer);
         observe_heads(observer, Stage::context, context);
         if (cache) {
             attention->flash = true;
+            attention->normalizer = options.normalizer;
             attention->weights = Tensor4();
             attention->context = Tensor4();  // it is concat
             attention->mask = options.mask;
@@ -212,7 +222,7 @@ void MultiHeadAttention::split_heads_attention(const Tensor3& x, const Tensor3* 
     Tensor4& k = buffers.k;  // (B, Hkv, S, D)
     Tensor4& v = buffers.v;  // (B, Hkv, S, D)
     project_heads(q_proj, x, config_.num_heads, q);
-    project_heads(k_proj, source, config_.kv_heads(), k);
+    project_heads(key_proj(), source, config_.kv_heads(), k);
     project_heads(v_proj, source, config_.kv_heads(), v);
     observe_heads(observer, Stage::q, q);
     observe_heads(observer, Stage::k, k);
@@ -229,7 +239,7 @@ void MultiHeadAttention::split_heads_attention(const Tensor3& x, const Tensor3* 
     Tensor4& context = attention && can_use_flash(observer, attention) ? attention->context
                                                                         : buffers.scratch.context;  // (B, H, T, D)
     scaled_dot_product_attention(q, k, v, options.mask, options.scale, observer, attention, SdpBackend::automatic,
-                                 context);
+                                 context, options.normalizer);
     merge_heads(context, buffers.concat);  // (B, T, C)
 }
 
@@ -254,6 +264,7 @@ std::vector<ParameterView> MultiHeadAttention::parameters(const std::string& pre
     const std::pair<const char*, Linear*> layers[] = {
         {"q_proj", &q_proj}, {"k_proj", &k_proj}, {"v_proj", &v_proj}, {"out_proj", &out_proj}};
     for (const auto& [name, layer] : layers) {
+        if (layer == &k_proj && config_.tie_qk) continue;  // it is q_proj
         out.push_back(view_of(prefix + name + ".weight", layer->weight));
         if (layer->has_bias()) out.push_back(view_of(prefix + name + ".bias", layer->bias));
     }
@@ -265,7 +276,8 @@ std::vector<ParameterView> MultiHeadAttention::parameters(const std::string& pre
 namespace attnlab {
 
 MultiHeadAttentionGrad::MultiHeadAttentionGrad(const MultiHeadAttention& mha)
-    : q_proj(mha.q_proj), k_proj(mha.k_proj), v_proj(mha.v_proj), out_proj(mha.out_proj) {}
+    : q_proj(mha.q_proj), k_proj(mha.k_proj), v_proj(mha.v_proj), out_proj(mha.out_proj),
+      tie_qk(mha.config().tie_qk) {}
 
 void MultiHeadAttentionGrad::zero() {
     for (LinearGrad* g : {&q_proj, &k_proj, &v_proj, &out_proj}) g->zero();
@@ -276,6 +288,7 @@ std::vector<ParameterView> MultiHeadAttentionGrad::views(const std::string& pref
     const std::pair<const char*, LinearGrad*> layers[] = {
         {"q_proj", &q_proj}, {"k_proj", &k_proj}, {"v_proj", &v_proj}, {"out_proj", &out_proj}};
     for (const auto& [name, grad] : layers) {
+        if (grad == &k_proj && tie_qk) continue;  // q_proj holds both uses
         out.push_back(view_of(prefix + name + ".weight", grad->weight));
         if (grad->bias.size() > 0) out.push_back(view_of(prefix + name + ".bias", grad->bias));
     }
@@ -301,6 +314,8 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
     const std::size_t batch = cache.x.shape(0), t = cache.x.shape(1), s = source.shape(1);
     const std::size_t c = config_.d_model, kv_width = config_.kv_heads() * config_.head_dim();
 
+    // k = source·W_Kᵀ + b_K: with tie_qk, W_K is W_Q and its gradient adds to q_proj's.
+    LinearGrad& key_grad = config_.tie_qk ? grads.q_proj : grads.k_proj;
     // The intermediate gradients live in the cache's scratch: no allocation from step to step.
     MultiHeadAttentionCache::Scratch& w = cache.scratch;
     // out = concat·W_Oᵀ + b_O
@@ -319,7 +334,8 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
                                  heads_in_rows(cache.k_rows, hkv), heads_in_rows(cache.v_rows, hkv),
                                  heads_in_rows(cache.concat, h), cache.attention.logsumexp, cache.attention.mask,
                                  options.scale, heads_in_rows(dq_rows, h), heads_in_rows(dk_rows, hkv),
-                                 heads_in_rows(dv_rows, hkv), nullptr, &cache.attention.one_tile_weights);
+                                 heads_in_rows(dv_rows, hkv), nullptr, &cache.attention.one_tile_weights,
+                                 cache.attention.normalizer);
     } else {
         // concat = merge_heads(context)
         split_heads(dconcat, config_.num_heads, w.dcontext);
@@ -347,7 +363,7 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
                                      "gradient goes) is null");
         }
         for (auto [proj, dy, grad] : {std::tuple{&q_proj, &dq_rows, &grads.q_proj},
-                                      std::tuple{&k_proj, &dk_rows, &grads.k_proj},
+                                      std::tuple{&key_proj(), &dk_rows, &key_grad},
                                       std::tuple{&v_proj, &dv_rows, &grads.v_proj}}) {
             linear_backward_tables(*proj, tables, dy->data(), *grad, w.tables);
         }
@@ -364,7 +380,7 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
                     cross ? plus_residual : kernels::Epilogue{});
     if (cross) dmemory->resize(source.shape());
     Tensor3& dsource = cross ? *dmemory : dx;
-    linear_backward(k_proj, source.data(), batch * s, dk_rows.data(), grads.k_proj, dsource.data(),
+    linear_backward(key_proj(), source.data(), batch * s, dk_rows.data(), key_grad, dsource.data(),
                     cross ? Accumulate::no : Accumulate::yes);
     linear_backward(v_proj, source.data(), batch * s, dv_rows.data(), grads.v_proj, dsource.data(), Accumulate::yes,
                     cross ? kernels::Epilogue{} : plus_residual);
@@ -391,7 +407,7 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
 
     observe_rows(observer, Stage::x, x);
     Tensor4 q = split_heads(project(q_proj, x), config_.num_heads);  // (B, H, T, D)
-    Tensor4 k_new = split_heads(project(k_proj, x), kv_heads);       // (B, Hkv, T, D)
+    Tensor4 k_new = split_heads(project(key_proj(), x), kv_heads);   // (B, Hkv, T, D)
     Tensor4 v_new = split_heads(project(v_proj, x), kv_heads);       // (B, Hkv, T, D)
     observe_heads(observer, Stage::q, q);
     observe_heads(observer, Stage::k, k_new);
@@ -415,7 +431,8 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
     }
     kv.k = std::move(k_all);
     kv.v = std::move(v_all);
-    const Tensor4 context = scaled_dot_product_attention(q, kv.k, kv.v, mask, options.scale, observer);
+    const Tensor4 context = scaled_dot_product_attention(q, kv.k, kv.v, mask, options.scale, observer, nullptr,
+                                                         SdpBackend::automatic, options.normalizer);
     Tensor3 concat = merge_heads(context);
     observe_rows(observer, Stage::concat, concat);
     Tensor3 out = project(out_proj, concat);

@@ -83,25 +83,28 @@ bool can_use_flash(const StageObserver* observer, const AttentionCache* cache, s
 
 Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,
                                      const AttentionMask& mask, const ScaleOptions& scale,
-                                     StageObserver* observer, AttentionCache* cache, SdpBackend backend) {
+                                     StageObserver* observer, AttentionCache* cache, SdpBackend backend,
+                                     Normalizer normalizer) {
     Tensor4 context;
-    scaled_dot_product_attention(q, k, v, mask, scale, observer, cache, backend, context);
+    scaled_dot_product_attention(q, k, v, mask, scale, observer, cache, backend, context, normalizer);
     return context;
 }
 
 void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                                   const ScaleOptions& scale, StageObserver* observer, AttentionCache* cache,
-                                  SdpBackend backend, Tensor4& context) {
+                                  SdpBackend backend, Tensor4& context, Normalizer normalizer) {
     constexpr const char* where = "scaled_dot_product_attention";
     validate(q, k, v, mask);
     if (backend != SdpBackend::math) {
         // The reasons are only spelled out for an error (auto falls back silently, allocating nothing).
         std::vector<std::string> reasons;
         if (can_use_flash(observer, cache, backend == SdpBackend::flash ? &reasons : nullptr)) {
-            flash_attention_forward(q, k, v, mask, scale, cache ? &cache->logsumexp : nullptr, nullptr, context);
+            flash_attention_forward(q, k, v, mask, scale, cache ? &cache->logsumexp : nullptr, nullptr, context,
+                                    nullptr, normalizer);
             observe_context(observer, context);
             if (cache) {
                 cache->flash = true;
+                cache->normalizer = normalizer;
                 cache->weights = Tensor4();
                 if (&cache->context != &context) cache->context = context;
                 cache->mask = mask;
@@ -121,13 +124,17 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
     const float factor = scale.effective(d);
 
     context.resize({batch, heads, t, dv});
+    const bool pointwise = normalizer != Normalizer::softmax;
     if (cache) {
         cache->flash = false;
+        cache->normalizer = normalizer;
         cache->weights.resize({batch, heads, t, s});
         cache->logsumexp = Tensor3();
         if (&cache->context != &context) cache->context = Tensor4();
-        cache->mask = AttentionMask();
+        cache->mask = pointwise ? mask : AttentionMask();
     }
+    // n_i per (batch row, query) for sigmoid and relu (softmax needs none).
+    const Tensor2 visible = pointwise ? visible_key_counts(mask, batch, t, s) : Tensor2();  // (B, T)
 
     // One (batch, head) pair per task. With a cache (training) the score matrix is computed
     // directly into it (no extra copy); without one (inference) it lives in a buffer of the
@@ -155,7 +162,7 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
             observe(observer, Stage::scaled, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
             if (mask.any()) mask.apply(w, b, t, s, s);
             observe(observer, Stage::masked, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
-            kernels::softmax_rows(w, t, s, s);
+            normalize_rows(normalizer, w, t, s, s, pointwise ? visible.data() + b * t : nullptr);
             observe(observer, Stage::weights, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
             kernels::matmul_nn(w, s, vh, dv, ch, dv, t, dv, s, Accumulate::no, nullptr, packing);
             observe(observer, Stage::context, b, static_cast<std::ptrdiff_t>(h), t, dv, dv, ch);
@@ -171,7 +178,8 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                                            const Tensor4& v, const AttentionCache& cache, const ScaleOptions& scale,
                                            Tensor4& dq, Tensor4& dk, Tensor4& dv) {
     if (cache.flash) {
-        flash_attention_backward(dcontext, q, k, v, cache.context, cache.logsumexp, cache.mask, scale, dq, dk, dv);
+        flash_attention_backward(dcontext, q, k, v, cache.context, cache.logsumexp, cache.mask, scale, dq, dk, dv,
+                                 nullptr, nullptr, cache.normalizer);
         return;
     }
     constexpr const char* where = "scaled_dot_product_attention_backward";
@@ -192,6 +200,8 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
     if (dv.shape() != v.shape()) dv = Tensor4::from_shape(v.shape());
     dk.fill(0.0f);
     dv.fill(0.0f);
+    const bool pointwise = cache.normalizer != Normalizer::softmax;
+    const Tensor2 visible = pointwise ? visible_key_counts(cache.mask, batch, t, s) : Tensor2();  // (B, T) n_i
 
     // One (batch, kv head) per task, so the query heads that share a kv head accumulate into
     // its dk and dv without races.
@@ -218,8 +228,8 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                 // context = weights·v  =>  dweights = dcontext·vᵀ, dv += weightsᵀ·dcontext
                 kernels::matmul_nt(dc, dvw, vh, dvw, dw, s, t, s, dvw, Accumulate::no, nullptr, packing);
                 kernels::matmul_tn(w, s, dc, dvw, dvh, dvw, s, dvw, t, Accumulate::yes, nullptr, packing);
-                // weights = softmax(masked): masked entries have weight 0 and get gradient 0.
-                kernels::softmax_rows_backward(w, dw, dw, t, s, s);
+                // weights = normalizer(masked): masked entries have weight 0 and get gradient 0.
+                normalize_rows_backward(cache.normalizer, w, dw, t, s, s, pointwise ? visible.data() + b * t : nullptr);
                 // scaled = scores·factor
                 if (factor != 1.0f) {
                     for (std::size_t i = 0; i < t * s; ++i) dw[i] *= factor;

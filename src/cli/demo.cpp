@@ -81,6 +81,9 @@ int run_demo(int argc, char** argv) {
     args.add("pe", "none", "positional encoding: none, sinusoidal or rope");
     args.add("mask", "causal", "none, causal, or padding (appends two padding tokens that no query may see)");
     args.add("scale", "auto", "auto (1/sqrt(d_k)), off, or a number to multiply the scores by");
+    args.add("normalizer", "softmax",
+             "weights from the scaled, masked scores s (n_i = keys query i may see): softmax, sigmoid "
+             "(sigma(s - ln n_i)) or relu (max(s, 0) / n_i)");
     args.add("head", "-1", "print only this head (-1 = all)");
     args.add("seed", "1", "seed of the random weights and embeddings");
     if (!args.parse(argc, argv, 2)) return 0;
@@ -114,6 +117,7 @@ int run_demo(int argc, char** argv) {
     if (scale == "off") options.scale.enabled = false;
     else if (scale != "auto") options.scale.factor = args.get_float("scale");
     options.rope = pe == PositionalKind::rope;
+    options.normalizer = normalizer_from_name(args.get("normalizer"));
 
     Tensor3 x = embed(words, config.d_model, seed);
     if (pe == PositionalKind::sinusoidal) add_sinusoidal(x);

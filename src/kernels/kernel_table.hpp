@@ -67,6 +67,11 @@ struct KernelTable {
     // Flash attention backward, one tile: see softmax_arch.hpp.
     void (*flash_backward_tile)(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
                                 const float* lse, const float* delta);
+    // The sigmoid and relu normalisers of attention, rows and keys-by-queries tiles: see softmax_arch.hpp.
+    void (*pointwise_weight_rows)(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+                                  const float* visible);
+    void (*pointwise_weight_columns)(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+                                     const float* visible);
 
     // --- flash attention tiles (flash/flash_arch.hpp): strips of nr rows, groups of flash_mr rows ---
     void (*flash_pack_strips)(const float* x, std::size_t rows, std::size_t d, std::size_t ld, float scale, float* xs);

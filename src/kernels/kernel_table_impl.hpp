@@ -31,6 +31,8 @@ constexpr KernelTable make_table(const char* isa) {
         &softmax_rows_backward<Arch>,
         &softmax_tile<Arch>,
         &flash_backward_tile<Arch>,
+        &pointwise_weight_rows<Arch>,
+        &pointwise_weight_columns<Arch>,
         &pack_row_groups<Arch, FlashShape<Arch>::NR>,
         &pack_row_groups<Arch, FlashShape<Arch>::MR>,
         &flash_pack_values<Arch>,

@@ -211,6 +211,54 @@ void flash_backward_tile(float* s, float* dp, std::size_t rows, std::size_t cols
     }
 }
 
+// The pointwise normalisers of attention (attention/normalizer.hpp) on a scaled score s (-inf
+// where masked) of a row with n visible keys: sigmoid w = σ(s − ln n) = 1 / (1 + n·e^(−s)),
+// relu w = max(s, 0)·(1/n); 0 for a row with n = 0. e^(−s) overflows to +inf for masked and
+// very negative scores, giving w = 0 exactly. The scalar form is the tails'.
+static inline float pointwise_weight(bool sigmoid, float s, float n) {
+    if (!(n > 0.0f)) return 0.0f;
+    return sigmoid ? 1.0f / (1.0f + n * std::exp(-s)) : (s > 0.0f ? s : 0.0f) * (1.0f / n);
+}
+template <class Arch>
+simd::Batch<Arch> pointwise_weight(bool sigmoid, const simd::Batch<Arch>& s, const simd::Batch<Arch>& n) {
+    using Batch = simd::Batch<Arch>;
+    const Batch zero(0.0f), one(1.0f);
+    if (sigmoid) return simd::select(n > zero, one / (one + n * simd::exp(zero - s)), zero);
+    return simd::max(s, zero) * simd::select(n > zero, one / n, zero);
+}
+
+// x: (rows, cols) with ld -> the weights, in place; visible: (rows) each row's n.
+template <class Arch>
+void pointwise_weight_rows(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+                           const float* visible) {
+    using Batch = simd::Batch<Arch>;
+    constexpr std::size_t W = Batch::size;
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* row = x + r * ld;
+        const Batch n(visible[r]);
+        std::size_t j = 0;
+        for (; j + W <= cols; j += W) pointwise_weight<Arch>(sigmoid, Batch::load_unaligned(row + j), n).store_unaligned(row + j);
+        for (; j < cols; ++j) row[j] = pointwise_weight(sigmoid, row[j], visible[r]);
+    }
+}
+
+// The same on a tile stored keys by queries: x (cols, ld), x[c·ld + r] query r's score of key c.
+template <class Arch>
+void pointwise_weight_columns(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+                              const float* visible) {
+    using Batch = simd::Batch<Arch>;
+    constexpr std::size_t W = Batch::size;
+    for (std::size_t c = 0; c < cols; ++c) {
+        float* col = x + c * ld;
+        std::size_t r = 0;
+        for (; r + W <= rows; r += W) {
+            pointwise_weight<Arch>(sigmoid, Batch::load_unaligned(col + r), Batch::load_unaligned(visible + r))
+                .store_unaligned(col + r);
+        }
+        for (; r < rows; ++r) col[r] = pointwise_weight(sigmoid, col[r], visible[r]);
+    }
+}
+
 }  // namespace arch
 }  // namespace kernels
 }  // namespace attnlab

@@ -53,6 +53,7 @@ MultiHeadAttentionConfig ModelConfig::attention_config() const {
     c.num_heads = num_heads;
     c.num_kv_heads = num_kv_heads;
     c.bias = bias;
+    c.tie_qk = tie_qk;
     return c;
 }
 
@@ -91,6 +92,10 @@ void ModelConfig::validate() const {
         if (kind == ModelKind::encoder && pooling == Pooling::cls) {
             fail<ConfigError>(where, ": an lstm classifier reads its last non-padding step; pooling cls does not apply");
         }
+        if (normalizer != Normalizer::softmax || tie_qk) {
+            fail<ConfigError>(where, ": an lstm has no attention, got normalizer ", normalizer_name(normalizer),
+                              " and tie_qk ", tie_qk ? "true" : "false");
+        }
         return;
     }
     if (num_heads == 0) fail<ConfigError>(where, ": num_heads must be positive, got 0");
@@ -100,6 +105,10 @@ void ModelConfig::validate() const {
     }
     if (num_heads % kv_heads() != 0) {
         fail<ConfigError>(where, ": num_heads (", num_heads, ") must be divisible by num_kv_heads (", kv_heads(), ")");
+    }
+    if (tie_qk && kv_heads() != num_heads) {
+        fail<ConfigError>(where, ": tie_qk needs num_kv_heads = num_heads (W_K = W_Q projects to all C features), got ",
+                          num_heads, " query heads and ", kv_heads(), " key/value heads");
     }
     if (positional == PositionalKind::rope && head_dim() % 2 != 0) {
         fail<ConfigError>(where, ": rope needs an even head dimension, got d_model ", d_model, " / num_heads ",
@@ -120,7 +129,8 @@ std::uint64_t ModelConfig::parameter_count() const {
         n += num_layers * (2 * (4 * c * c) + b * 2 * (4 * c));
     } else {
         const long double f = ff_dim, kv = kv_heads() * head_dim();
-        const long double attention = (c * c + b * c) * 2 + (c * kv + b * kv) * 2;  // q, out: (C, C); k, v: (Hkv·D, C)
+        // q, out: (C, C); k, v: (Hkv·D, C); with tie_qk no k of its own
+        const long double attention = (c * c + b * c) * 2 + (c * kv + b * kv) * (tie_qk ? 1 : 2);
         const long double feed_forward = (f * c + b * f) + (c * f + b * c);          // fc1 (F, C), fc2 (C, F)
         n += num_layers * (2 * c + attention + 2 * c + feed_forward);               // ln1, attn, ln2, ffn
         if (positional == PositionalKind::learned) n += static_cast<long double>(max_len) * c;
@@ -154,6 +164,7 @@ std::string format_field(NormPlacement value) { return std::string(norm_placemen
 std::string format_field(Pooling value) { return std::string(pooling_name(value)); }
 std::string format_field(Architecture value) { return std::string(architecture_name(value)); }
 std::string format_field(AttentionVariant value) { return std::string(attention_variant_name(value)); }
+std::string format_field(Normalizer value) { return std::string(normalizer_name(value)); }
 
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out) {
     char* end = nullptr;
@@ -197,6 +208,7 @@ void parse_field(const char*, const char*, const std::string& text, Architecture
 void parse_field(const char*, const char*, const std::string& text, AttentionVariant& out) {
     out = attention_variant_from_name(text);
 }
+void parse_field(const char*, const char*, const std::string& text, Normalizer& out) { out = normalizer_from_name(text); }
 
 std::map<std::string, std::string> ModelConfig::to_metadata() const {
     std::map<std::string, std::string> out;

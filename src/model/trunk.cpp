@@ -140,6 +140,7 @@ void Trunk::set_attention_switches(AttentionOptions& options) const {
     options.rope = config_.positional == PositionalKind::rope;
     options.scale = config_.scale_options();
     options.variant = config_.variant;
+    options.normalizer = config_.normalizer;
     options.mask.window = config_.attention_window;
     options.mask.global_tokens = config_.global_tokens;
 }

@@ -23,8 +23,8 @@ for (const flavour of FLAVOURS) {
       { kind: 'decoder', vocabSize: 7, maxLen: 16, dModel: 16, numHeads: 4, numKvHeads: 0, numLayers: 2, ffDim: 64,
         activation: 'gelu', positional: 'rope', norm: 'pre', scale: true, attentionScale: null, dropout: 0,
         tieWeights: false, pooling: 'mean', numClasses: 0, bias: true, gradientCheckpointing: false,
-        attentionWindow: 0, globalTokens: 0, architecture: 'transformer',
-        variant: 'full' },
+        attentionWindow: 0, globalTokens: 0, architecture: 'transformer', variant: 'full', normalizer: 'softmax',
+        tieQK: false },
     );
     assert.equal(model.kind(), 'decoder');
     const names = model.parameterNames();

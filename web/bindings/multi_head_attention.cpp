@@ -20,6 +20,9 @@
 //   positionOffset  integer                      absolute position of the first row (default 0)
 //   memory          tensor | null                cross-attention keys/values [S, Ckv] / [B, S, Ckv]
 //   checkFinite     boolean                      Error on NaN/Inf in x or memory
+//   normalizer      'softmax' | 'sigmoid' | 'relu'  weights from the scaled, masked scores s:
+//                                                softmax, σ(s − ln n_i) or max(s, 0) / n_i
+//                                                (n_i: keys query i may see; default 'softmax')
 // trace() also takes `stages: string[]` to record only those stages.
 // backward(x, gradOutput, options) takes the forward options, reruns the forward on x and returns
 // the gradients of sum(forward(x) ⊙ gradOutput): gradX shaped like x, grads[name] like each
@@ -59,7 +62,7 @@ struct ForwardCall {
 ForwardCall parse_forward(const val& x, const val& options, bool for_trace, const char* where) {
     std::vector<const char*> allowed = {"causal", "keyPaddingMask", "attnMask", "scale", "positional",
                                         "ropeBase", "positionOffset", "memory", "checkFinite", "window",
-                                        "globalTokens", "variant"};
+                                        "globalTokens", "variant", "normalizer"};
     if (for_trace) allowed.push_back("stages");
     const JsOptions opt(options, allowed, where);
 
@@ -91,6 +94,7 @@ ForwardCall parse_forward(const val& x, const val& options, bool for_trace, cons
     o.rope_base = opt.number("ropeBase", o.rope_base);
     o.position_offset = opt.size("positionOffset", 0);
     o.check_finite = opt.boolean("checkFinite", false);
+    o.normalizer = normalizer_from_name(opt.string("normalizer", "softmax"));  // ConfigError naming the valid ones
 
     if (!opt.is_null("memory")) {
         bool memory_batched = true;

@@ -18,6 +18,9 @@
 // zeros (never NaN) and logsumexp -inf. The backward recomputes each tile from q, k, v and the per-row
 // logsumexp = m + log(l) (B, H, T) that the forward returns, with delta = rowsum(dO ⊙ O), so it
 // too never holds the (T, S) matrix.
+// With the sigmoid or relu normaliser (attention/normalizer.hpp) no row is normalised, so there
+// is no online softmax: per key tile w = f(scale·q_i·k_jᵀ) with the row's n_i, o += w·v_j; the
+// backward recomputes w per tile and takes ds = scale·f'(w) ⊙ (dO·vᵀ) (no logsumexp, no delta).
 // Not for: observing stages (no scores or weights exist to record: scaled_dot_product_attention
 // picks the recorded "math" path when a StageObserver asks for them, see can_use_flash).
 //
@@ -68,7 +71,8 @@ struct FlashAttentionStats {
 };
 
 // q: (B, H, T, D), k: (B, Hkv, S, D), v: (B, Hkv, S, Dv) -> context (B, H, T, Dv).
-// Writes logsumexp (B, H, T) when non-null (the backward needs it). H % Hkv == 0.
+// Writes logsumexp (B, H, T) when non-null (the backward needs it; with sigmoid or relu it holds
+// ln n_i, the log of each row's visible key count: -inf for a row that sees none). H % Hkv == 0.
 // Throws ShapeError / ConfigError naming the shapes, like scaled_dot_product_attention.
 Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask = {},
                                 const ScaleOptions& scale = {}, Tensor3* logsumexp = nullptr,
@@ -78,7 +82,8 @@ Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor
 // tile buffers are per-thread and grow-only, for the same reason.
 void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                              const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats,
-                             Tensor4& context, Tensor2* one_tile_weights = nullptr);
+                             Tensor4& context, Tensor2* one_tile_weights = nullptr,
+                             Normalizer normalizer = Normalizer::softmax);
 // one_tile_weights (optional, for the backward): when the call takes the fused one-tile path
 // (all keys in one tile, no mask but a causal one, keys and head dims the fused kernels take:
 // the tiny models' training), resized to (B·H·T, kOneTileLd) and filled with the softmax
@@ -99,10 +104,12 @@ void flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& 
 // (overwritten, resized as needed).
 // one_tile_weights: the forward's (see above), or null; used when it holds the call's B·H·T
 // rows and the backward takes the fused one-tile path, ignored otherwise.
+// normalizer: the forward's (softmax by default).
 void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k, const Tensor4& v,
                               const Tensor4& context, const Tensor3& logsumexp, const AttentionMask& mask,
                               const ScaleOptions& scale, Tensor4& dq, Tensor4& dk, Tensor4& dv,
-                              FlashAttentionStats* stats = nullptr, const Tensor2* one_tile_weights = nullptr);
+                              FlashAttentionStats* stats = nullptr, const Tensor2* one_tile_weights = nullptr,
+                              Normalizer normalizer = Normalizer::softmax);
 
 // The same two on heads addressed by strides (attention/heads.hpp), e.g. heads_in_rows of the
 // projections' (B, T, H·D) rows: no split_heads before or merge_heads after (what
@@ -112,11 +119,11 @@ void flash_attention_backward(const Tensor4& dcontext, const Tensor4& q, const T
 void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeadsView& v,
                              const AttentionMask& mask, const ScaleOptions& scale, Tensor3* logsumexp,
                              FlashAttentionStats* stats, const HeadsView& context,
-                             Tensor2* one_tile_weights = nullptr);
+                             Tensor2* one_tile_weights = nullptr, Normalizer normalizer = Normalizer::softmax);
 void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsView& q, const ConstHeadsView& k,
                               const ConstHeadsView& v, const ConstHeadsView& context, const Tensor3& logsumexp,
                               const AttentionMask& mask, const ScaleOptions& scale, const HeadsView& dq,
                               const HeadsView& dk, const HeadsView& dv, FlashAttentionStats* stats = nullptr,
-                              const Tensor2* one_tile_weights = nullptr);
+                              const Tensor2* one_tile_weights = nullptr, Normalizer normalizer = Normalizer::softmax);
 
 }  // namespace attnlab

@@ -11,6 +11,10 @@
 //       -> merge_heads: [concat] (B, T, C) -> ·W_Oᵀ: [output]
 // num_kv_heads = num_heads is MHA, 1 is MQA, any other divisor of num_heads is GQA (Ainslie et
 // al. 2023): W_K and W_V then project to Hkv·D, fewer than C, features.
+// tie_qk makes one weight (and bias) serve as W_Q and W_K (article §2.1 asks why they are not
+// shared: with W_Q = W_K the score matrix x·W·Wᵀ·xᵀ is symmetric, so token i attends to j as
+// much as j to i); k_proj is then unused and empty, q_proj's gradient is the sum of both uses.
+// The normaliser of the weights (softmax, sigmoid, relu) is a per-call option (normalizer.hpp).
 // Not for: additive positional encodings (applied to the embeddings before this layer).
 //
 //   attnlab::Rng rng(1);
@@ -41,11 +45,13 @@ struct MultiHeadAttentionConfig {
     std::size_t num_kv_heads = 0;  // Hkv: key/value heads; 0 means num_heads (plain MHA)
     bool bias = true;              // biases on all four projections
     std::size_t kv_dim = 0;        // width of `memory` for cross-attention; 0 means d_model
+    bool tie_qk = false;           // W_K is W_Q (and b_K is b_Q): k_proj unused; needs Hkv = H and Ckv = C
 
     std::size_t kv_heads() const { return num_kv_heads == 0 ? num_heads : num_kv_heads; }
     std::size_t head_dim() const { return num_heads == 0 ? 0 : d_model / num_heads; }
     std::size_t memory_dim() const { return kv_dim == 0 ? d_model : kv_dim; }
-    // Throws ConfigError naming the numbers: d_model % num_heads, num_heads % num_kv_heads, zeros.
+    // Throws ConfigError naming the numbers: d_model % num_heads, num_heads % num_kv_heads, zeros,
+    // and tie_qk with fewer key heads than query heads or a memory width other than d_model.
     void validate() const;
 };
 
@@ -58,6 +64,7 @@ struct AttentionOptions {
     double rope_base = kRopeDefaultBase;
     std::size_t position_offset = 0;     // absolute position of the first query (and key) row
     bool check_finite = false;           // throw ValueError on NaN/Inf in x or memory
+    Normalizer normalizer = Normalizer::softmax;  // weights = softmax, sigmoid or relu (normalizer.hpp)
 };
 
 // What backward needs from the forward pass.
@@ -113,7 +120,8 @@ struct MultiHeadAttentionCache {
 
 // Gradients of the four projections; backward accumulates into them with +=.
 struct MultiHeadAttentionGrad {
-    LinearGrad q_proj, k_proj, v_proj, out_proj;
+    LinearGrad q_proj, k_proj, v_proj, out_proj;  // with tie_qk, k_proj is empty (q_proj holds both uses)
+    bool tie_qk = false;
 
     // Zero tensors shaped like mha's parameters.
     explicit MultiHeadAttentionGrad(const class MultiHeadAttention& mha);
@@ -170,11 +178,13 @@ public:
                                 StageObserver* observer = nullptr) const;
 
     // q_proj.weight, q_proj.bias, k_proj..., v_proj..., out_proj... (biases only when present),
-    // each with `prefix` prepended.
+    // each with `prefix` prepended; with tie_qk no k_proj (q_proj is listed once).
     std::vector<ParameterView> parameters(const std::string& prefix = "");
 
     Linear q_proj;    // (C, C)
-    Linear k_proj;    // (Hkv·D, Ckv)
+    Linear k_proj;    // (Hkv·D, Ckv); empty with tie_qk
+    // The projection of the keys: q_proj with tie_qk, else k_proj.
+    const Linear& key_proj() const { return config_.tie_qk ? q_proj : k_proj; }
     Linear v_proj;    // (Hkv·D, Ckv)
     Linear out_proj;  // (C, C)
 

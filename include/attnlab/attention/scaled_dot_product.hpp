@@ -4,6 +4,8 @@
 // steps so each can be observed (article §2.3):
 //   scores = Q·Kᵀ, scaled = scores·scale, masked = mask(scaled), weights = softmax(masked),
 //   context = weights·V.
+// The softmax can be swapped for sigmoid or ReLU (`normalizer`, attention/normalizer.hpp: the
+// weights stage then holds σ(s − ln n_i) or max(s, 0) / n_i).
 // scale is 1/sqrt(D) by default (§2.2: q·k has variance D for unit-variance q, k, so unscaled
 // scores saturate the softmax as D grows); it can be switched off or overridden for the
 // experiments. Grouped-query attention is built in: Q has H heads, K and V have Hkv heads with
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "attnlab/attention/mask.hpp"
+#include "attnlab/attention/normalizer.hpp"
 #include "attnlab/attention/stage.hpp"
 #include "attnlab/core/tensor.hpp"
 
@@ -47,10 +50,13 @@ struct ScaleOptions {
 struct AttentionCache {
     bool need_weights = true;  // request: fill `weights` (forces the recorded path)
     bool flash = false;        // filled by the forward: which of the forms below is present
+    Normalizer normalizer = Normalizer::softmax;  // filled by the forward: the backward differentiates it
     Tensor4 weights;           // (B, H, T, S) recorded path: dV = weightsᵀ·dC and the softmax Jacobian
     Tensor3 logsumexp;         // (B, H, T) flash path: weights = exp(scaled - logsumexp), recomputed
     Tensor4 context;           // (B, H, T, Dv) flash path: delta = rowsum(dC ⊙ context)
-    AttentionMask mask;        // flash path: re-applied to each recomputed tile
+    // flash path: re-applied to each recomputed tile; recorded path with sigmoid or relu: gives
+    // n_i for the backward (softmax's recorded backward needs no mask: it is in the weights)
+    AttentionMask mask;
     // MultiHeadAttention's flash path with all keys in one tile (flash_attention_forward's
     // one_tile_weights): the weights (B·H·T, kOneTileLd), so its backward reads them instead of
     // recomputing them; no rows otherwise (and never filled by scaled_dot_product_attention).
@@ -83,21 +89,25 @@ bool can_use_flash(const StageObserver* observer, const AttentionCache* cache,
 // q: (B, H, T, D), k: (B, Hkv, S, D), v: (B, Hkv, S, Dv) -> context (B, H, T, Dv)
 // Stages scores, scaled, masked, weights, context go to `observer` per (batch, query head)
 // (only context on the flash path, which runs when no observer wants the others).
-// Fills `cache` (if non-null) for scaled_dot_product_attention_backward.
+// Fills `cache` (if non-null) for scaled_dot_product_attention_backward. `normalizer` picks
+// softmax, sigmoid or relu for the weights (attention/normalizer.hpp), on either path.
 // Throws ShapeError / ConfigError naming the shapes if they do not fit, or if H % Hkv != 0;
 // ConfigError with can_use_flash's reasons if backend is flash and it cannot serve the call.
 Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,
                                      const AttentionMask& mask = {}, const ScaleOptions& scale = {},
                                      StageObserver* observer = nullptr, AttentionCache* cache = nullptr,
-                                     SdpBackend backend = SdpBackend::automatic);
+                                     SdpBackend backend = SdpBackend::automatic,
+                                     Normalizer normalizer = Normalizer::softmax);
 // The same, writing into `context` (resized; its buffer is kept when the shape is unchanged).
 // It may be the cache's own `context` tensor: the flash path then keeps it without a copy.
 void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                                   const ScaleOptions& scale, StageObserver* observer, AttentionCache* cache,
-                                  SdpBackend backend, Tensor4& context);
+                                  SdpBackend backend, Tensor4& context,
+                                  Normalizer normalizer = Normalizer::softmax);
 
 // Backward of scaled_dot_product_attention (scale as in the forward call; the mask is in the
-// weights, or in the cache on the flash path, whose backward is flash_attention_backward):
+// weights, or in the cache on the flash path, whose backward is flash_attention_backward; the
+// normaliser is the cache's: softmax' below, or sigmoid's w·(1 − w), or relu's 1/n_i where w > 0):
 //   dweights = dcontext·vᵀ, dv = weightsᵀ·dcontext, dmasked = softmax'(weights, dweights),
 //   dscores = dmasked·scale (masked entries have zero weight, hence zero gradient),
 //   dq = dscores·k, dk = dscoresᵀ·q. Grouped heads sum their dk, dv into the shared kv head.

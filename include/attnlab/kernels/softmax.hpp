@@ -40,6 +40,16 @@ void softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, 
 // dp; rows with lse = -inf (no visible key) get p = ds = 0.
 void flash_backward_tile(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
                          const float* lse, const float* delta);
+
+// The pointwise normalisers of attention (attention/normalizer.hpp), SIMD, serial: scaled
+// scores s (-inf where masked) become sigmoid weights σ(s − ln n) = 1 / (1 + n·e^(−s)) or relu
+// weights max(s, 0) / n, in place, n the row's visible keys; rows with n = 0 get zeros.
+// x: (rows, cols) with ld; visible: (rows).
+void pointwise_weight_rows(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+                           const float* visible);
+// The same on a tile stored keys by queries: x (cols, ld), x[c·ld + r] query r's score of key c.
+void pointwise_weight_columns(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+                              const float* visible);
 }  // namespace kernels
 
 // x: (R, N) -> (R, N)

@@ -65,7 +65,7 @@ Pooling pooling_from_name(std::string_view name);
 // Metadata, checkpoint checks, the JavaScript conversion and the CLI flags all come from these
 // lines (ModelConfig::for_each_field). A new field is one more line, with a default that keeps
 // older checkpoints' meaning and kOptionalKey, e.g.
-//   X(bool, tie_qk, false, "tieQk", "tie-qk", kOptionalKey, "queries and keys share one projection")
+//   X(bool, causal, true, nullptr, "no-causal", kOptionalKey, "decoder: hide future tokens")
 // plus its checks in validate() and its use in the model; a field of a new type also needs
 // format_field / parse_field overloads (config.cpp) and a JavaScript conversion (bindings).
 #define ATTNLAB_MODEL_CONFIG_FIELDS(X)                                                                                  \
@@ -108,9 +108,16 @@ Pooling pooling_from_name(std::string_view name);
       "G: with attention_window, the first G positions see and are seen by every token")                   \
     X(Architecture, architecture, Architecture::transformer, "architecture", "architecture", kOptionalKey,          \
       "transformer or lstm (embedding -> num_layers LSTM layers of width d_model -> head; ignores heads, "         \
-      "kv-heads, ff, activation, pe, norm, scale; refuses dropout, window, global-tokens, no-causal, cls pooling)")  \
+      "kv-heads, ff, activation, pe, norm, scale; refuses dropout, window, global-tokens, no-causal, cls pooling, "  \
+      "normalizer other than softmax, tie-qk, variant other than full)")                                             \
     X(AttentionVariant, variant, AttentionVariant::full, "variant", "variant", kOptionalKey,                           \
-      "attention mechanism (article section 5.3): full, linear (kernelised, O(T)) or block_sparse (BigBird layout)")
+      "attention mechanism (article section 5.3): full, linear (kernelised, O(T)) or block_sparse (BigBird layout)")  \
+    X(Normalizer, normalizer, Normalizer::softmax, "normalizer", "normalizer", kOptionalKey,                            \
+      "attention weights from the scaled, masked scores s (n_i = keys query i may see): softmax, sigmoid "              \
+      "(sigma(s - ln n_i)) or relu (max(s, 0) / n_i); masked keys weigh 0 (article section 9.1)")                    \
+    X(bool, tie_qk, false, "tieQK", "tie-qk", kOptionalKey,                                                           \
+      "one weight and bias serve as W_Q and W_K (article section 2.1: symmetric scores); needs num_kv_heads = "        \
+      "num_heads")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
@@ -154,9 +161,10 @@ struct ModelConfig {
 
     // Throws ConfigError naming the offending numbers (zero sizes, and for a Transformer d_model % num_heads,
     // num_heads % num_kv_heads, odd head dim with rope, dropout outside [0, 1), encoder without
-    // classes or with tied weights, non-positive or non-finite attention_scale; for an LSTM the
-    // Transformer-only switches it would silently not honour: dropout, attention_window,
-    // global_tokens, causal = false, cls pooling).
+    // classes or with tied weights, non-positive or non-finite attention_scale, tie_qk with
+    // num_kv_heads != num_heads; for an LSTM the Transformer-only switches it would silently not
+    // honour: dropout, attention_window, global_tokens, causal = false, cls pooling, normalizer,
+    // tie_qk).
     void validate() const;
 
     // Calls f(const ModelConfigField&, member) for every field in the table's order; the member
@@ -202,6 +210,7 @@ std::string format_field(NormPlacement value);
 std::string format_field(Pooling value);
 std::string format_field(AttentionVariant value);
 std::string format_field(Architecture value);
+std::string format_field(Normalizer value);
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out);
 void parse_field(const char* where, const char* key, const std::string& text, bool& out);
 void parse_field(const char* where, const char* key, const std::string& text, float& out);
@@ -213,5 +222,6 @@ void parse_field(const char* where, const char* key, const std::string& text, No
 void parse_field(const char* where, const char* key, const std::string& text, Pooling& out);
 void parse_field(const char* where, const char* key, const std::string& text, Architecture& out);
 void parse_field(const char* where, const char* key, const std::string& text, AttentionVariant& out);
+void parse_field(const char* where, const char* key, const std::string& text, Normalizer& out);
 
 }  // namespace attnlab

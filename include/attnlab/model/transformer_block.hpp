@@ -89,8 +89,9 @@ struct TransformerBlockGrad {
 class TransformerBlock {
 public:
     TransformerBlock() = default;
-    // Reads d_model, num_heads, num_kv_heads, bias, ff_dim, activation, norm, dropout and
-    // gradient_checkpointing from config (validated first).
+    // Reads d_model, num_heads, num_kv_heads, bias, tie_qk, ff_dim, activation, norm, dropout and
+    // gradient_checkpointing from config (validated first); the normaliser comes with each
+    // call's AttentionOptions (Trunk sets it from config.normalizer).
     TransformerBlock(const ModelConfig& config, Rng& rng);
 
     NormPlacement norm() const { return norm_; }

@@ -96,7 +96,7 @@ public:
     void set_gradient_checkpointing(bool on);
     // T' for T tokens: T + 1 with a CLS vector.
     std::size_t positions(std::size_t t) const { return t + (cls_token.size() > 0 ? 1 : 0); }
-    // The attention settings of the config (rope, scale, variant, window), no masks.
+    // The attention settings of the config (rope, scale, variant, normalizer, window), no masks.
     AttentionOptions attention_options() const;
     // The same settings written into `options`, leaving its mask tensors (and their buffers) alone:
     // the one place where ModelConfig's attention fields become AttentionOptions.
