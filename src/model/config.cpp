@@ -84,6 +84,10 @@ void ModelConfig::validate() const {
                               " and global_tokens ", global_tokens);
         }
         if (!causal) fail<ConfigError>(where, ": an lstm reads left to right; causal = false does not apply to it");
+        if (!precision_options().is_plain()) {
+            fail<ConfigError>(where, ": precision emulation is an attention option; an lstm has no attention (got precision ",
+                              precision_name(precision), stable_softmax ? "" : " with stable_softmax false", ")");
+        }
         if (kind == ModelKind::encoder && pooling == Pooling::cls) {
             fail<ConfigError>(where, ": an lstm classifier reads its last non-padding step; pooling cls does not apply");
         }
@@ -149,6 +153,8 @@ std::string format_field(PositionalKind value) { return std::string(positional_n
 std::string format_field(NormPlacement value) { return std::string(norm_placement_name(value)); }
 std::string format_field(Pooling value) { return std::string(pooling_name(value)); }
 std::string format_field(Architecture value) { return std::string(architecture_name(value)); }
+std::string format_field(Precision value) { return std::string(precision_name(value)); }
+std::string format_field(SoftmaxPrecision value) { return std::string(softmax_precision_name(value)); }
 
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out) {
     char* end = nullptr;
@@ -188,6 +194,20 @@ void parse_field(const char*, const char*, const std::string& text, NormPlacemen
 void parse_field(const char*, const char*, const std::string& text, Pooling& out) { out = pooling_from_name(text); }
 void parse_field(const char*, const char*, const std::string& text, Architecture& out) {
     out = architecture_from_name(text);
+}
+void parse_field(const char*, const char*, const std::string& text, Precision& out) {
+    out = precision_from_name(text);
+}
+void parse_field(const char*, const char*, const std::string& text, SoftmaxPrecision& out) {
+    out = softmax_precision_from_name(text);
+}
+
+PrecisionOptions ModelConfig::precision_options() const {
+    PrecisionOptions p;
+    p.format = precision;
+    p.softmax = softmax_precision;
+    p.stable_softmax = stable_softmax;
+    return p;
 }
 
 std::map<std::string, std::string> ModelConfig::to_metadata() const {

@@ -136,6 +136,7 @@ AttentionOptions Trunk::attention_options() const {
     options.scale = config_.scale_options();
     options.mask.window = config_.attention_window;
     options.mask.global_tokens = config_.global_tokens;
+    options.precision = config_.precision_options();
     return options;
 }
 
@@ -167,6 +168,7 @@ const Tensor3& Trunk::forward(const Index2& tokens, const Mask2& padding, bool c
     options.mask.causal = causal;
     options.mask.window = config_.attention_window;
     options.mask.global_tokens = config_.global_tokens;
+    options.precision = config_.precision_options();
     Mask2& key_padding = options.mask.key_padding;  // (B, T')
     // x = tok_emb(tokens), with the CLS vector in front: (B, T', C)
     Tensor3& x = cache.x;

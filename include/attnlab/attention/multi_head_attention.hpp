@@ -11,6 +11,8 @@
 //       -> merge_heads: [concat] (B, T, C) -> ·W_Oᵀ: [output]
 // num_kv_heads = num_heads is MHA, 1 is MQA, any other divisor of num_heads is GQA (Ainslie et
 // al. 2023): W_K and W_V then project to Hkv·D, fewer than C, features.
+// With options.precision fp16 or bf16 the layer emulates that number format: every stored
+// activation (and in backward every stored gradient) is rounded to it; the weights stay float32.
 // Not for: additive positional encodings (applied to the embeddings before this layer).
 //
 //   attnlab::Rng rng(1);
@@ -56,6 +58,11 @@ struct AttentionOptions {
     double rope_base = kRopeDefaultBase;
     std::size_t position_offset = 0;     // absolute position of the first query (and key) row
     bool check_finite = false;           // throw ValueError on NaN/Inf in x or memory
+    // Number format emulation (core/numeric_format.hpp): q, k, v (and after RoPE), the stages of
+    // scaled_dot_product_attention, concat and output rounded when stored; in backward dconcat,
+    // the attention gradients, dq, dk, dv and dx. Anything but plain float32 takes the recorded
+    // path (split heads and scaled_dot_product_attention's math path), never the flash path.
+    PrecisionOptions precision;
 };
 
 // What backward needs from the forward pass.
