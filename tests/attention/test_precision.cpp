@@ -9,6 +9,8 @@
 #include <limits>
 #include <string>
 
+#include <xtensor/xview.hpp>
+
 #include "attnlab/attention/multi_head_attention.hpp"
 #include "support/gradcheck.hpp"
 #include "support/random_tensor.hpp"
@@ -62,6 +64,8 @@ struct PrecisionCase {
     const char* name;
     std::size_t heads, kv_heads;
     bool causal, padding, rope, cross;
+    std::size_t window = 0;       // sliding window W (0 = none)
+    bool explicit_mask = false;   // a (T, S) mask hiding key 1 from every query and all of query 0's keys
 };
 std::ostream& operator<<(std::ostream& out, const PrecisionCase& c) { return out << c.name; }
 
@@ -83,6 +87,12 @@ TEST_P(PrecisionStages, RecordedStagesAreExactlyRepresentable) {
                 options.mask.causal = tc.causal;
                 if (tc.padding) options.mask.key_padding = padding_mask_from_lengths({s, s - 2}, s);
                 options.rope = tc.rope;
+                options.mask.window = tc.window;
+                if (tc.explicit_mask) {
+                    options.mask.explicit_mask = Mask2::from_shape({t, s});
+                    for (std::size_t i = 0; i < t; ++i)
+                        for (std::size_t j = 0; j < s; ++j) options.mask.explicit_mask(i, j) = (j == 1 || i == 0) ? 1 : 0;
+                }
                 options.precision = precision_of(format, softmax, stable);
                 TraceRecorder trace;
                 mha.forward(x, tc.cross ? &memory : nullptr, options, &trace);
@@ -104,10 +114,14 @@ TEST_P(PrecisionStages, RecordedStagesAreExactlyRepresentable) {
                     }
                 }
                 EXPECT_GT(checked, 0u);
-                // The masked keys have weight exactly 0, and no stage holds a NaN.
+                // No stage holds a NaN (a fully masked row too: its weights are zeros).
                 for (const StageNumerics& n : trace.numerics()) {
                     EXPECT_EQ(n.nan, 0u) << stage_name(n.stage);
                     EXPECT_EQ(n.pos_inf, 0u) << stage_name(n.stage);
+                }
+                if (tc.explicit_mask) {
+                    for (float w : xt::view(trace.get(Stage::weights, 0, 0), 0, xt::all())) EXPECT_EQ(w, 0.0f);
+                    for (float w : xt::view(trace.get(Stage::weights, 1, 1), xt::all(), 1)) EXPECT_EQ(w, 0.0f);
                 }
             }
         }
@@ -120,7 +134,9 @@ INSTANTIATE_TEST_SUITE_P(
                       PrecisionCase{"causal_padding", 2, 0, true, true, false, false},
                       PrecisionCase{"gqa_rope", 4, 2, true, false, true, false},
                       PrecisionCase{"mqa", 4, 1, false, true, false, false},
-                      PrecisionCase{"cross", 2, 0, false, true, false, true}),
+                      PrecisionCase{"cross", 2, 0, false, true, false, true},
+                      PrecisionCase{"window_causal", 2, 0, true, false, false, false, 1},
+                      PrecisionCase{"explicit_fully_masked_row", 2, 0, false, false, false, false, 0, true}),
     [](const ::testing::TestParamInfo<PrecisionCase>& info) { return std::string(info.param.name); });
 
 // fp32 with the stable softmax is the unemulated layer: the same output, bit for bit, whatever
