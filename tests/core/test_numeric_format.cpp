@@ -1,6 +1,7 @@
 #include "attnlab/core/numeric_format.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <vector>
 
@@ -103,6 +104,35 @@ TEST(NumericFormat, SpanRoundingEqualsElementRoundingAndCountsFlushes) {
     }
     std::vector<float> y = x;
     EXPECT_EQ(round_span(Precision::fp16, y.data(), y.size()), 3u);  // 2^-25, -0.3·2^-24, 0.4·2^-24
+}
+
+// round_span's vector loop and round_to's scalar reference agree bit for bit: on a sweep of
+// float32 bit patterns (every sign, exponent, NaN and infinity, with varied fractions) and on
+// every fp16 value with its neighbours in float32.
+TEST(NumericFormat, SpanRoundingEqualsScalarRoundingOnASweepOfBitPatterns) {
+    std::vector<float> x;
+    for (std::uint64_t u = 0; u <= 0xFFFFFFFFull; u += 0x10001ull * 37) x.push_back(detail::bits_float(std::uint32_t(u)));
+    for (std::uint32_t h = 0; h < 0x10000u; ++h) {  // fp16 bits -> the float32 bits around that value
+        const std::uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1F, m = h & 0x3FF;
+        const float v = e == 0 ? std::ldexp(float(m), -24) : std::ldexp(float(m | 0x400), int(e) - 25);
+        const std::uint32_t b = detail::float_bits(v) | sign;
+        for (std::uint32_t d : {0u, 1u, 0xFFFu, 0x1000u, 0x1001u}) {
+            x.push_back(detail::bits_float(b + d));
+            x.push_back(detail::bits_float(b - d));
+        }
+    }
+    for (Precision p : {Precision::fp16, Precision::bf16}) {
+        std::vector<float> y = x;
+        round_span(p, y.data(), y.size());
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const float expected = round_to(p, x[i]);
+            if (std::isnan(expected)) {
+                ASSERT_TRUE(std::isnan(y[i])) << precision_name(p) << " bits " << std::hex << detail::float_bits(x[i]);
+            } else {
+                ASSERT_TRUE(same_bits(expected, y[i])) << precision_name(p) << " bits " << std::hex << detail::float_bits(x[i]);
+            }
+        }
+    }
 }
 
 TEST(NumericFormat, NamesRoundTripAndUnknownNamesListTheValidOnes) {
