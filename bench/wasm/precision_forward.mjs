@@ -3,7 +3,7 @@
 // takes the flash path; fp16 and bf16 take the recorded path, which rounds every stored stage.
 //
 //   node bench/wasm/precision_forward.mjs                 single flavour, T = 1024 and 2048, 10 rounds
-//   node bench/wasm/precision_forward.mjs --rounds 20
+//   node bench/wasm/precision_forward.mjs --rounds 20 --flavour threads   (the threads build, 1 thread)
 //
 // Every configuration runs once per round, interleaved, so load from other processes hits them
 // alike; the table shows the median over rounds.
@@ -12,10 +12,10 @@ import { performance } from 'node:perf_hooks';
 import { loadAttnLab, unloadAttnLab } from '../../web/engine/loader.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).join(' ').split('--').filter(Boolean)
-  .map((kv) => kv.trim().split(/\s+/)).map(([k, v]) => [k, Number(v)]));
-const C = 128, H = 4, rounds = args.rounds ?? 10, warmup = 2;
+  .map((kv) => kv.trim().split(/\s+/)));
+const C = 128, H = 4, rounds = Number(args.rounds ?? 10), warmup = 2, flavour = args.flavour ?? 'single';
 
-const lab = await loadAttnLab({ flavour: 'single' });
+const lab = await loadAttnLab({ flavour });
 lab.setNumThreads(1);
 const mha = new lab.MultiHeadAttention({ dModel: C, numHeads: H, seed: 1 });
 const configs = [
@@ -38,7 +38,7 @@ for (const T of [1024, 2048]) {
     }
   }
   const base = median(configs[0].times);
-  console.log(`MultiHeadAttention.forward B=1 T=${T} C=${C} H=${H}, single flavour, 1 thread, median of ${rounds} rounds (node ${process.version})`);
+  console.log(`MultiHeadAttention.forward B=1 T=${T} C=${C} H=${H}, ${flavour} flavour, 1 thread, median of ${rounds} rounds (node ${process.version})`);
   console.log('precision                  median ms   time / fp32');
   for (const c of configs) {
     const m = median(c.times);
