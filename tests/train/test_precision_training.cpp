@@ -15,15 +15,11 @@ namespace {
 
 constexpr int kStoryStepCount = 30;  // steps of the §6.3 story runs
 
+// The default decoder (2 layers, d_model 32, 4 heads, ff 128: what `attnlab train` builds with
+// --d-model 32) for the task, attention in `precision`.
 ModelConfig decoder_for(const Task& task, Precision precision, SoftmaxPrecision softmax, bool stable) {
     ModelConfig c;
-    c.kind = ModelKind::decoder;
     c.vocab_size = task.vocab_size();
-    c.max_len = task.seq_len();
-    c.d_model = 32;
-    c.num_heads = 4;
-    c.num_layers = 2;
-    c.ff_dim = 64;
     c.precision = precision;
     c.softmax_precision = softmax;
     c.stable_softmax = stable;
