@@ -19,13 +19,15 @@ out=$("$cli" "${story[@]}" --softmax-precision fp32 --loss-scale dynamic --save 
 grep -q "attention in fp16, softmax fp32, naive exp(s)/sum exp(s); loss scale dynamic" <<<"$out" || { echo "no summary in: $out"; exit 1; }
 grep -q "^done: 20 steps" <<<"$out" || { echo "did not finish: $out"; exit 1; }
 grep -q "^dynamic loss scale: " <<<"$out" || { echo "no loss scale report: $out"; exit 1; }
-"$cli" eval --model "$dir/fp16.safetensors" | grep -q "on task copy: loss "
+out=$("$cli" eval --model "$dir/fp16.safetensors")
+grep -q "on task copy: loss " <<<"$out" || { echo "eval failed: $out"; exit 1; }
 
 if err=$("$cli" train --task copy --precision fp8 --steps 1 2>&1); then echo "fp8 accepted"; exit 1; fi
 grep -q "unknown precision 'fp8'; valid: fp32, fp16, bf16" <<<"$err" || { echo "unexpected error: $err"; exit 1; }
 if err=$("$cli" train --task copy --loss-scale fast --steps 1 2>&1); then echo "loss scale 'fast' accepted"; exit 1; fi
 grep -q "loss scale must be a positive number or 'dynamic', got 'fast'" <<<"$err" || { echo "unexpected error: $err"; exit 1; }
-"$cli" train --help | grep -q -- "--precision VALUE"
+help=$("$cli" train --help)  # captured first: grep -q would close the pipe early (pipefail)
+grep -q -- "--precision VALUE" <<<"$help" || { echo "--precision missing from train --help"; exit 1; }
 
 out=$("$cli" demo --precision fp16 --softmax-precision same --unstable-softmax --scale 40)
 grep -q "^== numerics in fp16 (softmax same, naive)" <<<"$out" || { echo "no numerics table: $out"; exit 1; }
