@@ -90,6 +90,32 @@ export interface ForwardOptions {
   memory?: Tensor | null;
   /** Throw on NaN/Inf in x or memory. */
   checkFinite?: boolean;
+  /**
+   * Emulate a number format (default 'fp32'): q, k, v, scores, scaled, weights, context, concat,
+   * output (and in backward the gradients) rounded to it, round-to-nearest-even, overflow to
+   * ±Infinity, subnormals, flush below the smallest; products accumulate in fp32.
+   */
+  precision?: Precision;
+  /** With fp16/bf16: 'fp32' (default) softmax of the rounded scores in fp32, or 'same': every step rounded. */
+  softmaxPrecision?: SoftmaxPrecision;
+  /** Subtract the row max (default true); false: the naive exp(s)/Σexp(s), which overflows fp16 for s > 11.09. */
+  stableSoftmax?: boolean;
+}
+
+export type Precision = 'fp32' | 'fp16' | 'bf16';
+export type SoftmaxPrecision = 'fp32' | 'same';
+
+/** What a trace saw of one stage's numbers, over every batch and head recorded. */
+export interface StageNumerics {
+  count: number;
+  /** Largest finite |value| (0 if none). */
+  maxAbs: number;
+  posInf: number;
+  /** -Infinity values (the masked stage holds the mask's). */
+  negInf: number;
+  nan: number;
+  /** Non-zero values that rounding to the format turned into ±0. */
+  flushed: number;
 }
 
 export interface TraceOptions extends ForwardOptions {
@@ -110,6 +136,8 @@ export interface Trace {
   /** Heads recorded for the stage (1 for whole-width stages). */
   numHeads(name: StageName): number;
   numBatches(name: StageName): number;
+  /** Per recorded stage, in canonical order: the §6.3 monitor of overflow and underflow. */
+  numerics(): Partial<Record<StageName, StageNumerics>>;
   delete(): void;
   isDeleted(): boolean;
 }
@@ -203,6 +231,12 @@ export interface ModelConfig {
   normalizer: 'softmax' | 'sigmoid' | 'relu';
   /** One weight and bias serve as W_Q and W_K (checkpoints store it once, as q_proj); needs numKvHeads = numHeads. */
   tieQK: boolean;
+  /** Number format the attention layers emulate, forward and backward (default 'fp32'); weights and optimiser state stay fp32. */
+  precision: Precision;
+  /** With fp16/bf16: softmax in 'fp32' (default) or every step rounded ('same'). */
+  softmaxPrecision: SoftmaxPrecision;
+  /** Subtract the row max before exp (default true); false: the naive softmax. */
+  stableSoftmax: boolean;
 }
 
 /** One row of ModelConfig's field table (include/attnlab/model/config.hpp). */
@@ -337,6 +371,12 @@ export interface TrainerOptions {
   seed?: number;
   /** Record maxScore and headEntropy each step (default true). */
   trackAttention?: boolean;
+  /**
+   * Loss scaling: the loss's gradient times N before backward, divided out before the update
+   * (default 1 = off); 'dynamic': start at 65536, halve and skip the step when gradients
+   * overflow, double after 100 clean steps.
+   */
+  lossScale?: number | 'dynamic';
 }
 
 export interface StepMetrics {
@@ -358,6 +398,10 @@ export interface StepMetrics {
   losses: Float32Array;
   /** (L * H) mean attention entropy per head, layer-major (nats). */
   headEntropy: Float32Array;
+  /** The loss scale the last step used. */
+  lossScale: number;
+  /** Steps of this call skipped because their scaled gradients overflowed (dynamic loss scaling). */
+  skipped: number;
 }
 
 /** Trains a Model on a Task; shares ownership of both. Call delete() when done. */

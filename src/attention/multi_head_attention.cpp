@@ -3,6 +3,7 @@
 #include <cmath>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include <xtensor/xbuilder.hpp>
 
@@ -61,15 +62,29 @@ Tensor3 project(const Linear& proj, const Tensor3& x) {
     return y;
 }
 
-// Reports each (batch, head) matrix (N, D) of t as `stage`.
-void observe_heads(StageObserver* observer, Stage stage, const ConstHeadsView& t) {
+// Reports each (batch, head) matrix (N, D) of t as `stage`, with flushed[b·heads + h] values
+// flushed to zero by rounding when `flushed` is non-empty.
+void observe_heads(StageObserver* observer, Stage stage, const ConstHeadsView& t,
+                   const std::vector<std::size_t>& flushed = {}) {
     if (!observer || !observer->wants(stage)) return;
     for (std::size_t b = 0; b < t.batch; ++b)
         for (std::size_t h = 0; h < t.heads; ++h)
-            observe(observer, stage, b, static_cast<std::ptrdiff_t>(h), t.n, t.d, t.row_stride, t.head(b, h));
+            observe(observer, stage, b, static_cast<std::ptrdiff_t>(h), t.n, t.d, t.row_stride, t.head(b, h),
+                    flushed.empty() ? 0 : flushed[b * t.heads + h]);
 }
-void observe_heads(StageObserver* observer, Stage stage, const Tensor4& t) {
-    observe_heads(observer, stage, heads_of(t));
+void observe_heads(StageObserver* observer, Stage stage, const Tensor4& t,
+                   const std::vector<std::size_t>& flushed = {}) {
+    observe_heads(observer, stage, heads_of(t), flushed);
+}
+
+// t: (B, Hn, N, D) rounded to `format`, one (batch, head) matrix at a time; flushed gets each
+// matrix's count of values flushed to zero (left empty in float32, which rounds nothing).
+void round_heads(Precision format, Tensor4& t, std::vector<std::size_t>& flushed) {
+    flushed.clear();
+    if (format == Precision::fp32) return;
+    const std::size_t matrices = t.shape(0) * t.shape(1), each = t.shape(2) * t.shape(3);
+    flushed.resize(matrices);
+    for (std::size_t i = 0; i < matrices; ++i) flushed[i] = round_span(format, t.data() + i * each, each);
 }
 
 // Reports each batch row of t: (B, N, W) as `stage` with head -1.
@@ -135,7 +150,7 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     MultiHeadAttentionCache& buffers = cache ? *cache : local;
     AttentionCache* attention = cache ? &cache->attention : nullptr;
     observe_rows(observer, Stage::x, x);
-    if (!options.rope && can_use_flash(observer, attention)) {
+    if (!options.rope && can_use_flash(observer, attention, nullptr, options.precision)) {
         // The flash path reads the heads in place from the projections' rows and writes the
         // context straight into the concatenated rows: no split_heads or merge_heads.
         const TableRows* tables = cache && !memory ? cache->input.tables : nullptr;
@@ -185,13 +200,22 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
             cache->q_rows = cache->k_rows = cache->v_rows = Tensor3();
         }
     }
-    observe_rows(observer, Stage::concat, buffers.concat);
+    observe_rows(observer, Stage::concat, buffers.concat);  // merged rounded heads: nothing new to round
     out.resize({batch, t, config_.d_model});
-    // The residual is added in W_O's store unless the output stage must be seen without it.
-    const bool show_output = observer && observer->wants(Stage::output);
+    // The residual is added in W_O's store unless the output stage must be seen without it, or
+    // rounded to an emulated format without it (the residual stream is not the layer's).
+    const Precision format = options.precision.format;
+    const bool show_output = (observer && observer->wants(Stage::output)) || format != Precision::fp32;
     out_proj.forward(buffers.concat.data(), batch * t, out.data(),  // (B, T, C)
                      residual && !show_output ? kernels::Epilogue::adding(residual->data()) : kernels::Epilogue{});
-    observe_rows(observer, Stage::output, out);
+    const std::size_t out_flushed = round_span(format, out.data(), out.size());
+    if (observer && observer->wants(Stage::output)) {
+        const std::size_t n = t, w = config_.d_model;
+        for (std::size_t b = 0; b < batch; ++b) {
+            // one count for the whole output, reported with batch 0
+            observe(observer, Stage::output, b, -1, n, w, w, out.data() + b * n * w, b == 0 ? out_flushed : 0);
+        }
+    }
     if (residual && show_output) {
         float* po = out.data();
         const float* pr = residual->data();
@@ -221,25 +245,33 @@ void MultiHeadAttention::split_heads_attention(const Tensor3& x, const Tensor3* 
     Tensor4& q = buffers.q;  // (B, H, T, D)
     Tensor4& k = buffers.k;  // (B, Hkv, S, D)
     Tensor4& v = buffers.v;  // (B, Hkv, S, D)
+    const Precision format = options.precision.format;
+    std::vector<std::size_t> flushed;  // per (batch, head) matrix; empty in float32
     project_heads(q_proj, x, config_.num_heads, q);
+    round_heads(format, q, flushed);
+    observe_heads(observer, Stage::q, q, flushed);
     project_heads(key_proj(), source, config_.kv_heads(), k);
+    round_heads(format, k, flushed);
+    observe_heads(observer, Stage::k, k, flushed);
     project_heads(v_proj, source, config_.kv_heads(), v);
-    observe_heads(observer, Stage::q, q);
-    observe_heads(observer, Stage::k, k);
-    observe_heads(observer, Stage::v, v);
+    round_heads(format, v, flushed);
+    observe_heads(observer, Stage::v, v, flushed);
     if (options.rope) {
         // Queries sit at offset .. offset+T-1; keys of self-attention at the same positions,
         // keys of cross-attention at 0 .. S-1 of their own sequence.
         apply_rope(q, options.position_offset, options.rope_base);
+        round_heads(format, q, flushed);
+        observe_heads(observer, Stage::q_rot, q, flushed);
         apply_rope(k, memory ? 0 : options.position_offset, options.rope_base);
-        observe_heads(observer, Stage::q_rot, q);
-        observe_heads(observer, Stage::k_rot, k);
+        round_heads(format, k, flushed);
+        observe_heads(observer, Stage::k_rot, k, flushed);
     }
     // The flash path keeps the context in the attention cache: it is written there directly.
-    Tensor4& context = attention && can_use_flash(observer, attention) ? attention->context
-                                                                        : buffers.scratch.context;  // (B, H, T, D)
+    Tensor4& context = attention && can_use_flash(observer, attention, nullptr, options.precision)
+                           ? attention->context
+                           : buffers.scratch.context;  // (B, H, T, D)
     scaled_dot_product_attention(q, k, v, options.mask, options.scale, observer, attention, SdpBackend::automatic,
-                                 context, options.normalizer);
+                                 context, options.normalizer, options.precision);
     merge_heads(context, buffers.concat);  // (B, T, C)
 }
 
@@ -308,8 +340,11 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
         require_shape_like(*residual, dout, where, "residual (B, T, C) like dout");
         if (residual == &dx) fail<ConfigError>(where, ": the residual must not be dx");
     }
-    const kernels::Epilogue plus_residual =
-        residual ? kernels::Epilogue::adding(residual->data()) : kernels::Epilogue{};
+    // In an emulated format dx is rounded before the residual (not the layer's) is added.
+    const Precision format = options.precision.format;
+    const kernels::Epilogue plus_residual = residual && format == Precision::fp32
+                                                ? kernels::Epilogue::adding(residual->data())
+                                                : kernels::Epilogue{};
     const Tensor3& source = cross ? cache.memory : cache.x;
     const std::size_t batch = cache.x.shape(0), t = cache.x.shape(1), s = source.shape(1);
     const std::size_t c = config_.d_model, kv_width = config_.kv_heads() * config_.head_dim();
@@ -322,6 +357,7 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
     Tensor3& dconcat = w.dconcat;
     dconcat.resize({batch, t, c});
     linear_backward(out_proj, cache.concat.data(), batch * t, dout.data(), grads.out_proj, dconcat.data());
+    round_span(format, dconcat.data(), dconcat.size());
     Tensor3 &dq_rows = w.dq_rows, &dk_rows = w.dk_rows, &dv_rows = w.dv_rows;
     if (cache.heads_in_rows) {
         if (options.rope) fail<ConfigError>(where, ": options.rope is set, but the forward call ran without RoPE");
@@ -342,11 +378,13 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
         // context = attention(q, k, v)
         Tensor4 &dq = w.dq, &dk = w.dk, &dv = w.dv;
         scaled_dot_product_attention_backward(w.dcontext, cache.q, cache.k, cache.v, cache.attention, options.scale,
-                                              dq, dk, dv);
+                                              dq, dk, dv, options.precision);
         // q, k = rope(q), rope(k): the gradient rotates back by the same angles.
         if (options.rope) {
             apply_rope(dq, options.position_offset, options.rope_base, /*inverse=*/true);
             apply_rope(dk, cross ? 0 : options.position_offset, options.rope_base, /*inverse=*/true);
+            round_span(format, dq.data(), dq.size());
+            round_span(format, dk.data(), dk.size());
         }
         merge_heads(dq, dq_rows);  // (B, T, C)
         merge_heads(dk, dk_rows);  // (B, S, Hkv·D)
@@ -384,6 +422,13 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
                     cross ? Accumulate::no : Accumulate::yes);
     linear_backward(v_proj, source.data(), batch * s, dv_rows.data(), grads.v_proj, dsource.data(), Accumulate::yes,
                     cross ? kernels::Epilogue{} : plus_residual);
+    if (format != Precision::fp32) {
+        round_span(format, dx.data(), dx.size());
+        if (cross) round_span(format, dmemory->data(), dmemory->size());
+        if (residual) {
+            for (std::size_t i = 0; i < dx.size(); ++i) dx.data()[i] += residual->data()[i];
+        }
+    }
 }
 
 Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,
@@ -406,17 +451,22 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
     require_variant_supported(options, where);
 
     observe_rows(observer, Stage::x, x);
+    const Precision format = options.precision.format;
+    std::vector<std::size_t> flushed;  // per (batch, head) matrix; empty in float32
     Tensor4 q = split_heads(project(q_proj, x), config_.num_heads);  // (B, H, T, D)
     Tensor4 k_new = split_heads(project(key_proj(), x), kv_heads);   // (B, Hkv, T, D)
     Tensor4 v_new = split_heads(project(v_proj, x), kv_heads);       // (B, Hkv, T, D)
-    observe_heads(observer, Stage::q, q);
-    observe_heads(observer, Stage::k, k_new);
-    observe_heads(observer, Stage::v, v_new);
+    for (auto [stage, heads] : {std::pair{Stage::q, &q}, std::pair{Stage::k, &k_new}, std::pair{Stage::v, &v_new}}) {
+        round_heads(format, *heads, flushed);
+        observe_heads(observer, stage, *heads, flushed);
+    }
     if (options.rope) {
         apply_rope(q, past, options.rope_base);
         apply_rope(k_new, past, options.rope_base);
-        observe_heads(observer, Stage::q_rot, q);
-        observe_heads(observer, Stage::k_rot, k_new);
+        for (auto [stage, heads] : {std::pair{Stage::q_rot, &q}, std::pair{Stage::k_rot, &k_new}}) {
+            round_heads(format, *heads, flushed);
+            observe_heads(observer, stage, *heads, flushed);
+        }
     }
     // Append the new rows to the cache: (B, Hkv, past, D) ++ (B, Hkv, T, D) along the sequence.
     require_allocatable({batch, kv_heads, s, d}, where, "the key/value cache");
@@ -432,10 +482,11 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
     kv.k = std::move(k_all);
     kv.v = std::move(v_all);
     const Tensor4 context = scaled_dot_product_attention(q, kv.k, kv.v, mask, options.scale, observer, nullptr,
-                                                         SdpBackend::automatic, options.normalizer);
+                                                         SdpBackend::automatic, options.normalizer, options.precision);
     Tensor3 concat = merge_heads(context);
     observe_rows(observer, Stage::concat, concat);
     Tensor3 out = project(out_proj, concat);
+    round_span(format, out.data(), out.size());
     observe_rows(observer, Stage::output, out);
     return out;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -63,8 +64,17 @@ std::size_t AttentionCache::bytes() const {
            mask.explicit_mask.size();
 }
 
-bool can_use_flash(const StageObserver* observer, const AttentionCache* cache, std::vector<std::string>* reasons) {
+bool can_use_flash(const StageObserver* observer, const AttentionCache* cache, std::vector<std::string>* reasons,
+                   const PrecisionOptions& precision) {
     bool ok = true;
+    if (!precision.is_plain()) {
+        ok = false;
+        if (reasons) {
+            reasons->push_back("precision '" + std::string(precision_name(precision.format)) + "'" +
+                               (precision.stable_softmax ? "" : " with the naive softmax") +
+                               " is emulated on the recorded path only");
+        }
+    }
     if (observer) {
         for (Stage stage : kMatrixStages) {
             if (!observer->wants(stage)) continue;
@@ -84,21 +94,22 @@ bool can_use_flash(const StageObserver* observer, const AttentionCache* cache, s
 Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v,
                                      const AttentionMask& mask, const ScaleOptions& scale,
                                      StageObserver* observer, AttentionCache* cache, SdpBackend backend,
-                                     Normalizer normalizer) {
+                                     Normalizer normalizer, const PrecisionOptions& precision) {
     Tensor4 context;
-    scaled_dot_product_attention(q, k, v, mask, scale, observer, cache, backend, context, normalizer);
+    scaled_dot_product_attention(q, k, v, mask, scale, observer, cache, backend, context, normalizer, precision);
     return context;
 }
 
 void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                                   const ScaleOptions& scale, StageObserver* observer, AttentionCache* cache,
-                                  SdpBackend backend, Tensor4& context, Normalizer normalizer) {
+                                  SdpBackend backend, Tensor4& context, Normalizer normalizer,
+                                  const PrecisionOptions& precision) {
     constexpr const char* where = "scaled_dot_product_attention";
     validate(q, k, v, mask);
     if (backend != SdpBackend::math) {
         // The reasons are only spelled out for an error (auto falls back silently, allocating nothing).
         std::vector<std::string> reasons;
-        if (can_use_flash(observer, cache, backend == SdpBackend::flash ? &reasons : nullptr)) {
+        if (can_use_flash(observer, cache, backend == SdpBackend::flash ? &reasons : nullptr, precision)) {
             flash_attention_forward(q, k, v, mask, scale, cache ? &cache->logsumexp : nullptr, nullptr, context,
                                     nullptr, normalizer);
             observe_context(observer, context);
@@ -122,6 +133,7 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
     const std::size_t kv_heads = k.shape(1), s = k.shape(2), dv = v.shape(3);
     const std::size_t group = heads / kv_heads;
     const float factor = scale.effective(d);
+    const Precision format = precision.format;  // fp32: every round_span below is a no-op
 
     context.resize({batch, heads, t, dv});
     const bool pointwise = normalizer != Normalizer::softmax;
@@ -154,18 +166,27 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
             float* w = cache ? cache->weights.data() + bh * t * s : scratch.data();  // (T, S)
             float* ch = context.data() + bh * t * dv;            // (T, Dv)
 
+            const auto head = static_cast<std::ptrdiff_t>(h);
             kernels::matmul_nt(qh, d, kh, d, w, s, t, s, d, Accumulate::no, nullptr, packing);
-            observe(observer, Stage::scores, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
+            observe(observer, Stage::scores, b, head, t, s, s, w, round_span(format, w, t * s));
             if (factor != 1.0f) {
                 for (std::size_t i = 0; i < t * s; ++i) w[i] *= factor;
             }
-            observe(observer, Stage::scaled, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
+            observe(observer, Stage::scaled, b, head, t, s, s, w, round_span(format, w, t * s));
             if (mask.any()) mask.apply(w, b, t, s, s);
-            observe(observer, Stage::masked, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
-            normalize_rows(normalizer, w, t, s, s, pointwise ? visible.data() + b * t : nullptr);
-            observe(observer, Stage::weights, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
+            observe(observer, Stage::masked, b, head, t, s, s, w);
+            // The softmax has its own emulation (softmax_precision, stable_softmax); sigmoid and
+            // relu compute in fp32 and round the weights they store.
+            std::size_t flushed = 0;
+            if (normalizer == Normalizer::softmax && !precision.is_plain()) {
+                flushed = softmax_rows_emulated(w, t, s, s, precision);
+            } else {
+                normalize_rows(normalizer, w, t, s, s, pointwise ? visible.data() + b * t : nullptr);
+                flushed = round_span(format, w, t * s);
+            }
+            observe(observer, Stage::weights, b, head, t, s, s, w, flushed);
             kernels::matmul_nn(w, s, vh, dv, ch, dv, t, dv, s, Accumulate::no, nullptr, packing);
-            observe(observer, Stage::context, b, static_cast<std::ptrdiff_t>(h), t, dv, dv, ch);
+            observe(observer, Stage::context, b, head, t, dv, dv, ch, round_span(format, ch, t * dv));
         }
     });
 }
@@ -176,7 +197,7 @@ namespace attnlab {
 
 void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k,
                                            const Tensor4& v, const AttentionCache& cache, const ScaleOptions& scale,
-                                           Tensor4& dq, Tensor4& dk, Tensor4& dv) {
+                                           Tensor4& dq, Tensor4& dk, Tensor4& dv, const PrecisionOptions& precision) {
     if (cache.flash) {
         flash_attention_backward(dcontext, q, k, v, cache.context, cache.logsumexp, cache.mask, scale, dq, dk, dv,
                                  nullptr, nullptr, cache.normalizer);
@@ -193,6 +214,7 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                   where, "cache.weights (B, H, T, S) from the forward call");
     const std::size_t group = heads / kv_heads;
     const float factor = scale.effective(d);
+    const Precision format = precision.format;  // fp32: every round_span below is a no-op
     // The gradients keep their storage when they already have the shapes (a training step then
     // allocates nothing here); dq is overwritten below, dk and dv accumulate from zero.
     if (dq.shape() != q.shape()) dq = Tensor4::from_shape(q.shape());
@@ -227,19 +249,71 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                 const float* qh = q.data() + bh * t * d;              // (T, D)
                 // context = weights·v  =>  dweights = dcontext·vᵀ, dv += weightsᵀ·dcontext
                 kernels::matmul_nt(dc, dvw, vh, dvw, dw, s, t, s, dvw, Accumulate::no, nullptr, packing);
+                round_span(format, dw, t * s);
                 kernels::matmul_tn(w, s, dc, dvw, dvh, dvw, s, dvw, t, Accumulate::yes, nullptr, packing);
                 // weights = normalizer(masked): masked entries have weight 0 and get gradient 0.
+                // The naive softmax has the same weights, so the same Jacobian.
                 normalize_rows_backward(cache.normalizer, w, dw, t, s, s, pointwise ? visible.data() + b * t : nullptr);
+                round_span(format, dw, t * s);
                 // scaled = scores·factor
                 if (factor != 1.0f) {
                     for (std::size_t i = 0; i < t * s; ++i) dw[i] *= factor;
                 }
+                round_span(format, dw, t * s);
                 // scores = q·kᵀ  =>  dq = dscores·k, dk += dscoresᵀ·q
                 kernels::matmul_nn(dw, s, kh, d, dq.data() + bh * t * d, d, t, d, s, Accumulate::no, nullptr, packing);
+                round_span(format, dq.data() + bh * t * d, t * d);
                 kernels::matmul_tn(dw, s, qh, d, dkh, d, s, d, t, Accumulate::yes, nullptr, packing);
             }
+            // dk and dv accumulate the group's heads in float32 and are rounded when stored.
+            round_span(format, dkh, s * d);
+            round_span(format, dvh, s * dvw);
         }
     });
+}
+
+}  // namespace attnlab
+
+namespace attnlab {
+
+std::size_t softmax_rows_emulated(float* w, std::size_t rows, std::size_t cols, std::size_t ld,
+                                  const PrecisionOptions& precision) {
+    const Precision format = precision.format;
+    const bool every_step = precision.softmax == SoftmaxPrecision::same;
+    if (precision.stable_softmax && !every_step) {
+        // The float32 softmax of the rounded scores, its weights rounded when stored.
+        kernels::softmax_rows(w, rows, cols, ld);
+        return round_rows(format, w, rows, cols, ld);
+    }
+    // A step's result as the softmax stores it: rounded with softmax 'same', float32 otherwise.
+    const auto step = [&](float x) { return every_step ? round_to(format, x) : x; };
+    std::size_t flushed = 0;
+    for (std::size_t i = 0; i < rows; ++i) {
+        float* r = w + i * ld;  // (cols)
+        float row_max = -std::numeric_limits<float>::infinity();
+        for (std::size_t j = 0; j < cols; ++j) row_max = r[j] > row_max ? r[j] : row_max;
+        if (row_max == -std::numeric_limits<float>::infinity()) {  // no visible key (or only NaN)
+            bool any_nan = false;
+            for (std::size_t j = 0; j < cols; ++j) any_nan = any_nan || std::isnan(r[j]);
+            std::fill(r, r + cols, any_nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
+            continue;
+        }
+        // stable: exp(s - max) <= 1; naive: exp(s), which overflows the format for large s.
+        const float shift = precision.stable_softmax ? row_max : 0.0f;
+        float sum = 0.0f;
+        for (std::size_t j = 0; j < cols; ++j) {
+            const float e = std::exp(step(r[j] - shift));
+            r[j] = step(e);
+            flushed += static_cast<std::size_t>(e != 0.0f && r[j] == 0.0f);
+            sum = step(sum + r[j]);
+        }
+        for (std::size_t j = 0; j < cols; ++j) {
+            const float p = r[j] / sum;
+            r[j] = round_to(format, p);  // the weights are stored in the format either way
+            flushed += static_cast<std::size_t>(p != 0.0f && r[j] == 0.0f);
+        }
+    }
+    return flushed;
 }
 
 }  // namespace attnlab

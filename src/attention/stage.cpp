@@ -1,5 +1,7 @@
 #include "attnlab/attention/stage.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -44,6 +46,7 @@ void TraceRecorder::on_stage(const StageView& view) {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     entries_[Key{view.stage, view.batch, view.head}] = std::move(copy);
+    flushed_[Key{view.stage, view.batch, view.head}] = view.flushed;
 }
 
 std::vector<Stage> TraceRecorder::stages() const {
@@ -89,9 +92,28 @@ std::size_t TraceRecorder::num_batches(Stage stage) const {
     return batches.size();
 }
 
+std::vector<StageNumerics> TraceRecorder::numerics() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<StageNumerics> out;
+    for (const auto& [key, value] : entries_) {
+        const Stage stage = std::get<0>(key);
+        if (out.empty() || out.back().stage != stage) out.push_back(StageNumerics{stage});
+        StageNumerics& n = out.back();  // entries_ is ordered by stage first
+        n.count += value.size();
+        n.flushed += flushed_.at(key);
+        for (const float x : value) {
+            if (std::isnan(x)) ++n.nan;
+            else if (std::isinf(x)) ++(x > 0.0f ? n.pos_inf : n.neg_inf);
+            else n.max_abs = std::max(n.max_abs, std::fabs(x));
+        }
+    }
+    return out;
+}
+
 void TraceRecorder::clear() {
     std::lock_guard<std::mutex> lock(mutex_);
     entries_.clear();
+    flushed_.clear();
 }
 
 }  // namespace attnlab

@@ -86,6 +86,9 @@ int run_demo(int argc, char** argv) {
              "(sigma(s - ln n_i)) or relu (max(s, 0) / n_i)");
     args.add("head", "-1", "print only this head (-1 = all)");
     args.add("seed", "1", "seed of the random weights and embeddings");
+    args.add("precision", "fp32", "emulate fp32, fp16 or bf16: every stored stage rounded to it (article section 6.3)");
+    args.add("softmax-precision", "fp32", "with fp16/bf16: fp32 (softmax of the rounded scores in fp32) or same");
+    args.add_switch("unstable-softmax", "the naive exp(s)/sum exp(s) without subtracting the row max");
     if (!args.parse(argc, argv, 2)) return 0;
 
     std::vector<std::string> words = split_words(args.get("text"));
@@ -118,6 +121,9 @@ int run_demo(int argc, char** argv) {
     else if (scale != "auto") options.scale.factor = args.get_float("scale");
     options.rope = pe == PositionalKind::rope;
     options.normalizer = normalizer_from_name(args.get("normalizer"));
+    options.precision.format = precision_from_name(args.get("precision"));
+    options.precision.softmax = softmax_precision_from_name(args.get("softmax-precision"));
+    options.precision.stable_softmax = !args.get_switch("unstable-softmax");
 
     Tensor3 x = embed(words, config.d_model, seed);
     if (pe == PositionalKind::sinusoidal) add_sinusoidal(x);
@@ -144,6 +150,17 @@ int run_demo(int argc, char** argv) {
             std::printf("\n== %s, head %zu %s: %s\n", std::string(stage_name(s)).c_str(), h,
                         shape_string(m.shape()).c_str(), explain(s));
             print_matrix(m, words, keyed ? words : no_labels);
+        }
+    }
+    if (!options.precision.is_plain()) {
+        std::printf("\n== numerics in %s (softmax %s, %s): per stage over all heads\n",
+                    std::string(precision_name(options.precision.format)).c_str(),
+                    std::string(softmax_precision_name(options.precision.softmax)).c_str(),
+                    options.precision.stable_softmax ? "stable" : "naive");
+        std::printf("%-8s %12s %7s %7s %7s %8s\n", "stage", "max |value|", "+inf", "-inf", "NaN", "flushed");
+        for (const StageNumerics& n : trace.numerics()) {
+            std::printf("%-8s %12.6g %7zu %7zu %7zu %8zu\n", std::string(stage_name(n.stage)).c_str(),
+                        static_cast<double>(n.max_abs), n.pos_inf, n.neg_inf, n.nan, n.flushed);
         }
     }
     return 0;

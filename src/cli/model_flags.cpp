@@ -61,6 +61,8 @@ void add_training_flags(Args& args) {
     args.add("weight-decay", "0.01", "decoupled weight decay (matrices only)");
     args.add("clip", "1", "clip the global gradient norm (0 = off)");
     args.add("seed", "1", "seed of the weights and the batches");
+    args.add("loss-scale", "1", "multiply the loss's gradient by N before backward (1 = off), or 'dynamic' (start at "
+                                "65536, halve and skip the step on overflow, double after 100 clean steps)");
 }
 
 TaskOptions task_options(const Args& args) {
@@ -115,6 +117,7 @@ TrainerOptions trainer_options(const Args& args) {
     else fail<ConfigError>("--schedule must be cosine or constant, got '", schedule, "'");
     o.clip_norm = args.get_float("clip");
     o.seed = static_cast<std::uint64_t>(args.get_int("seed"));
+    o.loss_scale = LossScaling::parse(args.get("loss-scale"));
     o.validate();
     return o;
 }

@@ -98,6 +98,13 @@ int run_train(int argc, char** argv) {
                     std::string(positional_name(config.positional)).c_str(),
                     std::string(norm_placement_name(config.norm)).c_str(), config.scale_attention ? "on" : "off",
                     model.num_parameters(), num_threads());
+        if (!config.precision_options().is_plain()) {
+            std::printf("  attention in %s, softmax %s, %s; loss scale %s\n",
+                        std::string(precision_name(config.precision)).c_str(),
+                        std::string(softmax_precision_name(config.softmax_precision)).c_str(),
+                        config.stable_softmax ? "stable (max subtracted)" : "naive exp(s)/sum exp(s)",
+                        options.loss_scale.to_string().c_str());
+        }
     }
 
     const auto start = std::chrono::steady_clock::now();
@@ -106,9 +113,11 @@ int run_train(int argc, char** argv) {
     EvalResult last_eval;
     std::size_t done = 0;
     StepMetrics m;  // reused: the step writes into it without allocating
+    std::size_t skipped = 0;  // dynamic loss scaling: steps whose gradients overflowed
     for (; done < steps;) {
         trainer.step(m);
         ++done;
+        skipped += m.skipped;
         smooth_loss = done == 1 ? m.loss : 0.95 * smooth_loss + 0.05 * m.loss;
         smooth_acc = done == 1 ? m.accuracy : 0.95 * smooth_acc + 0.05 * m.accuracy;
         if (log) {
@@ -135,6 +144,10 @@ int run_train(int argc, char** argv) {
     }
     std::printf("done: %zu steps in %.1fs (%.1f steps/s); final eval loss %.4f, accuracy %.2f%%\n", done, elapsed(),
                 done / elapsed(), last_eval.loss, 100.0 * last_eval.accuracy);
+    if (options.loss_scale.dynamic) {
+        std::printf("dynamic loss scale: %zu steps skipped on overflow, scale now %g\n", skipped,
+                    static_cast<double>(trainer.loss_scale()));
+    }
     if (!args.get("save").empty()) {
         write_checkpoint(model, args, args.get("save"));
         std::printf("saved %s\n", args.get("save").c_str());

@@ -76,6 +76,10 @@ void Model::zero_grad() {
 void Model::set_record_attention_stats(bool on) {
     std::visit([&](auto& m) { m.set_record_attention_stats(on); }, model_);
 }
+
+void Model::set_loss_scale(float scale) {
+    std::visit([&](auto& m) { m.set_loss_scale(scale); }, model_);
+}
 const AttentionStats& Model::attention_stats() const {
     return std::visit([](const auto& m) -> const AttentionStats& { return m.attention_stats(); }, model_);
 }

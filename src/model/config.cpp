@@ -89,6 +89,10 @@ void ModelConfig::validate() const {
             fail<ConfigError>(where, ": an lstm has no attention; variant ", attention_variant_name(variant),
                               " does not apply to it");
         }
+        if (!precision_options().is_plain()) {
+            fail<ConfigError>(where, ": precision emulation is an attention option; an lstm has no attention (got precision ",
+                              precision_name(precision), stable_softmax ? "" : " with stable_softmax false", ")");
+        }
         if (kind == ModelKind::encoder && pooling == Pooling::cls) {
             fail<ConfigError>(where, ": an lstm classifier reads its last non-padding step; pooling cls does not apply");
         }
@@ -165,6 +169,8 @@ std::string format_field(Pooling value) { return std::string(pooling_name(value)
 std::string format_field(Architecture value) { return std::string(architecture_name(value)); }
 std::string format_field(AttentionVariant value) { return std::string(attention_variant_name(value)); }
 std::string format_field(Normalizer value) { return std::string(normalizer_name(value)); }
+std::string format_field(Precision value) { return std::string(precision_name(value)); }
+std::string format_field(SoftmaxPrecision value) { return std::string(softmax_precision_name(value)); }
 
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out) {
     char* end = nullptr;
@@ -209,6 +215,20 @@ void parse_field(const char*, const char*, const std::string& text, AttentionVar
     out = attention_variant_from_name(text);
 }
 void parse_field(const char*, const char*, const std::string& text, Normalizer& out) { out = normalizer_from_name(text); }
+void parse_field(const char*, const char*, const std::string& text, Precision& out) {
+    out = precision_from_name(text);
+}
+void parse_field(const char*, const char*, const std::string& text, SoftmaxPrecision& out) {
+    out = softmax_precision_from_name(text);
+}
+
+PrecisionOptions ModelConfig::precision_options() const {
+    PrecisionOptions p;
+    p.format = precision;
+    p.softmax = softmax_precision;
+    p.stable_softmax = stable_softmax;
+    return p;
+}
 
 std::map<std::string, std::string> ModelConfig::to_metadata() const {
     std::map<std::string, std::string> out;

@@ -124,7 +124,7 @@ CrossEntropyResult DecoderLM::loss_rows_and_backward(DecoderLMCache& cache, cons
     std::copy(targets.begin(), targets.end(), flat_targets.begin());
     const CrossEntropyResult result = cross_entropy_forward(logits, flat_targets, &cache.ce);
     cache.ce.count = counted;  // dlogits = (p - onehot) / counted
-    cross_entropy_backward(cache.ce, 1.0f, cache.dlogits);
+    cross_entropy_backward(cache.ce, loss_scale_, cache.dlogits);
     backward_rows(cache, cache.dlogits.data(), grads);
     return result;
 }

@@ -146,7 +146,7 @@ CrossEntropyResult EncoderClassifier::loss_and_backward(const Index2& tokens, co
     // Logits, loss cache and gradient in the model's cache: no allocation from step to step.
     forward_to(tokens, padding, cache_.logits);
     const CrossEntropyResult result = cross_entropy_forward(cache_.logits, labels, &cache_.ce);
-    cross_entropy_backward(cache_.ce, 1.0f, cache_.dlogits);
+    cross_entropy_backward(cache_.ce, loss_scale_, cache_.dlogits);
     backward(cache_.dlogits);
     return result;
 }
@@ -178,7 +178,7 @@ CrossEntropyResult EncoderClassifier::loss_and_backward_split(const Index2& toke
                                 run(s.tokens, s.padding, observers, cache, true, &s.dropout, cache.logits);
                                 s.result = cross_entropy_forward(cache.logits, s.labels, &cache.ce);
                                 cache.ce.count = counted;  // dlogits = (p - onehot) / the batch's count
-                                cross_entropy_backward(cache.ce, 1.0f, cache.dlogits);
+                                cross_entropy_backward(cache.ce, loss_scale_, cache.dlogits);
                                 backward_from(cache, cache.dlogits, grads);
                             });
     trunk.finish_attention_stats();

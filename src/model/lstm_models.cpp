@@ -149,7 +149,7 @@ CrossEntropyResult LstmLM::loss_and_backward(const Index2& tokens, const Index2&
     targets_.resize({n});
     std::copy(targets.begin(), targets.end(), targets_.begin());
     const CrossEntropyResult result = cross_entropy_forward(logits_, targets_, &ce_);
-    cross_entropy_backward(ce_, 1.0f, dlogits_);  // (B·T, V)
+    cross_entropy_backward(ce_, loss_scale_, dlogits_);  // (B·T, V)
     Tensor3 dlogits = Tensor3::from_shape({tokens.shape(0), tokens.shape(1), v});
     std::copy(dlogits_.begin(), dlogits_.end(), dlogits.begin());
     backward(dlogits);
@@ -309,7 +309,7 @@ CrossEntropyResult LstmClassifier::loss_and_backward(const Index2& tokens, const
     }
     training_ = was_training;
     const CrossEntropyResult result = cross_entropy_forward(logits_, labels, &ce_);
-    cross_entropy_backward(ce_, 1.0f, dlogits_);  // (B, K)
+    cross_entropy_backward(ce_, loss_scale_, dlogits_);  // (B, K)
     backward(dlogits_);
     return result;
 }

@@ -143,6 +143,7 @@ void Trunk::set_attention_switches(AttentionOptions& options) const {
     options.normalizer = config_.normalizer;
     options.mask.window = config_.attention_window;
     options.mask.global_tokens = config_.global_tokens;
+    options.precision = config_.precision_options();
 }
 
 void Trunk::check_input(const Index2& tokens, const Mask2& padding, const char* where) const {

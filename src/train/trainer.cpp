@@ -1,7 +1,11 @@
 #include "attnlab/train/trainer.hpp"
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <limits>
+#include <cstdlib>
+#include <sstream>
 
 #include "attnlab/train/memory.hpp"
 
@@ -17,6 +21,36 @@ void TrainerOptions::validate() const {
     if (total_steps > 0 && warmup_steps > total_steps) {
         fail<ConfigError>(where, ": warmup_steps (", warmup_steps, ") exceeds total_steps (", total_steps, ")");
     }
+    if (!(loss_scale.scale > 0.0f) || !std::isfinite(loss_scale.scale)) {
+        fail<ConfigError>(where, ": loss_scale must be positive and finite, got ", loss_scale.scale);
+    }
+    if (loss_scale.dynamic && loss_scale.growth_interval == 0) {
+        fail<ConfigError>(where, ": the dynamic loss scale's growth_interval must be positive, got 0");
+    }
+}
+
+LossScaling LossScaling::parse(const std::string& text) {
+    LossScaling out;
+    if (text == "dynamic") {
+        out.dynamic = true;
+        out.scale = 65536.0f;  // 2^16, GradScaler's start: halving finds the largest safe scale quickly
+        return out;
+    }
+    char* end = nullptr;
+    errno = 0;
+    const float value = std::strtof(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || errno != 0 || !(value > 0.0f) || !std::isfinite(value)) {
+        fail<ConfigError>("loss scale must be a positive number or 'dynamic', got '", text, "'");
+    }
+    out.scale = value;
+    return out;
+}
+
+std::string LossScaling::to_string() const {
+    if (dynamic) return "dynamic";
+    std::ostringstream s;
+    s << scale;
+    return s.str();
 }
 
 namespace {
@@ -33,6 +67,23 @@ std::unique_ptr<Optimizer> optimizer_for(const TrainerOptions& o) {
     return make_optimizer(o.optimizer, opt);
 }
 
+bool all_finite(const std::vector<ParameterView>& grads) {
+    for (const ParameterView& g : grads) {
+        for (std::size_t i = 0, n = g.size(); i < n; ++i) {
+            if (!std::isfinite(g.data[i])) return false;
+        }
+    }
+    return true;
+}
+
+// grads /= scale, undoing the loss scale before clipping and the update.
+void unscale(const std::vector<ParameterView>& grads, float scale) {
+    const float inverse = 1.0f / scale;
+    for (const ParameterView& g : grads) {
+        for (std::size_t i = 0, n = g.size(); i < n; ++i) g.data[i] *= inverse;
+    }
+}
+
 std::unique_ptr<Schedule> schedule_for(const TrainerOptions& o) {
     ScheduleOptions s;
     s.lr = o.lr;
@@ -44,7 +95,7 @@ std::unique_ptr<Schedule> schedule_for(const TrainerOptions& o) {
 }  // namespace
 
 Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
-    : model_(model), task_(task), options_(options), data_rng_(options.seed) {
+    : model_(model), task_(task), options_(options), data_rng_(options.seed), scale_(options.loss_scale.scale) {
     options_.validate();
     constexpr const char* where = "Trainer";
     const ModelConfig& c = model.config();
@@ -77,6 +128,17 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
     grads_ = model_.gradients();
 }
 
+void Trainer::record_attention(StepMetrics& m) const {
+    if (options_.track_attention) {
+        const AttentionStats& stats = model_.attention_stats();
+        m.max_score = stats.max_abs();
+        m.head_entropy.assign(stats.entropy.begin(), stats.entropy.end());
+    } else {
+        m.max_score = 0.0f;
+        m.head_entropy.clear();
+    }
+}
+
 StepMetrics Trainer::step() {
     StepMetrics m;
     step(m);
@@ -87,26 +149,49 @@ void Trainer::step(StepMetrics& m) {
     const auto start = std::chrono::steady_clock::now();
     task_.sample_into(options_.batch_size, data_rng_, batch_);
     model_.zero_grad();
+    model_.set_loss_scale(scale_);
     const CrossEntropyResult result = model_.loss_and_backward(batch_);
     if (!std::isfinite(result.loss)) {
+        const ModelConfig& c = model_.config();
+        const bool emulated = !c.precision_options().is_plain();
         fail<ValueError>("Trainer: the loss is ", result.loss, " at step ", step_,
-                         "; training stopped (try a lower learning rate, clipping, or scaling on)");
+                         "; training stopped (try a lower learning rate, clipping, or scaling on",
+                         emulated ? std::string("; attention runs in ") + std::string(precision_name(c.precision)) +
+                                        " with softmax " + std::string(softmax_precision_name(c.softmax_precision)) +
+                                        (c.stable_softmax ? "" : ", naive") +
+                                        ": a softmax in fp32 (stable) keeps large scores finite"
+                                  : std::string(),
+                         ")");
     }
-    require_finite_gradients(grads_, step_);
     m.step = step_;
+    m.loss_scale = scale_;
+    m.skipped = false;
+    if (options_.loss_scale.dynamic && !all_finite(grads_)) {
+        // The scaled gradients overflowed: skip the update, halve the scale.
+        scale_ *= 0.5f;
+        clean_steps_ = 0;
+        m.skipped = true;
+        m.grad_norm = std::numeric_limits<float>::infinity();
+        m.lr = schedule_->lr_at(step_);
+        m.loss = result.loss;
+        m.accuracy = result.count ? static_cast<float>(result.correct) / static_cast<float>(result.count) : 0.0f;
+        record_attention(m);
+        ++step_;
+        m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        return;
+    }
+    if (scale_ != 1.0f) unscale(grads_, scale_);
+    require_finite_gradients(grads_, step_);
+    if (options_.loss_scale.dynamic && ++clean_steps_ >= options_.loss_scale.growth_interval) {
+        scale_ *= 2.0f;
+        clean_steps_ = 0;
+    }
     m.grad_norm = options_.clip_norm > 0.0f ? clip_grad_norm(grads_, options_.clip_norm) : global_grad_norm(grads_);
     m.lr = schedule_->lr_at(step_);
     optimizer_->step(params_, grads_, m.lr);
     m.loss = result.loss;
     m.accuracy = result.count ? static_cast<float>(result.correct) / static_cast<float>(result.count) : 0.0f;
-    if (options_.track_attention) {
-        const AttentionStats& stats = model_.attention_stats();
-        m.max_score = stats.max_abs();
-        m.head_entropy.assign(stats.entropy.begin(), stats.entropy.end());
-    } else {
-        m.max_score = 0.0f;
-        m.head_entropy.clear();
-    }
+    record_attention(m);
     ++step_;
     m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }

@@ -24,7 +24,7 @@ for (const flavour of FLAVOURS) {
         activation: 'gelu', positional: 'rope', norm: 'pre', scale: true, attentionScale: null, dropout: 0,
         tieWeights: false, pooling: 'mean', numClasses: 0, bias: true, gradientCheckpointing: false,
         attentionWindow: 0, globalTokens: 0, architecture: 'transformer', variant: 'full', normalizer: 'softmax',
-        tieQK: false },
+        tieQK: false, precision: 'fp32', softmaxPrecision: 'fp32', stableSoftmax: true },
     );
     assert.equal(model.kind(), 'decoder');
     const names = model.parameterNames();

@@ -23,6 +23,9 @@
 //   normalizer      'softmax' | 'sigmoid' | 'relu'  weights from the scaled, masked scores s:
 //                                                softmax, σ(s − ln n_i) or max(s, 0) / n_i
 //                                                (n_i: keys query i may see; default 'softmax')
+//   precision       'fp32' | 'fp16' | 'bf16'     emulate this number format: every stored stage (and gradient) rounded
+//   softmaxPrecision 'fp32' | 'same'             with fp16/bf16: softmax in fp32 on the rounded scores, or every step rounded
+//   stableSoftmax   boolean                      subtract the row max (default true); false: naive exp(s)/sum exp(s)
 // trace() also takes `stages: string[]` to record only those stages.
 // backward(x, gradOutput, options) takes the forward options, reruns the forward on x and returns
 // the gradients of sum(forward(x) ⊙ gradOutput): gradX shaped like x, grads[name] like each
@@ -62,7 +65,8 @@ struct ForwardCall {
 ForwardCall parse_forward(const val& x, const val& options, bool for_trace, const char* where) {
     std::vector<const char*> allowed = {"causal", "keyPaddingMask", "attnMask", "scale", "positional",
                                         "ropeBase", "positionOffset", "memory", "checkFinite", "window",
-                                        "globalTokens", "variant", "normalizer"};
+                                        "globalTokens", "variant", "normalizer", "precision", "softmaxPrecision",
+                                        "stableSoftmax"};
     if (for_trace) allowed.push_back("stages");
     const JsOptions opt(options, allowed, where);
 
@@ -95,6 +99,9 @@ ForwardCall parse_forward(const val& x, const val& options, bool for_trace, cons
     o.position_offset = opt.size("positionOffset", 0);
     o.check_finite = opt.boolean("checkFinite", false);
     o.normalizer = normalizer_from_name(opt.string("normalizer", "softmax"));  // ConfigError naming the valid ones
+    o.precision.format = precision_from_name(opt.string("precision", "fp32"));  // ConfigError listing the valid names
+    o.precision.softmax = softmax_precision_from_name(opt.string("softmaxPrecision", "fp32"));
+    o.precision.stable_softmax = opt.boolean("stableSoftmax", true);
 
     if (!opt.is_null("memory")) {
         bool memory_batched = true;

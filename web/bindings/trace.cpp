@@ -75,6 +75,23 @@ val TraceBinding::num_batches(val name) const {
     return guarded("Trace.numBatches", [&] { return val(recorder_->num_batches(recorded_stage(name, "Trace.numBatches"))); }, name);
 }
 
+val TraceBinding::numerics() const {
+    return guarded("Trace.numerics", [&] {
+        val out = val::object();
+        for (const StageNumerics& n : recorder_->numerics()) {
+            val entry = val::object();
+            entry.set("count", static_cast<double>(n.count));
+            entry.set("maxAbs", n.max_abs);
+            entry.set("posInf", static_cast<double>(n.pos_inf));
+            entry.set("negInf", static_cast<double>(n.neg_inf));
+            entry.set("nan", static_cast<double>(n.nan));
+            entry.set("flushed", static_cast<double>(n.flushed));
+            out.set(std::string(stage_name(n.stage)), entry);
+        }
+        return out;
+    });
+}
+
 EMSCRIPTEN_BINDINGS(attnlab_trace) {
     using emscripten::select_overload;
     emscripten::class_<TraceBinding>("Trace")
@@ -83,7 +100,8 @@ EMSCRIPTEN_BINDINGS(attnlab_trace) {
         .function("stage", select_overload<val(val, val) const>(&TraceBinding::stage))
         .function("stage", select_overload<val(val, val, val) const>(&TraceBinding::stage))
         .function("numHeads", &TraceBinding::num_heads)
-        .function("numBatches", &TraceBinding::num_batches);
+        .function("numBatches", &TraceBinding::num_batches)
+        .function("numerics", &TraceBinding::numerics);
 }
 
 }  // namespace attnlab::web

@@ -33,6 +33,9 @@ public:
     // Heads recorded for a stage (1 for whole-width stages), and batch entries.
     emscripten::val num_heads(emscripten::val name) const;
     emscripten::val num_batches(emscripten::val name) const;
+    // {<stage>: {count, maxAbs, posInf, negInf, nan, flushed}} for every recorded stage, in
+    // canonical order (TraceRecorder::numerics).
+    emscripten::val numerics() const;
 
 private:
     Stage recorded_stage(const emscripten::val& name, const char* where) const;

@@ -29,7 +29,7 @@ namespace {
 
 TrainerOptions trainer_options_from_js(const val& options) {
     const JsOptions opt(options, {"optimizer", "lr", "minLr", "weightDecay", "beta1", "beta2", "momentum", "batchSize",
-                                  "warmupSteps", "totalSteps", "clipNorm", "seed", "trackAttention"},
+                                  "warmupSteps", "totalSteps", "clipNorm", "seed", "trackAttention", "lossScale"},
                         "new Trainer");
     TrainerOptions o;
     o.optimizer = opt.string("optimizer", o.optimizer);
@@ -48,6 +48,12 @@ TrainerOptions trainer_options_from_js(const val& options) {
     o.clip_norm = static_cast<float>(opt.number("clipNorm", o.clip_norm));
     o.seed = opt.size("seed", o.seed);
     o.track_attention = opt.boolean("trackAttention", o.track_attention);
+    if (!opt.is_null("lossScale")) {
+        const val scale = opt.get("lossScale");
+        if (scale.isNumber()) o.loss_scale = LossScaling::parse(format_field(static_cast<float>(scale.as<double>())));
+        else if (scale.isString()) o.loss_scale = LossScaling::parse(scale.as<std::string>());
+        else fail<ConfigError>("new Trainer: option 'lossScale' must be a positive number or 'dynamic'");
+    }
     return o;
 }
 
@@ -66,6 +72,8 @@ val options_to_js(const TrainerOptions& o) {
     out.set("clipNorm", o.clip_norm);
     out.set("seed", static_cast<double>(o.seed));
     out.set("trackAttention", o.track_attention);
+    if (o.loss_scale.dynamic) out.set("lossScale", val("dynamic"));
+    else out.set("lossScale", o.loss_scale.scale);
     return out;
 }
 
@@ -121,10 +129,12 @@ private:
         losses.reserve(n);
         StepMetrics m;
         double total_ms = 0;
+        std::size_t skipped = 0;
         for (std::size_t i = 0; i < n; ++i) {
             trainer_->step(m);
             losses.push_back(m.loss);
             total_ms += m.ms;
+            skipped += m.skipped;
         }
         val out = val::object();
         out.set("step", static_cast<double>(m.step + 1));
@@ -135,6 +145,8 @@ private:
         out.set("lr", m.lr);
         out.set("ms", m.ms);
         out.set("totalMs", total_ms);
+        out.set("lossScale", m.loss_scale);                     // the last step's
+        out.set("skipped", static_cast<double>(skipped));       // steps skipped on overflow (dynamic scaling)
         out.set("losses", tensor_to_js(losses.data(), {losses.size()})["data"]);
         out.set("headEntropy", tensor_to_js(m.head_entropy.data(), {m.head_entropy.size()})["data"]);
         return out;

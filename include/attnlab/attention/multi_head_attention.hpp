@@ -15,6 +15,8 @@
 // shared: with W_Q = W_K the score matrix x·W·Wᵀ·xᵀ is symmetric, so token i attends to j as
 // much as j to i); k_proj is then unused and empty, q_proj's gradient is the sum of both uses.
 // The normaliser of the weights (softmax, sigmoid, relu) is a per-call option (normalizer.hpp).
+// With options.precision fp16 or bf16 the layer emulates that number format: every stored
+// activation (and in backward every stored gradient) is rounded to it; the weights stay float32.
 // Not for: additive positional encodings (applied to the embeddings before this layer).
 //
 //   attnlab::Rng rng(1);
@@ -65,6 +67,11 @@ struct AttentionOptions {
     std::size_t position_offset = 0;     // absolute position of the first query (and key) row
     bool check_finite = false;           // throw ValueError on NaN/Inf in x or memory
     Normalizer normalizer = Normalizer::softmax;  // weights = softmax, sigmoid or relu (normalizer.hpp)
+    // Number format emulation (core/numeric_format.hpp): q, k, v (and after RoPE), the stages of
+    // scaled_dot_product_attention, concat and output rounded when stored; in backward dconcat,
+    // the attention gradients, dq, dk, dv and dx. Anything but plain float32 takes the recorded
+    // path (split heads and scaled_dot_product_attention's math path), never the flash path.
+    PrecisionOptions precision;
 };
 
 // What backward needs from the forward pass.

@@ -15,6 +15,12 @@
 // flash path (flash_attention.hpp: O(T) memory, faster), taken whenever can_use_flash says no
 // stage or weight of the (T, S) matrix was asked for. With S <= kFlashKeyTile the two agree bit
 // for bit; beyond, to ~1e-6.
+// Precision emulation (core/numeric_format.hpp): with precision.format fp16 or bf16 every stored
+// stage (scores, scaled, weights, context) is rounded to the format, the products accumulating
+// in float32; the softmax runs in float32 on the rounded scores or rounds every step
+// (precision.softmax), stably or naively (precision.stable_softmax). Any precision other than
+// plain float32 with the stable softmax runs on the recorded path (the flash path's tiles do
+// not emulate it); the backward then rounds dweights, dscores, dq, dk and dv when stored.
 // Not for: projections or head splitting (see multi_head_attention.hpp).
 //
 //   attnlab::AttentionMask mask; mask.causal = true;
@@ -29,6 +35,7 @@
 #include "attnlab/attention/mask.hpp"
 #include "attnlab/attention/normalizer.hpp"
 #include "attnlab/attention/stage.hpp"
+#include "attnlab/core/numeric_format.hpp"
 #include "attnlab/core/tensor.hpp"
 
 namespace attnlab {
@@ -79,12 +86,14 @@ enum class SdpBackend {
     flash,      // tiled, O(T) memory; ConfigError with the reasons if can_use_flash says no
 };
 
-// Whether the flash path can serve a call with this observer and cache. It cannot when the
-// observer wants a (T, S) stage (scores, scaled, masked, weights: the flash path never holds
-// them) or the cache asks for the full weights. Each failed condition appends a sentence to
-// `reasons` (if non-null), e.g. "a StageObserver wants the (T, S) stage 'weights'".
+// Whether the flash path can serve a call with this observer, cache and precision. It cannot
+// when the observer wants a (T, S) stage (scores, scaled, masked, weights: the flash path never
+// holds them), the cache asks for the full weights, or the precision is not plain float32 with
+// the stable softmax (low precision is emulated on the recorded path). Each failed condition
+// appends a sentence to `reasons` (if non-null), e.g. "a StageObserver wants the (T, S) stage
+// 'weights'".
 bool can_use_flash(const StageObserver* observer, const AttentionCache* cache,
-                   std::vector<std::string>* reasons = nullptr);
+                   std::vector<std::string>* reasons = nullptr, const PrecisionOptions& precision = {});
 
 // q: (B, H, T, D), k: (B, Hkv, S, D), v: (B, Hkv, S, Dv) -> context (B, H, T, Dv)
 // Stages scores, scaled, masked, weights, context go to `observer` per (batch, query head)
@@ -97,13 +106,13 @@ Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const T
                                      const AttentionMask& mask = {}, const ScaleOptions& scale = {},
                                      StageObserver* observer = nullptr, AttentionCache* cache = nullptr,
                                      SdpBackend backend = SdpBackend::automatic,
-                                     Normalizer normalizer = Normalizer::softmax);
+                                     Normalizer normalizer = Normalizer::softmax, const PrecisionOptions& precision = {});
 // The same, writing into `context` (resized; its buffer is kept when the shape is unchanged).
 // It may be the cache's own `context` tensor: the flash path then keeps it without a copy.
 void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                                   const ScaleOptions& scale, StageObserver* observer, AttentionCache* cache,
                                   SdpBackend backend, Tensor4& context,
-                                  Normalizer normalizer = Normalizer::softmax);
+                                  Normalizer normalizer = Normalizer::softmax, const PrecisionOptions& precision = {});
 
 // Backward of scaled_dot_product_attention (scale as in the forward call; the mask is in the
 // weights, or in the cache on the flash path, whose backward is flash_attention_backward; the
@@ -115,6 +124,14 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
 //   -> dq: (B, H, T, D), dk: (B, Hkv, S, D), dv: (B, Hkv, S, Dv) (overwritten, resized if needed)
 void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k,
                                            const Tensor4& v, const AttentionCache& cache, const ScaleOptions& scale,
-                                           Tensor4& dq, Tensor4& dk, Tensor4& dv);
+                                           Tensor4& dq, Tensor4& dk, Tensor4& dv, const PrecisionOptions& precision = {});
+
+// The softmax of a recorded attention call under `precision` (the named strategy for anything
+// but the stable float32 softmax, which is kernels::softmax_rows): w (rows, cols) with leading
+// dimension ld holds the masked scores (-inf where hidden) and is overwritten by the weights,
+// rounded to precision.format. A row with no visible key gets zeros. Returns the number of
+// weights flushed to zero by rounding (any step of them, with softmax 'same').
+std::size_t softmax_rows_emulated(float* w, std::size_t rows, std::size_t cols, std::size_t ld,
+                                  const PrecisionOptions& precision);
 
 }  // namespace attnlab

@@ -67,6 +67,21 @@ struct StageView {
     std::size_t cols;
     std::size_t ld;  // elements between consecutive rows
     const float* data;
+    // Values of this matrix that rounding to an emulated format (core/numeric_format.hpp) turned
+    // from non-zero into ±0; 0 in float32.
+    std::size_t flushed = 0;
+};
+
+// What a trace saw of one stage's numbers, over every (batch, head) recorded: the article's
+// §6.3 monitor (an fp16 overflow shows as +inf, then NaN downstream).
+struct StageNumerics {
+    Stage stage;
+    std::size_t count = 0;     // values recorded
+    float max_abs = 0.0f;      // the largest finite |value| (0 if none)
+    std::size_t pos_inf = 0;   // +Infinity
+    std::size_t neg_inf = 0;   // -Infinity (the masked stage's hidden keys are -inf by design)
+    std::size_t nan = 0;       // NaN
+    std::size_t flushed = 0;   // non-zero values rounded to ±0 (StageView::flushed)
 };
 
 class StageObserver {
@@ -95,6 +110,8 @@ public:
     // Number of distinct heads recorded for a stage (0 if none; 1 for whole-width stages).
     std::size_t num_heads(Stage stage) const;
     std::size_t num_batches(Stage stage) const;
+    // One entry per recorded stage, in canonical order.
+    std::vector<StageNumerics> numerics() const;
     void clear();
 
 private:
@@ -102,12 +119,15 @@ private:
     std::array<bool, kNumStages> wanted_{};
     mutable std::mutex mutex_;
     std::map<Key, Tensor2> entries_;
+    std::map<Key, std::size_t> flushed_;
 };
 
 // The one null-checked call kernels make: records a (rows, cols) matrix if observer wants it.
 inline void observe(StageObserver* observer, Stage stage, std::size_t batch, std::ptrdiff_t head, std::size_t rows,
-                    std::size_t cols, std::size_t ld, const float* data) {
-    if (observer && observer->wants(stage)) observer->on_stage(StageView{stage, batch, head, rows, cols, ld, data});
+                    std::size_t cols, std::size_t ld, const float* data, std::size_t flushed = 0) {
+    if (observer && observer->wants(stage)) {
+        observer->on_stage(StageView{stage, batch, head, rows, cols, ld, data, flushed});
+    }
 }
 
 }  // namespace attnlab

@@ -61,6 +61,8 @@ public:
     std::size_t num_parameters() const { return config().parameter_count(); }
     void zero_grad();
     void set_record_attention_stats(bool on);
+    // loss_and_backward multiplies the loss's gradient by `scale` (the Trainer's loss scaling).
+    void set_loss_scale(float scale);
     const AttentionStats& attention_stats() const;
 
     // Training forward + loss + backward on a task batch (sequence batches need a decoder,

@@ -109,7 +109,7 @@ Pooling pooling_from_name(std::string_view name);
     X(Architecture, architecture, Architecture::transformer, "architecture", "architecture", kOptionalKey,          \
       "transformer or lstm (embedding -> num_layers LSTM layers of width d_model -> head; ignores heads, "         \
       "kv-heads, ff, activation, pe, norm, scale; refuses dropout, window, global-tokens, no-causal, cls pooling, "  \
-      "normalizer other than softmax, tie-qk, variant other than full)")                                             \
+      "normalizer other than softmax, tie-qk, variant other than full, precision other than fp32)")                 \
     X(AttentionVariant, variant, AttentionVariant::full, "variant", "variant", kOptionalKey,                           \
       "attention mechanism (article section 5.3): full, linear (kernelised, O(T)) or block_sparse (BigBird layout)")  \
     X(Normalizer, normalizer, Normalizer::softmax, "normalizer", "normalizer", kOptionalKey,                            \
@@ -117,7 +117,16 @@ Pooling pooling_from_name(std::string_view name);
       "(sigma(s - ln n_i)) or relu (max(s, 0) / n_i); masked keys weigh 0 (article section 9.1)")                    \
     X(bool, tie_qk, false, "tieQK", "tie-qk", kOptionalKey,                                                           \
       "one weight and bias serve as W_Q and W_K (article section 2.1: symmetric scores); needs num_kv_heads = "        \
-      "num_heads")
+      "num_heads")                                                                                                     \
+    X(Precision, precision, Precision::fp32, "precision", "precision", kOptionalKey,                                    \
+      "number format the attention layers emulate, forward and backward: fp32, fp16 or bf16 (round-to-nearest-even, " \
+      "overflow to inf; weights and optimiser state stay fp32; article section 6.3)")                                   \
+    X(SoftmaxPrecision, softmax_precision, SoftmaxPrecision::fp32, "softmaxPrecision", "softmax-precision",              \
+      kOptionalKey, "with fp16/bf16: fp32 (softmax of the rounded scores in fp32, weights rounded) or same (every step " \
+      "of the softmax rounded to the format)")                                                                           \
+    X(bool, stable_softmax, true, "stableSoftmax", "unstable-softmax", kOptionalKey,                                    \
+      "the softmax subtracts each row's max before exp; false is the naive exp(s)/sum exp(s), which overflows fp16 for "  \
+      "scores above ln 65520 = 11.09")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
@@ -152,6 +161,8 @@ struct ModelConfig {
     MultiHeadAttentionConfig attention_config() const;
     // scale_attention and attention_scale as the attention layer reads them.
     ScaleOptions scale_options() const;
+    // precision, softmax_precision and stable_softmax as the attention layer reads them.
+    PrecisionOptions precision_options() const;
 
     // The number of parameters a model of this config has (the sum of its parameters()' sizes,
     // tested), counted without building it: embeddings, positions, CLS vector, blocks, ln_f, head
@@ -211,6 +222,8 @@ std::string format_field(Pooling value);
 std::string format_field(AttentionVariant value);
 std::string format_field(Architecture value);
 std::string format_field(Normalizer value);
+std::string format_field(Precision value);
+std::string format_field(SoftmaxPrecision value);
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out);
 void parse_field(const char* where, const char* key, const std::string& text, bool& out);
 void parse_field(const char* where, const char* key, const std::string& text, float& out);
@@ -223,5 +236,7 @@ void parse_field(const char* where, const char* key, const std::string& text, Po
 void parse_field(const char* where, const char* key, const std::string& text, Architecture& out);
 void parse_field(const char* where, const char* key, const std::string& text, AttentionVariant& out);
 void parse_field(const char* where, const char* key, const std::string& text, Normalizer& out);
+void parse_field(const char* where, const char* key, const std::string& text, Precision& out);
+void parse_field(const char* where, const char* key, const std::string& text, SoftmaxPrecision& out);
 
 }  // namespace attnlab

@@ -120,6 +120,9 @@ public:
     Tensor4 attention_maps(const Index2& tokens, std::size_t batch = 0) const;
 
     void set_record_attention_stats(bool on) { trunk.set_record_attention_stats(on); }
+    // The loss's gradient is multiplied by this before backward (the Trainer's loss scaling: it
+    // lifts small gradients above the emulated format's underflow; the Trainer divides it out).
+    void set_loss_scale(float scale) { loss_scale_ = scale; }
     const AttentionStats& attention_stats() const { return trunk.attention_stats(); }
 
     // Appends max_new_tokens tokens to prompt (>= 1 token), each from the logits of the last
@@ -143,6 +146,7 @@ public:
     Linear head;  // (V, C), no bias; empty when tie_weights
 
 private:
+    float loss_scale_ = 1.0f;  // set_loss_scale
     // The trunk's forward (training fills cache, inference uses it for buffers only): the head
     // input h (B, T, C), which lives in cache.
     const Tensor3& run(const Index2& tokens, const std::vector<StageObserver*>& observers, DecoderLMCache& cache,

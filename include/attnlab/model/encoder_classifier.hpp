@@ -116,6 +116,9 @@ public:
 
     // When on, every forward also records attention_stats() (max |score|, entropy per head).
     void set_record_attention_stats(bool on) { trunk.set_record_attention_stats(on); }
+    // The loss's gradient is multiplied by this before backward (the Trainer's loss scaling: it
+    // lifts small gradients above the emulated format's underflow; the Trainer divides it out).
+    void set_loss_scale(float scale) { loss_scale_ = scale; }
     // Diagnostics of the last forward that recorded them: (L) and (L, H).
     const AttentionStats& attention_stats() const { return trunk.attention_stats(); }
 
@@ -130,6 +133,7 @@ public:
     Linear head;  // (K, C)
 
 private:
+    float loss_scale_ = 1.0f;  // set_loss_scale
     // The shared forward: training fills cache, inference uses it for buffers only; observers
     // may be empty. logits: (B, K), resized.
     void run(const Index2& tokens, const Mask2& padding, const std::vector<StageObserver*>& observers,

@@ -112,6 +112,8 @@ public:
 
     // An LSTM has no attention: recording is a no-op and the statistics stay empty.
     void set_record_attention_stats(bool) {}
+    // The loss's gradient is multiplied by this before backward (the Trainer's loss scaling).
+    void set_loss_scale(float scale) { loss_scale_ = scale; }
     const AttentionStats& attention_stats() const { return no_stats_; }
 
     std::vector<ParameterView> parameters();
@@ -125,6 +127,7 @@ public:
     Linear head;  // (V, C), no bias; empty when tie_weights
 
 private:
+    float loss_scale_ = 1.0f;  // set_loss_scale
     // The forward into cache (training keeps what backward needs) -> logits (B, T, V).
     Tensor3 run(const Index2& tokens, LstmTrunkCache& cache, bool training) const;
     // h: (N, C) -> logits (N, V) = h · head_weight()ᵀ
@@ -165,6 +168,8 @@ public:
     CrossEntropyResult loss_and_backward(const Index2& tokens, const Mask2& padding, const Index1& labels);
 
     void set_record_attention_stats(bool) {}
+    // The loss's gradient is multiplied by this before backward (the Trainer's loss scaling).
+    void set_loss_scale(float scale) { loss_scale_ = scale; }
     const AttentionStats& attention_stats() const { return no_stats_; }
 
     std::vector<ParameterView> parameters();
@@ -175,6 +180,7 @@ public:
     Linear head;  // (K, C)
 
 private:
+    float loss_scale_ = 1.0f;  // set_loss_scale
     // What backward needs: the trunk's cache and the pooling.
     struct Cache {
         LstmTrunkCache trunk;

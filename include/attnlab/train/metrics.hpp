@@ -31,6 +31,8 @@ struct StepMetrics {
     float max_score = 0.0f;           // largest |scaled| attention score of the step (AttentionStats::max_abs)
     float lr = 0.0f;                  // learning rate used by the step
     double ms = 0.0;                  // wall time of the step in milliseconds
+    float loss_scale = 1.0f;          // the loss scale the step's backward used (TrainerOptions::loss_scale)
+    bool skipped = false;             // dynamic loss scaling: the gradients overflowed, no update was made
     std::vector<float> head_entropy;  // (L * H) mean attention entropy per head, layer-major
 };
 

@@ -31,6 +31,25 @@
 
 namespace attnlab {
 
+// Loss scaling for low-precision training (Micikevicius et al. 2018, "Mixed Precision
+// Training"): the loss's gradient is multiplied by `scale` before backward, so the small
+// gradients the attention layers store in fp16 (model/config.hpp precision) do not flush to
+// zero, and the parameter gradients are divided by it again before clipping and the update.
+// Static: a fixed factor; non-finite gradients then stop training like any other. Dynamic
+// (PyTorch's GradScaler): starts at `scale`; a step whose gradients overflow is skipped (no
+// update) and the scale halves; after `growth_interval` clean steps in a row it doubles.
+struct LossScaling {
+    bool dynamic = false;
+    float scale = 1.0f;                  // static: the factor (1 = off); dynamic: the first factor
+    std::size_t growth_interval = 100;   // dynamic: clean steps before the scale doubles
+
+    // "N" (a positive finite number: static) or "dynamic" (starting at 65536); ConfigError
+    // naming the text otherwise.
+    static LossScaling parse(const std::string& text);
+    // "N" or "dynamic"
+    std::string to_string() const;
+};
+
 struct TrainerOptions {
     std::string optimizer = "adamw";  // "adamw" or "sgd"
     float lr = 3e-3f;                 // peak learning rate
@@ -44,6 +63,7 @@ struct TrainerOptions {
     float clip_norm = 1.0f;           // clip the global gradient norm to this; 0 = no clipping
     std::uint64_t seed = 1;           // seeds the batches
     bool track_attention = true;      // record max score and head entropy each step (a small cost)
+    LossScaling loss_scale;           // off (static 1) unless asked for
 
     // Throws ConfigError naming the bad value.
     void validate() const;
@@ -69,7 +89,8 @@ public:
     Trainer(Model& model, const Task& task, const TrainerOptions& options);
 
     // One optimisation step. Throws ValueError "... at step N ..." on a non-finite loss or
-    // gradient; the parameters are then left as they were before the step.
+    // gradient (with dynamic loss scaling a non-finite gradient skips the step instead); the
+    // parameters are then left as they were before the step.
     StepMetrics step();
     // The same step, its metrics written into `metrics` (head_entropy reuses its capacity): after
     // the first steps, sampling, forward, backward, clipping and the update allocate nothing.
@@ -79,12 +100,16 @@ public:
     EvalResult evaluate(std::size_t batches, std::uint64_t seed = 0xE7A1);
 
     std::size_t steps_done() const { return step_; }
+    float loss_scale() const { return scale_; }  // the scale the next step uses
     float lr_at(std::size_t step) const { return schedule_->lr_at(step); }
     const TrainerOptions& options() const { return options_; }
     Model& model() { return model_; }
     const Task& task() const { return task_; }
 
 private:
+    // m.max_score and m.head_entropy from the step's attention statistics (track_attention).
+    void record_attention(StepMetrics& m) const;
+
     Model& model_;
     const Task& task_;
     TrainerOptions options_;
@@ -92,6 +117,8 @@ private:
     std::unique_ptr<Schedule> schedule_;
     Rng data_rng_;
     std::size_t step_ = 0;
+    float scale_ = 1.0f;          // the current loss scale (LossScaling)
+    std::size_t clean_steps_ = 0; // dynamic loss scaling: finite-gradient steps since the last change
     Batch batch_;  // the step's batch, sampled into the same buffers every step
     // Views of the model's parameters and gradients, built once: the model's tensors keep their
     // storage for its lifetime (load_parameters and setParameter copy into them).
