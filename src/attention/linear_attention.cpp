@@ -13,6 +13,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
+#include "attention_inputs.hpp"
 
 namespace attnlab {
 
@@ -28,20 +29,9 @@ struct Dims {
 };
 
 Dims validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask, const char* where) {
-    const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
-    require_shape(k, {static_cast<std::ptrdiff_t>(batch), -1, -1, static_cast<std::ptrdiff_t>(d)}, where,
-                  "k (B, Hkv, S, D) matching q (B, H, T, D)");
-    const std::size_t kv_heads = k.shape(1), s = k.shape(2);
-    require_shape(v, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(kv_heads),
-                      static_cast<std::ptrdiff_t>(s), -1},
-                  where, "v (B, Hkv, S, Dv) matching k");
-    if (kv_heads == 0 || heads % kv_heads != 0) {
-        fail<ConfigError>(where, ": query heads (", heads, ") must be a multiple of key/value heads (", kv_heads,
-                          ")");
-    }
-    mask.validate(batch, t, s, where);
+    detail::require_attention_inputs(q, k, v, mask, where);
     require_linear_attention_mask(mask, where);
-    return {batch, heads, t, d, kv_heads, s, v.shape(3), heads / kv_heads};
+    return {q.shape(0), q.shape(1), q.shape(2), q.shape(3), k.shape(1), k.shape(2), v.shape(3), q.shape(1) / k.shape(1)};
 }
 
 // One past the last key query i may see before key padding: every key, or with the causal mask

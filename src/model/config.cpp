@@ -108,6 +108,10 @@ void ModelConfig::validate() const {
     if (attention_scale && !(std::isfinite(*attention_scale) && *attention_scale > 0.0f)) {
         fail<ConfigError>(where, ": attention_scale must be a positive finite number, got ", *attention_scale);
     }
+    if (variant == AttentionVariant::linear && attention_window != 0) {
+        fail<ConfigError>(where, ": variant linear cannot use attention_window ", attention_window,
+                          ": its running sums hold every earlier key and cannot drop those that leave the window");
+    }
 }
 
 std::uint64_t ModelConfig::parameter_count() const {
