@@ -12,11 +12,18 @@
 //   6 key padding     the last quarter of the keys padded   4·H·D·n·(3n/4)
 // GFLOPS counts only the visible (query, key) pairs, so the variants compare by how well each
 // skips or reuses work: a mask that is only applied (not skipped) shows as a lower rate.
+//
+// BM_VariantLinear (mechanism, causal, n): linear attention's fast path (running sums, O(n·D²))
+// against flash attention (O(n²·D)) at the same sizes, 1 thread; counters peak_MiB (heap peak
+// above the inputs during one call) and output_MiB (the returned context): linear attention's
+// peak stays at the output plus a (D × D) state, whatever n.
+//   build/bench/attnlab_bench --benchmark_filter=VariantLinear
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <string>
 
+#include "attnlab/attention/linear_attention.hpp"
 #include "attnlab/attention/mask.hpp"
 #include "attnlab/attention/scaled_dot_product.hpp"
 #include "attnlab/core/random.hpp"
@@ -84,6 +91,42 @@ void BM_VariantForward(benchmark::State& state) {
 BENCHMARK(BM_VariantForward)
     ->ArgNames({"variant", "n", "threads"})
     ->ArgsProduct({{0, 1, 2, 3, 4, 5, 6}, {1024, 4096}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Arguments (mechanism 0 flash | 1 linear, causal, n).
+void BM_VariantLinear(benchmark::State& state) {
+    const bool linear = state.range(0) == 1, causal = state.range(1) == 1;
+    const auto n = static_cast<std::size_t>(state.range(2));
+    attnlab::set_num_threads(1);
+    const attnlab::Tensor4 q = random4(1, kHeads, n, kHeadDim, 1), k = random4(1, kHeads, n, kHeadDim, 2),
+                           v = random4(1, kHeads, n, kHeadDim, 3);
+    attnlab::AttentionMask mask;
+    mask.causal = causal;
+    const auto run = [&] {
+        return linear ? attnlab::linear_attention(q, k, v, mask, nullptr, nullptr, attnlab::LinearBackend::fast)
+                      : attnlab::scaled_dot_product_attention(q, k, v, mask, {}, nullptr, nullptr,
+                                                              attnlab::SdpBackend::flash);
+    };
+    const double mib = 1.0 / (1024.0 * 1024.0);
+    {
+        const std::size_t before = bench::heap_bytes();
+        bench::reset_heap_peak();
+        attnlab::Tensor4 c = run();
+        benchmark::DoNotOptimize(c.data());
+        state.counters["peak_MiB"] = double(bench::heap_peak_bytes() - before) * mib;
+    }
+    for (auto _ : state) {
+        attnlab::Tensor4 c = run();
+        benchmark::DoNotOptimize(c.data());
+    }
+    state.counters["output_MiB"] = double(kHeads) * double(n) * kHeadDim * sizeof(float) * mib;
+    state.SetLabel(std::string(linear ? "linear" : "flash") + (causal ? " causal" : " full"));
+}
+
+BENCHMARK(BM_VariantLinear)
+    ->ArgNames({"linear", "causal", "n"})
+    ->ArgsProduct({{0, 1}, {0, 1}, {256, 512, 1024, 2048, 4096, 8192, 16384}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

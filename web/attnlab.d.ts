@@ -20,7 +20,8 @@ export interface Mask {
 
 /** Stage names in canonical order (the order of computation); the single table is attnlab::stage_name. */
 export type StageName =
-  | 'x' | 'q' | 'k' | 'v' | 'q_rot' | 'k_rot' | 'scores' | 'scaled' | 'masked' | 'weights' | 'context' | 'concat' | 'output';
+  | 'x' | 'q' | 'k' | 'v' | 'q_rot' | 'k_rot' | 'phi_q' | 'phi_k' | 'scores' | 'scaled' | 'masked' | 'weights'
+  | 'context' | 'concat' | 'output';
 
 export type Flavour = 'threads' | 'single' | 'scalar';
 
@@ -128,9 +129,10 @@ export interface Trace {
   /** Recorded stages in canonical order. */
   stageNames(): StageName[];
   /**
-   * One (rows, cols) matrix: per-head stages (q, k, v, q_rot, k_rot, scores, scaled, masked, weights,
-   * context) take a head index (k, k_rot, v count key/value heads), default 0; x, concat, output
-   * take -1 (the default). batch defaults to 0.
+   * One (rows, cols) matrix: per-head stages (q, k, v, q_rot, k_rot, phi_q, phi_k, scores, scaled, masked,
+   * weights, context) take a head index (k, k_rot, phi_k, v count key/value heads), default 0; x, concat,
+   * output take -1 (the default). batch defaults to 0. Variant linear records phi_q, phi_k, weights
+   * (row-normalised φ(q_i)·φ(k_j)) and context instead of scores, scaled, masked, weights.
    */
   stage(name: StageName, head?: number, batch?: number): Tensor;
   /** Heads recorded for the stage (1 for whole-width stages). */

@@ -35,12 +35,25 @@ void MultiHeadAttentionConfig::validate() const {
 
 namespace {
 
-// The variants other than full attention are not part of this layer yet: refuse them by name
-// rather than computing full attention under another variant's name.
+// The variants not part of this layer yet are refused by name rather than computed as full
+// attention under another variant's name.
 void require_variant_supported(const AttentionOptions& options, const char* where) {
-    if (options.variant != AttentionVariant::full) {
+    if (options.variant != AttentionVariant::full && options.variant != AttentionVariant::linear) {
         fail<ConfigError>(where, ": attention variant '", attention_variant_name(options.variant),
-                          "' is not implemented; valid: full");
+                          "' is not implemented; valid: full, linear");
+    }
+    if (options.variant == AttentionVariant::linear) {
+        // Linear attention's weights are φ(q)·φ(k) divided by their row sum: there are no scores
+        // for a normaliser to act on, and precision emulation rounds the stages of the softmax
+        // path only.
+        if (options.normalizer != Normalizer::softmax) {
+            fail<ConfigError>(where, ": variant linear has no normaliser (its weights are phi(q).phi(k) over their "
+                              "row sum); normalizer must be softmax, got ", normalizer_name(options.normalizer));
+        }
+        if (!options.precision.is_plain()) {
+            fail<ConfigError>(where, ": precision emulation runs on the softmax attention path; variant linear "
+                              "takes precision fp32 with the stable softmax, got ", precision_name(options.precision.format));
+        }
     }
 }
 // Xavier/Glorot uniform: U(±sqrt(6 / (fan_in + fan_out))).
@@ -140,6 +153,7 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     const std::size_t batch = x.shape(0), t = x.shape(1), s = source.shape(1);
     options.mask.validate(batch, t, s, where);
     require_variant_supported(options, where);
+    if (options.variant == AttentionVariant::linear) require_linear_attention_mask(options.mask, where);
     if (options.rope && config_.head_dim() % 2 != 0) {
         fail<ConfigError>(where, ": RoPE needs an even head dimension, got d_model ", config_.d_model, " / ",
                           config_.num_heads, " heads = ", config_.head_dim());
@@ -150,7 +164,8 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     MultiHeadAttentionCache& buffers = cache ? *cache : local;
     AttentionCache* attention = cache ? &cache->attention : nullptr;
     observe_rows(observer, Stage::x, x);
-    if (!options.rope && can_use_flash(observer, attention, nullptr, options.precision)) {
+    if (options.variant != AttentionVariant::linear && !options.rope &&
+        can_use_flash(observer, attention, nullptr, options.precision)) {
         // The flash path reads the heads in place from the projections' rows and writes the
         // context straight into the concatenated rows: no split_heads or merge_heads.
         const TableRows* tables = cache && !memory ? cache->input.tables : nullptr;
@@ -266,6 +281,13 @@ void MultiHeadAttention::split_heads_attention(const Tensor3& x, const Tensor3* 
         round_heads(format, k, flushed);
         observe_heads(observer, Stage::k_rot, k, flushed);
     }
+    if (options.variant == AttentionVariant::linear) {
+        // φ(q), φ(k) of the rotated heads; the fast path unless an observer wants the weights.
+        linear_attention(q, k, v, options.mask, observer, attention ? &buffers.linear : nullptr,
+                         LinearBackend::automatic, buffers.scratch.context);
+        merge_heads(buffers.scratch.context, buffers.concat);  // (B, T, C)
+        return;
+    }
     // The flash path keeps the context in the attention cache: it is written there directly.
     Tensor4& context = attention && can_use_flash(observer, attention, nullptr, options.precision)
                            ? attention->context
@@ -361,6 +383,9 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
     Tensor3 &dq_rows = w.dq_rows, &dk_rows = w.dk_rows, &dv_rows = w.dv_rows;
     if (cache.heads_in_rows) {
         if (options.rope) fail<ConfigError>(where, ": options.rope is set, but the forward call ran without RoPE");
+        if (options.variant == AttentionVariant::linear) {
+            fail<ConfigError>(where, ": options.variant is linear, but the forward call ran softmax attention");
+        }
         // context = flash(q, k, v) on the heads in the rows: the gradients land in rows too.
         const std::size_t h = config_.num_heads, hkv = config_.kv_heads();
         dq_rows.resize({batch, t, c});
@@ -377,8 +402,12 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
         split_heads(dconcat, config_.num_heads, w.dcontext);
         // context = attention(q, k, v)
         Tensor4 &dq = w.dq, &dk = w.dk, &dv = w.dv;
-        scaled_dot_product_attention_backward(w.dcontext, cache.q, cache.k, cache.v, cache.attention, options.scale,
-                                              dq, dk, dv, options.precision);
+        if (options.variant == AttentionVariant::linear) {
+            linear_attention_backward(w.dcontext, cache.v, cache.linear, dq, dk, dv);
+        } else {
+            scaled_dot_product_attention_backward(w.dcontext, cache.q, cache.k, cache.v, cache.attention,
+                                                  options.scale, dq, dk, dv, options.precision);
+        }
         // q, k = rope(q), rope(k): the gradient rotates back by the same angles.
         if (options.rope) {
             apply_rope(dq, options.position_offset, options.rope_base, /*inverse=*/true);
@@ -437,7 +466,12 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
     require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(config_.d_model)}, where, "x (B, T, C)");
     const std::size_t batch = x.shape(0), t = x.shape(1), past = kv.length();
     const std::size_t kv_heads = config_.kv_heads(), d = config_.head_dim();
-    if (past > 0) {
+    const bool linear = options.variant == AttentionVariant::linear;
+    if (linear && kv.k.size() > 0) {
+        fail<ConfigError>(where, ": variant linear keeps a recurrent state, but kv holds ", kv.k.shape(2),
+                          " cached keys of softmax attention");
+    }
+    if (past > 0 && !linear) {
         require_shape(kv.k, {static_cast<std::ptrdiff_t>(batch), static_cast<std::ptrdiff_t>(kv_heads), -1,
                              static_cast<std::ptrdiff_t>(d)},
                       where, "kv.k (B, Hkv, S_past, D)");
@@ -449,6 +483,7 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
     mask.causal = true;
     mask.validate(batch, t, s, where);
     require_variant_supported(options, where);
+    if (linear) require_linear_attention_mask(mask, where);
 
     observe_rows(observer, Stage::x, x);
     const Precision format = options.precision.format;
@@ -468,21 +503,27 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
             observe_heads(observer, stage, *heads, flushed);
         }
     }
-    // Append the new rows to the cache: (B, Hkv, past, D) ++ (B, Hkv, T, D) along the sequence.
-    require_allocatable({batch, kv_heads, s, d}, where, "the key/value cache");
-    Tensor4 k_all = Tensor4::from_shape({batch, kv_heads, s, d});
-    Tensor4 v_all = Tensor4::from_shape({batch, kv_heads, s, d});
-    for (std::size_t bh = 0; bh < batch * kv_heads; ++bh) {
-        for (auto [all, old, fresh] : {std::tuple{&k_all, &kv.k, &k_new}, std::tuple{&v_all, &kv.v, &v_new}}) {
-            float* dst = all->data() + bh * s * d;
-            if (past > 0) std::copy_n(old->data() + bh * past * d, past * d, dst);
-            std::copy_n(fresh->data() + bh * t * d, t * d, dst + past * d);
+    Tensor4 context;  // (B, H, T, D)
+    if (linear) {
+        // Fold the new keys and values into the constant-size state; no keys are kept.
+        context = linear_attention_step(q, k_new, v_new, mask.key_padding, kv.linear, observer);
+    } else {
+        // Append the new rows to the cache: (B, Hkv, past, D) ++ (B, Hkv, T, D) along the sequence.
+        require_allocatable({batch, kv_heads, s, d}, where, "the key/value cache");
+        Tensor4 k_all = Tensor4::from_shape({batch, kv_heads, s, d});
+        Tensor4 v_all = Tensor4::from_shape({batch, kv_heads, s, d});
+        for (std::size_t bh = 0; bh < batch * kv_heads; ++bh) {
+            for (auto [all, old, fresh] : {std::tuple{&k_all, &kv.k, &k_new}, std::tuple{&v_all, &kv.v, &v_new}}) {
+                float* dst = all->data() + bh * s * d;
+                if (past > 0) std::copy_n(old->data() + bh * past * d, past * d, dst);
+                std::copy_n(fresh->data() + bh * t * d, t * d, dst + past * d);
+            }
         }
+        kv.k = std::move(k_all);
+        kv.v = std::move(v_all);
+        context = scaled_dot_product_attention(q, kv.k, kv.v, mask, options.scale, observer, nullptr,
+                                               SdpBackend::automatic, options.normalizer, options.precision);
     }
-    kv.k = std::move(k_all);
-    kv.v = std::move(v_all);
-    const Tensor4 context = scaled_dot_product_attention(q, kv.k, kv.v, mask, options.scale, observer, nullptr,
-                                                         SdpBackend::automatic, options.normalizer, options.precision);
     Tensor3 concat = merge_heads(context);
     observe_rows(observer, Stage::concat, concat);
     Tensor3 out = project(out_proj, concat);

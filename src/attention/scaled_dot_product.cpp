@@ -15,6 +15,7 @@
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"
+#include "attention_inputs.hpp"
 #include "task_slots.hpp"
 
 namespace attnlab {
@@ -25,9 +26,8 @@ float ScaleOptions::effective(std::size_t head_dim) const {
     return 1.0f / std::sqrt(static_cast<float>(head_dim));
 }
 
-namespace {
-void validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask) {
-    constexpr const char* where = "scaled_dot_product_attention";
+void detail::require_attention_inputs(const Tensor4& q, const Tensor4& k, const Tensor4& v,
+                                      const AttentionMask& mask, const char* where) {
     const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
     require_shape(k, {static_cast<std::ptrdiff_t>(batch), -1, -1, static_cast<std::ptrdiff_t>(d)}, where,
                   "k (B, Hkv, S, D) matching q (B, H, T, D)");
@@ -42,6 +42,7 @@ void validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const Attent
     mask.validate(batch, t, s, where);
 }
 
+namespace {
 // The (T, S) stages only the recorded path has.
 constexpr Stage kMatrixStages[] = {Stage::scores, Stage::scaled, Stage::masked, Stage::weights};
 
@@ -105,7 +106,7 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
                                   SdpBackend backend, Tensor4& context, Normalizer normalizer,
                                   const PrecisionOptions& precision) {
     constexpr const char* where = "scaled_dot_product_attention";
-    validate(q, k, v, mask);
+    detail::require_attention_inputs(q, k, v, mask, where);
     if (backend != SdpBackend::math) {
         // The reasons are only spelled out for an error (auto falls back silently, allocating nothing).
         std::vector<std::string> reasons;

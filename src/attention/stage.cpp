@@ -8,9 +8,9 @@
 namespace attnlab {
 namespace {
 constexpr std::array<std::string_view, kNumStages> kStageNames = {
-    "x", "q", "k", "v", "q_rot", "k_rot", "scores", "scaled", "masked", "weights", "context", "concat", "output"};
+    "x", "q", "k", "v", "q_rot", "k_rot", "phi_q", "phi_k", "scores", "scaled", "masked", "weights", "context", "concat", "output"};
 constexpr std::array<Stage, kNumStages> kStages = {
-    Stage::x,      Stage::q,      Stage::k,       Stage::v,       Stage::q_rot,  Stage::k_rot, Stage::scores,
+    Stage::x,      Stage::q,      Stage::k,       Stage::v,       Stage::q_rot,  Stage::k_rot, Stage::phi_q, Stage::phi_k, Stage::scores,
     Stage::scaled, Stage::masked, Stage::weights, Stage::context, Stage::concat, Stage::output};
 std::size_t index_of(Stage s) { return static_cast<std::size_t>(s); }
 }  // namespace

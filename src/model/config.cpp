@@ -121,6 +121,15 @@ void ModelConfig::validate() const {
     if (attention_scale && !(std::isfinite(*attention_scale) && *attention_scale > 0.0f)) {
         fail<ConfigError>(where, ": attention_scale must be a positive finite number, got ", *attention_scale);
     }
+    if (variant == AttentionVariant::linear && attention_window != 0) {
+        fail<ConfigError>(where, ": variant linear cannot use attention_window ", attention_window,
+                          ": its running sums hold every earlier key and cannot drop those that leave the window");
+    }
+    if (variant == AttentionVariant::linear && (normalizer != Normalizer::softmax || !precision_options().is_plain())) {
+        fail<ConfigError>(where, ": variant linear has no normaliser and no precision emulation (got normalizer ",
+                          normalizer_name(normalizer), ", precision ", precision_name(precision),
+                          stable_softmax ? "" : ", stable_softmax false", ")");
+    }
 }
 
 std::uint64_t ModelConfig::parameter_count() const {

@@ -26,7 +26,8 @@ void add_in_place(Tensor3& a, const Tensor3& b) {
 std::size_t mha_cache_bytes(const MultiHeadAttentionCache& c) {
     return (c.x.size() + c.memory.size() + c.q.size() + c.k.size() + c.v.size() + c.attention.weights.size() +
             c.concat.size()) *
-           sizeof(float);
+               sizeof(float) +
+           c.linear.bytes();
 }
 
 // out = a + b elementwise (same shape; out may be a or b): a residual connection.

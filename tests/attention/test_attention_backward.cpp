@@ -13,6 +13,7 @@ struct AttentionCase {
     const char* name;
     std::size_t heads, kv_heads;
     bool causal, padding, rope, cross, scale;
+    AttentionVariant variant = AttentionVariant::full;
 };
 
 std::ostream& operator<<(std::ostream& out, const AttentionCase& c) { return out << c.name; }
@@ -42,6 +43,7 @@ TEST_P(AttentionBackward, MatchesFiniteDifferences) {
     options.rope = tc.rope;
     options.position_offset = tc.rope ? 3 : 0;
     options.scale.enabled = tc.scale;
+    options.variant = tc.variant;
     const Tensor3* mem = tc.cross ? &memory : nullptr;
 
     MultiHeadAttentionCache cache;
@@ -76,7 +78,19 @@ INSTANTIATE_TEST_SUITE_P(
                       AttentionCase{"rope_causal", 2, 0, true, false, true, false, true},
                       AttentionCase{"cross_padding", 2, 0, false, true, false, true, true},
                       AttentionCase{"cross_gqa_rope", 4, 2, false, false, true, true, true},
-                      AttentionCase{"unscaled", 2, 0, true, false, false, false, false}),
+                      AttentionCase{"unscaled", 2, 0, true, false, false, false, false},
+                      // linear attention's fast path (no observer): running sums, φ after RoPE
+                      AttentionCase{"linear", 2, 0, false, false, false, false, true, AttentionVariant::linear},
+                      AttentionCase{"linear_causal_padding", 2, 0, true, true, false, false, true,
+                                    AttentionVariant::linear},
+                      AttentionCase{"linear_gqa_rope_causal", 4, 2, true, false, true, false, true,
+                                    AttentionVariant::linear},
+                      AttentionCase{"linear_mqa_padding", 4, 1, false, true, false, false, true,
+                                    AttentionVariant::linear},
+                      AttentionCase{"linear_cross_padding", 2, 0, false, true, false, true, true,
+                                    AttentionVariant::linear},
+                      AttentionCase{"linear_cross_gqa_rope", 4, 2, false, false, true, true, true,
+                                    AttentionVariant::linear}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -6,7 +6,7 @@ namespace attnlab {
 namespace {
 
 TEST(Stage, NamesRoundTripInCanonicalOrder) {
-    const char* expected[] = {"x", "q", "k", "v", "q_rot", "k_rot", "scores", "scaled", "masked", "weights", "context",
+    const char* expected[] = {"x", "q", "k", "v", "q_rot", "k_rot", "phi_q", "phi_k", "scores", "scaled", "masked", "weights", "context",
                               "concat", "output"};
     ASSERT_EQ(all_stages().size(), std::size(expected));
     for (std::size_t i = 0; i < all_stages().size(); ++i) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/attention/multi_head_attention.hpp"
+#include "attnlab/core/random.hpp"
 #include "attnlab/model/config.hpp"
 
 namespace attnlab {
@@ -46,6 +48,34 @@ TEST(AttentionVariant, AnLstmRefusesAVariant) {
     config.architecture = Architecture::lstm;
     config.variant = AttentionVariant::block_sparse;
     EXPECT_THROW(config.validate(), ConfigError);
+}
+
+TEST(AttentionVariant, LinearRefusesANormaliserAndPrecisionEmulationSayingWhy) {
+    ModelConfig config;
+    config.vocab_size = 5;
+    config.variant = AttentionVariant::linear;
+    config.validate();
+    config.normalizer = Normalizer::sigmoid;
+    EXPECT_THROW(config.validate(), ConfigError);
+    config.normalizer = Normalizer::softmax;
+    config.precision = Precision::fp16;
+    EXPECT_THROW(config.validate(), ConfigError);
+
+    Rng rng(3);
+    MultiHeadAttention mha({/*d_model=*/8, /*num_heads=*/2}, rng);
+    const Tensor3 x = Tensor3::from_shape({1, 3, 8});
+    AttentionOptions options;
+    options.variant = AttentionVariant::linear;
+    options.normalizer = Normalizer::relu;
+    try {
+        mha.forward(x, nullptr, options);
+        FAIL() << "expected ConfigError";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("normalizer must be softmax, got relu"), std::string::npos) << e.what();
+    }
+    options.normalizer = Normalizer::softmax;
+    options.precision.format = Precision::bf16;
+    EXPECT_THROW(mha.forward(x, nullptr, options), ConfigError);
 }
 
 }  // namespace

@@ -37,8 +37,8 @@ for (const flavour of FLAVOURS) {
 
   test(`${flavour}: stageNames lists every stage in canonical order`, async () => {
     const lab = await loadLab(flavour);
-    assert.deepEqual(lab.stageNames(), ['x', 'q', 'k', 'v', 'q_rot', 'k_rot', 'scores', 'scaled', 'masked',
-      'weights', 'context', 'concat', 'output']);
+    assert.deepEqual(lab.stageNames(), ['x', 'q', 'k', 'v', 'q_rot', 'k_rot', 'phi_q', 'phi_k', 'scores',
+      'scaled', 'masked', 'weights', 'context', 'concat', 'output']);
   });
 }
 

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "attnlab/attention/linear_attention.hpp"
 #include "attnlab/attention/mask.hpp"
 #include "attnlab/attention/scaled_dot_product.hpp"
 #include "attnlab/attention/stage.hpp"
@@ -91,6 +92,9 @@ struct MultiHeadAttentionCache {
     // logsumexp and context (flash path; with heads in rows the context is `concat` itself), or
     // the softmax weights when an observer forced the recorded path (see AttentionCache)
     AttentionCache attention = AttentionCache::without_weights();
+    // variant linear (attention/linear_attention.hpp) instead of `attention`: φ(q), φ(k), the
+    // denominators and the context, with q, k, v split into heads above
+    LinearAttentionCache linear;
     Tensor3 concat;            // (B, T, C): dW_O = doutᵀ·concat
     // Set by the caller before a training forward whose x is rows of tables (nn/linear.hpp
     // TableRows: a model's first block, x = token embedding + positions; rows = B·T, width C):
@@ -138,12 +142,20 @@ struct MultiHeadAttentionGrad {
     std::vector<ParameterView> views(const std::string& prefix = "");
 };
 
-// Keys and values of the tokens generated so far, for incremental decoding (after RoPE).
+// What incremental decoding keeps of the tokens generated so far. Softmax attention (variants
+// full): their keys and values after RoPE, growing by one row per token. Linear attention: the
+// recurrent state Σ φ(k_j) v_jᵀ and Σ φ(k_j) per key/value head, of constant size (linear
+// attention is an RNN; attention/linear_attention.hpp); k and v then stay empty.
 struct KvCache {
     Tensor4 k;  // (B, Hkv, S_past, D)
     Tensor4 v;  // (B, Hkv, S_past, D)
-    std::size_t length() const { return k.size() == 0 ? 0 : k.shape(2); }
-    void clear() { k = Tensor4(); v = Tensor4(); }
+    LinearAttentionState linear;  // variant linear: (B, Hkv, D, Dv) and (B, Hkv, D)
+    std::size_t length() const { return k.size() == 0 ? linear.length : k.shape(2); }
+    void clear() {
+        k = Tensor4();
+        v = Tensor4();
+        linear.clear();
+    }
 };
 
 class MultiHeadAttention {
@@ -180,6 +192,8 @@ public:
     // kv.length() .. kv.length()+T-1; their keys and values (after RoPE) are appended to kv and
     // attention runs over all cached keys. Equal to the uncached forward on the whole sequence.
     // options.mask.causal is implied; options.position_offset is ignored (kv.length() is used).
+    // With variant linear, kv holds the recurrent state instead (kv.linear) and the stages are
+    // phi_q, phi_k and context (no (T, S) weights: the past keys are not kept).
     // x: (B, T, C) -> (B, T, C)
     Tensor3 forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options = {},
                                 StageObserver* observer = nullptr) const;

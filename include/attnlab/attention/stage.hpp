@@ -8,8 +8,10 @@
 // `weights` costs one copy per head, and no observer costs nothing.
 // Not for: gradients or training metrics (see train/).
 //
-// Per-head stages carry a head index: q, q_rot, scores, scaled, masked, weights, context use the
-// query head (0..H-1); k, k_rot, v use the key/value head (0..Hkv-1). x, concat, output are
+// Per-head stages carry a head index: q, q_rot, phi_q, scores, scaled, masked, weights, context
+// use the query head (0..H-1); k, k_rot, phi_k, v use the key/value head (0..Hkv-1). Linear
+// attention (linear_attention.hpp) records phi_q, phi_k, weights and context in place of
+// scores, scaled, masked. x, concat, output are
 // whole-model-width stages with head = -1.
 //
 //   attnlab::TraceRecorder trace;
@@ -38,15 +40,17 @@ enum class Stage : std::uint8_t {
     v,        // (S, D)   per key/value head
     q_rot,    // (T, D)   q after RoPE
     k_rot,    // (S, D)   k after RoPE
+    phi_q,    // (T, D)   linear attention: φ(q) = elu(q) + 1 (of q_rot with RoPE)
+    phi_k,    // (S, D)   linear attention: φ(k), per key/value head
     scores,   // (T, S)   q·kᵀ
     scaled,   // (T, S)   scores · scale (1/sqrt(D) unless switched off or overridden)
     masked,   // (T, S)   scaled with masked entries set to -inf
-    weights,  // (T, S)   softmax of each row of masked
+    weights,  // (T, S)   softmax of each row of masked; linear attention: φ(q_i)·φ(k_j) / row sum
     context,  // (T, D)   weights·v
     concat,   // (T, C)   all heads' context joined back along the width
     output,   // (T, C)   concat·W_Oᵀ + b_O
 };
-inline constexpr std::size_t kNumStages = 13;
+inline constexpr std::size_t kNumStages = 15;
 
 // "weights" for Stage::weights.
 std::string_view stage_name(Stage stage);

@@ -8,7 +8,9 @@
 // (logits = h·tok_embᵀ, Press & Wolf 2017): one parameter, whose gradient is the sum of its two
 // uses. generate() decodes with one KvCache per block (each step feeds only the newest token;
 // LayerNorm and feed-forward are position-wise, so they run on the new rows only) and equals
-// generate_uncached(), which recomputes the whole sequence every step (tested).
+// generate_uncached(), which recomputes the whole sequence every step (tested). With variant
+// linear the KvCache holds each block's recurrent state (Σ φ(k) vᵀ and Σ φ(k) per head) instead
+// of keys and values: its size does not grow with the tokens generated.
 // Not for: padding inside a sequence (causal LM batches pad at the end and ignore those targets).
 //
 // Everything up to ln_f is the shared Trunk (trunk.hpp); this class adds the LM head.

@@ -16,7 +16,8 @@ function readStage(trace: Trace, name: StageName, perHeadNames: Set<string>): St
 }
 
 // Per-head stages, as documented in include/attnlab/attention/stage.hpp.
-const PER_HEAD = new Set(['q', 'k', 'v', 'q_rot', 'k_rot', 'scores', 'scaled', 'masked', 'weights', 'context']);
+const PER_HEAD = new Set(['q', 'k', 'v', 'q_rot', 'k_rot', 'phi_q', 'phi_k', 'scores', 'scaled', 'masked', 'weights',
+  'context']);
 
 export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
   const t0 = performance.now();
