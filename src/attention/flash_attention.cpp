@@ -129,7 +129,8 @@ std::size_t key_end(const Dims& dm, bool causal, std::size_t i0, std::size_t row
 
 // Whether the mask is none or the causal mask alone: what the fused one-tile kernels apply.
 bool at_most_causal(const AttentionMask& mask) {
-    return mask.window == 0 && mask.key_padding.size() == 0 && mask.explicit_mask.size() == 0;
+    return mask.window == 0 && mask.key_padding.size() == 0 && mask.explicit_mask.size() == 0 &&
+           mask.block_layout.size() == 0;
 }
 
 // hide_from of the fused one-tile kernels for the query rows from i0 (kernels/flash_tiles.hpp):
@@ -172,18 +173,43 @@ bool tile_all_padding(const AttentionMask& mask, const Dims& dm, std::size_t b, 
     return true;
 }
 
+// True if the block layout (AttentionMask::block_layout) has no live block that meets the tile
+// rows [i0, i0 + rows) x keys [j0, j0 + cols): the live tiles are computed from the layout, so
+// the skip is exact for any block size b against the fixed tile sizes (a tile that a live block
+// only partly covers is computed, its dead part masked by mask_tile). Block-sparse attention's
+// work then grows with the live tiles, not T·S.
+bool tile_outside_layout(const AttentionMask& mask, std::size_t i0, std::size_t rows, std::size_t j0,
+                         std::size_t cols) {
+    if (mask.block_layout.size() == 0) return false;
+    const std::size_t b = mask.block_size, ld = mask.block_layout.shape(1);
+    const std::size_t r_first = (i0 + mask.block_row_offset) / b, r_last = (i0 + mask.block_row_offset + rows - 1) / b;
+    const std::size_t c_first = j0 / b, c_last = (j0 + cols - 1) / b;
+    for (std::size_t r = r_first; r <= r_last; ++r) {
+        const std::uint8_t* live = mask.block_layout.data() + r * ld;
+        for (std::size_t c = c_first; c <= c_last; ++c) {
+            if (live[c]) return false;
+        }
+    }
+    return true;
+}
+
 // True if the tile rows [i0, i0 + rows) x keys [j0, j0 + cols) of batch row b would add nothing
-// under the mask and is skipped whole: wholly outside the window, or every key padding.
+// under the mask and is skipped whole: wholly outside the window or the block layout's live
+// blocks, or every key padding.
 bool tile_skipped(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
                   std::size_t j0, std::size_t cols) {
-    return tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols);
+    return tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_outside_layout(mask, i0, rows, j0, cols) ||
+           tile_all_padding(mask, dm, b, j0, cols);
 }
 
 // True if no mask hides any (query, key) pair of the tile rows [i0, ...) x keys [j0, j0 + cols):
 // under the causal mask the first row, i0, must see the tile's last key. What the forward's
 // lazy-reference kernels need: they take the exponentials before a mask could be applied.
 bool tile_unmasked(const AttentionMask& mask, const Dims& dm, std::size_t i0, std::size_t j0, std::size_t cols) {
-    if (mask.window > 0 || mask.key_padding.size() > 0 || mask.explicit_mask.size() > 0) return false;
+    if (mask.window > 0 || mask.key_padding.size() > 0 || mask.explicit_mask.size() > 0 ||
+        mask.block_layout.size() > 0) {
+        return false;
+    }
     return !mask.causal || static_cast<std::ptrdiff_t>(j0 + cols) <= static_cast<std::ptrdiff_t>(i0) + dm.shift + 1;
 }
 
@@ -264,6 +290,19 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
                 };
                 hide(0, pos - w);
                 hide(pos + w + 1, end);
+            }
+        }
+        if (mask.block_layout.size() > 0) {
+            // AttentionMask::outside_layout as one range per dead block of the row's layout row.
+            const std::size_t bs = mask.block_size, end = j0 + cols;
+            const std::uint8_t* live = mask.block_layout.data() + (i0 + r + mask.block_row_offset) / bs *
+                                                                       mask.block_layout.shape(1);
+            for (std::size_t j = j0; j < end;) {
+                const std::size_t next = std::min(end, (j / bs + 1) * bs);
+                if (!live[j / bs]) {
+                    for (std::size_t k = j; k < next; ++k) at(r, k - j0) = kNegInf;
+                }
+                j = next;
             }
         }
         // Branch-free selects (the compiler vectorises them): a branch per key mispredicts on

@@ -110,7 +110,17 @@ Pooling pooling_from_name(std::string_view name);
       "transformer or lstm (embedding -> num_layers LSTM layers of width d_model -> head; ignores heads, "         \
       "kv-heads, ff, activation, pe, norm, scale; refuses dropout, window, global-tokens, no-causal, cls pooling)")  \
     X(AttentionVariant, variant, AttentionVariant::full, "variant", "variant", kOptionalKey,                           \
-      "attention mechanism (article section 5.3): full, linear (kernelised, O(T)) or block_sparse (BigBird layout)")
+      "attention mechanism (article section 5.3): full, linear (kernelised, O(T)) or block_sparse (BigBird layout)")  \
+    X(std::size_t, sparse_block_size, BlockSparseOptions{}.block_size, "blockSize", "block-size", kOptionalKey,       \
+      "block_sparse: b, positions per block (> 0)")                                                                     \
+    X(std::size_t, sparse_window_blocks, BlockSparseOptions{}.window_blocks, "windowBlocks", "window-blocks",          \
+      kOptionalKey, "block_sparse: w, query block i sees key blocks i-w .. i+w")                                        \
+    X(std::size_t, sparse_global_blocks, BlockSparseOptions{}.global_blocks, "globalBlocks", "global-blocks",          \
+      kOptionalKey, "block_sparse: g, the first g blocks see and are seen by every block")                              \
+    X(std::size_t, sparse_random_blocks, BlockSparseOptions{}.random_blocks, "randomBlocks", "random-blocks",          \
+      kOptionalKey, "block_sparse: r, extra random key blocks per query block (causal: among earlier blocks)")          \
+    X(std::size_t, sparse_seed, BlockSparseOptions{}.seed, "sparseSeed", "sparse-seed", kOptionalKey,                  \
+      "block_sparse: seed of the random blocks' draw")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
