@@ -77,6 +77,16 @@ export interface ForwardOptions {
   globalTokens?: number;
   /** Attention mechanism: 'full' (default), 'linear' or 'block_sparse' (article section 5.3). */
   variant?: 'full' | 'linear' | 'block_sparse';
+  /** block_sparse (an Error with other variants): positions per block, b > 0 (default 16). */
+  blockSize?: number;
+  /** block_sparse: w, query block i sees key blocks i-w .. i+w (default 1). */
+  windowBlocks?: number;
+  /** block_sparse: g, the first g blocks see and are seen by every block (default 1). */
+  globalBlocks?: number;
+  /** block_sparse: r, extra random key blocks per query block (default 1; causal: among blocks j <= i). */
+  randomBlocks?: number;
+  /** block_sparse: seed of the random blocks' draw (default 0). */
+  sparseSeed?: number;
   /** true: 1/sqrt(D) (default); false: no scaling; a number: that factor. */
   scale?: boolean | number;
   /** 'rope' rotates q and k per head; 'sinusoidal' adds the Vaswani table to x first. Default 'none'. */
@@ -239,6 +249,16 @@ export interface ModelConfig {
   softmaxPrecision: SoftmaxPrecision;
   /** Subtract the row max before exp (default true); false: the naive softmax. */
   stableSoftmax: boolean;
+  /** block_sparse: b, positions per block (> 0; default 16). */
+  blockSize: number;
+  /** block_sparse: w, query block i sees key blocks i-w .. i+w (default 1). */
+  windowBlocks: number;
+  /** block_sparse: g, the first g blocks see and are seen by every block (default 1). */
+  globalBlocks: number;
+  /** block_sparse: r, extra random key blocks per query block; causal models draw among earlier blocks (default 1). */
+  randomBlocks: number;
+  /** block_sparse: seed of the random blocks' draw (default 0). */
+  sparseSeed: number;
 }
 
 /** One row of ModelConfig's field table (include/attnlab/model/config.hpp). */
@@ -566,4 +586,23 @@ export interface LSTMConstructor {
 
 export interface AttnLab {
   LSTM: LSTMConstructor;
+}
+
+/** The options of lab.sparseLayout (ForwardOptions' block-sparse ones, and causal). */
+export interface SparseLayoutOptions {
+  blockSize?: number;
+  windowBlocks?: number;
+  globalBlocks?: number;
+  randomBlocks?: number;
+  sparseSeed?: number;
+  /** Random blocks only among key blocks j <= i (what a causal layer uses). Default false. */
+  causal?: boolean;
+}
+
+export interface AttnLab {
+  /**
+   * The block-sparse layout for T queries and S keys: shape [ceil(T/b), ceil(S/b)], 1 = live
+   * block (query block i sees key block j). The same matrix as the native sparse_layout.
+   */
+  sparseLayout(t: number, s: number, options?: SparseLayoutOptions): { shape: number[]; data: Uint8Array };
 }

@@ -136,7 +136,8 @@ std::size_t key_end(const Dims& dm, bool causal, std::size_t i0, std::size_t row
 
 // Whether the mask is none or the causal mask alone: what the fused one-tile kernels apply.
 bool at_most_causal(const AttentionMask& mask) {
-    return mask.window == 0 && mask.key_padding.size() == 0 && mask.explicit_mask.size() == 0;
+    return mask.window == 0 && mask.key_padding.size() == 0 && mask.explicit_mask.size() == 0 &&
+           mask.block_layout.size() == 0;
 }
 
 // hide_from of the fused one-tile kernels for the query rows from i0 (kernels/flash_tiles.hpp):
@@ -179,18 +180,73 @@ bool tile_all_padding(const AttentionMask& mask, const Dims& dm, std::size_t b, 
     return true;
 }
 
+// True if the block layout (AttentionMask::block_layout) has no live block that meets the tile
+// rows [i0, i0 + rows) x keys [j0, j0 + cols): the live tiles are computed from the layout, so
+// the skip is exact for any block size b against the fixed tile sizes (a tile that a live block
+// only partly covers is computed, its dead part masked by mask_tile). Block-sparse attention's
+// work then grows with the live tiles, not T·S.
+bool tile_outside_layout(const AttentionMask& mask, std::size_t i0, std::size_t rows, std::size_t j0,
+                         std::size_t cols) {
+    if (mask.block_layout.size() == 0) return false;
+    const std::size_t b = mask.block_size, ld = mask.block_layout.shape(1);
+    const std::size_t r_first = (i0 + mask.block_row_offset) / b, r_last = (i0 + mask.block_row_offset + rows - 1) / b;
+    const std::size_t c_first = j0 / b, c_last = (j0 + cols - 1) / b;
+    for (std::size_t r = r_first; r <= r_last; ++r) {
+        const std::uint8_t* live = mask.block_layout.data() + r * ld;
+        for (std::size_t c = c_first; c <= c_last; ++c) {
+            if (live[c]) return false;
+        }
+    }
+    return true;
+}
+
+// The live keys of a tile that tile_outside_layout keeps (the block-sparse strategy next to the
+// dense key loop): keys [j0, j0 + cols) narrowed to the span from the first to the last key
+// block that a live block of the rows [i0, i0 + rows) covers, its start moved down to a multiple
+// of `align` keys from j0 (packed keys start whole groups or strips there). Dead blocks inside the
+// span are masked by mask_tile. Without a layout the tile is unchanged. Returns {first key, keys}.
+struct KeySpan {
+    std::size_t j0, cols;
+};
+KeySpan live_key_span(const AttentionMask& mask, std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols,
+                      std::size_t align) {
+    if (mask.block_layout.size() == 0) return {j0, cols};
+    const std::size_t b = mask.block_size, ld = mask.block_layout.shape(1);
+    const std::size_t r_first = (i0 + mask.block_row_offset) / b, r_last = (i0 + mask.block_row_offset + rows - 1) / b;
+    const std::size_t c_first = j0 / b, c_last = (j0 + cols - 1) / b;
+    std::size_t lo = c_last + 1, hi = c_first;  // live column blocks [lo, hi]
+    for (std::size_t r = r_first; r <= r_last; ++r) {
+        const std::uint8_t* live = mask.block_layout.data() + r * ld;
+        for (std::size_t c = c_first; c <= c_last; ++c) {
+            if (live[c]) {
+                lo = std::min(lo, c);
+                hi = std::max(hi, c);
+            }
+        }
+    }
+    if (lo > hi) return {j0, cols};  // no live block: tile_skipped drops the tile
+    const std::size_t first = std::max(j0, lo * b), end = std::min(j0 + cols, (hi + 1) * b);
+    const std::size_t start = j0 + (first - j0) / align * align;
+    return {start, end - start};
+}
+
 // True if the tile rows [i0, i0 + rows) x keys [j0, j0 + cols) of batch row b would add nothing
-// under the mask and is skipped whole: wholly outside the window, or every key padding.
+// under the mask and is skipped whole: wholly outside the window or the block layout's live
+// blocks, or every key padding.
 bool tile_skipped(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
                   std::size_t j0, std::size_t cols) {
-    return tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_all_padding(mask, dm, b, j0, cols);
+    return tile_outside_window(mask, dm, i0, rows, j0, cols) || tile_outside_layout(mask, i0, rows, j0, cols) ||
+           tile_all_padding(mask, dm, b, j0, cols);
 }
 
 // True if no mask hides any (query, key) pair of the tile rows [i0, ...) x keys [j0, j0 + cols):
 // under the causal mask the first row, i0, must see the tile's last key. What the forward's
 // lazy-reference kernels need: they take the exponentials before a mask could be applied.
 bool tile_unmasked(const AttentionMask& mask, const Dims& dm, std::size_t i0, std::size_t j0, std::size_t cols) {
-    if (mask.window > 0 || mask.key_padding.size() > 0 || mask.explicit_mask.size() > 0) return false;
+    if (mask.window > 0 || mask.key_padding.size() > 0 || mask.explicit_mask.size() > 0 ||
+        mask.block_layout.size() > 0) {
+        return false;
+    }
     return !mask.causal || static_cast<std::ptrdiff_t>(j0 + cols) <= static_cast<std::ptrdiff_t>(i0) + dm.shift + 1;
 }
 
@@ -271,6 +327,19 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
                 };
                 hide(0, pos - w);
                 hide(pos + w + 1, end);
+            }
+        }
+        if (mask.block_layout.size() > 0) {
+            // AttentionMask::outside_layout as one range per dead block of the row's layout row.
+            const std::size_t bs = mask.block_size, end = j0 + cols;
+            const std::uint8_t* live = mask.block_layout.data() + (i0 + r + mask.block_row_offset) / bs *
+                                                                       mask.block_layout.shape(1);
+            for (std::size_t j = j0; j < end;) {
+                const std::size_t next = std::min(end, (j / bs + 1) * bs);
+                if (!live[j / bs]) {
+                    for (std::size_t k = j; k < next; ++k) at(r, k - j0) = kNegInf;
+                }
+                j = next;
             }
         }
         // Branch-free selects (the compiler vectorises them): a branch per key mispredicts on
@@ -631,18 +700,22 @@ void forward_online_softmax(const ForwardCall& c, const QueryTile& t, const Forw
     for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
         const std::size_t cols = std::min(BC, j_end - j0);
         if (tile_skipped(c.mask, dm, t.b, t.i0, t.rows, j0, cols)) continue;
-        const float* kg = kp + (j0 / BC) * c.packed.key_tile_floats;  // the key tile, packed as groups
-        const float* vj = vp + j0 * ldv;                                // (cols, Dp) with ldv
+        const std::size_t group = kernels::flash_group();
+        const KeySpan span = live_key_span(c.mask, t.i0, t.rows, j0, cols, group);
+        // the key tile, packed as groups of (D, group), from the span's first group
+        const float* kg = kp + (j0 / BC) * c.packed.key_tile_floats + (span.j0 - j0) * dm.d;
+        const float* vj = vp + span.j0 * ldv;  // (cols, Dp) with ldv
         if (c.lazy && have_reference && tile_unmasked(c.mask, dm, t.i0, j0, cols)) {
             ++tally.tiles;
             if (forward_lazy_reference_tile(c, s, kg, vj, ldv, t.rows, cols, tally)) continue;
             ++tally.recomputed_tiles;
         }
-        kernels::flash_scores(kg, cols, dm.d, s.queries.data(), q_strips, s.scores.data(), ldq);
+        kernels::flash_scores(kg, span.cols, dm.d, s.queries.data(), q_strips, s.scores.data(), ldq);
         if (c.mask.any()) {
-            mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.i0, t.rows, j0, cols, s.scores.data(), ldq);
+            mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.i0, t.rows, span.j0, span.cols, s.scores.data(),
+                                                   ldq);
         }
-        kernels::flash_softmax_pv_columns(s.scores.data(), t.rows, cols, ldq, vj, ldv, dp, s.out.data(),
+        kernels::flash_softmax_pv_columns(s.scores.data(), t.rows, span.cols, ldq, vj, ldv, dp, s.out.data(),
                                           s.row_max.data(), s.row_sum.data(), s.rescale.data());
         have_reference = true;
     }
@@ -963,16 +1036,18 @@ void backward_query_tile(const BackwardCall& c, const QueryTile& t, const Backwa
     Accumulate acc = Accumulate::no;  // the first key tile overwrites dq_i
     const std::size_t j_end = key_end(dm, c.mask.causal, t.i0, t.rows);
     for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
-        const std::size_t cols = std::min(BC, j_end - j0), strips = ceil_div(cols, strip);
-        if (tile_skipped(c.mask, dm, t.b, t.i0, t.rows, j0, cols)) continue;
-        kernels::flash_scores(s.queries.data(), t.rows, dm.d, c.packed.keys(bk) + j0 * dm.d, strips, s.p.data(), BC);
+        if (tile_skipped(c.mask, dm, t.b, t.i0, t.rows, j0, std::min(BC, j_end - j0))) continue;
+        // the live keys of the tile; packed strips start every `strip` keys
+        const KeySpan span = live_key_span(c.mask, t.i0, t.rows, j0, std::min(BC, j_end - j0), strip);
+        const std::size_t k0 = span.j0, cols = span.cols, strips = ceil_div(cols, strip);
+        kernels::flash_scores(s.queries.data(), t.rows, dm.d, c.packed.keys(bk) + k0 * dm.d, strips, s.p.data(), BC);
         if (c.mask.any()) {
-            mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.i0, t.rows, j0, cols, s.p.data(), BC);
+            mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.i0, t.rows, k0, cols, s.p.data(), BC);
         }
-        kernels::flash_scores(s.dout.data(), t.rows, dm.dv, c.packed.values(bk) + j0 * dm.dv, strips, s.ds.data(),
+        kernels::flash_scores(s.dout.data(), t.rows, dm.dv, c.packed.values(bk) + k0 * dm.dv, strips, s.ds.data(),
                               BC);
         tile_step(c, t, cols, s.p.data(), s.ds.data());
-        kernels::matmul_nn(s.ds.data(), BC, kh + j0 * c.k.row_stride, c.k.row_stride, dqi, c.dq.row_stride, t.rows,
+        kernels::matmul_nn(s.ds.data(), BC, kh + k0 * c.k.row_stride, c.k.row_stride, dqi, c.dq.row_stride, t.rows,
                            dm.d, cols, acc, nullptr, matmul_scratch);
         acc = Accumulate::yes;
     }

@@ -17,6 +17,16 @@ void AttentionMask::validate(std::size_t batch, std::size_t t, std::size_t s, co
                              shape_string(explicit_mask.shape()));
         }
     }
+    if (block_layout.size() > 0) {
+        if (block_size == 0) fail<ConfigError>(where, ": a block layout needs a block size > 0, got 0");
+        const std::size_t rows = (block_row_offset + t + block_size - 1) / block_size;
+        const std::size_t cols = (s + block_size - 1) / block_size;
+        if (block_layout.shape(0) < rows || block_layout.shape(1) != cols) {
+            fail<ShapeError>(where, ": block layout must be (at least ", rows, ", ", cols, ") for T=", t, ", S=", s,
+                             ", b=", block_size, ", row offset ", block_row_offset, ", got ",
+                             shape_string(block_layout.shape()));
+        }
+    }
 }
 
 bool AttentionMask::outside_window(std::size_t i, std::size_t j, std::size_t t, std::size_t s) const {
@@ -35,6 +45,7 @@ bool AttentionMask::is_masked(std::size_t b, std::size_t i, std::size_t j, std::
         return true;
     }
     if (outside_window(i, j, t, s)) return true;
+    if (outside_layout(i, j)) return true;
     if (key_padding.size() > 0 && key_padding(b, j)) return true;
     if (explicit_mask.size() > 0 && explicit_mask(i, j)) return true;
     return false;
@@ -56,6 +67,11 @@ void AttentionMask::apply(float* scores, std::size_t b, std::size_t t, std::size
         if (window > 0) {
             for (std::size_t j = 0; j < s; ++j) {
                 if (outside_window(i, j, t, s)) row[j] = kMasked;
+            }
+        }
+        if (block_layout.size() > 0) {
+            for (std::size_t j = 0; j < s; ++j) {
+                if (outside_layout(i, j)) row[j] = kMasked;
             }
         }
         if (pad) {

@@ -35,13 +35,9 @@ void MultiHeadAttentionConfig::validate() const {
 
 namespace {
 
-// The variants not part of this layer yet are refused by name rather than computed as full
-// attention under another variant's name.
+// The combinations a variant does not define are refused, saying why, rather than computed as
+// something else.
 void require_variant_supported(const AttentionOptions& options, const char* where) {
-    if (options.variant != AttentionVariant::full && options.variant != AttentionVariant::linear) {
-        fail<ConfigError>(where, ": attention variant '", attention_variant_name(options.variant),
-                          "' is not implemented; valid: full, linear");
-    }
     if (options.variant == AttentionVariant::linear) {
         // Linear attention's weights are φ(q)·φ(k) divided by their row sum: there are no scores
         // for a normaliser to act on, and precision emulation rounds the stages of the softmax
@@ -55,6 +51,27 @@ void require_variant_supported(const AttentionOptions& options, const char* wher
                               "takes precision fp32 with the stable softmax, got ", precision_name(options.precision.format));
         }
     }
+}
+
+// Block-sparse attention is full attention under the layout's mask (attention/block_sparse.hpp):
+// options with variant full and options.mask joined by the (rows, S) layout of
+// options.block_sparse, its query rows starting at row_offset (the cached length of KV-cached
+// generation, whose layout is the whole sequence's: rows = offset + T). Throws ConfigError for
+// a block size of 0 and for a sliding window, whose position window and global tokens are a
+// different layout (their combination is not defined).
+AttentionOptions block_sparse_as_full(const AttentionOptions& options, std::size_t rows, std::size_t s,
+                                      std::size_t row_offset, const char* where) {
+    options.block_sparse.validate(where);
+    if (options.mask.window > 0) {
+        fail<ConfigError>(where, ": block_sparse attention with a sliding window (window ", options.mask.window,
+                          ") is not defined: the block layout's window_blocks and global_blocks replace it");
+    }
+    AttentionOptions full = options;
+    full.variant = AttentionVariant::full;
+    full.mask.block_layout = sparse_layout(rows, s, options.block_sparse, options.mask.causal);
+    full.mask.block_size = options.block_sparse.block_size;
+    full.mask.block_row_offset = row_offset;
+    return full;
 }
 // Xavier/Glorot uniform: U(±sqrt(6 / (fan_in + fan_out))).
 void xavier_uniform(Tensor2& w, Rng& rng) {
@@ -154,6 +171,10 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     options.mask.validate(batch, t, s, where);
     require_variant_supported(options, where);
     if (options.variant == AttentionVariant::linear) require_linear_attention_mask(options.mask, where);
+    if (options.variant == AttentionVariant::block_sparse) {
+        forward(x, memory, block_sparse_as_full(options, t, s, 0, where), observer, cache, out, residual);
+        return;
+    }
     if (options.rope && config_.head_dim() % 2 != 0) {
         fail<ConfigError>(where, ": RoPE needs an even head dimension, got d_model ", config_.d_model, " / ",
                           config_.num_heads, " heads = ", config_.head_dim());
@@ -484,6 +505,13 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
     mask.validate(batch, t, s, where);
     require_variant_supported(options, where);
     if (linear) require_linear_attention_mask(mask, where);
+    if (options.variant == AttentionVariant::block_sparse) {
+        // The whole sequence's layout, the new queries at rows past .. past + T - 1: causal
+        // draws make its rows the same as a full forward's (attention/block_sparse.hpp).
+        AttentionOptions causal = options;
+        causal.mask = mask;
+        mask = block_sparse_as_full(causal, s, s, past, where).mask;
+    }
 
     observe_rows(observer, Stage::x, x);
     const Precision format = options.precision.format;

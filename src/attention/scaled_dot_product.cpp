@@ -62,7 +62,7 @@ void observe_context(StageObserver* observer, const Tensor4& context) {
 std::size_t AttentionCache::bytes() const {
     return (weights.size() + logsumexp.size() + context.size() + one_tile_weights.size()) * sizeof(float) +
            mask.key_padding.size() +
-           mask.explicit_mask.size();
+           mask.explicit_mask.size() + mask.block_layout.size();
 }
 
 bool can_use_flash(const StageObserver* observer, const AttentionCache* cache, std::vector<std::string>* reasons,

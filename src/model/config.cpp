@@ -75,6 +75,11 @@ void ModelConfig::validate() const {
         if (num_classes == 0) fail<ConfigError>(where, ": an encoder needs num_classes > 0, got 0");
         if (tie_weights) fail<ConfigError>(where, ": tie_weights applies to decoders only (kind is encoder)");
     }
+    if (sparse_block_size == 0) fail<ConfigError>(where, ": sparse_block_size must be positive, got 0");
+    if (variant == AttentionVariant::block_sparse && (attention_window != 0 || global_tokens != 0)) {
+        fail<ConfigError>(where, ": variant block_sparse with attention_window ", attention_window, " and global_tokens ",
+                          global_tokens, " is not defined: the block layout's window and global blocks replace them");
+    }
     if (architecture == Architecture::lstm) {
         // The attention and feed-forward fields do not exist in an LSTM and are ignored; these
         // would change what a Transformer computes and an LSTM cannot honour them, so a run

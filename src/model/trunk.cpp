@@ -144,6 +144,11 @@ void Trunk::set_attention_switches(AttentionOptions& options) const {
     options.mask.window = config_.attention_window;
     options.mask.global_tokens = config_.global_tokens;
     options.precision = config_.precision_options();
+    options.block_sparse.block_size = config_.sparse_block_size;
+    options.block_sparse.window_blocks = config_.sparse_window_blocks;
+    options.block_sparse.global_blocks = config_.sparse_global_blocks;
+    options.block_sparse.random_blocks = config_.sparse_random_blocks;
+    options.block_sparse.seed = config_.sparse_seed;
 }
 
 void Trunk::check_input(const Index2& tokens, const Mask2& padding, const char* where) const {

@@ -24,7 +24,8 @@ for (const flavour of FLAVOURS) {
         activation: 'gelu', positional: 'rope', norm: 'pre', scale: true, attentionScale: null, dropout: 0,
         tieWeights: false, pooling: 'mean', numClasses: 0, bias: true, gradientCheckpointing: false,
         attentionWindow: 0, globalTokens: 0, architecture: 'transformer', variant: 'full', normalizer: 'softmax',
-        tieQK: false, precision: 'fp32', softmaxPrecision: 'fp32', stableSoftmax: true },
+        tieQK: false, precision: 'fp32', softmaxPrecision: 'fp32', stableSoftmax: true, blockSize: 16, windowBlocks: 1,
+        globalBlocks: 1, randomBlocks: 1, sparseSeed: 0 },
     );
     assert.equal(model.kind(), 'decoder');
     const names = model.parameterNames();

@@ -26,7 +26,14 @@
 //   precision       'fp32' | 'fp16' | 'bf16'     emulate this number format: every stored stage (and gradient) rounded
 //   softmaxPrecision 'fp32' | 'same'             with fp16/bf16: softmax in fp32 on the rounded scores, or every step rounded
 //   stableSoftmax   boolean                      subtract the row max (default true); false: naive exp(s)/sum exp(s)
+//   variant         'full' | 'linear' | 'block_sparse'   the attention mechanism (default 'full')
+//   blockSize, windowBlocks, globalBlocks, randomBlocks, sparseSeed   integers: with variant
+//                   'block_sparse', the layout's b, w, g, r and seed (attention/block_sparse.hpp);
+//                   an Error with any other variant
 // trace() also takes `stages: string[]` to record only those stages.
+//
+// lab.sparseLayout(T, S, { blockSize, windowBlocks, globalBlocks, randomBlocks, sparseSeed, causal })
+// returns the block-sparse layout {shape: [⌈T/b⌉, ⌈S/b⌉], data: Uint8Array}, 1 = live block.
 // backward(x, gradOutput, options) takes the forward options, reruns the forward on x and returns
 // the gradients of sum(forward(x) ⊙ gradOutput): gradX shaped like x, grads[name] like each
 // parameter (the names of parameterNames()) and, with `memory`, gradMemory shaped like memory.
@@ -53,6 +60,20 @@ using emscripten::val;
 
 namespace {
 
+// The layout options' JavaScript names, in BlockSparseOptions' order.
+constexpr const char* kBlockSparseKeys[] = {"blockSize", "windowBlocks", "globalBlocks", "randomBlocks", "sparseSeed"};
+
+// The block-sparse options of opt (absent ones keep BlockSparseOptions' defaults).
+BlockSparseOptions block_sparse_from_js(const JsOptions& opt) {
+    BlockSparseOptions b;
+    b.block_size = opt.size("blockSize", b.block_size);
+    b.window_blocks = opt.size("windowBlocks", b.window_blocks);
+    b.global_blocks = opt.size("globalBlocks", b.global_blocks);
+    b.random_blocks = opt.size("randomBlocks", b.random_blocks);
+    b.seed = opt.size("sparseSeed", b.seed);
+    return b;
+}
+
 // Everything one forward call needs, converted from JavaScript.
 struct ForwardCall {
     Tensor3 x;                 // (B, T, C), B = 1 for unbatched input
@@ -67,6 +88,7 @@ ForwardCall parse_forward(const val& x, const val& options, bool for_trace, cons
                                         "ropeBase", "positionOffset", "memory", "checkFinite", "window",
                                         "globalTokens", "variant", "normalizer", "precision", "softmaxPrecision",
                                         "stableSoftmax"};
+    allowed.insert(allowed.end(), std::begin(kBlockSparseKeys), std::end(kBlockSparseKeys));
     if (for_trace) allowed.push_back("stages");
     const JsOptions opt(options, allowed, where);
 
@@ -79,6 +101,15 @@ ForwardCall parse_forward(const val& x, const val& options, bool for_trace, cons
     o.mask.window = opt.size("window", 0);
     o.mask.global_tokens = opt.size("globalTokens", 0);
     o.variant = attention_variant_from_name(opt.string("variant", "full"));
+    if (o.variant != AttentionVariant::block_sparse) {
+        for (const char* key : kBlockSparseKeys) {
+            if (opt.has(key)) {
+                fail<ConfigError>(where, ": option '", key, "' applies only with variant 'block_sparse', got variant '",
+                                  attention_variant_name(o.variant), "'");
+            }
+        }
+    }
+    o.block_sparse = block_sparse_from_js(opt);
 
     const val scale = opt.get("scale");
     if (scale.isFalse()) {
@@ -240,9 +271,24 @@ private:
     MultiHeadAttention mha_;
 };
 
+// lab.sparseLayout(T, S, options): see the top of this file.
+val sparse_layout_js(val t, val s, val options) {
+    return guarded("sparseLayout", [&] {
+        constexpr const char* where = "sparseLayout";
+        std::vector<const char*> allowed(std::begin(kBlockSparseKeys), std::end(kBlockSparseKeys));
+        allowed.push_back("causal");
+        const JsOptions opt(options, allowed, where);
+        return mask_to_js(sparse_layout(size_from_js(t, where, "T"), size_from_js(s, where, "S"),
+                                        block_sparse_from_js(opt), opt.boolean("causal", false)));
+    }, t, s, options);
+}
+val sparse_layout_default(val t, val s) { return sparse_layout_js(t, s, val::undefined()); }
+
 EMSCRIPTEN_BINDINGS(attnlab_multi_head_attention) {
     using emscripten::select_overload;
     using B = MultiHeadAttentionBinding;
+    emscripten::function("sparseLayout", &sparse_layout_js);
+    emscripten::function("sparseLayout", &sparse_layout_default);
     emscripten::class_<B>("MultiHeadAttention")
         .constructor(&B::create_without_options)
         .constructor(&B::create)

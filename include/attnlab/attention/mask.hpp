@@ -29,6 +29,11 @@
 // KV-cached decoder and an uncached one mask the same pairs. global_tokens without a window is
 // allowed and changes nothing (everything is visible already).
 //
+// Block layout (block-sparse attention, attention/block_sparse.hpp): with a block_layout of
+// block size b, query i may see key j only if block_layout((i + block_row_offset) / b, j / b)
+// is 1 (live). The offset places T new queries after cached ones (KV-cached generation: the
+// layout is the whole sequence's, the offset the cached length); it is 0 otherwise.
+//
 //   attnlab::AttentionMask mask;
 //   mask.causal = true;
 //   mask.key_padding = attnlab::padding_mask_from_lengths({5, 3}, 5);   // (B=2, S=5)
@@ -47,9 +52,18 @@ struct AttentionMask {
     Mask2 explicit_mask;  // (T, S), 1 = masked, shared by the batch; empty = none
     std::size_t window = 0;         // W: 0 = no window; else hide keys with |pos_i - pos_j| > W
     std::size_t global_tokens = 0;  // G: positions < G are exempt from the window (see above)
+    Mask2 block_layout;             // (>= ⌈(offset + T)/b⌉, ⌈S/b⌉), 1 = live block; empty = none
+    std::size_t block_size = 0;     // b of block_layout
+    std::size_t block_row_offset = 0;  // query i lies in layout row (i + offset) / b
 
     // True if any component is set.
-    bool any() const { return causal || window > 0 || key_padding.size() > 0 || explicit_mask.size() > 0; }
+    bool any() const {
+        return causal || window > 0 || key_padding.size() > 0 || explicit_mask.size() > 0 || block_layout.size() > 0;
+    }
+    // True if the block layout alone hides key j from query i.
+    bool outside_layout(std::size_t i, std::size_t j) const {
+        return block_layout.size() > 0 && !block_layout((i + block_row_offset) / block_size, j / block_size);
+    }
     // True if the window component alone hides key j from query i (T queries, S keys).
     bool outside_window(std::size_t i, std::size_t j, std::size_t t, std::size_t s) const;
     // Throws ShapeError naming `where` and both shapes if a component does not fit (B, T, S).

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "attnlab/attention/linear_attention.hpp"
+#include "attnlab/attention/block_sparse.hpp"
 #include "attnlab/attention/mask.hpp"
 #include "attnlab/attention/scaled_dot_product.hpp"
 #include "attnlab/attention/stage.hpp"
@@ -63,6 +64,10 @@ struct AttentionOptions {
     AttentionMask mask;
     ScaleOptions scale;
     AttentionVariant variant = AttentionVariant::full;  // attention/variant.hpp
+    // With variant block_sparse: the layout's options (attention/block_sparse.hpp). The layout
+    // is built per call for (T, S), random blocks drawn among j <= i when mask.causal, and
+    // joins the mask (AttentionMask::block_layout). Refused with it: a window (mask.window).
+    BlockSparseOptions block_sparse;
     bool rope = false;                   // rotate q and k per head (posenc/rope.hpp)
     double rope_base = kRopeDefaultBase;
     std::size_t position_offset = 0;     // absolute position of the first query (and key) row

@@ -126,7 +126,17 @@ Pooling pooling_from_name(std::string_view name);
       "of the softmax rounded to the format)")                                                                           \
     X(bool, stable_softmax, true, "stableSoftmax", "unstable-softmax", kOptionalKey,                                    \
       "the softmax subtracts each row's max before exp; false is the naive exp(s)/sum exp(s), which overflows fp16 for "  \
-      "scores above ln 65520 = 11.09")
+      "scores above ln 65520 = 11.09")                                                                                 \
+    X(std::size_t, sparse_block_size, BlockSparseOptions{}.block_size, "blockSize", "block-size", kOptionalKey,       \
+      "block_sparse: b, positions per block (> 0)")                                                                     \
+    X(std::size_t, sparse_window_blocks, BlockSparseOptions{}.window_blocks, "windowBlocks", "window-blocks",          \
+      kOptionalKey, "block_sparse: w, query block i sees key blocks i-w .. i+w")                                        \
+    X(std::size_t, sparse_global_blocks, BlockSparseOptions{}.global_blocks, "globalBlocks", "global-blocks",          \
+      kOptionalKey, "block_sparse: g, the first g blocks see and are seen by every block")                              \
+    X(std::size_t, sparse_random_blocks, BlockSparseOptions{}.random_blocks, "randomBlocks", "random-blocks",          \
+      kOptionalKey, "block_sparse: r, extra random key blocks per query block (causal: among earlier blocks)")          \
+    X(std::size_t, sparse_seed, BlockSparseOptions{}.seed, "sparseSeed", "sparse-seed", kOptionalKey,                  \
+      "block_sparse: seed of the random blocks' draw")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
