@@ -135,7 +135,7 @@ Experiment detail::lstm_entry() {
         integer_parameter("lstm-width", o.lstm_width, 0, 1024, "LSTM width (0 = about the Transformer's parameters)"),
     };
     detail::add_training_parameters(e.parameters, o.train);
-    e.quick = {{"distances", "5,50,150"}, {"steps", "80"}, {"log-every", "20"}, {"warmup", "8"}};
+    e.quick = {{"distances", "5,30,100"}, {"steps", "120"}, {"log-every", "20"}, {"warmup", "8"}};
     e.run = [](const Values& v, const ProgressFn& progress) {
         LstmOptions o;
         o.distances = v.sizes("distances");

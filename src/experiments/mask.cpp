@@ -181,7 +181,7 @@ Experiment detail::mask_entry() {
         integer_parameter("gen-examples", o.gen_examples, 1, 1000, "held-out prompts whose generated answers are scored"),
     };
     detail::add_training_parameters(e.parameters, o.train);
-    e.quick = {{"steps", "150"}, {"log-every", "25"}, {"warmup", "10"}, {"gen-examples", "16"}, {"eval-batches", "2"}};
+    e.quick = {{"steps", "200"}, {"log-every", "25"}, {"warmup", "10"}, {"gen-examples", "16"}, {"eval-batches", "2"}};
     e.run = [](const Values& v, const ProgressFn& progress) {
         MaskOptions o;
         o.task = v.text("task");

@@ -7,40 +7,12 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/experiments/experiments.hpp"
+#include "experiments/result_cells.hpp"
 
 namespace ex = attnlab::experiments;
+using namespace attnlab::experiments::testing;
 
 namespace {
-
-const ex::Table& table(const ex::Result& r, const std::string& name) {
-    for (const auto& t : r.tables) {
-        if (t.name == name) return t;
-    }
-    throw std::runtime_error("no table '" + name + "' in " + r.name);
-}
-
-std::size_t column_index(const ex::Table& t, const std::string& column) {
-    for (std::size_t c = 0; c < t.columns.size(); ++c) {
-        if (t.columns[c] == column) return c;
-    }
-    throw std::runtime_error("no column '" + column + "' in " + t.name);
-}
-
-// The cell of `row` (matched on the first column) under `column`, as text.
-std::string text(const ex::Result& r, const std::string& table_name, const std::string& row, const std::string& column) {
-    const ex::Table& t = table(r, table_name);
-    std::size_t c = 0;
-    while (c < t.columns.size() && t.columns[c] != column) ++c;
-    if (c == t.columns.size()) throw std::runtime_error("no column '" + column + "' in " + table_name);
-    for (const auto& cells : t.rows) {
-        if (cells[0] == row) return cells[c];
-    }
-    throw std::runtime_error("no row '" + row + "' in " + table_name);
-}
-// The same as a number ("97.1%" reads as 97.1).
-double value(const ex::Result& r, const std::string& table_name, const std::string& row, const std::string& column) {
-    return std::stod(text(r, table_name, row, column));
-}
 
 ex::TrainingOptions tiny(std::size_t steps, std::size_t log_every, float lr = 1e-2f) {
     ex::TrainingOptions t;
@@ -77,7 +49,8 @@ TEST(ScalingExperiment, UnscaledSaturatesAtInitAndLearnsSlower) {
     // After the same steps on the same batches the unscaled model is clearly behind.
     EXPECT_GT(value(r, "final", "unscaled", "held-out loss"), value(r, "final", "scaled", "held-out loss") + 0.15);
 
-    ASSERT_EQ(r.series.size(), 1u);
+    ASSERT_EQ(r.series.size(), 2u);  // train_loss, softmax_gradient
+    EXPECT_EQ(r.series[1].name, "softmax_gradient");
     const ex::Series& s = r.series[0];
     ASSERT_EQ(s.x.size(), 5u);
     EXPECT_EQ(s.x.back(), 100.0);

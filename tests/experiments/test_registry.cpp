@@ -11,38 +11,13 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/experiments/registry.hpp"
+#include "experiments/result_cells.hpp"
 
 namespace ex = attnlab::experiments;
+using namespace attnlab::experiments::testing;
 
 namespace {
 
-const ex::Table& table(const ex::Result& r, const std::string& name) {
-    for (const auto& t : r.tables) {
-        if (t.name == name) return t;
-    }
-    throw std::runtime_error("no table '" + name + "' in " + r.name);
-}
-std::size_t column(const ex::Table& t, const std::string& name) {
-    for (std::size_t c = 0; c < t.columns.size(); ++c) {
-        if (t.columns[c] == name) return c;
-    }
-    throw std::runtime_error("no column '" + name + "' in " + t.name);
-}
-// The cell in the row whose first cell is `row`, as a number ("97.1%" reads as 97.1, "none" as NaN).
-double number(const ex::Result& r, const std::string& t, const std::string& row, const std::string& col) {
-    const ex::Table& tab = table(r, t);
-    const std::size_t c = column(tab, col);
-    for (const auto& cells : tab.rows) {
-        if (cells[0] == row) {
-            try {
-                return std::stod(cells[c]);
-            } catch (const std::exception&) {
-                return std::nan("");
-            }
-        }
-    }
-    throw std::runtime_error("no row '" + row + "' in " + t);
-}
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -116,7 +91,7 @@ TEST(ExperimentRegistry, JsonHasTheResultAndTheRegistry) {
 
 TEST(QuickExperiment, ScalingVerdictMatchesItsNumbers) {
     const ex::Result r = run_quick("scaling");
-    const bool behind = number(r, "final", "unscaled", "held-out loss") > number(r, "final", "scaled", "held-out loss") + 0.1;
+    const bool behind = value(r, "final", "unscaled", "held-out loss") > value(r, "final", "scaled", "held-out loss") + 0.1;
     const ex::Table& g = table(r, "softmax_gradient");
     const bool vanishing = std::stod(g.rows.back()[2]) < 0.5 * std::stod(g.rows.back()[1]);
     EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), behind && vanishing) << r.conclusion;
@@ -128,7 +103,7 @@ TEST(QuickExperiment, ScalingVerdictMatchesItsNumbers) {
 TEST(QuickExperiment, HeadsNamesTheBestHeadCountOfEachWidth) {
     const ex::Result r = run_quick("heads");
     const ex::Table& t = table(r, "final");
-    const std::size_t loss = column(t, "held-out loss");
+    const std::size_t loss = column_index(t, "held-out loss");
     for (const std::string width : {"128", "64"}) {
         std::string best;
         double best_loss = 1e9;
@@ -146,7 +121,7 @@ TEST(QuickExperiment, HeadsNamesTheBestHeadCountOfEachWidth) {
 TEST(QuickExperiment, CostCountsTheSameWorkForEveryHeadCount) {
     const ex::Result r = run_quick("cost");
     const ex::Table& t = table(r, "cost");
-    const std::size_t fwd = column(t, "forward MFLOP");
+    const std::size_t fwd = column_index(t, "forward MFLOP");
     bool same = true;
     for (const auto& row : t.rows) same = same && row[fwd] == t.rows[0][fwd];
     EXPECT_TRUE(same);
@@ -161,17 +136,17 @@ TEST(QuickExperiment, LstmVerdictMatchesTheAccuracyAtTheLargestDistance) {
     const ex::Result r = run_quick("lstm");
     const ex::Table& t = table(r, "recall");
     const auto& last = t.rows.back();
-    const double lstm = std::stod(last[column(t, "LSTM accuracy")]), tf = std::stod(last[column(t, "Transformer accuracy")]);
+    const double lstm = std::stod(last[column_index(t, "LSTM accuracy")]), tf = std::stod(last[column_index(t, "Transformer accuracy")]);
     EXPECT_EQ(starts_with(r.conclusion, "the claim held"), tf > lstm + 20.0) << r.conclusion;
     EXPECT_TRUE(contains(r.conclusion, "k=" + last[0] + " LSTM " + last[2] + ", Transformer " + last[3])) << r.conclusion;
 }
 
 TEST(QuickExperiment, PositionalVerdictsMatchItsNumbers) {
     const ex::Result r = run_quick("positional");
-    const bool equivariant = number(r, "final", "none", "permutation gap") < 1e-4;
+    const bool equivariant = value(r, "final", "none", "permutation gap") < 1e-4;
     EXPECT_TRUE(equivariant);
     EXPECT_TRUE(contains(r.conclusion, "without positions: permutation-equivariant")) << r.conclusion;
-    const double rope = number(r, "final", "rope", "accuracy @32"), learned = number(r, "final", "learned", "accuracy @32");
+    const double rope = value(r, "final", "rope", "accuracy @32"), learned = value(r, "final", "learned", "accuracy @32");
     EXPECT_EQ(contains(r.conclusion, "at 2L rope beats the learned table (held)"), rope > learned + 10.0) << r.conclusion;
 }
 
@@ -183,9 +158,9 @@ TEST(QuickExperiment, PermutationEquivariantOnlyWithoutPositions) {
 
 TEST(QuickExperiment, MaskVerdictMatchesItsNumbers) {
     const ex::Result r = run_quick("mask");
-    const double masked_gen = number(r, "final", "causal mask", "generated accuracy");
-    const double unmasked_gen = number(r, "final", "no mask", "generated accuracy");
-    const bool collapsed = number(r, "final", "no mask", "last train loss") < number(r, "final", "causal mask", "last train loss");
+    const double masked_gen = value(r, "final", "causal mask", "generated accuracy");
+    const double unmasked_gen = value(r, "final", "no mask", "generated accuracy");
+    const bool collapsed = value(r, "final", "no mask", "last train loss") < value(r, "final", "causal mask", "last train loss");
     const bool held = collapsed && unmasked_gen + 30.0 < masked_gen && masked_gen >= 80.0;
     EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), held) << r.conclusion;
 }
@@ -195,12 +170,12 @@ TEST(QuickExperiment, NormReportsEveryArmAndAPlainComparison) {
     const ex::Table& t = table(r, "final");
     ASSERT_EQ(t.rows.size(), 4u);
     for (const auto& row : t.rows) {
-        EXPECT_FALSE(row[column(t, "final train loss")].empty());
-        EXPECT_FALSE(row[column(t, "divergence step")].empty());
+        EXPECT_FALSE(row[column_index(t, "final train loss")].empty());
+        EXPECT_FALSE(row[column_index(t, "divergence step")].empty());
         EXPECT_TRUE(contains(r.conclusion, row[0] + ": ")) << row[0];
     }
-    const double pre_cold = number(r, "final", "pre-LN, no warm-up", "held-out loss");
-    const double post_warm = number(r, "final", "post-LN, warm-up", "held-out loss");
+    const double pre_cold = value(r, "final", "pre-LN, no warm-up", "held-out loss");
+    const double post_warm = value(r, "final", "post-LN, warm-up", "held-out loss");
     if (std::isfinite(pre_cold) && std::isfinite(post_warm)) {
         const char* expected = pre_cold + 0.05 < post_warm   ? "Pre-LN without warm-up ended ahead"
                                : pre_cold > post_warm + 0.05 ? "Pre-LN without warm-up ended BEHIND"
@@ -211,14 +186,14 @@ TEST(QuickExperiment, NormReportsEveryArmAndAPlainComparison) {
 
 TEST(QuickExperiment, KvHeadsVerdictMatchesItsAccuracies) {
     const ex::Result r = run_quick("kv-heads");
-    const double mha = number(r, "final", "4", "held-out accuracy"), mqa = number(r, "final", "1", "held-out accuracy");
+    const double mha = value(r, "final", "4", "held-out accuracy"), mqa = value(r, "final", "1", "held-out accuracy");
     EXPECT_EQ(starts_with(r.conclusion, "the claim held"), mqa + 5.0 >= mha) << r.conclusion;
 }
 
 TEST(QuickExperiment, ImportanceVerdictMatchesItsCorrelations) {
     const ex::Result r = run_quick("importance");
-    const double w = number(r, "importance", "weight", "mean Spearman vs ablation");
-    const double wv = number(r, "importance", "weight x ||v W_O||", "mean Spearman vs ablation");
-    EXPECT_GT(number(r, "importance", "weight", "queries"), 0.0);
+    const double w = value(r, "importance", "weight", "mean Spearman vs ablation");
+    const double wv = value(r, "importance", "weight x ||v W_O||", "mean Spearman vs ablation");
+    EXPECT_GT(value(r, "importance", "weight", "queries"), 0.0);
     EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), w < 0.95 && wv >= w) << r.conclusion;
 }

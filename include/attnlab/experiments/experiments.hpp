@@ -153,8 +153,8 @@ Result run_positional(const PositionalOptions& options, const ProgressFn& progre
 // none (ModelConfig metadata key "causal"), only the masked run is done and a note says what is
 // missing.
 struct MaskOptions {
-    std::string task = "copy";      // a masked decoder learns to generate it; the unmasked one reads the answer
-    std::size_t length = 8;
+    std::string task = "reverse";   // a masked decoder learns to generate it; the unmasked one reads the answer
+    std::size_t length = 6;
     std::size_t d_model = 32;
     std::size_t num_heads = 2;
     std::size_t num_layers = 2;
@@ -266,12 +266,12 @@ Result run_importance(const ImportanceOptions& options, const ProgressFn& progre
 // length k + `extra`, trained separately for an LSTM and a Transformer of about the same number of
 // parameters; held-out accuracy vs distance, and the time per training step.
 struct LstmOptions {
-    std::vector<std::size_t> distances{5, 50, 200, 500};
+    std::vector<std::size_t> distances{10, 100, 500};
     std::size_t extra = 16;        // scored positions: t = k .. k + extra - 1
     std::size_t vocab = 8;
     std::size_t d_model = 32;      // one Transformer block (rope), 2 heads, ff 4 x d_model
     std::size_t lstm_width = 0;    // one LSTM layer; 0 = the width whose parameter count is closest to the Transformer's
-    TrainingOptions train{200, 8, 3e-3f, 10, 25, 2, 1};
+    TrainingOptions train{150, 8, 1e-2f, 10, 25, 2, 1};
 };
 Result run_lstm(const LstmOptions& options, const ProgressFn& progress = {});
 
