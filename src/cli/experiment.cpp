@@ -39,9 +39,10 @@ void print_list() {
 }
 
 std::string range_text(const ex::Parameter& p) {
-    auto num = [](double v) {
+    const bool integer = p.kind == ex::ParameterKind::integer || p.kind == ex::ParameterKind::integers;
+    auto num = [integer](double v) {
         char buf[32];
-        std::snprintf(buf, sizeof buf, "%g", v);
+        std::snprintf(buf, sizeof buf, integer ? "%.0f" : "%g", v);
         return std::string(buf);
     };
     switch (p.kind) {

@@ -70,7 +70,9 @@ val safe_call() {
     return wrapper;
 }
 
-val run_experiment(val name, val options, val on_progress) {
+// The arguments are the bound function's own parameters (by reference), so that `guarded` can
+// release each of them when it throws.
+val run_experiment(val& name, val& options, val& on_progress) {
     return guarded("runExperiment", [&] {
         constexpr const char* where = "runExperiment";
         if (name.typeOf().as<std::string>() != "string") {
@@ -126,8 +128,15 @@ val run_experiment(val name, val options, val on_progress) {
         return parse_json(ex::result_to_json(ex::run_experiment(e, values, progress)));
     }, name, options, on_progress);
 }
-val run_experiment_defaults(val name) { return run_experiment(name, val::undefined(), val::undefined()); }
-val run_experiment_options(val name, val options) { return run_experiment(name, options, val::undefined()); }
+val run_experiment_all(val name, val options, val on_progress) { return run_experiment(name, options, on_progress); }
+val run_experiment_options(val name, val options) {
+    val none = val::undefined();
+    return run_experiment(name, options, none);
+}
+val run_experiment_defaults(val name) {
+    val options = val::undefined(), none = val::undefined();
+    return run_experiment(name, options, none);
+}
 
 }  // namespace
 
@@ -135,7 +144,7 @@ EMSCRIPTEN_BINDINGS(attnlab_experiments) {
     emscripten::function("experiments", &list_experiments);
     emscripten::function("runExperiment", &run_experiment_defaults);
     emscripten::function("runExperiment", &run_experiment_options);
-    emscripten::function("runExperiment", &run_experiment);
+    emscripten::function("runExperiment", &run_experiment_all);
 }
 
 }  // namespace attnlab::web
