@@ -445,6 +445,63 @@ export interface TrainerConstructor {
   new (model: Model, task: Task, options?: TrainerOptions): Trainer;
 }
 
+// ---- Experiments (experiments/registry.hpp; web/bindings/experiments.cpp) ----------------------
+
+/** One parameter of an experiment; its option name is the camelCase of its CLI flag. */
+export interface ExperimentParameter {
+  name: string;
+  flag: string;
+  kind: 'integer' | 'number' | 'text' | 'integers' | 'texts';
+  default: number | string | number[] | string[];
+  /** integer, number, integers: inclusive range of every value. */
+  min?: number;
+  max?: number;
+  /** text, texts: the allowed values (empty: any). */
+  choices?: string[];
+  help: string;
+}
+
+export interface ExperimentInfo {
+  name: string;
+  /** Article section, e.g. "§2.2". */
+  section: string;
+  claim: string;
+  summary: string;
+  parameters: ExperimentParameter[];
+  /** The values `quick: true` applies (a few seconds on one thread). */
+  quick: Record<string, number | string | number[] | string[]>;
+}
+
+/** Parameter values by their JavaScript name, plus quick. Lists as arrays (or comma-separated strings). */
+export type ExperimentOptions = { quick?: boolean } & Record<string, number | string | boolean | number[] | string[] | undefined>;
+
+export interface ExperimentProgress {
+  run: string;
+  runIndex: number;
+  numRuns: number;
+  step: number;
+  total: number;
+  loss: number;
+}
+
+/** The same structure `attnlab experiment <name> --json` writes. Cells are formatted text. */
+export interface ExperimentResult {
+  name: string;
+  claim: string;
+  /** The CLI command that repeats the run. */
+  command: string;
+  config: [string, string][];
+  /** A column whose name ends in "/s" or "(ms)" holds wall-time measurements (differ run to run). */
+  tables: { name: string; columns: string[]; rows: string[][] }[];
+  /** y is null where a run had stopped (non-finite loss). */
+  series: { name: string; xLabel: string; yLabel: string; x: (number | null)[]; lines: { name: string; y: (number | null)[] }[] }[];
+  notes: string[];
+  /** Computed from the measured numbers; says whether the article's claim held. */
+  conclusion: string;
+  /** What the wall-time columns show, or empty. */
+  timing: string;
+}
+
 /** The module object. Every bad argument throws an Error naming the problem; the module stays usable. */
 export interface AttnLab {
   buildInfo(): BuildInfo;
@@ -464,6 +521,16 @@ export interface AttnLab {
   Trainer: TrainerConstructor;
   /** Every task name make_task accepts. */
   taskNames(): TaskName[];
+  /** Every experiment of the article, in the order of its table. */
+  experiments(): ExperimentInfo[];
+  /**
+   * Runs one experiment synchronously (call it in a Web Worker) and returns its result.
+   * onProgress is called after every training step; returning false stops the run with an Error.
+   * Unknown experiment or option names, and values outside a parameter's range, throw an Error
+   * naming them and the valid ones.
+   */
+  runExperiment(name: string, options?: ExperimentOptions,
+                onProgress?: (p: ExperimentProgress) => boolean | void): ExperimentResult;
   /** Emscripten runtime: the heap view (its length is the memory size) and the live emval handles. */
   HEAP8: Int8Array;
   count_emval_handles(): number;

@@ -1,19 +1,24 @@
-// `attnlab experiment <name>`: runs one of the article's claims (experiments/experiments.hpp),
-// prints the command that re-runs it, its config, its tables and its conclusion, and with --csv
-// writes its curves for plotting. The defaults come from the library's options structs.
+// `attnlab experiment <name>`: runs one of the article's claims. Everything about an experiment
+// (its flags, defaults, ranges, --quick settings) comes from its registry entry
+// (experiments/registry.hpp); this file only parses flags, prints the result and writes its
+// curves (--csv) and the whole result (--json).
+//
+//   attnlab experiment                      the list
+//   attnlab experiment --names              the names, one a line (scripts)
+//   attnlab experiment scaling --help       its flags with their defaults and ranges
+//   attnlab experiment scaling --quick --csv curves.csv --json result.json
 #include <algorithm>
 #include <cstdio>
-#include <map>
 #include <cstring>
 #include <fstream>
 #include <iostream>
-#include <sstream>
+#include <map>
 #include <unistd.h>
 
 #include "args.hpp"
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/thread_pool.hpp"
-#include "attnlab/experiments/experiments.hpp"
+#include "attnlab/experiments/registry.hpp"
 #include "commands.hpp"
 
 namespace attnlab::cli {
@@ -21,138 +26,39 @@ namespace {
 
 namespace ex = attnlab::experiments;
 
-struct Experiment {
-    const char* name;     // CLI name (kv-heads, with a dash)
-    const char* section;  // article section
-    const char* summary;
-};
-const Experiment kExperiments[] = {
-    {"scaling", "§2.2", "d_k = 512 with and without 1/sqrt(d_k): softmax saturation at init, loss curves"},
-    {"positional", "§4.1 §4.3", "none / sinusoidal / learned / rope: accuracy at length L and at 2L"},
-    {"mask", "§6.1", "decoder with and without the causal mask: leaked loss vs generated answers"},
-    {"heads", "§3.3", "head-count sweep 1..16 at a fixed d_model: loss, accuracy, steps/s"},
-    {"norm", "§9.3", "6-layer Pre-LN vs Post-LN, with and without warm-up, at a high learning rate"},
-    {"kv-heads", "§3.3", "MHA / GQA / MQA (num_kv_heads 4, 2, 1): parameters, accuracy, KV cache per token"},
-};
+// The flags the CLI adds to every experiment's parameters.
+const char* const kCliFlags[] = {"quick", "csv", "json", "threads", "quiet"};
 
 void print_list() {
     std::cout << "usage: attnlab experiment <name> [flags]   (attnlab experiment <name> --help for its flags)\n\n"
                  "experiments:\n";
-    for (const auto& e : kExperiments) {
-        std::printf("  %-11s %-10s %s\n", e.name, e.section, e.summary);
+    for (const auto& e : ex::experiments()) {
+        std::printf("  %-12s %-10s %s\n", e.name.c_str(), e.section.c_str(), e.summary.c_str());
     }
-    std::cout << "\nCommon flags: --steps N, --quick (a quarter of the default steps), --seed, --csv FILE, --threads.\n";
+    std::cout << "\nEvery experiment takes --quick (its few-second form), --csv FILE, --json FILE, --threads N, --quiet.\n";
 }
 
-std::string join(const std::vector<std::size_t>& values) {
-    std::string s;
-    for (std::size_t v : values) s += (s.empty() ? "" : ",") + std::to_string(v);
-    return s;
-}
-std::string join(const std::vector<std::string>& values) {
-    std::string s;
-    for (const auto& v : values) s += (s.empty() ? "" : ",") + v;
-    return s;
-}
-std::vector<std::string> split(const std::string& text) {
-    std::vector<std::string> parts;
-    std::stringstream in(text);
-    for (std::string part; std::getline(in, part, ',');) {
-        if (!part.empty()) parts.push_back(part);
-    }
-    return parts;
-}
-std::vector<std::size_t> split_sizes(const std::string& flag, const std::string& text) {
-    std::vector<std::size_t> values;
-    for (const std::string& part : split(text)) {
-        std::size_t used = 0;
-        unsigned long long v = 0;
-        try {
-            v = std::stoull(part, &used);
-        } catch (const std::exception&) {
-            used = 0;
+std::string range_text(const ex::Parameter& p) {
+    const bool integer = p.kind == ex::ParameterKind::integer || p.kind == ex::ParameterKind::integers;
+    auto num = [integer](double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, integer ? "%.0f" : "%g", v);
+        return std::string(buf);
+    };
+    switch (p.kind) {
+        case ex::ParameterKind::integer:
+        case ex::ParameterKind::number: return " [" + num(p.min) + ", " + num(p.max) + "]";
+        case ex::ParameterKind::integers: return " (list, each in [" + num(p.min) + ", " + num(p.max) + "])";
+        case ex::ParameterKind::text:
+        case ex::ParameterKind::texts: {
+            if (p.choices.empty()) return "";
+            std::string s;
+            for (const auto& c : p.choices) s += (s.empty() ? "" : ", ") + c;
+            return std::string(p.kind == ex::ParameterKind::texts ? " (list of: " : " (one of: ") + s + ")";
         }
-        if (used != part.size() || part[0] == '-') {
-            fail<ConfigError>("attnlab experiment: --", flag, " must be a comma-separated list of non-negative "
-                              "integers, got '", text, "'");
-        }
-        values.push_back(static_cast<std::size_t>(v));
     }
-    if (values.empty()) fail<ConfigError>("attnlab experiment: --", flag, " must not be empty");
-    return values;
+    return "";
 }
-std::string float_text(float v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
-    return buf;
-}
-
-// The flags of one experiment: those it reads, in order, so the re-run command lists them all.
-class ExperimentArgs {
-public:
-    ExperimentArgs(const std::string& name, const std::string& summary) : name_(name), args_("experiment " + name, summary) {}
-    void add(const std::string& flag, const std::string& value, const std::string& help) {
-        args_.add(flag, value, help);
-        flags_.push_back(flag);
-    }
-    void add_training(const ex::TrainingOptions& t) {
-        add("steps", std::to_string(t.steps), "optimisation steps per run");
-        add("batch", std::to_string(t.batch_size), "sequences per step");
-        add("lr", float_text(t.lr), "peak learning rate (AdamW, cosine decay to lr/10)");
-        add("warmup", std::to_string(t.warmup_steps), "linear warm-up steps");
-        add("log-every", std::to_string(t.log_every), "one curve point every N steps");
-        add("eval-batches", std::to_string(t.eval_batches), "held-out batches of the final evaluation");
-        add("seed", std::to_string(t.seed), "seed of the weights and the batches (the same for every run)");
-        args_.add_switch("quick", "a quarter of the default steps (and curve interval), unless --steps is given");
-        args_.add("csv", "", "write the curves here as CSV (one column per run)");
-        args_.add("threads", "0", "engine threads (0 = all cores)");
-        args_.add_switch("quiet", "no progress on stderr");
-    }
-    bool parse(int argc, char** argv) {
-        if (!args_.parse(argc, argv, 3)) return false;
-        if (args_.get_size("threads") > 0) set_num_threads(args_.get_size("threads"));
-        return true;
-    }
-    // TrainingOptions from the flags; --quick shortens the defaults.
-    ex::TrainingOptions training() {
-        ex::TrainingOptions t;
-        t.steps = args_.get_size("steps");
-        t.log_every = args_.get_size("log-every");
-        t.warmup_steps = args_.get_size("warmup");
-        if (args_.get_switch("quick") && !args_.given("steps")) {
-            t.steps = std::max<std::size_t>(1, t.steps / 4);
-            if (!args_.given("log-every")) t.log_every = std::max<std::size_t>(1, t.log_every / 4);
-            if (!args_.given("warmup")) t.warmup_steps = t.warmup_steps / 4;
-        }
-        t.batch_size = args_.get_size("batch");
-        t.lr = args_.get_float("lr");
-        t.eval_batches = args_.get_size("eval-batches");
-        t.seed = static_cast<std::uint64_t>(args_.get_int("seed"));
-        effective_["steps"] = std::to_string(t.steps);
-        effective_["log-every"] = std::to_string(t.log_every);
-        effective_["warmup"] = std::to_string(t.warmup_steps);
-        return t;
-    }
-    // "attnlab experiment scaling --steps 200 ..." with every value the run used.
-    std::string command() const {
-        std::string s = "attnlab experiment " + name_;
-        for (const auto& flag : flags_) {
-            const auto it = effective_.find(flag);
-            std::string value = it != effective_.end() ? it->second : args_.get(flag);
-            if (value.find_first_of(" \"'") != std::string::npos) value = "'" + value + "'";
-            s += " --" + flag + " " + value;
-        }
-        return s;
-    }
-    Args& args() { return args_; }
-    const Args& args() const { return args_; }
-
-private:
-    std::string name_;
-    Args args_;
-    std::vector<std::string> flags_;
-    std::map<std::string, std::string> effective_;
-};
 
 // Progress on stderr: a rewritten line on a terminal, a line per quarter of each run otherwise.
 ex::ProgressFn progress_printer(bool quiet) {
@@ -212,12 +118,7 @@ void write_csv(const ex::Result& r, const std::string& path) {
     }
 }
 
-void print_header(const ExperimentArgs& ea, const std::string& claim) {
-    std::printf("claim: %s\nre-run: %s\n", claim.c_str(), ea.command().c_str());
-    std::fflush(stdout);  // before the progress lines on stderr
-}
-
-int print_result(ExperimentArgs& ea, const ex::Result& r) {
+void print_result(const ex::Result& r) {
     std::printf("\nconfig:\n");
     for (const auto& [key, value] : r.config) std::printf("  %-18s %s\n", key.c_str(), value.c_str());
     for (const auto& t : r.tables) print_table(t);
@@ -226,34 +127,7 @@ int print_result(ExperimentArgs& ea, const ex::Result& r) {
         for (const auto& n : r.notes) std::printf("  - %s\n", n.c_str());
     }
     std::printf("\nconclusion: %s\n", r.conclusion.c_str());
-    if (!ea.args().get("csv").empty()) write_csv(r, ea.args().get("csv"));
-    return 0;
-}
-
-const char* kClaims[] = {
-    "§2.2 without 1/sqrt(d_k) a large head dimension saturates the softmax; the loss barely moves",
-    "§4.1/§4.3 order needs positions; learned tables cannot extrapolate, RoPE extrapolates better",
-    "§6.1 without the causal mask the loss collapses suspiciously fast and generation fails",
-    "§3.3 the head count at a fixed d_model is a trade-off",
-    "§9.3 deep Post-LN is unstable without warm-up; Pre-LN is stable",
-    "§3.3 MQA/GQA shrink the KV cache by num_heads/num_kv_heads at little cost in quality",
-};
-
-// The flags every experiment shares (task, length, width, depth), declared from the defaults in
-// its options struct and read back into it.
-template <class Options>
-void add_model(ExperimentArgs& ea, const Options& o) {
-    ea.add("task", o.task, "task (see attnlab train --help)");
-    ea.add("length", std::to_string(o.length), "task length");
-    ea.add("d-model", std::to_string(o.d_model), "model width C");
-    ea.add("layers", std::to_string(o.num_layers), "Transformer blocks");
-}
-template <class Options>
-void read_model(const ExperimentArgs& ea, Options& o) {
-    o.task = ea.args().get("task");
-    o.length = ea.args().get_size("length");
-    o.d_model = ea.args().get_size("d-model");
-    o.num_layers = ea.args().get_size("layers");
+    if (!r.timing.empty()) std::printf("timing (differs run to run): %s\n", r.timing.c_str());
 }
 
 }  // namespace
@@ -263,111 +137,41 @@ int run_experiment(int argc, char** argv) {
         print_list();
         return argc < 3 ? 2 : 0;
     }
-    std::string name = argv[2];
-    for (char& c : name) c = c == '_' ? '-' : c;
+    if (!std::strcmp(argv[2], "--names")) {
+        for (const auto& e : ex::experiments()) std::printf("%s\n", e.name.c_str());
+        return 0;
+    }
+    const ex::Experiment& e = ex::find_experiment(argv[2]);
+    Args args("experiment " + e.name, e.section + " " + e.summary + ".\nClaim: " + e.claim);
+    for (const auto& p : e.parameters) args.add(p.name, p.default_value, p.help + range_text(p));
+    std::string quick_help = "the few-second form:";
+    for (const auto& [name, value] : e.quick) quick_help += " --" + name + " " + value;
+    quick_help += " (flags given still win)";
+    args.add_switch(kCliFlags[0], quick_help);
+    args.add(kCliFlags[1], "", "write the curves here as CSV (one file per series when there are several)");
+    args.add(kCliFlags[2], "", "write the whole result here as JSON (the form the JavaScript API returns)");
+    args.add(kCliFlags[3], "0", "engine threads (0 = all cores)");
+    args.add_switch(kCliFlags[4], "no progress on stderr");
+    if (!args.parse(argc, argv, 3)) return 0;
+    if (args.get_size("threads") > 0) set_num_threads(args.get_size("threads"));
 
-    if (name == "scaling") {
-        ex::ScalingOptions o;
-        ExperimentArgs ea(name, std::string("Trains one large head with and without 1/sqrt(d_k) (") + kClaims[0] + ").");
-        add_model(ea, o);
-        ea.add("heads", std::to_string(o.num_heads), "attention heads (d_k = d-model / heads)");
-        ea.add("ff", std::to_string(o.ff_dim), "feed-forward width");
-        ea.add_training(o.train);
-        if (!ea.parse(argc, argv)) return 0;
-        read_model(ea, o);
-        o.num_heads = ea.args().get_size("heads");
-        o.ff_dim = ea.args().get_size("ff");
-        o.train = ea.training();
-        print_header(ea, kClaims[0]);
-        return print_result(ea, ex::run_scaling(o, progress_printer(ea.args().get_switch("quiet"))));
+    std::map<std::string, std::string> given;
+    for (const auto& p : e.parameters) {
+        if (args.given(p.name)) given[p.name] = args.get(p.name);
     }
-    if (name == "positional") {
-        ex::PositionalOptions o;
-        ExperimentArgs ea(name, std::string("Trains one model per positional encoding and tests it at twice the length (") +
-                                    kClaims[1] + ").");
-        add_model(ea, o);
-        ea.add("heads", std::to_string(o.num_heads), "attention heads");
-        ea.add("k", std::to_string(o.k), "k_back: distance to recall");
-        ea.add("test-length", std::to_string(o.test_length), "extrapolation length (0 = 2 x length)");
-        ea.add("pe", join(o.encodings), "encodings to compare, comma-separated");
-        ea.add_training(o.train);
-        if (!ea.parse(argc, argv)) return 0;
-        read_model(ea, o);
-        o.num_heads = ea.args().get_size("heads");
-        o.k = ea.args().get_size("k");
-        o.test_length = ea.args().get_size("test-length");
-        o.encodings = split(ea.args().get("pe"));
-        o.train = ea.training();
-        print_header(ea, kClaims[1]);
-        return print_result(ea, ex::run_positional(o, progress_printer(ea.args().get_switch("quiet"))));
+    const ex::Values values = ex::resolve_values(e, given, args.get_switch("quick"));
+    std::printf("claim: %s\nre-run: %s\n", e.claim.c_str(), ex::rerun_command(e, values).c_str());
+    std::fflush(stdout);  // before the progress lines on stderr
+    const ex::Result r = ex::run_experiment(e, values, progress_printer(args.get_switch("quiet")));
+    print_result(r);
+    if (!args.get("csv").empty()) write_csv(r, args.get("csv"));
+    if (!args.get("json").empty()) {
+        std::ofstream out(args.get("json"));
+        if (!out) fail<IoError>("attnlab experiment: cannot write --json file '", args.get("json"), "'");
+        out << ex::result_to_json(r) << '\n';
+        std::printf("wrote %s\n", args.get("json").c_str());
     }
-    if (name == "mask") {
-        ex::MaskOptions o;
-        ExperimentArgs ea(name, std::string("Trains a decoder with and without its causal mask (") + kClaims[2] + ").");
-        add_model(ea, o);
-        ea.add("heads", std::to_string(o.num_heads), "attention heads");
-        ea.add("samples", std::to_string(o.samples), "generated examples to show");
-        ea.add("gen-examples", std::to_string(o.gen_examples), "held-out prompts whose generated answers are scored");
-        ea.add_training(o.train);
-        if (!ea.parse(argc, argv)) return 0;
-        read_model(ea, o);
-        o.num_heads = ea.args().get_size("heads");
-        o.samples = ea.args().get_size("samples");
-        o.gen_examples = ea.args().get_size("gen-examples");
-        o.train = ea.training();
-        print_header(ea, kClaims[2]);
-        return print_result(ea, ex::run_mask(o, progress_printer(ea.args().get_switch("quiet"))));
-    }
-    if (name == "heads") {
-        ex::HeadsOptions o;
-        ExperimentArgs ea(name, std::string("Sweeps the number of heads at a fixed d_model (") + kClaims[3] + ").");
-        add_model(ea, o);
-        ea.add("heads", join(o.heads), "head counts to compare, comma-separated (each must divide d-model)");
-        ea.add_training(o.train);
-        if (!ea.parse(argc, argv)) return 0;
-        read_model(ea, o);
-        o.heads = split_sizes("heads", ea.args().get("heads"));
-        o.train = ea.training();
-        print_header(ea, kClaims[3]);
-        return print_result(ea, ex::run_heads(o, progress_printer(ea.args().get_switch("quiet"))));
-    }
-    if (name == "norm") {
-        ex::NormOptions o;
-        ExperimentArgs ea(name, std::string("Trains deep Pre-LN and Post-LN models with and without warm-up (") +
-                                    kClaims[4] + ").");
-        add_model(ea, o);
-        ea.add("heads", std::to_string(o.num_heads), "attention heads");
-        ea.add("clip", float_text(o.clip_norm), "clip the gradient norm (0 = off: clipping hides the instability)");
-        ea.add_training(o.train);
-        if (!ea.parse(argc, argv)) return 0;
-        read_model(ea, o);
-        o.num_heads = ea.args().get_size("heads");
-        o.clip_norm = ea.args().get_float("clip");
-        o.train = ea.training();
-        print_header(ea, kClaims[4]);
-        return print_result(ea, ex::run_norm(o, progress_printer(ea.args().get_switch("quiet"))));
-    }
-    if (name == "kv-heads") {
-        ex::KvHeadsOptions o;
-        ExperimentArgs ea(name, std::string("Compares MHA, GQA and MQA at the same number of query heads (") +
-                                    kClaims[5] + ").");
-        add_model(ea, o);
-        ea.add("heads", std::to_string(o.num_heads), "query heads");
-        ea.add("kv-heads", join(o.kv_heads), "key/value head counts to compare, comma-separated (divisors of heads)");
-        ea.add("gen-tokens", std::to_string(o.gen_tokens), "tokens generated to time the KV-cached decoder");
-        ea.add_training(o.train);
-        if (!ea.parse(argc, argv)) return 0;
-        read_model(ea, o);
-        o.num_heads = ea.args().get_size("heads");
-        o.kv_heads = split_sizes("kv-heads", ea.args().get("kv-heads"));
-        o.gen_tokens = ea.args().get_size("gen-tokens");
-        o.train = ea.training();
-        print_header(ea, kClaims[5]);
-        return print_result(ea, ex::run_kv_heads(o, progress_printer(ea.args().get_switch("quiet"))));
-    }
-    std::string names;
-    for (const auto& e : kExperiments) names += (names.empty() ? "" : ", ") + std::string(e.name);
-    fail<ConfigError>("attnlab experiment: unknown experiment '", argv[2], "' (valid: ", names, ")");
+    return 0;
 }
 
 }  // namespace attnlab::cli

@@ -22,8 +22,6 @@ void TrainingOptions::validate(const char* where) const {
     }
 }
 
-std::vector<std::string> experiment_names() { return {"scaling", "positional", "mask", "heads", "norm", "kv_heads"}; }
-
 namespace detail {
 
 TrainerOptions trainer_options(const TrainingOptions& options) {
@@ -142,6 +140,66 @@ void add_training_config(Result& result, const TrainingOptions& train) {
     result.config.emplace_back("lr", format("%g (AdamW, cosine to lr/10)", static_cast<double>(train.lr)));
     result.config.emplace_back("warmup", std::to_string(train.warmup_steps));
     result.config.emplace_back("seed", std::to_string(train.seed));
+}
+
+namespace {
+std::string sizes_text(const std::vector<std::size_t>& values) {
+    std::string s;
+    for (std::size_t v : values) s += (s.empty() ? "" : ",") + std::to_string(v);
+    return s;
+}
+}  // namespace
+
+Parameter integer_parameter(const std::string& name, std::size_t value, double min, double max, const std::string& help) {
+    return {name, ParameterKind::integer, std::to_string(value), min, max, {}, help};
+}
+Parameter number_parameter(const std::string& name, float value, double min, double max, const std::string& help) {
+    return {name, ParameterKind::number, format("%g", static_cast<double>(value)), min, max, {}, help};
+}
+Parameter text_parameter(const std::string& name, const std::string& value, std::vector<std::string> choices,
+                         const std::string& help) {
+    return {name, ParameterKind::text, value, 0, 0, std::move(choices), help};
+}
+Parameter integers_parameter(const std::string& name, const std::vector<std::size_t>& value, double min, double max,
+                             const std::string& help) {
+    return {name, ParameterKind::integers, sizes_text(value), min, max, {}, help};
+}
+Parameter texts_parameter(const std::string& name, const std::vector<std::string>& value,
+                          std::vector<std::string> choices, const std::string& help) {
+    std::string s;
+    for (const auto& v : value) s += (s.empty() ? "" : ",") + v;
+    return {name, ParameterKind::texts, s, 0, 0, std::move(choices), help};
+}
+
+std::vector<std::string> sequence_task_names() {
+    std::vector<std::string> names;
+    for (const auto& name : task_names()) {
+        if (make_task(name)->kind() == TaskKind::sequence) names.push_back(name);
+    }
+    return names;
+}
+
+void add_training_parameters(std::vector<Parameter>& p, const TrainingOptions& t) {
+    p.push_back(integer_parameter("steps", t.steps, 1, 100000, "optimisation steps per run"));
+    p.push_back(integer_parameter("batch", t.batch_size, 1, 1024, "sequences per step"));
+    p.push_back(number_parameter("lr", t.lr, 1e-7, 10, "peak learning rate (AdamW, cosine decay to lr/10)"));
+    p.push_back(integer_parameter("warmup", t.warmup_steps, 0, 100000, "linear warm-up steps (at most steps)"));
+    p.push_back(integer_parameter("log-every", t.log_every, 1, 100000, "one curve point every N steps"));
+    p.push_back(integer_parameter("eval-batches", t.eval_batches, 1, 1000, "held-out batches of the final evaluation"));
+    p.push_back(integer_parameter("seed", static_cast<std::size_t>(t.seed), 0, 4294967295.0,
+                                  "seed of the weights and the batches (the same for every run)"));
+}
+
+TrainingOptions training_from(const Values& v) {
+    TrainingOptions t;
+    t.steps = v.size("steps");
+    t.batch_size = v.size("batch");
+    t.lr = v.number("lr");
+    t.warmup_steps = v.size("warmup");
+    t.log_every = v.size("log-every");
+    t.eval_batches = v.size("eval-batches");
+    t.seed = v.size("seed");
+    return t;
 }
 
 }  // namespace detail

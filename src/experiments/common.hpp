@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attnlab/experiments/experiments.hpp"
+#include "attnlab/experiments/registry.hpp"
 #include "attnlab/facade/model.hpp"
 #include "attnlab/train/tasks.hpp"
 #include "attnlab/train/trainer.hpp"
@@ -69,5 +70,32 @@ Series loss_series(const std::vector<std::string>& names, const std::vector<RunO
 
 // Key/value config entries shared by every experiment.
 void add_training_config(Result& result, const TrainingOptions& train);
+
+// The largest |f(P x)[b, t] − f(x)[b, perm_b[t]]| of the logits of Model(config, weight_seed)
+// over `batches` sequences of `length` uniform tokens < config.vocab_size with random
+// permutations perm_b (all from Rng(seed)), and the largest |f(x)|. config should have
+// causal = false (a causal mask is itself an order).
+struct PermutationGap {
+    double gap = 0.0;
+    double scale = 0.0;
+};
+PermutationGap permutation_gap(const ModelConfig& config, std::uint64_t weight_seed, std::size_t length,
+                               std::size_t batches, std::uint64_t seed);
+
+// ---- Registry parameters (registry.hpp), defaults taken from an options struct -------------
+
+Parameter integer_parameter(const std::string& name, std::size_t value, double min, double max, const std::string& help);
+Parameter number_parameter(const std::string& name, float value, double min, double max, const std::string& help);
+Parameter text_parameter(const std::string& name, const std::string& value, std::vector<std::string> choices,
+                         const std::string& help);
+Parameter integers_parameter(const std::string& name, const std::vector<std::size_t>& value, double min, double max,
+                             const std::string& help);
+Parameter texts_parameter(const std::string& name, const std::vector<std::string>& value,
+                          std::vector<std::string> choices, const std::string& help);
+// The sequence tasks, for a task parameter's choices.
+std::vector<std::string> sequence_task_names();
+// steps, batch, lr, warmup, log-every, eval-batches, seed, with the defaults of `train`.
+void add_training_parameters(std::vector<Parameter>& parameters, const TrainingOptions& train);
+TrainingOptions training_from(const Values& values);
 
 }  // namespace attnlab::experiments::detail

@@ -6,8 +6,16 @@
 
 #include "attnlab/core/error.hpp"
 #include "common.hpp"
+#include "entries.hpp"
 
 namespace attnlab::experiments {
+namespace {
+
+constexpr const char* kClaim =
+    "§3.3: MQA/GQA share key/value heads: a KV cache num_heads/num_kv_heads times smaller, fewer parameters, little "
+    "loss in quality";
+
+}  // namespace
 
 Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
     constexpr const char* where = "run_kv_heads";
@@ -17,8 +25,7 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "kv_heads";
-    r.claim = "§3.3: MQA/GQA share key/value heads: a KV cache num_heads/num_kv_heads times smaller, fewer "
-              "parameters, little loss in quality";
+    r.claim = kClaim;
     r.config = {{"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
                 {"model", detail::format("decoder, %zu layers, d_model %zu, %zu query heads, rope, pre-LN",
                                          o.num_layers, o.d_model, o.num_heads)},
@@ -29,6 +36,7 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
     std::vector<detail::RunOutcome> runs;
     std::vector<EvalResult> finals;
     std::vector<std::size_t> params, cache_floats;
+    std::vector<double> rates;
     Table table{"final",
                 {"kv heads", "kind", "parameters", "held-out loss", "held-out accuracy", "KV floats/token",
                  "KV bytes/token (fp32)", "generated tokens/s"},
@@ -57,18 +65,56 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
                               detail::number(finals.back().loss), detail::percent(finals.back().accuracy),
                               std::to_string(cache_floats.back()), std::to_string(4 * cache_floats.back()),
                               detail::number(rate, 0)});
+        rates.push_back(rate);
     }
     r.tables.push_back(table);
     r.series.push_back(detail::loss_series(names, runs));
 
     const std::size_t last = o.kv_heads.size() - 1;
-    r.conclusion = detail::format(
+    // "Little loss in quality": within 5 accuracy points of the first (MHA) run.
+    const bool close = finals[last].accuracy + 0.05f >= finals[0].accuracy;
+    r.conclusion = std::string(close ? "the claim held: " : "the claim did NOT hold for quality: ") + detail::format(
         "%s keeps %zu floats per token in its KV cache vs %zu for %s (%.1fx smaller) with %zu vs %zu parameters; "
         "held-out accuracy %s vs %s",
         names[last].c_str(), cache_floats[last], cache_floats[0], names[0].c_str(),
         static_cast<double>(cache_floats[0]) / static_cast<double>(cache_floats[last]), params[last], params[0],
         detail::percent(finals[last].accuracy).c_str(), detail::percent(finals[0].accuracy).c_str());
+    r.timing = detail::format("KV-cached generation: %s %.0f tokens/s, %s %.0f tokens/s", names[0].c_str(), rates[0],
+                              names[last].c_str(), rates[last]);
     return r;
+}
+
+Experiment detail::kv_heads_entry() {
+    const KvHeadsOptions o;
+    Experiment e;
+    e.name = "kv-heads";
+    e.section = "§3.3";
+    e.claim = kClaim;
+    e.summary = "MHA / GQA / MQA (num_kv_heads 4, 2, 1): parameters, accuracy, KV cache per token";
+    e.parameters = {
+        text_parameter("task", o.task, sequence_task_names(), "task"),
+        integer_parameter("length", o.length, 1, 512, "task length"),
+        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
+        integer_parameter("heads", o.num_heads, 1, 64, "query heads"),
+        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
+        integers_parameter("kv-heads", o.kv_heads, 1, 64, "key/value head counts to compare (divisors of heads)"),
+        integer_parameter("gen-tokens", o.gen_tokens, 1, 4096, "tokens generated to time the KV-cached decoder"),
+    };
+    detail::add_training_parameters(e.parameters, o.train);
+    e.quick = {{"steps", "100"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}, {"gen-tokens", "50"}};
+    e.run = [](const Values& v, const ProgressFn& progress) {
+        KvHeadsOptions o;
+        o.task = v.text("task");
+        o.length = v.size("length");
+        o.d_model = v.size("d-model");
+        o.num_heads = v.size("heads");
+        o.num_layers = v.size("layers");
+        o.kv_heads = v.sizes("kv-heads");
+        o.gen_tokens = v.size("gen-tokens");
+        o.train = detail::training_from(v);
+        return run_kv_heads(o, progress);
+    };
+    return e;
 }
 
 }  // namespace attnlab::experiments

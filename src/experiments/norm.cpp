@@ -8,8 +8,23 @@
 
 #include "attnlab/core/error.hpp"
 #include "common.hpp"
+#include "entries.hpp"
 
 namespace attnlab::experiments {
+namespace {
+
+constexpr const char* kClaim =
+    "§9.3: a deep Post-LN Transformer is unstable without learning-rate warm-up; Pre-LN trains stably without it";
+
+// The last finite point of a curve (NaN if none).
+double last_finite(const std::vector<double>& y) {
+    for (std::size_t i = y.size(); i-- > 0;) {
+        if (std::isfinite(y[i])) return y[i];
+    }
+    return std::numeric_limits<double>::quiet_NaN();
+}
+
+}  // namespace
 
 Result run_norm(const NormOptions& o, const ProgressFn& progress) {
     constexpr const char* where = "run_norm";
@@ -19,7 +34,7 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "norm";
-    r.claim = "§9.3: a deep Post-LN Transformer is unstable without learning-rate warm-up; Pre-LN trains without it";
+    r.claim = kClaim;
     r.config = {{"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
                 {"model", detail::format("decoder, %zu layers, d_model %zu, %zu heads, rope", o.num_layers, o.d_model,
                                          o.num_heads)},
@@ -39,7 +54,10 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
     std::vector<std::string> names, status;
     std::vector<detail::RunOutcome> runs;
     std::vector<double> final_loss;
-    Table table{"final", {"run", "held-out loss", "held-out accuracy", "max grad norm", "status"}, {}};
+    Table table{"final",
+                {"run", "final train loss", "held-out loss", "held-out accuracy", "divergence step", "max grad norm",
+                 "status"},
+                {}};
     for (std::size_t i = 0; i < variants.size(); ++i) {
         ModelConfig config = detail::decoder_config(*task, o.d_model, o.num_heads, o.num_layers);
         config.norm = variants[i].norm;
@@ -63,7 +81,8 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
             status.push_back(std::isfinite(loss) && loss < stuck_loss ? "learned" : "not learning");
         }
         final_loss.push_back(loss);
-        table.rows.push_back({names.back(), detail::number(loss), detail::percent(acc),
+        table.rows.push_back({names.back(), detail::number(last_finite(run.loss)), detail::number(loss),
+                              detail::percent(acc), run.failed_step ? std::to_string(*run.failed_step) : "none",
                               detail::format("%.3g", static_cast<double>(run.max_grad_norm)), status.back()});
     }
     r.tables.push_back(table);
@@ -74,9 +93,56 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
         summary += (summary.empty() ? "" : "; ") + names[i] + ": " +
                    (std::isnan(final_loss[i]) ? status[i] : detail::format("%.3f (%s)", final_loss[i], status[i].c_str()));
     }
-    r.conclusion = detail::format("held-out loss after %zu steps at lr %g with %zu layers: %s", o.train.steps,
-                                  static_cast<double>(o.train.lr), o.num_layers, summary.c_str());
+    // variants: 0 pre cold, 1 pre warm, 2 post cold, 3 post warm. A diverged run counts as
+    // infinitely bad; "behind" means 0.05 nats or more.
+    auto score = [&](std::size_t i) { return std::isnan(final_loss[i]) ? std::numeric_limits<double>::infinity() : final_loss[i]; };
+    const bool post_needs_warmup = score(2) > score(3) + 0.05;
+    const bool pre_without_ok = score(0) <= score(1) + 0.05 && status[0] == "learned";
+    const std::string pre_vs_post =
+        score(0) + 0.05 < score(3)   ? "Pre-LN without warm-up ended ahead of Post-LN with warm-up"
+        : score(0) > score(3) + 0.05 ? "Pre-LN without warm-up ended BEHIND Post-LN with warm-up"
+                                     : "Pre-LN without warm-up ended level with Post-LN with warm-up";
+    const std::string verdict = post_needs_warmup && pre_without_ok ? "the claim held"
+                                : post_needs_warmup ? "half the claim held: Post-LN needed warm-up, but Pre-LN without it "
+                                                      "did not train as well as with it"
+                                : pre_without_ok    ? "half the claim held: Pre-LN trained without warm-up, but Post-LN "
+                                                      "did not need warm-up here"
+                                                    : "the claim did NOT hold here";
+    r.conclusion = detail::format("%s; %s. held-out loss after %zu steps at lr %g with %zu layers: %s", verdict.c_str(),
+                                  pre_vs_post.c_str(), o.train.steps, static_cast<double>(o.train.lr), o.num_layers,
+                                  summary.c_str());
     return r;
+}
+
+Experiment detail::norm_entry() {
+    const NormOptions o;
+    Experiment e;
+    e.name = "norm";
+    e.section = "§9.3";
+    e.claim = kClaim;
+    e.summary = "deep Pre-LN vs Post-LN, with and without warm-up, at a high learning rate: every arm's loss and divergence";
+    e.parameters = {
+        text_parameter("task", o.task, sequence_task_names(), "task"),
+        integer_parameter("length", o.length, 1, 512, "task length"),
+        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
+        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
+        integer_parameter("layers", o.num_layers, 1, 48, "Transformer blocks"),
+        number_parameter("clip", o.clip_norm, 0, 1e6, "clip the gradient norm (0 = off: clipping hides the instability)"),
+    };
+    detail::add_training_parameters(e.parameters, o.train);
+    e.quick = {{"steps", "100"}, {"log-every", "20"}, {"warmup", "25"}, {"eval-batches", "2"}};
+    e.run = [](const Values& v, const ProgressFn& progress) {
+        NormOptions o;
+        o.task = v.text("task");
+        o.length = v.size("length");
+        o.d_model = v.size("d-model");
+        o.num_heads = v.size("heads");
+        o.num_layers = v.size("layers");
+        o.clip_norm = v.number("clip");
+        o.train = detail::training_from(v);
+        return run_norm(o, progress);
+    };
+    return e;
 }
 
 }  // namespace attnlab::experiments

@@ -8,8 +8,16 @@
 
 #include "attnlab/core/error.hpp"
 #include "common.hpp"
+#include "entries.hpp"
 
 namespace attnlab::experiments {
+namespace {
+
+constexpr const char* kClaim =
+    "§4.1/§4.3: without positions attention cannot tell order (it is permutation-equivariant); a learned table cannot "
+    "extrapolate past its length, RoPE (relative) extrapolates better than absolute encodings";
+
+}  // namespace
 
 Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
     constexpr const char* where = "run_positional";
@@ -26,29 +34,36 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "positional";
-    r.claim = "§4.1/§4.3: without positions attention cannot tell order; a learned table cannot extrapolate past "
-              "its length, RoPE (relative) extrapolates better than absolute encodings";
+    r.claim = kClaim;
     r.config = {{"task", detail::format("%s, length %zu%s (T = %zu); extrapolation at length %zu (T = %zu)",
                                         o.task.c_str(), o.length,
                                         o.task == "k_back" ? detail::format(", k %zu", o.k).c_str() : "",
                                         task->seq_len(), test_length, long_task->seq_len())},
-                {"model", detail::format("decoder, %zu layers, d_model %zu, %zu heads, pre-LN; learned max_len = %zu",
-                                         o.num_layers, o.d_model, o.num_heads, task->seq_len())}};
+                {"model", detail::format("decoder, %zu layers, d_model %zu, %zu heads, pre-LN; learned max_len = %zu (rows "
+                                         "past %zu never trained)", o.num_layers, o.d_model, o.num_heads,
+                                         long_task->seq_len(), task->seq_len())},
+                {"permutation gap", "max |f(Px) - P f(x)| / max |f(x)| of the same model without its causal mask, at "
+                                    "initialisation, 8 sequences (0 up to rounding = permutation-equivariant)"}};
     detail::add_training_config(r, o.train);
 
     std::vector<detail::RunOutcome> runs;
     Table table{"final",
                 {"pe", "parameters", "loss @train length", "accuracy @train length",
-                 detail::format("loss @%zu", test_length), detail::format("accuracy @%zu", test_length)},
+                 detail::format("loss @%zu", test_length), detail::format("accuracy @%zu", test_length),
+                 "permutation gap"},
                 {}};
     struct Scores {
         std::string pe;
         double at_train, at_test;  // NaN at_test: could not be evaluated
+        double gap;                // relative permutation gap without the mask
     };
     std::vector<Scores> scores;
     for (std::size_t i = 0; i < o.encodings.size(); ++i) {
         ModelConfig config = detail::decoder_config(*task, o.d_model, o.num_heads, o.num_layers);
         config.positional = positional_from_name(o.encodings[i]);
+        // A learned table with rows for the test length: the rows past the training length stay
+        // at their initial values, which is what "cannot extrapolate" means for it.
+        config.max_len = long_task->seq_len();
         Model model(config, o.train.seed);
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                          {o.encodings[i], i, o.encodings.size()}, progress));
@@ -68,25 +83,93 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
             r.notes.push_back(detail::format("%s cannot run at length %zu: ", o.encodings[i].c_str(), test_length) +
                               e.what());
         }
+        ModelConfig unmasked = config;
+        unmasked.causal = false;
+        const detail::PermutationGap gap = detail::permutation_gap(unmasked, o.train.seed, task->seq_len(), 8, o.train.seed);
+        const double relative = gap.scale > 0 ? gap.gap / gap.scale : 0.0;
+        row.push_back(detail::format("%.2e", relative));
         table.rows.push_back(row);
-        scores.push_back({o.encodings[i], at_train.accuracy, at_test});
+        scores.push_back({o.encodings[i], at_train.accuracy, at_test, relative});
     }
     r.tables.push_back(table);
     r.series.push_back(detail::loss_series(o.encodings, runs));
 
-    // Conclusion: the best at the training length, every encoding's accuracy at the test length.
+    // Conclusion: the best at the training length, every encoding's accuracy at the test length,
+    // the permutation gaps, and each part of the claim checked where its encodings ran.
     double best_accuracy = 0.0;
-    for (const Scores& s : scores) best_accuracy = std::max(best_accuracy, s.at_train);
-    std::string at_train, at_test, best;
+    const Scores* none = nullptr;
+    const Scores* learned = nullptr;
+    const Scores* rope = nullptr;
+    for (const Scores& s : scores) {
+        best_accuracy = std::max(best_accuracy, s.at_train);
+        if (s.pe == "none") none = &s;
+        if (s.pe == "learned") learned = &s;
+        if (s.pe == "rope") rope = &s;
+    }
+    std::string at_train, at_test, best, gaps;
     for (const Scores& s : scores) {
         if (s.at_train == best_accuracy) best += (best.empty() ? "" : ", ") + s.pe;
         at_train += (at_train.empty() ? "" : ", ") + s.pe + " " + detail::percent(s.at_train);
         at_test += (at_test.empty() ? "" : ", ") + s.pe + " " +
-                   (std::isnan(s.at_test) ? std::string("cannot (no table rows)") : detail::percent(s.at_test));
+                   (std::isnan(s.at_test) ? std::string("cannot run") : detail::percent(s.at_test));
+        gaps += (gaps.empty() ? "" : ", ") + s.pe + detail::format(" %.1e", s.gap);
     }
-    r.conclusion = detail::format("accuracy at the training length %zu: %s (best: %s); at length %zu: %s",
-                                  o.length, at_train.c_str(), best.c_str(), test_length, at_test.c_str());
+    std::vector<std::string> verdicts;
+    if (none) {
+        const bool equivariant = none->gap < 1e-4;
+        const bool worse = none->at_train + 0.2 < best_accuracy;
+        verdicts.push_back(equivariant && worse ? "without positions: permutation-equivariant and far behind (held)"
+                           : equivariant        ? "without positions: permutation-equivariant, but not far behind on this task (did NOT hold)"
+                                                : "without positions the outputs were NOT permutation-equivariant (did NOT hold)");
+    }
+    if (learned && rope) {
+        const double learned_test = std::isnan(learned->at_test) ? 0.0 : learned->at_test;
+        verdicts.push_back(rope->at_test > learned_test + 0.1
+                               ? "at 2L rope beats the learned table (held)"
+                               : "at 2L rope did NOT beat the learned table by 10 points (did NOT hold)");
+    }
+    std::string verdict;
+    for (const auto& v : verdicts) verdict += (verdict.empty() ? "" : "; ") + v;
+    r.conclusion = detail::format("%s. accuracy at the training length %zu: %s (best: %s); at length %zu: %s; "
+                                  "permutation gap without the mask: %s",
+                                  verdict.c_str(), o.length, at_train.c_str(), best.c_str(), test_length,
+                                  at_test.c_str(), gaps.c_str());
     return r;
+}
+
+Experiment detail::positional_entry() {
+    const PositionalOptions o;
+    Experiment e;
+    e.name = "positional";
+    e.section = "§4.1 §4.3";
+    e.claim = kClaim;
+    e.summary = "none / sinusoidal / learned / rope: accuracy at length L and 2L, permutation gap without positions";
+    e.parameters = {
+        text_parameter("task", o.task, sequence_task_names(), "task"),
+        integer_parameter("length", o.length, 1, 512, "training length L"),
+        integer_parameter("test-length", o.test_length, 0, 2048, "extrapolation length (0 = 2 x length)"),
+        integer_parameter("k", o.k, 1, 512, "k_back: distance to recall"),
+        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
+        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
+        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
+        texts_parameter("pe", o.encodings, {"none", "sinusoidal", "learned", "rope"}, "encodings to compare"),
+    };
+    detail::add_training_parameters(e.parameters, o.train);
+    e.quick = {{"length", "16"}, {"steps", "120"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}};
+    e.run = [](const Values& v, const ProgressFn& progress) {
+        PositionalOptions o;
+        o.task = v.text("task");
+        o.length = v.size("length");
+        o.test_length = v.size("test-length");
+        o.k = v.size("k");
+        o.d_model = v.size("d-model");
+        o.num_heads = v.size("heads");
+        o.num_layers = v.size("layers");
+        o.encodings = v.texts("pe");
+        o.train = detail::training_from(v);
+        return run_positional(o, progress);
+    };
+    return e;
 }
 
 }  // namespace attnlab::experiments

@@ -2,9 +2,11 @@
 # Determinism of the attnlab tool: the same command, build and thread count give the same
 # numbers on every run. Runs a short training (its per-step CSV log and summary), a trace (the
 # demo prints every stage of one attention call) and each experiment in its --quick form (its
-# report and its curves as CSV) twice per thread count, and fails on any difference.
-# Timings (the steps/s and tokens/s columns, the heads experiment's speed summary, the training
-# log's ms column) are the only output that may differ; they are masked before the comparison.
+# whole result as JSON, which holds everything it prints, and its curves as CSV) twice per
+# thread count, and fails on any difference.
+# Timings are the only output that may differ; they are masked before the comparison: the
+# training summary's rates, the training log's ms column, and in an experiment's JSON the
+# columns named "... /s" or "... (ms)" and its "timing" line.
 #
 #   tests/determinism/repeat_cli.sh build/attnlab [threads ...]     (default threads: 1 2)
 set -euo pipefail
@@ -27,6 +29,20 @@ mask_rates() {
   ' "$1" | sed -E 's/\(([0-9.]+) steps\/s\)/(rate)/g; s/\b[0-9]+m[0-9]+s\b|\b[0-9][0-9.]*s\b/(time)/g'
 }
 
+# An experiment's result.json with its wall-time cells and timing line replaced by "(time)".
+mask_experiment_json() {
+  node -e '
+    const fs = require("fs");
+    const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
+    r.timing = "(time)";
+    for (const t of r.tables) {
+      const timed = t.columns.map((c, i) => (/\/s$|\(ms\)$/.test(c) ? i : -1)).filter((i) => i >= 0);
+      for (const row of t.rows) for (const i of timed) row[i] = "(time)";
+    }
+    fs.writeFileSync(process.argv[1], JSON.stringify(r, null, 1));
+  ' "$1"
+}
+
 # The training log's last column is the step's wall time in ms: dropped in place.
 mask_time_column() {
   awk -F, -v OFS=, 'NR == 1 { timed = $NF == "ms" } { if (timed) NF--; print }' "$1" > "$1.masked"
@@ -45,7 +61,11 @@ run() {
       failures=$((failures + 1))
       return
     }
-    mask_rates "$work/$name.$pass/stdout" > "$work/$name.$pass/stdout.masked"
+    if [[ -f "$work/$name.$pass/result.json" ]]; then
+      mask_experiment_json "$work/$name.$pass/result.json"  # stdout prints the same result, timings unmasked
+    else
+      mask_rates "$work/$name.$pass/stdout" > "$work/$name.$pass/stdout.masked"
+    fi
     [[ -f "$work/$name.$pass/log.csv" ]] && mask_time_column "$work/$name.$pass/log.csv"
     rm "$work/$name.$pass/stdout" "$work/$name.$pass/stderr"
   done
@@ -64,8 +84,8 @@ run demo demo --d-model 64 --heads 4 --kv-heads 2 --pe rope --mask padding \
 for t in "${threads[@]}"; do
   run "train-t$t" train --task reverse --length 6 --layers 2 --d-model 32 --heads 4 --steps 30 --batch 8 \
     --eval-every 10 --eval-batches 2 --quiet --log log.csv --save model.safetensors --threads "$t"
-  for e in scaling positional mask heads norm kv-heads; do
-    run "experiment-$e-t$t" experiment "$e" --quick --csv curves.csv --threads "$t"
+  for e in $("$cli" experiment --names); do
+    run "experiment-$e-t$t" experiment "$e" --quick --csv curves.csv --json result.json --quiet --threads "$t"
   done
 done
 

@@ -16,13 +16,17 @@
 //   });
 //   std::puts(r.conclusion.c_str());   // "scaled reached loss ... at step 100; unscaled ...: 2.1x higher"
 //
-// Experiments and the article sections they test:
-//   scaling     §2.2  1/sqrt(d_k) on vs off at large d_k: saturation at init, loss curves
-//   positional  §4.1, §4.3  none / sinusoidal / learned / rope: accuracy at L, extrapolation to 2L
-//   mask        §6.1  decoder with and without the causal mask: leaked training loss, broken generation
-//   heads       §3.3  head-count sweep at a fixed d_model: loss, accuracy, speed
-//   norm        §9.3  deep Pre-LN vs Post-LN, with and without warm-up, at a high learning rate
-//   kv_heads    §3.3  MHA / GQA / MQA: parameters, accuracy, KV-cache bytes per token
+// Experiments and the article sections they test (registry.hpp lists them with their parameters):
+//   scaling      §2.2  1/sqrt(d_k) on vs off at large d_k: saturation at init, softmax-gradient norm, loss curves
+//   heads        §3.2/§3.3  head-count sweep at d_model 512 and 64: loss, accuracy, speed
+//   cost         §3.2  multiply-adds and wall time of one attention layer for h = 1..16 at a fixed d_model
+//   lstm         §1.1/§5.1  k_back recall at distances up to 500: LSTM vs Transformer of about equal size
+//   positional   §4.1, §4.3  none / sinusoidal / learned / rope: accuracy at L and 2L, permutation gap
+//   permutation  §4.1  f(permuted x) vs permuted f(x) for each positional encoding
+//   mask         §6.1  decoder with and without the causal mask: leaked training loss, broken generation
+//   norm         §9.3  deep Pre-LN vs Post-LN, with and without warm-up, at a high learning rate
+//   kv_heads     §3.3  MHA / GQA / MQA: parameters, accuracy, KV-cache bytes per token
+//   importance   §9.2  attention weight vs weight·||v|| vs removing the key: rank correlations
 #pragma once
 
 #include <cmath>
@@ -39,6 +43,8 @@ namespace attnlab::experiments {
 // ---- What every experiment returns ----------------------------------------------------------
 
 // A table for reading: every cell already formatted (numbers with the precision that matters).
+// A column whose name ends in "/s" or "(ms)" holds wall-time measurements: the only cells that
+// differ between two runs of the same command (tests mask them).
 struct Table {
     std::string name;                            // "init", "final", ...
     std::vector<std::string> columns;            // header
@@ -62,11 +68,13 @@ struct Series {
 struct Result {
     std::string name;                                          // "scaling"
     std::string claim;                                         // the article's claim, with its section
+    std::string command;                                       // the CLI command that repeats it (run_experiment)
     std::vector<std::pair<std::string, std::string>> config;   // what was run, as key/value
     std::vector<Table> tables;
     std::vector<Series> series;
     std::vector<std::string> notes;                            // unsupported runs, caught errors
     std::string conclusion;                                    // one line computed from the numbers
+    std::string timing;                                        // what the wall-time columns show (differs run to run), or empty
 };
 
 // Reported during training so a caller can show progress; never required.
@@ -108,9 +116,17 @@ struct ScalingOptions {
     std::size_t num_heads = 1;
     std::size_t num_layers = 1;
     std::size_t ff_dim = 128;   // small: the experiment is about attention, the FFN only costs time
+    // Table "softmax_gradient": for each d_k, the Frobenius norm of the softmax Jacobian
+    // diag(w) − w wᵀ averaged over rows of `keys` scores q·k of unit-normal q, k (Rng(seed)),
+    // with and without 1/sqrt(d_k).
+    std::vector<std::size_t> gradient_dims{16, 32, 64, 128, 256, 512};
+    std::size_t keys = 16;
     TrainingOptions train{200, 16, 3e-3f, 20, 20, 4, 1};
 };
 Result run_scaling(const ScalingOptions& options, const ProgressFn& progress = {});
+// The mean Frobenius norm of the softmax Jacobian over `rows` rows of `keys` scores q·k·scale,
+// q and k of `d_k` unit-normal entries drawn from Rng(seed) (the "softmax_gradient" table).
+double softmax_jacobian_norm(std::size_t d_k, std::size_t keys, std::size_t rows, bool scaled, std::uint64_t seed);
 
 // §4.1/§4.3: the same order-dependent task with each positional encoding, trained at `length`,
 // evaluated at `length` and at `test_length` (default 2 x length). A learned table cannot hold
@@ -137,27 +153,30 @@ Result run_positional(const PositionalOptions& options, const ProgressFn& progre
 // none (ModelConfig metadata key "causal"), only the masked run is done and a note says what is
 // missing.
 struct MaskOptions {
-    std::string task = "char_lm";   // next character of English text: a masked model cannot get near 0 loss
-    std::size_t length = 32;
+    std::string task = "reverse";   // a masked decoder learns to generate it; the unmasked one reads the answer
+    std::size_t length = 6;
     std::size_t d_model = 32;
     std::size_t num_heads = 2;
     std::size_t num_layers = 2;
     std::size_t samples = 3;        // generated examples shown
     std::size_t gen_examples = 32;  // prompts whose generated answers are scored
-    TrainingOptions train{300, 16, 3e-3f, 20, 25, 4, 1};
+    TrainingOptions train{400, 16, 3e-3f, 20, 25, 4, 1};
 };
 Result run_mask(const MaskOptions& options, const ProgressFn& progress = {});
 // Whether this build's DecoderLM can be trained without its causal mask (see run_mask).
 bool decoder_mask_switch_supported();
 
-// §3.3: a sweep over the number of heads at a fixed d_model (head dim = d_model / heads).
+// §3.2/§3.3: a sweep over the number of heads at each width in d_models (head dim = width /
+// heads; head counts that do not divide a width, or leave RoPE an odd head dim, are skipped
+// with a note). The article's h = 8 at 512 is a claim about large models trained for days; the
+// runs here are short, and the conclusion reports which head count won at each width.
 struct HeadsOptions {
     std::string task = "reverse";
     std::size_t length = 8;
-    std::size_t d_model = 64;
-    std::size_t num_layers = 2;
+    std::vector<std::size_t> d_models{512, 64};
+    std::size_t num_layers = 1;
     std::vector<std::size_t> heads{1, 2, 4, 8, 16};
-    TrainingOptions train{250, 16, 3e-3f, 20, 25, 4, 1};
+    TrainingOptions train{150, 16, 1e-3f, 15, 25, 4, 1};
 };
 Result run_heads(const HeadsOptions& options, const ProgressFn& progress = {});
 
@@ -192,7 +211,68 @@ struct KvHeadsOptions {
 };
 Result run_kv_heads(const KvHeadsOptions& options, const ProgressFn& progress = {});
 
-// The experiment names, in a stable order: scaling, positional, mask, heads, norm, kv_heads.
-std::vector<std::string> experiment_names();
+// §3.2: multi-head attention costs what one head costs. One self-attention layer (x (B, T, C)
+// -> (B, T, C), no mask) for each head count: its multiply-adds counted from the shapes of the
+// products it runs (projections 4·T·C·C, scores and context 2·T·S·C per sequence, whatever h),
+// and its measured forward and backward time (best of `repeats`).
+struct CostOptions {
+    std::size_t d_model = 256;
+    std::size_t length = 128;  // T = S
+    std::size_t batch = 2;
+    std::vector<std::size_t> heads{1, 2, 4, 8, 16};
+    std::size_t repeats = 5;
+    std::uint64_t seed = 1;
+};
+Result run_cost(const CostOptions& options, const ProgressFn& progress = {});
+
+// §4.1: self-attention without positions is permutation-equivariant: f(P x) = P f(x). An
+// unmasked decoder (causal = false: a causal mask itself breaks the symmetry) at its
+// initialisation, for each encoding: the largest |f(P x) − P f(x)| over `batches` sequences, each
+// with its own random permutation, against the largest |f(x)|.
+struct PermutationOptions {
+    std::size_t length = 16;
+    std::size_t vocab = 10;
+    std::size_t d_model = 32;
+    std::size_t num_heads = 4;
+    std::size_t num_layers = 2;
+    std::size_t batches = 8;
+    std::vector<std::string> encodings{"none", "sinusoidal", "learned", "rope"};
+    double tolerance = 1e-4;  // relative gap below which outputs count as equal (float rounding)
+    std::uint64_t seed = 1;
+};
+Result run_permutation(const PermutationOptions& options, const ProgressFn& progress = {});
+
+
+// §9.2: attention weight is not importance. A decoder trained on `task`, then for every query of
+// held-out sequences (last block, each head) three rankings of the keys it can see: by the
+// weight w_ij, by w_ij·||v_j W_O-slice|| (the norm of what the key adds to the output), and by
+// ablation: the change of the block's attention output at i when key j is masked out. Reports
+// Spearman rank correlations of the weight and of weight·||v|| with the ablation ranking, and how
+// often each one's top key is the ablation's top key.
+struct ImportanceOptions {
+    std::string task = "k_back";
+    std::size_t length = 12;
+    std::size_t k = 3;
+    std::size_t d_model = 32;
+    std::size_t num_heads = 2;
+    std::size_t num_layers = 2;
+    std::size_t sequences = 8;  // held-out sequences analysed
+    TrainingOptions train{200, 16, 3e-3f, 20, 25, 4, 1};
+};
+Result run_importance(const ImportanceOptions& options, const ProgressFn& progress = {});
+
+// §1.1/§5.1: a recurrent network forgets the start of long sequences; attention reaches any
+// distance in one step. For each distance k in `distances`: k_back (target[t] = x(t − k)) at
+// length k + `extra`, trained separately for an LSTM and a Transformer of about the same number of
+// parameters; held-out accuracy vs distance, and the time per training step.
+struct LstmOptions {
+    std::vector<std::size_t> distances{10, 100, 500};
+    std::size_t extra = 16;        // scored positions: t = k .. k + extra - 1
+    std::size_t vocab = 8;
+    std::size_t d_model = 32;      // one Transformer block (rope), 2 heads, ff 4 x d_model
+    std::size_t lstm_width = 0;    // one LSTM layer; 0 = the width whose parameter count is closest to the Transformer's
+    TrainingOptions train{150, 8, 1e-2f, 10, 25, 2, 1};
+};
+Result run_lstm(const LstmOptions& options, const ProgressFn& progress = {});
 
 }  // namespace attnlab::experiments

@@ -1,0 +1,155 @@
+// §3.2: splitting d_model into h heads of width D = d_model / h does not change the work. The four
+// projections are (T, C)·(C, C) whatever h; the scores q·kᵀ are h products (T, D)·(D, S), together
+// T·S·C multiply-adds, and so is weights·v. Only the shapes change: more, smaller matrices, which
+// a real machine runs less efficiently, so the wall time may grow with h while the count does not.
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "attnlab/attention/multi_head_attention.hpp"
+#include "attnlab/core/error.hpp"
+#include "common.hpp"
+#include "entries.hpp"
+
+namespace attnlab::experiments {
+namespace {
+
+constexpr const char* kClaim =
+    "§3.2: multi-head attention costs the same as one head of the full width (the same multiply-adds, split into h "
+    "smaller products)";
+
+// Multiply-adds of one self-attention forward on (B, T, C), S = T, per product of the layer.
+struct MacCount {
+    std::uint64_t projections = 0;  // q, k, v, out: 4 · B·T·C·C
+    std::uint64_t scores = 0;       // h · B·T·S·D = B·T·S·C
+    std::uint64_t context = 0;      // h · B·T·S·D
+    std::uint64_t total() const { return projections + scores + context; }
+};
+
+MacCount forward_macs(std::size_t batch, std::size_t t, std::size_t c, std::size_t heads) {
+    const std::uint64_t b = batch, T = t, C = c, H = heads, D = c / heads;
+    MacCount m;
+    m.projections = 4 * b * T * C * C;
+    m.scores = H * b * T * T * D;
+    m.context = H * b * T * T * D;
+    return m;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+Result run_cost(const CostOptions& o, const ProgressFn& progress) {
+    constexpr const char* where = "run_cost";
+    if (o.heads.empty() || o.repeats == 0 || o.length == 0 || o.batch == 0) {
+        fail<ConfigError>(where, ": heads must not be empty and repeats, length, batch must be positive");
+    }
+    for (std::size_t h : o.heads) {
+        if (h == 0 || o.d_model % h != 0) fail<ConfigError>(where, ": h = ", h, " does not divide d_model ", o.d_model);
+    }
+    Result r;
+    r.name = "cost";
+    r.claim = kClaim;
+    r.config = {{"layer", detail::format("one self-attention layer, d_model %zu, no mask, batch %zu, T = S = %zu",
+                                         o.d_model, o.batch, o.length)},
+                {"flops", "2 x multiply-adds of every product, counted from its shapes; backward runs two products "
+                          "of the same size per forward product (input and weight gradients)"},
+                {"time", detail::format("best of %zu calls, forward and backward separately", o.repeats)}};
+
+    Table table{"cost",
+                {"h", "head dim", "projection MFLOP", "score+context MFLOP", "forward MFLOP", "backward MFLOP",
+                 "forward (ms)", "backward (ms)"},
+                {}};
+    Series series{"flops", "heads", "MFLOP of one call", {}, {{"forward", {}}, {"backward", {}}}};
+    std::vector<std::uint64_t> totals;
+    std::vector<double> fwd_ms, bwd_ms;
+    for (std::size_t i = 0; i < o.heads.size(); ++i) {
+        const std::size_t h = o.heads[i];
+        MultiHeadAttentionConfig config;
+        config.d_model = o.d_model;
+        config.num_heads = h;
+        Rng rng(o.seed);
+        const MultiHeadAttention mha(config, rng);
+        Tensor3 x = Tensor3::from_shape({o.batch, o.length, o.d_model});     // (B, T, C)
+        Tensor3 dout = Tensor3::from_shape({o.batch, o.length, o.d_model});  // (B, T, C)
+        for (float& v : x) v = rng.normal();
+        for (float& v : dout) v = rng.normal();
+        MultiHeadAttentionCache cache;
+        MultiHeadAttentionGrad grads(mha);
+        Tensor3 out, dx;
+        const AttentionOptions options;
+        double best_f = std::numeric_limits<double>::infinity(), best_b = best_f;
+        for (std::size_t rep = 0; rep < o.repeats; ++rep) {
+            auto start = std::chrono::steady_clock::now();
+            mha.forward(x, nullptr, options, nullptr, &cache, out);
+            best_f = std::min(best_f, seconds_since(start));
+            start = std::chrono::steady_clock::now();
+            mha.backward(dout, cache, options, grads, dx);
+            best_b = std::min(best_b, seconds_since(start));
+        }
+        const MacCount macs = forward_macs(o.batch, o.length, o.d_model, h);
+        totals.push_back(macs.total());
+        const double mflop = 2.0 * static_cast<double>(macs.total()) / 1e6;
+        fwd_ms.push_back(1e3 * best_f);
+        bwd_ms.push_back(1e3 * best_b);
+        table.rows.push_back({std::to_string(h), std::to_string(o.d_model / h),
+                              detail::number(2.0 * static_cast<double>(macs.projections) / 1e6, 3),
+                              detail::number(2.0 * static_cast<double>(macs.scores + macs.context) / 1e6, 3),
+                              detail::number(mflop, 3), detail::number(2.0 * mflop, 3), detail::number(fwd_ms.back(), 3),
+                              detail::number(bwd_ms.back(), 3)});
+        series.x.push_back(static_cast<double>(h));
+        series.lines[0].y.push_back(mflop);
+        series.lines[1].y.push_back(2.0 * mflop);
+        if (progress) progress({detail::format("h=%zu", h), i, o.heads.size(), o.repeats, o.repeats, 0.0f});
+    }
+    r.tables.push_back(table);
+    r.series.push_back(series);
+
+    const bool same = std::all_of(totals.begin(), totals.end(), [&](std::uint64_t t) { return t == totals[0]; });
+    r.conclusion = same ? detail::format("the claim held for the work: every head count runs %.3f MFLOP forward and "
+                                         "%.3f backward at d_model %zu, T %zu",
+                                         2.0 * static_cast<double>(totals[0]) / 1e6,
+                                         4.0 * static_cast<double>(totals[0]) / 1e6, o.d_model, o.length)
+                        : "the claim did NOT hold: the multiply-add counts differ between head counts";
+    const auto fmax = std::max_element(fwd_ms.begin(), fwd_ms.end()), fmin = std::min_element(fwd_ms.begin(), fwd_ms.end());
+    const auto bmax = std::max_element(bwd_ms.begin(), bwd_ms.end()), bmin = std::min_element(bwd_ms.begin(), bwd_ms.end());
+    r.timing = detail::format(
+        "measured time is not constant: forward %.3f ms (h=%zu) to %.3f ms (h=%zu), %.2fx; backward %.3f ms (h=%zu) to "
+        "%.3f ms (h=%zu), %.2fx",
+        *fmin, o.heads[fmin - fwd_ms.begin()], *fmax, o.heads[fmax - fwd_ms.begin()], *fmax / *fmin, *bmin,
+        o.heads[bmin - bwd_ms.begin()], *bmax, o.heads[bmax - bwd_ms.begin()], *bmax / *bmin);
+    return r;
+}
+
+Experiment detail::cost_entry() {
+    const CostOptions o;
+    Experiment e;
+    e.name = "cost";
+    e.section = "§3.2";
+    e.claim = kClaim;
+    e.summary = "FLOPs and measured forward/backward time of one attention layer for h = 1..16 at a fixed d_model";
+    e.parameters = {
+        integer_parameter("d-model", o.d_model, 1, 4096, "model width C"),
+        integer_parameter("length", o.length, 1, 4096, "sequence length T = S"),
+        integer_parameter("batch", o.batch, 1, 256, "sequences per call"),
+        integers_parameter("heads", o.heads, 1, 4096, "head counts (each must divide d-model)"),
+        integer_parameter("repeats", o.repeats, 1, 1000, "calls timed per head count (the best is kept)"),
+        integer_parameter("seed", static_cast<std::size_t>(o.seed), 0, 4294967295.0, "seed of the weights and inputs"),
+    };
+    e.quick = {{"d-model", "128"}, {"length", "64"}, {"repeats", "3"}};
+    e.run = [](const Values& v, const ProgressFn& progress) {
+        CostOptions o;
+        o.d_model = v.size("d-model");
+        o.length = v.size("length");
+        o.batch = v.size("batch");
+        o.heads = v.sizes("heads");
+        o.repeats = v.size("repeats");
+        o.seed = v.size("seed");
+        return run_cost(o, progress);
+    };
+    return e;
+}
+
+}  // namespace attnlab::experiments

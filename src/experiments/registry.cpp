@@ -1,0 +1,258 @@
+// The registry (experiments/registry.hpp): the list of experiments, parameter resolution, the
+// re-run command and the JSON forms shared by the CLI and the JavaScript API.
+#include "attnlab/experiments/registry.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "attnlab/core/error.hpp"
+#include "entries.hpp"
+
+namespace attnlab::experiments {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> parts;
+    std::stringstream in(text);
+    for (std::string part; std::getline(in, part, ',');) {
+        if (!part.empty()) parts.push_back(part);
+    }
+    return parts;
+}
+
+std::string join(const std::vector<std::string>& values, const char* separator) {
+    std::string s;
+    for (const auto& v : values) s += (s.empty() ? "" : separator) + v;
+    return s;
+}
+
+// One number of `text`, checked against the parameter's range; ConfigError naming both.
+double parse_number(const std::string& where, const Parameter& p, const std::string& item, bool integer) {
+    char* end = nullptr;
+    const double v = std::strtod(item.c_str(), &end);
+    const bool whole = !item.empty() && end == item.c_str() + item.size() && std::isfinite(v);
+    if (!whole || (integer && v != std::floor(v))) {
+        fail<ConfigError>(where, ": ", p.name, " must be ", integer ? "an integer" : "a number",
+                          p.kind == ParameterKind::integers ? " list (comma-separated)" : "", ", got '", item, "'");
+    }
+    if (v < p.min || v > p.max) {
+        fail<ConfigError>(where, ": ", p.name, " must be in [", p.min, ", ", p.max, "], got ", item);
+    }
+    return v;
+}
+
+// Checks `text` against the parameter's kind, range and choices; returns it normalised.
+std::string check_value(const std::string& where, const Parameter& p, const std::string& text) {
+    switch (p.kind) {
+        case ParameterKind::integer:
+        case ParameterKind::number:
+            parse_number(where, p, text, p.kind == ParameterKind::integer);
+            return text;
+        case ParameterKind::integers: {
+            const auto items = split_list(text);
+            if (items.empty()) fail<ConfigError>(where, ": ", p.name, " must not be empty");
+            for (const auto& item : items) parse_number(where, p, item, true);
+            return join(items, ",");
+        }
+        case ParameterKind::text:
+        case ParameterKind::texts: {
+            const auto items = p.kind == ParameterKind::text ? std::vector<std::string>{text} : split_list(text);
+            if (items.empty() || items[0].empty()) fail<ConfigError>(where, ": ", p.name, " must not be empty");
+            for (const auto& item : items) {
+                if (p.choices.empty()) continue;
+                bool known = false;
+                for (const auto& c : p.choices) known = known || c == item;
+                if (!known) {
+                    fail<ConfigError>(where, ": ", p.name, " has no value '", item, "' (valid: ", join(p.choices, ", "),
+                                      ")");
+                }
+            }
+            return join(items, ",");
+        }
+    }
+    return text;
+}
+
+const std::string& lookup(const std::map<std::string, std::string>& values, const std::string& name) {
+    const auto it = values.find(name);
+    if (it == values.end()) fail<ConfigError>("experiment values: no parameter '", name, "'");
+    return it->second;
+}
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// A parameter's text value as a typed JSON value.
+nlohmann::json typed(const Parameter& p, const std::string& text) {
+    switch (p.kind) {
+        case ParameterKind::integer: return std::stoll(text);
+        case ParameterKind::number: return std::stod(text);
+        case ParameterKind::text: return text;
+        case ParameterKind::integers: {
+            nlohmann::json a = nlohmann::json::array();
+            for (const auto& item : split_list(text)) a.push_back(std::stoll(item));
+            return a;
+        }
+        case ParameterKind::texts: return split_list(text);
+    }
+    return text;
+}
+
+}  // namespace
+
+const char* parameter_kind_name(ParameterKind kind) {
+    switch (kind) {
+        case ParameterKind::integer: return "integer";
+        case ParameterKind::number: return "number";
+        case ParameterKind::text: return "text";
+        case ParameterKind::integers: return "integers";
+        case ParameterKind::texts: return "texts";
+    }
+    return "?";
+}
+
+const std::string& Values::text(const std::string& name) const { return lookup(values_, name); }
+std::size_t Values::size(const std::string& name) const { return std::stoull(text(name)); }
+float Values::number(const std::string& name) const { return std::stof(text(name)); }
+std::vector<std::size_t> Values::sizes(const std::string& name) const {
+    std::vector<std::size_t> out;
+    for (const auto& item : split_list(text(name))) out.push_back(std::stoull(item));
+    return out;
+}
+std::vector<std::string> Values::texts(const std::string& name) const { return split_list(text(name)); }
+
+const std::vector<Experiment>& experiments() {
+    // The order of the article's table (issue 23); a new experiment is one line here.
+    static const std::vector<Experiment> all = {
+        detail::scaling_entry(),  detail::heads_entry(),      detail::cost_entry(), detail::lstm_entry(),
+        detail::positional_entry(), detail::permutation_entry(), detail::mask_entry(), detail::norm_entry(),
+        detail::kv_heads_entry(), detail::importance_entry(),
+    };
+    return all;
+}
+
+const Experiment& find_experiment(const std::string& name) {
+    std::string dashed = name;
+    for (char& c : dashed) c = c == '_' ? '-' : c;
+    std::vector<std::string> names;
+    for (const auto& e : experiments()) {
+        if (e.name == dashed) return e;
+        names.push_back(e.name);
+    }
+    fail<ConfigError>("experiment: unknown experiment '", name, "' (valid: ", join(names, ", "), ")");
+}
+
+std::string js_name(const std::string& name) {
+    std::string out;
+    bool upper = false;
+    for (char c : name) {
+        if (c == '-') {
+            upper = true;
+            continue;
+        }
+        out += upper ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+        upper = false;
+    }
+    return out;
+}
+
+Values resolve_values(const Experiment& e, const std::map<std::string, std::string>& given, bool quick, bool js_names) {
+    const std::string where = "experiment " + e.name;
+    std::map<std::string, std::string> values;
+    for (const auto& p : e.parameters) values[p.name] = p.default_value;
+    auto find = [&](const std::string& key, bool js) -> const Parameter* {
+        for (const auto& p : e.parameters) {
+            if ((js ? js_name(p.name) : p.name) == key) return &p;
+        }
+        return nullptr;
+    };
+    if (quick) {
+        for (const auto& [name, value] : e.quick) values[find(name, false)->name] = value;
+    }
+    for (const auto& [key, value] : given) {
+        const Parameter* p = find(key, js_names);
+        if (!p) {
+            std::vector<std::string> valid;
+            for (const auto& q : e.parameters) valid.push_back(js_names ? js_name(q.name) : q.name);
+            fail<ConfigError>(where, ": unknown option '", key, "' (valid: ", join(valid, ", "), ")");
+        }
+        values[p->name] = value;
+    }
+    for (const auto& p : e.parameters) values[p.name] = check_value(where, p, values[p.name]);
+    return Values(std::move(values));
+}
+
+std::string rerun_command(const Experiment& e, const Values& values) {
+    std::string s = "attnlab experiment " + e.name;
+    for (const auto& p : e.parameters) {
+        std::string value = values.text(p.name);
+        if (value.find_first_of(" \"'") != std::string::npos) value = "'" + value + "'";
+        s += " --" + p.name + " " + value;
+    }
+    return s;
+}
+
+Result run_experiment(const Experiment& e, const Values& values, const ProgressFn& progress) {
+    Result r = e.run(values, progress);
+    r.name = e.name;
+    r.command = rerun_command(e, values);
+    return r;
+}
+
+std::string result_to_json(const Result& r) {
+    nlohmann::json j;
+    j["name"] = r.name;
+    j["claim"] = r.claim;
+    j["command"] = r.command;
+    j["config"] = nlohmann::json::array();
+    for (const auto& [key, value] : r.config) j["config"].push_back({key, value});
+    j["tables"] = nlohmann::json::array();
+    for (const auto& t : r.tables) j["tables"].push_back({{"name", t.name}, {"columns", t.columns}, {"rows", t.rows}});
+    j["series"] = nlohmann::json::array();
+    for (const auto& s : r.series) {
+        nlohmann::json lines = nlohmann::json::array();
+        for (const auto& line : s.lines) {
+            nlohmann::json y = nlohmann::json::array();
+            for (double v : line.y) y.push_back(number_or_null(v));
+            lines.push_back({{"name", line.name}, {"y", y}});
+        }
+        nlohmann::json x = nlohmann::json::array();
+        for (double v : s.x) x.push_back(number_or_null(v));
+        j["series"].push_back({{"name", s.name}, {"xLabel", s.x_label}, {"yLabel", s.y_label}, {"x", x}, {"lines", lines}});
+    }
+    j["notes"] = r.notes;
+    j["conclusion"] = r.conclusion;
+    j["timing"] = r.timing;
+    return j.dump();
+}
+
+std::string experiments_to_json() {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& e : experiments()) {
+        nlohmann::json params = nlohmann::json::array();
+        for (const auto& p : e.parameters) {
+            nlohmann::json q{{"name", js_name(p.name)}, {"flag", "--" + p.name}, {"kind", parameter_kind_name(p.kind)},
+                             {"default", typed(p, p.default_value)}, {"help", p.help}};
+            if (p.kind == ParameterKind::text || p.kind == ParameterKind::texts) {
+                q["choices"] = p.choices;
+            } else {
+                q["min"] = p.min;
+                q["max"] = p.max;
+            }
+            params.push_back(q);
+        }
+        nlohmann::json quick = nlohmann::json::object();
+        for (const auto& [name, value] : e.quick) {
+            for (const auto& p : e.parameters) {
+                if (p.name == name) quick[js_name(name)] = typed(p, value);
+            }
+        }
+        all.push_back({{"name", e.name}, {"section", e.section}, {"claim", e.claim}, {"summary", e.summary},
+                       {"parameters", params}, {"quick", quick}});
+    }
+    return all.dump();
+}
+
+}  // namespace attnlab::experiments

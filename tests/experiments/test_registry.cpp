@@ -1,0 +1,199 @@
+// The registry (experiments/registry.hpp): every experiment is listed once with parameters that
+// resolve, bad names and values are refused with the valid ones, and each --quick form's
+// conclusion agrees with the numbers of its own tables.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "attnlab/core/error.hpp"
+#include "attnlab/experiments/registry.hpp"
+#include "experiments/result_cells.hpp"
+
+namespace ex = attnlab::experiments;
+using namespace attnlab::experiments::testing;
+
+namespace {
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+ex::Result run_quick(const std::string& name) {
+    const ex::Experiment& e = ex::find_experiment(name);
+    return ex::run_experiment(e, ex::resolve_values(e, {}, true));
+}
+
+}  // namespace
+
+TEST(ExperimentRegistry, ListsEveryExperimentOnceWithParametersThatResolve) {
+    std::set<std::string> names;
+    for (const auto& e : ex::experiments()) {
+        EXPECT_TRUE(names.insert(e.name).second) << e.name;
+        EXPECT_FALSE(e.section.empty() || e.claim.empty() || e.summary.empty()) << e.name;
+        EXPECT_NE(e.run, nullptr) << e.name;
+        // Defaults and quick settings pass their own ranges.
+        EXPECT_NO_THROW(ex::resolve_values(e, {}, false)) << e.name;
+        EXPECT_NO_THROW(ex::resolve_values(e, {}, true)) << e.name;
+    }
+    for (const char* name : {"scaling", "heads", "cost", "lstm", "positional", "permutation", "mask", "norm", "kv-heads",
+                             "importance"}) {
+        EXPECT_EQ(names.count(name), 1u) << name;
+    }
+    EXPECT_EQ(&ex::find_experiment("kv_heads"), &ex::find_experiment("kv-heads"));
+    EXPECT_EQ(ex::js_name("gen-examples"), "genExamples");
+}
+
+TEST(ExperimentRegistry, RefusesUnknownNamesAndBadValuesNamingTheValidOnes) {
+    try {
+        ex::find_experiment("scalling");
+        FAIL() << "no error";
+    } catch (const attnlab::ConfigError& err) {
+        EXPECT_TRUE(contains(err.what(), "'scalling'") && contains(err.what(), "scaling, heads")) << err.what();
+    }
+    const ex::Experiment& e = ex::find_experiment("scaling");
+    try {
+        ex::resolve_values(e, {{"stepz", "3"}}, false);
+        FAIL() << "no error";
+    } catch (const attnlab::ConfigError& err) {
+        EXPECT_TRUE(contains(err.what(), "'stepz'") && contains(err.what(), "steps")) << err.what();
+    }
+    try {
+        ex::resolve_values(e, {{"dModel", "64"}, {"logEvery", "x"}}, false, true);
+        FAIL() << "no error";
+    } catch (const attnlab::ConfigError& err) {
+        EXPECT_TRUE(contains(err.what(), "log-every must be an integer") && contains(err.what(), "'x'")) << err.what();
+    }
+    EXPECT_THROW(ex::resolve_values(e, {{"steps", "0"}}, false), attnlab::ConfigError);  // below its range
+    EXPECT_THROW(ex::resolve_values(e, {{"task", "poetry"}}, false), attnlab::ConfigError);
+    EXPECT_THROW(ex::resolve_values(ex::find_experiment("heads"), {{"heads", "1,,-2"}}, false), attnlab::ConfigError);
+    const ex::Values v = ex::resolve_values(e, {{"dModel", "64"}}, true, true);
+    EXPECT_EQ(v.size("d-model"), 64u);  // given wins over quick
+    EXPECT_EQ(v.size("steps"), 100u);   // quick
+}
+
+TEST(ExperimentRegistry, JsonHasTheResultAndTheRegistry) {
+    const ex::Result r = run_quick("permutation");
+    const auto j = nlohmann::json::parse(ex::result_to_json(r));
+    EXPECT_EQ(j["name"], "permutation");
+    EXPECT_EQ(j["conclusion"], r.conclusion);
+    EXPECT_TRUE(starts_with(j["command"].get<std::string>(), "attnlab experiment permutation --length 16"));
+    EXPECT_EQ(j["tables"][0]["rows"].size(), 4u);
+    const auto all = nlohmann::json::parse(ex::experiments_to_json());
+    ASSERT_EQ(all.size(), ex::experiments().size());
+    EXPECT_EQ(all[0]["parameters"][0]["name"], "task");
+    EXPECT_TRUE(all[0]["quick"].contains("dModel"));
+}
+
+// ---- each --quick form: its conclusion agrees with its tables ------------------------------
+
+TEST(QuickExperiment, ScalingVerdictMatchesItsNumbers) {
+    const ex::Result r = run_quick("scaling");
+    const bool behind = value(r, "final", "unscaled", "held-out loss") > value(r, "final", "scaled", "held-out loss") + 0.1;
+    const ex::Table& g = table(r, "softmax_gradient");
+    const bool vanishing = std::stod(g.rows.back()[2]) < 0.5 * std::stod(g.rows.back()[1]);
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), behind && vanishing) << r.conclusion;
+    // The gradient norm shrinks as d_k grows without scaling and stays put with it.
+    EXPECT_LT(std::stod(g.rows.back()[2]), std::stod(g.rows.front()[2]));
+    EXPECT_TRUE(contains(r.conclusion, g.rows.back()[2].substr(0, 5))) << r.conclusion;
+}
+
+TEST(QuickExperiment, HeadsNamesTheBestHeadCountOfEachWidth) {
+    const ex::Result r = run_quick("heads");
+    const ex::Table& t = table(r, "final");
+    const std::size_t loss = column_index(t, "held-out loss");
+    for (const std::string width : {"128", "64"}) {
+        std::string best;
+        double best_loss = 1e9;
+        for (const auto& row : t.rows) {
+            if (row[0] == width && std::stod(row[loss]) < best_loss) {
+                best_loss = std::stod(row[loss]);
+                best = row[1];
+            }
+        }
+        EXPECT_TRUE(contains(r.conclusion, "at d_model " + width + " best h=" + best + " ")) << r.conclusion;
+    }
+    EXPECT_TRUE(starts_with(r.conclusion, "d_model 512 was not run")) << r.conclusion;
+}
+
+TEST(QuickExperiment, CostCountsTheSameWorkForEveryHeadCount) {
+    const ex::Result r = run_quick("cost");
+    const ex::Table& t = table(r, "cost");
+    const std::size_t fwd = column_index(t, "forward MFLOP");
+    bool same = true;
+    for (const auto& row : t.rows) same = same && row[fwd] == t.rows[0][fwd];
+    EXPECT_TRUE(same);
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held"), same) << r.conclusion;
+    EXPECT_TRUE(contains(r.conclusion, t.rows[0][fwd] + " MFLOP forward")) << r.conclusion;
+    // 128 x 64 x 2 sequences: projections 4·B·T·C² = 8.39 M multiply-adds, scores + context 2·B·T²·C = 2.10 M.
+    EXPECT_EQ(t.rows[0][fwd], "20.972");
+    EXPECT_FALSE(r.timing.empty());
+}
+
+TEST(QuickExperiment, LstmVerdictMatchesTheAccuracyAtTheLargestDistance) {
+    const ex::Result r = run_quick("lstm");
+    const ex::Table& t = table(r, "recall");
+    const auto& last = t.rows.back();
+    const double lstm = std::stod(last[column_index(t, "LSTM accuracy")]), tf = std::stod(last[column_index(t, "Transformer accuracy")]);
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held"), tf > lstm + 20.0) << r.conclusion;
+    EXPECT_TRUE(contains(r.conclusion, "k=" + last[0] + " LSTM " + last[2] + ", Transformer " + last[3])) << r.conclusion;
+}
+
+TEST(QuickExperiment, PositionalVerdictsMatchItsNumbers) {
+    const ex::Result r = run_quick("positional");
+    const bool equivariant = value(r, "final", "none", "permutation gap") < 1e-4;
+    EXPECT_TRUE(equivariant);
+    EXPECT_TRUE(contains(r.conclusion, "without positions: permutation-equivariant")) << r.conclusion;
+    const double rope = value(r, "final", "rope", "accuracy @32"), learned = value(r, "final", "learned", "accuracy @32");
+    EXPECT_EQ(contains(r.conclusion, "at 2L rope beats the learned table (held)"), rope > learned + 10.0) << r.conclusion;
+}
+
+TEST(QuickExperiment, PermutationEquivariantOnlyWithoutPositions) {
+    const ex::Result r = run_quick("permutation");
+    for (const auto& row : table(r, "permutation").rows) EXPECT_EQ(row.back(), row[0] == "none" ? "yes" : "no") << row[0];
+    EXPECT_TRUE(starts_with(r.conclusion, "the claim held: none equivariant")) << r.conclusion;
+}
+
+TEST(QuickExperiment, MaskVerdictMatchesItsNumbers) {
+    const ex::Result r = run_quick("mask");
+    const double masked_gen = value(r, "final", "causal mask", "generated accuracy");
+    const double unmasked_gen = value(r, "final", "no mask", "generated accuracy");
+    const bool collapsed = value(r, "final", "no mask", "last train loss") < value(r, "final", "causal mask", "last train loss");
+    const bool held = collapsed && unmasked_gen + 30.0 < masked_gen && masked_gen >= 80.0;
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), held) << r.conclusion;
+}
+
+TEST(QuickExperiment, NormReportsEveryArmAndAPlainComparison) {
+    const ex::Result r = run_quick("norm");
+    const ex::Table& t = table(r, "final");
+    ASSERT_EQ(t.rows.size(), 4u);
+    for (const auto& row : t.rows) {
+        EXPECT_FALSE(row[column_index(t, "final train loss")].empty());
+        EXPECT_FALSE(row[column_index(t, "divergence step")].empty());
+        EXPECT_TRUE(contains(r.conclusion, row[0] + ": ")) << row[0];
+    }
+    const double pre_cold = value(r, "final", "pre-LN, no warm-up", "held-out loss");
+    const double post_warm = value(r, "final", "post-LN, warm-up", "held-out loss");
+    if (std::isfinite(pre_cold) && std::isfinite(post_warm)) {
+        const char* expected = pre_cold + 0.05 < post_warm   ? "Pre-LN without warm-up ended ahead"
+                               : pre_cold > post_warm + 0.05 ? "Pre-LN without warm-up ended BEHIND"
+                                                             : "Pre-LN without warm-up ended level";
+        EXPECT_TRUE(contains(r.conclusion, expected)) << r.conclusion;
+    }
+}
+
+TEST(QuickExperiment, KvHeadsVerdictMatchesItsAccuracies) {
+    const ex::Result r = run_quick("kv-heads");
+    const double mha = value(r, "final", "4", "held-out accuracy"), mqa = value(r, "final", "1", "held-out accuracy");
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held"), mqa + 5.0 >= mha) << r.conclusion;
+}
+
+TEST(QuickExperiment, ImportanceVerdictMatchesItsCorrelations) {
+    const ex::Result r = run_quick("importance");
+    const double w = value(r, "importance", "weight", "mean Spearman vs ablation");
+    const double wv = value(r, "importance", "weight x ||v W_O||", "mean Spearman vs ablation");
+    EXPECT_GT(value(r, "importance", "weight", "queries"), 0.0);
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), w < 0.95 && wv >= w) << r.conclusion;
+}
