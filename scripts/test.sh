@@ -3,9 +3,9 @@
 # library and runs the GoogleTest suite (ctest), then runs it again under AddressSanitizer and
 # UndefinedBehaviorSanitizer and runs each fuzz target for a bounded time, then builds the
 # WebAssembly module and runs its Node tests, then builds the page and runs the browser tests in
-# headless Chromium, then packs the npm package and tests it installed in a fresh project (Node
-# and a Vite-built page), and last checks that no comment or document narrates measurement
-# history (tests/docs/).
+# headless Chromium and the files the Firefox driver supports in headless firefox-esr, then packs
+# the npm package and tests it installed in a fresh project (Node and a Vite-built page), and last
+# checks that no comment or document narrates measurement history (tests/docs/).
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh --native   only the native build and ctest
@@ -79,6 +79,18 @@ echo "== page build"
 bash scripts/build_web.sh
 echo "== browser tests (headless Chromium)"
 node --test tests/browser/
+# The second browser: Debian's firefox-esr over WebDriver BiDi (tests/browser/firefox/driver.mjs),
+# threaded engine and cross-origin isolation included. The files below use only what the driver
+# answers; the others need playwright or Chromium: CDP tracing (lab), download events (lab,
+# lab_try, walk_trained), the page's Worker objects (engine_recovery), playwright's own selectors
+# such as :visible (walkthrough_edges), and the lab's store read whole from the page, which
+# puppeteer's BiDi serialisation does not return (lab_state). lab_settings and
+# walkthrough_window_url are not in the list until they pass in Firefox.
+firefox_tests=(fallback walkthrough lab_layout)
+echo "== browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_tests[*]}"
+firefox_files=()
+for t in "${firefox_tests[@]}"; do firefox_files+=("tests/browser/$t.test.mjs"); done
+ATTNLAB_BROWSER=firefox node --test "${firefox_files[@]}"
 echo "== npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check

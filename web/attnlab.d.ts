@@ -513,6 +513,8 @@ export interface AttnLab {
   heapUsed(): number;
   /** Bytes of the main WASM stack in use between calls (for leak checks). */
   stackUsed(): number;
+  /** For tests only: executes a WebAssembly trap (`unreachable`); the module is unusable afterwards. */
+  _trapForTests(): never;
   MultiHeadAttention: MultiHeadAttentionConstructor;
   Model: ModelConstructor;
   /** ModelConfig's field table, in its order. */

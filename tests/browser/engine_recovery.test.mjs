@@ -1,5 +1,5 @@
-// The page survives its engine: when the engine worker ends (closed, or an uncaught error in it)
-// the lab says so, a new worker starts, and the settings and the curves drawn so far stay; a model
+// The page survives its engine: when the engine worker ends (closed, an uncaught error in it, or a
+// WebAssembly trap in the engine) the lab says so, a new worker starts, and the settings and the curves drawn so far stay; a model
 // or batch larger than the engine's memory budget shows the engine's own message.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -109,4 +109,28 @@ test('a batch whose activations exceed the engine memory budget shows the engine
   // The refusal left the engine working: a small model trains.
   await trainWith({ task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 10 });
   await waitForLabPhase(page, 'done');
+});
+
+test('a WebAssembly trap in the engine: the lab says so, restarts the engine, keeps settings and curves', async () => {
+  // A fresh page: the client gives up after MAX_RESTARTS restarts within a minute
+  // (engine/client.ts), and the tests above restarted this page's engine three times already.
+  await b.close();
+  ({ b, page } = await openLab({ ...SETTINGS, steps: 20 }));
+  await page.locator('.lab button[data-act="train"]').click();
+  await waitForLabPhase(page, 'done');
+  const curve = await page.evaluate(() => window.__attnlab.lab().metrics.length);
+  assert.equal(curve, 20, 'a finished curve to keep');
+  // The worker's test-only request makes the engine execute `unreachable` (web/bindings/module.cpp):
+  // a trap, not an exception, which leaves the module unusable.
+  await endEngineWorker(() => self.onmessage(new MessageEvent('message', { data: { id: 0, body: { kind: 'test.trap' } } })));
+  await page.waitForFunction(() => /unreachable/.test(window.__attnlab.lab().error?.details ?? ''), null, { timeout: 60000 });
+  await page.waitForFunction(() => /The engine stopped and was restarted/.test(document.querySelector('.lab-banner').textContent), null, { timeout: 60000 });
+  assert.equal(await page.evaluate(() => window.__attnlab.lab().metrics.length), curve, 'the finished curve is kept');
+  assert.ok(await page.locator('.lab svg path').count() > 0, 'the curve is still drawn');
+  assert.equal(await formValue('dModel'), '16');
+  assert.equal(await formValue('seed'), '3');
+  // The new engine trains.
+  await page.locator('.lab button[data-act="train"]').click();
+  await waitForLabPhase(page, 'done');
+  assert.deepEqual(b.problems, []);
 });

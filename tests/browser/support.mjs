@@ -86,6 +86,20 @@ export async function settle(page) {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
 }
 
+/**
+ * Waits until the page's pictures stand still: no d3 transition scheduled or running on any
+ * element (d3 keeps them in the element's __transition until they end) and no finite CSS
+ * animation or transition running. Measuring geometry after a fixed delay instead reads a
+ * picture still in motion whenever a loaded machine runs the page's frames late.
+ */
+export async function waitForStill(page, timeout = 30000) {
+  await page.waitForFunction(() => {
+    const moving = Array.from(document.querySelectorAll('*')).some((e) => e.__transition && Object.keys(e.__transition).length > 0);
+    const animating = document.getAnimations().some((a) => a.playState === 'running' && a.effect?.getComputedTiming().endTime !== Infinity);
+    return !moving && !animating;
+  }, null, { timeout });
+}
+
 /** Waits until the walkthrough shows a trace computed by the engine. */
 export async function waitForWalkthrough(page) {
   await page.waitForFunction(() => window.__attnlab?.info && window.__attnlab.walk().status === 'ready', null, { timeout: 30000 });

@@ -137,8 +137,21 @@ test('play advances through beats and steps; space pauses', async () => {
   await page.selectOption('select[name="speed"]', '4');
   await page.locator('.walk-main').click({ position: { x: 5, y: 5 } });
   await page.keyboard.press(' ');
-  await page.waitForFunction(() => window.__attnlab.walk().playing && window.__attnlab.walk().beat > 1);
-  await page.waitForFunction(() => window.__attnlab.walk().step >= 7, null, { timeout: 15000 });
+  // Playback moves on by its own timers while the test polls once a frame, and frames can be far
+  // apart on a loaded machine, so each wait is for a state that holds once reached, never for one
+  // passing beat: playback leaves a step only after playing its beats.
+  const played = () => {
+    const s = window.__attnlab.walk();
+    return s.playing && (s.beat > 1 || s.step > 6);
+  };
+  await page.waitForFunction(played);
+  // After its beats the step rests for its reading time at this speed (restMs, the page's own
+  // schedule): the next step is due then, give or take the machine's load.
+  const rest = await (await page.waitForFunction(() => {
+    const s = window.__attnlab.walk();
+    return s.step > 6 ? { ms: 0 } : s.beat === 0 && s.restMs > 0 ? { ms: s.restMs } : null;
+  })).jsonValue();
+  await page.waitForFunction(() => window.__attnlab.walk().step >= 7, null, { timeout: rest.ms + 15000 });
   await page.keyboard.press(' ');
   await page.waitForFunction(() => !window.__attnlab.walk().playing);
 });

@@ -4,7 +4,7 @@
 //   node --test tests/browser/walkthrough_edges.test.mjs
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
-import { compareMatrix, engineReference, readMatrix, screenshot, settle, useWalkthroughPage, waitForWalkthrough } from './support.mjs';
+import { compareMatrix, engineReference, readMatrix, screenshot, settle, useWalkthroughPage, waitForStill, waitForWalkthrough } from './support.mjs';
 
 const ctx = useWalkthroughPage({ isolation: true });
 let page;
@@ -218,14 +218,14 @@ async function overflowingNumbers() {
 test('item 11: titles, labels and numbers fit at the edges; scaling off shows the engine’s would-be scaled scores', async () => {
   await open();
   await step(9);
-  await page.waitForTimeout(1200);
+  await waitForStill(page);
   const pic = await page.$eval('[data-section="concat-pic"] svg', (svg) => ({ w: svg.getBoundingClientRect().right, texts: Array.from(svg.querySelectorAll('text'), (t) => t.getBoundingClientRect().right) }));
   for (const r of pic.texts) assert.ok(r <= pic.w + 0.5, `a caption of the concat picture ends at ${r}, past the picture (${pic.w})`);
   assert.deepEqual(await overlaps('[data-section="concat-pic"] text'), []);
   await screenshot(page, 'walkthrough-concat');
 
   await step(10);
-  await page.waitForTimeout(450);
+  await waitForStill(page);
   assert.equal(await page.locator('figure[data-matrix="out-w"] text.clabel').count(), 8, 'W_Oᵀ has column labels');
   assert.deepEqual(await overflowingNumbers(), []);
   await screenshot(page, 'walkthrough-output');
@@ -233,7 +233,7 @@ test('item 11: titles, labels and numbers fit at the edges; scaling off shows th
   // A very long word: its labels stay clear of the softmax arrow.
   await sentence('the supercalifragilisticexpialidocious cat');
   await step(6);
-  await page.waitForTimeout(450);
+  await waitForStill(page);
   const clear = await page.evaluate(() => {
     const op = document.querySelector('.op[data-op="arrow"]').getBoundingClientRect();
     const labels = Array.from(document.querySelectorAll('figure[data-matrix="softmax-masked"] text'), (t) => t.getBoundingClientRect());
@@ -255,7 +255,7 @@ test('item 11: titles, labels and numbers fit at the edges; scaling off shows th
   await page.uncheck('input[name="scale"]');
   await page.waitForFunction(() => window.__attnlab.walk().traced?.scale === false && window.__attnlab.walk().status === 'ready');
   await step(4);
-  await page.waitForTimeout(450);
+  await waitForStill(page);
   const ref = await engineReference(page, { scale: true });
   compareMatrix(assert, await readMatrix(page, 'scaled-would-be'), ref.scaled[0], 'would-be scaled');
   const off = await engineReference(page);

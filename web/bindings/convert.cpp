@@ -1,6 +1,8 @@
 #include "convert.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <new>
 #include <string>
@@ -406,6 +408,17 @@ double JsOptions::number(const char* key, double fallback) const {
                           v.isNumber() ? std::to_string(v.as<double>()) : js_type_name(v));
     }
     return v.as<double>();
+}
+
+float JsOptions::float32(const char* key, float fallback) const {
+    const double v = number(key, fallback);
+    if (std::fabs(v) > static_cast<double>(std::numeric_limits<float>::max())) {
+        char text[32];  // the shortest of 15 or 17 digits that reads back as v
+        std::snprintf(text, sizeof text, "%.15g", v);
+        if (std::strtod(text, nullptr) != v) std::snprintf(text, sizeof text, "%.17g", v);
+        fail<ConfigError>(where_, ": option '", key, "' must be within float32 range (|x| <= 3.4028235e+38), got ", text);
+    }
+    return static_cast<float>(v);
 }
 
 std::string JsOptions::string(const char* key, const std::string& fallback) const {

@@ -117,6 +117,9 @@ public:
     // A non-negative integer that fits size_t (JS numbers above 2^32 - 1 are rejected).
     std::size_t size(const char* key, std::size_t fallback) const;
     double number(const char* key, double fallback) const;
+    // A finite number that a float holds: |x| <= FLT_MAX (converting a double beyond that range to
+    // float is undefined behaviour). Engine options that are floats are read only through this.
+    float float32(const char* key, float fallback) const;
     std::string string(const char* key, const std::string& fallback) const;
     // True when the value at key is null or undefined.
     bool is_null(const char* key) const;

@@ -42,10 +42,10 @@ namespace {
 void field_from_js(const JsOptions& opt, const char* key, std::size_t& value) { value = opt.size(key, value); }
 void field_from_js(const JsOptions& opt, const char* key, bool& value) { value = opt.boolean(key, value); }
 void field_from_js(const JsOptions& opt, const char* key, float& value) {
-    value = static_cast<float>(opt.number(key, value));
+    value = opt.float32(key, value);
 }
 void field_from_js(const JsOptions& opt, const char* key, std::optional<float>& value) {  // null: unset
-    if (!opt.is_null(key)) value = static_cast<float>(opt.number(key, 1.0));
+    if (!opt.is_null(key)) value = opt.float32(key, 1.0f);
 }
 template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
 void field_from_js(const JsOptions& opt, const char* key, Enum& value) {
@@ -227,7 +227,7 @@ val generate_of(const Model& model, const val& prompt, const val& max_new, const
     const std::vector<std::int32_t> ids = prompt_from_js(prompt, where);
     const std::size_t n = size_from_js(max_new, where, "maxNewTokens");
     GenerateOptions g;
-    g.temperature = static_cast<float>(opt.number("temperature", 0.0));
+    g.temperature = opt.float32("temperature", 0.0f);
     g.seed = opt.size("seed", 0);
     require_allocatable({n, model.config().vocab_size}, where, "the logits of the new tokens");
     const GenerateResult r = model.generate(ids, n, g);  // ConfigError for an encoder

@@ -5,6 +5,12 @@
 //   lab.stageNames();      // every attention stage in canonical order (attnlab::stage_name)
 //   lab.heapUsed();        // bytes malloc currently hands out (mallinfo().uordblks): leak checks
 //   lab.stackUsed();       // bytes of the main WASM stack in use between calls: leak checks
+//   lab._trapForTests();   // FOR TESTS ONLY: executes `unreachable`, a real WebAssembly trap
+//
+// _trapForTests exists only so that tests can check what happens after a trap (the module is
+// unusable afterwards; the page's engine worker closes and the page starts a new one:
+// tests/browser/engine_recovery.test.mjs). Nothing in the engine or the page calls it except the
+// worker's test-only request 'test.trap' (web/src/engine/protocol.ts).
 //
 // Build facts come from compile definitions set by web/CMakeLists.txt: ATTNLAB_VERSION,
 // ATTNLAB_WASM_FLAVOUR, ATTNLAB_WASM_POOL_SIZE, ATTNLAB_WASM_MAX_MEMORY_MB.
@@ -92,6 +98,10 @@ val all_stage_names() {
 double heap_used() { return static_cast<double>(mallinfo().uordblks); }
 double stack_used() { return static_cast<double>(emscripten_stack_get_base() - emscripten_stack_get_current()); }
 
+// For tests only (see the top of this file): a genuine trap, not an exception, so the caller sees
+// a WebAssembly.RuntimeError ("unreachable") exactly as it would for an engine bug.
+[[noreturn]] void trap_for_tests() { __builtin_trap(); }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnlab_module) {
@@ -100,6 +110,7 @@ EMSCRIPTEN_BINDINGS(attnlab_module) {
     emscripten::function("stageNames", &all_stage_names);
     emscripten::function("heapUsed", &heap_used);
     emscripten::function("stackUsed", &stack_used);
+    emscripten::function("_trapForTests", &trap_for_tests);
 }
 
 }  // namespace attnlab::web

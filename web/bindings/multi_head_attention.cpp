@@ -115,7 +115,7 @@ ForwardCall parse_forward(const val& x, const val& options, bool for_trace, cons
     if (scale.isFalse()) {
         o.scale.enabled = false;
     } else if (scale.isNumber()) {
-        o.scale.factor = static_cast<float>(opt.number("scale", 0.0));
+        o.scale.factor = opt.float32("scale", 0.0f);
     } else if (!scale.isUndefined() && !scale.isTrue()) {
         fail<ConfigError>(where, ": option 'scale' must be true, false or a number");
     }

@@ -36,16 +36,16 @@ TrainerOptions trainer_options_from_js(const val& options) {
     if (o.optimizer != "adamw" && o.optimizer != "sgd") {
         fail<ConfigError>("new Trainer: option 'optimizer' must be 'adamw' or 'sgd', got '", o.optimizer, "'");
     }
-    o.lr = static_cast<float>(opt.number("lr", o.lr));
-    o.min_lr = static_cast<float>(opt.number("minLr", o.min_lr));
-    o.weight_decay = static_cast<float>(opt.number("weightDecay", o.weight_decay));
-    o.beta1 = static_cast<float>(opt.number("beta1", o.beta1));
-    o.beta2 = static_cast<float>(opt.number("beta2", o.beta2));
-    o.momentum = static_cast<float>(opt.number("momentum", o.momentum));
+    o.lr = opt.float32("lr", o.lr);
+    o.min_lr = opt.float32("minLr", o.min_lr);
+    o.weight_decay = opt.float32("weightDecay", o.weight_decay);
+    o.beta1 = opt.float32("beta1", o.beta1);
+    o.beta2 = opt.float32("beta2", o.beta2);
+    o.momentum = opt.float32("momentum", o.momentum);
     o.batch_size = opt.size("batchSize", o.batch_size);
     o.warmup_steps = opt.size("warmupSteps", o.warmup_steps);
     o.total_steps = opt.size("totalSteps", o.total_steps);
-    o.clip_norm = static_cast<float>(opt.number("clipNorm", o.clip_norm));
+    o.clip_norm = opt.float32("clipNorm", o.clip_norm);
     o.seed = opt.size("seed", o.seed);
     o.track_attention = opt.boolean("trackAttention", o.track_attention);
     if (!opt.is_null("lossScale")) {

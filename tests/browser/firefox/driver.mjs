@@ -92,6 +92,29 @@ class Locator {
     await h?.dispose();
   }
 
+  // As playwright's: answers at once (no wait); false when nothing matches.
+  async isVisible() {
+    const h = await this.page.$(this.selector);
+    if (!h) return false;
+    try {
+      return await h.isVisible();
+    } finally {
+      await h.dispose();
+    }
+  }
+
+  async boundingBox() {
+    const h = await this.element();
+    try {
+      return await h.boundingBox();
+    } finally {
+      await h.dispose();
+    }
+  }
+
+  focus() { return this.read((e) => e.focus()); }
+  dispatchEvent(type) { return this.read((e, t) => e.dispatchEvent(new Event(t, { bubbles: true })), type); }
+  allTextContents() { return this.page.$$eval(this.selector, (all) => all.map((e) => e.textContent ?? '')); }
   getAttribute(name) { return this.read((e, n) => e.getAttribute(n), name); }
   textContent() { return this.read((e) => e.textContent); }
   inputValue() { return this.read((e) => e.value); }
@@ -126,6 +149,13 @@ class Page {
   async selectOption(selector, value) {
     await this.locator(selector).element();
     await this.page.select(selector, value);
+  }
+  // As playwright's: clicks the box only when its state must change.
+  async check(selector) {
+    if (!(await this.locator(selector).read((e) => e.checked))) await this.locator(selector).click();
+  }
+  async uncheck(selector) {
+    if (await this.locator(selector).read((e) => e.checked)) await this.locator(selector).click();
   }
   waitForTimeout(ms) { return new Promise((r) => setTimeout(r, ms)); }
   screenshot(options) { return this.page.screenshot(options); }

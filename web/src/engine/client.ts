@@ -11,6 +11,14 @@ export type EngineLifeEvent = { kind: 'lost'; reason: string } | { kind: 'restar
 /** Restarts allowed within RESTART_WINDOW_MS before the client gives up (a worker that dies on start). */
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 60_000;
+/**
+ * A starting worker says so every START_BEAT_MS (worker.ts); one that sends nothing for
+ * START_SILENCE_MS is blocked and is replaced, up to START_ATTEMPTS workers per init(). (Firefox
+ * now and then blocks the engine worker for good inside the `new Worker` calls with which the
+ * threads flavour creates its pthread pool.)
+ */
+const START_SILENCE_MS = 10_000;
+const START_ATTEMPTS = 3;
 
 export class EngineClient {
   private worker!: Worker;
@@ -21,6 +29,8 @@ export class EngineClient {
   private readonly listeners = new Set<(e: LabEvent) => void>();
   private readonly lifeListeners = new Set<(e: EngineLifeEvent) => void>();
   private restarts: number[] = [];
+  /** When the current worker was started or last sent anything (performance.now()). */
+  private lastHeard = 0;
 
   constructor() {
     this.start();
@@ -29,10 +39,13 @@ export class EngineClient {
   private start() {
     const gen = ++this.generation;
     this.worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'attnlab-engine' });
+    this.lastHeard = performance.now();
     this.worker.onmessage = (ev: MessageEvent<ReplyEnvelope | WorkerEvent>) => {
       if (gen !== this.generation) return;
+      this.lastHeard = performance.now();
       const msg = ev.data;
       if ('event' in msg) {
+        if (msg.event === 'engine.starting') return;
         if (msg.event === 'engine.alive') this.watch(gen, msg.lock);
         else if (msg.event === 'engine.fatal') this.lost(gen, msg.message); // the worker closes itself
         else for (const l of this.listeners) l(msg);
@@ -98,11 +111,44 @@ export class EngineClient {
     return r as ReplyOf<K>;
   }
 
+  /** Loads the engine in the worker; a worker that falls silent while starting is replaced (START_SILENCE_MS). */
   async init(): Promise<EngineInfo> {
     const loaderUrl = new URL('engine/loader.mjs', document.baseURI).href;
-    // Unique to this page and worker (crypto.randomUUID exists only in secure contexts).
-    const lock = `attnlab-engine-${performance.timeOrigin}-${Math.random().toString(36).slice(2)}-${this.generation}`;
-    return (await this.expect('init', { kind: 'init', loaderUrl, lock })).info;
+    for (let attempt = 1; ; attempt++) {
+      // Unique to this page and worker (crypto.randomUUID exists only in secure contexts).
+      const lock = `attnlab-engine-${performance.timeOrigin}-${Math.random().toString(36).slice(2)}-${this.generation}`;
+      const reply = this.expect('init', { kind: 'init', loaderUrl, lock });
+      reply.catch(() => {}); // when the worker is replaced, this rejection has been dealt with below
+      const silence = this.silence(this.generation);
+      try {
+        const r = await Promise.race([reply, silence.fell]);
+        if (r !== 'silent') return r.info;
+      } finally {
+        silence.cancel();
+      }
+      if (attempt === START_ATTEMPTS) throw new Error(`the engine worker fell silent while starting, ${attempt} times in a row`);
+      this.replaceSilent();
+    }
+  }
+
+  /** `fell` resolves once the worker of generation `gen` has sent nothing for START_SILENCE_MS. */
+  private silence(gen: number): { fell: Promise<'silent'>; cancel: () => void } {
+    let timer = 0;
+    const fell = new Promise<'silent'>((resolve) => {
+      timer = window.setInterval(() => {
+        if (gen === this.generation && performance.now() - this.lastHeard > START_SILENCE_MS) resolve('silent');
+      }, 1000);
+    });
+    return { fell, cancel: () => clearInterval(timer) };
+  }
+
+  /** Ends a worker blocked while starting and starts another; what waited on it is rejected. */
+  private replaceSilent() {
+    this.worker.terminate();
+    const err = new Error('the engine worker fell silent while starting; a new one is starting');
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
+    this.start(); // a new generation: the ended worker's lock and messages no longer count
   }
 
   async trace(request: TraceRequest): Promise<TraceResult> {

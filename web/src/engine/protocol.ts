@@ -164,7 +164,13 @@ export type Request =
   /** The parameter count of the model these settings describe (built by the engine, then deleted). */
   | { kind: 'lab.count'; settings: LabSettings }
   | { kind: 'lab.load'; bytes: Uint8Array; settings: LabSettings }
-  | { kind: 'lab.dispose' };
+  | { kind: 'lab.dispose' }
+  /**
+   * For tests only (tests/browser/engine_recovery.test.mjs): the engine executes a real WebAssembly
+   * trap (the module's test-only _trapForTests binding), so the page's handling of a trap can be
+   * tested. The page never sends it.
+   */
+  | { kind: 'test.trap' };
 
 export type Reply =
   | { kind: 'init'; info: EngineInfo }
@@ -180,10 +186,15 @@ export type Reply =
   | { kind: 'count'; parameters: number };
 
 /** Unsolicited messages of the worker: training events and its own life. */
+/** How often a starting worker says it is still working (see 'engine.starting'). */
+export const START_BEAT_MS = 500;
+
 export type WorkerEvent =
   | LabEvent
   /** The worker holds the Web Lock `lock` until it ends (the page learns of its end from it). */
   | { event: 'engine.alive'; lock: string }
+  /** Sent every START_BEAT_MS while the worker loads the engine: the page restarts a worker that falls silent. */
+  | { event: 'engine.starting' }
   /** The module trapped or ran out of memory: it cannot be used again, and the worker closes. */
   | { event: 'engine.fatal'; message: string };
 

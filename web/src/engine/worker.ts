@@ -4,7 +4,7 @@
 // main thread never calls the engine: a pthread join there would busy-wait and freeze the page.
 /// <reference lib="webworker" />
 import type { AttnLab, loadAttnLab } from '../../attnlab';
-import type { Reply, ReplyEnvelope, Request, RequestEnvelope, WorkerEvent } from './protocol';
+import { START_BEAT_MS, type Reply, type ReplyEnvelope, type Request, type RequestEnvelope, type WorkerEvent } from './protocol';
 import { LabRunner } from './train_loop';
 import { missingTrainingBindings, parameterCount, TrainingSession } from './training_engine';
 import { modelTrace, trace } from './walk_trace';
@@ -70,8 +70,16 @@ async function handle(body: Request): Promise<Reply> {
       post({ event: 'engine.alive', lock: body.lock });
       const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer !== 'undefined';
       const flavour = isolated ? 'threads' : 'single';
-      const mod = (await import(/* @vite-ignore */ body.loaderUrl)) as { loadAttnLab: typeof loadAttnLab };
-      lab = await mod.loadAttnLab({ flavour });
+      // The page restarts a starting worker that falls silent (engine/client.ts): in Firefox, the
+      // threads flavour's start-up, which creates its pthread Workers from this worker, now and
+      // then blocks this thread for good inside `new Worker`.
+      const beat = setInterval(() => post({ event: 'engine.starting' }), START_BEAT_MS);
+      try {
+        const mod = (await import(/* @vite-ignore */ body.loaderUrl)) as { loadAttnLab: typeof loadAttnLab };
+        lab = await mod.loadAttnLab({ flavour });
+      } finally {
+        clearInterval(beat);
+      }
       runner = new LabRunner(lab, post, fatal);
       const info = lab.buildInfo();
       const missing = missingTrainingBindings(lab);
@@ -135,6 +143,8 @@ async function handle(body: Request): Promise<Reply> {
     case 'lab.dispose':
       loaded().runner.replace(null);
       return { kind: 'ok' };
+    case 'test.trap':
+      return loaded().lab._trapForTests(); // never returns: the trap reaches fatal() below
   }
 }
 
