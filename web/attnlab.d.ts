@@ -187,9 +187,17 @@ export interface ModelConfig {
   /**
    * 'transformer' (default) or 'lstm': embedding -> numLayers LSTM layers of width dModel -> head.
    * An LSTM ignores the attention and feed-forward fields, refuses dropout, attentionWindow,
-   * globalTokens and 'cls' pooling, and has no attentionMaps / trace.
+   * globalTokens and 'cls' pooling, and has no attentionMaps / trace. 'vit' and 'swin' classify
+   * images (the shapes task): patches -> Transformer blocks over all patches, or over shifted
+   * windows with patch merging between stages.
    */
-  architecture: 'transformer' | 'lstm';
+  architecture: 'transformer' | 'lstm' | 'vit' | 'swin';
+  /** 'vit' / 'swin': S, the side of the (S, S) grayscale images (the task decides it); 0 for token models. */
+  imageSize: number;
+  /** 'vit' / 'swin': P, the side of the square patches (imageSize % patchSize == 0; default 4). */
+  patchSize: number;
+  /** 'swin': M, windows of M x M patches, shifted by M/2 on alternate blocks (default 4). */
+  swinWindow: number;
 }
 
 /** One row of ModelConfig's field table (include/attnlab/model/config.hpp). */

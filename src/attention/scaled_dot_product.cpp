@@ -38,7 +38,7 @@ void validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const Attent
         fail<ConfigError>(where, ": query heads (", heads, ") must be a multiple of key/value heads (", kv_heads,
                           ")");
     }
-    mask.validate(batch, t, s, where);
+    mask.validate(batch, t, s, where, heads);
 }
 
 // The (T, S) stages only the recorded path has.
@@ -127,6 +127,9 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
         cache->logsumexp = Tensor3();
         if (&cache->context != &context) cache->context = Tensor4();
         cache->mask = AttentionMask();
+        // The backward adds the score bias's gradient (the weights hold the rest of the mask).
+        cache->mask.score_bias = mask.score_bias;
+        cache->mask.score_bias_grad = mask.score_bias_grad;
     }
 
     // One (batch, head) pair per task. With a cache (training) the score matrix is computed
@@ -153,7 +156,10 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
                 for (std::size_t i = 0; i < t * s; ++i) w[i] *= factor;
             }
             observe(observer, Stage::scaled, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
-            if (mask.any()) mask.apply(w, b, t, s, s);
+            if (mask.any()) {
+                mask.apply(w, b, t, s, s);
+                mask.add_score_bias(w, b, h, 0, t, 0, s, s, 1.0f);
+            }
             observe(observer, Stage::masked, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
             kernels::softmax_rows(w, t, s, s);
             observe(observer, Stage::weights, b, static_cast<std::ptrdiff_t>(h), t, s, s, w);
@@ -201,6 +207,13 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
         std::max({kernels::matmul_scratch_floats(s, dvw), kernels::matmul_scratch_floats(dvw, t),
                   kernels::matmul_scratch_floats(d, s), kernels::matmul_scratch_floats(d, t)});
     const TaskSlots<kMathTaskBuffer> slots(t * s, packing_floats);
+    // The score bias's gradient: each (batch, head)'s dmasked here, summed in batch order after.
+    std::vector<float> dscores;
+    if (cache.mask.score_bias_grad) {
+        cache.mask.validate(batch, t, s, where, heads);
+        require_allocatable({batch, heads, t, s}, where, "the score gradients of the score bias");
+        dscores.resize(batch * heads * t * s);
+    }
     parallel_for(0, batch * kv_heads, [&](std::size_t begin, std::size_t end) {
         float* const dw = slots.slot();
         float* const packing = dw + slots.tile_floats();
@@ -220,6 +233,8 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                 kernels::matmul_tn(w, s, dc, dvw, dvh, dvw, s, dvw, t, Accumulate::yes, nullptr, packing);
                 // weights = softmax(masked): masked entries have weight 0 and get gradient 0.
                 kernels::softmax_rows_backward(w, dw, dw, t, s, s);
+                // masked = scaled + bias  =>  dbias = dmasked (summed over the batch rows below)
+                if (!dscores.empty()) std::copy(dw, dw + t * s, dscores.data() + bh * t * s);
                 // scaled = scores·factor
                 if (factor != 1.0f) {
                     for (std::size_t i = 0; i < t * s; ++i) dw[i] *= factor;
@@ -230,6 +245,7 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
             }
         }
     });
+    if (!dscores.empty()) cache.mask.accumulate_score_bias_grad(dscores.data(), batch);
 }
 
 }  // namespace attnlab

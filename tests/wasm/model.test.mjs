@@ -23,7 +23,8 @@ for (const flavour of FLAVOURS) {
       { kind: 'decoder', vocabSize: 7, maxLen: 16, dModel: 16, numHeads: 4, numKvHeads: 0, numLayers: 2, ffDim: 64,
         activation: 'gelu', positional: 'rope', norm: 'pre', scale: true, attentionScale: null, dropout: 0,
         tieWeights: false, pooling: 'mean', numClasses: 0, bias: true, gradientCheckpointing: false,
-        attentionWindow: 0, globalTokens: 0, architecture: 'transformer' },
+        attentionWindow: 0, globalTokens: 0, architecture: 'transformer', imageSize: 0, patchSize: 4,
+        swinWindow: 4 },
     );
     assert.equal(model.kind(), 'decoder');
     const names = model.parameterNames();
