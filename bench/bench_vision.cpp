@@ -3,10 +3,10 @@
 //
 // BM_ImageTrainerStep: Trainer::step as `attnlab train --task shapes` runs it (a fresh batch of
 // 32 images of 16 x 16 each step, clipping, the schedule, metrics) at the sizes of the README's
-// 90% runs: C 64, 4 heads, F 128, 2 pre-LN layers (Swin: 2 per stage).
-//   arch 0, ViT:  patches 4 x 4 (16 patches), learned positions, mean pooling.
-//   arch 1, Swin: patches 2 x 2 (an 8 x 8 map), windows 4 x 4 (4 windows of 16 patches, shifted
-//                 on the second block), a 2x2 merge to one 4 x 4 window at width 128.
+// 90% runs: C 64, 4 heads, F 128, 2 pre-LN layers (Swin: 2 per stage), patches 4 x 4.
+//   swin 0, ViT:  16 patches, learned positions, mean pooling.
+//   swin 1, Swin: a 4 x 4 map in windows of 2 x 2 (4 windows of 4 patches, shifted on the second
+//                 block), a 2x2 merge to one 2 x 2 window at width 128; no absolute positions.
 #include <benchmark/benchmark.h>
 
 #include <memory>
@@ -28,8 +28,8 @@ void BM_ImageTrainerStep(benchmark::State& state) {
     config.architecture = swin ? attnlab::Architecture::swin : attnlab::Architecture::vit;
     config.image_size = task->image_size();
     config.num_classes = task->num_classes();
-    config.patch_size = swin ? 2 : 4;
-    config.swin_window = 4;
+    config.patch_size = 4;
+    config.swin_window = 2;
     config.positional = swin ? attnlab::PositionalKind::none : attnlab::PositionalKind::learned;
     config.d_model = 64;
     config.num_heads = 4;

@@ -95,7 +95,10 @@ void ModelConfig::validate() const {
         validate_image();
         return;
     }
-    if (vocab_size == 0) fail<ConfigError>(where, ": vocab_size must be positive, got 0");
+    if (vocab_size == 0) {
+        fail<ConfigError>(where, ": vocab_size must be positive, got 0 (", architecture_name(architecture),
+                          " reads tokens; an image task needs architecture vit or swin)");
+    }
     if (max_len == 0) fail<ConfigError>(where, ": max_len must be positive, got 0");
     if (d_model == 0) fail<ConfigError>(where, ": d_model must be positive, got 0");
     if (num_layers == 0) fail<ConfigError>(where, ": num_layers must be positive, got 0");

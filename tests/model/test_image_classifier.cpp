@@ -265,8 +265,8 @@ TEST(ImageClassifier, VitAndSwinLearnShapes) {
         c.kind = ModelKind::encoder;
         c.architecture = arch;
         c.image_size = 16;
-        c.patch_size = arch == Architecture::vit ? 4 : 2;
-        c.swin_window = 4;
+        c.patch_size = 4;
+        c.swin_window = 2;  // a 4 x 4 map in 2 x 2 windows, then one 2 x 2 window
         c.d_model = 32;
         c.num_heads = 4;
         c.ff_dim = 64;
