@@ -213,7 +213,8 @@ export interface ModelConfigField {
 }
 
 export interface ModelOptions extends Partial<ModelConfig> {
-  vocabSize: number;
+  /** Required for token models; an image model ('vit', 'swin') gives imageSize instead. */
+  vocabSize?: number;
   /** Seed of the initialisation (default 0). */
   seed?: number;
 }
@@ -231,12 +232,14 @@ export interface Model {
   parameterNames(): string[];
   getParameter(name: string): Tensor;
   setParameter(name: string, value: Tensor): void;
-  /** Evaluation forward: decoder (B, T, V), encoder (B, K); [T] input drops B. */
-  logits(tokens: Tokens, options?: { padding?: Mask | null }): Tensor;
+  /** Evaluation forward: decoder (B, T, V), encoder (B, K); [T] input drops B. An image model ('vit', 'swin') takes images (S, S) or (B, S, S) and gives (K) or (B, K). */
+  logits(tokens: Tokens | Tensor, options?: { padding?: Mask | null }): Tensor;
   /** Softmax of the logits: encoder class probabilities (B, K); decoder next-token probabilities after the last position (B, V). */
-  predict(tokens: Tokens, options?: { padding?: Mask | null }): Tensor;
+  predict(tokens: Tokens | Tensor, options?: { padding?: Mask | null }): Tensor;
   /** Attention weights of batch row `batch` (default 0) in every block: (L, H, T, T) (T + 1 with a CLS token). `padding` for encoders only. */
   attentionMaps(tokens: Tokens, options?: { padding?: Mask | null; batch?: number }): Tensor;
+  /** Image models: the weights of attention layer `layer` for image `batch` (default 0), per window: (nW, H, M², M²) (a ViT: one window of all N' patches). */
+  attentionMaps(images: Tensor, options: { layer: number; batch?: number }): Tensor;
   /**
    * Every stage of block `layer` (0..L-1) in an evaluation forward, recorded by the engine: x (the
    * block's attention input), q/k/v, scores, scaled, masked (causal for a decoder, padding for an
@@ -244,6 +247,19 @@ export interface Model {
    * attentionMaps(t)[l][h]. An Error names the layer and the count for a bad layer. Delete the Trace.
    */
   trace(tokens: Tokens, options: { layer: number; padding?: Mask | null }): Trace;
+  /**
+   * Image models: every stage of attention layer `layer` (ViT: 0..L-1; Swin: numLayers per stage,
+   * counted across stages) for images (S, S) or (B, S, S). The Trace's batch index is the window:
+   * image b's window w is b·nW + w (Swin; windows row-major over the map rolled by -shift), or b (ViT).
+   */
+  trace(images: Tensor, options: { layer: number }): Trace;
+  /**
+   * Image models: where layer `layer`'s windows sit on the patch grid, to draw its maps over the
+   * image: window w covers the patches (wy·window + i + shift) mod grid, (wx·window + j + shift)
+   * mod grid (w = wy·windowsPerSide + wx), each patchSize pixels wide; a ViT has one window of the
+   * whole grid (with a CLS row first when cls).
+   */
+  windowLayout(layer: number): { grid: number; window: number; shift: number; windowsPerSide: number; patchSize: number; cls: boolean };
   /** Decoder only: the prompt followed by maxNewTokens tokens; temperature 0 (default) is greedy. */
   generate(prompt: Tokens, maxNewTokens: number, options?: { temperature?: number; seed?: number }): Int32Array;
   /** safetensors bytes (config in __metadata__). notes are stored as "task.<key>" metadata (the native CLI's convention); loaders ignore them. */
@@ -262,7 +278,7 @@ export interface ModelConstructor {
   checkpointNotes(bytes: Uint8Array | ArrayBuffer): Record<string, string>;
 }
 
-export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm';
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm' | 'shapes';
 
 export interface TaskOptions {
   /** Prompt length / pairs (assoc_recall) / max length (brackets) / window (char_lm). */
@@ -276,8 +292,10 @@ export interface TaskOptions {
 }
 
 export interface Batch {
-  /** (B, T) model inputs. */
-  tokens: IndexTensor;
+  /** (B, T) model inputs; null for an image task. */
+  tokens: IndexTensor | null;
+  /** (B, S, S) images of an image task (shapes); null for token tasks. */
+  pixels: Tensor | null;
   /** (B, T) sequence tasks: next token per position, -1 = ignored; null for classification. */
   targets: IndexTensor | null;
   /** (B) classification tasks: the label; null for sequence tasks. */
@@ -290,6 +308,10 @@ export interface Batch {
 export interface Task {
   name(): TaskName;
   kind(): 'sequence' | 'classification';
+  /** 'pixels' for an image task (shapes: sample() gives pixels and labels), else 'tokens'. */
+  input(): 'tokens' | 'pixels';
+  /** S of an image task's (S, S) images; 0 for token tasks. */
+  imageSize(): number;
   vocabSize(): number;
   seqLen(): number;
   /** vocabSize() for sequence tasks, the number of labels for classification. */

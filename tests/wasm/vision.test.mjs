@@ -62,8 +62,8 @@ for (const flavour of FLAVOURS) {
     // (map patches (3, 3) and (0, 0)) never see each other.
     assert.equal(trace.stage('weights', 0, 3).data[3], 0);
     trace.delete();
-    expectError(() => model.trace(one, { layer: 4 }), /layer 4 is out of range: the model has 4 attention layers/);
-    expectError(() => model.logits({ shape: [8, 8], data: new Float32Array(64) }), /pixels \(B, S, S\) must be/);
+    expectError(assert, () => model.trace(one, { layer: 4 }), /layer 4 is out of range: the model has 4 attention layers/);
+    expectError(assert, () => model.logits({ shape: [8, 8], data: new Float32Array(64) }), /pixels \(B, S, S\) must be/);
     model.delete();
     task.delete();
   });
