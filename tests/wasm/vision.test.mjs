@@ -25,6 +25,7 @@ for (const flavour of FLAVOURS) {
     assert.equal(a.tokens, null);
     assert.deepEqual(a.labels.shape, [4]);
     assert.equal(task.decode(Int32Array.from([1])), 'circle');
+    expectError(assert, () => task.encode('circle'), /task 'shapes' reads images; it has no tokens to encode/);
     const reverse = new lab.Task('reverse');
     assert.equal(reverse.input(), 'tokens');
     assert.equal(reverse.imageSize(), 0);

@@ -91,6 +91,9 @@ std::string word_list(const Vocabulary& v) {
 // The inverse of Task::decode: words (or integer ids) for separated tasks, characters otherwise
 // (whitespace that is not a token is skipped).
 std::vector<std::int32_t> encode_text(const Task& task, const std::string& text) {
+    if (task.input() == TaskInput::pixels) {
+        fail<ConfigError>("Task.encode: task '", task.name(), "' reads images; it has no tokens to encode");
+    }
     const Vocabulary v = vocabulary_of(task);
     const auto id_of = [&](const std::string& word) -> std::int32_t {
         for (std::size_t i = 0; i < v.words.size(); ++i)
