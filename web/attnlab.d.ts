@@ -231,9 +231,11 @@ export interface ModelConfig {
   /**
    * 'transformer' (default) or 'lstm': embedding -> numLayers LSTM layers of width dModel -> head.
    * An LSTM ignores the attention and feed-forward fields, refuses dropout, attentionWindow,
-   * globalTokens and 'cls' pooling, and has no attentionMaps / trace.
+   * globalTokens and 'cls' pooling, and has no attentionMaps / trace. 'vit' and 'swin' classify
+   * images (the shapes task): patches -> Transformer blocks over all patches, or over shifted
+   * windows with patch merging between stages.
    */
-  architecture: 'transformer' | 'lstm';
+  architecture: 'transformer' | 'lstm' | 'vit' | 'swin';
   /** Attention mechanism (article section 5.3): 'full' (default), 'linear' or 'block_sparse'. */
   variant: 'full' | 'linear' | 'block_sparse';
   /**
@@ -259,6 +261,12 @@ export interface ModelConfig {
   randomBlocks: number;
   /** block_sparse: seed of the random blocks' draw (default 0). */
   sparseSeed: number;
+  /** 'vit' / 'swin': S, the side of the (S, S) grayscale images (the task decides it); 0 for token models. */
+  imageSize: number;
+  /** 'vit' / 'swin': P, the side of the square patches (imageSize % patchSize == 0; default 4). */
+  patchSize: number;
+  /** 'swin': M, windows of M x M patches, shifted by M/2 on alternate blocks (default 4). */
+  swinWindow: number;
 }
 
 /** One row of ModelConfig's field table (include/attnlab/model/config.hpp). */
@@ -274,7 +282,8 @@ export interface ModelConfigField {
 }
 
 export interface ModelOptions extends Partial<ModelConfig> {
-  vocabSize: number;
+  /** Required for token models; an image model ('vit', 'swin') gives imageSize instead. */
+  vocabSize?: number;
   /** Seed of the initialisation (default 0). */
   seed?: number;
 }
@@ -292,12 +301,14 @@ export interface Model {
   parameterNames(): string[];
   getParameter(name: string): Tensor;
   setParameter(name: string, value: Tensor): void;
-  /** Evaluation forward: decoder (B, T, V), encoder (B, K); [T] input drops B. */
-  logits(tokens: Tokens, options?: { padding?: Mask | null }): Tensor;
+  /** Evaluation forward: decoder (B, T, V), encoder (B, K); [T] input drops B. An image model ('vit', 'swin') takes images (S, S) or (B, S, S) and gives (K) or (B, K). */
+  logits(tokens: Tokens | Tensor, options?: { padding?: Mask | null }): Tensor;
   /** Softmax of the logits: encoder class probabilities (B, K); decoder next-token probabilities after the last position (B, V). */
-  predict(tokens: Tokens, options?: { padding?: Mask | null }): Tensor;
+  predict(tokens: Tokens | Tensor, options?: { padding?: Mask | null }): Tensor;
   /** Attention weights of batch row `batch` (default 0) in every block: (L, H, T, T) (T + 1 with a CLS token). `padding` for encoders only. */
   attentionMaps(tokens: Tokens, options?: { padding?: Mask | null; batch?: number }): Tensor;
+  /** Image models: the weights of attention layer `layer` for image `batch` (default 0), per window: (nW, H, M², M²) (a ViT: one window of all N' patches). */
+  attentionMaps(images: Tensor, options: { layer: number; batch?: number }): Tensor;
   /**
    * Every stage of block `layer` (0..L-1) in an evaluation forward, recorded by the engine: x (the
    * block's attention input), q/k/v, scores, scaled, masked (causal for a decoder, padding for an
@@ -305,6 +316,19 @@ export interface Model {
    * attentionMaps(t)[l][h]. An Error names the layer and the count for a bad layer. Delete the Trace.
    */
   trace(tokens: Tokens, options: { layer: number; padding?: Mask | null }): Trace;
+  /**
+   * Image models: every stage of attention layer `layer` (ViT: 0..L-1; Swin: numLayers per stage,
+   * counted across stages) for images (S, S) or (B, S, S). The Trace's batch index is the window:
+   * image b's window w is b·nW + w (Swin; windows row-major over the map rolled by -shift), or b (ViT).
+   */
+  trace(images: Tensor, options: { layer: number }): Trace;
+  /**
+   * Image models: where layer `layer`'s windows sit on the patch grid, to draw its maps over the
+   * image: window w covers the patches (wy·window + i + shift) mod grid, (wx·window + j + shift)
+   * mod grid (w = wy·windowsPerSide + wx), each patchSize pixels wide; a ViT has one window of the
+   * whole grid (with a CLS row first when cls).
+   */
+  windowLayout(layer: number): { grid: number; window: number; shift: number; windowsPerSide: number; patchSize: number; cls: boolean };
   /** Decoder only: the prompt followed by maxNewTokens tokens; temperature 0 (default) is greedy. */
   generate(prompt: Tokens, maxNewTokens: number, options?: { temperature?: number; seed?: number }): Int32Array;
   /** safetensors bytes (config in __metadata__). notes are stored as "task.<key>" metadata (the native CLI's convention); loaders ignore them. */
@@ -323,7 +347,7 @@ export interface ModelConstructor {
   checkpointNotes(bytes: Uint8Array | ArrayBuffer): Record<string, string>;
 }
 
-export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm';
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm' | 'shapes';
 
 export interface TaskOptions {
   /** Prompt length / pairs (assoc_recall) / max length (brackets) / window (char_lm). */
@@ -337,8 +361,10 @@ export interface TaskOptions {
 }
 
 export interface Batch {
-  /** (B, T) model inputs. */
-  tokens: IndexTensor;
+  /** (B, T) model inputs; null for an image task. */
+  tokens: IndexTensor | null;
+  /** (B, S, S) images of an image task (shapes); null for token tasks. */
+  pixels: Tensor | null;
   /** (B, T) sequence tasks: next token per position, -1 = ignored; null for classification. */
   targets: IndexTensor | null;
   /** (B) classification tasks: the label; null for sequence tasks. */
@@ -351,6 +377,10 @@ export interface Batch {
 export interface Task {
   name(): TaskName;
   kind(): 'sequence' | 'classification';
+  /** 'pixels' for an image task (shapes: sample() gives pixels and labels), else 'tokens'. */
+  input(): 'tokens' | 'pixels';
+  /** S of an image task's (S, S) images; 0 for token tasks. */
+  imageSize(): number;
   vocabSize(): number;
   seqLen(): number;
   /** vocabSize() for sequence tasks, the number of labels for classification. */

@@ -88,7 +88,7 @@ Dims validate(const ConstHeadsView& q, const ConstHeadsView& k, const ConstHeads
     if (k.heads == 0 || q.heads % k.heads != 0) {
         fail<ConfigError>(where, ": query heads (", q.heads, ") must be a multiple of key/value heads (", k.heads, ")");
     }
-    mask.validate(q.batch, q.n, k.n, where);
+    mask.validate(q.batch, q.n, k.n, where, q.heads);
     return Dims{q.batch, q.heads, k.heads, q.heads / k.heads, q.n, k.n, q.d, v.d,
                 static_cast<std::ptrdiff_t>(k.n) - static_cast<std::ptrdiff_t>(q.n)};
 }
@@ -137,7 +137,7 @@ std::size_t key_end(const Dims& dm, bool causal, std::size_t i0, std::size_t row
 // Whether the mask is none or the causal mask alone: what the fused one-tile kernels apply.
 bool at_most_causal(const AttentionMask& mask) {
     return mask.window == 0 && mask.key_padding.size() == 0 && mask.explicit_mask.size() == 0 &&
-           mask.block_layout.size() == 0;
+           mask.block_layout.size() == 0 && !mask.score_bias;
 }
 
 // hide_from of the fused one-tile kernels for the query rows from i0 (kernels/flash_tiles.hpp):
@@ -244,7 +244,7 @@ bool tile_skipped(const AttentionMask& mask, const Dims& dm, std::size_t b, std:
 // lazy-reference kernels need: they take the exponentials before a mask could be applied.
 bool tile_unmasked(const AttentionMask& mask, const Dims& dm, std::size_t i0, std::size_t j0, std::size_t cols) {
     if (mask.window > 0 || mask.key_padding.size() > 0 || mask.explicit_mask.size() > 0 ||
-        mask.block_layout.size() > 0) {
+        mask.block_layout.size() > 0 || mask.score_bias) {
         return false;
     }
     return !mask.causal || static_cast<std::ptrdiff_t>(j0 + cols) <= static_cast<std::ptrdiff_t>(i0) + dm.shift + 1;
@@ -294,11 +294,13 @@ bool settle_lazy_tile(float* pt, std::size_t rows, std::size_t cols, std::size_t
 enum class TileLayout { queries_by_keys, keys_by_queries };
 
 // Sets masked entries of the score tile of queries i0 + r (r < rows) and keys j0 + c (c < cols)
-// of batch row b to -inf, as AttentionMask::apply does for the whole (T, S) matrix. Layout:
-// see TileLayout (ld is the stride between the tile's stored rows).
+// of batch row b, head h to -inf, as AttentionMask::apply does for the whole (T, S) matrix, then
+// adds the score bias (if any) times bias_units, the factor that puts the bias in the tile's
+// units: 1/scale for raw q·kᵀ that the softmax scales later, log2(e) for the online softmax's
+// scaled log2 scores. Layout: see TileLayout (ld is the stride between the tile's stored rows).
 template <TileLayout Layout>
-void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t i0, std::size_t rows,
-               std::size_t j0, std::size_t cols, float* tile, std::size_t ld) {
+void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::size_t h, float bias_units,
+               std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols, float* tile, std::size_t ld) {
     // Score of query r, key c (the layout is a compile-time choice, so the queries-by-keys loops
     // below stay contiguous and vectorise).
     const auto at = [&](std::size_t r, std::size_t c) -> float& {
@@ -351,8 +353,16 @@ void mask_tile(const AttentionMask& mask, const Dims& dm, std::size_t b, std::si
             const std::uint8_t* em = mask.explicit_mask.data() + (i0 + r) * dm.s + j0;
             for (std::size_t c = 0; c < cols; ++c) at(r, c) = em[c] ? kNegInf : at(r, c);
         }
+        if (mask.score_bias) {
+            const Tensor4& bias = *mask.score_bias;  // (G, H, T, S)
+            const float* row = bias.data() + (((b % bias.shape(0)) * dm.heads + h) * dm.t + i0 + r) * dm.s + j0;
+            for (std::size_t c = 0; c < cols; ++c) at(r, c) += bias_units * row[c];
+        }
     }
 }
+
+// The score bias's units in a tile of raw q·kᵀ that the softmax multiplies by factor.
+float raw_score_units(float factor) { return 1.0f / factor; }
 
 // Counts tile scratch alive at once over all threads of one call (FlashAttentionStats).
 class ScratchMeter {
@@ -635,7 +645,10 @@ void forward_single_tile(const ForwardCall& c, const QueryTile& t, const Forward
     float* st = s.scores.data();  // (br, bc) queries by keys
     kernels::matmul_nt(c.q.row(t.b, t.h, t.i0), c.q.row_stride, c.k.head(t.b, t.hk), c.k.row_stride, st, BC, t.rows,
                        dm.s, dm.d, Accumulate::no, nullptr, matmul_scratch);
-    if (c.mask.any()) mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.i0, t.rows, 0, dm.s, st, BC);
+    if (c.mask.any()) {
+        mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.h, raw_score_units(c.factor), t.i0, t.rows, 0, dm.s,
+                                               st, BC);
+    }
     kernels::softmax_tile(st, t.rows, dm.s, BC, c.factor, s.row_max.data(), s.row_sum.data());
     kernels::matmul_nn(st, BC, c.v.head(t.b, t.hk), c.v.row_stride, c.context.row(t.b, t.h, t.i0),
                        c.context.row_stride, t.rows, dm.dv, dm.s, Accumulate::no, nullptr, matmul_scratch);
@@ -712,8 +725,8 @@ void forward_online_softmax(const ForwardCall& c, const QueryTile& t, const Forw
         }
         kernels::flash_scores(kg, span.cols, dm.d, s.queries.data(), q_strips, s.scores.data(), ldq);
         if (c.mask.any()) {
-            mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.i0, t.rows, span.j0, span.cols, s.scores.data(),
-                                                   ldq);
+            mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.h, kLog2e, t.i0, t.rows, span.j0, span.cols,
+                                                   s.scores.data(), ldq);
         }
         kernels::flash_softmax_pv_columns(s.scores.data(), t.rows, span.cols, ldq, vj, ldv, dp, s.out.data(),
                                           s.row_max.data(), s.row_sum.data(), s.rescale.data());
@@ -749,7 +762,9 @@ void forward_pointwise_tiles(const ForwardCall& c, const QueryTile& t, const For
         const float* kg = head.keys + (j0 / BC) * c.packed.key_tile_floats;  // the key tile, packed as groups
         kernels::flash_scores(kg, cols, dm.d, s.queries.data(), q_strips, s.scores.data(), ldq);
         if (c.mask.any()) {
-            mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.i0, t.rows, j0, cols, s.scores.data(), ldq);
+            // the scores are already scaled (the queries were packed times the factor): bias in its own units
+            mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.h, 1.0f, t.i0, t.rows, j0, cols, s.scores.data(),
+                                                   ldq);
         }
         normalize_columns(c.normalizer, s.scores.data(), t.rows, cols, ldq, visible);
         kernels::flash_pv_columns(s.scores.data(), t.rows, cols, ldq, head.values + j0 * head.ldv, head.ldv, dp,
@@ -845,6 +860,7 @@ struct BackwardCall {
     BackwardPacked packed;      // key_tiles only
     Normalizer normalizer;
     const float* visible;       // sigmoid, relu: (B, T) n_i, each query's visible keys
+    float* dscores = nullptr;   // (B, H, T, S) dL/d(biased scores) when the mask wants the score bias's gradient
 };
 
 // The softmax's tile step: p (rows, cols) with BC holds the masked scores q·kᵀ, ds holds
@@ -978,9 +994,19 @@ void backward_tile_gradients(const BackwardCall& c, const QueryTile& t, const Ke
                              bool add, float* matmul_scratch) {
     const Dims& dm = c.dm;
     if (c.mask.any()) {
-        mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.i0, t.rows, kt.j0, kt.cols, s.p.data(), BC);
+        mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.h, raw_score_units(c.factor), t.i0, t.rows, kt.j0,
+                                               kt.cols, s.p.data(), BC);
     }
     tile_step(c, t, kt.cols, s.p.data(), s.ds.data());
+    // z = scale·q·kᵀ + bias: ds is dL/d(q·kᵀ) = scale·dL/dz, and dL/dbias = dL/dz. Each (b, h, i, j)
+    // is visited once here (the dq pass recomputes ds but does not store it).
+    if (c.dscores) {
+        const float inv = 1.0f / c.factor;
+        for (std::size_t r = 0; r < t.rows; ++r) {
+            float* out = c.dscores + (t.bh * dm.t + t.i0 + r) * dm.s + kt.j0;
+            for (std::size_t col = 0; col < kt.cols; ++col) out[col] = s.ds.data()[r * BC + col] * inv;
+        }
+    }
     const Accumulate acc = add ? Accumulate::yes : Accumulate::no;
     kernels::matmul_tn(s.p.data(), BC, c.dout.row(t.b, t.h, t.i0), c.dout.row_stride, c.dv.row(kt.b, kt.hk, kt.j0),
                        c.dv.row_stride, kt.cols, dm.dv, t.rows, acc, nullptr, matmul_scratch);
@@ -1042,7 +1068,8 @@ void backward_query_tile(const BackwardCall& c, const QueryTile& t, const Backwa
         const std::size_t k0 = span.j0, cols = span.cols, strips = ceil_div(cols, strip);
         kernels::flash_scores(s.queries.data(), t.rows, dm.d, c.packed.keys(bk) + k0 * dm.d, strips, s.p.data(), BC);
         if (c.mask.any()) {
-            mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.i0, t.rows, k0, cols, s.p.data(), BC);
+            mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.h, raw_score_units(c.factor), t.i0, t.rows, k0,
+                                                   cols, s.p.data(), BC);
         }
         kernels::flash_scores(s.dout.data(), t.rows, dm.dv, c.packed.values(bk) + k0 * dm.dv, strips, s.ds.data(),
                               BC);
@@ -1201,6 +1228,14 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
         one_tile_weights->shape(0) == dm.batch * dm.heads * dm.t && one_tile_weights->shape(1) == kernels::kOneTileLd) {
         c.kept_weights = one_tile_weights->data();
     }
+    // The score bias's gradient sums over batch rows that share a bias: each task writes its
+    // tiles' score gradients here (tiles no query sees stay 0), summed in batch order afterwards.
+    std::vector<float> dscores;
+    if (mask.score_bias_grad) {
+        require_allocatable({dm.batch, dm.heads, dm.t, dm.s}, where, "the score gradients of the score bias");
+        dscores.assign(dm.batch * dm.heads * dm.t * dm.s, 0.0f);
+        c.dscores = dscores.data();
+    }
     ScratchMeter meter;
     const TileSlots slots(BackwardScratch(nullptr, c).floats, tile_matmul_floats(dm));
 
@@ -1239,6 +1274,7 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
                                 scratch.matmul());
         }
     });
+    if (c.dscores) mask.accumulate_score_bias_grad(c.dscores, dm.batch);
     if (stats) {
         stats->peak_scratch_bytes = meter.peak();
         stats->row_stat_bytes = delta_size * sizeof(float);

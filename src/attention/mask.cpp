@@ -4,7 +4,22 @@
 
 namespace attnlab {
 
-void AttentionMask::validate(std::size_t batch, std::size_t t, std::size_t s, const char* where) const {
+void AttentionMask::validate(std::size_t batch, std::size_t t, std::size_t s, const char* where,
+                             std::size_t heads) const {
+    for (const Tensor4* bias : {static_cast<const Tensor4*>(score_bias), static_cast<const Tensor4*>(score_bias_grad)}) {
+        if (!bias) continue;
+        const char* what = bias == score_bias ? "score_bias" : "score_bias_grad";
+        const auto& sh = bias->shape();
+        if (sh[0] == 0 || batch % sh[0] != 0 || (heads > 0 && sh[1] != heads) || sh[2] != t || sh[3] != s) {
+            fail<ShapeError>(where, ": ", what, " must be (G, H=", heads, ", T=", t, ", S=", s,
+                             ") with G dividing the batch B=", batch, ", got ", shape_string(sh));
+        }
+    }
+    if (score_bias_grad && !score_bias) fail<ShapeError>(where, ": score_bias_grad is set without a score_bias");
+    if (score_bias_grad && score_bias_grad->shape() != score_bias->shape()) {
+        fail<ShapeError>(where, ": score_bias_grad must have score_bias's shape ", shape_string(score_bias->shape()),
+                         ", got ", shape_string(score_bias_grad->shape()));
+    }
     if (key_padding.size() > 0) {
         if (key_padding.shape(0) != batch || key_padding.shape(1) != s) {
             fail<ShapeError>(where, ": key_padding mask must be (B=", batch, ", S=", s, "), got ",
@@ -85,6 +100,28 @@ void AttentionMask::apply(float* scores, std::size_t b, std::size_t t, std::size
                 if (em[j]) row[j] = kMasked;
             }
         }
+    }
+}
+
+void AttentionMask::add_score_bias(float* scores, std::size_t b, std::size_t h, std::size_t i0, std::size_t rows,
+                                   std::size_t j0, std::size_t cols, std::size_t ld, float multiplier) const {
+    if (!score_bias) return;
+    const std::size_t g = b % score_bias->shape(0), heads = score_bias->shape(1);
+    const std::size_t t = score_bias->shape(2), s = score_bias->shape(3);
+    const float* bias = score_bias->data() + ((g * heads + h) * t + i0) * s + j0;  // (rows, cols) with s
+    for (std::size_t r = 0; r < rows; ++r) {
+        for (std::size_t c = 0; c < cols; ++c) scores[r * ld + c] += multiplier * bias[r * s + c];
+    }
+}
+
+void AttentionMask::accumulate_score_bias_grad(const float* dscores, std::size_t batch) const {
+    if (!score_bias_grad) return;
+    const std::size_t groups = score_bias_grad->shape(0);
+    const std::size_t per_row = score_bias_grad->size() / groups;  // H·T·S
+    for (std::size_t b = 0; b < batch; ++b) {
+        float* out = score_bias_grad->data() + (b % groups) * per_row;
+        const float* in = dscores + b * per_row;
+        for (std::size_t i = 0; i < per_row; ++i) out[i] += in[i];
     }
 }
 

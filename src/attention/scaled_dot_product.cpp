@@ -39,7 +39,7 @@ void detail::require_attention_inputs(const Tensor4& q, const Tensor4& k, const 
         fail<ConfigError>(where, ": query heads (", heads, ") must be a multiple of key/value heads (", kv_heads,
                           ")");
     }
-    mask.validate(batch, t, s, where);
+    mask.validate(batch, t, s, where, heads);
 }
 
 namespace {
@@ -145,6 +145,9 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
         cache->logsumexp = Tensor3();
         if (&cache->context != &context) cache->context = Tensor4();
         cache->mask = pointwise ? mask : AttentionMask();
+        // The backward adds the score bias's gradient (the weights hold the rest of the mask).
+        cache->mask.score_bias = mask.score_bias;
+        cache->mask.score_bias_grad = mask.score_bias_grad;
     }
     // n_i per (batch row, query) for sigmoid and relu (softmax needs none).
     const Tensor2 visible = pointwise ? visible_key_counts(mask, batch, t, s) : Tensor2();  // (B, T)
@@ -174,7 +177,10 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
                 for (std::size_t i = 0; i < t * s; ++i) w[i] *= factor;
             }
             observe(observer, Stage::scaled, b, head, t, s, s, w, round_span(format, w, t * s));
-            if (mask.any()) mask.apply(w, b, t, s, s);
+            if (mask.any()) {
+                mask.apply(w, b, t, s, s);
+                mask.add_score_bias(w, b, h, 0, t, 0, s, s, 1.0f);
+            }
             observe(observer, Stage::masked, b, head, t, s, s, w);
             // The softmax has its own emulation (softmax_precision, stable_softmax); sigmoid and
             // relu compute in fp32 and round the weights they store.
@@ -234,6 +240,13 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
         std::max({kernels::matmul_scratch_floats(s, dvw), kernels::matmul_scratch_floats(dvw, t),
                   kernels::matmul_scratch_floats(d, s), kernels::matmul_scratch_floats(d, t)});
     const TaskSlots<kMathTaskBuffer> slots(t * s, packing_floats);
+    // The score bias's gradient: each (batch, head)'s dmasked here, summed in batch order after.
+    std::vector<float> dscores;
+    if (cache.mask.score_bias_grad) {
+        cache.mask.validate(batch, t, s, where, heads);
+        require_allocatable({batch, heads, t, s}, where, "the score gradients of the score bias");
+        dscores.resize(batch * heads * t * s);
+    }
     parallel_for(0, batch * kv_heads, [&](std::size_t begin, std::size_t end) {
         float* const dw = slots.slot();
         float* const packing = dw + slots.tile_floats();
@@ -256,6 +269,8 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                 // The naive softmax has the same weights, so the same Jacobian.
                 normalize_rows_backward(cache.normalizer, w, dw, t, s, s, pointwise ? visible.data() + b * t : nullptr);
                 round_span(format, dw, t * s);
+                // masked = scaled + bias  =>  dbias = dmasked (summed over the batch rows below)
+                if (!dscores.empty()) std::copy(dw, dw + t * s, dscores.data() + bh * t * s);
                 // scaled = scores·factor
                 if (factor != 1.0f) {
                     for (std::size_t i = 0; i < t * s; ++i) dw[i] *= factor;
@@ -271,6 +286,7 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
             round_span(format, dvh, s * dvw);
         }
     });
+    if (!dscores.empty()) cache.mask.accumulate_score_bias_grad(dscores.data(), batch);
 }
 
 }  // namespace attnlab

@@ -90,6 +90,12 @@ ModelConfig model_config(const Args& args, const Task& task) {
     c.kind = classification ? ModelKind::encoder : ModelKind::decoder;
     c.vocab_size = task.vocab_size();
     c.num_classes = classification ? task.num_classes() : 0;
+    c.image_size = task.image_size();
+    // The command line's rope default does not apply to patches: without --pe a ViT learns its
+    // positions and a Swin relies on its relative position bias alone.
+    if (c.is_image() && !args.given("pe")) {
+        c.positional = c.architecture == Architecture::vit ? PositionalKind::learned : PositionalKind::none;
+    }
     if (c.ff_dim == 0) c.ff_dim = 4 * c.d_model;
     const std::size_t positions = task.seq_len() + (classification && c.pooling == Pooling::cls ? 1 : 0);
     if (c.max_len == 0) c.max_len = positions;

@@ -85,7 +85,15 @@ int run_train(int argc, char** argv) {
         log << "step,loss,accuracy,grad_norm,max_score,lr,ms\n";
     }
     const std::string kind(model_kind_name(config.kind));
-    if (config.architecture == Architecture::lstm) {
+    if (config.is_image()) {
+        std::printf("attnlab train: task %s (%zux%zu images, %zu classes), %s with %zu layers%s, d_model %zu, %zu heads, "
+                    "ff %zu, patch %zu, pe %s, %s-LN; %zu parameters; %zu threads\n",
+                    task->name().c_str(), config.image_size, config.image_size, config.num_classes,
+                    std::string(architecture_name(config.architecture)).c_str(), config.num_layers,
+                    config.architecture == Architecture::swin ? " per stage" : "", config.d_model, config.num_heads,
+                    config.ff_dim, config.patch_size, std::string(positional_name(config.positional)).c_str(),
+                    std::string(norm_placement_name(config.norm)).c_str(), model.num_parameters(), num_threads());
+    } else if (config.architecture == Architecture::lstm) {
         std::printf("attnlab train: task %s (vocab %zu, length %zu), lstm %s with %zu layers, hidden %zu; "
                     "%zu parameters; %zu threads\n",
                     task->name().c_str(), task->vocab_size(), task->seq_len(), kind.c_str(), config.num_layers,

@@ -11,6 +11,7 @@ namespace {
 io::AnyModel build(const ModelConfig& config, std::uint64_t seed) {
     config.validate();
     Rng rng(seed);
+    if (config.is_image()) return ImageClassifier(config, rng);
     if (config.architecture == Architecture::lstm) {
         if (config.kind == ModelKind::encoder) return LstmClassifier(config, rng);
         return LstmLM(config, rng);
@@ -21,6 +22,7 @@ io::AnyModel build(const ModelConfig& config, std::uint64_t seed) {
 
 // "a decoder", "an encoder classifier", "an lstm decoder", ...: what a model is, for error messages.
 std::string describe(const ModelConfig& config) {
+    if (config.is_image()) return "a " + std::string(architecture_name(config.architecture)) + " image classifier";
     const bool lstm = config.architecture == Architecture::lstm;
     if (config.kind == ModelKind::decoder) return lstm ? "an lstm decoder" : "a decoder";
     return lstm ? "an lstm encoder classifier" : "an encoder classifier";
@@ -59,6 +61,10 @@ LstmClassifier& Model::lstm_classifier() {
     return get_model<LstmClassifier>(model_, config(), "Model::lstm_classifier", "an lstm encoder classifier");
 }
 LstmLM& Model::lstm_lm() { return get_model<LstmLM>(model_, config(), "Model::lstm_lm", "an lstm decoder"); }
+ImageClassifier& Model::image_classifier() {
+    return get_model<ImageClassifier>(model_, config(), "Model::image_classifier", "an image classifier (vit, swin)");
+}
+const ImageClassifier& Model::image_classifier() const { return const_cast<Model*>(this)->image_classifier(); }
 const EncoderClassifier& Model::encoder() const { return const_cast<Model*>(this)->encoder(); }
 const DecoderLM& Model::decoder() const { return const_cast<Model*>(this)->decoder(); }
 const LstmClassifier& Model::lstm_classifier() const { return const_cast<Model*>(this)->lstm_classifier(); }
@@ -85,6 +91,11 @@ const AttentionStats& Model::attention_stats() const {
 }
 
 void Model::require_batch_kind(const Batch& batch, const char* where) const {
+    const bool images = batch.pixels.size() > 0;
+    if (images != is_image()) {
+        fail<ConfigError>(where, ": ", images ? "an image batch needs a vit or swin model" : "a token batch needs a token model",
+                          ", this one is ", describe(config()));
+    }
     const bool classification = batch.labels.size() > 0;
     if (classification && is_decoder()) {
         fail<ConfigError>(where, ": a classification task needs an encoder model, this one is a decoder");
@@ -101,6 +112,8 @@ CrossEntropyResult Model::loss_and_backward(const Batch& batch) {
             if constexpr (std::is_same_v<std::decay_t<decltype(m)>, DecoderLM> ||
                           std::is_same_v<std::decay_t<decltype(m)>, LstmLM>) {
                 return m.loss_and_backward(batch.tokens, batch.targets);
+            } else if constexpr (std::is_same_v<std::decay_t<decltype(m)>, ImageClassifier>) {
+                return m.loss_and_backward(batch.pixels, batch.labels);
             } else {
                 return m.loss_and_backward(batch.tokens, batch.padding, batch.labels);
             }
@@ -116,8 +129,14 @@ Tensor3 Model::sequence_logits(const Index2& tokens) const {
 
 Tensor2 Model::class_logits(const Index2& tokens, const Mask2& padding) const {
     if (is_decoder()) fail<ConfigError>("Model::class_logits: this model is ", describe(config()), ", not an encoder");
+    if (is_image()) fail<ConfigError>("Model::class_logits: this model is ", describe(config()), "; it reads pixels (image_logits)");
     if (is_lstm()) return lstm_classifier().logits(tokens, padding);
     return encoder().forward_observed(tokens, padding, {});
+}
+
+Tensor2 Model::image_logits(const Tensor3& pixels) const {
+    if (!is_image()) fail<ConfigError>("Model::image_logits: this model is ", describe(config()), ", not a vit or swin");
+    return image_classifier().logits(pixels);
 }
 
 GenerateResult Model::generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
@@ -128,6 +147,10 @@ GenerateResult Model::generate(const std::vector<std::int32_t>& prompt, std::siz
 }
 
 void Model::require_attention(const char* where) const {
+    if (is_image()) {
+        fail<ConfigError>(where, ": this model is ", describe(config()),
+                          "; its attention is traced over pixels (ImageClassifier::trace_layer, attention_maps)");
+    }
     if (is_lstm()) fail<ConfigError>(where, ": this model is ", describe(config()), "; it has no attention to show");
 }
 
@@ -144,6 +167,8 @@ CrossEntropyResult Model::evaluate(const Batch& batch) {
             Index1 targets = Index1::from_shape({batch.targets.size()});
             std::copy(batch.targets.begin(), batch.targets.end(), targets.begin());
             result = cross_entropy_forward(flat, targets);
+        } else if (is_image()) {
+            result = cross_entropy_forward(image_classifier().logits(batch.pixels), batch.labels);  // (B, K)
         } else {
             const Tensor2 logits = is_lstm() ? lstm_classifier().logits(batch.tokens, batch.padding)
                                              : encoder().forward(batch.tokens, batch.padding);  // (B, K)

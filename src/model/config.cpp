@@ -23,7 +23,8 @@ Enum enum_from_name(std::string_view name, const Enum (&all)[N], std::string_vie
 constexpr ModelKind kKinds[] = {ModelKind::encoder, ModelKind::decoder};
 constexpr NormPlacement kNorms[] = {NormPlacement::pre, NormPlacement::post};
 constexpr Pooling kPoolings[] = {Pooling::mean, Pooling::cls};
-constexpr Architecture kArchitectures[] = {Architecture::transformer, Architecture::lstm};
+constexpr Architecture kArchitectures[] = {Architecture::transformer, Architecture::lstm, Architecture::vit,
+                                           Architecture::swin};
 
 [[noreturn]] void bad_value(const char* where, const char* key, const char* expected, const std::string& text) {
     fail<ConfigError>(where, ": ", key, " must be ", expected, ", got '", text, "'");
@@ -41,7 +42,13 @@ std::string_view pooling_name(Pooling pooling) { return pooling == Pooling::mean
 Pooling pooling_from_name(std::string_view name) { return enum_from_name(name, kPoolings, pooling_name, "pooling"); }
 
 std::string_view architecture_name(Architecture architecture) {
-    return architecture == Architecture::transformer ? "transformer" : "lstm";
+    switch (architecture) {
+        case Architecture::transformer: return "transformer";
+        case Architecture::lstm: return "lstm";
+        case Architecture::vit: return "vit";
+        case Architecture::swin: return "swin";
+    }
+    return "transformer";
 }
 Architecture architecture_from_name(std::string_view name) {
     return enum_from_name(name, kArchitectures, architecture_name, "architecture");
@@ -64,9 +71,35 @@ ScaleOptions ModelConfig::scale_options() const {
     return s;
 }
 
+std::vector<SwinStage> ModelConfig::swin_stages() const {
+    std::vector<SwinStage> stages;
+    if (architecture != Architecture::swin || swin_window == 0 || patch_grid() == 0 || patch_size == 0 ||
+        image_size % patch_size != 0) {
+        return stages;
+    }
+    std::size_t grid = patch_grid(), width = d_model, heads = num_heads, ff = ff_dim;
+    for (;;) {
+        const std::size_t window = std::min(swin_window, grid);
+        stages.push_back({grid, width, heads, ff, window, window < grid});
+        if (grid <= swin_window || grid % 2 != 0) break;
+        grid /= 2;
+        width *= 2;
+        heads *= 2;
+        ff *= 2;
+    }
+    return stages;
+}
+
 void ModelConfig::validate() const {
     constexpr const char* where = "ModelConfig";
-    if (vocab_size == 0) fail<ConfigError>(where, ": vocab_size must be positive, got 0");
+    if (is_image()) {
+        validate_image();
+        return;
+    }
+    if (vocab_size == 0) {
+        fail<ConfigError>(where, ": vocab_size must be positive, got 0 (", architecture_name(architecture),
+                          " reads tokens; an image task needs architecture vit or swin)");
+    }
     if (max_len == 0) fail<ConfigError>(where, ": max_len must be positive, got 0");
     if (d_model == 0) fail<ConfigError>(where, ": d_model must be positive, got 0");
     if (num_layers == 0) fail<ConfigError>(where, ": num_layers must be positive, got 0");
@@ -137,9 +170,74 @@ void ModelConfig::validate() const {
     }
 }
 
+void ModelConfig::validate_image() const {
+    constexpr const char* where = "ModelConfig";
+    const std::string arch(architecture_name(architecture));
+    if (kind != ModelKind::encoder) fail<ConfigError>(where, ": a ", arch, " model classifies images; kind must be encoder");
+    if (num_classes == 0) fail<ConfigError>(where, ": an encoder needs num_classes > 0, got 0");
+    if (image_size == 0 || patch_size == 0) {
+        fail<ConfigError>(where, ": a ", arch, " model needs image_size and patch_size > 0, got image_size ", image_size,
+                          ", patch_size ", patch_size);
+    }
+    if (image_size % patch_size != 0) {
+        fail<ConfigError>(where, ": patch_size (", patch_size, ") must divide image_size (", image_size, ")");
+    }
+    if (d_model == 0 || num_layers == 0 || num_heads == 0 || ff_dim == 0) {
+        fail<ConfigError>(where, ": d_model, num_layers, num_heads and ff_dim must be positive, got ", d_model, ", ",
+                          num_layers, ", ", num_heads, ", ", ff_dim);
+    }
+    if (d_model % num_heads != 0) {
+        fail<ConfigError>(where, ": d_model (", d_model, ") must be divisible by num_heads (", num_heads, ")");
+    }
+    if (num_kv_heads != 0 && num_kv_heads != num_heads) {
+        fail<ConfigError>(where, ": a ", arch, " model has plain multi-head attention; num_kv_heads must be 0, got ",
+                          num_kv_heads);
+    }
+    if (positional == PositionalKind::rope) {
+        fail<ConfigError>(where, ": a ", arch, " model adds its positions to the patches; pe must be none, sinusoidal "
+                          "or learned, got rope");
+    }
+    if (positional == PositionalKind::sinusoidal && d_model % 4 != 0) {
+        fail<ConfigError>(where, ": the 2-D sinusoidal positions need d_model % 4 == 0, got d_model ", d_model);
+    }
+    if (dropout != 0.0f) fail<ConfigError>(where, ": a ", arch, " model has no dropout, got dropout ", dropout);
+    if (tie_weights) fail<ConfigError>(where, ": tie_weights applies to decoders only");
+    if (attention_window != 0 || global_tokens != 0 || !causal) {
+        fail<ConfigError>(where, ": a ", arch, " model sees every patch (of its window); attention_window, "
+                          "global_tokens and no-causal do not apply, got window ", attention_window,
+                          ", global_tokens ", global_tokens);
+    }
+    if (attention_scale && !(std::isfinite(*attention_scale) && *attention_scale > 0.0f)) {
+        fail<ConfigError>(where, ": attention_scale must be a positive finite number, got ", *attention_scale);
+    }
+    // The image models run softmax attention in fp32 with separate projections: the variants,
+    // normalisers, tied projections and precision emulation are not wired through their blocks,
+    // so asking for them is refused rather than silently ignored.
+    if (variant != AttentionVariant::full || normalizer != Normalizer::softmax || tie_qk ||
+        !precision_options().is_plain()) {
+        fail<ConfigError>(where, ": a ", arch, " model runs full softmax attention in fp32; got variant ",
+                          attention_variant_name(variant), ", normalizer ", normalizer_name(normalizer), ", tie_qk ",
+                          tie_qk ? "true" : "false", ", precision ", precision_name(precision),
+                          stable_softmax ? "" : " (unstable softmax)");
+    }
+    if (architecture == Architecture::vit) return;
+    if (pooling == Pooling::cls) fail<ConfigError>(where, ": a swin model pools by the mean; pooling cls does not apply");
+    if (swin_window == 0) fail<ConfigError>(where, ": swin_window must be positive, got 0");
+    for (const SwinStage& stage : swin_stages()) {
+        if (stage.grid % stage.window != 0) {
+            fail<ConfigError>(where, ": swin_window (", swin_window, ") must divide the patch grid at every stage, "
+                              "got a grid of ", stage.grid, " patches per side");
+        }
+        if (stage.shifted && stage.window % 2 != 0) {
+            fail<ConfigError>(where, ": a shifted window moves by M/2; swin_window must be even, got ", stage.window);
+        }
+    }
+}
+
 std::uint64_t ModelConfig::parameter_count() const {
     // In long double (64-bit mantissa on x86, double in WebAssembly) to detect a count beyond 64 bits.
     const long double v = vocab_size, c = d_model, b = bias ? 1 : 0;
+    if (is_image()) return image_parameter_count();
     long double n = v * c;  // tok_emb
     if (architecture == Architecture::lstm) {
         // Layer k: weight_ih (4C, C), weight_hh (4C, C), with bias two (4C): the input width is C
@@ -160,6 +258,38 @@ std::uint64_t ModelConfig::parameter_count() const {
     } else if (!tie_weights) {
         n += v * c;  // head (V, C), no bias
     }
+    if (n >= 18446744073709551616.0L) {
+        fail<ConfigError>("ModelConfig::parameter_count: ", static_cast<double>(n), " parameters do not fit in 64 bits");
+    }
+    return static_cast<std::uint64_t>(n);
+}
+
+std::uint64_t ModelConfig::image_parameter_count() const {
+    const long double b = bias ? 1 : 0, p = static_cast<long double>(patch_size) * patch_size;
+    const long double c = d_model, patches = static_cast<long double>(patch_grid()) * patch_grid();
+    const bool cls = architecture == Architecture::vit && pooling == Pooling::cls;
+    long double n = c * p + c;  // patch_emb.proj (C, P·P), always with its bias (a convolution's)
+    if (positional == PositionalKind::learned) n += (patches + (cls ? 1 : 0)) * c;
+    if (cls) n += c;
+    // A block of width w, h heads, feed-forward f: ln1, q/k/v/out (w, w), ln2, fc1, fc2.
+    const auto block = [&](long double w, long double f) {
+        return 2 * w + 4 * (w * w + b * w) + 2 * w + (f * w + b * f) + (w * f + b * w);
+    };
+    long double last = c;
+    if (architecture == Architecture::vit) {
+        n += num_layers * block(c, ff_dim);
+    } else {
+        const std::vector<SwinStage> stages = swin_stages();
+        for (std::size_t k = 0; k < stages.size(); ++k) {
+            const SwinStage& s = stages[k];
+            const long double w = s.width, m = 2.0L * s.window - 1;
+            n += num_layers * (block(w, s.ff_dim) + m * m * s.heads);  // + rel_pos_table
+            if (k + 1 < stages.size()) n += 2 * 4 * w + 4 * w * 2 * w;  // merge: norm (4C), reduction (2C, 4C)
+            last = w;
+        }
+    }
+    if (norm == NormPlacement::pre) n += 2 * last;  // ln_f
+    n += num_classes * last + b * num_classes;      // head (K, C_last)
     if (n >= 18446744073709551616.0L) {
         fail<ConfigError>("ModelConfig::parameter_count: ", static_cast<double>(n), " parameters do not fit in 64 bits");
     }

@@ -1,4 +1,5 @@
 #include "attnlab/train/tasks.hpp"
+#include "attnlab/train/shapes.hpp"
 
 #include <algorithm>
 #include <array>
@@ -56,6 +57,7 @@ void shape_sequence_batch(Batch& batch, std::size_t b, std::size_t t) {
     shape_to(batch.targets, std::array<std::size_t, 2>{b, t});
     make_empty(batch.labels);
     make_empty(batch.padding);
+    make_empty(batch.pixels);
 }
 
 // Scratch of the tasks' samplers, one per thread (a Task is shared and const): grown on first
@@ -254,6 +256,7 @@ public:
         shape_to(batch.padding, std::array<std::size_t, 2>{batch_size, T});
         shape_to(batch.labels, std::array<std::size_t, 1>{batch_size});
         make_empty(batch.targets);
+        make_empty(batch.pixels);
         const auto pad = static_cast<std::int32_t>(2 * kinds_);
         SampleScratch& scratch = sample_scratch();
         std::vector<std::int32_t>& word = scratch.word;
@@ -412,7 +415,7 @@ private:
 }  // namespace
 
 std::vector<std::string> task_names() {
-    return {"copy", "reverse", "sort", "assoc_recall", "k_back", "brackets", "char_lm"};
+    return {"copy", "reverse", "sort", "assoc_recall", "k_back", "brackets", "char_lm", "shapes"};
 }
 
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options) {
@@ -455,6 +458,10 @@ std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& opti
         const std::size_t length = check.get(options.length, "length", 64, 1, char_lm_corpus().size() - 1,
                                              " (a window of length + 1 must fit in the corpus)");
         return std::make_unique<CharLmTask>(length);
+    }
+    if (name == "shapes") {
+        check.unused(options.k, "k", "only k_back uses it");
+        return make_shapes_task(options.length.value_or(16), options.vocab.value_or(6));
     }
     std::string valid;
     for (const auto& n : task_names()) valid += (valid.empty() ? "" : ", ") + n;

@@ -106,6 +106,15 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
     if (!classification && c.kind != ModelKind::decoder) {
         fail<ConfigError>(where, ": task '", task.name(), "' is a sequence task and needs a decoder model");
     }
+    if ((task.input() == TaskInput::pixels) != c.is_image()) {
+        fail<ConfigError>(where, ": task '", task.name(), "' reads ",
+                          task.input() == TaskInput::pixels ? "images and needs a vit or swin model" : "tokens and needs a "
+                          "transformer or lstm model", ", got architecture ", architecture_name(c.architecture));
+    }
+    if (c.is_image() && c.image_size != task.image_size()) {
+        fail<ConfigError>(where, ": the model reads ", c.image_size, "x", c.image_size, " images, task '", task.name(),
+                          "' draws ", task.image_size(), "x", task.image_size());
+    }
     if (c.vocab_size < task.vocab_size()) {
         fail<ConfigError>(where, ": the model's vocab_size (", c.vocab_size, ") is smaller than task '", task.name(),
                           "' needs (", task.vocab_size(), ")");
@@ -115,7 +124,7 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
                           task.num_classes());
     }
     const std::size_t positions = task.seq_len() + (classification && c.pooling == Pooling::cls ? 1 : 0);
-    if (c.positional == PositionalKind::learned && positions > c.max_len) {
+    if (!c.is_image() && c.positional == PositionalKind::learned && positions > c.max_len) {
         fail<ConfigError>(where, ": task '", task.name(), "' has sequences of ", positions,
                           " positions but the learned position table holds max_len = ", c.max_len);
     }

@@ -70,7 +70,12 @@ TEST(Tasks, SameSeedGivesSameBatchForEveryTask) {
         EXPECT_EQ(x.targets, y.targets) << name;
         EXPECT_EQ(x.labels, y.labels) << name;
         EXPECT_EQ(x.padding, y.padding) << name;
-        EXPECT_NE(x.tokens, z.tokens) << name;
+        EXPECT_EQ(x.pixels, y.pixels) << name;
+        if (task->input() == TaskInput::pixels) {
+            EXPECT_NE(x.pixels, z.pixels) << name;
+        } else {
+            EXPECT_NE(x.tokens, z.tokens) << name;
+        }
     }
 }
 
@@ -90,6 +95,8 @@ TEST(Tasks, SampleIntoAReusedBatchEqualsAFreshSample) {
                 EXPECT_EQ(reused.targets, fresh.targets) << name;
                 EXPECT_EQ(reused.labels, fresh.labels) << name;
                 EXPECT_EQ(reused.padding, fresh.padding) << name;
+                EXPECT_EQ(reused.pixels, fresh.pixels) << name;
+                EXPECT_EQ(reused.pixels.size() == 0, task->input() == TaskInput::tokens) << name;
                 EXPECT_EQ(reused.targets.size() == 0, task->kind() == TaskKind::classification) << name;
                 EXPECT_EQ(reused.labels.size() == 0, task->kind() == TaskKind::sequence) << name;
                 EXPECT_EQ(a.below(1000000), b.below(1000000)) << name << ": both left the Rng in the same state";
@@ -104,6 +111,20 @@ TEST(Tasks, BatchesHaveTheDocumentedShapesAndTokenRanges) {
         Rng rng(5);
         const Batch batch = task->sample(6, rng);
         const std::size_t T = task->seq_len();
+        if (task->input() == TaskInput::pixels) {  // images: (B, S, S) pixels and labels, no tokens
+            const std::size_t s = task->image_size();
+            EXPECT_EQ(T, s * s) << name;
+            EXPECT_EQ(batch.pixels.shape(0), 6u) << name;
+            EXPECT_EQ(batch.pixels.shape(1), s) << name;
+            EXPECT_EQ(batch.pixels.shape(2), s) << name;
+            EXPECT_EQ(batch.tokens.size(), 0u) << name;
+            ASSERT_EQ(batch.labels.size(), 6u) << name;
+            for (auto l : batch.labels) {
+                ASSERT_GE(l, 0) << name;
+                ASSERT_LT(l, static_cast<std::int32_t>(task->num_classes())) << name;
+            }
+            continue;
+        }
         EXPECT_EQ(batch.tokens.shape(0), 6u) << name;
         EXPECT_EQ(batch.tokens.shape(1), T) << name;
         for (auto t : batch.tokens) {

@@ -13,7 +13,11 @@
 // ffDim defaulting to 4 * dModel, attentionScale a number or null; plus seed (of the
 // initialisation).
 // Tokens are an Int32Array / number[] (one sequence) or {shape: [T] | [B, T], data: Int32Array};
-// results keep the rank of the input (a [T] input gives unbatched results).
+// results keep the rank of the input (a [T] input gives unbatched results). An image model
+// (architecture 'vit' or 'swin') takes images instead: {shape: [S, S] | [B, S, S], data:
+// Float32Array}; its trace and attentionMaps address Swin's windows by batch row (window w of
+// the shifted map: trace(image, {layer}).stage('weights', h, w)), and windowLayout(layer) says
+// where each window sits on the image.
 #include "model.hpp"
 
 #include <cstring>
@@ -73,11 +77,12 @@ std::vector<const char*> model_options() {
 
 ModelConfig config_from_js(const JsOptions& opt) {
     const char* where = opt.where();
-    if (!opt.has("vocabSize")) fail<ConfigError>(where, ": option 'vocabSize' is required");
     ModelConfig c;
     c.for_each_field([&](const ModelConfigField& field, auto& value) {
         if (field.js) field_from_js(opt, field.js, value);
     });
+    // Token models need their vocabulary; an image model ('vit', 'swin') reads imageSize instead.
+    if (!c.is_image() && !opt.has("vocabSize")) fail<ConfigError>(where, ": option 'vocabSize' is required");
     if (!opt.has("ffDim")) c.ff_dim = 4 * c.d_model;
     c.validate();
     return c;
@@ -181,15 +186,78 @@ std::vector<std::int32_t> prompt_from_js(const val& prompt, const char* where) {
     return std::vector<std::int32_t>(ids.begin(), ids.end());
 }
 
+// An image model's input: images (S, S) or (B, S, S) -> (B, S, S), batched says which.
+Tensor3 images_from_js(const val& images, const char* where, bool* batched) {
+    return tensor3_from_js(images, where, "images", batched);
+}
+
+// Logits (B, K) of an image model, or the class probabilities; keeps the images' rank.
+val run_image_logits(const Model& model, const val& images, const val& options, bool probabilities,
+                     const char* where) {
+    const JsOptions opt(options, {}, where);
+    bool batched = false;
+    const Tensor2 logits = model.image_logits(images_from_js(images, where, &batched));  // (B, K)
+    const Tensor2 out = probabilities ? softmax_rows(logits) : logits;
+    return tensor_to_js(out.data(), result_shape({out.shape(0), out.shape(1)}, batched));
+}
+
+// The attention layer's block of an image model, and its windows on the patch grid.
+val window_layout_of(const Model& model, const val& layer_value) {
+    constexpr const char* where = "Model.windowLayout";
+    const ImageClassifier& m = model.image_classifier();
+    std::size_t layer = size_from_js(layer_value, where, "layer");
+    const std::size_t per_side = m.windows_per_side(layer);  // ConfigError for a bad layer
+    val out = val::object();
+    out.set("patchSize", model.config().patch_size);
+    out.set("windowsPerSide", per_side);
+    if (!m.blocks.empty()) {  // a ViT: one window, the whole grid
+        out.set("grid", model.config().patch_grid());
+        out.set("window", model.config().patch_grid());
+        out.set("shift", 0);
+        out.set("cls", m.patch_emb.config().cls);
+        return out;
+    }
+    for (const SwinStageLayers& stage : m.stages) {
+        if (layer >= stage.blocks.size()) {
+            layer -= stage.blocks.size();
+            continue;
+        }
+        const SwinBlock& b = stage.blocks[layer];
+        out.set("grid", b.grid);
+        out.set("window", b.window);
+        out.set("shift", b.shift);
+        out.set("cls", false);
+        break;
+    }
+    return out;
+}
+
 val logits_of(const Model& model, const val& tokens, const val& options) {
+    if (model.is_image()) return run_image_logits(model, tokens, options, false, "Model.logits");
     return run_logits(model, parse_tokens(model, tokens, options, {"padding"}, "Model.logits"), false);
 }
 
 val predict_of(const Model& model, const val& tokens, const val& options) {
+    if (model.is_image()) return run_image_logits(model, tokens, options, true, "Model.predict");
     return run_logits(model, parse_tokens(model, tokens, options, {"padding"}, "Model.predict"), true);
 }
 
+// The layer option of an image model's trace / attentionMaps (required).
+std::size_t image_layer(const Model& model, const JsOptions& opt, const char* where) {
+    const std::size_t layers = model.image_classifier().num_attention_layers();
+    if (!opt.has("layer")) fail<ConfigError>(where, ": option 'layer' is required (0..", layers - 1, ")");
+    return size_from_js(opt.get("layer"), where, "layer");
+}
+
 val attention_maps_of(const Model& model, const val& tokens, const val& options) {
+    if (model.is_image()) {
+        constexpr const char* where = "Model.attentionMaps";
+        const JsOptions opt(options, {"layer", "batch"}, where);
+        bool batched = false;
+        const Tensor3 images = images_from_js(tokens, where, &batched);
+        return tensor_to_js(model.image_classifier().attention_maps(images, image_layer(model, opt, where),
+                                                                    opt.size("batch", 0)));
+    }
     const TokenCall call = parse_tokens(model, tokens, options, {"padding", "batch"}, "Model.attentionMaps");
     return tensor_to_js(model.attention_maps(call.tokens, call.padding, call.batch));
 }
@@ -197,6 +265,12 @@ val attention_maps_of(const Model& model, const val& tokens, const val& options)
 // model.trace(tokens, { layer, padding? }): every stage of one block, as a Trace.
 TraceBinding trace_of(const Model& model, const val& tokens, const val& options) {
     constexpr const char* where = "Model.trace";
+    if (model.is_image()) {
+        const JsOptions opt(options, {"layer"}, where);
+        bool batched = false;
+        const Tensor3 images = images_from_js(tokens, where, &batched);
+        return TraceBinding(model.image_classifier().trace_layer(images, image_layer(model, opt, where)));
+    }
     if (options.isUndefined() || options.isNull()) {
         fail<ConfigError>(where, ": pass { layer } (0..", model.config().num_layers - 1, "), the block to record");
     }
@@ -361,6 +435,10 @@ TraceBinding ModelBinding::trace(val tokens, val options) const {
     return guarded("Model.trace", [&] { return trace_of(*model_, tokens, options); }, tokens, options);
 }
 
+val ModelBinding::window_layout(val layer) const {
+    return guarded("Model.windowLayout", [&] { return window_layout_of(*model_, layer); }, layer);
+}
+
 val ModelBinding::generate(val prompt, val max_new) const {
     return guarded("Model.generate", [&] { return generate_of(*model_, prompt, max_new, val::undefined()); }, prompt,
                    max_new);
@@ -406,6 +484,7 @@ EMSCRIPTEN_BINDINGS(attnlab_model) {
         .function("attentionMaps", select_overload<val(val, val) const>(&M::attention_maps))
         .function("trace", select_overload<TraceBinding(val) const>(&M::trace))
         .function("trace", select_overload<TraceBinding(val, val) const>(&M::trace))
+        .function("windowLayout", &M::window_layout)
         .function("generate", select_overload<val(val, val) const>(&M::generate))
         .function("generate", select_overload<val(val, val, val) const>(&M::generate))
         .function("save", select_overload<val() const>(&M::save))

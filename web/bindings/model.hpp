@@ -46,6 +46,9 @@ public:
     // Every stage of block options.layer (a Trace, as MultiHeadAttention.trace returns).
     TraceBinding trace(emscripten::val tokens) const;
     TraceBinding trace(emscripten::val tokens, emscripten::val options) const;
+    // Image models: where attention layer `layer`'s windows sit ({ grid, window, shift,
+    // windowsPerSide, patchSize, cls }).
+    emscripten::val window_layout(emscripten::val layer) const;
     emscripten::val generate(emscripten::val prompt, emscripten::val max_new) const;
     emscripten::val generate(emscripten::val prompt, emscripten::val max_new, emscripten::val options) const;
 

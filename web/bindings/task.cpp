@@ -10,7 +10,9 @@
 // Options: length, vocab, k (each only where the task uses it, see make_task), seed (of the
 // stream sample(batchSize) draws from; sample(batchSize, seed) always gives the same batch).
 // Tensors that a task does not have (targets of a classification task, labels and padding of a
-// sequence task) are null.
+// sequence task, pixels of a token task, tokens of an image task) are null. The image task
+// `shapes` samples { pixels: {shape:[B, S, S], data: Float32Array}, labels }; input() is
+// 'pixels' and imageSize() S there ('tokens' and 0 elsewhere).
 #include "task.hpp"
 
 #include <cctype>
@@ -36,10 +38,11 @@ std::string task_name_from_js(const val& name) {
 
 val batch_to_js(const Batch& batch) {
     val out = val::object();
-    out.set("tokens", index_tensor_to_js(batch.tokens));
+    out.set("tokens", batch.tokens.size() ? index_tensor_to_js(batch.tokens) : val::null());
     out.set("targets", batch.targets.size() ? index_tensor_to_js(batch.targets) : val::null());
     out.set("labels", batch.labels.size() ? index_tensor_to_js(batch.labels) : val::null());
     out.set("padding", batch.padding.size() ? mask_to_js(batch.padding) : val::null());
+    out.set("pixels", batch.pixels.size() ? tensor_to_js(batch.pixels) : val::null());
     return out;
 }
 
@@ -88,6 +91,9 @@ std::string word_list(const Vocabulary& v) {
 // The inverse of Task::decode: words (or integer ids) for separated tasks, characters otherwise
 // (whitespace that is not a token is skipped).
 std::vector<std::int32_t> encode_text(const Task& task, const std::string& text) {
+    if (task.input() == TaskInput::pixels) {
+        fail<ConfigError>("Task.encode: task '", task.name(), "' reads images; it has no tokens to encode");
+    }
     const Vocabulary v = vocabulary_of(task);
     const auto id_of = [&](const std::string& word) -> std::int32_t {
         for (std::size_t i = 0; i < v.words.size(); ++i)
@@ -153,6 +159,15 @@ val TaskBinding::kind() const {
         return val(std::string(task_->kind() == TaskKind::sequence ? "sequence" : "classification"));
     });
 }
+val TaskBinding::input() const {
+    return guarded("Task.input", [&] {
+        return val(std::string(task_->input() == TaskInput::pixels ? "pixels" : "tokens"));
+    });
+}
+val TaskBinding::image_size() const {
+    return guarded("Task.imageSize", [&] { return val(task_->image_size()); });
+}
+
 val TaskBinding::vocab_size() const {
     return guarded("Task.vocabSize", [&] { return val(task_->vocab_size()); });
 }
@@ -208,6 +223,8 @@ EMSCRIPTEN_BINDINGS(attnlab_task) {
         .constructor(&T::create_with_options)
         .function("name", &T::name)
         .function("kind", &T::kind)
+        .function("input", &T::input)
+        .function("imageSize", &T::image_size)
         .function("vocabSize", &T::vocab_size)
         .function("seqLen", &T::seq_len)
         .function("numClasses", &T::num_classes)

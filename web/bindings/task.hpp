@@ -32,6 +32,8 @@ public:
 
     emscripten::val name() const;
     emscripten::val kind() const;
+    emscripten::val input() const;       // 'tokens' or 'pixels'
+    emscripten::val image_size() const;  // S of an image task, else 0
     emscripten::val vocab_size() const;
     emscripten::val seq_len() const;
     emscripten::val num_classes() const;

@@ -2,8 +2,9 @@
 //
 // What it is for: the three masks of article §6 — causal (no peeking at the future), key padding
 // (ignore the padded tail of short sequences in a batch) and an explicit boolean mask — combined
-// by logical OR: a key is hidden from a query if ANY component hides it. Not for: additive float
-// masks (ALiBi-style biases); every mask here is boolean.
+// by logical OR: a key is hidden from a query if ANY component hides it — plus one additive
+// component, score_bias (Swin's relative position bias and shifted-window mask, article §7.1),
+// added to the scaled scores before the softmax.
 //
 // Masked scores become -infinity, not a large negative number such as -1e9 or -10000:
 //  * exp(-inf) is exactly 0, so a masked weight is exactly 0, not merely tiny (the article's
@@ -33,6 +34,13 @@
 // block size b, query i may see key j only if block_layout((i + block_row_offset) / b, j / b)
 // is 1 (live). The offset places T new queries after cached ones (KV-cached generation: the
 // layout is the whole sequence's, the offset the cached length); it is 0 otherwise.
+// Score bias: score_bias (G, H, T, S) is added to batch row b's scaled scores of head h as
+// bias[b % G][h] (G = 1: one bias for the batch; Swin: G = windows per image, so every image's
+// window w shares bias[w]); an entry of -inf hides the pair like a boolean mask. It is not
+// owned: the tensor must outlive the forward and the backward. The backward adds dL/dbias, the
+// sum of the score gradients over the batch rows sharing a g, to *score_bias_grad (same shape)
+// when it is non-null. Both the recorded path and every flash path honour it (the flash tiles
+// add it where they apply the mask).
 //
 //   attnlab::AttentionMask mask;
 //   mask.causal = true;
@@ -55,10 +63,13 @@ struct AttentionMask {
     Mask2 block_layout;             // (>= ⌈(offset + T)/b⌉, ⌈S/b⌉), 1 = live block; empty = none
     std::size_t block_size = 0;     // b of block_layout
     std::size_t block_row_offset = 0;  // query i lies in layout row (i + offset) / b
+    const Tensor4* score_bias = nullptr;  // (G, H, T, S) additive, see above; null = none
+    Tensor4* score_bias_grad = nullptr;   // (G, H, T, S) backward adds dL/dscore_bias here; null = not wanted
 
     // True if any component is set.
     bool any() const {
-        return causal || window > 0 || key_padding.size() > 0 || explicit_mask.size() > 0 || block_layout.size() > 0;
+        return causal || window > 0 || key_padding.size() > 0 || explicit_mask.size() > 0 || block_layout.size() > 0 ||
+               score_bias != nullptr;
     }
     // True if the block layout alone hides key j from query i.
     bool outside_layout(std::size_t i, std::size_t j) const {
@@ -66,12 +77,23 @@ struct AttentionMask {
     }
     // True if the window component alone hides key j from query i (T queries, S keys).
     bool outside_window(std::size_t i, std::size_t j, std::size_t t, std::size_t s) const;
-    // Throws ShapeError naming `where` and both shapes if a component does not fit (B, T, S).
-    void validate(std::size_t batch, std::size_t t, std::size_t s, const char* where) const;
+    // Throws ShapeError naming `where` and both shapes if a component does not fit (B, T, S) and,
+    // for score_bias and its gradient, H heads (heads = 0: not checked).
+    void validate(std::size_t batch, std::size_t t, std::size_t s, const char* where, std::size_t heads = 0) const;
     // True if query i of batch b may not see key j.
     bool is_masked(std::size_t b, std::size_t i, std::size_t j, std::size_t t, std::size_t s) const;
     // scores: (T, S) with leading dimension ld; writes -inf where is_masked.
     void apply(float* scores, std::size_t b, std::size_t t, std::size_t s, std::size_t ld) const;
+    // scores: (rows, cols) with leading dimension ld, the queries i0.. and keys j0.. of batch row
+    // b, head h (S = the key count): += multiplier · score_bias[b % G][h] (a no-op without one).
+    // The multiplier puts the bias in the units of the scores it is added to (1/scale for raw
+    // q·kᵀ that are scaled later).
+    void add_score_bias(float* scores, std::size_t b, std::size_t h, std::size_t i0, std::size_t rows,
+                        std::size_t j0, std::size_t cols, std::size_t ld, float multiplier) const;
+    // dscores: (B, H, T, S), the gradient of the loss w.r.t. the biased scores of every batch row
+    // -> *score_bias_grad (G, H, T, S) += the sum over the rows b with b % G == g, in increasing b
+    // (deterministic). A no-op when score_bias_grad is null.
+    void accumulate_score_bias_grad(const float* dscores, std::size_t batch) const;
 };
 
 // lengths: (B) valid lengths -> (B, max_len) with 1 on positions >= length.

@@ -3,7 +3,8 @@
 // What it is for: the trainer, the CLI and the JavaScript bindings work with "a model" whose
 // kind (encoder classifier or decoder LM) and architecture (transformer or lstm) come from its
 // config or its checkpoint. Model forwards each call to the EncoderClassifier, DecoderLM,
-// LstmClassifier or LstmLM it holds and turns a task Batch into the right call. An LSTM has no
+// LstmClassifier, LstmLM or ImageClassifier (vit, swin) it holds and turns a task Batch into the
+// right call (an image batch's pixels go to the image classifier). An LSTM has no
 // attention: its attention_stats() are empty, attention_maps() and trace_layer() refuse it. It sits above io/ (it loads and saves checkpoints) and below train/ (the Trainer trains
 // it), so no folder includes one above it. Not for: model-specific features (CLS pooling
 // details, KV caches): reach them through encoder() / decoder() / lstm_lm() / lstm_classifier().
@@ -26,6 +27,7 @@
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/image_classifier.hpp"
 #include "attnlab/model/lstm_models.hpp"
 #include "attnlab/nn/loss.hpp"
 
@@ -46,11 +48,14 @@ public:
     ModelKind kind() const { return config().kind; }
     bool is_decoder() const { return kind() == ModelKind::decoder; }
     bool is_lstm() const { return config().architecture == Architecture::lstm; }
+    bool is_image() const { return config().is_image(); }
     // Throws ConfigError naming the kind and architecture if the model is another one.
     EncoderClassifier& encoder();
     DecoderLM& decoder();
     LstmClassifier& lstm_classifier();
     LstmLM& lstm_lm();
+    ImageClassifier& image_classifier();
+    const ImageClassifier& image_classifier() const;
     const EncoderClassifier& encoder() const;
     const DecoderLM& decoder() const;
     const LstmClassifier& lstm_classifier() const;
@@ -75,6 +80,8 @@ public:
     Tensor3 sequence_logits(const Index2& tokens) const;
     // Encoders (either architecture): tokens, padding (B, T) -> (B, K); ConfigError for a decoder.
     Tensor2 class_logits(const Index2& tokens, const Mask2& padding = {}) const;
+    // Image models (vit, swin): pixels (B, S, S) -> (B, K); ConfigError for a token model.
+    Tensor2 image_logits(const Tensor3& pixels) const;
     // Appends max_new_tokens tokens to prompt (DecoderLM::generate, LstmLM::generate); ConfigError
     // for an encoder.
     GenerateResult generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,

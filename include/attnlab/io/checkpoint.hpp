@@ -32,6 +32,7 @@
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/image_classifier.hpp"
 #include "attnlab/model/lstm_models.hpp"
 
 namespace attnlab::io {
@@ -43,7 +44,7 @@ inline constexpr const char* kCheckpointVersion = "1";
 inline constexpr const char* kTaskMetadataPrefix = "task.";
 
 // Any model, as the config in a checkpoint says (kind and architecture).
-using AnyModel = std::variant<EncoderClassifier, DecoderLM, LstmClassifier, LstmLM>;
+using AnyModel = std::variant<EncoderClassifier, DecoderLM, LstmClassifier, LstmLM, ImageClassifier>;
 
 // The complete safetensors image of the model's parameters and config.
 std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model);
@@ -53,6 +54,7 @@ void save_checkpoint_file(const EncoderClassifier& model, const std::string& pat
 void save_checkpoint_file(const DecoderLM& model, const std::string& path);
 std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model);
 std::vector<std::uint8_t> save_checkpoint(const LstmLM& model);
+std::vector<std::uint8_t> save_checkpoint(const ImageClassifier& model);
 
 // The config stored in a checkpoint (IoError if the image or its metadata is bad).
 ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes);
@@ -69,6 +71,7 @@ void load_into(EncoderClassifier& model, const std::vector<std::uint8_t>& bytes)
 void load_into(DecoderLM& model, const std::vector<std::uint8_t>& bytes);
 void load_into(LstmClassifier& model, const std::vector<std::uint8_t>& bytes);
 void load_into(LstmLM& model, const std::vector<std::uint8_t>& bytes);
+void load_into(ImageClassifier& model, const std::vector<std::uint8_t>& bytes);
 void load_into_file(EncoderClassifier& model, const std::string& path);
 void load_into_file(DecoderLM& model, const std::string& path);
 

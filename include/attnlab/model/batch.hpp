@@ -1,7 +1,8 @@
 // attnlab/model/batch.hpp: one batch of model inputs and what the loss compares them with.
 //
 // What it is for: the unit a Task (train/tasks.hpp) draws and a Model (facade/model.hpp) trains
-// or evaluates on: a decoder reads tokens and targets, an encoder tokens, padding and labels.
+// or evaluates on: a decoder reads tokens and targets, an encoder tokens, padding and labels, an
+// image classifier (vit, swin) pixels and labels.
 // Not for: generation prompts (DecoderLM::generate takes a token list).
 //
 //   attnlab::Batch batch = task->sample(32, rng);   // tokens (32, T), targets or labels
@@ -17,6 +18,7 @@ struct Batch {
     Index2 targets;  // (B, T) sequence tasks: target token per position, -1 = ignored; else empty
     Index1 labels;   // (B) classification tasks: label in [0, num_classes()); else empty
     Mask2 padding;   // (B, T) 1 = padding (the key_padding_mask of attention); empty if none
+    Tensor3 pixels;  // (B, S, S) image tasks: grayscale images (tokens empty), with labels; else empty
 };
 
 }  // namespace attnlab

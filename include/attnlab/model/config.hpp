@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attnlab/attention/multi_head_attention.hpp"
 #include "attnlab/nn/feed_forward.hpp"
@@ -31,8 +32,11 @@ namespace attnlab {
 
 enum class ModelKind { encoder, decoder };
 // What computes the hidden states between the embedding and the head: Transformer blocks, or
-// LSTM layers (model/lstm_models.hpp), the recurrent baseline the article compares with (§1.1).
-enum class Architecture { transformer, lstm };
+// LSTM layers (model/lstm_models.hpp), the recurrent baseline the article compares with (§1.1);
+// or, for images (model/image_classifier.hpp, article §7.1), a ViT (patches -> Transformer
+// blocks over all patches) or a Swin Transformer (blocks over M x M windows, shifted on
+// alternate blocks, patch merging between stages).
+enum class Architecture { transformer, lstm, vit, swin };
 // Where the LayerNorms sit in a block (Xiong et al. 2020, "On Layer Normalization in the
 // Transformer Architecture"): pre = x + f(LN(x)) (GPT-2, trains without warm-up);
 // post = LN(x + f(x)) (the original Transformer, BERT).
@@ -109,7 +113,8 @@ Pooling pooling_from_name(std::string_view name);
     X(Architecture, architecture, Architecture::transformer, "architecture", "architecture", kOptionalKey,          \
       "transformer or lstm (embedding -> num_layers LSTM layers of width d_model -> head; ignores heads, "         \
       "kv-heads, ff, activation, pe, norm, scale; refuses dropout, window, global-tokens, no-causal, cls pooling, "  \
-      "normalizer other than softmax, tie-qk, variant other than full, precision other than fp32)")                 \
+      "normalizer other than softmax, tie-qk, variant other than full, precision other than fp32); vit or swin for " \
+      "image tasks (encoders over patches of pixels)")                                                                 \
     X(AttentionVariant, variant, AttentionVariant::full, "variant", "variant", kOptionalKey,                           \
       "attention mechanism (article section 5.3): full, linear (kernelised, O(T)) or block_sparse (BigBird layout)")  \
     X(Normalizer, normalizer, Normalizer::softmax, "normalizer", "normalizer", kOptionalKey,                            \
@@ -136,7 +141,14 @@ Pooling pooling_from_name(std::string_view name);
     X(std::size_t, sparse_random_blocks, BlockSparseOptions{}.random_blocks, "randomBlocks", "random-blocks",          \
       kOptionalKey, "block_sparse: r, extra random key blocks per query block (causal: among earlier blocks)")          \
     X(std::size_t, sparse_seed, BlockSparseOptions{}.seed, "sparseSeed", "sparse-seed", kOptionalKey,                  \
-      "block_sparse: seed of the random blocks' draw")
+      "block_sparse: seed of the random blocks' draw")                                                                \
+    X(std::size_t, image_size, 0, "imageSize", nullptr, kOptionalKey,                                                   \
+      "vit/swin: S, the side of the (S, S) grayscale images in pixels (the task decides it); 0 for token models")      \
+    X(std::size_t, patch_size, 4, "patchSize", "patch", kOptionalKey,                                                   \
+      "vit/swin: P, the side of the square patches, each one row of the patch embedding (S % P == 0)")                  \
+    X(std::size_t, swin_window, 4, "swinWindow", "swin-window", kOptionalKey,                                           \
+      "swin: M, windows of M x M patches (min(M, grid) once the grid is smaller); blocks alternate unshifted and "      \
+      "shifted by M/2; stages merge 2x2 patches while the grid is larger than M")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
@@ -158,6 +170,18 @@ inline constexpr ModelConfigField kModelConfigFields[] = {
 #undef ATTNLAB_MODEL_CONFIG_ROW
 };
 
+// One stage of a Swin model (ModelConfig::swin_stages()): num_layers blocks over a grid x grid
+// map of patches of the given width, in windows of window x window patches; stage k has width
+// C·2^k, H·2^k heads and feed-forward F·2^k (Liu et al. 2021 double them at each merge).
+struct SwinStage {
+    std::size_t grid;    // patches per side
+    std::size_t width;   // channels C_k
+    std::size_t heads;   // H_k
+    std::size_t ff_dim;  // F_k
+    std::size_t window;  // M_k = min(swin_window, grid); grid % M_k == 0
+    bool shifted;        // odd blocks shift by M_k / 2 (false when one window covers the grid)
+};
+
 // Every switch of the model, one member per line of the table above (the doc there says what
 // each means). Like nanoGPT's GPTConfig.
 struct ModelConfig {
@@ -167,6 +191,14 @@ struct ModelConfig {
 
     std::size_t kv_heads() const { return num_kv_heads == 0 ? num_heads : num_kv_heads; }
     std::size_t head_dim() const { return num_heads == 0 ? 0 : d_model / num_heads; }
+    // True for the image architectures (vit, swin): their input is pixels, not tokens.
+    bool is_image() const { return architecture == Architecture::vit || architecture == Architecture::swin; }
+    // Patches per side of the image: image_size / patch_size (0 when either is 0).
+    std::size_t patch_grid() const { return patch_size == 0 ? 0 : image_size / patch_size; }
+    // Swin's stages: the first over the patch grid; a 2x2 patch merging halves the grid (and
+    // doubles the width) while the grid is larger than swin_window. Empty unless architecture is
+    // swin and the sizes are valid (validate() names the problem).
+    std::vector<SwinStage> swin_stages() const;
     // The attention layer of every block.
     MultiHeadAttentionConfig attention_config() const;
     // scale_attention and attention_scale as the attention layer reads them.
@@ -208,6 +240,9 @@ struct ModelConfig {
     bool operator!=(const ModelConfig& other) const { return !(*this == other); }
 
 private:
+    // validate() and parameter_count() of the image architectures (vit, swin).
+    void validate_image() const;
+    std::uint64_t image_parameter_count() const;
 
     template <class Config, class F>
     static void for_each_field_of(Config& config, F& f) {

@@ -58,12 +58,18 @@ enum class TaskKind {
     classification,  // encoder: one label per sequence
 };
 
+// What a batch's model input is.
+enum class TaskInput {
+    tokens,  // Batch::tokens (B, T) ids in [0, vocab_size())
+    pixels,  // Batch::pixels (B, S, S) grayscale images, S = image_size(); tokens empty (train/shapes.hpp)
+};
+
 // Seed-independent configuration. An unset field takes the task's default (see make_task); a
 // field the task does not use must stay unset (ConfigError otherwise), so a typo in a command
 // line cannot silently do nothing.
 struct TaskOptions {
-    std::optional<std::size_t> length;  // prompt length / pairs (assoc_recall) / max length (brackets)
-    std::optional<std::size_t> vocab;   // symbols / keys (assoc_recall) / bracket kinds (brackets)
+    std::optional<std::size_t> length;  // prompt length / pairs (assoc_recall) / max length (brackets) / image side (shapes)
+    std::optional<std::size_t> vocab;   // symbols / keys (assoc_recall) / bracket kinds (brackets) / classes (shapes)
     std::optional<std::size_t> k;       // k_back: distance to the recalled token
 };
 
@@ -75,6 +81,11 @@ public:
     virtual ~Task() = default;
     virtual std::string name() const = 0;
     virtual TaskKind kind() const = 0;
+    // Token tasks, unless the task says otherwise; an image task has vocab_size() 0 and
+    // seq_len() S·S (its pixels).
+    virtual TaskInput input() const { return TaskInput::tokens; }
+    // S of an image task's (B, S, S) pixels; 0 for token tasks.
+    virtual std::size_t image_size() const { return 0; }
     // Number of distinct input tokens, specials (SEP, PAD) included.
     virtual std::size_t vocab_size() const = 0;
     // T of every batch.
@@ -98,11 +109,12 @@ public:
 };
 
 // Names accepted by make_task, in a stable order:
-// copy, reverse, sort, assoc_recall, k_back, brackets, char_lm.
+// copy, reverse, sort, assoc_recall, k_back, brackets, char_lm, shapes.
 std::vector<std::string> task_names();
 
 // Defaults: copy/reverse/sort length 16, vocab 10; assoc_recall length (pairs) 8, vocab (keys) 16;
-// k_back length 64, k 8, vocab 10; brackets length 16, vocab (kinds) 2; char_lm length 64.
+// k_back length 64, k 8, vocab 10; brackets length 16, vocab (kinds) 2; char_lm length 64;
+// shapes length (image side) 16, vocab (classes) 6 (train/shapes.hpp).
 // Throws ConfigError listing the valid names for an unknown name, and naming the option and its
 // value for a bad or inapplicable option.
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options = {});

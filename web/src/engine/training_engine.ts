@@ -175,6 +175,8 @@ export class TrainingSession {
   /** A fixed example of the task (its seeded first batch row), without padding. */
   sampleTokens(): number[] {
     const b = this.task.sample(1, this.settings.seed);
+    // The lab's tasks (LAB_TASKS) are token tasks; an image task's batch has pixels instead.
+    if (!b.tokens) throw new Error(`task ${this.settings.task} has no tokens`);
     const tokens = Array.from(b.tokens.data);
     const pad = b.padding ? Array.from(b.padding.data).indexOf(1) : -1;
     return pad >= 0 ? tokens.slice(0, pad) : tokens;
