@@ -4,6 +4,8 @@
 # generate; a block size of 0 and a window with block_sparse are refused naming the values.
 # Usage: block_sparse.sh <path to the attnlab executable>
 set -euo pipefail
+# Output is captured before grep -q reads it: grep -q stops at the first match, and with pipefail
+# a writer still writing into the closed pipe would fail the test.
 cli=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -19,8 +21,8 @@ meta=$(head -c 16384 "$dir/lm.safetensors" | tr -d '\0')
 for kv in '"variant":"block_sparse"' '"sparse_block_size":"8"' '"sparse_seed":"3"'; do
   grep -q "$kv" <<<"$meta" || { echo "the checkpoint metadata lacks $kv"; exit 1; }
 done
-"$cli" eval --model "$dir/lm.safetensors" | grep -q "on task reverse: loss "
-"$cli" generate --model "$dir/lm.safetensors" --prompt "1 2 3 10" --tokens 3 | grep -q "^1 2 3 | "
+grep -q "on task reverse: loss " <<<"$("$cli" eval --model "$dir/lm.safetensors")"
+grep -q "^1 2 3 | " <<<"$("$cli" generate --model "$dir/lm.safetensors" --prompt "1 2 3 10" --tokens 3)"
 
 if err=$("$cli" train --task reverse --variant block_sparse --block-size 0 --steps 1 2>&1); then
   echo "block size 0 accepted"; exit 1

@@ -4,6 +4,8 @@
 # checkpoint records both, and bad values are refused naming the valid ones.
 # Usage: normalizer_flags.sh <path to the attnlab executable>
 set -euo pipefail
+# Output is captured before grep -q reads it: grep -q stops at the first match, and with pipefail
+# a writer still writing into the closed pipe would fail the test.
 cli=$1
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -14,14 +16,14 @@ grep -q -- "--tie-qk" <<<"$help" || { echo "--tie-qk missing from: $help"; exit 
 
 "$cli" train --task reverse --d-model 16 --heads 2 --layers 1 --ff 32 --steps 5 --quiet --normalizer sigmoid \
     --tie-qk --save "$dir/lm.safetensors" >/dev/null
-"$cli" eval --model "$dir/lm.safetensors" | grep -q "on task reverse: loss "
+grep -q "on task reverse: loss " <<<"$("$cli" eval --model "$dir/lm.safetensors")"
 grep -a -q '"normalizer":"sigmoid"' "$dir/lm.safetensors" || { echo "no normalizer in the metadata"; exit 1; }
 grep -a -q '"tie_qk":"true"' "$dir/lm.safetensors" || { echo "no tie_qk in the metadata"; exit 1; }
 if grep -a -q 'k_proj' "$dir/lm.safetensors"; then echo "a tied checkpoint stores k_proj"; exit 1; fi
 "$cli" train --task brackets --d-model 16 --heads 2 --layers 1 --ff 32 --steps 5 --quiet --normalizer relu >/dev/null
 
 "$cli" demo --normalizer sigmoid >/dev/null
-"$cli" demo --help 2>&1 | grep -q -- "--normalizer" || { echo "demo --help lacks --normalizer"; exit 1; }
+grep -q -- "--normalizer" <<<"$("$cli" demo --help 2>&1)" || { echo "demo --help lacks --normalizer"; exit 1; }
 if err=$("$cli" demo --normalizer tanh 2>&1); then echo "demo accepted tanh"; exit 1; fi
 grep -q "unknown normalizer 'tanh'" <<<"$err" || { echo "unexpected error: $err"; exit 1; }
 if err=$("$cli" train --task reverse --normalizer tanh --steps 1 2>&1); then echo "tanh accepted"; exit 1; fi
