@@ -458,9 +458,9 @@ export interface StepMetrics {
 
 /** Trains a Model on a Task; shares ownership of both. Call delete() when done. */
 export interface Trainer {
-  /** Runs n >= 1 steps (default 1); the metrics of the last. */
+  /** Runs 1 <= n <= 1,000,000 steps (default 1); the metrics of the last. */
   step(n?: number): StepMetrics;
-  /** Loss and accuracy over `batches` held-out batches from a fixed seed (default 0xE7A1). */
+  /** Loss and accuracy over 1 <= `batches` <= 100,000 held-out batches from a fixed seed (default 0xE7A1). */
   evaluate(batches: number, seed?: number): { loss: number; accuracy: number; count: number };
   stepsDone(): number;
   /** Learning rate of 0-based step `step`. */

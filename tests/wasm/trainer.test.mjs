@@ -145,6 +145,8 @@ for (const flavour of FLAVOURS) {
       [() => trainer.step(-3), /the step count must be a non-negative integer/],
       [() => trainer.step('10'), /the step count must be a number, got string/],
       [() => trainer.evaluate(0), /batches must be positive, got 0/],
+      [() => trainer.step(1e9), /the step count must be at most 1000000 per call \(call step again to continue\), got 1000000000/],
+      [() => trainer.evaluate(1e9), /batches must be at most 100000, got 1000000000/],
       [() => trainer.evaluate(1, -1), /seed must be a non-negative integer/],
     ];
     for (const [call, re] of cases) {

@@ -27,6 +27,11 @@ using emscripten::val;
 
 namespace {
 
+// One JavaScript call blocks its thread until it returns, so a call's work is bounded: a longer
+// run is more calls (which also lets a page report progress between them).
+constexpr std::size_t kMaxStepsPerCall = 1000000;
+constexpr std::size_t kMaxEvalBatchesPerCall = 100000;
+
 TrainerOptions trainer_options_from_js(const val& options) {
     const JsOptions opt(options, {"optimizer", "lr", "minLr", "weightDecay", "beta1", "beta2", "momentum", "batchSize",
                                   "warmupSteps", "totalSteps", "clipNorm", "seed", "trackAttention", "lossScale"},
@@ -125,6 +130,10 @@ public:
 private:
     val run_steps(std::size_t n) {
         if (n == 0) fail<ConfigError>("Trainer.step: the step count must be at least 1, got 0");
+        if (n > kMaxStepsPerCall) {
+            fail<ConfigError>("Trainer.step: the step count must be at most ", kMaxStepsPerCall,
+                              " per call (call step again to continue), got ", n);
+        }
         std::vector<float> losses;
         losses.reserve(n);
         StepMetrics m;
@@ -154,6 +163,9 @@ private:
 
     val evaluate_of(const val& batches, const val* seed) {
         const std::size_t n = size_from_js(batches, "Trainer.evaluate", "batches");
+        if (n > kMaxEvalBatchesPerCall) {
+            fail<ConfigError>("Trainer.evaluate: batches must be at most ", kMaxEvalBatchesPerCall, ", got ", n);
+        }
         const EvalResult r = seed ? trainer_->evaluate(n, size_from_js(*seed, "Trainer.evaluate", "seed"))
                                   : trainer_->evaluate(n);
         val out = val::object();
