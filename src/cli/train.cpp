@@ -93,6 +93,14 @@ int run_train(int argc, char** argv) {
                     config.architecture == Architecture::swin ? " per stage" : "", config.d_model, config.num_heads,
                     config.ff_dim, config.patch_size, std::string(positional_name(config.positional)).c_str(),
                     std::string(norm_placement_name(config.norm)).c_str(), model.num_parameters(), num_threads());
+    } else if (config.is_crossmodal()) {
+        std::printf("attnlab train: task %s (%zux%zu images, captions of %zu words, %zu classes), crossmodal with %zu "
+                    "text and %zu image layers, d_model %zu, common width %zu, %zu heads, ff %zu, patch %zu, loss %s; "
+                    "%zu parameters; %zu threads\n",
+                    task->name().c_str(), config.image_size, config.image_size, task->seq_len(), config.num_classes,
+                    config.num_layers, config.num_layers, config.d_model, config.common_width(), config.num_heads,
+                    config.ff_dim, config.patch_size, std::string(pair_loss_name(config.loss)).c_str(),
+                    model.num_parameters(), num_threads());
     } else if (config.architecture == Architecture::lstm) {
         std::printf("attnlab train: task %s (vocab %zu, length %zu), lstm %s with %zu layers, hidden %zu; "
                     "%zu parameters; %zu threads\n",

@@ -12,6 +12,7 @@ io::AnyModel build(const ModelConfig& config, std::uint64_t seed) {
     config.validate();
     Rng rng(seed);
     if (config.is_image()) return ImageClassifier(config, rng);
+    if (config.is_crossmodal()) return CrossModalModel(config, rng);
     if (config.architecture == Architecture::lstm) {
         if (config.kind == ModelKind::encoder) return LstmClassifier(config, rng);
         return LstmLM(config, rng);
@@ -23,6 +24,7 @@ io::AnyModel build(const ModelConfig& config, std::uint64_t seed) {
 // "a decoder", "an encoder classifier", "an lstm decoder", ...: what a model is, for error messages.
 std::string describe(const ModelConfig& config) {
     if (config.is_image()) return "a " + std::string(architecture_name(config.architecture)) + " image classifier";
+    if (config.is_crossmodal()) return "a crossmodal (image and caption) model";
     const bool lstm = config.architecture == Architecture::lstm;
     if (config.kind == ModelKind::decoder) return lstm ? "an lstm decoder" : "a decoder";
     return lstm ? "an lstm encoder classifier" : "an encoder classifier";
@@ -65,6 +67,10 @@ ImageClassifier& Model::image_classifier() {
     return get_model<ImageClassifier>(model_, config(), "Model::image_classifier", "an image classifier (vit, swin)");
 }
 const ImageClassifier& Model::image_classifier() const { return const_cast<Model*>(this)->image_classifier(); }
+CrossModalModel& Model::crossmodal() {
+    return get_model<CrossModalModel>(model_, config(), "Model::crossmodal", "a crossmodal model");
+}
+const CrossModalModel& Model::crossmodal() const { return const_cast<Model*>(this)->crossmodal(); }
 const EncoderClassifier& Model::encoder() const { return const_cast<Model*>(this)->encoder(); }
 const DecoderLM& Model::decoder() const { return const_cast<Model*>(this)->decoder(); }
 const LstmClassifier& Model::lstm_classifier() const { return const_cast<Model*>(this)->lstm_classifier(); }
@@ -91,8 +97,13 @@ const AttentionStats& Model::attention_stats() const {
 }
 
 void Model::require_batch_kind(const Batch& batch, const char* where) const {
-    const bool images = batch.pixels.size() > 0;
-    if (images != is_image()) {
+    const bool images = batch.pixels.size() > 0, paired = images && batch.tokens.size() > 0;
+    if (paired != is_crossmodal()) {
+        fail<ConfigError>(where, ": ", paired ? "a batch of images and captions needs a crossmodal model"
+                                              : "a crossmodal model needs a batch of images and captions",
+                          ", this one is ", describe(config()));
+    }
+    if (!paired && images != is_image()) {
         fail<ConfigError>(where, ": ", images ? "an image batch needs a vit or swin model" : "a token batch needs a token model",
                           ", this one is ", describe(config()));
     }
@@ -114,6 +125,8 @@ CrossEntropyResult Model::loss_and_backward(const Batch& batch) {
                 return m.loss_and_backward(batch.tokens, batch.targets);
             } else if constexpr (std::is_same_v<std::decay_t<decltype(m)>, ImageClassifier>) {
                 return m.loss_and_backward(batch.pixels, batch.labels);
+            } else if constexpr (std::is_same_v<std::decay_t<decltype(m)>, CrossModalModel>) {
+                return m.loss_and_backward(batch.tokens, batch.padding, batch.pixels, batch.labels);
             } else {
                 return m.loss_and_backward(batch.tokens, batch.padding, batch.labels);
             }
@@ -130,6 +143,9 @@ Tensor3 Model::sequence_logits(const Index2& tokens) const {
 Tensor2 Model::class_logits(const Index2& tokens, const Mask2& padding) const {
     if (is_decoder()) fail<ConfigError>("Model::class_logits: this model is ", describe(config()), ", not an encoder");
     if (is_image()) fail<ConfigError>("Model::class_logits: this model is ", describe(config()), "; it reads pixels (image_logits)");
+    if (is_crossmodal()) {
+        fail<ConfigError>("Model::class_logits: this model is ", describe(config()), "; it reads pixels and tokens (pair_logits)");
+    }
     if (is_lstm()) return lstm_classifier().logits(tokens, padding);
     return encoder().forward_observed(tokens, padding, {});
 }
@@ -137,6 +153,11 @@ Tensor2 Model::class_logits(const Index2& tokens, const Mask2& padding) const {
 Tensor2 Model::image_logits(const Tensor3& pixels) const {
     if (!is_image()) fail<ConfigError>("Model::image_logits: this model is ", describe(config()), ", not a vit or swin");
     return image_classifier().logits(pixels);
+}
+
+Tensor2 Model::pair_logits(const Index2& tokens, const Tensor3& pixels, const Mask2& padding) const {
+    if (!is_crossmodal()) fail<ConfigError>("Model::pair_logits: this model is ", describe(config()), ", not a crossmodal model");
+    return crossmodal().logits(tokens, padding, pixels);
 }
 
 GenerateResult Model::generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
@@ -152,6 +173,11 @@ void Model::require_attention(const char* where) const {
                           "; its attention is traced over pixels (ImageClassifier::trace_layer, attention_maps)");
     }
     if (is_lstm()) fail<ConfigError>(where, ": this model is ", describe(config()), "; it has no attention to show");
+    if (is_crossmodal()) {
+        fail<ConfigError>(where, ": this model is ", describe(config()),
+                          "; its attention is traced over a caption and an image (CrossModalModel::trace_layer, "
+                          "cross_attention_maps)");
+    }
 }
 
 CrossEntropyResult Model::evaluate(const Batch& batch) {
@@ -169,6 +195,8 @@ CrossEntropyResult Model::evaluate(const Batch& batch) {
             result = cross_entropy_forward(flat, targets);
         } else if (is_image()) {
             result = cross_entropy_forward(image_classifier().logits(batch.pixels), batch.labels);  // (B, K)
+        } else if (is_crossmodal()) {
+            result = crossmodal().evaluate(batch.tokens, batch.padding, batch.pixels, batch.labels);
         } else {
             const Tensor2 logits = is_lstm() ? lstm_classifier().logits(batch.tokens, batch.padding)
                                              : encoder().forward(batch.tokens, batch.padding);  // (B, K)

@@ -24,7 +24,8 @@ constexpr ModelKind kKinds[] = {ModelKind::encoder, ModelKind::decoder};
 constexpr NormPlacement kNorms[] = {NormPlacement::pre, NormPlacement::post};
 constexpr Pooling kPoolings[] = {Pooling::mean, Pooling::cls};
 constexpr Architecture kArchitectures[] = {Architecture::transformer, Architecture::lstm, Architecture::vit,
-                                           Architecture::swin};
+                                           Architecture::swin, Architecture::crossmodal};
+constexpr PairLoss kPairLosses[] = {PairLoss::match, PairLoss::clip};
 
 [[noreturn]] void bad_value(const char* where, const char* key, const char* expected, const std::string& text) {
     fail<ConfigError>(where, ": ", key, " must be ", expected, ", got '", text, "'");
@@ -47,11 +48,28 @@ std::string_view architecture_name(Architecture architecture) {
         case Architecture::lstm: return "lstm";
         case Architecture::vit: return "vit";
         case Architecture::swin: return "swin";
+        case Architecture::crossmodal: return "crossmodal";
     }
     return "transformer";
 }
 Architecture architecture_from_name(std::string_view name) {
     return enum_from_name(name, kArchitectures, architecture_name, "architecture");
+}
+
+std::string_view pair_loss_name(PairLoss loss) { return loss == PairLoss::match ? "match" : "clip"; }
+PairLoss pair_loss_from_name(std::string_view name) { return enum_from_name(name, kPairLosses, pair_loss_name, "loss"); }
+
+ModelConfig ModelConfig::crossmodal_text_config() const {
+    ModelConfig c = *this;
+    c.architecture = Architecture::transformer;
+    return c;
+}
+
+ModelConfig ModelConfig::crossmodal_image_config() const {
+    ModelConfig c = *this;
+    c.architecture = Architecture::vit;
+    c.positional = PositionalKind::learned;
+    return c;
 }
 
 MultiHeadAttentionConfig ModelConfig::attention_config() const {
@@ -94,6 +112,10 @@ void ModelConfig::validate() const {
     constexpr const char* where = "ModelConfig";
     if (is_image()) {
         validate_image();
+        return;
+    }
+    if (is_crossmodal()) {
+        validate_crossmodal();
         return;
     }
     if (vocab_size == 0) {
@@ -238,6 +260,7 @@ std::uint64_t ModelConfig::parameter_count() const {
     // In long double (64-bit mantissa on x86, double in WebAssembly) to detect a count beyond 64 bits.
     const long double v = vocab_size, c = d_model, b = bias ? 1 : 0;
     if (is_image()) return image_parameter_count();
+    if (is_crossmodal()) return crossmodal_parameter_count();
     long double n = v * c;  // tok_emb
     if (architecture == Architecture::lstm) {
         // Layer k: weight_ih (4C, C), weight_hh (4C, C), with bias two (4C): the input width is C
@@ -296,6 +319,39 @@ std::uint64_t ModelConfig::image_parameter_count() const {
     return static_cast<std::uint64_t>(n);
 }
 
+void ModelConfig::validate_crossmodal() const {
+    constexpr const char* where = "ModelConfig";
+    // Each encoder is checked as the model it is (the text encoder as a transformer encoder, the
+    // image encoder as a vit), then what joins them.
+    crossmodal_text_config().validate();
+    crossmodal_image_config().validate();
+    if (pooling != Pooling::mean) {
+        fail<ConfigError>(where, ": a crossmodal model pools its words by the mean; pooling cls does not apply");
+    }
+    if (dropout != 0.0f) fail<ConfigError>(where, ": a crossmodal model has no dropout, got dropout ", dropout);
+    if (common_width() % num_heads != 0) {
+        fail<ConfigError>(where, ": the common width E (embed_dim ", embed_dim, ", 0 = d_model ", d_model,
+                          ") must be divisible by num_heads (", num_heads, ")");
+    }
+    if (!(std::isfinite(clip_temperature) && clip_temperature > 0.0f)) {
+        fail<ConfigError>(where, ": clip_temperature must be a positive finite number, got ", clip_temperature);
+    }
+}
+
+std::uint64_t ModelConfig::crossmodal_parameter_count() const {
+    const long double b = bias ? 1 : 0, c = d_model, e = common_width(), f = ff_dim, k = num_classes;
+    const long double encoder_head = k * c + b * k;  // each encoder's config counts a head it does not have
+    long double n = static_cast<long double>(crossmodal_text_config().parameter_count()) - encoder_head;
+    n += static_cast<long double>(crossmodal_image_config().parameter_count()) - encoder_head;
+    n += 2 * (e * c + b * e);                                                 // text_proj, image_proj (E, C)
+    n += 2 * e + 4 * (e * e + b * e) + 2 * e + (f * e + b * f) + (e * f + b * e);  // cross block
+    n += k * e + b * k;                                                       // head (K, E)
+    if (n >= 18446744073709551616.0L) {
+        fail<ConfigError>("ModelConfig::parameter_count: ", static_cast<double>(n), " parameters do not fit in 64 bits");
+    }
+    return static_cast<std::uint64_t>(n);
+}
+
 std::string format_field(std::size_t value) { return std::to_string(value); }
 std::string format_field(bool value) { return value ? "true" : "false"; }
 std::string format_field(float value) {
@@ -315,6 +371,7 @@ std::string format_field(AttentionVariant value) { return std::string(attention_
 std::string format_field(Normalizer value) { return std::string(normalizer_name(value)); }
 std::string format_field(Precision value) { return std::string(precision_name(value)); }
 std::string format_field(SoftmaxPrecision value) { return std::string(softmax_precision_name(value)); }
+std::string format_field(PairLoss value) { return std::string(pair_loss_name(value)); }
 
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out) {
     char* end = nullptr;
@@ -362,6 +419,7 @@ void parse_field(const char*, const char*, const std::string& text, Normalizer& 
 void parse_field(const char*, const char*, const std::string& text, Precision& out) {
     out = precision_from_name(text);
 }
+void parse_field(const char*, const char*, const std::string& text, PairLoss& out) { out = pair_loss_from_name(text); }
 void parse_field(const char*, const char*, const std::string& text, SoftmaxPrecision& out) {
     out = softmax_precision_from_name(text);
 }

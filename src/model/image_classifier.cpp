@@ -285,8 +285,30 @@ std::size_t ImageClassifier::windows_per_side(std::size_t layer) const {
     return b.grid / b.window;
 }
 
+const std::vector<StageObserver*>& ImageClassifier::start_stats() {
+    static const std::vector<StageObserver*> kNone;
+    if (!record_stats_) return kNone;
+    // Heads: the widest stage's; tiles: the largest (T, S) any block computes (a window's M² x M²).
+    std::size_t heads = config_.num_heads, tile = 0;
+    if (!blocks.empty()) {
+        const std::size_t n = patch_emb.config().positions();
+        tile = n * n;
+    }
+    for (const auto& stage : stages) {
+        for (const auto& b : stage.blocks) {
+            heads = std::max(heads, b.rel_pos_table.shape(1));
+            tile = std::max(tile, b.window * b.window * b.window * b.window);
+        }
+    }
+    return stats_collector_.start(num_attention_layers(), heads, tile);
+}
+
+void ImageClassifier::finish_stats() {
+    if (record_stats_) stats_collector_.finish(stats_);
+}
+
 void ImageClassifier::run(const Tensor3& pixels, ImageClassifierCache& cache, bool training, StageObserver* observer,
-                          std::size_t observed_layer, Tensor2& logits) const {
+                          std::size_t observed_layer, Tensor2& logits, const std::vector<StageObserver*>& stats) const {
     AttentionOptions options;
     options.scale = config_.scale_options();
     patch_emb.forward(pixels, &cache.patch_emb, cache.embedded);
@@ -296,7 +318,7 @@ void ImageClassifier::run(const Tensor3& pixels, ImageClassifierCache& cache, bo
         cache.blocks.resize(blocks.size());
         cache.stream.resize(blocks.size());
         for (std::size_t l = 0; l < blocks.size(); ++l, ++layer) {
-            StageObserver* obs = layer == observed_layer ? observer : nullptr;
+            StageObserver* obs = layer == observed_layer && observer ? observer : (stats.empty() ? nullptr : stats[layer]);
             blocks[l].forward(*x, options, obs, training ? &cache.blocks[l] : nullptr, nullptr, cache.stream[l]);
             x = &cache.stream[l];
         }
@@ -308,7 +330,7 @@ void ImageClassifier::run(const Tensor3& pixels, ImageClassifierCache& cache, bo
             sc.blocks.resize(stage.blocks.size());
             sc.maps.resize(stage.blocks.size());
             for (std::size_t i = 0; i < stage.blocks.size(); ++i, ++layer) {
-                StageObserver* obs = layer == observed_layer ? observer : nullptr;
+                StageObserver* obs = layer == observed_layer && observer ? observer : (stats.empty() ? nullptr : stats[layer]);
                 stage.blocks[i].forward(*x, options, obs, training ? &sc.blocks[i] : nullptr, sc.maps[i]);
                 x = &sc.maps[i];
             }
@@ -357,7 +379,8 @@ void ImageClassifier::run(const Tensor3& pixels, ImageClassifierCache& cache, bo
 Tensor2 ImageClassifier::forward(const Tensor3& pixels) {
     check_pixels(pixels, "ImageClassifier::forward");
     Tensor2 logits;
-    run(pixels, cache_, training_, nullptr, 0, logits);
+    run(pixels, cache_, training_, nullptr, 0, logits, start_stats());
+    finish_stats();
     return logits;
 }
 
@@ -443,7 +466,8 @@ CrossEntropyResult ImageClassifier::loss_and_backward(const Tensor3& pixels, con
     constexpr const char* where = "ImageClassifier::loss_and_backward";
     check_pixels(pixels, where);
     require_shape(labels, {static_cast<std::ptrdiff_t>(pixels.shape(0))}, where, "labels (B)");
-    run(pixels, cache_, true, nullptr, 0, cache_.logits);
+    run(pixels, cache_, true, nullptr, 0, cache_.logits, start_stats());
+    finish_stats();
     const CrossEntropyResult r = cross_entropy_forward(cache_.logits, labels, &cache_.ce);
     cross_entropy_backward(cache_.ce, loss_scale_, cache_.dlogits);
     backward(cache_.dlogits);

@@ -62,6 +62,22 @@ struct Shape {
     }
 };
 
+}  // namespace
+
+void draw_shape(std::size_t label, float cx, float cy, float r, std::size_t side, Rng& rng, float* image) {
+    const Shape shape{label, {cx, cy}, r};
+    for (std::size_t y = 0; y < side; ++y) {
+        for (std::size_t x = 0; x < side; ++x) {
+            const float d = shape.distance({static_cast<float>(x) + 0.5f, static_cast<float>(y) + 0.5f});
+            // 1 on the stroke, fading to 0 one pixel outside it.
+            const float ink = std::clamp(0.5f - d, 0.0f, 1.0f);
+            image[y * side + x] = ink + kNoise * rng.normal();
+        }
+    }
+}
+
+namespace {
+
 class ShapesTask final : public Task {
 public:
     ShapesTask(std::size_t side, std::size_t classes) : side_(side), classes_(classes) {}
@@ -94,15 +110,7 @@ public:
             const float lo = shape.r + 1.0f, hi = side - shape.r - 1.0f;
             shape.c = {rng.uniform(lo, hi), rng.uniform(lo, hi)};
             batch.labels(b) = static_cast<std::int32_t>(shape.label);
-            float* image = batch.pixels.data() + b * side_ * side_;
-            for (std::size_t y = 0; y < side_; ++y) {
-                for (std::size_t x = 0; x < side_; ++x) {
-                    const float d = shape.distance({static_cast<float>(x) + 0.5f, static_cast<float>(y) + 0.5f});
-                    // 1 on the stroke, fading to 0 one pixel outside it.
-                    const float ink = std::clamp(0.5f - d, 0.0f, 1.0f);
-                    image[y * side_ + x] = ink + kNoise * rng.normal();
-                }
-            }
+            draw_shape(shape.label, shape.c.x, shape.c.y, shape.r, side_, rng, batch.pixels.data() + b * side_ * side_);
         }
     }
 

@@ -1,4 +1,5 @@
 #include "attnlab/train/tasks.hpp"
+#include "attnlab/train/caption_match.hpp"
 #include "attnlab/train/shapes.hpp"
 
 #include <algorithm>
@@ -415,7 +416,7 @@ private:
 }  // namespace
 
 std::vector<std::string> task_names() {
-    return {"copy", "reverse", "sort", "assoc_recall", "k_back", "brackets", "char_lm", "shapes"};
+    return {"copy", "reverse", "sort", "assoc_recall", "k_back", "brackets", "char_lm", "shapes", "caption_match"};
 }
 
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options) {
@@ -462,6 +463,10 @@ std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& opti
     if (name == "shapes") {
         check.unused(options.k, "k", "only k_back uses it");
         return make_shapes_task(options.length.value_or(16), options.vocab.value_or(6));
+    }
+    if (name == "caption_match") {
+        check.unused(options.k, "k", "only k_back uses it");
+        return make_caption_match_task(options.length.value_or(16), options.vocab.value_or(6));
     }
     std::string valid;
     for (const auto& n : task_names()) valid += (valid.empty() ? "" : ", ") + n;

@@ -106,12 +106,14 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
     if (!classification && c.kind != ModelKind::decoder) {
         fail<ConfigError>(where, ": task '", task.name(), "' is a sequence task and needs a decoder model");
     }
-    if ((task.input() == TaskInput::pixels) != c.is_image()) {
+    if ((task.input() == TaskInput::pixels) != c.is_image() || (task.input() == TaskInput::paired) != c.is_crossmodal()) {
         fail<ConfigError>(where, ": task '", task.name(), "' reads ",
-                          task.input() == TaskInput::pixels ? "images and needs a vit or swin model" : "tokens and needs a "
-                          "transformer or lstm model", ", got architecture ", architecture_name(c.architecture));
+                          task.input() == TaskInput::pixels   ? "images and needs a vit or swin model"
+                          : task.input() == TaskInput::paired ? "images with captions and needs a crossmodal model"
+                                                              : "tokens and needs a transformer or lstm model",
+                          ", got architecture ", architecture_name(c.architecture));
     }
-    if (c.is_image() && c.image_size != task.image_size()) {
+    if ((c.is_image() || c.is_crossmodal()) && c.image_size != task.image_size()) {
         fail<ConfigError>(where, ": the model reads ", c.image_size, "x", c.image_size, " images, task '", task.name(),
                           "' draws ", task.image_size(), "x", task.image_size());
     }

@@ -239,6 +239,67 @@ TEST(ImageClassifier, AttentionMapsAreAddressablePerWindow) {
     EXPECT_THROW((void)swin.attention_maps(pixels, 4), ConfigError);
 }
 
+// The mean entropy per head of every attention row in maps (W, H, M², M²), rows with no visible
+// key (all weights 0) skipped, as AttentionStatsRecorder counts them.
+double mean_row_entropy(const Tensor4& maps, std::size_t head) {
+    double sum = 0;
+    std::size_t rows = 0;
+    for (std::size_t w = 0; w < maps.shape(0); ++w)
+        for (std::size_t i = 0; i < maps.shape(2); ++i) {
+            double h = 0, total = 0;
+            for (std::size_t j = 0; j < maps.shape(3); ++j) {
+                const double p = maps(w, head, i, j);
+                total += p;
+                if (p > 0) h -= p * std::log(p);
+            }
+            if (total == 0) continue;
+            sum += h;
+            ++rows;
+        }
+    return sum / double(rows);
+}
+
+// ViT: per block the entropy of its N' x N' maps; Swin: per block the mean over every window's
+// rows, the heads of the widest stage as columns (a narrower stage's extra columns stay 0).
+TEST(ImageClassifier, RecordsAttentionStatisticsPerBlockAndPerWindow) {
+    for (Architecture arch : {Architecture::vit, Architecture::swin}) {
+        Rng rng(3);
+        ModelConfig c = image_config(arch);  // swin: grid 8, window 4 (4 windows, shifted), then grid 4 (one window)
+        if (arch == Architecture::vit) c.patch_size = 2;
+        ImageClassifier model(c, rng);
+        const Tensor3 pixels = random_normal<Tensor3>({1, 8, 8}, 4);
+        Index1 labels = Index1::from_shape({1});
+        labels = {1};
+        EXPECT_EQ(model.attention_stats().max_abs_score.size(), 0u);  // not recording
+        model.set_record_attention_stats(true);
+        (void)model.loss_and_backward(pixels, labels);
+        const AttentionStats& s = model.attention_stats();
+        const std::size_t layers = model.num_attention_layers();
+        ASSERT_EQ(s.max_abs_score.size(), layers);
+        const std::size_t heads = arch == Architecture::vit ? 2u : 4u;  // swin's second stage doubles H
+        ASSERT_EQ(s.entropy.shape(1), heads);
+        for (std::size_t l = 0; l < layers; ++l) {
+            EXPECT_GT(s.max_abs_score(l), 0.0f);
+            const Tensor4 maps = model.attention_maps(pixels, l, 0);  // (nW, H_l, M², M²)
+            for (std::size_t h = 0; h < heads; ++h) {
+                if (h < maps.shape(1)) {
+                    EXPECT_NEAR(s.entropy(l, h), mean_row_entropy(maps, h), 1e-4) << architecture_name(arch) << " " << l;
+                } else {
+                    EXPECT_EQ(s.entropy(l, h), 0.0f);
+                }
+            }
+        }
+        // Through the facade, as the Trainer reads them.
+        Model facade(c, 3);
+        facade.set_record_attention_stats(true);
+        Batch batch;
+        batch.pixels = pixels;
+        batch.labels = labels;
+        (void)facade.loss_and_backward(batch);
+        EXPECT_EQ(facade.attention_stats().max_abs_score.size(), layers);
+    }
+}
+
 TEST(ImageClassifier, ConfigsItCannotHonourAreRefused) {
     ModelConfig c = image_config(Architecture::swin);
     c.pooling = Pooling::cls;

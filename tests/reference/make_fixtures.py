@@ -873,7 +873,29 @@ def mha_grad_cross():
                          "batch_first=True)(x, memory, memory) * dout), in float64.")
 
 
-GRADIENT_CASES = [lstm_basic, lstm_two_layers_state, lstm_unbatched_state, lstm_nobias, mha_grad_causal, mha_grad_cross]
+# The CLIP-style contrastive loss (nn/contrastive_loss.hpp): symmetric InfoNCE of F.normalize'd
+# text and image embeddings at temperature tau, in float64 from the stored float32 values;
+# "loss" (1), "grad.text", "grad.image".
+
+
+def contrastive_basic():
+    n, e, tau = 5, 6, 0.2
+    text, image = torch.randn(n, e), torch.randn(n, e)  # (N, E) each
+    t, v = text.double().requires_grad_(), image.double().requires_grad_()
+    normalize = torch.nn.functional.normalize
+    logits = normalize(t, dim=-1) @ normalize(v, dim=-1).T / tau  # (N, N)
+    target = torch.arange(n)
+    ce = torch.nn.functional.cross_entropy
+    loss = 0.5 * (ce(logits, target) + ce(logits.T, target))
+    dt, dv = torch.autograd.grad(loss, [t, v])
+    tensors = {"text": text, "image": image, "loss": f32(loss.detach().reshape(1)), "grad.text": f32(dt),
+               "grad.image": f32(dv)}
+    return tensors, {"temperature": str(tau), "description": "0.5 * (cross_entropy(L, arange(N)) + "
+                     "cross_entropy(L.T, arange(N))), L = normalize(text) @ normalize(image).T / tau, in float64."}
+
+
+GRADIENT_CASES = [lstm_basic, lstm_two_layers_state, lstm_unbatched_state, lstm_nobias, mha_grad_causal, mha_grad_cross,
+                  contrastive_basic]
 
 
 CASES = [

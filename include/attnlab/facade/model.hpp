@@ -3,8 +3,9 @@
 // What it is for: the trainer, the CLI and the JavaScript bindings work with "a model" whose
 // kind (encoder classifier or decoder LM) and architecture (transformer or lstm) come from its
 // config or its checkpoint. Model forwards each call to the EncoderClassifier, DecoderLM,
-// LstmClassifier, LstmLM or ImageClassifier (vit, swin) it holds and turns a task Batch into the
-// right call (an image batch's pixels go to the image classifier). An LSTM has no
+// LstmClassifier, LstmLM, ImageClassifier (vit, swin) or CrossModalModel it holds and turns a task
+// Batch into the right call (an image batch's pixels go to the image classifier, a batch of
+// pixels and tokens to the crossmodal model). An LSTM has no
 // attention: its attention_stats() are empty, attention_maps() and trace_layer() refuse it. It sits above io/ (it loads and saves checkpoints) and below train/ (the Trainer trains
 // it), so no folder includes one above it. Not for: model-specific features (CLS pooling
 // details, KV caches): reach them through encoder() / decoder() / lstm_lm() / lstm_classifier().
@@ -25,6 +26,7 @@
 #include "attnlab/io/checkpoint.hpp"
 #include "attnlab/model/batch.hpp"
 #include "attnlab/model/config.hpp"
+#include "attnlab/model/crossmodal.hpp"
 #include "attnlab/model/decoder_lm.hpp"
 #include "attnlab/model/encoder_classifier.hpp"
 #include "attnlab/model/image_classifier.hpp"
@@ -49,6 +51,7 @@ public:
     bool is_decoder() const { return kind() == ModelKind::decoder; }
     bool is_lstm() const { return config().architecture == Architecture::lstm; }
     bool is_image() const { return config().is_image(); }
+    bool is_crossmodal() const { return config().is_crossmodal(); }
     // Throws ConfigError naming the kind and architecture if the model is another one.
     EncoderClassifier& encoder();
     DecoderLM& decoder();
@@ -56,6 +59,8 @@ public:
     LstmLM& lstm_lm();
     ImageClassifier& image_classifier();
     const ImageClassifier& image_classifier() const;
+    CrossModalModel& crossmodal();
+    const CrossModalModel& crossmodal() const;
     const EncoderClassifier& encoder() const;
     const DecoderLM& decoder() const;
     const LstmClassifier& lstm_classifier() const;
@@ -82,6 +87,9 @@ public:
     Tensor2 class_logits(const Index2& tokens, const Mask2& padding = {}) const;
     // Image models (vit, swin): pixels (B, S, S) -> (B, K); ConfigError for a token model.
     Tensor2 image_logits(const Tensor3& pixels) const;
+    // Crossmodal models: captions (B, T), images (B, S, S), padding (B, T) or empty -> (B, K);
+    // ConfigError for another model.
+    Tensor2 pair_logits(const Index2& tokens, const Tensor3& pixels, const Mask2& padding = {}) const;
     // Appends max_new_tokens tokens to prompt (DecoderLM::generate, LstmLM::generate); ConfigError
     // for an encoder.
     GenerateResult generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,

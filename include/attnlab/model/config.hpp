@@ -35,8 +35,14 @@ enum class ModelKind { encoder, decoder };
 // LSTM layers (model/lstm_models.hpp), the recurrent baseline the article compares with (§1.1);
 // or, for images (model/image_classifier.hpp, article §7.1), a ViT (patches -> Transformer
 // blocks over all patches) or a Swin Transformer (blocks over M x M windows, shifted on
-// alternate blocks, patch merging between stages).
-enum class Architecture { transformer, lstm, vit, swin };
+// alternate blocks, patch merging between stages); or, for paired image/text tasks
+// (model/crossmodal.hpp, article §7.3), a text encoder and a ViT image encoder joined by
+// cross-attention from the words to the patches.
+enum class Architecture { transformer, lstm, vit, swin, crossmodal };
+// The loss of a crossmodal model: match (cross-entropy of its match/no-match head), or clip (the
+// same plus a CLIP-style symmetric InfoNCE over the matched pairs' pooled embeddings,
+// nn/contrastive_loss.hpp).
+enum class PairLoss { match, clip };
 // Where the LayerNorms sit in a block (Xiong et al. 2020, "On Layer Normalization in the
 // Transformer Architecture"): pre = x + f(LN(x)) (GPT-2, trains without warm-up);
 // post = LN(x + f(x)) (the original Transformer, BERT).
@@ -52,6 +58,8 @@ std::string_view norm_placement_name(NormPlacement norm);
 NormPlacement norm_placement_from_name(std::string_view name);
 std::string_view pooling_name(Pooling pooling);
 Pooling pooling_from_name(std::string_view name);
+std::string_view pair_loss_name(PairLoss loss);
+PairLoss pair_loss_from_name(std::string_view name);
 
 // ---- The field table ----
 // Every ModelConfig field, once: X(type, name, default, JS option, CLI flag, flags, doc).
@@ -114,7 +122,7 @@ Pooling pooling_from_name(std::string_view name);
       "transformer or lstm (embedding -> num_layers LSTM layers of width d_model -> head; ignores heads, "         \
       "kv-heads, ff, activation, pe, norm, scale; refuses dropout, window, global-tokens, no-causal, cls pooling, "  \
       "normalizer other than softmax, tie-qk, variant other than full, precision other than fp32); vit or swin for " \
-      "image tasks (encoders over patches of pixels)")                                                                 \
+      "image tasks (encoders over patches of pixels); crossmodal for paired image/text tasks (caption_match)")                                                                 \
     X(AttentionVariant, variant, AttentionVariant::full, "variant", "variant", kOptionalKey,                           \
       "attention mechanism (article section 5.3): full, linear (kernelised, O(T)) or block_sparse (BigBird layout)")  \
     X(Normalizer, normalizer, Normalizer::softmax, "normalizer", "normalizer", kOptionalKey,                            \
@@ -148,7 +156,14 @@ Pooling pooling_from_name(std::string_view name);
       "vit/swin: P, the side of the square patches, each one row of the patch embedding (S % P == 0)")                  \
     X(std::size_t, swin_window, 4, "swinWindow", "swin-window", kOptionalKey,                                           \
       "swin: M, windows of M x M patches (min(M, grid) once the grid is smaller); blocks alternate unshifted and "      \
-      "shifted by M/2; stages merge 2x2 patches while the grid is larger than M")
+      "shifted by M/2; stages merge 2x2 patches while the grid is larger than M")                                   \
+    X(std::size_t, embed_dim, 0, "embedDim", "embed-dim", kOptionalKey,                                                \
+      "crossmodal: E, the common width both encoders project to (text tokens and image patches); 0 means d_model")     \
+    X(PairLoss, loss, PairLoss::match, "loss", "loss", kOptionalKey,                                                   \
+      "crossmodal: match (cross-entropy of the match head) or clip (plus a symmetric InfoNCE over the matched pairs' " \
+      "pooled, normalised embeddings)")                                                                                \
+    X(float, clip_temperature, 0.1f, "clipTemperature", "clip-temperature", kOptionalKey,                              \
+      "crossmodal with loss clip: tau, the InfoNCE logits are cosine similarities / tau (> 0)")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
@@ -193,6 +208,14 @@ struct ModelConfig {
     std::size_t head_dim() const { return num_heads == 0 ? 0 : d_model / num_heads; }
     // True for the image architectures (vit, swin): their input is pixels, not tokens.
     bool is_image() const { return architecture == Architecture::vit || architecture == Architecture::swin; }
+    // True for the crossmodal architecture: its input is pixels and tokens (model/crossmodal.hpp).
+    bool is_crossmodal() const { return architecture == Architecture::crossmodal; }
+    // E of a crossmodal model: embed_dim, or d_model when it is 0.
+    std::size_t common_width() const { return embed_dim == 0 ? d_model : embed_dim; }
+    // A crossmodal model's encoders as configs of their own: the text encoder (a transformer
+    // encoder) and the image encoder (a vit with learned positions, mean pooling).
+    ModelConfig crossmodal_text_config() const;
+    ModelConfig crossmodal_image_config() const;
     // Patches per side of the image: image_size / patch_size (0 when either is 0).
     std::size_t patch_grid() const { return patch_size == 0 ? 0 : image_size / patch_size; }
     // Swin's stages: the first over the patch grid; a 2x2 patch merging halves the grid (and
@@ -243,6 +266,9 @@ private:
     // validate() and parameter_count() of the image architectures (vit, swin).
     void validate_image() const;
     std::uint64_t image_parameter_count() const;
+    // validate() and parameter_count() of the crossmodal architecture.
+    void validate_crossmodal() const;
+    std::uint64_t crossmodal_parameter_count() const;
 
     template <class Config, class F>
     static void for_each_field_of(Config& config, F& f) {
@@ -269,6 +295,7 @@ std::string format_field(Architecture value);
 std::string format_field(Normalizer value);
 std::string format_field(Precision value);
 std::string format_field(SoftmaxPrecision value);
+std::string format_field(PairLoss value);
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out);
 void parse_field(const char* where, const char* key, const std::string& text, bool& out);
 void parse_field(const char* where, const char* key, const std::string& text, float& out);
@@ -283,5 +310,6 @@ void parse_field(const char* where, const char* key, const std::string& text, At
 void parse_field(const char* where, const char* key, const std::string& text, Normalizer& out);
 void parse_field(const char* where, const char* key, const std::string& text, Precision& out);
 void parse_field(const char* where, const char* key, const std::string& text, SoftmaxPrecision& out);
+void parse_field(const char* where, const char* key, const std::string& text, PairLoss& out);
 
 }  // namespace attnlab

@@ -201,12 +201,18 @@ public:
     // Windows per side of block `layer`'s map (1 for a ViT) and patches per window side (G for a ViT).
     std::size_t windows_per_side(std::size_t layer) const;
 
-    // No attention statistics yet: recording is a no-op and the statistics stay empty.
-    void set_record_attention_stats(bool) {}
+    // When on, forward and loss_and_backward record attention_stats(): per attention block (the
+    // order of num_attention_layers()) the largest |scaled score| and the mean entropy per head.
+    // A ViT's rows are the N' query patches of every image; a Swin block's windows are batch rows
+    // of its attention, so its maximum is over every window of every image and its entropy the mean
+    // over every (image, window, query patch) row (rows a shift mask empties of keys are skipped,
+    // as in AttentionStatsRecorder). The entropy tensor is (L, H_max), H_max the heads of the widest
+    // stage (Swin doubles them per stage); a block with fewer heads leaves its other columns 0.
+    void set_record_attention_stats(bool on) { record_stats_ = on; }
     // Multiplies the loss gradient by `scale` (the Trainer's loss scaling; the Trainer divides the
     // parameter gradients by it again).
     void set_loss_scale(float scale) { loss_scale_ = scale; }
-    const AttentionStats& attention_stats() const { return no_stats_; }
+    const AttentionStats& attention_stats() const { return stats_; }
 
     std::vector<ParameterView> parameters();
     std::vector<ParameterView> gradients();
@@ -221,15 +227,21 @@ public:
 private:
     // The forward into cache (training keeps what backward needs); observer sees attention block
     // `observed_layer`'s stages. logits: (B, K), resized.
+    // stats: one observer per attention block (entries may be null) or empty.
     void run(const Tensor3& pixels, ImageClassifierCache& cache, bool training, StageObserver* observer,
-             std::size_t observed_layer, Tensor2& logits) const;
+             std::size_t observed_layer, Tensor2& logits, const std::vector<StageObserver*>& stats = {}) const;
+    // The statistics observers of a forward when recording, else none (finish with finish_stats()).
+    const std::vector<StageObserver*>& start_stats();
+    void finish_stats();
     void check_pixels(const Tensor3& pixels, const char* where) const;
     const SwinBlock& swin_block(std::size_t layer) const;
 
     ModelConfig config_;
     ImageClassifierCache cache_;
     ImageClassifierGrad grads_;
-    AttentionStats no_stats_;
+    bool record_stats_ = false;
+    AttentionStats stats_;
+    AttentionStatsCollector stats_collector_;
     bool training_ = true;
     float loss_scale_ = 1.0f;  // set_loss_scale
 };

@@ -40,6 +40,11 @@ namespace attnlab {
 // The class names in label order (all ten).
 const std::vector<std::string>& shape_class_names();
 
+// One image of class `label` (the order above) with centre (cx, cy) and radius r in pixels, drawn
+// as the task draws its images: image (S, S) overwritten, N(0, 0.1²) noise drawn from rng per pixel.
+// (The caption_match task, train/caption_match.hpp, draws its images with it.)
+void draw_shape(std::size_t label, float cx, float cy, float r, std::size_t side, Rng& rng, float* image);
+
 // The task with S = image_size and the first `classes` classes; ConfigError naming the value
 // outside [8, 64] or [4, 10].
 std::unique_ptr<Task> make_shapes_task(std::size_t image_size, std::size_t classes);

@@ -62,6 +62,8 @@ enum class TaskKind {
 enum class TaskInput {
     tokens,  // Batch::tokens (B, T) ids in [0, vocab_size())
     pixels,  // Batch::pixels (B, S, S) grayscale images, S = image_size(); tokens empty (train/shapes.hpp)
+    paired,  // Batch::pixels (B, S, S) and Batch::tokens (B, T): an image and a caption of it
+             // (train/caption_match.hpp); the crossmodal architecture reads both
 };
 
 // Seed-independent configuration. An unset field takes the task's default (see make_task); a
@@ -109,12 +111,13 @@ public:
 };
 
 // Names accepted by make_task, in a stable order:
-// copy, reverse, sort, assoc_recall, k_back, brackets, char_lm, shapes.
+// copy, reverse, sort, assoc_recall, k_back, brackets, char_lm, shapes, caption_match.
 std::vector<std::string> task_names();
 
 // Defaults: copy/reverse/sort length 16, vocab 10; assoc_recall length (pairs) 8, vocab (keys) 16;
 // k_back length 64, k 8, vocab 10; brackets length 16, vocab (kinds) 2; char_lm length 64;
-// shapes length (image side) 16, vocab (classes) 6 (train/shapes.hpp).
+// shapes length (image side) 16, vocab (classes) 6 (train/shapes.hpp); caption_match length
+// (image side) 16, vocab (shape classes) 6 (train/caption_match.hpp).
 // Throws ConfigError listing the valid names for an unknown name, and naming the option and its
 // value for a bad or inapplicable option.
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options = {});
