@@ -233,9 +233,11 @@ export interface ModelConfig {
    * An LSTM ignores the attention and feed-forward fields, refuses dropout, attentionWindow,
    * globalTokens and 'cls' pooling, and has no attentionMaps / trace. 'vit' and 'swin' classify
    * images (the shapes task): patches -> Transformer blocks over all patches, or over shifted
-   * windows with patch merging between stages.
+   * windows with patch merging between stages. 'crossmodal' reads a caption and an image (the
+   * caption_match task): a text encoder and a ViT image encoder, projections to a common width,
+   * cross-attention from the words to the patches and a match / no-match head.
    */
-  architecture: 'transformer' | 'lstm' | 'vit' | 'swin';
+  architecture: 'transformer' | 'lstm' | 'vit' | 'swin' | 'crossmodal';
   /** Attention mechanism (article section 5.3): 'full' (default), 'linear' or 'block_sparse'. */
   variant: 'full' | 'linear' | 'block_sparse';
   /**
@@ -267,6 +269,18 @@ export interface ModelConfig {
   patchSize: number;
   /** 'swin': M, windows of M x M patches, shifted by M/2 on alternate blocks (default 4). */
   swinWindow: number;
+  /** 'crossmodal': E, the common width of the projected words and patches; 0 (default) = dModel. */
+  embedDim: number;
+  /** 'crossmodal': 'match' (default; the head's cross-entropy) or 'clip' (plus a symmetric InfoNCE over the matched pairs). */
+  loss: 'match' | 'clip';
+  /** 'crossmodal' with loss 'clip': tau, cosine similarities / tau are the InfoNCE logits (default 0.1). */
+  clipTemperature: number;
+}
+
+/** A crossmodal model's input: captions [T] or [B, T] and their images [S, S] or [B, S, S] (both single or both batched). */
+export interface CaptionedImages {
+  tokens: Tokens;
+  images: Tensor;
 }
 
 /** One row of ModelConfig's field table (include/attnlab/model/config.hpp). */
@@ -305,6 +319,22 @@ export interface Model {
   logits(tokens: Tokens | Tensor, options?: { padding?: Mask | null }): Tensor;
   /** Softmax of the logits: encoder class probabilities (B, K); decoder next-token probabilities after the last position (B, V). */
   predict(tokens: Tokens | Tensor, options?: { padding?: Mask | null }): Tensor;
+  /** Crossmodal models: match logits (B, 2) of captions and images ([T] and [S, S] give (2)); index 1 = matches. */
+  logits(pair: CaptionedImages): Tensor;
+  /** Crossmodal models: the match probabilities, (B, 2) or (2). */
+  predict(pair: CaptionedImages): Tensor;
+  /**
+   * Crossmodal models: the cross-attention weights of pair `batch` (default 0), (H, T, N): row t is
+   * word t's distribution over the N = (imageSize / patchSize)² patches, row-major over the patch
+   * grid, to draw over the image.
+   */
+  attentionMaps(pair: CaptionedImages, options?: { batch?: number }): Tensor;
+  /**
+   * Crossmodal models: every stage of attention layer `layer`: 0..numLayers-1 the text blocks,
+   * numLayers..2·numLayers-1 the image blocks, 2·numLayers the cross-attention (q from the words,
+   * k and v from the patches).
+   */
+  trace(pair: CaptionedImages, options: { layer: number }): Trace;
   /** Attention weights of batch row `batch` (default 0) in every block: (L, H, T, T) (T + 1 with a CLS token). `padding` for encoders only. */
   attentionMaps(tokens: Tokens, options?: { padding?: Mask | null; batch?: number }): Tensor;
   /** Image models: the weights of attention layer `layer` for image `batch` (default 0), per window: (nW, H, M², M²) (a ViT: one window of all N' patches). */
@@ -347,7 +377,7 @@ export interface ModelConstructor {
   checkpointNotes(bytes: Uint8Array | ArrayBuffer): Record<string, string>;
 }
 
-export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm' | 'shapes';
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm' | 'shapes' | 'caption_match';
 
 export interface TaskOptions {
   /** Prompt length / pairs (assoc_recall) / max length (brackets) / window (char_lm). */
@@ -377,8 +407,11 @@ export interface Batch {
 export interface Task {
   name(): TaskName;
   kind(): 'sequence' | 'classification';
-  /** 'pixels' for an image task (shapes: sample() gives pixels and labels), else 'tokens'. */
-  input(): 'tokens' | 'pixels';
+  /**
+   * 'pixels' for an image task (shapes: sample() gives pixels and labels), 'paired' for an image
+   * with a caption (caption_match: pixels, tokens [B, 4] and labels, 1 = the caption matches), else 'tokens'.
+   */
+  input(): 'tokens' | 'pixels' | 'paired';
   /** S of an image task's (S, S) images; 0 for token tasks. */
   imageSize(): number;
   vocabSize(): number;

@@ -321,6 +321,10 @@ std::uint64_t ModelConfig::image_parameter_count() const {
 
 void ModelConfig::validate_crossmodal() const {
     constexpr const char* where = "ModelConfig";
+    if (vocab_size == 0) {
+        fail<ConfigError>(where, ": a crossmodal model reads captions; vocab_size must be positive, got 0 (a paired "
+                          "task such as caption_match sets it)");
+    }
     // Each encoder is checked as the model it is (the text encoder as a transformer encoder, the
     // image encoder as a vit), then what joins them.
     crossmodal_text_config().validate();

@@ -17,7 +17,12 @@
 // (architecture 'vit' or 'swin') takes images instead: {shape: [S, S] | [B, S, S], data:
 // Float32Array}; its trace and attentionMaps address Swin's windows by batch row (window w of
 // the shifted map: trace(image, {layer}).stage('weights', h, w)), and windowLayout(layer) says
-// where each window sits on the image.
+// where each window sits on the image. A crossmodal model (architecture 'crossmodal') takes a
+// caption and its image together, { tokens: [T] | [B, T], images: [S, S] | [B, S, S] }; its
+// attentionMaps(pair, { batch }) are the cross-attention weights of one pair, (H, T, N): row t the
+// distribution of word t over the N patches (row-major over the imageSize/patchSize grid), and
+// trace(pair, { layer }) records any of its layers (text blocks, image blocks, then the
+// cross-attention: layer 2 * numLayers).
 #include "model.hpp"
 
 #include <cstring>
@@ -81,7 +86,8 @@ ModelConfig config_from_js(const JsOptions& opt) {
     c.for_each_field([&](const ModelConfigField& field, auto& value) {
         if (field.js) field_from_js(opt, field.js, value);
     });
-    // Token models need their vocabulary; an image model ('vit', 'swin') reads imageSize instead.
+    // Token models need their vocabulary; an image model ('vit', 'swin') reads imageSize instead
+    // (a crossmodal model both).
     if (!c.is_image() && !opt.has("vocabSize")) fail<ConfigError>(where, ": option 'vocabSize' is required");
     if (!opt.has("ffDim")) c.ff_dim = 4 * c.d_model;
     c.validate();
@@ -201,6 +207,42 @@ val run_image_logits(const Model& model, const val& images, const val& options, 
     return tensor_to_js(out.data(), result_shape({out.shape(0), out.shape(1)}, batched));
 }
 
+// A crossmodal model's input: { tokens: [T] | [B, T], images: [S, S] | [B, S, S] } -> (B, T), (B, S, S).
+struct PairCall {
+    Index2 tokens;
+    Tensor3 images;
+    bool batched = false;  // the tokens came as [B, T]
+};
+
+PairCall pair_from_js(const val& pair, const char* where) {
+    if (pair.isUndefined() || pair.isNull() || pair.typeOf().as<std::string>() != "object" || pair.isArray()) {
+        fail<ConfigError>(where, ": a crossmodal model reads a caption and its image: pass { tokens: [T] | [B, T], "
+                          "images: [S, S] | [B, S, S] }");
+    }
+    const JsOptions opt(pair, {"tokens", "images"}, where);
+    if (!opt.has("tokens") || !opt.has("images")) {
+        fail<ConfigError>(where, ": the pair needs both 'tokens' (the caption) and 'images'");
+    }
+    PairCall call;
+    call.tokens = tokens_from_js(opt.get("tokens"), where, "tokens", &call.batched);
+    bool images_batched = false;
+    call.images = tensor3_from_js(opt.get("images"), where, "images", &images_batched);
+    if (images_batched != call.batched) {
+        fail<ShapeError>(where, ": tokens and images must both be batched or both single, got tokens ",
+                         call.batched ? "[B, T]" : "[T]", " and images ", images_batched ? "[B, S, S]" : "[S, S]");
+    }
+    return call;
+}
+
+// Logits (B, K) of a crossmodal model, or the match probabilities; keeps the input's rank.
+val run_pair_logits(const Model& model, const val& pair, const val& options, bool probabilities, const char* where) {
+    const JsOptions opt(options, {}, where);
+    const PairCall call = pair_from_js(pair, where);
+    const Tensor2 logits = model.pair_logits(call.tokens, call.images);  // (B, K)
+    const Tensor2 out = probabilities ? softmax_rows(logits) : logits;
+    return tensor_to_js(out.data(), result_shape({out.shape(0), out.shape(1)}, call.batched));
+}
+
 // The attention layer's block of an image model, and its windows on the patch grid.
 val window_layout_of(const Model& model, const val& layer_value) {
     constexpr const char* where = "Model.windowLayout";
@@ -234,11 +276,13 @@ val window_layout_of(const Model& model, const val& layer_value) {
 
 val logits_of(const Model& model, const val& tokens, const val& options) {
     if (model.is_image()) return run_image_logits(model, tokens, options, false, "Model.logits");
+    if (model.is_crossmodal()) return run_pair_logits(model, tokens, options, false, "Model.logits");
     return run_logits(model, parse_tokens(model, tokens, options, {"padding"}, "Model.logits"), false);
 }
 
 val predict_of(const Model& model, const val& tokens, const val& options) {
     if (model.is_image()) return run_image_logits(model, tokens, options, true, "Model.predict");
+    if (model.is_crossmodal()) return run_pair_logits(model, tokens, options, true, "Model.predict");
     return run_logits(model, parse_tokens(model, tokens, options, {"padding"}, "Model.predict"), true);
 }
 
@@ -258,6 +302,12 @@ val attention_maps_of(const Model& model, const val& tokens, const val& options)
         return tensor_to_js(model.image_classifier().attention_maps(images, image_layer(model, opt, where),
                                                                     opt.size("batch", 0)));
     }
+    if (model.is_crossmodal()) {
+        constexpr const char* where = "Model.attentionMaps";
+        const JsOptions opt(options, {"batch"}, where);
+        const PairCall call = pair_from_js(tokens, where);
+        return tensor_to_js(model.crossmodal().cross_attention_maps(call.tokens, {}, call.images, opt.size("batch", 0)));
+    }
     const TokenCall call = parse_tokens(model, tokens, options, {"padding", "batch"}, "Model.attentionMaps");
     return tensor_to_js(model.attention_maps(call.tokens, call.padding, call.batch));
 }
@@ -270,6 +320,16 @@ TraceBinding trace_of(const Model& model, const val& tokens, const val& options)
         bool batched = false;
         const Tensor3 images = images_from_js(tokens, where, &batched);
         return TraceBinding(model.image_classifier().trace_layer(images, image_layer(model, opt, where)));
+    }
+    if (model.is_crossmodal()) {
+        const JsOptions opt(options, {"layer"}, where);
+        const CrossModalModel& m = model.crossmodal();
+        if (!opt.has("layer")) {
+            fail<ConfigError>(where, ": option 'layer' is required (0..", m.num_attention_layers() - 1,
+                              "; the cross-attention is ", m.cross_attention_layer(), ")");
+        }
+        const PairCall call = pair_from_js(tokens, where);
+        return TraceBinding(m.trace_layer(call.tokens, {}, call.images, size_from_js(opt.get("layer"), where, "layer")));
     }
     if (options.isUndefined() || options.isNull()) {
         fail<ConfigError>(where, ": pass { layer } (0..", model.config().num_layers - 1, "), the block to record");

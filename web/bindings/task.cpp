@@ -12,7 +12,9 @@
 // Tensors that a task does not have (targets of a classification task, labels and padding of a
 // sequence task, pixels of a token task, tokens of an image task) are null. The image task
 // `shapes` samples { pixels: {shape:[B, S, S], data: Float32Array}, labels }; input() is
-// 'pixels' and imageSize() S there ('tokens' and 0 elsewhere).
+// 'pixels' and imageSize() S there ('tokens' and 0 elsewhere). The paired task `caption_match`
+// samples pixels, tokens (the captions, [B, 4]) and labels (1 = the caption matches); input() is
+// 'paired', and decode / encode read and write its caption words.
 #include "task.hpp"
 
 #include <cctype>
@@ -161,7 +163,12 @@ val TaskBinding::kind() const {
 }
 val TaskBinding::input() const {
     return guarded("Task.input", [&] {
-        return val(std::string(task_->input() == TaskInput::pixels ? "pixels" : "tokens"));
+        switch (task_->input()) {
+            case TaskInput::pixels: return val(std::string("pixels"));
+            case TaskInput::paired: return val(std::string("paired"));
+            case TaskInput::tokens: break;
+        }
+        return val(std::string("tokens"));
     });
 }
 val TaskBinding::image_size() const {
