@@ -37,6 +37,12 @@ void append_prefixed(std::vector<ParameterView>& out, std::vector<ParameterView>
     }
 }
 
+// name.weight and, when present, name.bias (LinearGrad or Linear tensors).
+void append_linear(std::vector<ParameterView>& out, const std::string& name, Tensor2& weight, Tensor1& bias) {
+    out.push_back(view_of(name + ".weight", weight));
+    if (bias.size() > 0) out.push_back(view_of(name + ".bias", bias));
+}
+
 // x (B, R, C) -> the mean over rows r of each b with weight[b] (1 / count) where padding (B, R) is 0
 // (all rows when padding is empty) -> pooled (B, C).
 void masked_mean(const Tensor3& x, const Mask2& padding, const std::vector<float>& weight, Tensor2& pooled) {
@@ -102,16 +108,13 @@ std::vector<ParameterView> CrossModalGrad::views() {
         append_prefixed(out, image_blocks[l].views("image.blocks." + std::to_string(l) + "."), "");
     }
     if (image_ln_f.weight.size() > 0) append_prefixed(out, image_ln_f.views("image.ln_f."), "");
-    out.push_back(view_of("text_proj.weight", text_proj.weight));
-    if (text_proj.bias.size() > 0) out.push_back(view_of("text_proj.bias", text_proj.bias));
-    out.push_back(view_of("image_proj.weight", image_proj.weight));
-    if (image_proj.bias.size() > 0) out.push_back(view_of("image_proj.bias", image_proj.bias));
+    append_linear(out, "text_proj", text_proj.weight, text_proj.bias);
+    append_linear(out, "image_proj", image_proj.weight, image_proj.bias);
     append_prefixed(out, cross_ln1.views("cross.ln1."), "");
     append_prefixed(out, cross_attn.views("cross.attn."), "");
     append_prefixed(out, cross_ln2.views("cross.ln2."), "");
     append_prefixed(out, cross_ffn.views("cross.ffn."), "");
-    out.push_back(view_of("head.weight", head.weight));
-    if (head.bias.size() > 0) out.push_back(view_of("head.bias", head.bias));
+    append_linear(out, "head", head.weight, head.bias);
     return out;
 }
 
@@ -160,7 +163,7 @@ const std::vector<StageObserver*>& CrossModalModel::start_stats(std::size_t t, s
 void CrossModalModel::run(const Index2& tokens, const Mask2& padding, const Tensor3& pixels, CrossModalCache& cache,
                           bool training, const std::vector<StageObserver*>& observers, Tensor2& logits) const {
     const std::size_t layers = config_.num_layers, batch = tokens.shape(0), t = tokens.shape(1);
-    const std::size_t c = config_.d_model, e = config_.common_width();
+    const std::size_t e = config_.common_width();
     const auto observer = [&](std::size_t layer) { return observers.empty() ? nullptr : observers[layer]; };
     // Text: tokens (B, T) -> text_h (B, T, C)
     const std::vector<StageObserver*> text_observers =
@@ -208,7 +211,6 @@ void CrossModalModel::run(const Index2& tokens, const Mask2& padding, const Tens
     shape_to(logits, batch, config_.num_classes);
     head.forward(cache.pooled.data(), batch, logits.data());
     cache.valid = training;
-    (void)c;
 }
 
 CrossEntropyResult CrossModalModel::loss(CrossModalCache& cache, const Index1& labels) const {
@@ -399,16 +401,13 @@ std::vector<ParameterView> CrossModalModel::parameters() {
         append_prefixed(out, image_blocks[l].parameters("image.blocks." + std::to_string(l) + "."), "");
     }
     if (image_ln_f.width() > 0) append_prefixed(out, image_ln_f.parameters("image.ln_f."), "");
-    out.push_back(view_of("text_proj.weight", text_proj.weight));
-    if (text_proj.has_bias()) out.push_back(view_of("text_proj.bias", text_proj.bias));
-    out.push_back(view_of("image_proj.weight", image_proj.weight));
-    if (image_proj.has_bias()) out.push_back(view_of("image_proj.bias", image_proj.bias));
+    append_linear(out, "text_proj", text_proj.weight, text_proj.bias);
+    append_linear(out, "image_proj", image_proj.weight, image_proj.bias);
     append_prefixed(out, cross_ln1.parameters("cross.ln1."), "");
     append_prefixed(out, cross_attn.parameters("cross.attn."), "");
     append_prefixed(out, cross_ln2.parameters("cross.ln2."), "");
     append_prefixed(out, cross_ffn.parameters("cross.ffn."), "");
-    out.push_back(view_of("head.weight", head.weight));
-    if (head.has_bias()) out.push_back(view_of("head.bias", head.bias));
+    append_linear(out, "head", head.weight, head.bias);
     return out;
 }
 
