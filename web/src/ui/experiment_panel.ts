@@ -177,7 +177,7 @@ export class ExperimentPanel {
         } else {
           control = `<input type="text" data-param="${p.name}" value="${esc(value)}" ${disabled}>`;
         }
-        return `<label class="field${changed}" title="${title}"><span>--${esc(p.flag)}</span>${control}</label>`;
+        return `<label class="field${changed}" title="${title}"><span>${esc(p.flag)}</span>${control}</label>`;
       })
       .join('');
     host.innerHTML = `${fields}<label class="field quick" title="${esc(t('exp.quickHelp'))}"><span>${t('exp.quick')}</span><input type="checkbox" data-quick ${this.state.quick ? 'checked' : ''} ${disabled}></label>`;
