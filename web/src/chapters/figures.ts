@@ -122,6 +122,10 @@ const CONTROLS: Record<FigureId, Omit<Control, never>[]> = {
   flash: [{ name: 'tile', label: 'fig.flash.tile', values: [2, 4, 8], value: 4 }],
   check: [],
   connectivity: [],
+  vision: [
+    { name: 'arch', label: 'fig.vision.arch', values: ['swin', 'vit'], value: 'swin' },
+    { name: 'layer', label: 'fig.vision.layer', values: [0, 1], value: 1 },
+  ],
 };
 
 const REQUEST: Record<FigureId, (v: (n: string) => number | string) => FigureRequest> = {
@@ -137,6 +141,7 @@ const REQUEST: Record<FigureId, (v: (n: string) => number | string) => FigureReq
   fp16: (v) => ({ figure: 'fp16', T: 6, magnitude: Number(v('size')), seed: 9 }),
   flash: (v) => ({ figure: 'flash', T: 8, tile: Number(v('tile')), seed: 6 }),
   check: () => ({ figure: 'check', T: 4, C: 8, H: 2, seed: 12 }),
+  vision: (v) => ({ figure: 'vision', arch: v('arch') as 'vit', layer: Number(v('layer')), seed: 3 }),
 };
 
 type Drawers = { [K in FigureData['figure']]: (host: HTMLElement, d: Extract<FigureData, { figure: K }>, v: (n: string) => number | string) => void };
@@ -150,7 +155,8 @@ const DRAW: Drawers = {
     const T = d.weights.shape[0];
     if (id === 'connectivity') return drawConnectivity(host, d.weights);
     const w = Math.min(620, Math.max(300, host.clientWidth || 600));
-    const svg = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'chain').append('svg').attr('width', w).attr('height', 250).attr('role', 'img').attr('aria-label', t('fig.chain.title'));
+    const chart = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'chain');
+    const svg = chart.append('svg').attr('width', w).attr('height', 250).attr('role', 'img').attr('aria-label', t('fig.chain.title'));
     const xs = (i: number) => 24 + (i * (w - 48)) / (T - 1);
     const g1 = svg.append('g');
     g1.append('text').attr('x', 8).attr('y', 18).attr('class', 'fig-label').text(t('fig.chain.rnn', { n: T, steps: T - 1 }));
@@ -168,6 +174,8 @@ const DRAW: Drawers = {
         g2.append('path').attr('d', `M${a},${y0} Q${(a + b) / 2},${y0 - h} ${b},${y0}`).attr('class', 'edge attn').attr('stroke-width', 0.4 + 5 * wij).attr('stroke-opacity', 0.25 + 0.6 * wij).attr('data-weight', exactFloat32(wij));
       }
     for (let i = 0; i < T; i++) g2.append('circle').attr('cx', xs(i)).attr('cy', y0).attr('r', 8).attr('class', 'node');
+    const chainSvg = svg.node()!;
+    exportButtons(chart.node()!, () => chainSvg, 'attnlab-chain', { svg: t('fig.export.svg'), png: t('fig.export.png') });
     matrix(host, 'chain-weights', 'softmax(QKᵀ/√d)', d.weights, sequentialScale(1), { cell: cellFor(host, T, 30) });
   },
   dk(host, d) {
@@ -266,6 +274,49 @@ const DRAW: Drawers = {
     matrix(host, 'flash-tiled', t('fig.flash.tiled'), d.tiled, sequentialScale(1), { cell: c });
     matrix(host, 'flash-full', t('fig.flash.full'), d.weights, sequentialScale(1), { cell: c });
     note(host, t('ch.maxDiff', { v: d.maxDiff.toExponential(2) }), { maxDiff: d.maxDiff });
+  },
+  vision(host, d) {
+    // The image, each patch tinted by the window it belongs to, and the attention of one query
+    // patch per window (the window's middle patch) drawn as the opacity of the patches it looks at.
+    const [S] = d.image.shape;
+    const L = d.layout;
+    const [nW, H, N] = d.maps.shape;
+    const M = L.window;
+    const px = Math.max(8, Math.min(22, Math.floor((Math.min(host.clientWidth || 600, 640) - 40) / (2 * S))));
+    const size = S * px;
+    const fig = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'vision');
+    fig.append('figcaption').attr('class', 'matrix-title').append('span').attr('class', 't').text(t('fig.vision.title', { grid: L.grid, windows: nW, shift: L.shift }));
+    const svg = fig.append('svg').attr('width', 2 * size + 30).attr('height', size + 4).attr('role', 'img').attr('aria-label', t('fig.vision.title', { grid: L.grid, windows: nW, shift: L.shift }));
+    const gray = d3.scaleLinear<string>().domain([Math.min(...d.image.data), Math.max(...d.image.data)]).range(['#111', '#eee']);
+    const patchAt = (w: number, n: number) => {
+      const wy = Math.floor(w / L.windowsPerSide), wx = w % L.windowsPerSide;
+      const i = Math.floor(n / M), j = n % M;
+      return [(wy * M + i + L.shift) % L.grid, (wx * M + j + L.shift) % L.grid];
+    };
+    for (const panel of [0, 1]) {
+      const g = svg.append('g').attr('transform', `translate(${panel * (size + 30)},2)`);
+      for (let y = 0; y < S; y++) for (let x = 0; x < S; x++) g.append('rect').attr('x', x * px).attr('y', y * px).attr('width', px).attr('height', px).attr('fill', gray(d.image.data[y * S + x]));
+      for (let w = 0; w < nW; w++) {
+        // ViT: one window of the whole grid after a CLS row; Swin: M x M patches per window.
+        const first = L.cls ? 1 : 0;
+        const count = N - first;
+        const side = L.cls ? L.grid : M;
+        const q = Math.floor(side / 2) * side + Math.floor(side / 2);
+        for (let n = 0; n < count; n++) {
+          const [py, pxx] = L.cls ? [Math.floor(n / L.grid), n % L.grid] : patchAt(w, n);
+          const weight = d.maps.data[((w * H + 0) * N + first + q) * N + first + n];
+          g.append('rect')
+            .attr('x', pxx * L.patchSize * px).attr('y', py * L.patchSize * px).attr('width', L.patchSize * px).attr('height', L.patchSize * px)
+            .attr('fill', panel === 0 ? HEAD_COLORS[w % HEAD_COLORS.length] : '#ff7a00')
+            .attr('fill-opacity', panel === 0 ? 0.35 : Math.min(0.85, weight * count * 0.35))
+            .attr('stroke', panel === 0 ? HEAD_COLORS[w % HEAD_COLORS.length] : 'none').attr('stroke-width', 0.5)
+            .attr('data-window', w).attr('data-weight', panel === 1 ? exactFloat32(weight) : null);
+        }
+      }
+    }
+    const svgNode = svg.node()!;
+    exportButtons(fig.node()!, () => svgNode, 'attnlab-vision', { svg: t('fig.export.svg'), png: t('fig.export.png') });
+    note(host, t('fig.vision.note'));
   },
   check(host, d) {
     const tb = document.createElement('table');

@@ -14,7 +14,7 @@ export interface ChaptersView {
   /** Shows the tab: the current chapter's figures are computed on first show. */
   show(): void;
   /** For tests: the chapter shown and the state of its figures and experiments. */
-  state(): { chapter: number; figures: Record<string, string>; experiments: Record<string, string> };
+  state(): { chapter: number; lang: string; figures: Record<string, string>; experiments: Record<string, string> };
 }
 
 export function mountChapters(host: HTMLElement, figures: FigureSource, experiments: ExperimentWorker, open: (view: 'walk' | 'lab') => void): ChaptersView {

@@ -232,8 +232,27 @@ export function computeFigure(lab: AttnLab, r: FigureRequest): FigureData {
         return { figure: 'flash', tile: r.tile, scaled, weights, tiled: o.tiled, runningMax: o.runningMax, runningSum: o.runningSum, maxDiff: maxAbsDiff(o.tiled.data, weights.data) };
       });
     }
+    case 'vision':
+      return vision(lab, r.arch, r.layer, r.seed);
     case 'check':
       return plainCheck(lab, r.T, r.C, r.H, r.seed);
+  }
+}
+
+/** §7: one image of the shapes task through an untrained ViT / Swin (patches of 2 pixels, windows of 4 patches). */
+function vision(lab: AttnLab, arch: 'vit' | 'swin', layer: number, seed: number): FigureData {
+  const task = new lab.Task('shapes', { seed });
+  let model: InstanceType<AttnLab['Model']> | null = null;
+  try {
+    const batch = task.sample(1, seed);
+    const S = task.imageSize();
+    const image: Tensor = { shape: [S, S], data: new Float32Array(batch.pixels!.data) };
+    model = new lab.Model({ kind: 'encoder', architecture: arch, imageSize: S, patchSize: 2, swinWindow: 4, numClasses: task.numClasses(), dModel: 16, numHeads: 2, numLayers: 2, seed });
+    const maps = own(model.attentionMaps(image, { layer }));
+    return { figure: 'vision', image, label: batch.labels!.data[0], layout: { ...model.windowLayout(layer) }, maps };
+  } finally {
+    model?.delete();
+    task.delete();
   }
 }
 

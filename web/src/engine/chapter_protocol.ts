@@ -27,6 +27,8 @@ export type FigureRequest =
   | { figure: 'fp16'; T: number; magnitude: number; seed: number }
   /** §6: FlashAttention's online softmax over key tiles of width `tile`, replayed on the engine's scaled scores. */
   | { figure: 'flash'; T: number; tile: number; seed: number }
+  /** §7: a shapes image through an untrained ViT or Swin: where the windows sit and their attention. */
+  | { figure: 'vision'; arch: 'vit' | 'swin'; layer: number; seed: number }
   /** §8: one engine layer's stages and a plain re-computation from x and the parameters. */
   | { figure: 'check'; T: number; C: number; H: number; seed: number };
 
@@ -93,13 +95,22 @@ export interface FlashFigure {
   runningSum: Tensor;
   maxDiff: number;
 }
+export interface VisionFigure {
+  figure: 'vision';
+  /** (S, S) grayscale pixels of the task's image. */
+  image: Tensor;
+  label: number;
+  layout: { grid: number; window: number; shift: number; windowsPerSide: number; patchSize: number; cls: boolean };
+  /** (nW, H, N, N) attention weights of the layer, per window (N = patches per window, + 1 with CLS). */
+  maps: Tensor;
+}
 export interface CheckFigure {
   figure: 'check';
   stages: { name: string; engine: Tensor; plain: Tensor; maxDiff: number }[];
 }
 
 export type FigureData =
-  | ChainFigure | DkFigure | ReshapeFigure | PermutationFigure | PeFigure | RopeFigure | SparseFigure | MasksFigure | Fp16Figure | FlashFigure | CheckFigure;
+  | ChainFigure | DkFigure | ReshapeFigure | PermutationFigure | PeFigure | RopeFigure | SparseFigure | MasksFigure | Fp16Figure | FlashFigure | VisionFigure | CheckFigure;
 
 export type ChapterRequest =
   | { kind: 'figure'; request: FigureRequest }
