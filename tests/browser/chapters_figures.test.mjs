@@ -127,9 +127,10 @@ test('§2 the d_k figure: entropy and softmax-gradient norm from the engine\'s w
     const C = 256;
     const mha = new lab.MultiHeadAttention({ dModel: C, numHeads: 1, bias: false });
     const I = new Float32Array(C * C);
-    for (let i = 0; i < C; i++) I[i * C + i] = 1;
+    const R = new Float32Array(C * C);
+    for (let i = 0; i < C; i++) { I[i * C + i] = 1; R[i * C + ((i + 1) % C)] = 1; }
     mha.setParameter('q_proj.weight', { shape: [C, C], data: I });
-    mha.setParameter('k_proj.weight', { shape: [C, C], data: I });
+    mha.setParameter('k_proj.weight', { shape: [C, C], data: R });
     const out = {};
     for (const scale of [true, false]) {
       const tr = mha.trace(h.randomX(12, C, 7), { scale, stages: ['weights'] });

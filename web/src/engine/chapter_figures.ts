@@ -10,17 +10,22 @@ import type { Tensor } from './protocol';
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
 const randomX = (T: number, C: number, seed: number): Tensor => ({ shape: [T, C], data: normals(mulberry32(seed), T * C) });
 
-function identity(C: number): Tensor {
+/** The (C, C) permutation matrix that moves x's column (c + shift) mod C to column c (shift 0: I). */
+function cyclic(C: number, shift: number): Tensor {
   const data = new Float32Array(C * C);
-  for (let i = 0; i < C; i++) data[i * C + i] = 1;
+  for (let i = 0; i < C; i++) data[i * C + ((i + shift) % C)] = 1;
   return { shape: [C, C], data };
 }
 
-/** A one-head layer without biases whose W_Q and W_K are the identity: q = k = x, scores = x·xᵀ. */
-function identityQK(lab: AttnLab, C: number): MultiHeadAttention {
+/**
+ * A one-head layer without biases whose W_Q is the identity and W_K a cyclic shift by `shiftK`:
+ * q = x, k = x with its columns rotated. With shiftK = 0, scores = x·xᵀ; with shiftK = 1, every
+ * score (the diagonal too) is a sum of C products of independent entries: variance C for N(0, 1) x.
+ */
+function identityQK(lab: AttnLab, C: number, shiftK = 0): MultiHeadAttention {
   const mha = new lab.MultiHeadAttention({ dModel: C, numHeads: 1, bias: false, seed: 0 });
-  mha.setParameter('q_proj.weight', identity(C));
-  mha.setParameter('k_proj.weight', identity(C));
+  mha.setParameter('q_proj.weight', cyclic(C, 0));
+  mha.setParameter('k_proj.weight', cyclic(C, shiftK));
   return mha;
 }
 
@@ -107,7 +112,7 @@ export function computeFigure(lab: AttnLab, r: FigureRequest): FigureData {
     }
     case 'dk': {
       const x = randomX(r.T, r.dk, r.seed);
-      return withLayer(identityQK(lab, r.dk), (stage) => {
+      return withLayer(identityQK(lab, r.dk, 1), (stage) => {
         const scaledScores = stage(x, { scale: true }, 'scaled');
         const scaledWeights = stage(x, { scale: true }, 'weights');
         const unscaledScores = stage(x, { scale: false }, 'scaled');

@@ -9,7 +9,7 @@ export type { ExperimentInfo, ExperimentOptions, ExperimentParameter, Experiment
 export type FigureRequest =
   /** §1: attention weights of one random layer over T tokens (the all-to-all graph's edges). */
   | { figure: 'chain'; T: number; seed: number }
-  /** §2: x of width dk with N(0, 1) entries, W_Q = W_K = I: scores with and without 1/sqrt(dk). */
+  /** §2: x of width dk with N(0, 1) entries, q = x, k = x with columns rotated by one: scores with and without 1/sqrt(dk). */
   | { figure: 'dk'; dk: number; T: number; seed: number }
   /** §3: the engine's per-head q (the right split) and the same numbers read as a plain reshape. */
   | { figure: 'reshape'; T: number; C: number; H: number; seed: number }

@@ -59,6 +59,8 @@ export class ExperimentPanel {
     this.el = document.createElement('section');
     this.el.className = 'experiment';
     this.el.dataset.experiment = name;
+    // '' until the engine's list is read, then '1' (listed) or '0' (not in this build).
+    this.el.dataset.available = '';
     this.el.addEventListener('click', (ev) => this.click(ev));
     this.el.addEventListener('change', (ev) => this.change(ev));
     this.render();
