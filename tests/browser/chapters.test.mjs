@@ -79,7 +79,7 @@ test('an experiment runs in its quick form to its conclusion, with no main-threa
   assert.equal(await panel.getAttribute('data-phase'), 'done', await panel.locator('.exp-status').textContent());
   assert.ok((await panel.locator('.exp-conclusion span').textContent()).length > 20, 'a conclusion');
   assert.ok((await panel.locator('.exp-table table').count()) > 0, 'result tables');
-  assert.match(await panel.locator('.exp-command code').textContent(), /attnlab experiment permutation .*--quick/);
+  assert.match(await panel.locator('.exp-command code').textContent(), /attnlab experiment permutation .*--batches 4/);
   const download = page.waitForEvent('download');
   await panel.locator('button[data-act="csv"]').click();
   const csv = readFileSync(await (await download).path(), 'utf8');
