@@ -36,7 +36,14 @@ try {
         const s = window.__attnlab?.chapters?.();
         return s && Object.values(s.figures).every((f) => f === 'ready') && !document.querySelector('section.experiment:not([data-available="1"]):not([data-available="0"])');
       }, null, { timeout: 60000, polling: 100 });
+      if (n === 4) {
+        // One experiment run to its result: the quick permutation check takes about a second.
+        await page.locator('section.experiment[data-experiment="permutation"] button[data-act="run"]').click();
+        await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="permutation"]').dataset.phase === 'done', null, { timeout: 60000 });
+      }
       await page.evaluate(() => new Promise((r) => setTimeout(r, 600))); // d3 transitions end
+      await page.evaluate(() => window.scrollTo(0, 0)); // the sticky header and contents sit at the top
+      await page.mouse.move(1, 1); // no hover tooltip left where a button was clicked
       const file = join(out, `chapter-${n}-${lang}.png`);
       await page.screenshot({ path: file, fullPage: true });
       console.log(file);

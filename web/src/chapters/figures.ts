@@ -212,8 +212,8 @@ const DRAW: Drawers = {
     const scale = divergingScale(maxAbs(d.q.data));
     const tok = range(T, (i) => `t${i}`);
     matrix(host, 'reshape-q', t('fig.reshape.q'), d.q, scale, { rowLabels: tok, colBands: range(C, (j) => HEAD_COLORS[Math.floor(j / D)]), cell: cellFor(host, C, 40) });
+    for (let h = 0; h < H; h++) matrix(host, `reshape-right-${h}`, t('fig.reshape.right', { h }), d.right[h], scale, { rowLabels: tok, cell: cellFor(host, 2 * D, 40) });
     for (let h = 0; h < H; h++) {
-      matrix(host, `reshape-right-${h}`, t('fig.reshape.right', { h }), d.right[h], scale, { rowLabels: tok, cell: cellFor(host, 2 * D, 40) });
       matrix(host, `reshape-wrong-${h}`, `${t('fig.reshape.wrong', { h })} — ${t('fig.reshape.rows', { tokens: d.wrongTokens[h].map((x) => `t${x}`).join(', ') })}`, d.wrong[h], scale, { rowLabels: range(T, (i) => `t${d.wrongTokens[h][i]}`), cell: cellFor(host, 2 * D, 40) });
     }
   },
@@ -305,6 +305,7 @@ const DRAW: Drawers = {
         for (let n = 0; n < count; n++) {
           const [py, pxx] = L.cls ? [Math.floor(n / L.grid), n % L.grid] : patchAt(w, n);
           const weight = d.maps.data[((w * H + 0) * N + first + q) * N + first + n];
+          if (panel === 1 && n === q && !L.cls) g.append('rect').attr('x', pxx * L.patchSize * px).attr('y', py * L.patchSize * px).attr('width', L.patchSize * px).attr('height', L.patchSize * px).attr('fill', 'none').attr('stroke', '#fff').attr('stroke-width', 2).attr('class', 'query');
           g.append('rect')
             .attr('x', pxx * L.patchSize * px).attr('y', py * L.patchSize * px).attr('width', L.patchSize * px).attr('height', L.patchSize * px)
             .attr('fill', panel === 0 ? HEAD_COLORS[w % HEAD_COLORS.length] : '#ff7a00')

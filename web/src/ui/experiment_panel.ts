@@ -48,6 +48,8 @@ export class ExperimentPanel {
   private live = new Map<string, Line>();
   private running = false;
   private started = 0;
+  /** Seconds the finished run took. */
+  private elapsed = 0;
   private liveTimer = 0;
 
   constructor(
@@ -109,6 +111,7 @@ export class ExperimentPanel {
     this.running = true;
     this.result = null;
     this.live.clear();
+    this.el.querySelector('.exp-live')?.replaceChildren();
     this.started = performance.now();
     this.el.dataset.phase = 'running';
     this.render();
@@ -116,6 +119,9 @@ export class ExperimentPanel {
     try {
       const r = await this.runner().run(this.name, optionsFor(this.info, this.state.quick, this.state.given), (points) => this.progress(points));
       this.result = r;
+      this.elapsed = (performance.now() - this.started) / 1000;
+      // The result's own curves replace the live ones (and a run of a step or two has no curve).
+      if (r.series.length || [...this.live.values()].every((l) => l.x.length < 3)) this.live.clear();
       this.el.dataset.phase = 'done';
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
@@ -231,7 +237,7 @@ export class ExperimentPanel {
         ${r.timing ? `<p class="small muted"><b>${t('exp.timing')}:</b> ${esc(r.timing)}</p>` : ''}
         <div class="exp-command"><span class="small">${t('exp.command')}</span><code>${esc(r.command)}</code>
           <button type="button" data-act="copy">${t('exp.copy')}</button><button type="button" data-act="csv">${t('exp.csv')}</button></div>
-        <p class="small muted">${t('exp.elapsed', { s: ((performance.now() - this.started) / 1000).toFixed(1) })}</p>
+        <p class="small muted">${t('exp.elapsed', { s: this.elapsed.toFixed(1) })}</p>
       </div>`;
   }
 
