@@ -66,34 +66,34 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       </nav>`;
     const figs = article.querySelector<HTMLElement>('.figures');
     liveFigures = c.figures.map((id) => new LiveFigure(id, figures));
-    for (const f of liveFigures) {
-      figs!.appendChild(f.el);
-      void f.draw();
-    }
+    for (const f of liveFigures) figs!.appendChild(f.el);
+    const drawn = Promise.all(liveFigures.map((f) => f.draw()));
     const exps = article.querySelector<HTMLElement>('.experiments');
     for (const name of c.experiments) {
       const p = panel(name);
       p.render();
       exps!.appendChild(p.el);
     }
+    return drawn;
   }
 
-  function go(n: number, focus = false) {
+  function go(n: number, focus = false): Promise<unknown> {
     current = n;
     writeChapter(n);
     renderToc();
-    renderChapter(CHAPTERS.find((c) => c.n === n)!);
+    const drawn = renderChapter(CHAPTERS.find((c) => c.n === n)!);
     if (focus) {
       article.querySelector<HTMLElement>('h2')?.setAttribute('tabindex', '-1');
       article.querySelector<HTMLElement>('h2')?.focus();
       article.scrollIntoView({ block: 'start' });
     }
+    return drawn;
   }
 
   host.addEventListener('click', (ev) => {
     const el = ev.target as HTMLElement;
     const b = el.closest<HTMLButtonElement>('button[data-chapter]');
-    if (b) return go(Number(b.dataset.chapter), true);
+    if (b) return void go(Number(b.dataset.chapter), true);
     const o = el.closest<HTMLButtonElement>('button[data-open]');
     if (o) open(o.dataset.open as 'walk' | 'lab');
   });
@@ -109,8 +109,8 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       writeChapter(current);
       if (shown) return;
       shown = true;
-      go(current);
-      experiments.list().then(
+      // The experiments' own engine starts once the first figures are drawn, not competing with them.
+      void go(current).finally(() => experiments.list().then(
         (l) => {
           list = l;
           for (const [name, p] of panels) p.setInfo(l.find((e) => e.name === name) ?? null);
@@ -119,7 +119,7 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
           list = null;
           for (const p of panels.values()) p.setInfo(null);
         },
-      );
+      ));
     },
     state: () => ({
       chapter: current,
