@@ -87,6 +87,16 @@ test('an experiment runs in its quick form to its conclusion, with no main-threa
   assert.deepEqual(tasks.filter((t) => t.cpuMs > 50), [], 'main-thread tasks over 50 ms of CPU while the experiment ran');
 });
 
+test('drawing the largest chapters (§4, §6) has no main-thread task over 50 ms of CPU', async () => {
+  const tasks = await traceMainThreadTasks(page, async () => {
+    for (const n of [4, 6, 4]) {
+      await page.locator(`nav.toc button[data-chapter="${n}"]`).click();
+      await figuresReady();
+    }
+  });
+  assert.deepEqual(tasks.filter((t) => t.cpuMs > 50), [], 'main-thread tasks over 50 ms of CPU');
+});
+
 test('a started experiment can be stopped, and a new run starts afterwards', async () => {
   await page.locator('nav.toc button[data-chapter="6"]').click();
   const panel = page.locator('section.experiment[data-experiment="mask"]');

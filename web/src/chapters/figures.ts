@@ -28,12 +28,46 @@ function cellFor(host: HTMLElement, cols: number, max = 34): number {
   return Math.max(9, Math.min(max, Math.floor((w - 60) / cols)));
 }
 
+/**
+ * Matrices are drawn one per task (an SVG matrix of a few hundred cells costs tens of ms): a chapter
+ * with many of them never holds the main thread for long. `drawing` collects the renders one
+ * figure queued, so the figure can say when it is complete.
+ */
+const queue: (() => void)[] = [];
+let pumping = false;
+let drawing: Promise<void>[] = [];
+function later(fn: () => void) {
+  drawing.push(
+    new Promise<void>((resolve) => {
+      queue.push(() => {
+        fn();
+        resolve();
+      });
+    }),
+  );
+  if (!pumping) {
+    pumping = true;
+    setTimeout(pump, 0);
+  }
+}
+function pump() {
+  queue.shift()?.();
+  if (queue.length) setTimeout(pump, 0);
+  else pumping = false;
+}
+
 function matrix(host: HTMLElement, name: string, title: string, data: Tensor, scale: ColorScale, opts: { cell?: number; digits?: number; rowLabels?: string[]; colLabels?: string[]; colBands?: string[] } = {}) {
   const cell = document.createElement('div');
   cell.className = 'fig-cell';
   host.appendChild(cell);
+  const K = data.shape[1];
+  const size = opts.cell ?? cellFor(host, K);
+  later(() => drawMatrix(cell, name, title, data, scale, size, opts));
+}
+
+function drawMatrix(cell: HTMLElement, name: string, title: string, data: Tensor, scale: ColorScale, size: number, opts: { digits?: number; rowLabels?: string[]; colLabels?: string[]; colBands?: string[] }) {
   const [R, K] = data.shape;
-  renderMatrix(cell, { name, title, data, scale, cell: opts.cell ?? cellFor(host, K), digits: opts.digits ?? 2, rowLabels: opts.rowLabels, colLabels: opts.colLabels, colBands: opts.colBands, masked: (i, j) => !Number.isFinite(data.data[i * K + j]) });
+  renderMatrix(cell, { name, title, data, scale, cell: size, digits: opts.digits ?? 2, rowLabels: opts.rowLabels, colLabels: opts.colLabels, colBands: opts.colBands, masked: (i, j) => !Number.isFinite(data.data[i * K + j]) });
   const svg = cell.querySelector<SVGSVGElement>('svg')!;
   const finite = Array.from(data.data).filter(Number.isFinite);
   svg.setAttribute('role', 'img');
@@ -97,7 +131,10 @@ export class LiveFigure {
     const body = document.createElement('div');
     body.className = 'fig-body';
     this.el.appendChild(body);
+    const mine = (drawing = []);
     DRAW[data.figure](body, data as never, (n) => this.value(n));
+    await Promise.all(mine);
+    if (v !== this.version) return;
     this.el.dataset.state = 'ready';
   }
 }
@@ -136,7 +173,7 @@ const REQUEST: Record<FigureId, (v: (n: string) => number | string) => FigureReq
   permutation: (v) => ({ figure: 'permutation', T: 3, C: 8, seed: 11, perm: [2, 1, 0], positional: v('pos') as 'none' }),
   pe: () => ({ figure: 'pe', T: 24, C: 16 }),
   rope: () => ({ figure: 'rope', T: 10, C: 8, seed: 2 }),
-  sparse: () => ({ figure: 'sparse', T: 32, blockSize: 4, windowBlocks: 1, globalBlocks: 1, randomBlocks: 1, window: 3, globalTokens: 2 }),
+  sparse: () => ({ figure: 'sparse', T: 24, blockSize: 4, windowBlocks: 1, globalBlocks: 1, randomBlocks: 1, window: 3, globalTokens: 2 }),
   masks: () => ({ figure: 'masks', T: 6, pad: 2, seed: 4 }),
   fp16: (v) => ({ figure: 'fp16', T: 6, magnitude: Number(v('size')), seed: 9 }),
   flash: (v) => ({ figure: 'flash', T: 8, tile: Number(v('tile')), seed: 6 }),
