@@ -192,7 +192,7 @@ test('keyboard focus on a matrix cell shows its exact value in the tooltip', asy
 test('download: the page and the engine, gzipped', () => {
   const walk = (dir) => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
   const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
-  const files = walk(distDir);
+  const files = walk(distDir).filter((f) => !f.endsWith('.map')); // source maps load only in developer tools
   const sum = (pred) => files.filter(pred).reduce((a, f) => a + gz(f), 0);
   const page = sum((f) => /index\.html$|\/assets\//.test(f));
   const engine = sum((f) => /\/engine\/loader\.mjs$|\/wasm\/threads\//.test(f));
