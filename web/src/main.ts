@@ -2,6 +2,9 @@
 import './styles.css';
 // d3's transitions patch selection.prototype as a side effect; keep the bundler from dropping it.
 import 'd3-transition';
+import { mountChapters } from './chapters/view';
+import { ExperimentWorker } from './chapters/experiments';
+import './chapters/chapters.css';
 import { EngineClient } from './engine/client';
 import { LANGS, lang, onLang, setLang, t, translate, type Lang } from './i18n';
 import type { EngineInfo } from './engine/protocol';
@@ -20,6 +23,7 @@ declare global {
       info: EngineInfo | null;
       walk: () => ReturnType<typeof walkStore.get>;
       lab: () => ReturnType<typeof labStore.get>;
+      chapters: () => ReturnType<ReturnType<typeof mountChapters>['state']>;
     };
   }
 }
@@ -49,6 +53,19 @@ attachEngine(engine);
 attachLab(engine);
 const walk = mountWalkthrough(document.getElementById('view-walk')!);
 mountLab(document.getElementById('view-lab')!);
+// The chapters' figures ask the shared engine worker once it has loaded the engine; their
+// experiments run in a worker of their own.
+let engineLoaded: () => void = () => {};
+const engineUp = new Promise<void>((resolve) => (engineLoaded = resolve));
+const chapters = mountChapters(
+  document.getElementById('view-chapters')!,
+  async (request) => {
+    await engineUp;
+    return (await engine.call('figure', { kind: 'figure', request })).data;
+  },
+  new ExperimentWorker(),
+  (view) => showView(view),
+);
 
 // The walkthrough computes and draws its stages when it is first shown: a page opened on the lab
 // should not spend its main thread drawing a hidden walkthrough while training starts.
@@ -61,26 +78,30 @@ function startWalkthrough() {
   void walk.start();
 }
 
-function showView(view: 'walk' | 'lab') {
+type View = 'chapters' | 'walk' | 'lab';
+function showView(view: View) {
   document.querySelectorAll<HTMLButtonElement>('nav.tabs button').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.view === view)));
   document.getElementById('view-walk')!.hidden = view !== 'walk';
   document.getElementById('view-lab')!.hidden = view !== 'lab';
+  document.getElementById('view-chapters')!.hidden = view !== 'chapters';
   if (view !== 'walk') walk.pause();
   const url = new URL(location.href);
-  if (view === 'lab') url.searchParams.set('view', 'lab');
-  else url.searchParams.delete('view');
+  if (view === 'walk') url.searchParams.delete('view');
+  else url.searchParams.set('view', view);
   history.replaceState(null, '', url);
   startWalkthrough();
+  if (view === 'chapters') chapters.show();
 }
 document.querySelector('nav.tabs')!.addEventListener('click', (ev) => {
   const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-view]');
-  if (b) showView(b.dataset.view as 'walk' | 'lab');
+  if (b) showView(b.dataset.view as View);
 });
-showView(new URL(location.href).searchParams.get('view') === 'lab' ? 'lab' : 'walk');
+const askedView = new URL(location.href).searchParams.get('view');
+showView(askedView === 'lab' || askedView === 'chapters' ? askedView : 'walk');
 
 const badge = document.querySelector<HTMLElement>('[data-engine-badge]')!;
 const ready = engine.init();
-window.__attnlab = { ready, info: null, walk: () => walkStore.get(), lab: () => labStore.get() };
+window.__attnlab = { ready, info: null, walk: () => walkStore.get(), lab: () => labStore.get(), chapters: () => chapters.state() };
 
 function showBadge(info: EngineInfo) {
   badge.dataset.flavour = info.flavour;
@@ -108,6 +129,7 @@ ready.then(
     window.__attnlab!.info = info;
     showBadge(info);
     engineInfo = info;
+    engineLoaded();
     startWalkthrough();
     labEngineReady(info);
   },

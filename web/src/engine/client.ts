@@ -1,6 +1,7 @@
 // The page side of the engine worker: promise-based requests plus a stream of training events.
 // The worker can end (a trap, running out of memory, the browser ending it): the client then rejects
 // every request still waiting, tells its listeners why, and starts a new worker.
+import type { ChapterEvent } from './chapter_protocol';
 import type { EngineInfo, LabEvent, Reply, ReplyEnvelope, Request, RequestEnvelope, TraceRequest, TraceResult, WorkerEvent } from './protocol';
 
 type ReplyOf<K extends Reply['kind']> = Extract<Reply, { kind: K }>;
@@ -28,6 +29,7 @@ export class EngineClient {
   private readonly pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
   private readonly listeners = new Set<(e: LabEvent) => void>();
   private readonly lifeListeners = new Set<(e: EngineLifeEvent) => void>();
+  private readonly chapterListeners = new Set<(e: ChapterEvent) => void>();
   private restarts: number[] = [];
   /** When the current worker was started or last sent anything (performance.now()). */
   private lastHeard = 0;
@@ -48,6 +50,7 @@ export class EngineClient {
         if (msg.event === 'engine.starting') return;
         if (msg.event === 'engine.alive') this.watch(gen, msg.lock);
         else if (msg.event === 'engine.fatal') this.lost(gen, msg.message); // the worker closes itself
+        else if (msg.event === 'experiment.progress') for (const l of this.chapterListeners) l(msg);
         else for (const l of this.listeners) l(msg);
         return;
       }
@@ -162,6 +165,24 @@ export class EngineClient {
   onEvent(listener: (e: LabEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Progress of the experiment this worker runs (engine/chapter_protocol.ts). */
+  onChapterEvent(listener: (e: ChapterEvent) => void): () => void {
+    this.chapterListeners.add(listener);
+    return () => this.chapterListeners.delete(listener);
+  }
+
+  /**
+   * Ends the worker for good: what waits on it is rejected, and nothing of it is heard again (no
+   * restart). Stopping a running experiment does this, since a busy worker reads no messages.
+   */
+  dispose(reason = 'the engine worker was stopped') {
+    this.generation++;
+    this.worker.terminate();
+    const err = new Error(reason);
+    for (const p of this.pending.values()) p.reject(err);
+    this.pending.clear();
   }
 
   /** Follows the worker's life: lost (pending requests were rejected), restarted, or failed for good. */

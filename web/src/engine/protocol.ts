@@ -3,6 +3,7 @@
 // Float32Arrays transferred, never views into WASM memory. Engine types come from the module's
 // own declarations (web/attnlab.d.ts); this file declares only what the page adds to them.
 import type { Flavour, ModelConfig, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
+import type { ChapterEvent, ChapterReply, ChapterRequest } from './chapter_protocol';
 
 export type { Tensor };
 
@@ -170,7 +171,9 @@ export type Request =
    * trap (the module's test-only _trapForTests binding), so the page's handling of a trap can be
    * tested. The page never sends it.
    */
-  | { kind: 'test.trap' };
+  | { kind: 'test.trap' }
+  /** The chapters' figures and experiments (engine/chapter_protocol.ts). */
+  | ChapterRequest;
 
 export type Reply =
   | { kind: 'init'; info: EngineInfo }
@@ -183,7 +186,8 @@ export type Reply =
   /** A checkpoint was loaded; settings follow its architecture and the task it names. */
   | { kind: 'loaded'; info: RunInfo; settings: LabSettings; maps: AttentionMaps | null }
   | { kind: 'save'; bytes: Uint8Array }
-  | { kind: 'count'; parameters: number };
+  | { kind: 'count'; parameters: number }
+  | ChapterReply;
 
 /** Unsolicited messages of the worker: training events and its own life. */
 /** How often a starting worker says it is still working (see 'engine.starting'). */
@@ -191,6 +195,7 @@ export const START_BEAT_MS = 500;
 
 export type WorkerEvent =
   | LabEvent
+  | ChapterEvent
   /** The worker holds the Web Lock `lock` until it ends (the page learns of its end from it). */
   | { event: 'engine.alive'; lock: string }
   /** Sent every START_BEAT_MS while the worker loads the engine: the page restarts a worker that falls silent. */

@@ -5,6 +5,8 @@
 /// <reference lib="webworker" />
 import type { AttnLab, loadAttnLab } from '../../attnlab';
 import { START_BEAT_MS, type Reply, type ReplyEnvelope, type Request, type RequestEnvelope, type WorkerEvent } from './protocol';
+import { computeFigure } from './chapter_figures';
+import { PROGRESS_EVERY_MS, type ExperimentProgress } from './chapter_protocol';
 import { LabRunner } from './train_loop';
 import { missingTrainingBindings, parameterCount, TrainingSession } from './training_engine';
 import { modelTrace, trace } from './walk_trace';
@@ -143,6 +145,27 @@ async function handle(body: Request): Promise<Reply> {
     case 'lab.dispose':
       loaded().runner.replace(null);
       return { kind: 'ok' };
+    case 'figure':
+      return { kind: 'figure', data: computeFigure(loaded().lab, body.request) };
+    case 'experiments.list':
+      return { kind: 'experiments', list: loaded().lab.experiments() };
+    case 'experiment.run': {
+      // One synchronous call: progress is posted in batches as it comes; a Stop ends this worker
+      // (engine/client.ts dispose), since a busy worker reads no messages.
+      let batch: ExperimentProgress[] = [];
+      let last = performance.now();
+      const result = loaded().lab.runExperiment(body.name, body.options, (p) => {
+        batch.push(p);
+        const now = performance.now();
+        if (now - last >= PROGRESS_EVERY_MS) {
+          post({ event: 'experiment.progress', points: batch });
+          batch = [];
+          last = now;
+        }
+      });
+      if (batch.length) post({ event: 'experiment.progress', points: batch });
+      return { kind: 'experiment', result };
+    }
     case 'test.trap':
       return loaded().lab._trapForTests(); // never returns: the trap reaches fatal() below
   }

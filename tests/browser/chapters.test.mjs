@@ -1,0 +1,202 @@
+// The Chapters tab: all ten chapters render from engine data and are read in order (prev / next);
+// an experiment runs in its --quick form to its conclusion in the page without main-thread tasks
+// over 50 ms of CPU; the language switch, a URL round-trip, a 360 px phone, dark mode and keyboard
+// access to matrix cells. Prints the time until the first chapter is interactive and the gzipped
+// download of the page and the engine.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { after, before, test } from 'node:test';
+import { distDir, launch, settle, traceMainThreadTasks } from './support.mjs';
+
+let b;
+let page;
+before(async () => {
+  b = await launch({ isolation: true });
+  page = await b.newPage('?view=chapters&chapter=1&lang=en');
+});
+after(async () => {
+  await b?.close();
+});
+
+const state = () => page.evaluate(() => window.__attnlab.chapters());
+const query = () => page.evaluate(() => Object.fromEntries(new URL(location.href).searchParams));
+/** Waits until every figure of the chapter shown is drawn from engine data. */
+async function figuresReady(p = page) {
+  await p.waitForFunction(() => {
+    const s = window.__attnlab?.chapters?.();
+    return s && Object.values(s.figures).every((f) => f === 'ready');
+  }, null, { timeout: 30000, polling: 50 });
+}
+
+test('the first chapter is interactive soon after the page opens', async () => {
+  await figuresReady();
+  const ms = await page.evaluate(() => performance.now());
+  console.log(`# first chapter interactive (figures drawn from engine data): ${ms.toFixed(0)} ms after navigation start`);
+  assert.equal((await state()).chapter, 1);
+  assert.ok(ms < 30000);
+});
+
+test('all ten chapters render in order, each with its figures and its experiments listed', async () => {
+  await page.waitForFunction(() => document.querySelectorAll('section.experiment[data-available="1"], section.experiment[data-available="0"]').length > 0, null, { timeout: 30000 });
+  const seen = [];
+  for (let n = 1; n <= 10; n++) {
+    await figuresReady();
+    const s = await state();
+    assert.equal(s.chapter, n);
+    const title = await page.locator('article.chapter h2').textContent();
+    seen.push(title);
+    assert.match(title, new RegExp(`^${n}\\. \\S`));
+    assert.match(await page.locator('article.chapter .counter').textContent(), new RegExp(`Chapter ${n} of 10 · article §`));
+    const names = await page.$$eval('article.chapter section.experiment', (els) => els.map((e) => [e.dataset.experiment, e.dataset.available]));
+    for (const [name, available] of names) {
+      assert.ok(available === '1' || available === '0', `${name}: the engine's list was read`);
+      if (available === '0') assert.match(await page.locator(`section.experiment[data-experiment="${name}"]`).textContent(), /not in this engine build/);
+    }
+    assert.equal((await query()).chapter, String(n));
+    if (n < 10) await page.locator('nav.prevnext button.next').click();
+  }
+  assert.equal(await page.locator('nav.prevnext button.next').count(), 0, 'the last chapter has no next');
+  assert.equal(await page.locator('article.chapter button[data-open="lab"]').count(), 1, '§10 leads into the lab');
+  await page.locator('nav.toc button[data-chapter="2"]').click();
+  assert.equal(await page.locator('article.chapter button[data-open="walk"]').count(), 1, '§2 leads into the walkthrough');
+  assert.equal(new Set(seen).size, 10);
+});
+
+test('an experiment runs in its quick form to its conclusion, with no main-thread task over 50 ms of CPU', async () => {
+  await page.locator('nav.toc button[data-chapter="4"]').click();
+  await figuresReady();
+  const panel = page.locator('section.experiment[data-experiment="permutation"]');
+  await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="permutation"]')?.dataset.available === '1', null, { timeout: 30000 });
+  assert.equal(await panel.locator('input[data-quick]').isChecked(), true, 'quick is the default');
+  const t0 = Date.now();
+  const tasks = await traceMainThreadTasks(page, async () => {
+    await panel.locator('button[data-act="run"]').click();
+    await page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('section.experiment[data-experiment="permutation"]').dataset.phase), null, { timeout: 120000, polling: 250 });
+  });
+  console.log(`# permutation --quick in the page: ${Date.now() - t0} ms`);
+  assert.equal(await panel.getAttribute('data-phase'), 'done', await panel.locator('.exp-status').textContent());
+  assert.ok((await panel.locator('.exp-conclusion span').textContent()).length > 20, 'a conclusion');
+  assert.ok((await panel.locator('.exp-table table').count()) > 0, 'result tables');
+  assert.match(await panel.locator('.exp-command code').textContent(), /attnlab experiment permutation .*--batches 4/);
+  const download = page.waitForEvent('download');
+  await panel.locator('button[data-act="csv"]').click();
+  const csv = readFileSync(await (await download).path(), 'utf8');
+  assert.match(csv, /^# /, 'CSV starts with a table name');
+  assert.deepEqual(tasks.filter((t) => t.cpuMs > 50), [], 'main-thread tasks over 50 ms of CPU while the experiment ran');
+});
+
+test('drawing the largest chapters (§4, §6) has no main-thread task over 50 ms of CPU', async () => {
+  const tasks = await traceMainThreadTasks(page, async () => {
+    for (const n of [4, 6, 4]) {
+      await page.locator(`nav.toc button[data-chapter="${n}"]`).click();
+      await figuresReady();
+    }
+  });
+  assert.deepEqual(tasks.filter((t) => t.cpuMs > 50), [], 'main-thread tasks over 50 ms of CPU');
+});
+
+test('a started experiment can be stopped, and a new run starts afterwards', async () => {
+  await page.locator('nav.toc button[data-chapter="6"]').click();
+  const panel = page.locator('section.experiment[data-experiment="mask"]');
+  await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="mask"]')?.dataset.available === '1', null, { timeout: 30000 });
+  await panel.locator('button[data-act="run"]').click();
+  await page.waitForFunction(() => /step/.test(document.querySelector('section.experiment[data-experiment="mask"] .exp-status')?.textContent ?? ''), null, { timeout: 60000 });
+  assert.match(await panel.locator('.exp-status').textContent(), /about \d+ s left|step/);
+  await panel.locator('button[data-act="stop"]').click();
+  await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="mask"]').dataset.phase === 'stopped', null, { timeout: 10000 });
+  assert.equal(await panel.locator('button[data-act="run"]').isEnabled(), true);
+});
+
+test('the language switch keeps the chapter; the Chinese chapter uses the usual terms', async () => {
+  await page.locator('nav.toc button[data-chapter="2"]').click();
+  await page.locator('.lang-switch button[data-lang="zh"]').click();
+  await settle(page);
+  const q = await query();
+  assert.equal(q.lang, 'zh');
+  assert.equal(q.chapter, '2');
+  assert.equal(await page.locator('article.chapter h2').textContent(), '2. 查询、键、值与缩放');
+  assert.match(await page.locator('article.chapter').textContent(), /缩放点积/);
+  assert.match(await page.locator('article.chapter .counter').textContent(), /第 2 章，共 10 章 · 文章 §2\.1–2\.3/);
+  assert.equal(await page.locator('nav.tabs button[data-view="chapters"]').textContent(), '章节');
+  await page.locator('.lang-switch button[data-lang="en"]').click();
+  await settle(page);
+  assert.equal(await page.locator('article.chapter h2').textContent(), '2. Queries, keys, values and the scaling');
+});
+
+test('a link reproduces the view: chapter, figure controls and experiment parameters', async () => {
+  await page.locator('nav.toc button[data-chapter="6"]').click();
+  await figuresReady();
+  await page.locator('[data-figure="fp16"] select[data-control="size"]').selectOption('64');
+  await figuresReady();
+  const panel = page.locator('section.experiment[data-experiment="mask"]');
+  await panel.locator('input[data-quick]').uncheck();
+  await panel.locator('input[data-param="steps"]').fill('77');
+  await panel.locator('input[data-param="steps"]').dispatchEvent('change');
+  const q = await query();
+  assert.equal(q['f.fp16.size'], '64');
+  assert.equal(q['x.mask.quick'], '0');
+  assert.equal(q['x.mask.steps'], '77');
+  const link = page.url();
+  const p2 = await b.context.newPage();
+  await p2.goto(link);
+  await figuresReady(p2);
+  assert.equal(await p2.evaluate(() => window.__attnlab.chapters().chapter), 6);
+  assert.equal(await p2.locator('[data-figure="fp16"] select[data-control="size"]').inputValue(), '64');
+  await p2.waitForFunction(() => document.querySelector('section.experiment[data-experiment="mask"]')?.dataset.available === '1', null, { timeout: 30000 });
+  assert.equal(await p2.locator('section.experiment[data-experiment="mask"] input[data-param="steps"]').inputValue(), '77');
+  assert.equal(await p2.locator('section.experiment[data-experiment="mask"] input[data-quick]').isChecked(), false);
+  await p2.close();
+});
+
+test('a 360 px phone: no sideways scrolling of the page, the chapter readable', async () => {
+  const p = await b.context.newPage();
+  await p.setViewportSize({ width: 360, height: 740 });
+  await p.goto(`${b.url}?view=chapters&chapter=4&lang=zh`);
+  await figuresReady(p);
+  const w = await p.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(w <= 361, `page ${w} px wide at 360`);
+  const box = await p.locator('article.chapter').boundingBox();
+  assert.ok(box.width >= 320 && box.x >= 0, `article ${box.width} px at x ${box.x}`);
+  await p.close();
+});
+
+test('dark mode follows prefers-color-scheme and keeps the colour-blind-safe scales', async () => {
+  const p = await b.context.newPage();
+  await p.emulateMedia({ colorScheme: 'dark' });
+  await p.goto(`${b.url}?view=chapters&chapter=6`);
+  await figuresReady(p);
+  const bg = await p.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  const [r, g, bl] = bg.match(/\d+/g).map(Number);
+  assert.ok(r + g + bl < 120, `dark background, got ${bg}`);
+  // The weights stay on viridis: its darkest colour is #440154 (rgb(68, 1, 84)).
+  const fills = await p.$$eval('figure[data-matrix="mask-weights"] g.cell rect', (rs) => rs.map((e) => e.getAttribute('fill')));
+  assert.ok(fills.some((f) => /#440154|rgb\(68, 1, 84\)/.test(f)), `viridis fills: ${fills.slice(0, 4)}`);
+  await p.close();
+});
+
+test('keyboard focus on a matrix cell shows its exact value in the tooltip', async () => {
+  await page.locator('nav.toc button[data-chapter="6"]').click();
+  await figuresReady();
+  const cell = page.locator('figure[data-matrix="mask-causal"] g.cell[tabindex="0"]');
+  await cell.focus();
+  await settle(page);
+  const tip = page.locator('#attnlab-tooltip');
+  assert.equal(await tip.isVisible(), true);
+  const v = await cell.getAttribute('data-value');
+  assert.ok((await tip.textContent()).includes(v.replace('-', '−')) || (await tip.textContent()).includes(v), `tooltip shows ${v}`);
+  assert.match(await page.locator('figure[data-matrix="mask-causal"] svg').getAttribute('aria-label'), /causal mask: a 6 by 6 matrix/);
+});
+
+test('download: the page and the engine, gzipped', () => {
+  const walk = (dir) => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? walk(join(dir, f)) : [join(dir, f)]));
+  const gz = (f) => gzipSync(readFileSync(f), { level: 9 }).length;
+  const files = walk(distDir).filter((f) => !f.endsWith('.map')); // source maps load only in developer tools
+  const sum = (pred) => files.filter(pred).reduce((a, f) => a + gz(f), 0);
+  const page = sum((f) => /index\.html$|\/assets\//.test(f));
+  const engine = sum((f) => /\/engine\/loader\.mjs$|\/wasm\/threads\//.test(f));
+  const single = sum((f) => /\/wasm\/single\//.test(f));
+  console.log(`# download (gzip -9): page ${(page / 1024).toFixed(0)} KiB + engine (threads) ${(engine / 1024).toFixed(0)} KiB = ${((page + engine) / 1024).toFixed(0)} KiB; single-threaded engine instead: ${(single / 1024).toFixed(0)} KiB`);
+  assert.ok(page + engine <= 2 * 1024 * 1024, 'page + engine within 2 MB gzipped');
+});

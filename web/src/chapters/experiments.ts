@@ -1,0 +1,45 @@
+// Experiments run in their own engine worker: a run is one long synchronous engine call, so the
+// worker that draws the chapters' figures stays free, and Stop simply ends the worker (a busy
+// worker reads no messages); the next run starts a new one.
+import { EngineClient } from '../engine/client';
+import type { ExperimentInfo, ExperimentOptions, ExperimentProgress, ExperimentResult } from '../engine/chapter_protocol';
+import type { ExperimentRunner } from '../ui/experiment_panel';
+
+export class ExperimentWorker implements ExperimentRunner {
+  private client: EngineClient | null = null;
+  private ready: Promise<unknown> | null = null;
+  private listener: ((points: ExperimentProgress[]) => void) | null = null;
+
+  private engine(): { client: EngineClient; ready: Promise<unknown> } {
+    if (!this.client) {
+      const client = new EngineClient();
+      client.onChapterEvent((e) => this.listener?.(e.points));
+      this.client = client;
+      this.ready = client.init();
+    }
+    return { client: this.client, ready: this.ready! };
+  }
+
+  async list(): Promise<ExperimentInfo[]> {
+    const { client, ready } = this.engine();
+    await ready;
+    return (await client.call('experiments', { kind: 'experiments.list' })).list;
+  }
+
+  async run(name: string, options: ExperimentOptions, onProgress: (points: ExperimentProgress[]) => void): Promise<ExperimentResult> {
+    const { client, ready } = this.engine();
+    await ready;
+    this.listener = onProgress;
+    try {
+      return (await client.call('experiment', { kind: 'experiment.run', name, options })).result;
+    } finally {
+      this.listener = null;
+    }
+  }
+
+  stop() {
+    this.client?.dispose('stopped by the reader');
+    this.client = null;
+    this.ready = null;
+  }
+}

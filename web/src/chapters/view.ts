@@ -1,0 +1,131 @@
+// The Chapters tab: a table of contents of the article's ten sections and one chapter at a time,
+// read in order (previous / next). A chapter is its explanation (i18n ch.<n>.*), its live figures
+// (figures.ts) and its experiments (ui/experiment_panel.ts), each experiment listed whether or not
+// the engine build has it yet.
+import { lang, onLang, t } from '../i18n';
+import type { ExperimentInfo } from '../engine/chapter_protocol';
+import { ExperimentPanel } from '../ui/experiment_panel';
+import { CHAPTERS, chapterKey, type Chapter } from './chapters';
+import type { ExperimentWorker } from './experiments';
+import { LiveFigure, type FigureSource } from './figures';
+import { readChapter, readPanel, writeChapter, writePanel } from './url';
+
+export interface ChaptersView {
+  /** Shows the tab: the current chapter's figures are computed on first show. */
+  show(): void;
+  /** For tests: the chapter shown and the state of its figures and experiments. */
+  state(): { chapter: number; lang: string; figures: Record<string, string>; experiments: Record<string, string> };
+}
+
+export function mountChapters(host: HTMLElement, figures: FigureSource, experiments: ExperimentWorker, open: (view: 'walk' | 'lab') => void): ChaptersView {
+  let current = readChapter(new URL(location.href));
+  let shown = false;
+  let list: ExperimentInfo[] | null | undefined;
+  const panels = new Map<string, ExperimentPanel>();
+  let liveFigures: LiveFigure[] = [];
+
+  host.innerHTML = `<div class="chapters"><nav class="toc"><h2></h2><p class="muted small"></p><ol></ol></nav><article class="chapter"></article></div>`;
+  const toc = host.querySelector<HTMLElement>('nav.toc')!;
+  const article = host.querySelector<HTMLElement>('article.chapter')!;
+
+  const panel = (name: string) => {
+    let p = panels.get(name);
+    if (!p) {
+      p = new ExperimentPanel(name, readPanel(new URL(location.href), name), () => experiments, (s) => writePanel(name, s));
+      if (list !== undefined) p.setInfo(list?.find((e) => e.name === name) ?? null);
+      panels.set(name, p);
+    }
+    return p;
+  };
+
+  function renderToc() {
+    toc.setAttribute('aria-label', t('ch.toc.aria'));
+    toc.querySelector('h2')!.textContent = t('ch.toc.title');
+    toc.querySelector('p')!.textContent = t('ch.toc.intro');
+    toc.querySelector('ol')!.innerHTML = CHAPTERS.map(
+      (c) => `<li><button type="button" data-chapter="${c.n}" ${c.n === current ? 'aria-current="page"' : ''}><span class="num">§${c.n}</span> <span class="t">${t(chapterKey(c.n, 'title'))}</span></button></li>`,
+    ).join('');
+  }
+
+  function renderChapter(c: Chapter) {
+    const prev = CHAPTERS.find((k) => k.n === c.n - 1);
+    const next = CHAPTERS.find((k) => k.n === c.n + 1);
+    const lead = c.leadsTo ? `<p><button type="button" class="link" data-open="${c.leadsTo}">${t(c.leadsTo === 'walk' ? 'ch.toWalk' : 'ch.toLab')}</button></p>` : '';
+    article.dataset.chapter = String(c.n);
+    article.innerHTML = `
+      <p class="counter muted small">${t('ch.counter', { n: c.n, total: CHAPTERS.length })} · ${t('ch.cite', { s: c.sections })}</p>
+      <h2>${c.n}. ${t(chapterKey(c.n, 'title'))}</h2>
+      <p class="lead">${t(chapterKey(c.n, 'lead'))}</p>
+      <p>${t(chapterKey(c.n, 'body'))}</p>
+      ${lead}
+      ${c.figures.length ? `<h3>${t('ch.figures')}</h3><div class="figures"></div>` : ''}
+      ${c.experiments.length ? `<h3>${t('ch.experiments')}</h3><div class="experiments"></div>` : ''}
+      <nav class="prevnext">
+        ${prev ? `<button type="button" data-chapter="${prev.n}" class="prev">${t('ch.prev', { title: t(chapterKey(prev.n, 'title')) })}</button>` : '<span></span>'}
+        ${next ? `<button type="button" data-chapter="${next.n}" class="next">${t('ch.next', { title: t(chapterKey(next.n, 'title')) })}</button>` : '<span></span>'}
+      </nav>`;
+    const figs = article.querySelector<HTMLElement>('.figures');
+    liveFigures = c.figures.map((id) => new LiveFigure(id, figures));
+    for (const f of liveFigures) figs!.appendChild(f.el);
+    const drawn = Promise.all(liveFigures.map((f) => f.draw()));
+    const exps = article.querySelector<HTMLElement>('.experiments');
+    for (const name of c.experiments) {
+      const p = panel(name);
+      p.render();
+      exps!.appendChild(p.el);
+    }
+    return drawn;
+  }
+
+  function go(n: number, focus = false): Promise<unknown> {
+    current = n;
+    writeChapter(n);
+    renderToc();
+    const drawn = renderChapter(CHAPTERS.find((c) => c.n === n)!);
+    if (focus) {
+      article.querySelector<HTMLElement>('h2')?.setAttribute('tabindex', '-1');
+      article.querySelector<HTMLElement>('h2')?.focus();
+      article.scrollIntoView({ block: 'start' });
+    }
+    return drawn;
+  }
+
+  host.addEventListener('click', (ev) => {
+    const el = ev.target as HTMLElement;
+    const b = el.closest<HTMLButtonElement>('button[data-chapter]');
+    if (b) return void go(Number(b.dataset.chapter), true);
+    const o = el.closest<HTMLButtonElement>('button[data-open]');
+    if (o) open(o.dataset.open as 'walk' | 'lab');
+  });
+
+  onLang(() => {
+    if (!shown) return;
+    renderToc();
+    renderChapter(CHAPTERS.find((c) => c.n === current)!);
+  });
+
+  return {
+    show() {
+      writeChapter(current);
+      if (shown) return;
+      shown = true;
+      // The experiments' own engine starts once the first figures are drawn, not competing with them.
+      void go(current).finally(() => experiments.list().then(
+        (l) => {
+          list = l;
+          for (const [name, p] of panels) p.setInfo(l.find((e) => e.name === name) ?? null);
+        },
+        () => {
+          list = null;
+          for (const p of panels.values()) p.setInfo(null);
+        },
+      ));
+    },
+    state: () => ({
+      chapter: current,
+      lang: lang(),
+      figures: Object.fromEntries(liveFigures.map((f) => [f.id, f.el.dataset.state ?? ''])),
+      experiments: Object.fromEntries([...panels].map(([n, p]) => [n, p.el.dataset.phase ?? p.el.dataset.available ?? ''])),
+    }),
+  };
+}

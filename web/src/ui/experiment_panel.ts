@@ -1,0 +1,269 @@
+// One experiment of the article, driven only by its metadata (lab.experiments()): its parameters
+// as controls with their defaults and --quick sizes, Run / Stop, progress with an ETA, the live
+// loss curves, and the result the engine returns (tables, series, notes, conclusion, command),
+// exportable as CSV, SVG and PNG. The run itself happens in a Web Worker (ExperimentRunner).
+import { t } from '../i18n';
+import type { ExperimentInfo, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult } from '../engine/chapter_protocol';
+import { exportButtons, saveCsv } from './export';
+import { renderLineChart, wantsLog, type Line } from './line_chart';
+
+export interface ExperimentRunner {
+  run(name: string, options: ExperimentOptions, onProgress: (points: ExperimentProgress[]) => void): Promise<ExperimentResult>;
+  /** Ends the run in progress (its promise rejects). */
+  stop(): void;
+}
+
+type Value = ExperimentParameter['default'];
+
+/** A value as the control shows it: lists comma-separated. */
+const show = (v: Value) => (Array.isArray(v) ? v.join(',') : String(v));
+
+/** What the run sends: quick, plus each parameter whose control differs from the base values. */
+export function optionsFor(info: ExperimentInfo, quick: boolean, given: Record<string, string>): ExperimentOptions {
+  const o: ExperimentOptions = { quick };
+  for (const p of info.parameters) {
+    const text = given[p.name];
+    if (text === undefined) continue;
+    if (p.kind === 'integer' || p.kind === 'number') o[p.name] = Number(text);
+    else o[p.name] = text;
+  }
+  return o;
+}
+
+/** The base value of a parameter: its --quick size when quick is on and it has one, else its default. */
+export const baseValue = (info: ExperimentInfo, p: ExperimentParameter, quick: boolean): Value => (quick && p.name in info.quick ? info.quick[p.name] : p.default);
+
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+export interface PanelState {
+  quick: boolean;
+  /** Parameters the reader changed, as control text. */
+  given: Record<string, string>;
+}
+
+export class ExperimentPanel {
+  readonly el: HTMLElement;
+  private info: ExperimentInfo | null = null;
+  private result: ExperimentResult | null = null;
+  private live = new Map<string, Line>();
+  private running = false;
+  private started = 0;
+  /** Seconds the finished run took. */
+  private elapsed = 0;
+  private liveTimer = 0;
+
+  constructor(
+    readonly name: string,
+    private state: PanelState,
+    private readonly runner: () => ExperimentRunner,
+    private readonly onState: (s: PanelState) => void,
+  ) {
+    this.el = document.createElement('section');
+    this.el.className = 'experiment';
+    this.el.dataset.experiment = name;
+    // '' until the engine's list is read, then '1' (listed) or '0' (not in this build).
+    this.el.dataset.available = '';
+    this.el.addEventListener('click', (ev) => this.click(ev));
+    this.el.addEventListener('change', (ev) => this.change(ev));
+    this.render();
+  }
+
+  /** The engine's metadata (null: the build does not have this experiment). */
+  setInfo(info: ExperimentInfo | null | undefined) {
+    this.info = info ?? null;
+    this.el.dataset.available = info ? '1' : info === null ? '0' : '';
+    this.render();
+  }
+
+  private click(ev: Event) {
+    const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-act]');
+    if (!b) return;
+    const act = b.dataset.act;
+    if (act === 'run') void this.run();
+    else if (act === 'stop') this.runner().stop();
+    else if (act === 'reset') {
+      this.state = { quick: this.state.quick, given: {} };
+      this.onState(this.state);
+      this.render();
+    } else if (act === 'copy') {
+      void navigator.clipboard?.writeText(this.result?.command ?? '').then(() => (b.textContent = t('exp.copied')), () => {});
+    } else if (act === 'csv' && this.result) saveCsv(resultCsv(this.result), `attnlab-${this.name}`);
+  }
+
+  private change(ev: Event) {
+    const e = ev.target as HTMLInputElement | HTMLSelectElement;
+    if (!this.info) return;
+    if (e.dataset.quick !== undefined) {
+      this.state = { quick: (e as HTMLInputElement).checked, given: this.state.given };
+    } else if (e.dataset.param) {
+      const p = this.info.parameters.find((q) => q.name === e.dataset.param)!;
+      const given = { ...this.state.given };
+      if (e.value === show(baseValue(this.info, p, this.state.quick))) delete given[p.name];
+      else given[p.name] = e.value;
+      this.state = { quick: this.state.quick, given };
+    } else return;
+    this.onState(this.state);
+    this.renderControls();
+  }
+
+  private async run() {
+    if (!this.info || this.running) return;
+    this.running = true;
+    this.result = null;
+    this.live.clear();
+    this.el.querySelector('.exp-live')?.replaceChildren();
+    this.started = performance.now();
+    this.el.dataset.phase = 'running';
+    this.render();
+    const status = this.el.querySelector<HTMLElement>('.exp-status')!;
+    try {
+      const r = await this.runner().run(this.name, optionsFor(this.info, this.state.quick, this.state.given), (points) => this.progress(points));
+      this.result = r;
+      this.elapsed = (performance.now() - this.started) / 1000;
+      // The result's own curves replace the live ones (and a run of a step or two has no curve).
+      if (r.series.length || [...this.live.values()].every((l) => l.x.length < 3)) this.live.clear();
+      this.el.dataset.phase = 'done';
+    } catch (e) {
+      const msg = e instanceof Error ? e.message : String(e);
+      this.el.dataset.phase = /stopped/.test(msg) ? 'stopped' : 'error';
+      status.textContent = this.el.dataset.phase === 'stopped' ? t('exp.stopped') : t('exp.failed', { message: msg });
+    } finally {
+      this.running = false;
+      clearTimeout(this.liveTimer);
+      this.liveTimer = 0;
+      this.render();
+    }
+  }
+
+  private progress(points: ExperimentProgress[]) {
+    for (const p of points) {
+      let l = this.live.get(p.run);
+      if (!l) this.live.set(p.run, (l = { name: p.run, x: [], y: [] }));
+      l.x.push(p.step);
+      l.y.push(Number.isFinite(p.loss) ? p.loss : null);
+    }
+    const p = points[points.length - 1];
+    const done = (p.runIndex + p.step / Math.max(1, p.total)) / Math.max(1, p.numRuns);
+    const elapsed = (performance.now() - this.started) / 1000;
+    const eta = done > 0.02 ? Math.max(0, (elapsed * (1 - done)) / done) : NaN;
+    const status = this.el.querySelector<HTMLElement>('.exp-status');
+    if (status) {
+      status.textContent = `${t('exp.progress', { run: p.run, i: p.runIndex + 1, n: p.numRuns, step: p.step, total: p.total, loss: Number.isFinite(p.loss) ? p.loss.toFixed(3) : 'NaN' })}${Number.isFinite(eta) ? ` · ${t('exp.eta', { s: Math.ceil(eta) })}` : ''}`;
+    }
+    const bar = this.el.querySelector<HTMLProgressElement>('progress');
+    if (bar) bar.value = done;
+    // One redraw per frame at most, whatever the batch rate.
+    if (!this.liveTimer) {
+      this.liveTimer = window.setTimeout(() => {
+        this.liveTimer = 0;
+        this.drawLive();
+      }, 50);
+    }
+  }
+
+  private drawLive() {
+    const host = this.el.querySelector<HTMLElement>('.exp-live');
+    if (!host || !this.live.size) return;
+    renderLineChart(host, { name: `${this.name}-live`, title: t('exp.live'), xLabel: t('exp.step'), yLabel: t('exp.loss'), lines: [...this.live.values()], height: 180 });
+  }
+
+  private renderControls() {
+    const host = this.el.querySelector<HTMLElement>('.exp-controls');
+    if (!host || !this.info) return;
+    const info = this.info;
+    const disabled = this.running ? 'disabled' : '';
+    const fields = info.parameters
+      .map((p) => {
+        const value = this.state.given[p.name] ?? show(baseValue(info, p, this.state.quick));
+        const changed = p.name in this.state.given ? ' changed' : '';
+        const title = esc(`${p.help}${p.min !== undefined ? ` [${p.min}, ${p.max}]` : ''}`);
+        let control: string;
+        if ((p.kind === 'text') && p.choices?.length) {
+          control = `<select data-param="${p.name}" ${disabled}>${p.choices.map((c) => `<option${c === value ? ' selected' : ''}>${esc(c)}</option>`).join('')}</select>`;
+        } else if (p.kind === 'integer' || p.kind === 'number') {
+          control = `<input type="number" data-param="${p.name}" value="${esc(value)}" ${p.min !== undefined ? `min="${p.min}"` : ''} ${p.max !== undefined ? `max="${p.max}"` : ''} step="${p.kind === 'integer' ? 1 : 'any'}" ${disabled}>`;
+        } else {
+          control = `<input type="text" data-param="${p.name}" value="${esc(value)}" ${disabled}>`;
+        }
+        return `<label class="field${changed}" title="${title}"><span>${esc(p.flag)}</span>${control}</label>`;
+      })
+      .join('');
+    host.innerHTML = `${fields}<label class="field quick" title="${esc(t('exp.quickHelp'))}"><span>${t('exp.quick')}</span><input type="checkbox" data-quick ${this.state.quick ? 'checked' : ''} ${disabled}></label>`;
+  }
+
+  render() {
+    const info = this.info;
+    if (this.el.dataset.available === '') {
+      this.el.innerHTML = `<h4><code>${esc(this.name)}</code></h4><p class="muted small">${t('exp.waiting')}</p>`;
+      return;
+    }
+    if (!info) {
+      this.el.innerHTML = `<h4><code>${esc(this.name)}</code></h4><p class="muted small exp-missing">${esc(t('exp.notInBuild', { name: this.name }))}</p>`;
+      return;
+    }
+    const r = this.result;
+    const phase = this.el.dataset.phase ?? '';
+    const status = this.el.querySelector<HTMLElement>('.exp-status')?.textContent ?? '';
+    this.el.innerHTML = `
+      <h4><code>${esc(info.name)}</code> <span class="muted small">${esc(t('ch.cite', { s: info.section.replace('§', '') }))}</span></h4>
+      <p class="exp-claim"><b>${t('exp.claim')}:</b> ${esc(info.claim)}</p>
+      <p class="muted small">${esc(info.summary)}</p>
+      <div class="exp-controls"></div>
+      <div class="exp-buttons">
+        <button type="button" class="primary" data-act="run" ${this.running ? 'disabled' : ''}>${t('exp.run')}</button>
+        <button type="button" data-act="stop" ${this.running ? '' : 'disabled'}>${t('exp.stop')}</button>
+        <button type="button" data-act="reset" ${this.running ? 'disabled' : ''}>${t('exp.reset')}</button>
+        ${this.running ? '<progress max="1" value="0"></progress>' : ''}
+        <span class="exp-status small" role="status">${phase === 'stopped' || phase === 'error' ? esc(status) : ''}</span>
+      </div>
+      <div class="exp-live"></div>
+      ${r ? this.resultHtml(r) : ''}`;
+    this.renderControls();
+    if (this.live.size) this.drawLive();
+    if (r) this.renderSeries(r);
+  }
+
+  private resultHtml(r: ExperimentResult): string {
+    const table = (tb: ExperimentResult['tables'][number]) =>
+      `<div class="exp-table"><table data-table="${esc(tb.name)}"><caption>${esc(tb.name)}</caption><thead><tr>${tb.columns.map((c) => `<th>${esc(c)}</th>`).join('')}</tr></thead><tbody>${tb.rows
+        .map((row) => `<tr>${row.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`)
+        .join('')}</tbody></table></div>`;
+    return `
+      <div class="exp-result">
+        <p class="exp-conclusion"><b>${t('exp.conclusion')}:</b> <span>${esc(r.conclusion)}</span></p>
+        ${r.tables.map(table).join('')}
+        <div class="exp-series"></div>
+        ${r.notes.length ? `<p class="small muted"><b>${t('exp.notes')}:</b> ${r.notes.map(esc).join(' ')}</p>` : ''}
+        ${r.timing ? `<p class="small muted"><b>${t('exp.timing')}:</b> ${esc(r.timing)}</p>` : ''}
+        <div class="exp-command"><span class="small">${t('exp.command')}</span><code>${esc(r.command)}</code>
+          <button type="button" data-act="copy">${t('exp.copy')}</button><button type="button" data-act="csv">${t('exp.csv')}</button></div>
+        <p class="small muted">${t('exp.elapsed', { s: this.elapsed.toFixed(1) })}</p>
+      </div>`;
+  }
+
+  private renderSeries(r: ExperimentResult) {
+    const host = this.el.querySelector<HTMLElement>('.exp-series');
+    if (!host) return;
+    r.series.forEach((s, i) => {
+      const cell = document.createElement('div');
+      cell.className = 'fig-cell';
+      host.appendChild(cell);
+      const ys = s.lines.flatMap((l) => l.y);
+      const name = `${this.name}-${i}`;
+      const svg = renderLineChart(cell, { name, title: s.name, xLabel: s.xLabel, yLabel: s.yLabel, lines: s.lines.map((l) => ({ name: l.name, x: s.x, y: l.y })), logX: wantsLog(s.x), logY: wantsLog(ys) });
+      exportButtons(cell, () => svg, `attnlab-${name}`, { svg: t('fig.export.svg'), png: t('fig.export.png') });
+    });
+  }
+}
+
+/** Every table, then every series (x, one column per line), as CSV rows separated by a blank row. */
+export function resultCsv(r: ExperimentResult): (string | number | null)[][] {
+  const rows: (string | number | null)[][] = [];
+  for (const tb of r.tables) rows.push([`# ${tb.name}`], tb.columns, ...tb.rows, []);
+  for (const s of r.series) {
+    rows.push([`# ${s.name}`], [s.xLabel, ...s.lines.map((l) => l.name)]);
+    s.x.forEach((x, i) => rows.push([x, ...s.lines.map((l) => l.y[i])]));
+    rows.push([]);
+  }
+  return rows;
+}

@@ -1,0 +1,87 @@
+// Line charts (experiment curves, live loss): D3 axes, one colour-blind-safe colour per line,
+// log axes on request, gaps where y is null. Render layer: draws its props, computes nothing.
+import * as d3 from 'd3';
+import { HEAD_COLORS } from '../util/color';
+
+export interface Line {
+  name: string;
+  x: (number | null)[];
+  y: (number | null)[];
+}
+
+export interface LineChartProps {
+  /** data-chart attribute (tests and exports find charts by it). */
+  name: string;
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  lines: Line[];
+  logX?: boolean;
+  logY?: boolean;
+  width?: number;
+  height?: number;
+}
+
+/** True when every value is > 0 and they span at least two decades (worth a log axis). */
+export function wantsLog(values: (number | null)[]): boolean {
+  const v = values.filter((x): x is number => x !== null && Number.isFinite(x));
+  if (!v.length || v.some((x) => x <= 0)) return false;
+  return Math.max(...v) / Math.min(...v) >= 100;
+}
+
+export function renderLineChart(host: HTMLElement, p: LineChartProps): SVGSVGElement {
+  const width = Math.min(p.width ?? 420, Math.max(260, host.clientWidth || 420));
+  const height = p.height ?? 220;
+  const m = { top: 10, right: 12, bottom: 38, left: 52 };
+  let fig = d3.select(host).select<HTMLElement>(`figure[data-chart="${p.name}"]`);
+  if (fig.empty()) {
+    fig = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', p.name);
+    fig.append('figcaption').attr('class', 'matrix-title');
+    const svg = fig.append('svg').attr('role', 'img');
+    svg.append('g').attr('class', 'xaxis');
+    svg.append('g').attr('class', 'yaxis');
+    svg.append('g').attr('class', 'lines');
+    svg.append('text').attr('class', 'xlabel');
+    svg.append('text').attr('class', 'ylabel');
+    fig.append('div').attr('class', 'hist-keys');
+  }
+  fig.select('figcaption').html(`<span class="t"></span>`).select('.t').text(p.title);
+  const svg = fig.select<SVGSVGElement>('svg').attr('width', width).attr('height', height).attr('aria-label', `${p.title}: ${p.yLabel} vs ${p.xLabel}`);
+  const pts = p.lines.flatMap((l) => l.x.map((x, i) => [x, l.y[i]] as const)).filter((d): d is readonly [number, number] => d[0] !== null && d[1] !== null && Number.isFinite(d[1]));
+  const xs = pts.map((d) => d[0]);
+  const ys = pts.map((d) => d[1]);
+  const xDom = (xs.length ? d3.extent(xs) : [0, 1]) as [number, number];
+  const yDom = (ys.length ? d3.extent(ys) : [0, 1]) as [number, number];
+  if (xDom[0] === xDom[1]) xDom[1] = xDom[0] + 1;
+  if (yDom[0] === yDom[1]) yDom[1] = yDom[0] + 1;
+  const x = (p.logX ? d3.scaleLog() : d3.scaleLinear()).domain(xDom).range([m.left, width - m.right]);
+  const y = (p.logY ? d3.scaleLog() : d3.scaleLinear()).domain(yDom).nice().range([height - m.bottom, m.top]);
+  svg.select<SVGGElement>('g.xaxis').attr('transform', `translate(0,${height - m.bottom})`).call(d3.axisBottom(x).ticks(5, p.logX ? '~g' : undefined));
+  svg.select<SVGGElement>('g.yaxis').attr('transform', `translate(${m.left},0)`).call(d3.axisLeft(y).ticks(5, p.logY ? '~g' : undefined));
+  svg.select('text.xlabel').attr('x', (m.left + width - m.right) / 2).attr('y', height - 4).attr('text-anchor', 'middle').attr('font-size', 11).text(p.xLabel);
+  svg.select('text.ylabel').attr('transform', `translate(12,${(m.top + height - m.bottom) / 2}) rotate(-90)`).attr('text-anchor', 'middle').attr('font-size', 11).text(p.yLabel);
+  const line = d3
+    .line<[number | null, number | null]>()
+    .defined((d) => d[0] !== null && d[1] !== null && Number.isFinite(d[1]))
+    .x((d) => x(d[0]!))
+    .y((d) => y(d[1]!));
+  svg
+    .select('g.lines')
+    .selectAll<SVGPathElement, Line>('path')
+    .data(p.lines, (d) => d.name)
+    .join('path')
+    .attr('fill', 'none')
+    .attr('stroke-width', 1.8)
+    .attr('stroke', (_, i) => HEAD_COLORS[i % HEAD_COLORS.length])
+    .attr('data-line', (d) => d.name)
+    .attr('d', (d) => line(d.x.map((xv, i) => [xv, d.y[i]])));
+  fig
+    .select('.hist-keys')
+    .selectAll('span')
+    .data(p.lines)
+    .join('span')
+    .html((_, i) => `<i style="background:${HEAD_COLORS[i % HEAD_COLORS.length]}"></i>`)
+    .append('span')
+    .text((d) => d.name);
+  return svg.node()!;
+}
