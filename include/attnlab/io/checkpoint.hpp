@@ -34,6 +34,7 @@
 #include "attnlab/model/encoder_classifier.hpp"
 #include "attnlab/model/image_classifier.hpp"
 #include "attnlab/model/lstm_models.hpp"
+#include "attnlab/model/series_models.hpp"
 
 namespace attnlab::io {
 
@@ -44,7 +45,7 @@ inline constexpr const char* kCheckpointVersion = "1";
 inline constexpr const char* kTaskMetadataPrefix = "task.";
 
 // Any model, as the config in a checkpoint says (kind and architecture).
-using AnyModel = std::variant<EncoderClassifier, DecoderLM, LstmClassifier, LstmLM, ImageClassifier>;
+using AnyModel = std::variant<EncoderClassifier, DecoderLM, LstmClassifier, LstmLM, ImageClassifier, Forecaster>;
 
 // The complete safetensors image of the model's parameters and config.
 std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model);
@@ -55,6 +56,7 @@ void save_checkpoint_file(const DecoderLM& model, const std::string& path);
 std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model);
 std::vector<std::uint8_t> save_checkpoint(const LstmLM& model);
 std::vector<std::uint8_t> save_checkpoint(const ImageClassifier& model);
+std::vector<std::uint8_t> save_checkpoint(const Forecaster& model);
 
 // The config stored in a checkpoint (IoError if the image or its metadata is bad).
 ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes);
@@ -72,6 +74,7 @@ void load_into(DecoderLM& model, const std::vector<std::uint8_t>& bytes);
 void load_into(LstmClassifier& model, const std::vector<std::uint8_t>& bytes);
 void load_into(LstmLM& model, const std::vector<std::uint8_t>& bytes);
 void load_into(ImageClassifier& model, const std::vector<std::uint8_t>& bytes);
+void load_into(Forecaster& model, const std::vector<std::uint8_t>& bytes);
 void load_into_file(EncoderClassifier& model, const std::string& path);
 void load_into_file(DecoderLM& model, const std::string& path);
 
