@@ -25,7 +25,8 @@ for (const flavour of FLAVOURS) {
         tieWeights: false, pooling: 'mean', numClasses: 0, bias: true, gradientCheckpointing: false,
         attentionWindow: 0, globalTokens: 0, architecture: 'transformer', variant: 'full', normalizer: 'softmax',
         tieQK: false, precision: 'fp32', softmaxPrecision: 'fp32', stableSoftmax: true, blockSize: 16, windowBlocks: 1,
-        globalBlocks: 1, randomBlocks: 1, sparseSeed: 0, imageSize: 0, patchSize: 4, swinWindow: 4 },
+        globalBlocks: 1, randomBlocks: 1, sparseSeed: 0, imageSize: 0, patchSize: 4, swinWindow: 4, numFeatures: 0,
+        horizon: 0, timePeriods: [] },
     );
     assert.equal(model.kind(), 'decoder');
     const names = model.parameterNames();
