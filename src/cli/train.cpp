@@ -104,7 +104,10 @@ int run_train(int argc, char** argv) {
                     config.architecture == Architecture::lstm
                         ? ""
                         : (", " + std::to_string(config.num_heads) + " heads, ff " + std::to_string(config.ff_dim)).c_str(),
-                    std::string(positional_name(config.positional)).c_str(), model.num_parameters(), num_threads());
+                    config.architecture == Architecture::lstm && config.positional != PositionalKind::time
+                        ? "none (an lstm reads in order; pe time adds the timestamps)"
+                        : std::string(positional_name(config.positional)).c_str(),
+                    model.num_parameters(), num_threads());
     } else if (config.is_image()) {
         std::printf("attnlab train: task %s (%zux%zu images, %zu classes), %s with %zu layers%s, d_model %zu, %zu heads, "
                     "ff %zu, patch %zu, pe %s, %s-LN; %zu parameters; %zu threads\n",
