@@ -137,7 +137,7 @@ Result run_series(const SeriesExperimentOptions& o, const ProgressFn& progress) 
     for (std::size_t m = 0; m < kModels; ++m) {
         spreads[m] = spread_of(mse[m]);
         table.rows.push_back({kNames[m], std::to_string(configs[m].parameter_count()), detail::number(spreads[m].mean),
-                              detail::number(spreads[m].std), detail::number(spread_of(mae[m]).mean),
+                              detail::number(spreads[m].std, 5), detail::number(spread_of(mae[m]).mean),
                               spreads[m].mean < baseline.baseline_mse ? "yes" : "no", detail::number(speed[m], 1)});
         for (std::size_t s = 0; s < o.seeds; ++s) {
             per_seed.rows.push_back({kNames[m], std::to_string(o.train.seed + s), detail::number(mse[m][s]),
@@ -163,8 +163,9 @@ Result run_series(const SeriesExperimentOptions& o, const ProgressFn& progress) 
     r.conclusion = std::string(held ? "the claim held" : "the claim did NOT hold here") +
                    detail::format(": held-out MSE std over %zu seeds LSTM %s, Transformer (sinusoidal) %s, "
                                   "Transformer (time-aware) %s; mean MSE %s, %s, %s; seasonal naive %s. ",
-                                  o.seeds, detail::number(spreads[2].std).c_str(), detail::number(spreads[0].std).c_str(),
-                                  detail::number(spreads[1].std).c_str(), detail::number(spreads[2].mean).c_str(),
+                                  o.seeds, detail::number(spreads[2].std, 5).c_str(),
+                                  detail::number(spreads[0].std, 5).c_str(), detail::number(spreads[1].std, 5).c_str(),
+                                  detail::number(spreads[2].mean).c_str(),
                                   detail::number(spreads[0].mean).c_str(), detail::number(spreads[1].mean).c_str(),
                                   detail::number(baseline.baseline_mse).c_str()) +
                    "Lowest mean MSE: " + kNames[best] + "; beating the baseline: " + (beaten.empty() ? "none" : beaten);
