@@ -102,7 +102,7 @@ for (const flavour of FLAVOURS) {
     const cases = [
       [() => new lab.Task('revers'), /unknown task 'revers'; valid names: copy, reverse/],
       [() => new lab.Task(7), /the task name must be a string/],
-      [() => new lab.Task('reverse', { length: 4, size: 3 }), /unknown option 'size' \(valid: length, vocab, k, seed\)/],
+      [() => new lab.Task('reverse', { length: 4, size: 3 }), /unknown option 'size' \(valid: length, vocab, k, context, horizon, periods, features, trend, noise, drift, seed\)/],
       [() => new lab.Task('reverse', { length: 0 }), /length must be in \[1, .*got length=0/],
       [() => new lab.Task('reverse', { length: -1 }), /option 'length' must be a non-negative integer/],
       [() => new lab.Task('char_lm', { vocab: 5 }), /option vocab does not apply to this task/],
