@@ -191,8 +191,8 @@ export type Tokens = Int32Array | number[] | { shape: number[]; data: Int32Array
  * against it).
  */
 export interface ModelConfig {
-  /** 'decoder' (causal LM, default) or 'encoder' (classifier with padding masks). */
-  kind: 'decoder' | 'encoder';
+  /** 'decoder' (causal LM, default), 'encoder' (classifier with padding masks) or 'forecaster' (the series task: values in, horizon values out). */
+  kind: 'decoder' | 'encoder' | 'forecaster';
   /** V, token ids including specials (required). */
   vocabSize: number;
   /** Rows of the learned position table (default 64). */
@@ -208,8 +208,8 @@ export interface ModelConfig {
   /** Feed-forward width (default 4 * dModel). */
   ffDim: number;
   activation: 'gelu' | 'relu';
-  /** Default 'sinusoidal'. */
-  positional: 'none' | 'sinusoidal' | 'learned' | 'rope';
+  /** Default 'sinusoidal'. 'time' (forecasters only): the sinusoidal table plus sin/cos of each timestamp at timePeriods, read beside the values. */
+  positional: 'none' | 'sinusoidal' | 'learned' | 'rope' | 'time';
   norm: 'pre' | 'post';
   /** Scale scores by 1/sqrt(D) (default true). */
   scale: boolean;
@@ -275,6 +275,12 @@ export interface ModelConfig {
   loss: 'match' | 'clip';
   /** 'crossmodal' with loss 'clip': tau, cosine similarities / tau are the InfoNCE logits (default 0.1). */
   clipTemperature: number;
+  /** Forecaster: F, values per step (the series task's features); 0 for other models. */
+  numFeatures: number;
+  /** Forecaster: steps forecast by the head (the task's horizon); 0 for other models. */
+  horizon: number;
+  /** Forecaster with positional 'time': the periods whose sin/cos of the timestamp join the values (the task's periods). */
+  timePeriods: number[];
 }
 
 /** A crossmodal model's input: captions [T] or [B, T] and their images [S, S] or [B, S, S] (both single or both batched). */
@@ -296,7 +302,7 @@ export interface ModelConfigField {
 }
 
 export interface ModelOptions extends Partial<ModelConfig> {
-  /** Required for token models; an image model ('vit', 'swin') gives imageSize instead. */
+  /** Required for token models; an image model ('vit', 'swin') gives imageSize, a forecaster numFeatures and horizon instead. */
   vocabSize?: number;
   /** Seed of the initialisation (default 0). */
   seed?: number;
@@ -309,7 +315,7 @@ export interface ModelOptions extends Partial<ModelConfig> {
 export interface Model {
   /** The config as given (feeds back into `new Model({...config(), seed})`). */
   config(): ModelConfig;
-  kind(): 'decoder' | 'encoder';
+  kind(): 'decoder' | 'encoder' | 'forecaster';
   numParameters(): number;
   /** PyTorch state_dict names: tok_emb.weight, blocks.0.attn.q_proj.weight, ..., head.weight. */
   parameterNames(): string[];
@@ -359,6 +365,16 @@ export interface Model {
    * whole grid (with a CLS row first when cls).
    */
   windowLayout(layer: number): { grid: number; window: number; shift: number; windowsPerSide: number; patchSize: number; cls: boolean };
+  /**
+   * Forecasters: the forecast (B, horizon) of values (T, F) or (B, T, F) with their timestamps
+   * time (T') or (B, T'), T' >= T (a series batch's time, context then forecast steps; needed with
+   * positional 'time'); an unbatched input gives (horizon). Plot it against batch.forecast.
+   */
+  forecast(values: Tensor, time?: Tensor | null): Tensor;
+  /** Transformer forecasters: attention weights (L, H, T, T) of batch row `batch` over the context. */
+  attentionMaps(values: Tensor, options: { time?: Tensor | null; batch?: number }): Tensor;
+  /** Transformer forecasters: every stage of block `layer` over the context. */
+  trace(values: Tensor, options: { layer: number; time?: Tensor | null }): Trace;
   /** Decoder only: the prompt followed by maxNewTokens tokens; temperature 0 (default) is greedy. */
   generate(prompt: Tokens, maxNewTokens: number, options?: { temperature?: number; seed?: number }): Int32Array;
   /** safetensors bytes (config in __metadata__). notes are stored as "task.<key>" metadata (the native CLI's convention); loaders ignore them. */
@@ -377,7 +393,7 @@ export interface ModelConstructor {
   checkpointNotes(bytes: Uint8Array | ArrayBuffer): Record<string, string>;
 }
 
-export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm' | 'shapes' | 'caption_match';
+export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm' | 'shapes' | 'caption_match' | 'series';
 
 export interface TaskOptions {
   /** Prompt length / pairs (assoc_recall) / max length (brackets) / window (char_lm). */
@@ -386,6 +402,20 @@ export interface TaskOptions {
   vocab?: number;
   /** k_back only: distance to the recalled token. */
   k?: number;
+  /** series only: steps the model reads (default 48). */
+  context?: number;
+  /** series only: steps to forecast (default 12). */
+  horizon?: number;
+  /** series only: periods of the sines (default [12, 24]). */
+  periods?: number[];
+  /** series only: series per example; feature 0 is forecast (default 1). */
+  features?: number;
+  /** series only: largest |slope| per step (default 0.01). */
+  trend?: number;
+  /** series only: noise standard deviation (default 0.1). */
+  noise?: number;
+  /** series only: relative growth of the periods over an example, in [0, 1) (default 0). */
+  drift?: number;
   /** Seeds the stream sample(batchSize) draws from (default 0). */
   seed?: number;
 }
@@ -401,22 +431,31 @@ export interface Batch {
   labels: IndexTensor | null;
   /** (B, T) 1 = padding (classification); null when there is none. */
   padding: { shape: number[]; data: Uint8Array } | null;
+  /** series: (B, T, F) the context window; null for other tasks. */
+  values: Tensor | null;
+  /** series: (B, T + horizon) timestamps of the context steps, then of the forecast steps. */
+  time: Tensor | null;
+  /** series: (B, horizon) feature 0 after the context: what a forecaster must predict. */
+  forecast: Tensor | null;
+  /** series: (B, horizon) the seasonal-naive forecast (the last season repeated): the baseline to beat. */
+  baseline: Tensor | null;
 }
 
 /** A generated toy task (include/attnlab/train/tasks.hpp). Call delete() when done. */
 export interface Task {
   name(): TaskName;
-  kind(): 'sequence' | 'classification';
+  kind(): 'sequence' | 'classification' | 'regression';
   /**
    * 'pixels' for an image task (shapes: sample() gives pixels and labels), 'paired' for an image
-   * with a caption (caption_match: pixels, tokens [B, 4] and labels, 1 = the caption matches), else 'tokens'.
+   * with a caption (caption_match: pixels, tokens [B, 4] and labels, 1 = the caption matches),
+   * 'values' for series, else 'tokens'.
    */
-  input(): 'tokens' | 'pixels' | 'paired';
+  input(): 'tokens' | 'pixels' | 'paired' | 'values';
   /** S of an image task's (S, S) images; 0 for token tasks. */
   imageSize(): number;
   vocabSize(): number;
   seqLen(): number;
-  /** vocabSize() for sequence tasks, the number of labels for classification. */
+  /** vocabSize() for sequence tasks, the number of labels for classification, the horizon for series. */
   numClasses(): number;
   /** From the task's own seeded stream, or (with seed) always the same batch. */
   sample(batchSize: number, seed?: number): Batch;
@@ -467,8 +506,15 @@ export interface TrainerOptions {
 export interface StepMetrics {
   /** Steps done so far, this one included (1 after the first). */
   step: number;
+  /** Cross-entropy; the MSE for a series task. */
   loss: number;
+  /** NaN for a series task. */
   accuracy: number;
+  /** Series task: MAE of the step's batch; NaN otherwise. */
+  mae: number;
+  /** Series task: the seasonal-naive baseline's MSE and MAE on the same batch; NaN otherwise. */
+  baselineMse: number;
+  baselineMae: number;
   /** Global gradient norm before clipping. */
   gradNorm: number;
   /** Largest |scaled| attention score of the step. */
@@ -494,7 +540,11 @@ export interface Trainer {
   /** Runs 1 <= n <= 1,000,000 steps (default 1); the metrics of the last. */
   step(n?: number): StepMetrics;
   /** Loss and accuracy over 1 <= `batches` <= 100,000 held-out batches from a fixed seed (default 0xE7A1). */
-  evaluate(batches: number, seed?: number): { loss: number; accuracy: number; count: number };
+  evaluate(batches: number, seed?: number): {
+    loss: number; accuracy: number; count: number;
+    /** Series task (loss = MSE, accuracy NaN): MAE, and the seasonal-naive baseline's MSE and MAE on the same batches; NaN otherwise. */
+    mae: number; baselineMse: number; baselineMae: number;
+  };
   stepsDone(): number;
   /** Learning rate of 0-based step `step`. */
   lrAt(step: number): number;

@@ -7,15 +7,12 @@
 #include <set>
 
 #include "attnlab/io/safetensors.hpp"
+#include "model_flags.hpp"
 
 namespace attnlab::cli {
-namespace {
-const char* const kTaskKeys[] = {"task", "length", "vocab", "k"};
-}
-
 void write_checkpoint(const Model& model, const Args& args, const std::string& path) {
     io::SafeTensors st = io::SafeTensors::parse(model.save());
-    for (const char* key : kTaskKeys) {
+    for (const char* key : task_flag_names()) {
         if (!args.get(key).empty()) st.metadata()[std::string("task.") + key] = args.get(key);
     }
     st.write_file(path);
@@ -34,19 +31,7 @@ LoadedCheckpoint read_checkpoint(const Args& args) {
         return it == st.metadata().end() ? std::string() : it->second;
     };
     auto pick = [&](const char* key) { return args.given(key) ? args.get(key) : stored(key); };
-    TaskOptions options;
-    auto size_of = [&](const char* key) -> std::optional<std::size_t> {
-        const std::string v = pick(key);
-        if (v.empty()) return std::nullopt;
-        try {
-            return static_cast<std::size_t>(std::stoull(v));
-        } catch (const std::exception&) {
-            fail<ConfigError>("task option ", key, " must be a non-negative integer, got '", v, "'");
-        }
-    };
-    options.length = size_of("length");
-    options.vocab = size_of("vocab");
-    options.k = size_of("k");
+    const TaskOptions options = task_options_of(pick);
     std::string name = pick("task");
     if (name.empty()) name = args.get("task");
     return LoadedCheckpoint{std::move(model), make_task(name, options)};

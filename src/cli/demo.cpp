@@ -96,6 +96,7 @@ int run_demo(int argc, char** argv) {
     const std::string mask_kind = args.get("mask");
     const PositionalKind pe = positional_from_name(args.get("pe"));
     if (pe == PositionalKind::learned) fail<ConfigError>("attnlab demo: --pe learned needs training; use none, sinusoidal or rope");
+    if (pe == PositionalKind::time) fail<ConfigError>("attnlab demo: --pe time needs timestamps (a forecaster); use none, sinusoidal or rope");
 
     MultiHeadAttentionConfig config;
     config.d_model = args.get_size("d-model");

@@ -12,6 +12,19 @@ void add_task_flags(Args& args) {
     args.add("length", "", "task length (default: the task's own)");
     args.add("vocab", "", "task vocabulary / symbol count (default: the task's own)");
     args.add("k", "", "k_back: distance to recall");
+    args.add("context", "", "series: steps the model reads (default 48)");
+    args.add("horizon", "", "series: steps to forecast (default 12)");
+    args.add("periods", "", "series: comma-separated periods of the sines, e.g. 12,24 (the default)");
+    args.add("features", "", "series: series per example, feature 0 is forecast (default 1)");
+    args.add("trend", "", "series: largest |slope| per step (default 0.01)");
+    args.add("noise", "", "series: standard deviation of the noise (default 0.1)");
+    args.add("drift", "", "series: relative growth of the periods over an example, in [0, 1) (default 0)");
+}
+
+const std::vector<const char*>& task_flag_names() {
+    static const std::vector<const char*> names{"task",     "length",   "vocab", "k",     "context", "horizon",
+                                                "periods",  "features", "trend", "noise", "drift"};
+    return names;
 }
 
 namespace {
@@ -65,12 +78,31 @@ void add_training_flags(Args& args) {
                                 "65536, halve and skip the step on overflow, double after 100 clean steps)");
 }
 
-TaskOptions task_options(const Args& args) {
+TaskOptions task_options_of(const std::function<std::string(const char*)>& value_of) {
+    // Each given flag parsed as its TaskOptions field: "attnlab: --<flag> must be ..., got '<text>'".
+    auto read = [&](const char* flag, auto& field) {
+        const std::string text = value_of(flag);
+        if (text.empty()) return;
+        typename std::decay_t<decltype(field)>::value_type value{};
+        parse_field("attnlab", ("--" + std::string(flag)).c_str(), text, value);
+        field = value;
+    };
     TaskOptions o;
-    if (!args.get("length").empty()) o.length = args.get_size("length");
-    if (!args.get("vocab").empty()) o.vocab = args.get_size("vocab");
-    if (!args.get("k").empty()) o.k = args.get_size("k");
+    read("length", o.length);
+    read("vocab", o.vocab);
+    read("k", o.k);
+    read("context", o.context);
+    read("horizon", o.horizon);
+    read("periods", o.periods);
+    read("features", o.features);
+    read("trend", o.trend);
+    read("noise", o.noise);
+    read("drift", o.drift);
     return o;
+}
+
+TaskOptions task_options(const Args& args) {
+    return task_options_of([&](const char* flag) { return args.get(flag); });
 }
 
 std::unique_ptr<Task> task_from(const Args& args) { return make_task(args.get("task"), task_options(args)); }
@@ -88,6 +120,15 @@ ModelConfig model_config(const Args& args, const Task& task) {
     });
     const bool classification = task.kind() == TaskKind::classification;
     c.kind = classification ? ModelKind::encoder : ModelKind::decoder;
+    if (task.kind() == TaskKind::regression) {
+        c.kind = ModelKind::forecaster;
+        c.num_features = task.num_features();
+        c.horizon = task.horizon();
+        c.time_periods = task.time_periods();
+        // Without --pe a forecaster adds the sinusoidal table (the plain Transformer of the
+        // comparison); --pe time adds the timestamps' phases.
+        if (!args.given("pe")) c.positional = PositionalKind::sinusoidal;
+    }
     c.vocab_size = task.vocab_size();
     c.num_classes = classification ? task.num_classes() : 0;
     c.image_size = task.image_size();

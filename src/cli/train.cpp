@@ -46,6 +46,16 @@ void apply_threads(const Args& args) {
     if (args.get_size("threads") > 0) set_num_threads(args.get_size("threads"));
 }
 
+// "model mse 0.0123, mae 0.0876; seasonal-naive baseline mse 0.0456, mae 0.1702 (the model beats it)"
+std::string regression_summary(const EvalResult& e) {
+    char line[256];
+    const bool beats = e.loss < e.baseline_mse;
+    std::snprintf(line, sizeof line, "model mse %.4f, mae %.4f; seasonal-naive baseline mse %.4f, mae %.4f (%s)",
+                  e.loss, e.mae, e.baseline_mse, e.baseline_mae,
+                  beats ? "the model beats it" : "the model does not beat it");
+    return line;
+}
+
 }  // namespace
 
 int run_train(int argc, char** argv) {
@@ -85,7 +95,20 @@ int run_train(int argc, char** argv) {
         log << "step,loss,accuracy,grad_norm,max_score,lr,ms\n";
     }
     const std::string kind(model_kind_name(config.kind));
-    if (config.is_image()) {
+    if (config.is_forecaster()) {
+        std::printf("attnlab train: task %s (context %zu, horizon %zu, %zu feature%s), %s forecaster with %zu layers, "
+                    "d_model %zu%s, pe %s; %zu parameters; %zu threads\n",
+                    task->name().c_str(), task->seq_len(), config.horizon, config.num_features,
+                    config.num_features == 1 ? "" : "s", std::string(architecture_name(config.architecture)).c_str(),
+                    config.num_layers, config.d_model,
+                    config.architecture == Architecture::lstm
+                        ? ""
+                        : (", " + std::to_string(config.num_heads) + " heads, ff " + std::to_string(config.ff_dim)).c_str(),
+                    config.architecture == Architecture::lstm && config.positional != PositionalKind::time
+                        ? "none (an lstm reads in order; pe time adds the timestamps)"
+                        : std::string(positional_name(config.positional)).c_str(),
+                    model.num_parameters(), num_threads());
+    } else if (config.is_image()) {
         std::printf("attnlab train: task %s (%zux%zu images, %zu classes), %s with %zu layers%s, d_model %zu, %zu heads, "
                     "ff %zu, patch %zu, pe %s, %s-LN; %zu parameters; %zu threads\n",
                     task->name().c_str(), config.image_size, config.image_size, config.num_classes,
@@ -149,8 +172,12 @@ int run_train(int argc, char** argv) {
         if (evaluate_now) {
             last_eval = trainer.evaluate(eval_batches);
             if (!quiet && tty) std::fprintf(stderr, "\n");
-            std::printf("  eval @ step %zu: loss %.4f, accuracy %.2f%% (%zu targets), %.1fs\n", done, last_eval.loss,
-                        100.0 * last_eval.accuracy, last_eval.count, elapsed());
+            if (config.is_forecaster()) {
+                std::printf("  eval @ step %zu: %s, %.1fs\n", done, regression_summary(last_eval).c_str(), elapsed());
+            } else {
+                std::printf("  eval @ step %zu: loss %.4f, accuracy %.2f%% (%zu targets), %.1fs\n", done, last_eval.loss,
+                            100.0 * last_eval.accuracy, last_eval.count, elapsed());
+            }
             std::fflush(stdout);
             if (target > 0 && last_eval.accuracy >= target) {
                 std::printf("  reached the target accuracy %.2f%%; stopping\n", 100.0 * target);
@@ -158,8 +185,13 @@ int run_train(int argc, char** argv) {
             }
         }
     }
-    std::printf("done: %zu steps in %.1fs (%.1f steps/s); final eval loss %.4f, accuracy %.2f%%\n", done, elapsed(),
-                done / elapsed(), last_eval.loss, 100.0 * last_eval.accuracy);
+    if (config.is_forecaster()) {
+        std::printf("done: %zu steps in %.1fs (%.1f steps/s); final eval %s\n", done, elapsed(), done / elapsed(),
+                    regression_summary(last_eval).c_str());
+    } else {
+        std::printf("done: %zu steps in %.1fs (%.1f steps/s); final eval loss %.4f, accuracy %.2f%%\n", done,
+                    elapsed(), done / elapsed(), last_eval.loss, 100.0 * last_eval.accuracy);
+    }
     if (options.loss_scale.dynamic) {
         std::printf("dynamic loss scale: %zu steps skipped on overflow, scale now %g\n", skipped,
                     static_cast<double>(trainer.loss_scale()));
@@ -189,8 +221,13 @@ int run_eval(int argc, char** argv) {
     options.track_attention = false;
     Trainer trainer(loaded.model, *loaded.task, options);
     const EvalResult e = trainer.evaluate(args.get_size("batches"), static_cast<std::uint64_t>(args.get_int("seed")));
-    std::printf("%s on task %s: loss %.4f, accuracy %.2f%% over %zu targets\n", args.get("model").c_str(),
-                loaded.task->name().c_str(), e.loss, 100.0 * e.accuracy, e.count);
+    if (loaded.model.is_forecaster()) {
+        std::printf("%s on task %s: %s over %zu forecast values\n", args.get("model").c_str(),
+                    loaded.task->name().c_str(), regression_summary(e).c_str(), e.count);
+    } else {
+        std::printf("%s on task %s: loss %.4f, accuracy %.2f%% over %zu targets\n", args.get("model").c_str(),
+                    loaded.task->name().c_str(), e.loss, 100.0 * e.accuracy, e.count);
+    }
     return 0;
 }
 
@@ -212,6 +249,10 @@ int run_generate(int argc, char** argv) {
     apply_threads(args);
     LoadedCheckpoint loaded = read_checkpoint(args);
     const Model& lm = loaded.model;
+    if (lm.is_forecaster()) {
+        fail<ConfigError>("attnlab generate: --model holds a forecaster; it forecasts values and has no tokens to "
+                          "generate (attnlab eval compares its forecasts with the seasonal-naive baseline)");
+    }
     if (!lm.is_decoder()) fail<ConfigError>("attnlab generate: --model holds an encoder classifier, not a decoder");
     const Task& task = *loaded.task;
     GenerateOptions gen;

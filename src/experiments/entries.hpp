@@ -16,5 +16,6 @@ Experiment mask_entry();
 Experiment norm_entry();
 Experiment kv_heads_entry();
 Experiment importance_entry();
+Experiment series_entry();
 
 }  // namespace attnlab::experiments::detail

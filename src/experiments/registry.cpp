@@ -128,7 +128,7 @@ const std::vector<Experiment>& experiments() {
     static const std::vector<Experiment> all = {
         detail::scaling_entry(),  detail::heads_entry(),      detail::cost_entry(), detail::lstm_entry(),
         detail::positional_entry(), detail::permutation_entry(), detail::mask_entry(), detail::norm_entry(),
-        detail::kv_heads_entry(), detail::importance_entry(),
+        detail::kv_heads_entry(), detail::importance_entry(), detail::series_entry(),
     };
     return all;
 }

@@ -13,6 +13,7 @@ io::AnyModel build(const ModelConfig& config, std::uint64_t seed) {
     Rng rng(seed);
     if (config.is_image()) return ImageClassifier(config, rng);
     if (config.is_crossmodal()) return CrossModalModel(config, rng);
+    if (config.is_forecaster()) return Forecaster(config, rng);
     if (config.architecture == Architecture::lstm) {
         if (config.kind == ModelKind::encoder) return LstmClassifier(config, rng);
         return LstmLM(config, rng);
@@ -26,6 +27,7 @@ std::string describe(const ModelConfig& config) {
     if (config.is_image()) return "a " + std::string(architecture_name(config.architecture)) + " image classifier";
     if (config.is_crossmodal()) return "a crossmodal (image and caption) model";
     const bool lstm = config.architecture == Architecture::lstm;
+    if (config.is_forecaster()) return lstm ? "an lstm forecaster" : "a transformer forecaster";
     if (config.kind == ModelKind::decoder) return lstm ? "an lstm decoder" : "a decoder";
     return lstm ? "an lstm encoder classifier" : "an encoder classifier";
 }
@@ -71,6 +73,10 @@ CrossModalModel& Model::crossmodal() {
     return get_model<CrossModalModel>(model_, config(), "Model::crossmodal", "a crossmodal model");
 }
 const CrossModalModel& Model::crossmodal() const { return const_cast<Model*>(this)->crossmodal(); }
+Forecaster& Model::forecaster() {
+    return get_model<Forecaster>(model_, config(), "Model::forecaster", "a forecaster");
+}
+const Forecaster& Model::forecaster() const { return const_cast<Model*>(this)->forecaster(); }
 const EncoderClassifier& Model::encoder() const { return const_cast<Model*>(this)->encoder(); }
 const DecoderLM& Model::decoder() const { return const_cast<Model*>(this)->decoder(); }
 const LstmClassifier& Model::lstm_classifier() const { return const_cast<Model*>(this)->lstm_classifier(); }
@@ -97,6 +103,11 @@ const AttentionStats& Model::attention_stats() const {
 }
 
 void Model::require_batch_kind(const Batch& batch, const char* where) const {
+    if (is_forecaster() || batch.values.size() > 0) {
+        fail<ConfigError>(where, ": ", is_forecaster() ? "this model is " + describe(config()) + "; its loss is the MSE"
+                                                       : "a series batch needs a forecaster (its loss is the MSE)",
+                          " (Model::regression_loss_and_backward, evaluate_regression)");
+    }
     const bool images = batch.pixels.size() > 0, paired = images && batch.tokens.size() > 0;
     if (paired != is_crossmodal()) {
         fail<ConfigError>(where, ": ", paired ? "a batch of images and captions needs a crossmodal model"
@@ -127,11 +138,43 @@ CrossEntropyResult Model::loss_and_backward(const Batch& batch) {
                 return m.loss_and_backward(batch.pixels, batch.labels);
             } else if constexpr (std::is_same_v<std::decay_t<decltype(m)>, CrossModalModel>) {
                 return m.loss_and_backward(batch.tokens, batch.padding, batch.pixels, batch.labels);
+            } else if constexpr (std::is_same_v<std::decay_t<decltype(m)>, Forecaster>) {
+                return CrossEntropyResult{};  // refused by require_batch_kind
             } else {
                 return m.loss_and_backward(batch.tokens, batch.padding, batch.labels);
             }
         },
         model_);
+}
+
+namespace {
+void require_series_batch(const Batch& batch, const char* where) {
+    if (batch.values.size() == 0) {
+        fail<ConfigError>(where, ": a forecaster needs a series batch (values, time, forecast); this one has none");
+    }
+}
+}  // namespace
+
+RegressionResult Model::regression_loss_and_backward(const Batch& batch) {
+    constexpr const char* where = "Model::regression_loss_and_backward";
+    require_series_batch(batch, where);
+    return forecaster().loss_and_backward(batch.values, batch.time, batch.forecast);
+}
+
+RegressionResult Model::evaluate_regression(const Batch& batch) {
+    constexpr const char* where = "Model::evaluate_regression";
+    require_series_batch(batch, where);
+    return mse_forward(forecaster().predict(batch.values, batch.time), batch.forecast);
+}
+
+Tensor2 Model::forecast(const Tensor3& values, const Tensor2& time) const { return forecaster().predict(values, time); }
+
+Tensor4 Model::attention_maps(const Tensor3& values, const Tensor2& time, std::size_t batch) const {
+    return forecaster().attention_maps(values, time, batch);
+}
+
+std::unique_ptr<TraceRecorder> Model::trace_layer(const Tensor3& values, const Tensor2& time, std::size_t layer) const {
+    return forecaster().trace_layer(values, time, layer);
 }
 
 Tensor3 Model::sequence_logits(const Index2& tokens) const {
@@ -146,6 +189,7 @@ Tensor2 Model::class_logits(const Index2& tokens, const Mask2& padding) const {
     if (is_crossmodal()) {
         fail<ConfigError>("Model::class_logits: this model is ", describe(config()), "; it reads pixels and tokens (pair_logits)");
     }
+    if (is_forecaster()) fail<ConfigError>("Model::class_logits: this model is ", describe(config()), "; it reads values (forecast)");
     if (is_lstm()) return lstm_classifier().logits(tokens, padding);
     return encoder().forward_observed(tokens, padding, {});
 }
@@ -162,6 +206,10 @@ Tensor2 Model::pair_logits(const Index2& tokens, const Tensor3& pixels, const Ma
 
 GenerateResult Model::generate(const std::vector<std::int32_t>& prompt, std::size_t max_new_tokens,
                                const GenerateOptions& options) const {
+    if (is_forecaster()) {
+        fail<ConfigError>("Model::generate: this model is ", describe(config()),
+                          "; it forecasts values from values (Model::forecast) and has no tokens to generate");
+    }
     if (!is_decoder()) fail<ConfigError>("Model::generate: this model is ", describe(config()), ", not a decoder");
     if (is_lstm()) return lstm_lm().generate(prompt, max_new_tokens, options);
     return decoder().generate(prompt, max_new_tokens, options);
@@ -171,6 +219,11 @@ void Model::require_attention(const char* where) const {
     if (is_image()) {
         fail<ConfigError>(where, ": this model is ", describe(config()),
                           "; its attention is traced over pixels (ImageClassifier::trace_layer, attention_maps)");
+    }
+    if (is_forecaster()) {
+        fail<ConfigError>(where, ": this model is ", describe(config()),
+                          "; its attention is traced over values and timestamps (attention_maps(values, time), "
+                          "trace_layer(values, time, layer))");
     }
     if (is_lstm()) fail<ConfigError>(where, ": this model is ", describe(config()), "; it has no attention to show");
     if (is_crossmodal()) {

@@ -162,6 +162,7 @@ AnyModel load_any(const SafeTensors& st, const char* where) {
     const ModelConfig config = config_of(st, where);
     if (config.is_image()) return load_new<ImageClassifier>(st, where);
     if (config.is_crossmodal()) return load_new<CrossModalModel>(st, where);
+    if (config.is_forecaster()) return load_new<Forecaster>(st, where);
     if (config.architecture == Architecture::lstm) {
         if (config.kind == ModelKind::encoder) return load_new<LstmClassifier>(st, where);
         return load_new<LstmLM>(st, where);
@@ -189,6 +190,7 @@ std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model) { return 
 std::vector<std::uint8_t> save_checkpoint(const LstmLM& model) { return to_safetensors(model).serialize(); }
 std::vector<std::uint8_t> save_checkpoint(const ImageClassifier& model) { return to_safetensors(model).serialize(); }
 std::vector<std::uint8_t> save_checkpoint(const CrossModalModel& model) { return to_safetensors(model).serialize(); }
+std::vector<std::uint8_t> save_checkpoint(const Forecaster& model) { return to_safetensors(model).serialize(); }
 
 ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes) {
     constexpr const char* where = "checkpoint_config";
@@ -243,6 +245,9 @@ void load_into(ImageClassifier& model, const std::vector<std::uint8_t>& bytes) {
     load_into_impl(model, parse(bytes, "load_into"), "load_into");
 }
 void load_into(CrossModalModel& model, const std::vector<std::uint8_t>& bytes) {
+    load_into_impl(model, parse(bytes, "load_into"), "load_into");
+}
+void load_into(Forecaster& model, const std::vector<std::uint8_t>& bytes) {
     load_into_impl(model, parse(bytes, "load_into"), "load_into");
 }
 void load_into_file(EncoderClassifier& model, const std::string& path) {

@@ -20,7 +20,7 @@ Enum enum_from_name(std::string_view name, const Enum (&all)[N], std::string_vie
     fail<ConfigError>("ModelConfig: unknown ", what, " '", name, "'; valid: ", valid);
 }
 
-constexpr ModelKind kKinds[] = {ModelKind::encoder, ModelKind::decoder};
+constexpr ModelKind kKinds[] = {ModelKind::encoder, ModelKind::decoder, ModelKind::forecaster};
 constexpr NormPlacement kNorms[] = {NormPlacement::pre, NormPlacement::post};
 constexpr Pooling kPoolings[] = {Pooling::mean, Pooling::cls};
 constexpr Architecture kArchitectures[] = {Architecture::transformer, Architecture::lstm, Architecture::vit,
@@ -33,7 +33,14 @@ constexpr PairLoss kPairLosses[] = {PairLoss::match, PairLoss::clip};
 
 }  // namespace
 
-std::string_view model_kind_name(ModelKind kind) { return kind == ModelKind::encoder ? "encoder" : "decoder"; }
+std::string_view model_kind_name(ModelKind kind) {
+    switch (kind) {
+        case ModelKind::encoder: return "encoder";
+        case ModelKind::decoder: return "decoder";
+        case ModelKind::forecaster: return "forecaster";
+    }
+    return "decoder";
+}
 ModelKind model_kind_from_name(std::string_view name) { return enum_from_name(name, kKinds, model_kind_name, "kind"); }
 std::string_view norm_placement_name(NormPlacement norm) { return norm == NormPlacement::pre ? "pre" : "post"; }
 NormPlacement norm_placement_from_name(std::string_view name) {
@@ -118,9 +125,21 @@ void ModelConfig::validate() const {
         validate_crossmodal();
         return;
     }
-    if (vocab_size == 0) {
-        fail<ConfigError>(where, ": vocab_size must be positive, got 0 (", architecture_name(architecture),
-                          " reads tokens; an image task needs architecture vit or swin)");
+    if (is_forecaster()) {
+        validate_forecaster();
+    } else {
+        if (vocab_size == 0) {
+            fail<ConfigError>(where, ": vocab_size must be positive, got 0 (", architecture_name(architecture),
+                              " reads tokens; an image task needs architecture vit or swin)");
+        }
+        if (positional == PositionalKind::time) {
+            fail<ConfigError>(where, ": pe time reads timestamps, which only a forecaster (the series task) has; this "
+                              "model is a ", model_kind_name(kind));
+        }
+        if (num_features != 0 || horizon != 0) {
+            fail<ConfigError>(where, ": num_features and horizon belong to forecasters; a ", model_kind_name(kind),
+                              " needs 0, got num_features ", num_features, ", horizon ", horizon);
+        }
     }
     if (max_len == 0) fail<ConfigError>(where, ": max_len must be positive, got 0");
     if (d_model == 0) fail<ConfigError>(where, ": d_model must be positive, got 0");
@@ -189,6 +208,31 @@ void ModelConfig::validate() const {
         fail<ConfigError>(where, ": variant linear has no normaliser and no precision emulation (got normalizer ",
                           normalizer_name(normalizer), ", precision ", precision_name(precision),
                           stable_softmax ? "" : ", stable_softmax false", ")");
+    }
+}
+
+void ModelConfig::validate_forecaster() const {
+    constexpr const char* where = "ModelConfig";
+    if (architecture != Architecture::transformer && architecture != Architecture::lstm) {
+        fail<ConfigError>(where, ": a forecaster is a transformer or an lstm, got architecture ",
+                          architecture_name(architecture));
+    }
+    if (num_features == 0) fail<ConfigError>(where, ": a forecaster needs num_features > 0 (values per step), got 0");
+    if (horizon == 0) fail<ConfigError>(where, ": a forecaster needs horizon > 0 (steps to forecast), got 0");
+    if (positional == PositionalKind::time) {
+        if (time_periods.empty()) fail<ConfigError>(where, ": pe time needs at least one time period, got none");
+        for (std::size_t k = 0; k < time_periods.size(); ++k) {
+            if (time_periods[k] == 0) fail<ConfigError>(where, ": time period ", k, " must be positive, got 0");
+        }
+    }
+    if (positional == PositionalKind::time && architecture == Architecture::transformer && d_model % 2 != 0) {
+        fail<ConfigError>(where, ": pe time adds the sinusoidal table, which needs an even d_model, got ", d_model);
+    }
+    // The forecaster's blocks run without dropout and its head has no tied weights or CLS token:
+    // asking for them is refused rather than ignored.
+    if (dropout != 0.0f) fail<ConfigError>(where, ": a forecaster has no dropout, got dropout ", dropout);
+    if (tie_weights || pooling == Pooling::cls) {
+        fail<ConfigError>(where, ": a forecaster reads its last step; tie_weights and pooling cls do not apply");
     }
 }
 
@@ -261,7 +305,8 @@ std::uint64_t ModelConfig::parameter_count() const {
     const long double v = vocab_size, c = d_model, b = bias ? 1 : 0;
     if (is_image()) return image_parameter_count();
     if (is_crossmodal()) return crossmodal_parameter_count();
-    long double n = v * c;  // tok_emb
+    // tok_emb (V, C), or a forecaster's value_proj (C, F_in) and its bias
+    long double n = is_forecaster() ? c * forecast_input_width() + b * c : v * c;
     if (architecture == Architecture::lstm) {
         // Layer k: weight_ih (4C, C), weight_hh (4C, C), with bias two (4C): the input width is C
         // at every layer because the embedding is C wide.
@@ -276,7 +321,9 @@ std::uint64_t ModelConfig::parameter_count() const {
         if (norm == NormPlacement::pre) n += 2 * c;  // ln_f
         if (kind == ModelKind::encoder && pooling == Pooling::cls) n += c;
     }
-    if (kind == ModelKind::encoder) {
+    if (is_forecaster()) {
+        n += horizon * c + b * horizon;  // head (horizon, C)
+    } else if (kind == ModelKind::encoder) {
         n += num_classes * c + b * num_classes;  // head (K, C)
     } else if (!tie_weights) {
         n += v * c;  // head (V, C), no bias
@@ -376,6 +423,11 @@ std::string format_field(Normalizer value) { return std::string(normalizer_name(
 std::string format_field(Precision value) { return std::string(precision_name(value)); }
 std::string format_field(SoftmaxPrecision value) { return std::string(softmax_precision_name(value)); }
 std::string format_field(PairLoss value) { return std::string(pair_loss_name(value)); }
+std::string format_field(const std::vector<std::size_t>& value) {
+    std::string out;
+    for (std::size_t v : value) out += (out.empty() ? "" : ",") + std::to_string(v);
+    return out;
+}
 
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out) {
     char* end = nullptr;
@@ -426,6 +478,17 @@ void parse_field(const char*, const char*, const std::string& text, Precision& o
 void parse_field(const char*, const char*, const std::string& text, PairLoss& out) { out = pair_loss_from_name(text); }
 void parse_field(const char*, const char*, const std::string& text, SoftmaxPrecision& out) {
     out = softmax_precision_from_name(text);
+}
+
+void parse_field(const char* where, const char* key, const std::string& text, std::vector<std::size_t>& out) {
+    std::vector<std::size_t> values;
+    for (std::size_t start = 0; start < text.size();) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        if (comma + 1 == text.size()) bad_value(where, key, "a comma-separated list of non-negative integers", text);
+        parse_field(where, key, text.substr(start, comma - start), values.emplace_back());
+        start = comma + 1;
+    }
+    out = std::move(values);
 }
 
 PrecisionOptions ModelConfig::precision_options() const {

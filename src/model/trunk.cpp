@@ -136,19 +136,21 @@ AttentionOptions Trunk::attention_options() const {
     return options;
 }
 
-void Trunk::set_attention_switches(AttentionOptions& options) const {
-    options.rope = config_.positional == PositionalKind::rope;
-    options.scale = config_.scale_options();
-    options.variant = config_.variant;
-    options.normalizer = config_.normalizer;
-    options.mask.window = config_.attention_window;
-    options.mask.global_tokens = config_.global_tokens;
-    options.precision = config_.precision_options();
-    options.block_sparse.block_size = config_.sparse_block_size;
-    options.block_sparse.window_blocks = config_.sparse_window_blocks;
-    options.block_sparse.global_blocks = config_.sparse_global_blocks;
-    options.block_sparse.random_blocks = config_.sparse_random_blocks;
-    options.block_sparse.seed = config_.sparse_seed;
+void Trunk::set_attention_switches(AttentionOptions& options) const { attnlab::set_attention_switches(config_, options); }
+
+void set_attention_switches(const ModelConfig& config, AttentionOptions& options) {
+    options.rope = config.positional == PositionalKind::rope;
+    options.scale = config.scale_options();
+    options.variant = config.variant;
+    options.normalizer = config.normalizer;
+    options.mask.window = config.attention_window;
+    options.mask.global_tokens = config.global_tokens;
+    options.precision = config.precision_options();
+    options.block_sparse.block_size = config.sparse_block_size;
+    options.block_sparse.window_blocks = config.sparse_window_blocks;
+    options.block_sparse.global_blocks = config.sparse_global_blocks;
+    options.block_sparse.random_blocks = config.sparse_random_blocks;
+    options.block_sparse.seed = config.sparse_seed;
 }
 
 void Trunk::check_input(const Index2& tokens, const Mask2& padding, const char* where) const {

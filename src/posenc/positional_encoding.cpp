@@ -10,15 +10,17 @@ std::string_view positional_name(PositionalKind kind) {
         case PositionalKind::sinusoidal: return "sinusoidal";
         case PositionalKind::learned: return "learned";
         case PositionalKind::rope: return "rope";
+        case PositionalKind::time: return "time";
     }
     return "none";
 }
 
 PositionalKind positional_from_name(std::string_view name) {
-    for (auto kind : {PositionalKind::none, PositionalKind::sinusoidal, PositionalKind::learned, PositionalKind::rope}) {
+    for (auto kind : {PositionalKind::none, PositionalKind::sinusoidal, PositionalKind::learned, PositionalKind::rope,
+                      PositionalKind::time}) {
         if (positional_name(kind) == name) return kind;
     }
-    fail<ConfigError>("unknown positional encoding '", name, "'; valid: none, sinusoidal, learned, rope");
+    fail<ConfigError>("unknown positional encoding '", name, "'; valid: none, sinusoidal, learned, rope, time");
 }
 
 }  // namespace attnlab

@@ -101,6 +101,10 @@ public:
         if (batch.tokens.size() != 0) batch.tokens = Index2();
         if (batch.targets.size() != 0) batch.targets = Index2();
         if (batch.padding.size() != 0) batch.padding = Mask2();
+        for (Tensor2* t : {&batch.time, &batch.forecast, &batch.baseline}) {
+            if (t->size() != 0) *t = Tensor2();
+        }
+        if (batch.values.size() != 0) batch.values = Tensor3();
         const float side = static_cast<float>(side_);
         for (std::size_t b = 0; b < batch_size; ++b) {
             Shape shape;

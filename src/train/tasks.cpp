@@ -1,5 +1,6 @@
 #include "attnlab/train/tasks.hpp"
 #include "attnlab/train/caption_match.hpp"
+#include "attnlab/train/series.hpp"
 #include "attnlab/train/shapes.hpp"
 
 #include <algorithm>
@@ -53,12 +54,19 @@ template <class Tensor>
 void make_empty(Tensor& t) {
     if (t.size() != 0) t = Tensor();
 }
+void make_series_empty(Batch& batch) {
+    make_empty(batch.values);
+    make_empty(batch.time);
+    make_empty(batch.forecast);
+    make_empty(batch.baseline);
+}
 void shape_sequence_batch(Batch& batch, std::size_t b, std::size_t t) {
     shape_to(batch.tokens, std::array<std::size_t, 2>{b, t});
     shape_to(batch.targets, std::array<std::size_t, 2>{b, t});
     make_empty(batch.labels);
     make_empty(batch.padding);
     make_empty(batch.pixels);
+    make_series_empty(batch);
 }
 
 // Scratch of the tasks' samplers, one per thread (a Task is shared and const): grown on first
@@ -258,6 +266,7 @@ public:
         shape_to(batch.labels, std::array<std::size_t, 1>{batch_size});
         make_empty(batch.targets);
         make_empty(batch.pixels);
+        make_series_empty(batch);
         const auto pad = static_cast<std::int32_t>(2 * kinds_);
         SampleScratch& scratch = sample_scratch();
         std::vector<std::int32_t>& word = scratch.word;
@@ -416,11 +425,15 @@ private:
 }  // namespace
 
 std::vector<std::string> task_names() {
-    return {"copy", "reverse", "sort", "assoc_recall", "k_back", "brackets", "char_lm", "shapes", "caption_match"};
+    return {"copy", "reverse", "sort", "assoc_recall", "k_back", "brackets", "char_lm", "shapes", "caption_match", "series"};
 }
 
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options) {
     const OptionChecker check{name};
+    if (name == "series") return make_series_task(options);
+    if (const char* option = first_series_option(options)) {
+        fail<ConfigError>("make_task(\"", name, "\"): option ", option, " does not apply to this task (only series uses it)");
+    }
     if (name == "copy" || name == "reverse" || name == "sort") {
         check.unused(options.k, "k", "only k_back uses it");
         const std::size_t length = check.get(options.length, "length", 16, 1, kMaxTaskLength);

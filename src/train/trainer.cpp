@@ -100,6 +100,26 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
     constexpr const char* where = "Trainer";
     const ModelConfig& c = model.config();
     const bool classification = task.kind() == TaskKind::classification;
+    const bool regression = task.kind() == TaskKind::regression;
+    if (regression != c.is_forecaster()) {
+        fail<ConfigError>(where, ": task '", task.name(), "' ",
+                          regression ? "forecasts values and needs a forecaster model" : "needs a token or image model",
+                          ", got kind ", model_kind_name(c.kind));
+    }
+    if (regression && (c.num_features != task.num_features() || c.horizon != task.horizon())) {
+        fail<ConfigError>(where, ": the forecaster reads ", c.num_features, " features and forecasts ", c.horizon,
+                          " steps, task '", task.name(), "' has ", task.num_features(), " features and horizon ",
+                          task.horizon());
+    }
+    if (regression && c.architecture == Architecture::transformer && c.positional == PositionalKind::learned &&
+        task.seq_len() > c.max_len) {
+        fail<ConfigError>(where, ": task '", task.name(), "' has a context of ", task.seq_len(),
+                          " steps but the learned position table holds max_len = ", c.max_len);
+    }
+    if (regression) {
+        finish_setup();
+        return;
+    }
     if (classification && c.kind != ModelKind::encoder) {
         fail<ConfigError>(where, ": task '", task.name(), "' is a classification task and needs an encoder model");
     }
@@ -130,6 +150,10 @@ Trainer::Trainer(Model& model, const Task& task, const TrainerOptions& options)
         fail<ConfigError>(where, ": task '", task.name(), "' has sequences of ", positions,
                           " positions but the learned position table holds max_len = ", c.max_len);
     }
+    finish_setup();
+}
+
+void Trainer::finish_setup() {
     optimizer_ = optimizer_for(options_);
     schedule_ = schedule_for(options_);
     keep_freed_memory();  // evaluation (and a caller's own tensors) free and re-create memory
@@ -161,7 +185,7 @@ void Trainer::step(StepMetrics& m) {
     task_.sample_into(options_.batch_size, data_rng_, batch_);
     model_.zero_grad();
     model_.set_loss_scale(scale_);
-    const CrossEntropyResult result = model_.loss_and_backward(batch_);
+    const LossOfStep result = loss_and_backward_of_step();
     if (!std::isfinite(result.loss)) {
         const ModelConfig& c = model_.config();
         const bool emulated = !c.precision_options().is_plain();
@@ -184,8 +208,7 @@ void Trainer::step(StepMetrics& m) {
         m.skipped = true;
         m.grad_norm = std::numeric_limits<float>::infinity();
         m.lr = schedule_->lr_at(step_);
-        m.loss = result.loss;
-        m.accuracy = result.count ? static_cast<float>(result.correct) / static_cast<float>(result.count) : 0.0f;
+        result.write(m);
         record_attention(m);
         ++step_;
         m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -200,15 +223,72 @@ void Trainer::step(StepMetrics& m) {
     m.grad_norm = options_.clip_norm > 0.0f ? clip_grad_norm(grads_, options_.clip_norm) : global_grad_norm(grads_);
     m.lr = schedule_->lr_at(step_);
     optimizer_->step(params_, grads_, m.lr);
-    m.loss = result.loss;
-    m.accuracy = result.count ? static_cast<float>(result.correct) / static_cast<float>(result.count) : 0.0f;
+    result.write(m);
     record_attention(m);
     ++step_;
     m.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+void Trainer::LossOfStep::write(StepMetrics& m) const {
+    m.loss = loss;
+    m.accuracy = accuracy;
+    m.mae = mae;
+    m.baseline_mse = baseline_mse;
+    m.baseline_mae = baseline_mae;
+}
+
+Trainer::LossOfStep Trainer::loss_and_backward_of_step() {
+    LossOfStep out;
+    if (task_.kind() == TaskKind::regression) {
+        const RegressionResult r = model_.regression_loss_and_backward(batch_);
+        const RegressionResult base = mse_forward(batch_.baseline, batch_.forecast);
+        out.loss = r.mse;
+        out.accuracy = kNoMetric;
+        out.mae = r.mae;
+        out.baseline_mse = base.mse;
+        out.baseline_mae = base.mae;
+        return out;
+    }
+    const CrossEntropyResult r = model_.loss_and_backward(batch_);
+    out.loss = r.loss;
+    out.accuracy = r.count ? static_cast<float>(r.correct) / static_cast<float>(r.count) : 0.0f;
+    return out;
+}
+
+namespace {
+// Regression over `batches` batches: sums weighted by each batch's count, like the cross-entropy.
+EvalResult evaluate_regression(Model& model, const Task& task, std::size_t batches, std::size_t batch_size,
+                               std::uint64_t seed) {
+    Rng rng(seed);
+    double mse = 0.0, mae = 0.0, base_mse = 0.0, base_mae = 0.0;
+    std::size_t count = 0;
+    Batch batch;
+    for (std::size_t i = 0; i < batches; ++i) {
+        task.sample_into(batch_size, rng, batch);
+        const RegressionResult r = model.evaluate_regression(batch);
+        const RegressionResult base = mse_forward(batch.baseline, batch.forecast);
+        const double n = static_cast<double>(r.count);
+        mse += r.mse * n;
+        mae += r.mae * n;
+        base_mse += base.mse * n;
+        base_mae += base.mae * n;
+        count += r.count;
+    }
+    EvalResult e;
+    e.count = count;
+    const double n = count ? static_cast<double>(count) : 1.0;
+    e.loss = static_cast<float>(mse / n);
+    e.accuracy = kNoMetric;
+    e.mae = static_cast<float>(mae / n);
+    e.baseline_mse = static_cast<float>(base_mse / n);
+    e.baseline_mae = static_cast<float>(base_mae / n);
+    return e;
+}
+}  // namespace
+
 EvalResult evaluate_model(Model& model, const Task& task, std::size_t batches, std::size_t batch_size,
                           std::uint64_t seed) {
+    if (task.kind() == TaskKind::regression) return evaluate_regression(model, task, batches, batch_size, seed);
     Rng rng(seed);
     double loss_sum = 0.0;
     std::size_t count = 0, correct = 0;

@@ -39,7 +39,7 @@ TEST(ExperimentRegistry, ListsEveryExperimentOnceWithParametersThatResolve) {
         EXPECT_NO_THROW(ex::resolve_values(e, {}, true)) << e.name;
     }
     for (const char* name : {"scaling", "heads", "cost", "lstm", "positional", "permutation", "mask", "norm", "kv-heads",
-                             "importance"}) {
+                             "importance", "series"}) {
         EXPECT_EQ(names.count(name), 1u) << name;
     }
     EXPECT_EQ(&ex::find_experiment("kv_heads"), &ex::find_experiment("kv-heads"));
@@ -139,6 +139,29 @@ TEST(QuickExperiment, LstmVerdictMatchesTheAccuracyAtTheLargestDistance) {
     const double lstm = std::stod(last[column_index(t, "LSTM accuracy")]), tf = std::stod(last[column_index(t, "Transformer accuracy")]);
     EXPECT_EQ(starts_with(r.conclusion, "the claim held"), tf > lstm + 20.0) << r.conclusion;
     EXPECT_TRUE(contains(r.conclusion, "k=" + last[0] + " LSTM " + last[2] + ", Transformer " + last[3])) << r.conclusion;
+}
+
+TEST(QuickExperiment, SeriesVerdictMatchesTheSpreadOverSeedsAndIsDeterministic) {
+    const ex::Result r = run_quick("series");
+    const ex::Table& t = table(r, "forecast");
+    const std::size_t std_col = column_index(t, "MSE std over seeds"), mean_col = column_index(t, "mean MSE");
+    ASSERT_EQ(t.rows.size(), 4u);  // two Transformers, the LSTM, the seasonal naive baseline
+    const double sinusoidal = std::stod(t.rows[0][std_col]), timed = std::stod(t.rows[1][std_col]),
+                 lstm = std::stod(t.rows[2][std_col]);
+    // The table rounds to 5 decimals; the verdict compares the unrounded spreads.
+    if (std::abs(lstm - sinusoidal) > 1e-5 && std::abs(lstm - timed) > 1e-5) {
+        EXPECT_EQ(starts_with(r.conclusion, "the claim held"), lstm < sinusoidal && lstm < timed) << r.conclusion;
+    }
+    EXPECT_TRUE(contains(r.conclusion, "LSTM " + t.rows[2][std_col] + ", Transformer (sinusoidal) " + t.rows[0][std_col]))
+        << r.conclusion;
+    EXPECT_TRUE(contains(r.conclusion, "seasonal naive " + t.rows[3][mean_col])) << r.conclusion;
+    for (std::size_t m = 0; m < 3; ++m) {
+        EXPECT_EQ(t.rows[m][column_index(t, "beats baseline")],
+                  std::stod(t.rows[m][mean_col]) < std::stod(t.rows[3][mean_col]) ? "yes" : "no");
+    }
+    const ex::Result again = run_quick("series");
+    EXPECT_EQ(again.conclusion, r.conclusion);
+    EXPECT_EQ(table(again, "forecast").rows[2][mean_col], t.rows[2][mean_col]);
 }
 
 TEST(QuickExperiment, PositionalVerdictsMatchItsNumbers) {

@@ -49,6 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const attnlab::ConfigError&) {
         return 0;
     }
+    if (task->input() == attnlab::TaskInput::values) return 0;  // series: no tokens to decode
 
     std::vector<std::int32_t> tokens(size / 4);
     if (!tokens.empty()) std::memcpy(tokens.data(), data, tokens.size() * 4);

@@ -71,8 +71,13 @@ TEST(Tasks, SameSeedGivesSameBatchForEveryTask) {
         EXPECT_EQ(x.labels, y.labels) << name;
         EXPECT_EQ(x.padding, y.padding) << name;
         EXPECT_EQ(x.pixels, y.pixels) << name;
+        EXPECT_EQ(x.values, y.values) << name;
+        EXPECT_EQ(x.time, y.time) << name;
+        EXPECT_EQ(x.forecast, y.forecast) << name;
         if (task->input() == TaskInput::pixels) {
             EXPECT_NE(x.pixels, z.pixels) << name;
+        } else if (task->input() == TaskInput::values) {
+            EXPECT_NE(x.values, z.values) << name;
         } else {
             EXPECT_NE(x.tokens, z.tokens) << name;
         }
@@ -96,9 +101,15 @@ TEST(Tasks, SampleIntoAReusedBatchEqualsAFreshSample) {
                 EXPECT_EQ(reused.labels, fresh.labels) << name;
                 EXPECT_EQ(reused.padding, fresh.padding) << name;
                 EXPECT_EQ(reused.pixels, fresh.pixels) << name;
-                EXPECT_EQ(reused.pixels.size() == 0, task->input() == TaskInput::tokens) << name;
-                EXPECT_EQ(reused.targets.size() == 0, task->kind() == TaskKind::classification) << name;
-                EXPECT_EQ(reused.labels.size() == 0, task->kind() == TaskKind::sequence) << name;
+                EXPECT_EQ(reused.values, fresh.values) << name;
+                EXPECT_EQ(reused.time, fresh.time) << name;
+                EXPECT_EQ(reused.forecast, fresh.forecast) << name;
+                EXPECT_EQ(reused.baseline, fresh.baseline) << name;
+                const bool images = task->input() == TaskInput::pixels || task->input() == TaskInput::paired;
+                EXPECT_EQ(reused.pixels.size() == 0, !images) << name;
+                EXPECT_EQ(reused.values.size() == 0, task->input() != TaskInput::values) << name;
+                EXPECT_EQ(reused.targets.size() == 0, task->kind() != TaskKind::sequence) << name;
+                EXPECT_EQ(reused.labels.size() == 0, task->kind() != TaskKind::classification) << name;
                 EXPECT_EQ(a.below(1000000), b.below(1000000)) << name << ": both left the Rng in the same state";
             }
         }
@@ -123,6 +134,15 @@ TEST(Tasks, BatchesHaveTheDocumentedShapesAndTokenRanges) {
                 ASSERT_GE(l, 0) << name;
                 ASSERT_LT(l, static_cast<std::int32_t>(task->num_classes())) << name;
             }
+            continue;
+        }
+        if (task->input() == TaskInput::values) {  // series: values, time, forecast, baseline; no tokens
+            EXPECT_EQ(task->kind(), TaskKind::regression) << name;
+            EXPECT_EQ(batch.values.shape(1), T) << name;
+            EXPECT_EQ(batch.time.shape(1), T + task->horizon()) << name;
+            EXPECT_EQ(batch.forecast.shape(1), task->horizon()) << name;
+            EXPECT_EQ(batch.baseline.shape(1), task->horizon()) << name;
+            EXPECT_EQ(batch.tokens.size() + batch.targets.size() + batch.labels.size(), 0u) << name;
             continue;
         }
         EXPECT_EQ(batch.tokens.shape(0), 6u) << name;

@@ -22,6 +22,8 @@ const NATIVE = {
   cost_quick: ['cost', { quick: true, repeats: 1 }, ['--quick', '--repeats', '1']],
   scaling_short: ['scaling', { quick: true, steps: 6, logEvery: 2, warmup: 2, dModel: 32, batch: 8, evalBatches: 1, gradientDims: [16, 512] },
     ['--quick', '--steps', '6', '--log-every', '2', '--warmup', '2', '--d-model', '32', '--batch', '8', '--eval-batches', '1', '--gradient-dims', '16,512']],
+  series_short: ['series', { quick: true, steps: 6, logEvery: 2, warmup: 2, evalBatches: 1 },
+    ['--quick', '--steps', '6', '--log-every', '2', '--warmup', '2', '--eval-batches', '1']],
 };
 
 function nativeNow(name) {
@@ -76,7 +78,7 @@ for (const flavour of FLAVOURS) {
     const lab = await loadLab(flavour);
     const list = lab.experiments();
     const names = list.map((e) => e.name);
-    for (const n of ['scaling', 'heads', 'cost', 'lstm', 'positional', 'permutation', 'mask', 'norm', 'kv-heads', 'importance']) {
+    for (const n of ['scaling', 'heads', 'cost', 'lstm', 'positional', 'permutation', 'mask', 'norm', 'kv-heads', 'importance', 'series']) {
       assert.ok(names.includes(n), `${n} listed`);
     }
     const cli = path.join(ROOT, 'build', 'attnlab');

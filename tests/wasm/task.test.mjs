@@ -21,7 +21,7 @@ const rowsOf = (t) => Array.from({ length: t.shape[0] }, (_, b) => t.data.subarr
 for (const flavour of FLAVOURS) {
   test(`${flavour}: taskNames and every task's geometry`, async () => {
     const lab = await loadLab(flavour);
-    assert.deepEqual(lab.taskNames(), ['copy', 'reverse', 'sort', 'assoc_recall', 'k_back', 'brackets', 'char_lm', 'shapes']);
+    assert.deepEqual(lab.taskNames(), ['copy', 'reverse', 'sort', 'assoc_recall', 'k_back', 'brackets', 'char_lm', 'shapes', 'series']);
     for (const [name, options, expected] of GEOMETRY) {
       const task = new lab.Task(name, options);
       const got = { kind: task.kind(), vocabSize: task.vocabSize(), seqLen: task.seqLen(), numClasses: task.numClasses() };
@@ -102,7 +102,7 @@ for (const flavour of FLAVOURS) {
     const cases = [
       [() => new lab.Task('revers'), /unknown task 'revers'; valid names: copy, reverse/],
       [() => new lab.Task(7), /the task name must be a string/],
-      [() => new lab.Task('reverse', { length: 4, size: 3 }), /unknown option 'size' \(valid: length, vocab, k, seed\)/],
+      [() => new lab.Task('reverse', { length: 4, size: 3 }), /unknown option 'size' \(valid: length, vocab, k, context, horizon, periods, features, trend, noise, drift, seed\)/],
       [() => new lab.Task('reverse', { length: 0 }), /length must be in \[1, .*got length=0/],
       [() => new lab.Task('reverse', { length: -1 }), /option 'length' must be a non-negative integer/],
       [() => new lab.Task('char_lm', { vocab: 5 }), /option vocab does not apply to this task/],

@@ -22,7 +22,10 @@
 // attentionMaps(pair, { batch }) are the cross-attention weights of one pair, (H, T, N): row t the
 // distribution of word t over the N patches (row-major over the imageSize/patchSize grid), and
 // trace(pair, { layer }) records any of its layers (text blocks, image blocks, then the
-// cross-attention: layer 2 * numLayers).
+// cross-attention: layer 2 * numLayers). A forecaster (kind 'forecaster', the series task) reads
+// values {shape: [T, F] | [B, T, F]} with time {shape: [T'] | [B, T']}: forecast(values, time)
+// gives (B, horizon); attentionMaps(values, { time, batch }) and trace(values, { layer, time })
+// show a Transformer forecaster's attention.
 #include "model.hpp"
 
 #include <cstring>
@@ -56,6 +59,17 @@ void field_from_js(const JsOptions& opt, const char* key, float& value) {
 void field_from_js(const JsOptions& opt, const char* key, std::optional<float>& value) {  // null: unset
     if (!opt.is_null(key)) value = opt.float32(key, 1.0f);
 }
+void field_from_js(const JsOptions& opt, const char* key, std::vector<std::size_t>& value) {  // number[]
+    if (!opt.has(key)) return;
+    const val array = opt.get(key);
+    if (!array.instanceof(val::global("Array"))) {
+        fail<ConfigError>(opt.where(), ": option '", key, "' must be an array of non-negative integers");
+    }
+    std::vector<std::size_t> out;
+    const std::size_t n = array["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < n; ++i) out.push_back(size_from_js(array[i], opt.where(), key));
+    value = std::move(out);
+}
 template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
 void field_from_js(const JsOptions& opt, const char* key, Enum& value) {
     if (opt.has(key)) parse_field(opt.where(), key, opt.string(key, ""), value);
@@ -65,6 +79,11 @@ val field_to_js(std::size_t value) { return val(value); }
 val field_to_js(bool value) { return val(value); }
 val field_to_js(float value) { return val(value); }
 val field_to_js(const std::optional<float>& value) { return value ? val(*value) : val::null(); }
+val field_to_js(const std::vector<std::size_t>& value) {
+    val out = val::array();
+    for (std::size_t v : value) out.call<void>("push", static_cast<double>(v));
+    return out;
+}
 template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
 val field_to_js(Enum value) {
     return val(format_field(value));
@@ -87,8 +106,10 @@ ModelConfig config_from_js(const JsOptions& opt) {
         if (field.js) field_from_js(opt, field.js, value);
     });
     // Token models need their vocabulary; an image model ('vit', 'swin') reads imageSize instead
-    // (a crossmodal model both).
-    if (!c.is_image() && !opt.has("vocabSize")) fail<ConfigError>(where, ": option 'vocabSize' is required");
+    // (a crossmodal model both). A forecaster ('forecaster' kind) reads numFeatures values per step instead.
+    if (!c.is_image() && !c.is_forecaster() && !opt.has("vocabSize")) {
+        fail<ConfigError>(where, ": option 'vocabSize' is required");
+    }
     if (!opt.has("ffDim")) c.ff_dim = 4 * c.d_model;
     c.validate();
     return c;
@@ -286,6 +307,33 @@ val predict_of(const Model& model, const val& tokens, const val& options) {
     return run_logits(model, parse_tokens(model, tokens, options, {"padding"}, "Model.predict"), true);
 }
 
+// A forecaster's input: values (T, F) | (B, T, F) and time (T') | (B, T') (optional unless pe is
+// time) -> (B, T, F), (B, T') or empty; batched says which rank came in.
+struct SeriesCall {
+    Tensor3 values;
+    Tensor2 time;
+    bool batched = false;
+};
+SeriesCall series_from_js(const val& values, const val& time, const char* where) {
+    SeriesCall call;
+    call.values = tensor3_from_js(values, where, "values", &call.batched);
+    if (!time.isUndefined() && !time.isNull()) {
+        const auto b = static_cast<std::ptrdiff_t>(call.values.shape(0));
+        const std::vector<float> data = call.batched ? floats_from_js(time, {b, -1}, where, "time")
+                                                     : floats_from_js(time, {-1}, where, "time");
+        const std::size_t n = data.size() / call.values.shape(0);
+        call.time = Tensor2::from_shape({call.values.shape(0), n});
+        std::copy(data.begin(), data.end(), call.time.begin());
+    }
+    return call;
+}
+
+val forecast_of(const Model& model, const val& values, const val& time) {
+    const SeriesCall call = series_from_js(values, time, "Model.forecast");
+    const Tensor2 out = model.forecast(call.values, call.time);  // (B, horizon)
+    return tensor_to_js(out.data(), result_shape({out.shape(0), out.shape(1)}, call.batched));
+}
+
 // The layer option of an image model's trace / attentionMaps (required).
 std::size_t image_layer(const Model& model, const JsOptions& opt, const char* where) {
     const std::size_t layers = model.image_classifier().num_attention_layers();
@@ -294,6 +342,12 @@ std::size_t image_layer(const Model& model, const JsOptions& opt, const char* wh
 }
 
 val attention_maps_of(const Model& model, const val& tokens, const val& options) {
+    if (model.is_forecaster()) {
+        constexpr const char* where = "Model.attentionMaps";
+        const JsOptions opt(options, {"time", "batch"}, where);
+        const SeriesCall call = series_from_js(tokens, opt.get("time"), where);
+        return tensor_to_js(model.attention_maps(call.values, call.time, opt.size("batch", 0)));
+    }
     if (model.is_image()) {
         constexpr const char* where = "Model.attentionMaps";
         const JsOptions opt(options, {"layer", "batch"}, where);
@@ -315,6 +369,12 @@ val attention_maps_of(const Model& model, const val& tokens, const val& options)
 // model.trace(tokens, { layer, padding? }): every stage of one block, as a Trace.
 TraceBinding trace_of(const Model& model, const val& tokens, const val& options) {
     constexpr const char* where = "Model.trace";
+    if (model.is_forecaster()) {
+        const JsOptions opt(options, {"layer", "time"}, where);
+        if (!opt.has("layer")) fail<ConfigError>(where, ": option 'layer' is required (0..", model.config().num_layers - 1, ")");
+        const SeriesCall call = series_from_js(tokens, opt.get("time"), where);
+        return TraceBinding(model.trace_layer(call.values, call.time, size_from_js(opt.get("layer"), where, "layer")));
+    }
     if (model.is_image()) {
         const JsOptions opt(options, {"layer"}, where);
         bool batched = false;
@@ -481,6 +541,13 @@ val ModelBinding::predict(val tokens, val options) const {
     return guarded("Model.predict", [&] { return predict_of(*model_, tokens, options); }, tokens, options);
 }
 
+val ModelBinding::forecast(val values) const {
+    return guarded("Model.forecast", [&] { return forecast_of(*model_, values, val::undefined()); }, values);
+}
+val ModelBinding::forecast(val values, val time) const {
+    return guarded("Model.forecast", [&] { return forecast_of(*model_, values, time); }, values, time);
+}
+
 val ModelBinding::attention_maps(val tokens) const {
     return guarded("Model.attentionMaps", [&] { return attention_maps_of(*model_, tokens, val::undefined()); }, tokens);
 }
@@ -540,6 +607,8 @@ EMSCRIPTEN_BINDINGS(attnlab_model) {
         .function("logits", select_overload<val(val, val) const>(&M::logits))
         .function("predict", select_overload<val(val) const>(&M::predict))
         .function("predict", select_overload<val(val, val) const>(&M::predict))
+        .function("forecast", select_overload<val(val) const>(&M::forecast))
+        .function("forecast", select_overload<val(val, val) const>(&M::forecast))
         .function("attentionMaps", select_overload<val(val) const>(&M::attention_maps))
         .function("attentionMaps", select_overload<val(val, val) const>(&M::attention_maps))
         .function("trace", select_overload<TraceBinding(val) const>(&M::trace))

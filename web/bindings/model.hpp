@@ -41,6 +41,9 @@ public:
     emscripten::val logits(emscripten::val tokens, emscripten::val options) const;
     emscripten::val predict(emscripten::val tokens) const;
     emscripten::val predict(emscripten::val tokens, emscripten::val options) const;
+    // Forecasters: values (T, F) | (B, T, F), time (T') | (B, T') -> (B, horizon) (rank kept).
+    emscripten::val forecast(emscripten::val values) const;
+    emscripten::val forecast(emscripten::val values, emscripten::val time) const;
     emscripten::val attention_maps(emscripten::val tokens) const;
     emscripten::val attention_maps(emscripten::val tokens, emscripten::val options) const;
     // Every stage of block options.layer (a Trace, as MultiHeadAttention.trace returns).

@@ -121,9 +121,11 @@ ForwardCall parse_forward(const val& x, const val& options, bool for_trace, cons
     }
 
     const PositionalKind positional = positional_from_name(opt.string("positional", "none"));
-    if (positional == PositionalKind::learned) {
-        fail<ConfigError>(where, ": positional 'learned' needs a trained table, which belongs to a Model; "
-                                 "use 'none', 'rope' or 'sinusoidal'");
+    if (positional == PositionalKind::learned || positional == PositionalKind::time) {
+        fail<ConfigError>(where, ": positional '", positional_name(positional), "' needs ",
+                          positional == PositionalKind::learned ? "a trained table, which belongs to a Model"
+                                                                : "timestamps, which a forecaster Model reads",
+                          "; use 'none', 'rope' or 'sinusoidal'");
     }
     o.rope = positional == PositionalKind::rope;
     o.rope_base = opt.number("ropeBase", o.rope_base);

@@ -14,7 +14,10 @@
 // `shapes` samples { pixels: {shape:[B, S, S], data: Float32Array}, labels }; input() is
 // 'pixels' and imageSize() S there ('tokens' and 0 elsewhere). The paired task `caption_match`
 // samples pixels, tokens (the captions, [B, 4]) and labels (1 = the caption matches); input() is
-// 'paired', and decode / encode read and write its caption words.
+// 'paired', and decode / encode read and write its caption words. The forecasting task `series`
+// (options context, horizon, periods (number[]), features, trend, noise, drift) samples
+// { values: [B, T, F], time: [B, T + horizon], forecast: [B, horizon], baseline: [B, horizon] }
+// (baseline: the seasonal-naive forecast); kind() 'regression', input() 'values'.
 #include "task.hpp"
 
 #include <cctype>
@@ -45,6 +48,10 @@ val batch_to_js(const Batch& batch) {
     out.set("labels", batch.labels.size() ? index_tensor_to_js(batch.labels) : val::null());
     out.set("padding", batch.padding.size() ? mask_to_js(batch.padding) : val::null());
     out.set("pixels", batch.pixels.size() ? tensor_to_js(batch.pixels) : val::null());
+    out.set("values", batch.values.size() ? tensor_to_js(batch.values) : val::null());
+    out.set("time", batch.time.size() ? tensor_to_js(batch.time) : val::null());
+    out.set("forecast", batch.forecast.size() ? tensor_to_js(batch.forecast) : val::null());
+    out.set("baseline", batch.baseline.size() ? tensor_to_js(batch.baseline) : val::null());
     return out;
 }
 
@@ -143,11 +150,30 @@ TaskBinding* TaskBinding::create(val name) {
 
 TaskBinding* TaskBinding::create_with_options(val name, val options) {
     return guarded("new Task", [&] {
-        const JsOptions opt(options, {"length", "vocab", "k", "seed"}, "new Task");
+        const JsOptions opt(options, {"length", "vocab", "k", "context", "horizon", "periods", "features", "trend", "noise",
+                                      "drift", "seed"},
+                            "new Task");
         TaskOptions o;
         if (opt.has("length")) o.length = opt.size("length", 0);
         if (opt.has("vocab")) o.vocab = opt.size("vocab", 0);
         if (opt.has("k")) o.k = opt.size("k", 0);
+        if (opt.has("context")) o.context = opt.size("context", 0);
+        if (opt.has("horizon")) o.horizon = opt.size("horizon", 0);
+        if (opt.has("features")) o.features = opt.size("features", 0);
+        if (opt.has("trend")) o.trend = opt.float32("trend", 0.0f);
+        if (opt.has("noise")) o.noise = opt.float32("noise", 0.0f);
+        if (opt.has("drift")) o.drift = opt.float32("drift", 0.0f);
+        if (opt.has("periods")) {
+            const val periods = opt.get("periods");
+            if (!periods.instanceof(val::global("Array"))) {
+                fail<ConfigError>("new Task: option 'periods' must be an array of positive integers");
+            }
+            std::vector<std::size_t> p;
+            for (std::size_t i = 0, n = periods["length"].as<std::size_t>(); i < n; ++i) {
+                p.push_back(size_from_js(periods[i], "new Task", "periods"));
+            }
+            o.periods = std::move(p);
+        }
         auto binding = std::make_unique<TaskBinding>(make_task(task_name_from_js(name), o), opt.size("seed", 0));
         return binding.release();
     }, name, options);
@@ -158,7 +184,9 @@ val TaskBinding::name() const {
 }
 val TaskBinding::kind() const {
     return guarded("Task.kind", [&] {
-        return val(std::string(task_->kind() == TaskKind::sequence ? "sequence" : "classification"));
+        const TaskKind k = task_->kind();
+        return val(std::string(k == TaskKind::sequence ? "sequence" : k == TaskKind::classification ? "classification"
+                                                                                                   : "regression"));
     });
 }
 val TaskBinding::input() const {
@@ -166,6 +194,7 @@ val TaskBinding::input() const {
         switch (task_->input()) {
             case TaskInput::pixels: return val(std::string("pixels"));
             case TaskInput::paired: return val(std::string("paired"));
+            case TaskInput::values: return val(std::string("values"));
             case TaskInput::tokens: break;
         }
         return val(std::string("tokens"));

@@ -4,6 +4,7 @@
 //                                                  warmupSteps: 100, totalSteps: 3000, clipNorm: 1, seed: 1 });
 //   const m = trainer.step(10);   // runs 10 steps -> metrics of the last one (m.step === 10), m.losses: all 10
 //   trainer.evaluate(4);          // { loss, accuracy, count } on 4 held-out batches
+//   (a series task: loss is the MSE, accuracy NaN; mae, baselineMse, baselineMae beside them)
 //
 // Options (TrainerOptions, include/attnlab/train/trainer.hpp): optimizer 'adamw' | 'sgd', lr, minLr,
 // weightDecay, beta1, beta2, momentum, batchSize, warmupSteps, totalSteps (0 = constant lr after
@@ -149,6 +150,9 @@ private:
         out.set("step", static_cast<double>(m.step + 1));
         out.set("loss", m.loss);
         out.set("accuracy", m.accuracy);
+        out.set("mae", m.mae);                   // regression (series) only; NaN elsewhere
+        out.set("baselineMse", m.baseline_mse);  // the seasonal-naive forecast of the same batch
+        out.set("baselineMae", m.baseline_mae);
         out.set("gradNorm", m.grad_norm);
         out.set("maxScore", m.max_score);
         out.set("lr", m.lr);
@@ -172,6 +176,9 @@ private:
         out.set("loss", r.loss);
         out.set("accuracy", r.accuracy);
         out.set("count", static_cast<double>(r.count));
+        out.set("mae", r.mae);                   // regression (series) only; NaN elsewhere
+        out.set("baselineMse", r.baseline_mse);
+        out.set("baselineMae", r.baseline_mae);
         return out;
     }
 

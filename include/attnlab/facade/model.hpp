@@ -3,9 +3,10 @@
 // What it is for: the trainer, the CLI and the JavaScript bindings work with "a model" whose
 // kind (encoder classifier or decoder LM) and architecture (transformer or lstm) come from its
 // config or its checkpoint. Model forwards each call to the EncoderClassifier, DecoderLM,
-// LstmClassifier, LstmLM, ImageClassifier (vit, swin) or CrossModalModel it holds and turns a task
-// Batch into the right call (an image batch's pixels go to the image classifier, a batch of
-// pixels and tokens to the crossmodal model). An LSTM has no
+// LstmClassifier, LstmLM, ImageClassifier (vit, swin), CrossModalModel or Forecaster it holds and
+// turns a task Batch into the right call (an image batch's pixels go to the image classifier, a
+// batch of pixels and tokens to the crossmodal model, a series batch's values and timestamps to
+// the Forecaster, whose loss is the MSE: regression_loss_and_backward). An LSTM has no
 // attention: its attention_stats() are empty, attention_maps() and trace_layer() refuse it. It sits above io/ (it loads and saves checkpoints) and below train/ (the Trainer trains
 // it), so no folder includes one above it. Not for: model-specific features (CLS pooling
 // details, KV caches): reach them through encoder() / decoder() / lstm_lm() / lstm_classifier().
@@ -52,6 +53,7 @@ public:
     bool is_lstm() const { return config().architecture == Architecture::lstm; }
     bool is_image() const { return config().is_image(); }
     bool is_crossmodal() const { return config().is_crossmodal(); }
+    bool is_forecaster() const { return config().is_forecaster(); }
     // Throws ConfigError naming the kind and architecture if the model is another one.
     EncoderClassifier& encoder();
     DecoderLM& decoder();
@@ -61,6 +63,8 @@ public:
     const ImageClassifier& image_classifier() const;
     CrossModalModel& crossmodal();
     const CrossModalModel& crossmodal() const;
+    Forecaster& forecaster();
+    const Forecaster& forecaster() const;
     const EncoderClassifier& encoder() const;
     const DecoderLM& decoder() const;
     const LstmClassifier& lstm_classifier() const;
@@ -76,10 +80,18 @@ public:
     const AttentionStats& attention_stats() const;
 
     // Training forward + loss + backward on a task batch (sequence batches need a decoder,
-    // classification batches an encoder; ConfigError otherwise). Gradients accumulate.
+    // classification batches an encoder; ConfigError otherwise, and for a series batch, whose
+    // loss is regression_loss_and_backward's). Gradients accumulate.
     CrossEntropyResult loss_and_backward(const Batch& batch);
-    // Evaluation-mode forward and loss, no gradients, no dropout.
+    // Evaluation-mode forward and loss, no gradients, no dropout (token and image batches).
     CrossEntropyResult evaluate(const Batch& batch);
+    // A forecaster on a series batch (values, time, forecast): forward + MSE (and MAE) + backward;
+    // ConfigError for another model or batch. Gradients accumulate.
+    RegressionResult regression_loss_and_backward(const Batch& batch);
+    // The same in evaluation mode, no gradients.
+    RegressionResult evaluate_regression(const Batch& batch);
+    // Forecasters: values (B, T, F), time (B, T') -> (B, horizon); ConfigError for other models.
+    Tensor2 forecast(const Tensor3& values, const Tensor2& time) const;
     // Evaluation-mode logits, the model untouched. Decoders (either architecture): tokens (B, T)
     // -> (B, T, V); ConfigError for an encoder.
     Tensor3 sequence_logits(const Index2& tokens) const;
@@ -102,6 +114,11 @@ public:
     // attention_maps(tokens)[layer]. ConfigError naming the layer and the count if layer >= L.
     // (A TraceRecorder holds a mutex and cannot move, hence the pointer.)
     std::unique_ptr<TraceRecorder> trace_layer(const Index2& tokens, std::size_t layer, const Mask2& padding = {}) const;
+    // The same for a transformer forecaster over values (B, T, F) and time (B, T'): (L, H, T, T),
+    // and block `layer`'s stages (Forecaster::attention_maps, trace_layer); ConfigError for
+    // other models.
+    Tensor4 attention_maps(const Tensor3& values, const Tensor2& time, std::size_t batch = 0) const;
+    std::unique_ptr<TraceRecorder> trace_layer(const Tensor3& values, const Tensor2& time, std::size_t layer) const;
 
 private:
     void require_batch_kind(const Batch& batch, const char* where) const;

@@ -35,6 +35,7 @@
 #include "attnlab/model/encoder_classifier.hpp"
 #include "attnlab/model/image_classifier.hpp"
 #include "attnlab/model/lstm_models.hpp"
+#include "attnlab/model/series_models.hpp"
 
 namespace attnlab::io {
 
@@ -45,7 +46,8 @@ inline constexpr const char* kCheckpointVersion = "1";
 inline constexpr const char* kTaskMetadataPrefix = "task.";
 
 // Any model, as the config in a checkpoint says (kind and architecture).
-using AnyModel = std::variant<EncoderClassifier, DecoderLM, LstmClassifier, LstmLM, ImageClassifier, CrossModalModel>;
+using AnyModel =
+    std::variant<EncoderClassifier, DecoderLM, LstmClassifier, LstmLM, ImageClassifier, CrossModalModel, Forecaster>;
 
 // The complete safetensors image of the model's parameters and config.
 std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model);
@@ -57,6 +59,7 @@ std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model);
 std::vector<std::uint8_t> save_checkpoint(const LstmLM& model);
 std::vector<std::uint8_t> save_checkpoint(const ImageClassifier& model);
 std::vector<std::uint8_t> save_checkpoint(const CrossModalModel& model);
+std::vector<std::uint8_t> save_checkpoint(const Forecaster& model);
 
 // The config stored in a checkpoint (IoError if the image or its metadata is bad).
 ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes);
@@ -75,6 +78,7 @@ void load_into(LstmClassifier& model, const std::vector<std::uint8_t>& bytes);
 void load_into(LstmLM& model, const std::vector<std::uint8_t>& bytes);
 void load_into(ImageClassifier& model, const std::vector<std::uint8_t>& bytes);
 void load_into(CrossModalModel& model, const std::vector<std::uint8_t>& bytes);
+void load_into(Forecaster& model, const std::vector<std::uint8_t>& bytes);
 void load_into_file(EncoderClassifier& model, const std::string& path);
 void load_into_file(DecoderLM& model, const std::string& path);
 

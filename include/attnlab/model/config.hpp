@@ -30,7 +30,9 @@
 
 namespace attnlab {
 
-enum class ModelKind { encoder, decoder };
+// forecaster: reads a window of real values (B, T, F) with their timestamps and regresses the next
+// `horizon` values of feature 0 (model/series_models.hpp, article §7.2).
+enum class ModelKind { encoder, decoder, forecaster };
 // What computes the hidden states between the embedding and the head: Transformer blocks, or
 // LSTM layers (model/lstm_models.hpp), the recurrent baseline the article compares with (§1.1);
 // or, for images (model/image_classifier.hpp, article §7.1), a ViT (patches -> Transformer
@@ -82,7 +84,7 @@ PairLoss pair_loss_from_name(std::string_view name);
 // format_field / parse_field overloads (config.cpp) and a JavaScript conversion (bindings).
 #define ATTNLAB_MODEL_CONFIG_FIELDS(X)                                                                                  \
     X(ModelKind, kind, ModelKind::decoder, "kind", nullptr, 0,                                                           \
-      "encoder (classifier with padding masks) or decoder (causal LM)")                                                     \
+      "encoder (classifier with padding masks), decoder (causal LM) or forecaster (regression of a series)")                                                     \
     X(std::size_t, vocab_size, 0, "vocabSize", nullptr, 0, "V: number of token ids, specials included")                 \
     X(std::size_t, max_len, 64, "maxLen", "max-len", 0,                                                                 \
       "rows of the learned position table (with the CLS token, if any); sinusoidal, rope and none extrapolate "         \
@@ -95,7 +97,8 @@ PairLoss pair_loss_from_name(std::string_view name);
     X(std::size_t, ff_dim, 128, "ffDim", "ff", 0, "F: hidden width of the feed-forward network (usually 4 x C)")      \
     X(Activation, activation, Activation::gelu, "activation", "activation", 0, "feed-forward non-linearity: gelu or relu")           \
     X(PositionalKind, positional, PositionalKind::sinusoidal, "positional", "pe", 0,                                    \
-      "how position enters: none, sinusoidal, learned or rope (article section 4)")                                                                        \
+      "how position enters: none, sinusoidal, learned or rope (article section 4); forecasters also time (the "        \
+      "sinusoidal table plus sin/cos of each timestamp at time_periods, article section 7.2)")                                                                        \
     X(NormPlacement, norm, NormPlacement::pre, "norm", "norm", 0,                                                       \
       "LayerNorm placement, pre or post; pre-LN models add a final ln_f")                                                            \
     X(bool, scale_attention, true, "scale", nullptr, 0,                                                                 \
@@ -163,7 +166,13 @@ PairLoss pair_loss_from_name(std::string_view name);
       "crossmodal: match (cross-entropy of the match head) or clip (plus a symmetric InfoNCE over the matched pairs' " \
       "pooled, normalised embeddings)")                                                                                \
     X(float, clip_temperature, 0.1f, "clipTemperature", "clip-temperature", kOptionalKey,                              \
-      "crossmodal with loss clip: tau, the InfoNCE logits are cosine similarities / tau (> 0)")
+      "crossmodal with loss clip: tau, the InfoNCE logits are cosine similarities / tau (> 0)")                          \
+    X(std::size_t, num_features, 0, "numFeatures", nullptr, kOptionalKey,                                              \
+      "forecaster: F, values per step the value projection reads (the task decides it); 0 for other models")          \
+    X(std::size_t, horizon, 0, "horizon", nullptr, kOptionalKey,                                                       \
+      "forecaster: steps forecast by the regression head (the task decides it); 0 for other models")                  \
+    X(std::vector<std::size_t>, time_periods, {}, "timePeriods", nullptr, kOptionalKey,                                \
+      "forecaster with pe time: the periods P_k whose sin/cos of the timestamp join the values (the task's periods)")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies
@@ -216,6 +225,12 @@ struct ModelConfig {
     // encoder) and the image encoder (a vit with learned positions, mean pooling).
     ModelConfig crossmodal_text_config() const;
     ModelConfig crossmodal_image_config() const;
+    // True for a forecaster: its input is real values with timestamps, its output `horizon` values.
+    bool is_forecaster() const { return kind == ModelKind::forecaster; }
+    // Width of the value projection's input: F, plus 2 per time period with pe time.
+    std::size_t forecast_input_width() const {
+        return num_features + (positional == PositionalKind::time ? 2 * time_periods.size() : 0);
+    }
     // Patches per side of the image: image_size / patch_size (0 when either is 0).
     std::size_t patch_grid() const { return patch_size == 0 ? 0 : image_size / patch_size; }
     // Swin's stages: the first over the patch grid; a 2x2 patch merging halves the grid (and
@@ -269,6 +284,8 @@ private:
     // validate() and parameter_count() of the crossmodal architecture.
     void validate_crossmodal() const;
     std::uint64_t crossmodal_parameter_count() const;
+    // The checks of a forecaster that the token models' checks do not cover.
+    void validate_forecaster() const;
 
     template <class Config, class F>
     static void for_each_field_of(Config& config, F& f) {
@@ -296,6 +313,7 @@ std::string format_field(Normalizer value);
 std::string format_field(Precision value);
 std::string format_field(SoftmaxPrecision value);
 std::string format_field(PairLoss value);
+std::string format_field(const std::vector<std::size_t>& value);  // "12,24"; "" when empty
 void parse_field(const char* where, const char* key, const std::string& text, std::size_t& out);
 void parse_field(const char* where, const char* key, const std::string& text, bool& out);
 void parse_field(const char* where, const char* key, const std::string& text, float& out);
@@ -311,5 +329,6 @@ void parse_field(const char* where, const char* key, const std::string& text, No
 void parse_field(const char* where, const char* key, const std::string& text, Precision& out);
 void parse_field(const char* where, const char* key, const std::string& text, SoftmaxPrecision& out);
 void parse_field(const char* where, const char* key, const std::string& text, PairLoss& out);
+void parse_field(const char* where, const char* key, const std::string& text, std::vector<std::size_t>& out);
 
 }  // namespace attnlab

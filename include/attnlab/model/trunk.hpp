@@ -41,6 +41,11 @@ namespace attnlab {
 
 class Trunk;
 
+// ModelConfig's attention fields (rope, scale, variant, normalizer, window, precision, block
+// layout) written into `options`, its mask tensors (and their buffers) left alone: the one place
+// where the config's attention switches become AttentionOptions, for every model with blocks.
+void set_attention_switches(const ModelConfig& config, AttentionOptions& options);
+
 // What backward needs from the last training forward, and the buffers a forward reuses from step
 // to step (a training loop allocates nothing).
 struct TrunkCache {

@@ -19,9 +19,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace attnlab {
+
+// A metric the task has none of (accuracy of a regression, MAE of a classification): NaN, like
+// the mean of an empty selection, so it cannot read as a measured 0.
+inline constexpr float kNoMetric = std::numeric_limits<float>::quiet_NaN();
 
 struct StepMetrics {
     std::size_t step = 0;             // 0-based optimisation step
@@ -34,6 +39,11 @@ struct StepMetrics {
     float loss_scale = 1.0f;          // the loss scale the step's backward used (TrainerOptions::loss_scale)
     bool skipped = false;             // dynamic loss scaling: the gradients overflowed, no update was made
     std::vector<float> head_entropy;  // (L * H) mean attention entropy per head, layer-major
+    // Regression tasks (series): loss is the MSE and accuracy NaN; these are the step's MAE and
+    // the seasonal-naive baseline's MSE and MAE on the same batch. NaN for other tasks.
+    float mae = kNoMetric;
+    float baseline_mse = kNoMetric;
+    float baseline_mae = kNoMetric;
 };
 
 // weights: (T, S) row-major attention weights, rows summing to 1 (or all zero for a fully

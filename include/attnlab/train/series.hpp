@@ -28,10 +28,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
+#include "attnlab/train/tasks.hpp"
 
 namespace attnlab {
 
@@ -88,5 +90,15 @@ private:
 // forecast[b][j] = values[b][T - season + (j mod season)][0], the last season repeated.
 // ConfigError if season is 0 or longer than T, or horizon is 0.
 Tensor2 seasonal_naive_forecast(const Tensor3& values, std::size_t season, std::size_t horizon);
+
+// The `series` Task of make_task (TaskKind::regression, TaskInput::values): a SeriesTask whose
+// Batch carries values, time, forecast and the seasonal-naive baseline of the same batch. Unset
+// options take SeriesOptions' defaults; length, vocab and k do not apply (ConfigError naming
+// them), bad values are refused by SeriesOptions::validate. seq_len() is the context, vocab_size()
+// 0, num_classes() the horizon; decode() refuses (there are no tokens).
+std::unique_ptr<Task> make_series_task(const TaskOptions& options);
+// The series option set in options, first in TaskOptions' order ("context", "horizon", ...), or
+// nullptr: make_task refuses them for every other task.
+const char* first_series_option(const TaskOptions& options);
 
 }  // namespace attnlab

@@ -14,13 +14,15 @@
 //   task->sample_into(32, rng, batch);                        // the next batch, same buffers
 //   std::cout << task->decode(&batch.tokens(0, 0), task->seq_len()) << "\n";  // "3 1 4 ... | 4 ..."
 //
-// Two kinds of task:
+// Three kinds of task:
 //  * sequence: a causal decoder LM reads tokens (B, T) and predicts targets (B, T). targets[b][t]
 //    is the token the model should output after reading tokens[b][0..t], or -1 where the loss and
 //    accuracy must ignore the position (the prompt of a prompt/answer task).
 //  * classification: an encoder reads tokens (B, T) with a padding mask (B, T) and predicts one
 //    label per sequence in [0, num_classes()). targets is empty; pooling (mean over non-padding,
 //    or a first-position read-out) is the model's choice: no CLS token is inserted.
+//  * regression: a forecaster reads values (B, T, F) with timestamps and predicts forecast
+//    (B, horizon); the batch also carries the seasonal-naive baseline (series, train/series.hpp).
 //
 // Token layouts (V = the `vocab` option; T = seq_len(); SEP = the separator token):
 //
@@ -56,6 +58,7 @@ namespace attnlab {
 enum class TaskKind {
     sequence,        // decoder LM: a target per position
     classification,  // encoder: one label per sequence
+    regression,      // forecaster: horizon real values per example (series), MSE loss
 };
 
 // What a batch's model input is.
@@ -64,6 +67,7 @@ enum class TaskInput {
     pixels,  // Batch::pixels (B, S, S) grayscale images, S = image_size(); tokens empty (train/shapes.hpp)
     paired,  // Batch::pixels (B, S, S) and Batch::tokens (B, T): an image and a caption of it
              // (train/caption_match.hpp); the crossmodal architecture reads both
+    values,  // Batch::values (B, T, F), time, forecast, baseline; tokens empty (train/series.hpp)
 };
 
 // Seed-independent configuration. An unset field takes the task's default (see make_task); a
@@ -73,6 +77,14 @@ struct TaskOptions {
     std::optional<std::size_t> length;  // prompt length / pairs (assoc_recall) / max length (brackets) / image side (shapes)
     std::optional<std::size_t> vocab;   // symbols / keys (assoc_recall) / bracket kinds (brackets) / classes (shapes)
     std::optional<std::size_t> k;       // k_back: distance to the recalled token
+    // series only (SeriesOptions in train/series.hpp holds the defaults and ranges):
+    std::optional<std::size_t> context;               // T, steps the model reads
+    std::optional<std::size_t> horizon;               // steps to forecast
+    std::optional<std::vector<std::size_t>> periods;  // P_k of the sines (and of pe time)
+    std::optional<std::size_t> features;              // F, series per example
+    std::optional<float> trend;                       // largest |slope| per step
+    std::optional<float> noise;                       // noise standard deviation
+    std::optional<float> drift;                       // relative growth of the periods over an example
 };
 
 // Largest `length` any task accepts (keeps T * B allocations sane; k_back with k = 512 needs 513).
@@ -88,12 +100,16 @@ public:
     virtual TaskInput input() const { return TaskInput::tokens; }
     // S of an image task's (B, S, S) pixels; 0 for token tasks.
     virtual std::size_t image_size() const { return 0; }
+    // A series task's F (values per step), horizon and periods; 0, 0, {} for other tasks.
+    virtual std::size_t num_features() const { return 0; }
+    virtual std::size_t horizon() const { return 0; }
+    virtual std::vector<std::size_t> time_periods() const { return {}; }
     // Number of distinct input tokens, specials (SEP, PAD) included.
     virtual std::size_t vocab_size() const = 0;
     // T of every batch.
     virtual std::size_t seq_len() const = 0;
     // Width of the model's output layer: vocab_size() for sequence tasks, the number of labels
-    // for classification tasks.
+    // for classification tasks, horizon() for regression tasks.
     virtual std::size_t num_classes() const = 0;
     // batch_size > 0 examples drawn from rng; the same rng state gives the same batch.
     Batch sample(std::size_t batch_size, Rng& rng) const {
@@ -111,13 +127,16 @@ public:
 };
 
 // Names accepted by make_task, in a stable order:
-// copy, reverse, sort, assoc_recall, k_back, brackets, char_lm, shapes, caption_match.
+// copy, reverse, sort, assoc_recall, k_back, brackets, char_lm, shapes, caption_match, series.
 std::vector<std::string> task_names();
 
 // Defaults: copy/reverse/sort length 16, vocab 10; assoc_recall length (pairs) 8, vocab (keys) 16;
 // k_back length 64, k 8, vocab 10; brackets length 16, vocab (kinds) 2; char_lm length 64;
 // shapes length (image side) 16, vocab (classes) 6 (train/shapes.hpp); caption_match length
-// (image side) 16, vocab (shape classes) 6 (train/caption_match.hpp).
+// (image side) 16, vocab (shape classes) 6 (train/caption_match.hpp); series: SeriesOptions'
+// defaults (context 48, horizon 12, periods 12 and 24, ...: train/series.hpp), and it takes only
+// the series options (context, horizon, periods, features, trend, noise, drift), which no other
+// task takes.
 // Throws ConfigError listing the valid names for an unknown name, and naming the option and its
 // value for a bad or inapplicable option.
 std::unique_ptr<Task> make_task(const std::string& name, const TaskOptions& options = {});

@@ -70,12 +70,17 @@ struct TrainerOptions {
 };
 
 struct EvalResult {
-    float loss = 0.0f;        // mean cross-entropy over all counted targets
-    float accuracy = 0.0f;    // fraction of counted targets predicted exactly
-    std::size_t count = 0;    // counted targets
+    float loss = 0.0f;        // mean cross-entropy over all counted targets (regression: the MSE)
+    float accuracy = 0.0f;    // fraction of counted targets predicted exactly (regression: NaN)
+    std::size_t count = 0;    // counted targets (regression: forecast values, B·horizon per batch)
+    // Regression tasks: the model's MAE, and the seasonal-naive baseline's MSE and MAE on the same
+    // batches (Batch::baseline), so a reader sees whether the model beats it. NaN for other tasks.
+    float mae = kNoMetric;
+    float baseline_mse = kNoMetric;
+    float baseline_mae = kNoMetric;
 };
 
-// Loss and accuracy of `model` over `batches` batches of `batch_size` examples drawn from `task`
+// Loss and accuracy (regression: MSE, MAE and the baseline's) of `model` over `batches` batches of `batch_size` examples drawn from `task`
 // with Rng(seed), straight through Model::evaluate (no training, no check that the task's length
 // is the trained one: a model's own ValueError, e.g. positions beyond a learned table, comes
 // through). Trainer::evaluate and the experiments both use it.
@@ -109,6 +114,16 @@ public:
 private:
     // m.max_score and m.head_entropy from the step's attention statistics (track_attention).
     void record_attention(StepMetrics& m) const;
+    // The optimiser, schedule and parameter views, once the model fits the task.
+    void finish_setup();
+    // A step's loss and its metrics, for either kind of loss (cross-entropy, MSE).
+    struct LossOfStep {
+        float loss = 0.0f, accuracy = kNoMetric, mae = kNoMetric, baseline_mse = kNoMetric, baseline_mae = kNoMetric;
+        void write(StepMetrics& m) const;  // loss, accuracy, mae, baseline_*
+    };
+    // Forward, loss and backward of batch_: cross-entropy, or for a regression task the MSE with
+    // the seasonal-naive baseline of the same batch.
+    LossOfStep loss_and_backward_of_step();
 
     Model& model_;
     const Task& task_;

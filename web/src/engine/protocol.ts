@@ -83,8 +83,8 @@ export interface TraceResult {
 
 // ---- training (issue 4's Model / Task / Trainer contract) ----
 
-/** The engine's tasks the lab offers (k_back needs a k field the lab does not have; shapes is an image task). */
-export type TaskName = Exclude<EngineTaskName, 'k_back' | 'shapes'>;
+/** The engine's tasks the lab offers (k_back needs a k field the lab does not have; shapes is an image task, series a forecasting task). */
+export type TaskName = Exclude<EngineTaskName, 'k_back' | 'shapes' | 'series'>;
 
 export interface LabSettings {
   task: TaskName;
