@@ -20,6 +20,11 @@ const NATIVE_DIR = path.join(ROOT, 'tests/experiments/native');
 const NATIVE = {
   permutation_quick: ['permutation', { quick: true }, ['--quick']],
   cost_quick: ['cost', { quick: true, repeats: 1 }, ['--quick', '--repeats', '1']],
+  fp16_short: ['fp16', { quick: true, steps: 20 }, ['--quick', '--steps', '20']],
+  variants_short: ['variants', { quick: true, steps: 10, lengths: [16, 32], window: 4, blockSize: 4 },
+    ['--quick', '--steps', '10', '--lengths', '16,32', '--window', '4', '--block-size', '4']],
+  normalizer_short: ['normalizer', { quick: true, steps: 20 }, ['--quick', '--steps', '20']],
+  tie_qk_short: ['tie-qk', { quick: true, steps: 20 }, ['--quick', '--steps', '20']],
   scaling_short: ['scaling', { quick: true, steps: 6, logEvery: 2, warmup: 2, dModel: 32, batch: 8, evalBatches: 1, gradientDims: [16, 512] },
     ['--quick', '--steps', '6', '--log-every', '2', '--warmup', '2', '--d-model', '32', '--batch', '8', '--eval-batches', '1', '--gradient-dims', '16,512']],
 };
@@ -76,7 +81,8 @@ for (const flavour of FLAVOURS) {
     const lab = await loadLab(flavour);
     const list = lab.experiments();
     const names = list.map((e) => e.name);
-    for (const n of ['scaling', 'heads', 'cost', 'lstm', 'positional', 'permutation', 'mask', 'norm', 'kv-heads', 'importance']) {
+    for (const n of ['scaling', 'heads', 'cost', 'lstm', 'positional', 'permutation', 'mask', 'fp16', 'norm', 'kv-heads',
+      'variants', 'normalizer', 'tie-qk', 'importance']) {
       assert.ok(names.includes(n), `${n} listed`);
     }
     const cli = path.join(ROOT, 'build', 'attnlab');
