@@ -69,6 +69,7 @@ Result run_normalizer(const NormalizerOptions& o, const ProgressFn& progress) {
     constexpr const char* where = "run_normalizer";
     o.train.validate(where);
     if (o.normalizers.empty()) fail<ConfigError>(where, ": normalizers must not be empty");
+    for (const auto& name : o.normalizers) normalizer_from_name(name);  // every name checked before any training
     const auto task = detail::sequence_task(where, o.task, o.length);
 
     Result r;
