@@ -304,7 +304,7 @@ Result run_fp16(const Fp16Options& options, const ProgressFn& progress = {});
 // (AttentionCache::bytes, LinearAttentionCache::bytes), and a one-block decoder trained on
 // k_back with k = n / 2 (a relation longer than the window), its held-out accuracy.
 struct VariantsOptions {
-    std::vector<std::size_t> lengths{64, 128, 256, 512};
+    std::vector<std::size_t> lengths{64, 128, 256};
     std::vector<std::string> variants{"full", "window", "block_sparse", "linear"};
     std::size_t window = 16;      // W of the window variant
     std::size_t block_size = 16;  // b of the block_sparse variant (1 window block, 1 global, 1 random)
