@@ -31,10 +31,13 @@ struct Arm {
 };
 
 // The first curve point whose interval's largest score passed `limit`, as its step (the score
-// passed it at or before that step); nullopt if none.
+// passed it at or before that step; a stopped run's last interval ends where it stopped);
+// nullopt if none.
 std::optional<double> first_step_above(const detail::RunOutcome& run, double limit) {
     for (std::size_t i = 0; i < run.max_score.size(); ++i) {
-        if (std::isfinite(run.max_score[i]) && run.max_score[i] > limit) return run.steps[i];
+        if (std::isfinite(run.max_score[i]) && run.max_score[i] > limit) {
+            return run.failed_step ? std::min(run.steps[i], static_cast<double>(*run.failed_step)) : run.steps[i];
+        }
     }
     return std::nullopt;
 }
