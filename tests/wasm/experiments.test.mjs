@@ -6,11 +6,12 @@
 // (names, columns, row labels, config, command, notes) and every text cell exactly; number cells
 // within 1e-5 + 1e-3·|native|, fp16's within 4e-3 (RELATIVE below) (WebAssembly's kernels sum in
 // another order than AVX2's, so float results agree to rounding, not bit for bit); the conclusion
-// with its numbers masked exactly; wall-time columns ("/s", "(ms)") and the timing line are not compared. Multiply-adds counted by
-// the engine (core/flop_counter.hpp: columns "counted ...", "work ~ n^x", series "flops") are what
-// the kernels compute, and which kernel path runs (strip padding, the one-tile limits) depends on
-// the ISA's kernel table: they are compared only for their presence, and the conclusions of the
-// experiments built on them (COUNTED below) only for being there.
+// with its numbers masked exactly; wall-time columns ("/s", "(ms)") and the timing line are not
+// compared. Multiply-adds counted by the engine (core/flop_counter.hpp: columns "counted ...",
+// "work ~ n^x", series "flops") are what the kernels compute, and which kernel path runs (strip
+// padding, the one-tile limits) depends on the ISA's kernel table: they are compared only for their
+// presence, and the conclusions of the experiments built on them (COUNTED below) only for being
+// there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
