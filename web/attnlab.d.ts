@@ -51,6 +51,9 @@ export interface MultiHeadAttentionOptions {
   bias?: boolean;
   /** Width of `memory` for cross-attention (default dModel; 0 also means dModel). */
   kvDim?: number;
+  /** One weight and bias serve as W_Q and W_K (default false; article section 2.1): symmetric scores, no k_proj
+   * parameters; needs numKvHeads = numHeads and kvDim = dModel. */
+  tieQK?: boolean;
   /** Seed of the initialisation (default 0). */
   seed?: number;
 }
@@ -62,6 +65,7 @@ export interface MultiHeadAttentionConfig {
   headDim: number;
   bias: boolean;
   kvDim: number;
+  tieQK: boolean;
 }
 
 export interface ForwardOptions {

@@ -52,6 +52,7 @@
 #include "attnlab/kernels/matmul.hpp"
 #include "attnlab/kernels/softmax.hpp"
 #include "task_slots.hpp"
+#include "visible_counts.hpp"
 
 namespace attnlab {
 namespace {
@@ -1115,10 +1116,11 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
     const Dims dm = validate(q, k, v, mask, where);
     require_heads(context, dm.batch, dm.heads, dm.t, dm.dv, where, "context (B, H, T, Dv)");
     const std::size_t br = flash_query_tile(), strip = kernels::flash_strip();
-    const Tensor2 visible = pointwise(normalizer) ? visible_key_counts(mask, dm.batch, dm.t, dm.s) : Tensor2();  // (B, T)
+    float* const visible = pointwise(normalizer) ? thread_buffer<kVisibleCounts>(dm.batch * dm.t) : nullptr;  // (B, T) n_i
+    if (visible) visible_key_counts(mask, dm.batch, dm.t, dm.s, visible);
     ForwardCall c{q, k, v, context, mask, dm, br, ceil_div(br, strip) * strip, scale.effective(dm.d),
                   forward_path(dm, mask, normalizer), kernels::flash_lazy_exp(), nullptr, nullptr, {},
-                  normalizer, visible.data()};
+                  normalizer, visible};
     // Every row of context is written by exactly one task (rows that see no key get zeros there),
     // so no zero fill first, unless there are no keys at all.
     if (dm.s == 0) {
@@ -1215,12 +1217,13 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
     const std::size_t delta_size = dm.batch * dm.heads * dm.t;
     float* const delta = thread_buffer<kDeltaBuffer>(delta_size);
     // delta is the softmax Jacobian's; sigmoid and relu need each row's n_i instead.
-    const Tensor2 visible = pointwise(normalizer) ? visible_key_counts(mask, dm.batch, dm.t, dm.s) : Tensor2();  // (B, T)
+    float* const visible = pointwise(normalizer) ? thread_buffer<kVisibleCounts>(dm.batch * dm.t) : nullptr;  // (B, T) n_i
+    if (visible) visible_key_counts(mask, dm.batch, dm.t, dm.s, visible);
     if (!pointwise(normalizer)) output_gradient_dots(dcontext, context, dm, delta);
     const std::size_t br = flash_query_tile();
     BackwardCall c{dcontext, q, k, v, dq, dk, dv, mask, dm, br, scale.effective(dm.d),
                    backward_path(dm, mask, normalizer), logsumexp.data(), delta, nullptr, {}, normalizer,
-                   visible.data()};
+                   visible};
     if (c.path == FlashPath::key_tiles) c.packed = pack_backward_keys(k, v, dm, where);
     // The forward's weights, when it kept them for this call's shape: p is then read, not
     // recomputed from q·kᵀ.

@@ -8,6 +8,7 @@
 #include "attnlab/core/error.hpp"
 #include "attnlab/kernels/elementwise.hpp"
 #include "attnlab/kernels/softmax.hpp"
+#include "visible_counts.hpp"
 
 namespace attnlab {
 
@@ -38,8 +39,7 @@ Normalizer normalizer_from_name(std::string_view name) {
     fail<ConfigError>("normalizer: unknown normalizer '", name, "'; valid: ", valid);
 }
 
-Tensor2 visible_key_counts(const AttentionMask& mask, std::size_t batch, std::size_t t, std::size_t s) {
-    Tensor2 counts = Tensor2::from_shape({batch, t});
+void visible_key_counts(const AttentionMask& mask, std::size_t batch, std::size_t t, std::size_t s, float* counts) {
     if (at_most_causal(mask)) {
         // Causal: query i sees keys j <= i + S - T (bottom-right aligned, mask.hpp).
         const std::ptrdiff_t shift = static_cast<std::ptrdiff_t>(s) - static_cast<std::ptrdiff_t>(t);
@@ -48,9 +48,9 @@ Tensor2 visible_key_counts(const AttentionMask& mask, std::size_t batch, std::si
                 mask.causal ? std::clamp<std::ptrdiff_t>(static_cast<std::ptrdiff_t>(i) + shift + 1, 0,
                                                          static_cast<std::ptrdiff_t>(s))
                             : static_cast<std::ptrdiff_t>(s);
-            for (std::size_t b = 0; b < batch; ++b) counts(b, i) = static_cast<float>(seen);
+            for (std::size_t b = 0; b < batch; ++b) counts[b * t + i] = static_cast<float>(seen);
         }
-        return counts;
+        return;
     }
     // Batch rows differ only by their key padding; without it, count once and copy.
     const std::size_t distinct = mask.key_padding.size() > 0 ? batch : std::min<std::size_t>(batch, 1);
@@ -58,12 +58,17 @@ Tensor2 visible_key_counts(const AttentionMask& mask, std::size_t batch, std::si
         for (std::size_t i = 0; i < t; ++i) {
             std::size_t seen = 0;
             for (std::size_t j = 0; j < s; ++j) seen += mask.is_masked(b, i, j, t, s) ? 0 : 1;
-            counts(b, i) = static_cast<float>(seen);
+            counts[b * t + i] = static_cast<float>(seen);
         }
     }
     for (std::size_t b = distinct; b < batch; ++b) {
-        for (std::size_t i = 0; i < t; ++i) counts(b, i) = counts(0, i);
+        for (std::size_t i = 0; i < t; ++i) counts[b * t + i] = counts[i];
     }
+}
+
+Tensor2 visible_key_counts(const AttentionMask& mask, std::size_t batch, std::size_t t, std::size_t s) {
+    Tensor2 counts = Tensor2::from_shape({batch, t});
+    visible_key_counts(mask, batch, t, s, counts.data());
     return counts;
 }
 

@@ -17,6 +17,7 @@
 #include "attnlab/kernels/softmax.hpp"
 #include "attention_inputs.hpp"
 #include "task_slots.hpp"
+#include "visible_counts.hpp"
 
 namespace attnlab {
 
@@ -150,7 +151,8 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
         cache->mask.score_bias_grad = mask.score_bias_grad;
     }
     // n_i per (batch row, query) for sigmoid and relu (softmax needs none).
-    const Tensor2 visible = pointwise ? visible_key_counts(mask, batch, t, s) : Tensor2();  // (B, T)
+    float* const visible = pointwise ? thread_buffer<kVisibleCounts>(batch * t) : nullptr;  // (B, T)
+    if (visible) visible_key_counts(mask, batch, t, s, visible);
 
     // One (batch, head) pair per task. With a cache (training) the score matrix is computed
     // directly into it (no extra copy); without one (inference) it lives in a buffer of the
@@ -188,7 +190,7 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
             if (normalizer == Normalizer::softmax && !precision.is_plain()) {
                 flushed = softmax_rows_emulated(w, t, s, s, precision);
             } else {
-                normalize_rows(normalizer, w, t, s, s, pointwise ? visible.data() + b * t : nullptr);
+                normalize_rows(normalizer, w, t, s, s, pointwise ? visible + b * t : nullptr);
                 flushed = round_span(format, w, t * s);
             }
             observe(observer, Stage::weights, b, head, t, s, s, w, flushed);
@@ -230,7 +232,8 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
     dk.fill(0.0f);
     dv.fill(0.0f);
     const bool pointwise = cache.normalizer != Normalizer::softmax;
-    const Tensor2 visible = pointwise ? visible_key_counts(cache.mask, batch, t, s) : Tensor2();  // (B, T) n_i
+    float* const visible = pointwise ? thread_buffer<kVisibleCounts>(batch * t) : nullptr;  // (B, T) n_i
+    if (visible) visible_key_counts(cache.mask, batch, t, s, visible);
 
     // One (batch, kv head) per task, so the query heads that share a kv head accumulate into
     // its dk and dv without races.
@@ -267,7 +270,7 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
                 kernels::matmul_tn(w, s, dc, dvw, dvh, dvw, s, dvw, t, Accumulate::yes, nullptr, packing);
                 // weights = normalizer(masked): masked entries have weight 0 and get gradient 0.
                 // The naive softmax has the same weights, so the same Jacobian.
-                normalize_rows_backward(cache.normalizer, w, dw, t, s, s, pointwise ? visible.data() + b * t : nullptr);
+                normalize_rows_backward(cache.normalizer, w, dw, t, s, s, pointwise ? visible + b * t : nullptr);
                 round_span(format, dw, t * s);
                 // masked = scaled + bias  =>  dbias = dmasked (summed over the batch rows below)
                 if (!dscores.empty()) std::copy(dw, dw + t * s, dscores.data() + bh * t * s);

@@ -29,8 +29,9 @@ float* thread_buffer(std::size_t floats) {
     return buffer.data();
 }
 
-// Purposes in use: flash attention's start at kFlashBuffers, the recorded path's below it.
-enum : int { kMathTaskBuffer = 0, kFlashBuffers = 16 };
+// Purposes in use: flash attention's start at kFlashBuffers, the recorded path's below it;
+// kVisibleCounts holds sigmoid's and relu's n_i (B, T) for the call (both paths, one at a time).
+enum : int { kMathTaskBuffer = 0, kVisibleCounts = 1, kFlashBuffers = 16 };
 // A thread outside the default pool (thread_index() past its slots) gets a buffer of its own.
 constexpr int kFallbackPurposeOffset = 1000;
 

@@ -133,9 +133,11 @@ int run_demo(int argc, char** argv) {
     mha.forward(x, nullptr, options, &trace);
 
     const long long only_head = args.get_int("head");
-    std::printf("attnlab demo: %zu tokens, d_model %zu, %zu heads of d_k %zu, %zu key/value heads, pe %s, mask %s, scale %g\n",
+    std::printf("attnlab demo: %zu tokens, d_model %zu, %zu heads of d_k %zu, %zu key/value heads, pe %s, mask %s, scale %g, "
+                "normalizer %s\n",
                 words.size(), config.d_model, config.num_heads, config.head_dim(), config.kv_heads(),
-                std::string(positional_name(pe)).c_str(), mask_kind.c_str(), options.scale.effective(config.head_dim()));
+                std::string(positional_name(pe)).c_str(), mask_kind.c_str(), options.scale.effective(config.head_dim()),
+                std::string(normalizer_name(options.normalizer)).c_str());
     for (Stage s : trace.stages()) {
         const bool keyed = s == Stage::scores || s == Stage::scaled || s == Stage::masked || s == Stage::weights;
         const std::vector<std::string> no_labels;

@@ -58,9 +58,10 @@ RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& train
     const double nan = std::numeric_limits<double>::quiet_NaN();
     out.loss.assign(out.steps.size(), nan);
     out.accuracy.assign(out.steps.size(), nan);
+    out.max_score.assign(out.steps.size(), nan);
 
     Trainer trainer(model, task, trainer_opts);
-    double loss_sum = 0.0, acc_sum = 0.0;
+    double loss_sum = 0.0, acc_sum = 0.0, score_max = 0.0;
     std::size_t in_interval = 0, point = 0;
     const auto start = std::chrono::steady_clock::now();
     StepMetrics m;  // reused: the step writes into it without allocating
@@ -70,6 +71,8 @@ RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& train
         } catch (const ValueError& e) {
             out.failed_step = step;
             out.error = e.what();
+            // The largest score of the steps since the last point: what led up to the failure.
+            if (in_interval > 0) out.max_score[point] = score_max;
             break;
         }
         if (step == 0) {
@@ -80,11 +83,13 @@ RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& train
         out.steps_done = step + 1;
         loss_sum += m.loss;
         acc_sum += m.accuracy;
+        score_max = std::max(score_max, static_cast<double>(m.max_score));
         ++in_interval;
         if (static_cast<double>(out.steps_done) == out.steps[point]) {
             out.loss[point] = loss_sum / static_cast<double>(in_interval);
             out.accuracy[point] = acc_sum / static_cast<double>(in_interval);
-            loss_sum = acc_sum = 0.0;
+            out.max_score[point] = score_max;
+            loss_sum = acc_sum = score_max = 0.0;
             in_interval = 0;
             ++point;
         }

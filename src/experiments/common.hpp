@@ -34,6 +34,8 @@ struct RunOutcome {
     std::vector<double> steps;         // x of the curve: log_every, 2·log_every, ..., steps
     std::vector<double> loss;          // mean training loss over each interval; NaN after a stop
     std::vector<double> accuracy;      // mean training accuracy over each interval; NaN after a stop
+    std::vector<double> max_score;     // largest |scaled score| over each interval (TrainerOptions::track_attention; else 0);
+                                       // at a stop, over the steps done since the last point; NaN after it
     std::size_t steps_done = 0;
     std::optional<std::size_t> failed_step;  // the step whose loss or gradient was not finite
     std::string error;                 // the trainer's message for that step

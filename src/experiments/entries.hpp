@@ -17,5 +17,9 @@ Experiment norm_entry();
 Experiment kv_heads_entry();
 Experiment importance_entry();
 Experiment series_entry();
+Experiment fp16_entry();
+Experiment variants_entry();
+Experiment normalizer_entry();
+Experiment tie_qk_entry();
 
 }  // namespace attnlab::experiments::detail

@@ -127,8 +127,9 @@ const std::vector<Experiment>& experiments() {
     // The order of the article's table (issue 23); a new experiment is one line here.
     static const std::vector<Experiment> all = {
         detail::scaling_entry(),  detail::heads_entry(),      detail::cost_entry(), detail::lstm_entry(),
-        detail::positional_entry(), detail::permutation_entry(), detail::mask_entry(), detail::norm_entry(),
-        detail::kv_heads_entry(), detail::importance_entry(), detail::series_entry(),
+        detail::positional_entry(), detail::permutation_entry(), detail::mask_entry(), detail::fp16_entry(),
+        detail::norm_entry(),     detail::kv_heads_entry(),   detail::variants_entry(), detail::normalizer_entry(),
+        detail::tie_qk_entry(),   detail::importance_entry(), detail::series_entry(),
     };
     return all;
 }

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/core/flop_counter.hpp"
 #include "attnlab/core/thread_pool.hpp"
 #include "kernel_table.hpp"
 
@@ -299,6 +300,7 @@ void matmul_nn(const float* a, std::size_t lda, const float* b, std::size_t ldb,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch,
                const Epilogue& epilogue) {
     check_store_options(bias, epilogue, acc, "matmul_nn");
+    count_multiply_adds(static_cast<std::uint64_t>(m) * n * k);
     gemm<false, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch, epilogue);
 }
 
@@ -306,6 +308,7 @@ void matmul_nt(const float* a, std::size_t lda, const float* b, std::size_t ldb,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch,
                const Epilogue& epilogue) {
     check_store_options(bias, epilogue, acc, "matmul_nt");
+    count_multiply_adds(static_cast<std::uint64_t>(m) * n * k);
     gemm<false, true>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch, epilogue);
 }
 
@@ -313,6 +316,7 @@ void matmul_tn(const float* a, std::size_t lda, const float* b, std::size_t ldb,
                std::size_t m, std::size_t n, std::size_t k, Accumulate acc, const float* bias, float* scratch,
                const Epilogue& epilogue) {
     check_store_options(bias, epilogue, acc, "matmul_tn");
+    count_multiply_adds(static_cast<std::uint64_t>(m) * n * k);
     gemm<true, false>(a, lda, b, ldb, c, ldc, m, n, k, acc, bias, scratch, epilogue);
 }
 

@@ -128,10 +128,13 @@ TEST_P(StepAllocations, EncoderClassifierStepAllocatesNothing) {
     EXPECT_EQ(n, 0u) << "allocations in " << kCountedSteps << " training steps";
 }
 
-TEST_P(StepAllocations, DecoderLmStepAllocatesNothing) {
-    const std::size_t t = GetParam().t, batch = 4, vocab = 13;
+// Allocations of a DecoderLM's counted training steps (rope, T = t, batch 4, vocabulary 13),
+// `normalizer` weighing its attention.
+std::uint64_t decoder_step_allocations(std::size_t t, Normalizer normalizer) {
+    const std::size_t batch = 4, vocab = 13;
     ModelConfig config = tiny(ModelKind::decoder, vocab, t);
     config.positional = PositionalKind::rope;
+    config.normalizer = normalizer;
     Rng rng(3);
     DecoderLM model(config, rng);
     model.train();
@@ -141,12 +144,25 @@ TEST_P(StepAllocations, DecoderLmStepAllocatesNothing) {
     for (auto& y : targets) y = static_cast<std::int32_t>(data.below(vocab));
     AdamW opt;
     const std::vector<ParameterView> params = model.parameters(), grads = model.gradients();
-    const std::uint64_t n = allocations_in_counted_steps([&] {
+    return allocations_in_counted_steps([&] {
         model.zero_grad();
         model.loss_and_backward(tokens, targets);
         opt.step(params, grads, 1e-3f);
     });
-    EXPECT_EQ(n, 0u) << "allocations in " << kCountedSteps << " training steps";
+}
+
+TEST_P(StepAllocations, DecoderLmStepAllocatesNothing) {
+    EXPECT_EQ(decoder_step_allocations(GetParam().t, Normalizer::softmax), 0u)
+        << "allocations in " << kCountedSteps << " training steps";
+}
+
+// Sigmoid and relu weights need each query's visible-key count n_i, forward and backward: kept
+// in a buffer of the calling thread, not a tensor per call.
+TEST_P(StepAllocations, PointwiseNormalizerStepAllocatesNothing) {
+    for (Normalizer normalizer : {Normalizer::sigmoid, Normalizer::relu}) {
+        EXPECT_EQ(decoder_step_allocations(GetParam().t, normalizer), 0u)
+            << normalizer_name(normalizer) << ": allocations in " << kCountedSteps << " training steps";
+    }
 }
 
 // Trainer::step(StepMetrics&) with the default options (attention diagnostics on, clipping,

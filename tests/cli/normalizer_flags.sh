@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # attnlab train with --normalizer and --tie-qk (and demo with --normalizer): both flags are listed by --help (they come from
 # the ModelConfig table), a sigmoid model with tied W_Q = W_K trains, saves and evaluates, its
-# checkpoint records both, and bad values are refused naming the valid ones.
+# checkpoint records both, the demo names its normaliser in its first line, and bad values are
+# refused naming the valid ones.
 # Usage: normalizer_flags.sh <path to the attnlab executable>
 set -euo pipefail
 # Output is captured before grep -q reads it: grep -q stops at the first match, and with pipefail
@@ -22,7 +23,8 @@ grep -a -q '"tie_qk":"true"' "$dir/lm.safetensors" || { echo "no tie_qk in the m
 if grep -a -q 'k_proj' "$dir/lm.safetensors"; then echo "a tied checkpoint stores k_proj"; exit 1; fi
 "$cli" train --task brackets --d-model 16 --heads 2 --layers 1 --ff 32 --steps 5 --quiet --normalizer relu >/dev/null
 
-"$cli" demo --normalizer sigmoid >/dev/null
+out=$("$cli" demo --normalizer sigmoid)
+head -1 <<<"$out" | grep -q "normalizer sigmoid" || { echo "demo's header does not name the normalizer: $(head -1 <<<"$out")"; exit 1; }
 grep -q -- "--normalizer" <<<"$("$cli" demo --help 2>&1)" || { echo "demo --help lacks --normalizer"; exit 1; }
 if err=$("$cli" demo --normalizer tanh 2>&1); then echo "demo accepted tanh"; exit 1; fi
 grep -q "unknown normalizer 'tanh'" <<<"$err" || { echo "unexpected error: $err"; exit 1; }

@@ -201,3 +201,52 @@ TEST(Experiments, RejectBadTrainingOptions) {
     p.train.log_every = 0;
     EXPECT_THROW(ex::run_positional(p), attnlab::ConfigError);
 }
+
+// The four experiments of §2.1, §5.3, §6.3 and §9.1 at toy sizes: two runs, the same numbers
+// (timing cells aside).
+TEST(NewExperiments, AreDeterministic) {
+    auto same = [](const ex::Result& a, const ex::Result& b) {
+        EXPECT_EQ(a.conclusion, b.conclusion);
+        ASSERT_EQ(a.series.size(), b.series.size());
+        for (std::size_t i = 0; i < a.series.size(); ++i) {
+            for (std::size_t l = 0; l < a.series[i].lines.size(); ++l) {
+                const auto &ya = a.series[i].lines[l].y, &yb = b.series[i].lines[l].y;
+                ASSERT_EQ(ya.size(), yb.size());
+                for (std::size_t j = 0; j < ya.size(); ++j) {
+                    EXPECT_TRUE(ya[j] == yb[j] || (std::isnan(ya[j]) && std::isnan(yb[j]))) << a.series[i].name;
+                }
+            }
+        }
+    };
+    ex::Fp16Options f;
+    f.train = tiny(8, 4, 3e-2f);
+    f.train.warmup_steps = 0;
+    same(ex::run_fp16(f), ex::run_fp16(f));
+    ex::VariantsOptions v;
+    v.lengths = {16, 32};
+    v.window = 4;
+    v.block_size = 4;
+    v.repeats = 1;
+    v.train = tiny(6, 3);
+    same(ex::run_variants(v), ex::run_variants(v));
+    ex::NormalizerOptions n;
+    n.length = 4;
+    n.train = tiny(6, 3);
+    same(ex::run_normalizer(n), ex::run_normalizer(n));
+    ex::TieQkOptions t;
+    t.length = 8;
+    t.train = tiny(6, 3);
+    same(ex::run_tie_qk(t), ex::run_tie_qk(t));
+}
+
+TEST(NewExperiments, RejectBadOptions) {
+    ex::Fp16Options f;
+    f.score_scale = 0.0f;
+    EXPECT_THROW(ex::run_fp16(f), attnlab::ConfigError);
+    ex::VariantsOptions v;
+    v.lengths = {2};
+    EXPECT_THROW(ex::run_variants(v), attnlab::ConfigError);
+    ex::NormalizerOptions n;
+    n.normalizers = {"softmax", "tanh"};
+    EXPECT_THROW(ex::run_normalizer(n), attnlab::ConfigError);
+}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <string>
 
@@ -20,6 +21,11 @@ namespace {
 
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+std::string detail_kib(double kib) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "keeps %.1f KiB", kib);
+    return buf;
+}
 
 ex::Result run_quick(const std::string& name) {
     const ex::Experiment& e = ex::find_experiment(name);
@@ -39,7 +45,7 @@ TEST(ExperimentRegistry, ListsEveryExperimentOnceWithParametersThatResolve) {
         EXPECT_NO_THROW(ex::resolve_values(e, {}, true)) << e.name;
     }
     for (const char* name : {"scaling", "heads", "cost", "lstm", "positional", "permutation", "mask", "norm", "kv-heads",
-                             "importance", "series"}) {
+                             "importance", "fp16", "variants", "normalizer", "tie-qk", "series"}) {
         EXPECT_EQ(names.count(name), 1u) << name;
     }
     EXPECT_EQ(&ex::find_experiment("kv_heads"), &ex::find_experiment("kv-heads"));
@@ -121,14 +127,20 @@ TEST(QuickExperiment, HeadsNamesTheBestHeadCountOfEachWidth) {
 TEST(QuickExperiment, CostCountsTheSameWorkForEveryHeadCount) {
     const ex::Result r = run_quick("cost");
     const ex::Table& t = table(r, "cost");
-    const std::size_t fwd = column_index(t, "forward MFLOP");
-    bool same = true;
-    for (const auto& row : t.rows) same = same && row[fwd] == t.rows[0][fwd];
-    EXPECT_TRUE(same);
-    EXPECT_EQ(starts_with(r.conclusion, "the claim held"), same) << r.conclusion;
+    const std::size_t shapes = column_index(t, "forward MFLOP"), fwd = column_index(t, "counted forward MFLOP"),
+                      bwd = column_index(t, "counted backward MFLOP");
+    bool same_fwd = true, same_bwd = true;
+    for (const auto& row : t.rows) {
+        same_fwd = same_fwd && row[fwd] == t.rows[0][fwd];
+        same_bwd = same_bwd && row[bwd] == t.rows[0][bwd];
+        // The engine's count of the forward is the formula's: nothing padded, nothing skipped.
+        EXPECT_EQ(row[fwd], row[shapes]) << "h=" << row[0];
+    }
+    EXPECT_TRUE(same_fwd);
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held for the work:"), same_fwd && same_bwd) << r.conclusion;
     EXPECT_TRUE(contains(r.conclusion, t.rows[0][fwd] + " MFLOP forward")) << r.conclusion;
     // 128 x 64 x 2 sequences: projections 4·B·T·C² = 8.39 M multiply-adds, scores + context 2·B·T²·C = 2.10 M.
-    EXPECT_EQ(t.rows[0][fwd], "20.972");
+    EXPECT_EQ(t.rows[0][shapes], "20.972");
     EXPECT_FALSE(r.timing.empty());
 }
 
@@ -219,4 +231,70 @@ TEST(QuickExperiment, ImportanceVerdictMatchesItsCorrelations) {
     const double wv = value(r, "importance", "weight x ||v W_O||", "mean Spearman vs ablation");
     EXPECT_GT(value(r, "importance", "weight", "queries"), 0.0);
     EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), w < 0.95 && wv >= w) << r.conclusion;
+}
+
+TEST(QuickExperiment, Fp16VerdictMatchesTheStepsItBroke) {
+    const ex::Result r = run_quick("fp16");
+    const std::string half = text(r, "final", "fp16, fp16 softmax", "broke at step");
+    const std::string fixed = text(r, "final", "fp16, fp32 softmax", "broke at step");
+    const bool held = half != "survived" && fixed == "survived";
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), held) << r.conclusion;
+    if (half != "survived") EXPECT_TRUE(contains(r.conclusion, "at step " + half)) << r.conclusion;
+    ASSERT_EQ(r.series.size(), 2u);
+    EXPECT_EQ(r.series[1].name, "max_score");
+    ASSERT_EQ(r.series[1].lines.size(), 3u);
+}
+
+TEST(QuickExperiment, VariantsVerdictMatchesTheLargestLength) {
+    const ex::Result r = run_quick("variants");
+    const ex::Table& t = table(r, "variants");
+    const std::size_t n = column_index(t, "n"), kib = column_index(t, "cache KiB"), acc = column_index(t, "held-out accuracy");
+    const std::string largest = t.rows.back()[n];
+    double full_kib = 0, full_acc = 0;
+    for (const auto& row : t.rows) {
+        if (row[n] == largest && row[1] == "full") {
+            full_kib = std::stod(row[kib]);
+            full_acc = std::stod(row[acc]);
+        }
+    }
+    bool less_accurate = true;
+    for (const auto& row : t.rows) {
+        if (row[n] != largest || row[1] == "full") continue;
+        less_accurate = less_accurate && std::stod(row[acc]) + 5.0 < full_acc;
+        EXPECT_TRUE(contains(r.conclusion, row[1] + " " + row[column_index(t, "counted MFLOP")] + " MFLOP")) << r.conclusion;
+        EXPECT_TRUE(contains(r.conclusion, "cache " + row[kib] + " KiB")) << r.conclusion;
+    }
+    EXPECT_TRUE(contains(r.conclusion, detail_kib(full_kib))) << r.conclusion;
+    if (!less_accurate) EXPECT_FALSE(starts_with(r.conclusion, "the claim held")) << r.conclusion;
+    EXPECT_EQ(table(r, "log_log").rows.size(), 4u);
+}
+
+TEST(QuickExperiment, NormalizerVerdictNamesTheLowestLoss) {
+    const ex::Result r = run_quick("normalizer");
+    const ex::Table& t = table(r, "final");
+    const std::size_t loss = column_index(t, "held-out loss");
+    std::string best;
+    double best_loss = 1e9;
+    for (const auto& row : t.rows) {
+        if (std::stod(row[loss]) < best_loss) {
+            best_loss = std::stod(row[loss]);
+            best = row[0];
+        }
+    }
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), best == "softmax") << r.conclusion;
+    // Softmax rows sum to 1 (up to rounding); the entropy of a row is at most ln(keys it sees).
+    EXPECT_NEAR(value(r, "final", "softmax", "mean row sum"), 1.0, 1e-3);
+    for (const auto& row : t.rows) {
+        EXPECT_LE(std::stod(row[column_index(t, "weight entropy (nats)")]),
+                  std::stod(row[column_index(t, "uniform entropy (nats)")]) + 1e-3) << row[0];
+    }
+}
+
+TEST(QuickExperiment, TieQkVerdictMatchesItsAccuracies) {
+    const ex::Result r = run_quick("tie-qk");
+    const double separate = value(r, "final", "separate", "held-out accuracy");
+    const double tied = value(r, "final", "tied", "held-out accuracy");
+    EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), separate >= tied + 10.0) << r.conclusion;
+    // Tying drops k_proj: one (C, C) weight and its bias per layer.
+    EXPECT_EQ(value(r, "final", "separate", "parameters") - value(r, "final", "tied", "parameters"), 32.0 * 32.0 + 32.0);
 }

@@ -4,9 +4,14 @@
 // Native results: committed JSON (tests/experiments/native/, written by the commands in NATIVE
 // below), and, when build/attnlab exists, the same commands run now. Agreement: the structure
 // (names, columns, row labels, config, command, notes) and every text cell exactly; number cells
-// within 1e-5 + 1e-3·|native| (WebAssembly's kernels sum in another order than AVX2's, so float
-// results agree to rounding, not bit for bit); the conclusion with its numbers masked exactly;
-// wall-time columns ("/s", "(ms)") and the timing line are not compared.
+// within 1e-5 + 1e-3·|native|, fp16's within 4e-3 (RELATIVE below) (WebAssembly's kernels sum in
+// another order than AVX2's, so float results agree to rounding, not bit for bit); the conclusion
+// with its numbers masked exactly; wall-time columns ("/s", "(ms)") and the timing line are not
+// compared. Multiply-adds counted by the engine (core/flop_counter.hpp: columns "counted ...",
+// "work ~ n^x", series "flops") are what the kernels compute, and which kernel path runs (strip
+// padding, the one-tile limits) depends on the ISA's kernel table: they are compared only for their
+// presence, and the conclusions of the experiments built on them (COUNTED below) only for being
+// there.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -20,6 +25,11 @@ const NATIVE_DIR = path.join(ROOT, 'tests/experiments/native');
 const NATIVE = {
   permutation_quick: ['permutation', { quick: true }, ['--quick']],
   cost_quick: ['cost', { quick: true, repeats: 1 }, ['--quick', '--repeats', '1']],
+  fp16_short: ['fp16', { quick: true, steps: 20 }, ['--quick', '--steps', '20']],
+  variants_short: ['variants', { quick: true, steps: 10, lengths: [16, 32], window: 4, blockSize: 4 },
+    ['--quick', '--steps', '10', '--lengths', '16,32', '--window', '4', '--block-size', '4']],
+  normalizer_short: ['normalizer', { quick: true, steps: 20 }, ['--quick', '--steps', '20']],
+  tie_qk_short: ['tie-qk', { quick: true, steps: 20 }, ['--quick', '--steps', '20']],
   scaling_short: ['scaling', { quick: true, steps: 6, logEvery: 2, warmup: 2, dModel: 32, batch: 8, evalBatches: 1, gradientDims: [16, 512] },
     ['--quick', '--steps', '6', '--log-every', '2', '--warmup', '2', '--d-model', '32', '--batch', '8', '--eval-batches', '1', '--gradient-dims', '16,512']],
   series_short: ['series', { quick: true, steps: 6, logEvery: 2, warmup: 2, evalBatches: 1 },
@@ -38,14 +48,27 @@ function nativeNow(name) {
 }
 
 const TIMED = /\/s$|\(ms\)$/;
+const COUNTED_COLUMN = /^counted |^work ~/;
+const COUNTED_SERIES = new Set(['flops']);
+const COUNTED = new Set(['cost', 'variants']);
 const NUMBER = /^-?\d+(\.\d+)?(e[-+]\d+)?%?$/;
-const close = (a, b) => Math.abs(a - b) <= 1e-5 + 1e-3 * Math.abs(b);
+// fp16 emulation rounds activations to 11 significant bits: a float32 difference in the last
+// bit can move a value by one fp16 step (2^-10 relative, 2^-11 at best), and a 2-decimal cell
+// by a digit. Its runs agree within 4e-3 relative (four fp16 steps).
+const RELATIVE = { fp16: 4e-3 };
+let relative = 1e-3;
+const close = (a, b) => Math.abs(a - b) <= 1e-5 + relative * Math.abs(b);
 const maskNumbers = (s) => s.replace(/-?\d+(\.\d+)?(e[-+]\d+)?/g, '#');
 
 function assertSameResult(wasm, native, what) {
+  relative = RELATIVE[native.name] ?? 1e-3;
   for (const key of ['name', 'claim', 'command', 'config', 'notes']) assert.deepEqual(wasm[key], native[key], `${what}: ${key}`);
-  assert.equal(maskNumbers(wasm.conclusion), maskNumbers(native.conclusion), `${what}: conclusion`);
-  assert.equal(wasm.conclusion.split(':')[0], native.conclusion.split(':')[0], `${what}: verdict`);
+  if (!COUNTED.has(native.name)) {
+    assert.equal(maskNumbers(wasm.conclusion), maskNumbers(native.conclusion), `${what}: conclusion`);
+    assert.equal(wasm.conclusion.split(':')[0], native.conclusion.split(':')[0], `${what}: verdict`);
+  } else {
+    assert.ok(wasm.conclusion.length > 0, `${what}: conclusion`);
+  }
   assert.equal(wasm.tables.length, native.tables.length, `${what}: tables`);
   native.tables.forEach((t, i) => {
     const w = wasm.tables[i];
@@ -53,7 +76,7 @@ function assertSameResult(wasm, native, what) {
     assert.deepEqual(w.columns, t.columns, `${what}: ${t.name} columns`);
     assert.equal(w.rows.length, t.rows.length);
     t.rows.forEach((row, r) => row.forEach((cell, c) => {
-      if (TIMED.test(t.columns[c])) return;
+      if (TIMED.test(t.columns[c]) || COUNTED_COLUMN.test(t.columns[c])) return;
       const got = w.rows[r][c];
       const where = `${what}: ${t.name}[${row[0]}][${t.columns[c]}]`;
       if (NUMBER.test(cell) && NUMBER.test(got)) assert.ok(close(parseFloat(got), parseFloat(cell)), `${where}: wasm ${got}, native ${cell}`);
@@ -65,6 +88,7 @@ function assertSameResult(wasm, native, what) {
     const w = wasm.series[i];
     assert.equal(w.name, s.name);
     assert.deepEqual(w.x, s.x);
+    if (COUNTED_SERIES.has(s.name)) return;
     s.lines.forEach((line, l) => {
       assert.equal(w.lines[l].name, line.name);
       line.y.forEach((y, j) => assert.ok(y === null ? w.lines[l].y[j] === null : close(w.lines[l].y[j], y),
@@ -78,7 +102,8 @@ for (const flavour of FLAVOURS) {
     const lab = await loadLab(flavour);
     const list = lab.experiments();
     const names = list.map((e) => e.name);
-    for (const n of ['scaling', 'heads', 'cost', 'lstm', 'positional', 'permutation', 'mask', 'norm', 'kv-heads', 'importance', 'series']) {
+    for (const n of ['scaling', 'heads', 'cost', 'lstm', 'positional', 'permutation', 'mask', 'fp16', 'norm', 'kv-heads',
+      'variants', 'normalizer', 'tie-qk', 'importance', 'series']) {
       assert.ok(names.includes(n), `${n} listed`);
     }
     const cli = path.join(ROOT, 'build', 'attnlab');

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 
 import {
   FLAVOURS, loadLab, readFixture, fixtureNames, mhaFromFixture, optionsFromFixture, maxAbsDiff, sliceMatrix,
-  randomTensor, tensor,
+  randomTensor, tensor, expectError,
 } from './harness.mjs';
 
 const TOL = 1e-5;
@@ -83,7 +83,7 @@ for (const flavour of FLAVOURS) {
     assert.deepEqual(mha.parameterNames().sort(), ['k_proj.bias', 'k_proj.weight', 'out_proj.bias', 'out_proj.weight',
       'q_proj.bias', 'q_proj.weight', 'v_proj.bias', 'v_proj.weight']);
     assert.deepEqual(mha.getParameter('k_proj.weight').shape, [4, 8]);  // (Hkv·D, C)
-    assert.deepEqual(mha.config(), { dModel: 8, numHeads: 4, numKvHeads: 2, headDim: 2, bias: true, kvDim: 8 });
+    assert.deepEqual(mha.config(), { dModel: 8, numHeads: 4, numKvHeads: 2, headDim: 2, bias: true, kvDim: 8, tieQK: false });
     const w = randomTensor([8, 8], 11);
     mha.setParameter('q_proj.weight', w);
     const back = mha.getParameter('q_proj.weight');
@@ -94,6 +94,25 @@ for (const flavour of FLAVOURS) {
     assert.deepEqual(noBias.parameterNames().sort(), ['k_proj.weight', 'out_proj.weight', 'q_proj.weight', 'v_proj.weight']);
     noBias.delete();
     mha.delete();
+  });
+
+  test(`${flavour}: tieQK shares W_Q as W_K: no k_proj, symmetric scores; refused with fewer key heads`, async () => {
+    const lab = await loadLab(flavour);
+    const mha = new lab.MultiHeadAttention({ dModel: 8, numHeads: 2, tieQK: true, seed: 5 });
+    assert.equal(mha.config().tieQK, true);
+    assert.deepEqual(mha.parameterNames().sort(), ['out_proj.bias', 'out_proj.weight', 'q_proj.bias', 'q_proj.weight',
+      'v_proj.bias', 'v_proj.weight']);
+    // q = k for every position, so each head's (unmasked) score matrix equals its transpose.
+    const tr = mha.trace(randomTensor([5, 8], 9), { stages: ['scores'] });
+    for (let h = 0; h < 2; h++) {
+      const s = tr.stage('scores', h);
+      const [T, S] = s.shape;
+      for (let i = 0; i < T; i++) for (let j = 0; j < S; j++) assert.ok(Math.abs(s.data[i * S + j] - s.data[j * S + i]) <= 1e-5 * (1 + Math.abs(s.data[i * S + j])));
+    }
+    tr.delete();
+    mha.delete();
+    expectError(assert, () => new lab.MultiHeadAttention({ dModel: 8, numHeads: 2, numKvHeads: 1, tieQK: true }), /tie_qk/);
+    expectError(assert, () => new lab.MultiHeadAttention({ dModel: 8, tieQK: 'yes' }), /tieQK/);
   });
 
   test(`${flavour}: masks may be a Uint8Array, another typed array, number[] or boolean[]`, async () => {

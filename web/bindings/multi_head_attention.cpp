@@ -167,7 +167,8 @@ public:
     static MultiHeadAttentionBinding* create(val options) {
         return guarded("new MultiHeadAttention", [&] {
             constexpr const char* where = "new MultiHeadAttention";
-            const JsOptions opt(options, {"dModel", "numHeads", "numKvHeads", "bias", "kvDim", "seed"}, where);
+            const JsOptions opt(options, {"dModel", "numHeads", "numKvHeads", "bias", "kvDim", "tieQK", "seed"},
+                                where);
             if (!opt.has("dModel")) fail<ConfigError>(where, ": option 'dModel' is required");
             MultiHeadAttentionConfig config;
             config.d_model = opt.size("dModel", 0);
@@ -175,6 +176,7 @@ public:
             config.num_kv_heads = opt.size("numKvHeads", 0);
             config.bias = opt.boolean("bias", true);
             config.kv_dim = opt.size("kvDim", 0);
+            config.tie_qk = opt.boolean("tieQK", false);
             Rng rng(opt.size("seed", 0));
             auto binding = std::make_unique<MultiHeadAttentionBinding>();
             binding->mha_ = MultiHeadAttention(config, rng);
@@ -194,6 +196,7 @@ public:
         out.set("headDim", c.head_dim());
         out.set("bias", c.bias);
         out.set("kvDim", c.memory_dim());
+        out.set("tieQK", c.tie_qk);
         return out;
     }
 

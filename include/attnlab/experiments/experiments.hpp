@@ -27,6 +27,10 @@
 //   norm         §9.3  deep Pre-LN vs Post-LN, with and without warm-up, at a high learning rate
 //   kv_heads     §3.3  MHA / GQA / MQA: parameters, accuracy, KV-cache bytes per token
 //   importance   §9.2  attention weight vs weight·||v|| vs removing the key: rank correlations
+//   fp16         §6.3  fp16 attention with its softmax in fp16 vs fp32 from a bad init: the step it broke, max scores
+//   variants     §5.3  full / window / block-sparse / linear as n grows: time, memory, long-range accuracy
+//   normalizer   §9.1  softmax / sigmoid / relu weights: loss curves, accuracy, entropy of the weights
+//   tie_qk       §2.1  separate W_Q, W_K vs one tied matrix on k_back: accuracy and where the weights go
 //   series       §7.2  forecasting a periodic series: Transformer (sinusoidal, time-aware) vs LSTM vs seasonal naive
 #pragma once
 
@@ -296,5 +300,77 @@ struct SeriesExperimentOptions {
     TrainingOptions train{600, 16, 3e-3f, 30, 50, 8, 1};
 };
 Result run_series(const SeriesExperimentOptions& options, const ProgressFn& progress = {});
+// §6.3: the same decoder trained from a bad initialisation (scores multiplied by `score_scale`
+// instead of 1/sqrt(D)) at a high learning rate, three ways: attention in fp32; in fp16 with its
+// softmax in fp16 (SoftmaxPrecision::same); in fp16 with its softmax in float32. Table "final":
+// the step each run broke (its loss or gradient turned non-finite) or "survived", its largest
+// attention score and the first curve point past ln 65504 = 11.09. Series "max_score": the largest
+// |scaled score| of each interval, next to "train_loss".
+struct Fp16Options {
+    std::string task = "copy";
+    std::size_t length = 8;
+    std::size_t d_model = 32;
+    std::size_t num_heads = 2;
+    std::size_t num_layers = 1;
+    float score_scale = 0.5f;     // the bad init: twice 1/sqrt(D) = 0.25 (D = 16)
+    bool stable_softmax = false;  // the article's naive exp(s) / Σ exp(s)
+    TrainingOptions train{300, 16, 3e-3f, 0, 10, 4, 1};  // no warm-up: the scores grow from the first step
+};
+Result run_fp16(const Fp16Options& options, const ProgressFn& progress = {});
+
+// §5.3: attention variants as the sequence grows. For each n in `lengths` and each variant (full;
+// window: a sliding window of `window` keys; block_sparse: BigBird blocks of `block_size`;
+// linear: kernelised, O(n)): one causal self-attention layer (B = batch, T = S = n, d_model)
+// timed forward and backward (best of `repeats`) with the bytes its cache keeps for backward
+// (AttentionCache::bytes, LinearAttentionCache::bytes), and a one-block decoder trained on
+// k_back with k = n / 2 (a relation longer than the window), its held-out accuracy.
+struct VariantsOptions {
+    std::vector<std::size_t> lengths{64, 128, 256};
+    std::vector<std::string> variants{"full", "window", "block_sparse", "linear"};
+    std::size_t window = 16;      // W of the window variant
+    std::size_t block_size = 16;  // b of the block_sparse variant (1 window block, 1 global, 1 random)
+    std::size_t d_model = 32;
+    std::size_t num_heads = 2;
+    std::size_t batch = 4;        // of the timed layer
+    std::size_t repeats = 3;
+    TrainingOptions train{150, 8, 1e-2f, 10, 25, 2, 1};
+};
+Result run_variants(const VariantsOptions& options, const ProgressFn& progress = {});
+
+// §9.1: the same decoder trained with each attention normaliser (attention/normalizer.hpp):
+// softmax, sigmoid σ(s − ln n_i), relu max(s, 0) / n_i. Series "train_loss"; table "final":
+// held-out loss and accuracy, and the mean entropy (nats) of the attention rows of the trained
+// model on held-out sequences, each row's weights divided by their sum (sigmoid and relu rows do
+// not sum to 1), against ln of the keys it sees.
+struct NormalizerOptions {
+    std::string task = "reverse";
+    std::size_t length = 6;
+    std::size_t d_model = 32;
+    std::size_t num_heads = 2;
+    std::size_t num_layers = 2;
+    std::vector<std::string> normalizers{"softmax", "sigmoid", "relu"};
+    std::size_t sequences = 8;  // held-out sequences for the entropy
+    TrainingOptions train{300, 16, 3e-3f, 20, 25, 4, 1};
+};
+Result run_normalizer(const NormalizerOptions& options, const ProgressFn& progress = {});
+
+// §2.1: separate W_Q and W_K against one tied matrix (ModelConfig::tie_qk). With Q = K the
+// scores q_i·k_j = (W x_i)·(W x_j) form a Gram matrix: symmetric, and no score of a row exceeds
+// the larger of its two diagonal entries (Cauchy-Schwarz), so a query cannot prefer another key
+// over itself unless that key's vector is longer. k_back (target[t] = x(t − k)) asks exactly for
+// that: attend k positions back, not to yourself. Table "final": held-out accuracy, and on
+// held-out sequences in the last block the mean weight on the query's own position and on
+// position t − k.
+struct TieQkOptions {
+    std::string task = "k_back";
+    std::size_t length = 16;
+    std::size_t k = 3;
+    std::size_t d_model = 32;
+    std::size_t num_heads = 2;
+    std::size_t num_layers = 1;
+    std::size_t sequences = 8;  // held-out sequences for the weights
+    TrainingOptions train{300, 16, 3e-3f, 20, 25, 4, 1};
+};
+Result run_tie_qk(const TieQkOptions& options, const ProgressFn& progress = {});
 
 }  // namespace attnlab::experiments

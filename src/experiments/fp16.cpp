@@ -1,0 +1,180 @@
+// §6.3: half precision has a small range. fp16's largest finite value is 65504, so the naive
+// softmax exp(s) / Σ exp(s) overflows to inf once a score passes ln 65504 = 11.09, and inf / inf is
+// NaN; computed in float32 the same softmax lasts until s = 88.7. The runs below train the same
+// model from the same bad initialisation (scores multiplied by a large factor instead of
+// 1/sqrt(D)) at a high learning rate: attention in fp32, in fp16 with its softmax in fp16, and in
+// fp16 with its softmax in float32 (core/numeric_format.hpp), recording the largest score of
+// every step (the trainer's attention statistics).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attnlab/core/error.hpp"
+#include "attnlab/core/numeric_format.hpp"
+#include "common.hpp"
+#include "entries.hpp"
+
+namespace attnlab::experiments {
+namespace {
+
+constexpr const char* kClaim =
+    "§6.3: an fp16 softmax overflows once the scores grow (exp(s) > 65504 for s > 11.09); computing the softmax in "
+    "fp32 fixes it; watch the largest score";
+
+constexpr double kFp16ExpLimit = 11.09;  // ln 65504: exp(s) beyond fp16's largest finite value
+constexpr double kFp32ExpLimit = 88.72;  // ln 3.4e38: the same for float32
+
+struct Arm {
+    const char* name;
+    Precision precision;
+    SoftmaxPrecision softmax;
+};
+
+// The first curve point whose interval's largest score passed `limit`, as its step (the score
+// passed it at or before that step; a stopped run's last interval ends where it stopped);
+// nullopt if none.
+std::optional<double> first_step_above(const detail::RunOutcome& run, double limit) {
+    for (std::size_t i = 0; i < run.max_score.size(); ++i) {
+        if (std::isfinite(run.max_score[i]) && run.max_score[i] > limit) {
+            return run.failed_step ? std::min(run.steps[i], static_cast<double>(*run.failed_step)) : run.steps[i];
+        }
+    }
+    return std::nullopt;
+}
+
+double largest_finite(const std::vector<double>& y) {
+    double m = 0.0;
+    for (double v : y) {
+        if (std::isfinite(v)) m = std::max(m, v);
+    }
+    return m;
+}
+
+}  // namespace
+
+Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
+    constexpr const char* where = "run_fp16";
+    o.train.validate(where);
+    if (!(o.score_scale > 0.0f) || !std::isfinite(o.score_scale)) {
+        fail<ConfigError>(where, ": score_scale must be positive and finite, got ", o.score_scale);
+    }
+    const auto task = detail::sequence_task(where, o.task, o.length);
+
+    Result r;
+    r.name = "fp16";
+    r.claim = kClaim;
+    r.config = {
+        {"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
+        {"model", detail::format("decoder, %zu layers, d_model %zu, %zu heads, rope, pre-LN", o.num_layers, o.d_model,
+                                 o.num_heads)},
+        {"bad init", detail::format("scores multiplied by %g instead of 1/sqrt(D) = %.3f", static_cast<double>(o.score_scale),
+                                    1.0 / std::sqrt(static_cast<double>(o.d_model / o.num_heads)))},
+        {"softmax", o.stable_softmax ? "stable (each row's max subtracted before exp)"
+                                     : "naive exp(s) / sum exp(s), as written in the article"},
+        {"overflow", detail::format("naive exp overflows fp16 at s > %.2f, float32 at s > %.2f", kFp16ExpLimit, kFp32ExpLimit)}};
+    detail::add_training_config(r, o.train);
+
+    const std::vector<Arm> arms{{"fp32", Precision::fp32, SoftmaxPrecision::fp32},
+                                {"fp16, fp16 softmax", Precision::fp16, SoftmaxPrecision::same},
+                                {"fp16, fp32 softmax", Precision::fp16, SoftmaxPrecision::fp32}};
+    std::vector<std::string> names;
+    std::vector<detail::RunOutcome> runs;
+    Table table{"final",
+                {"run", "broke at step", "largest max score", "max > 11.09 by step", "held-out loss",
+                 "held-out accuracy"},
+                {}};
+    for (std::size_t i = 0; i < arms.size(); ++i) {
+        ModelConfig config = detail::decoder_config(*task, o.d_model, o.num_heads, o.num_layers);
+        config.attention_scale = o.score_scale;
+        config.precision = arms[i].precision;
+        config.softmax_precision = arms[i].softmax;
+        config.stable_softmax = o.stable_softmax;
+        config.validate();
+        Model model(config, o.train.seed);
+        TrainerOptions trainer = detail::trainer_options(o.train);
+        trainer.track_attention = true;  // the largest score of each step
+        names.push_back(arms[i].name);
+        runs.push_back(detail::train_run(model, *task, trainer, o.train, {names.back(), i, arms.size()}, progress));
+        const detail::RunOutcome& run = runs.back();
+        double loss = std::numeric_limits<double>::quiet_NaN(), acc = loss;
+        if (run.failed_step) {
+            r.notes.push_back(names.back() + ": " + run.error);
+        } else {
+            const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
+            loss = e.loss;
+            acc = e.accuracy;
+        }
+        const auto above = first_step_above(run, kFp16ExpLimit);
+        table.rows.push_back({names.back(), run.failed_step ? std::to_string(*run.failed_step) : "survived",
+                              detail::number(largest_finite(run.max_score), 2),
+                              above ? detail::number(*above, 0) : "never", detail::number(loss), detail::percent(acc)});
+    }
+    r.tables.push_back(table);
+    r.series.push_back(detail::loss_series(names, runs));
+    Series scores{"max_score", "step", "largest |scaled score| over the steps since the previous point", runs[0].steps, {}};
+    for (std::size_t i = 0; i < runs.size(); ++i) scores.lines.push_back({names[i], runs[i].max_score});
+    r.series.push_back(scores);
+
+    const detail::RunOutcome &half = runs[1], &fixed = runs[2];
+    const double peak = largest_finite(half.max_score);
+    std::string verdict;
+    if (half.failed_step && !fixed.failed_step) {
+        verdict = detail::format("the claim held: with its softmax in fp16 the run broke at step %zu (largest score "
+                                 "of the steps before it %.2f; naive exp overflows fp16 past %.2f); with the softmax in "
+                                 "fp32 the same run survived all %zu steps (largest score %.2f)",
+                                 *half.failed_step, peak, kFp16ExpLimit, o.train.steps,
+                                 largest_finite(fixed.max_score));
+    } else if (half.failed_step && fixed.failed_step) {
+        verdict = detail::format("the claim did NOT hold: both fp16 runs broke, the fp16 softmax at step %zu and the "
+                                 "fp32 softmax at step %zu (largest score %.2f: past what float32's exp holds, or "
+                                 "the fp16 activations themselves overflowed)",
+                                 *half.failed_step, *fixed.failed_step, largest_finite(fixed.max_score));
+    } else {
+        verdict = detail::format(
+            "the claim did NOT show: the fp16 softmax run survived all %zu steps (largest |score| %.2f%s)", o.train.steps,
+            peak,
+            peak <= kFp16ExpLimit ? ", never past 11.09"
+            : o.stable_softmax    ? ": the stable softmax subtracts the row max before exp"
+                                  : ", past 11.09 in absolute value only: a large negative score underflows exp to 0, "
+                                    "only a positive one overflows");
+    }
+    r.conclusion = verdict;
+    return r;
+}
+
+Experiment detail::fp16_entry() {
+    const Fp16Options o;
+    Experiment e;
+    e.name = "fp16";
+    e.section = "§6.3";
+    e.claim = kClaim;
+    e.summary = "fp32 / fp16 with an fp16 softmax / fp16 with an fp32 softmax from a bad init at a high learning rate: "
+                "the step it broke, the max-score curve";
+    e.parameters = {
+        text_parameter("task", o.task, sequence_task_names(), "task"),
+        integer_parameter("length", o.length, 1, 512, "task length"),
+        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
+        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
+        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
+        number_parameter("score-scale", o.score_scale, 1e-3, 1e3, "the bad init: scores multiplied by this instead of 1/sqrt(D)"),
+        text_parameter("softmax", o.stable_softmax ? "stable" : "naive", {"naive", "stable"},
+                       "naive exp(s)/sum exp(s) (overflows) or stable (row max subtracted)"),
+    };
+    detail::add_training_parameters(e.parameters, o.train);
+    e.quick = {{"steps", "80"}, {"lr", "0.004"}, {"log-every", "5"}, {"warmup", "0"}, {"eval-batches", "2"}};
+    e.run = [](const Values& v, const ProgressFn& progress) {
+        Fp16Options o;
+        o.task = v.text("task");
+        o.length = v.size("length");
+        o.d_model = v.size("d-model");
+        o.num_heads = v.size("heads");
+        o.num_layers = v.size("layers");
+        o.score_scale = v.number("score-scale");
+        o.stable_softmax = v.text("softmax") == "stable";
+        o.train = detail::training_from(v);
+        return run_fp16(o, progress);
+    };
+    return e;
+}
+
+}  // namespace attnlab::experiments
