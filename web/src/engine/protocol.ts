@@ -2,7 +2,7 @@
 // Everything that crosses is plain data: tensors as { shape, data: Float32Array } with the
 // Float32Arrays transferred, never views into WASM memory. Engine types come from the module's
 // own declarations (web/attnlab.d.ts); this file declares only what the page adds to them.
-import type { Flavour, ModelConfig, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
+import type { AttentionGradients, Flavour, StageNumerics, ModelConfig, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
 
 export type { Tensor };
 
@@ -39,6 +39,19 @@ export interface TraceRequest {
   window?: number;
   /** G: with a window, the first G positions see and are seen by every token; 0 or absent = none. */
   globalTokens?: number;
+  /** Cross-attention: (S, C) the context's embeddings, which K and V are projected from; null or absent = self-attention. */
+  memory?: Tensor | null;
+  /** The weights' normaliser; absent = softmax. */
+  normalizer?: 'softmax' | 'sigmoid' | 'relu';
+  /** The emulated number format; absent = fp32. */
+  precision?: 'fp32' | 'fp16' | 'bf16';
+}
+
+/** The backward steps' loss: pull output row `lossRow` towards `target` (the embedding of token `targetToken`). */
+export interface BackwardResult extends Omit<AttentionGradients, 'grads'> {
+  targetToken: number;
+  target: Tensor;
+  grads: Record<string, Tensor>;
 }
 
 /** A stage as recorded by the engine: one tensor per head (or a single entry for whole-width stages). */
@@ -78,6 +91,12 @@ export interface TraceResult {
   scaleFactor: number;
   /** Wall time of the engine calls in the worker. */
   elapsedMs: number;
+  /** The walkthrough's backward steps: the engine's gradients under ½‖y_r − target‖² (lab.attentionGradients); absent for a lab model's layer. */
+  backward?: BackwardResult | null;
+  /** The engine's numerics of each recorded stage (Trace.numerics: max |value|, ±∞, NaN, flushed counts). */
+  numerics?: Partial<Record<string, StageNumerics>>;
+  /** The weights of the same layer under each normaliser, per head (the softmax step's side-by-side). */
+  normalizerWeights?: Record<'softmax' | 'sigmoid' | 'relu', StageData>;
 }
 
 // ---- training (issue 4's Model / Task / Trainer contract) ----
@@ -105,7 +124,10 @@ export interface LabSettings {
 }
 
 /** The per-step numbers the lab plots (the engine's StepMetrics without its arrays). */
-export type StepMetrics = Pick<EngineStepMetrics, 'step' | 'loss' | 'accuracy' | 'gradNorm' | 'maxScore' | 'ms'>;
+export type StepMetrics = Pick<EngineStepMetrics, 'step' | 'loss' | 'accuracy' | 'gradNorm' | 'maxScore' | 'ms'> & {
+  /** (L·H) mean attention entropy per head, layer-major (nats), as a plain array; empty for an LSTM. */
+  headEntropy?: number[];
+};
 
 export interface AttentionMaps {
   /** [layers, heads, T, T] */

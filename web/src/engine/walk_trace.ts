@@ -1,7 +1,7 @@
 // Walkthrough traces, computed in the engine worker: one attention call with seeded random weights
 // (MultiHeadAttention.trace), or one layer of the lab's model (Model.trace), as a TraceResult.
 import type { AttnLab, StageName, Trace } from '../../attnlab';
-import type { StageData, Tensor, TraceRequest, TraceResult } from './protocol';
+import type { BackwardResult, StageData, Tensor, TraceRequest, TraceResult } from './protocol';
 import type { TrainingSession } from './training_engine';
 
 /** Copies an engine tensor into a Float32Array the worker owns (the binding already copies; this makes transfer safe). */
@@ -38,6 +38,9 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
       positional: req.positional,
       window: req.window ?? 0,
       globalTokens: req.globalTokens ?? 0,
+      memory: req.memory ?? null,
+      normalizer: req.normalizer ?? 'softmax',
+      precision: req.precision ?? 'fp32',
     };
     const tr = mha.trace(req.x, options);
     deletables.push(tr);
@@ -45,6 +48,13 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
     const stages: Record<string, StageData> = {};
     for (const name of stageNames) stages[name] = readStage(tr, name, PER_HEAD);
 
+    const numerics = tr.numerics();
+    const normalizerWeights = {} as Record<'softmax' | 'sigmoid' | 'relu', StageData>;
+    for (const n of ['softmax', 'sigmoid', 'relu'] as const) {
+      const tn = mha.trace(req.x, { ...options, normalizer: n, stages: ['weights'] });
+      deletables.push(tn);
+      normalizerWeights[n] = readStage(tn, 'weights', PER_HEAD);
+    }
     const tr2 = mha.trace(req.x, { ...options, scale: false, stages: ['scaled', 'weights'] });
     deletables.push(tr2);
     const unscaled = { scaled: readStage(tr2, 'scaled', PER_HEAD), weights: readStage(tr2, 'weights', PER_HEAD) };
@@ -59,7 +69,12 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
     const parameters: Record<string, Tensor> = {};
     for (const name of mha.parameterNames()) parameters[name] = own(mha.getParameter(name));
     const D = req.dModel / req.numHeads;
+    // The backward steps run in float32 (the gradients of the emulated formats are the engine's too, but not shown).
+    const backward = gradients(lab, req, { ...options, precision: undefined });
     return {
+      backward,
+      numerics,
+      normalizerWeights,
       request: req,
       stageNames,
       stages,
@@ -72,6 +87,19 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
   } finally {
     for (const d of deletables.reverse()) d.delete();
   }
+}
+
+/**
+ * The backward steps' numbers: the last token's output pulled towards the first token's
+ * embedding, L = ½‖y_{T-1} − x_0‖², every gradient from the engine (lab.attentionGradients).
+ */
+function gradients(lab: AttnLab, req: TraceRequest, options: { causal: boolean; keyPaddingMask: { shape: number[]; data: Uint8Array } | null; scale: boolean; positional: TraceRequest['positional']; window: number; globalTokens: number; memory: Tensor | null; normalizer: 'softmax' | 'sigmoid' | 'relu'; precision?: string }): BackwardResult | null {
+  if (typeof lab.attentionGradients !== 'function') return null; // an engine built before the binding
+  const [T, C] = req.x.shape;
+  const target = { shape: [C], data: new Float32Array(req.x.data.subarray(0, C)) };
+  const { precision: _precision, ...fp32 } = options;
+  const g = lab.attentionGradients({ dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, seed: req.seed }, req.x, { ...fp32, lossRow: T - 1, target });
+  return { ...g, targetToken: 0, target };
 }
 
 /** Row softmax of a (T, S) matrix, -inf entries weigh 0 (the scaling step's "unscaled" picture). */
