@@ -165,7 +165,7 @@ export class TrainingSession {
   step(n: number): StepMetrics {
     const m = this.trainer.step(n);
     this.lastStep = this.offset + m.step;
-    return { step: this.lastStep, loss: m.loss, accuracy: m.accuracy, gradNorm: m.gradNorm, maxScore: m.maxScore, ms: m.ms };
+    return { step: this.lastStep, loss: m.loss, accuracy: m.accuracy, gradNorm: m.gradNorm, maxScore: m.maxScore, ms: m.ms, headEntropy: Array.from(m.headEntropy ?? []) };
   }
 
   evaluate(batches: number) {

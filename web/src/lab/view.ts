@@ -5,7 +5,9 @@ import type { LabSettings, TryResult } from '../engine/protocol';
 import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
 import * as actions from './actions';
-import { renderCurve } from './charts';
+import { linkCharts, renderCurve } from './charts';
+import { renderTrainingCurves } from './curves';
+import { mountCompare, renderCompare } from './compare';
 import { onLang, span, t as tr, translate } from '../i18n';
 import { ARCHITECTURES, labProblems, rangeLabel, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
 import { labStore, type LabState } from './state';
@@ -56,6 +58,7 @@ export function mountLab(root: HTMLElement) {
         <span class="lab-stats"></span>
       </div>
       <div class="curves"></div>
+      <section class="compare"></section>
       <h3>${span('lab.maps')} <span class="muted maps-note"></span></h3>
       <p class="maps-none muted" hidden data-i18n="lab.mapsNone">${tr('lab.mapsNone')}</p>
       <div class="lab-maps"></div>
@@ -71,6 +74,7 @@ export function mountLab(root: HTMLElement) {
 
   const el = <T extends Element>(sel: string) => root.querySelector<T>(sel)!;
   const form = el<HTMLFormElement>('form.lab-settings');
+  mountCompare(el<HTMLElement>('section.compare'));
 
   const readForm = (): LabSettings => {
     // Each element's own value: FormData would skip the disabled ones (an LSTM's Transformer-only
@@ -140,7 +144,18 @@ export function mountLab(root: HTMLElement) {
     } else if (act === 'try') {
       const text = (el<HTMLFormElement>('form.try').elements.namedItem('prompt') as HTMLInputElement).value;
       await actions.tryModel(text, tryText, tryLength);
-    }
+    } else if (act === 'variant-scale' || act === 'variant-norm') {
+      // One click: the same settings with one switch flipped, trained from scratch (a new model).
+      const s = labStore.get().settings;
+      const settings = act === 'variant-scale' ? { ...s, scale: !s.scale } : { ...s, norm: s.norm === 'pre' ? ('post' as const) : ('pre' as const) };
+      writeForm(settings);
+      actions.changeSettings(settings);
+      void actions.train();
+    } else if (act === 'runs-clear') actions.clearRuns();
+  });
+  el<HTMLElement>('section.compare').addEventListener('change', (ev) => {
+    const id = (ev.target as HTMLInputElement).dataset.compare;
+    if (id) actions.toggleCompare(Number(id));
   });
 
   el<HTMLInputElement>('input[name="checkpoint"]').addEventListener('change', async (ev) => {
@@ -267,6 +282,7 @@ export function mountLab(root: HTMLElement) {
     // Curves and maps redraw only when their data changed: metrics arrive ten times a second, and
     // re-joining every map cell (with its transition) each time costs long main-thread tasks.
     if (!prev || s.metrics !== prev.metrics || total !== actions.runTarget(prev)) later('curves', renderCurves);
+    if (!prev || s.runs !== prev.runs || s.compare !== prev.compare || changed('phase') || changed('settings')) later('compare', (st) => renderCompare(el<HTMLElement>('section.compare'), st));
     if (!prev || s.maps !== prev.maps || s.mapsStep !== prev.mapsStep || changed('model') || changed('settings')) later('maps', renderMaps);
     const out = el<HTMLElement>('.try-out');
     out.textContent = s.tryOutput?.text ?? '';
@@ -293,6 +309,7 @@ export function mountLab(root: HTMLElement) {
     const acc = s.metrics.map((m) => ({ step: m.step, value: m.accuracy }));
     renderCurve(curves, 'loss', tr('lab.loss'), loss, total, { log: true, color: '#542788' });
     renderCurve(curves, 'accuracy', tr('lab.accuracy'), acc, total, { max: 1, color: '#e08214' });
+    renderTrainingCurves(curves, s.metrics, s.model?.settings ?? s.settings, total);
   }
 
   /** One row of heads per layer; keys along the bottom, queries down the first head's side. */
@@ -349,6 +366,7 @@ export function mountLab(root: HTMLElement) {
     drawLayer(0);
   }
 
+  linkCharts(el<HTMLElement>('.curves'));
   // Charts take their host's width: redraw them when it changes (e.g. the lab tab is shown).
   let curvesWidth = 0;
   new ResizeObserver(() => {
