@@ -734,6 +734,22 @@ export interface GradientOptions {
   target: Tensor;
 }
 
+/** One step of lab.kvCacheSteps: token t against the cache. */
+export interface KvCacheStep {
+  t: number;
+  /** {shape: [1, t+1]} per query head: the new query's weights over the cached keys (empty for linear attention). */
+  weights: Tensor[];
+  /** Tokens the cache holds after the step. */
+  cacheLength: number;
+  /** Floats the cache holds: K and V rows (grows by 2·Hkv·D per token), or linear attention's constant state. */
+  cacheFloats: number;
+  /** {shape: [1, C]} the step's output row. */
+  output: Tensor;
+  /** Multiply-adds of this step with the cache, and of recomputing all t+1 rows. */
+  macsCached: number;
+  macsRecompute: number;
+}
+
 /** Every intermediate gradient of one attention call under L = ½‖y_r − target‖²; per-head entries are arrays by head. */
 export interface AttentionGradients {
   loss: number;
@@ -765,4 +781,8 @@ export interface AttentionGradients {
 
 export interface AttnLab {
   attentionGradients(layer: GradientLayer, x: Tensor, options: GradientOptions): AttentionGradients;
+  /** The Trainer's attention diagnostics of one forward of the same layer: largest |scaled score|, mean row entropy per head (nats). */
+  /** Generates x's rows one at a time through one KV cache (causal self-attention); one entry per step. */
+  kvCacheSteps(layer: GradientLayer, x: Tensor, options?: { variant?: 'full' | 'linear' }): KvCacheStep[];
+  attentionStats(layer: GradientLayer, x: Tensor, options?: Omit<GradientOptions, 'lossRow' | 'target'>): { maxAbsScore: number; meanEntropy: Tensor };
 }
