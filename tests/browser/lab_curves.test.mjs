@@ -55,3 +55,34 @@ test('a pointer over the loss chart reads the same step on every chart, equal to
   await page.mouse.move(0, 0);
   await page.waitForFunction(() => document.querySelector('.curves').dataset.step === undefined);
 });
+
+test('the head view draws one line per (query, key) weighted by the engine’s attention map of the chosen layer and head', async () => {
+  const view = page.locator('section.head-view');
+  await view.waitFor({ state: 'visible' });
+  for (const [layer, head] of [[0, 0], [1, 1]]) {
+    await page.selectOption('select[name="hvLayer"]', String(layer));
+    await page.selectOption('select[name="hvHead"]', String(head));
+    await page.waitForFunction(([l, h]) => {
+      const svg = document.querySelector('section.head-view svg');
+      return svg.dataset.layer === String(l) && svg.dataset.head === String(h);
+    }, [layer, head]);
+    const r = await page.evaluate(([l, h]) => {
+      const m = window.__attnlab.lab().maps;
+      const [, H, T] = m.shape;
+      const off = (l * H + h) * T * T;
+      const lines = Array.from(document.querySelectorAll('section.head-view line.attn'), (e) => ({ i: Number(e.dataset.i), j: Number(e.dataset.j), w: Number(e.dataset.w), opacity: Number(e.getAttribute('stroke-opacity')) }));
+      return { T, lines, want: Array.from(m.data.subarray(off, off + T * T)), labels: Array.from(document.querySelectorAll('section.head-view text.tok-q'), (e) => e.textContent) };
+    }, [layer, head]);
+    assert.equal(r.lines.length, r.T * r.T);
+    assert.equal(r.labels.length, r.T);
+    for (const l of r.lines) {
+      assert.equal(Math.fround(l.w), r.want[l.i * r.T + l.j], `line ${l.i}→${l.j} weight`);
+      assert.ok(Math.abs(l.opacity - l.w) < 1e-6);
+    }
+  }
+  await page.locator('section.head-view text.tok-q[data-index="1"]').hover();
+  const visible = await page.$$eval('section.head-view line.attn', (ls) => ls.filter((l) => l.getAttribute('visibility') !== 'hidden').map((l) => Number(l.dataset.i)));
+  assert.ok(visible.length > 0 && visible.every((i) => i === 1), 'hovering query 1 keeps only its lines');
+  await view.scrollIntoViewIfNeeded();
+  await screenshot(page, 'lab-head-view');
+});

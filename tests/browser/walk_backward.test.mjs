@@ -170,7 +170,7 @@ test('each backward step shows the engine’s gradients exactly (hover values), 
   const { page } = ctx;
   const ref = await reference(page);
   const first = await page.evaluate(() => window.__attnlab.walk().trace && document.querySelectorAll('nav.steps button[data-step]').length);
-  assert.equal(first, 17, 'eleven forward steps and six backward ones');
+  assert.equal(first, 18, 'eleven forward steps, six backward ones and the KV cache');
   for (let k = 11; k < 17; k++) {
     await page.locator(`nav.steps button[data-step="${k}"]`).click();
     await page.waitForFunction((n) => window.__attnlab.walk().step === n, k);

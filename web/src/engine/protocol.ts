@@ -2,7 +2,7 @@
 // Everything that crosses is plain data: tensors as { shape, data: Float32Array } with the
 // Float32Arrays transferred, never views into WASM memory. Engine types come from the module's
 // own declarations (web/attnlab.d.ts); this file declares only what the page adds to them.
-import type { AttentionGradients, Flavour, StageNumerics, ModelConfig, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
+import type { AttentionGradients, Flavour, KvCacheStep, StageNumerics, ModelConfig, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
 
 export type { Tensor };
 
@@ -95,6 +95,8 @@ export interface TraceResult {
   backward?: BackwardResult | null;
   /** The engine's numerics of each recorded stage (Trace.numerics: max |value|, ±∞, NaN, flushed counts). */
   numerics?: Partial<Record<string, StageNumerics>>;
+  /** Generation token by token through a KV cache (softmax) and through linear attention's state (lab.kvCacheSteps); self-attention only. */
+  kvCache?: { full: KvCacheStep[]; linear: KvCacheStep[] } | null;
   /** The weights of the same layer under each normaliser, per head (the softmax step's side-by-side). */
   normalizerWeights?: Record<'softmax' | 'sigmoid' | 'relu', StageData>;
 }

@@ -49,6 +49,12 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
     for (const name of stageNames) stages[name] = readStage(tr, name, PER_HEAD);
 
     const numerics = tr.numerics();
+    // Generation through a KV cache, of the layer's recorded input x (positions added, if any; no RoPE).
+    const layer = { dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, seed: req.seed };
+    const kvCache =
+      typeof lab.kvCacheSteps === 'function' && !req.memory && req.positional !== 'rope'
+        ? { full: lab.kvCacheSteps(layer, stages.x.heads[0], { variant: 'full' }), linear: lab.kvCacheSteps(layer, stages.x.heads[0], { variant: 'linear' }) }
+        : null;
     const normalizerWeights = {} as Record<'softmax' | 'sigmoid' | 'relu', StageData>;
     for (const n of ['softmax', 'sigmoid', 'relu'] as const) {
       const tn = mha.trace(req.x, { ...options, normalizer: n, stages: ['weights'] });
@@ -75,6 +81,7 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
       backward,
       numerics,
       normalizerWeights,
+      kvCache,
       request: req,
       stageNames,
       stages,

@@ -434,6 +434,22 @@ export const en = {
   'fig.wnorm.w': 'weight w_ij',
   'fig.wnorm.norm': '‖v_j‖',
   'fig.wnorm.prod': 'w_ij · ‖v_j‖',
+  'lab.headView.title': 'Head view: each line joins a query token (left) to a key token (right), as thick and dark as its attention weight',
+  'lab.headView.layer': 'layer',
+  'lab.headView.head': 'head',
+  // ---- walkthrough: generation with a KV cache (issue 25) ----
+  'walk.steps.generation': 'Generation',
+  'step.kvCache.title': 'Generating with a KV cache',
+  'step.kvCache.caption': 'token {t} (“{token}”): one query row against the {t}+1 cached keys',
+  'step.kvCache.explain':
+    '<p>A decoder generates one token at a time. Each new token needs only its own query row: the keys and values of the earlier tokens do not change (causal attention), so they are kept in a cache that grows by one row per token. A step then costs one row against the cache instead of recomputing every row, and the saving grows with the length.</p><p>Linear attention keeps no rows at all: its state Σφ(k)vᵀ and Σφ(k) has the same size at every step, like an RNN’s. The numbers are the engine’s forward_incremental on this layer’s input (causal, positions as in x).</p>',
+  'step.kvCache.none': 'The KV cache step runs on self-attention without RoPE (the random-weights layer): clear the context sentence and pick positions none or sinusoidal.',
+  'fig.kv.cache': 'K cache',
+  'fig.kv.query': 'new query {t} (“{token}”): weights',
+  'fig.kv.sizes': 'Cache after this step: {full} floats for K and V of {rows} tokens; linear attention’s state: {linear} floats, the same at every step.',
+  'fig.kv.cached': 'with cache (multiply-adds)',
+  'fig.kv.recompute': 'recompute all rows',
+  'fig.kv.linearCost': 'linear attention step',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

@@ -434,4 +434,20 @@ export const zh: Strings = {
   'fig.wnorm.w': '权重 w_ij',
   'fig.wnorm.norm': '‖v_j‖',
   'fig.wnorm.prod': 'w_ij · ‖v_j‖',
+  'lab.headView.title': '头视图：每条线把左侧的查询词元连到右侧的键词元，线越粗越深，注意力权重越大',
+  'lab.headView.layer': '层',
+  'lab.headView.head': '头',
+  // ---- walkthrough: generation with a KV cache (issue 25) ----
+  'walk.steps.generation': '生成',
+  'step.kvCache.title': '用 KV 缓存生成',
+  'step.kvCache.caption': '词元 {t}（“{token}”）：一行查询对 {t}+1 个缓存的键',
+  'step.kvCache.explain':
+    '<p>解码器一次生成一个词元。每个新词元只需要自己的一行查询：前面词元的键和值不会改变（因果注意力），所以把它们存进缓存，每生成一个词元缓存增加一行。于是每一步只需一行查询与缓存做计算，而不必重算所有行，序列越长，节省越多。</p><p>线性注意力完全不保存这些行：它的状态 Σφ(k)vᵀ 和 Σφ(k) 在每一步大小都相同，就像 RNN 的隐状态。这些数字来自引擎在本层输入上的 forward_incremental（因果，位置编码与 x 相同）。</p>',
+  'step.kvCache.none': 'KV 缓存这一步只适用于不带 RoPE 的自注意力（随机权重的层）：请清空上下文句子，并把位置设为“无”或正弦位置编码。',
+  'fig.kv.cache': 'K 缓存',
+  'fig.kv.query': '新查询 {t}（“{token}”）：权重',
+  'fig.kv.sizes': '这一步之后缓存中有 {rows} 个词元的 K 和 V，共 {full} 个浮点数；线性注意力的状态为 {linear} 个浮点数，每一步都相同。',
+  'fig.kv.cached': '使用缓存（乘加次数）',
+  'fig.kv.recompute': '重算所有行',
+  'fig.kv.linearCost': '线性注意力一步',
 };

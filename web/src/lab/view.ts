@@ -8,7 +8,8 @@ import * as actions from './actions';
 import { linkCharts, renderCurve } from './charts';
 import { renderTrainingCurves } from './curves';
 import { mountCompare, renderCompare } from './compare';
-import { onLang, span, t as tr, translate } from '../i18n';
+import { mountHeadView, renderHeadView, type HeadViewState } from './head_view';
+import { attr, onLang, span, t as tr, translate } from '../i18n';
 import { ARCHITECTURES, labProblems, rangeLabel, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
 import { labStore, type LabState } from './state';
 import { tryHint } from './try_input';
@@ -61,7 +62,7 @@ export function mountLab(root: HTMLElement) {
       <section class="compare"></section>
       <h3>${span('lab.maps')} <span class="muted maps-note"></span></h3>
       <p class="maps-none muted" hidden data-i18n="lab.mapsNone">${tr('lab.mapsNone')}</p>
-      <div class="lab-maps"></div>
+      <div class="lab-maps-row"><div class="lab-maps"></div><section class="head-view" hidden ${attr('aria-label', 'lab.headView.title')}></section></div>
       <h3 data-i18n="lab.try">${tr('lab.try')}</h3>
       <form class="try" onsubmit="return false">
         <input name="prompt" type="text" spellcheck="false" />
@@ -75,6 +76,11 @@ export function mountLab(root: HTMLElement) {
   const el = <T extends Element>(sel: string) => root.querySelector<T>(sel)!;
   const form = el<HTMLFormElement>('form.lab-settings');
   mountCompare(el<HTMLElement>('section.compare'));
+  let headPick: HeadViewState = { layer: 0, head: 0 };
+  mountHeadView(el<HTMLElement>('section.head-view'), (pick) => {
+    headPick = pick;
+    renderHeadView(el<HTMLElement>('section.head-view'), labStore.get().maps, headPick);
+  });
 
   const readForm = (): LabSettings => {
     // Each element's own value: FormData would skip the disabled ones (an LSTM's Transformer-only
@@ -319,12 +325,14 @@ export function mountLab(root: HTMLElement) {
     const lstm = (s.model?.settings ?? s.settings).architecture === 'lstm';
     el<HTMLElement>('.maps-none').hidden = !lstm;
     if (lstm) {
+      el<HTMLElement>('section.head-view').hidden = true;
       el<HTMLElement>('.maps-note').textContent = '';
       maps.replaceChildren();
       delete maps.dataset.geometry;
       return;
     }
     el<HTMLElement>('.maps-note').textContent = !s.maps ? '' : s.mapsStep > 0 ? tr('lab.maps.after', { step: s.mapsStep }) : tr('lab.maps.before');
+    renderHeadView(el<HTMLElement>('section.head-view'), s.maps, headPick);
     if (!s.maps) {
       maps.replaceChildren();
       delete maps.dataset.geometry;

@@ -6,7 +6,7 @@ import { walkFromUrl, walkToUrl } from './url';
 import { cellSize } from './layout';
 import { SPEEDS, walkStore, type WalkState } from './state';
 import type { StepContext } from './step';
-import { FIRST_BACKWARD_STEP, STEPS } from './steps';
+import { FIRST_BACKWARD_STEP, FIRST_GENERATION_STEP, STEPS } from './steps';
 import { labStore, type LabState } from '../lab/state';
 import { taskLabel } from '../lab/settings';
 import { attr, onLang, span, t, translate } from '../i18n';
@@ -102,7 +102,7 @@ export function mountWalkthrough(root: HTMLElement) {
         <ul class="notices" aria-live="polite"></ul>
       </form>
       <nav class="steps" ${attr('aria-label', 'walk.aria.steps')}>
-        <ol>${STEPS.map((_, i) => `${i === FIRST_BACKWARD_STEP ? `<li class="steps-part" aria-hidden="true" data-i18n="walk.steps.backward">${t('walk.steps.backward')}</li>` : ''}<li${i >= FIRST_BACKWARD_STEP ? ' class="backward"' : ''}><button type="button" data-step="${i}"><span class="n">${i + 1}</span><span class="t"></span></button></li>`).join('')}</ol>
+        <ol>${STEPS.map((_, i) => `${i === FIRST_BACKWARD_STEP ? `<li class="steps-part" aria-hidden="true" data-i18n="walk.steps.backward">${t('walk.steps.backward')}</li>` : ''}${i === FIRST_GENERATION_STEP ? `<li class="steps-part" aria-hidden="true" data-i18n="walk.steps.generation">${t('walk.steps.generation')}</li>` : ''}<li${i >= FIRST_BACKWARD_STEP && i < FIRST_GENERATION_STEP ? ' class="backward"' : ''}><button type="button" data-step="${i}"><span class="n">${i + 1}</span><span class="t"></span></button></li>`).join('')}</ol>
       </nav>
     </aside>
   </div>`;

@@ -17,6 +17,7 @@ import { backWeightedSumStep } from './14_back_weighted_sum';
 import { backSoftmaxStep } from './15_back_softmax';
 import { backQkvStep } from './16_back_qkv';
 import { backParamsStep } from './17_back_params';
+import { kvCacheStep } from './18_kv_cache';
 
 export const STEPS: Step[] = [
   tokensStep,
@@ -37,7 +38,11 @@ export const STEPS: Step[] = [
   backSoftmaxStep,
   backQkvStep,
   backParamsStep,
+  // Generation: the same layer producing one token at a time through a KV cache.
+  kvCacheStep,
 ];
 
 /** Index of the first backward step (the step list's second part). */
 export const FIRST_BACKWARD_STEP = STEPS.indexOf(backLossStep);
+/** Index of the generation step (the step list's third part). */
+export const FIRST_GENERATION_STEP = STEPS.indexOf(kvCacheStep);
