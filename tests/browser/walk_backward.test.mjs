@@ -6,20 +6,17 @@
 //   node --test tests/browser/walk_backward.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readMatrix, screenshot, settle, useWalkthroughPage } from './support.mjs';
+import { readMatrix, screenshot, settle, useWalkthroughPage, loadReferenceEngine } from './support.mjs';
 
 const ctx = useWalkthroughPage({ isolation: true });
 
 /** The page's request, and the engine's gradients and finite differences for it, from a separate single-threaded engine. */
 async function reference(page) {
+  await loadReferenceEngine(page);
   return page.evaluate(async () => {
     const s = window.__attnlab.walk();
     const req = s.trace.request;
     const bw = s.trace.backward;
-    if (!window.__refLab) {
-      const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
-      window.__refLab = await loadAttnLab({ flavour: 'single' });
-    }
     const lab = window.__refLab;
     const [T, C] = req.x.shape;
     const layer = { dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, seed: req.seed };

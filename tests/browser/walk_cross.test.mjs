@@ -6,32 +6,21 @@
 //   node --test tests/browser/walk_cross.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareMatrix, readMatrix, screenshot, settle, useWalkthroughPage } from './support.mjs';
+import { compareMatrix, readMatrix, screenshot, settle, useWalkthroughPage, loadReferenceEngine } from './support.mjs';
 
 const ctx = useWalkthroughPage({ isolation: true });
 const QUERY = 'I love you';
 const CONTEXT = 'we sat on the river bank';
 
 async function reference(page) {
+  await loadReferenceEngine(page);
   return page.evaluate(async () => {
     const s = window.__attnlab.walk();
     const req = s.trace.request;
-    if (!window.__refLab) {
-      const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
-      window.__refLab = await loadAttnLab({ flavour: 'single' });
-    }
     const lab = window.__refLab;
     const mha = new lab.MultiHeadAttention({ dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, bias: true, seed: req.seed });
     const tr = mha.trace(req.x, { memory: req.memory, scale: req.scale });
-    const out = {};
-    for (const name of tr.stageNames()) {
-      const perHead = !['x', 'concat', 'output'].includes(name);
-      out[name] = [];
-      for (let h = 0; h < (perHead ? tr.numHeads(name) : 1); h++) {
-        const t = perHead ? tr.stage(name, h) : tr.stage(name);
-        out[name].push({ shape: t.shape, data: Array.from(t.data) });
-      }
-    }
+    const out = window.__dumpTrace(tr);
     tr.delete();
     const C = req.dModel;
     const g = lab.attentionGradients({ dModel: C, numHeads: req.numHeads, numKvHeads: req.numKvHeads, seed: req.seed }, req.x, { memory: req.memory, scale: req.scale, lossRow: s.trace.backward.lossRow, target: s.trace.backward.target });

@@ -4,7 +4,7 @@
 //   node --test tests/browser/walk_kv.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readMatrix, screenshot, settle, useWalkthroughPage } from './support.mjs';
+import { readMatrix, screenshot, settle, useWalkthroughPage, loadReferenceEngine } from './support.mjs';
 
 const ctx = useWalkthroughPage({ isolation: true });
 
@@ -12,13 +12,10 @@ test('the KV cache step: weights per token equal the causal trace, cache sizes a
   const { page } = ctx;
   await page.fill('input[name="sentence"]', 'the bank raised the interest rate');
   await page.waitForFunction(() => window.__attnlab.walk().status === 'ready' && window.__attnlab.walk().input.tokens.length === 6);
+  await loadReferenceEngine(page);
   const r = await page.evaluate(async () => {
     const s = window.__attnlab.walk();
     const req = s.trace.request;
-    if (!window.__refLab) {
-      const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
-      window.__refLab = await loadAttnLab({ flavour: 'single' });
-    }
     const lab = window.__refLab;
     const mha = new lab.MultiHeadAttention({ dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, bias: true, seed: req.seed });
     const tr = mha.trace(s.trace.stages.x.heads[0], { causal: true, stages: ['weights'] });

@@ -5,17 +5,14 @@
 //   node --test tests/browser/walk_precision.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareMatrix, readMatrix, screenshot, settle, useWalkthroughPage } from './support.mjs';
+import { compareMatrix, readMatrix, screenshot, settle, useWalkthroughPage, loadReferenceEngine } from './support.mjs';
 
 const ctx = useWalkthroughPage({ isolation: true });
 
 async function reference(page, patch = {}) {
+  await loadReferenceEngine(page);
   return page.evaluate(async (patch) => {
     const req = window.__attnlab.walk().trace.request;
-    if (!window.__refLab) {
-      const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
-      window.__refLab = await loadAttnLab({ flavour: 'single' });
-    }
     const lab = window.__refLab;
     const mha = new lab.MultiHeadAttention({ dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, bias: true, seed: req.seed });
     const [T] = req.x.shape;
@@ -28,16 +25,10 @@ async function reference(page, patch = {}) {
       precision: req.precision,
       ...patch,
     });
+    // Non-finite values cross as strings (and back below), whatever the serialiser does with them.
     const enc = (v) => (Number.isNaN(v) ? 'nan' : v === Infinity ? 'inf' : v === -Infinity ? '-inf' : v);
-    const out = {};
-    for (const name of tr.stageNames()) {
-      const perHead = !['x', 'concat', 'output'].includes(name);
-      out[name] = [];
-      for (let h = 0; h < (perHead ? tr.numHeads(name) : 1); h++) {
-        const t = perHead ? tr.stage(name, h) : tr.stage(name);
-        out[name].push({ shape: t.shape, data: Array.from(t.data, enc) });
-      }
-    }
+    const out = window.__dumpTrace(tr);
+    for (const heads of Object.values(out)) for (const t of heads) t.data = t.data.map(enc);
     const numerics = tr.numerics();
     tr.delete();
     mha.delete();

@@ -4,7 +4,7 @@
 //   node --test tests/browser/walk_stats.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { useWalkthroughPage } from './support.mjs';
+import { loadReferenceEngine, useWalkthroughPage } from './support.mjs';
 
 const ctx = useWalkthroughPage({ isolation: true });
 
@@ -17,13 +17,10 @@ for (const mask of ['none', 'causal']) {
       const s = window.__attnlab.walk();
       return s.status === 'ready' && s.input.tokens.length === 6 && s.trace.request.causal === (m === 'causal');
     }, mask);
+    await loadReferenceEngine(page);
     const r = await page.evaluate(async () => {
       const s = window.__attnlab.walk();
       const req = s.trace.request;
-      if (!window.__refLab) {
-        const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
-        window.__refLab = await loadAttnLab({ flavour: 'single' });
-      }
       const stats = window.__refLab.attentionStats({ dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, seed: req.seed }, req.x, { causal: req.causal, scale: req.scale, positional: req.positional });
       const pageEntropy = s.derived.heads.map((h) => h.entropyScaled.reduce((a, b) => a + b, 0) / h.entropyScaled.length);
       const pageMax = Math.max(...s.derived.scoreValues.scaled.map(Math.abs));

@@ -5,6 +5,7 @@
 import type { AttentionGradients, Flavour, KvCacheStep, StageNumerics, ModelConfig, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
 
 export type { Tensor };
+import type { EngineSwitchSettings } from './switches';
 
 export type Positional = 'none' | 'sinusoidal' | 'rope';
 export type MaskKind = 'none' | 'causal' | 'padding' | 'causal+padding' | 'causal+window' | 'causal+window+global';
@@ -106,7 +107,8 @@ export interface TraceResult {
 /** The engine's tasks the lab offers (k_back needs a k field the lab does not have; shapes is an image task). */
 export type TaskName = Exclude<EngineTaskName, 'k_back' | 'shapes'>;
 
-export interface LabSettings {
+/** The lab's form. The engine switches (switches.ts) are optional fields: absent = their default. */
+export interface LabSettings extends EngineSwitchSettings {
   task: TaskName;
   /** Transformer blocks or LSTM layers between the embedding and the head (ModelConfig.architecture). */
   architecture: ModelConfig['architecture'];

@@ -450,6 +450,21 @@ export const en = {
   'fig.kv.cached': 'with cache (multiply-adds)',
   'fig.kv.recompute': 'recompute all rows',
   'fig.kv.linearCost': 'linear attention step',
+  // ---- lab: engine switches (issue 25) ----
+  'lab.switches': 'Engine switches',
+  'lab.switch.normalizer': 'normaliser',
+  'lab.switch.variant': 'attention variant',
+  'lab.switch.precision': 'number format',
+  'lab.switch.lossScale': 'loss scaling',
+  'lab.switch.window': 'window W (0 = full)',
+  'lab.switch.globalTokens': 'global tokens',
+  'lab.switch.dropout': 'dropout',
+  'lab.switch.ffMult': 'feed-forward width (× d_model)',
+  'lab.switch.tieQK': 'tie W_Q and W_K',
+  'lab.switch.checkpointing': 'gradient checkpointing',
+  'lab.switch.warmup': 'warm-up steps',
+  'lab.switch.warmupAuto': 'auto (a tenth, ≤ 100)',
+  'lab.switch.schedule': 'learning-rate schedule',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

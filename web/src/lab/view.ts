@@ -2,6 +2,7 @@
 // attention maps of a fixed input, trying the model, checkpoint download and upload.
 // Renders labStore; every engine call and store change is an action (lab/actions.ts).
 import type { LabSettings, TryResult } from '../engine/protocol';
+import { ENGINE_SWITCHES, type EngineSwitchSettings } from '../engine/switches';
 import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
 import * as actions from './actions';
@@ -38,6 +39,13 @@ export function mountLab(root: HTMLElement) {
         <label class="field">${span('lab.steps')} <input name="steps" type="number" min="${TRAINING.steps.min}" max="${TRAINING.steps.max}" step="50" /></label>
         <label class="field">${span('walk.seed')} <input name="seed" type="number" min="${TRAINING.seed.min}" max="${TRAINING.seed.max}" step="1" /></label>
         <label class="field check wide"><input name="scale" type="checkbox" /> ${span('lab.scale')}</label>
+        <details class="engine-switches wide"><summary data-i18n="lab.switches">${tr('lab.switches')}</summary>
+          ${ENGINE_SWITCHES.map((w) =>
+            w.choices === 'boolean'
+              ? `<label class="field check"><input name="${w.key}" type="checkbox" /> ${span(`lab.switch.${w.key}` as const)}</label>`
+              : `<label class="field">${span(`lab.switch.${w.key}` as const)} <select name="${w.key}">${w.choices.map((c) => opt(c, w.key === 'warmup' && c === -1 ? tr('lab.switch.warmupAuto') : c)).join('')}</select></label>`,
+          ).join('')}
+        </details>
         <p class="param-count wide muted small"></p>
         <ul class="problems wide" role="alert"></ul>
       </form>
@@ -104,7 +112,18 @@ export function mountLab(root: HTMLElement) {
       batch: num('batch'),
       steps: num('steps'),
       seed: num('seed'),
+      ...readSwitches(),
     };
+  };
+  /** The engine switches as the form holds them, typed as their table says (engine/switches.ts). */
+  const readSwitches = (): EngineSwitchSettings => {
+    const out: Record<string, unknown> = {};
+    for (const w of ENGINE_SWITCHES) {
+      const input = form.elements.namedItem(w.key) as HTMLInputElement | HTMLSelectElement;
+      if (w.choices === 'boolean') out[w.key] = (input as HTMLInputElement).checked;
+      else out[w.key] = typeof w.default === 'number' ? Number(input.value) : input.value;
+    }
+    return out as EngineSwitchSettings;
   };
   const writeForm = (s: LabSettings) => {
     for (const [k, v] of Object.entries(s)) {
