@@ -99,3 +99,34 @@ test('fp32 at ×1: no cell is marked; the softmax step shows softmax, sigmoid an
   }
   await screenshot(page, 'walk-normalizers');
 });
+
+test('linear attention’s φ(q), φ(k) and implied weights, and the block-sparse layout over the scores, are the engine’s', async () => {
+  const { page } = ctx;
+  await page.fill('input[name="sentence"]', 'the cat sat on the mat');
+  await page.waitForFunction(() => window.__attnlab.walk().status === 'ready' && window.__attnlab.walk().input.tokens.length === 6);
+  await page.locator('nav.steps button[data-step="6"]').click();
+  await settle(page);
+  const { out: lin } = await reference(page, { variant: 'linear', stages: ['phi_q', 'phi_k', 'weights'] });
+  compareMatrix(assert, await readMatrix(page, 'linear-phi-q'), lin.phi_q[0], 'φ(q)');
+  compareMatrix(assert, await readMatrix(page, 'linear-phi-k'), lin.phi_k[0], 'φ(k)');
+  compareMatrix(assert, await readMatrix(page, 'linear-weights'), lin.weights[0], 'linear weights');
+  const { out: sp } = await reference(page, { variant: 'block_sparse', blockSize: 2, windowBlocks: 0, globalBlocks: 1, randomBlocks: 0, stages: ['masked', 'weights'] });
+  const layout = await page.evaluate(() => {
+    const s = window.__attnlab.walk().trace.request;
+    return Array.from(window.__refLab.sparseLayout(s.x.shape[0], s.x.shape[0], { blockSize: 2, windowBlocks: 0, globalBlocks: 1, randomBlocks: 0, causal: s.causal }).data);
+  });
+  const cells = await readMatrix(page, 'sparse-masked');
+  const S = sp.masked[0].shape[1];
+  const blocks = Math.ceil(S / 2);
+  let hidden = 0;
+  for (const c of cells) {
+    const live = layout[Math.floor(c.i / 2) * blocks + Math.floor(c.j / 2)] === 1;
+    assert.equal(c.masked, !live, `cell [${c.i}][${c.j}] hatched exactly outside the live blocks`);
+    assert.equal(c.value, sp.masked[0].data[c.i * S + c.j]);
+    if (!live) hidden++;
+  }
+  assert.ok(hidden > 0, 'the layout hides some blocks');
+  compareMatrix(assert, await readMatrix(page, 'sparse-weights'), sp.weights[0], 'block-sparse weights');
+  await page.locator('figure[data-matrix="linear-phi-q"]').scrollIntoViewIfNeeded();
+  await screenshot(page, 'walk-variants');
+});

@@ -98,6 +98,15 @@ export interface TraceResult {
   numerics?: Partial<Record<string, StageNumerics>>;
   /** Generation token by token through a KV cache (softmax) and through linear attention's state (lab.kvCacheSteps); self-attention only. */
   kvCache?: { full: KvCacheStep[]; linear: KvCacheStep[] } | null;
+  /**
+   * The same layer as other attention variants: linear attention's φ(q), φ(k) and implied weights,
+   * and block-sparse attention's layout (blocks of `blockSize`, 1 = live) with its masked scores and
+   * weights; null where the engine refuses the variant for these settings.
+   */
+  variants?: {
+    linear: { phiQ: StageData; phiK: StageData; weights: StageData } | null;
+    blockSparse: { blockSize: number; layout: { shape: number[]; data: Uint8Array }; masked: StageData; weights: StageData } | null;
+  };
   /** The weights of the same layer under each normaliser, per head (the softmax step's side-by-side). */
   normalizerWeights?: Record<'softmax' | 'sigmoid' | 'relu', StageData>;
 }

@@ -61,6 +61,7 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
       deletables.push(tn);
       normalizerWeights[n] = readStage(tn, 'weights', PER_HEAD);
     }
+    const variants = variantTraces(lab, mha, req, options, deletables);
     const tr2 = mha.trace(req.x, { ...options, scale: false, stages: ['scaled', 'weights'] });
     deletables.push(tr2);
     const unscaled = { scaled: readStage(tr2, 'scaled', PER_HEAD), weights: readStage(tr2, 'weights', PER_HEAD) };
@@ -82,6 +83,7 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
       numerics,
       normalizerWeights,
       kvCache,
+      variants,
       request: req,
       stageNames,
       stages,
@@ -107,6 +109,35 @@ function gradients(lab: AttnLab, req: TraceRequest, options: { causal: boolean; 
   const { precision: _precision, ...fp32 } = options;
   const g = lab.attentionGradients({ dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, seed: req.seed }, req.x, { ...fp32, lossRow: T - 1, target });
   return { ...g, targetToken: 0, target };
+}
+
+/** Blocks of the walkthrough's block-sparse picture: small enough that a short sentence has several. */
+const SPARSE = { blockSize: 2, windowBlocks: 0, globalBlocks: 1, randomBlocks: 0 };
+
+/** The same layer as linear and as block-sparse attention (null where the engine refuses the settings). */
+function variantTraces(lab: AttnLab, mha: { trace: (x: Tensor, o: object) => Trace }, req: TraceRequest, options: object, deletables: { delete(): void }[]): NonNullable<TraceResult['variants']> {
+  const attempt = <T>(f: () => T): T | null => {
+    try {
+      return f();
+    } catch {
+      return null; // e.g. a window with block-sparse: the variant's picture is left out
+    }
+  };
+  const [T] = req.x.shape;
+  const S = req.memory ? req.memory.shape[0] : T;
+  return {
+    linear: attempt(() => {
+      const tr = mha.trace(req.x, { ...options, variant: 'linear', stages: ['phi_q', 'phi_k', 'weights'] });
+      deletables.push(tr);
+      return { phiQ: readStage(tr, 'phi_q', PER_HEAD), phiK: readStage(tr, 'phi_k', PER_HEAD), weights: readStage(tr, 'weights', PER_HEAD) };
+    }),
+    blockSparse: attempt(() => {
+      const tr = mha.trace(req.x, { ...options, variant: 'block_sparse', ...SPARSE, window: 0, globalTokens: 0, stages: ['masked', 'weights'] });
+      deletables.push(tr);
+      const layout = lab.sparseLayout(T, S, { ...SPARSE, causal: req.causal });
+      return { blockSize: SPARSE.blockSize, layout: { shape: [...layout.shape], data: new Uint8Array(layout.data) }, masked: readStage(tr, 'masked', PER_HEAD), weights: readStage(tr, 'weights', PER_HEAD) };
+    }),
+  };
 }
 
 /** Row softmax of a (T, S) matrix, -inf entries weigh 0 (the scaling step's "unscaled" picture). */

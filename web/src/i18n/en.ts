@@ -465,6 +465,11 @@ export const en = {
   'lab.switch.warmup': 'warm-up steps',
   'lab.switch.warmupAuto': 'auto (a tenth, ≤ 100)',
   'lab.switch.schedule': 'learning-rate schedule',
+  'fig.linear.title': 'Linear attention: φ(x) = elu(x) + 1, weights φ(q_i)·φ(k_j) / Σ_j φ(q_i)·φ(k_j) — no exponential, so the products can be regrouped and cost O(T) instead of O(T²)',
+  'fig.linear.weights': 'linear attention’s implied weights',
+  'fig.sparse.title': 'Block-sparse attention (blocks of {b}): only the live blocks of the score matrix are computed, the rest is masked',
+  'fig.sparse.scores': 'scores over the block layout',
+  'fig.sparse.weights': 'block-sparse weights',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

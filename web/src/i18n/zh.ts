@@ -465,4 +465,9 @@ export const zh: Strings = {
   'lab.switch.warmup': '预热步数',
   'lab.switch.warmupAuto': '自动（总步数的十分之一，≤ 100）',
   'lab.switch.schedule': '学习率调度',
+  'fig.linear.title': '线性注意力：φ(x) = elu(x) + 1，权重为 φ(q_i)·φ(k_j) / Σ_j φ(q_i)·φ(k_j)——没有指数运算，乘积可以重新结合，代价从 O(T²) 降到 O(T)',
+  'fig.linear.weights': '线性注意力隐含的权重',
+  'fig.sparse.title': '块稀疏注意力（块大小 {b}）：只计算分数矩阵中的有效块，其余位置被掩码',
+  'fig.sparse.scores': '块布局上的分数',
+  'fig.sparse.weights': '块稀疏注意力的权重',
 };
