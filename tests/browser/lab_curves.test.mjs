@@ -4,7 +4,7 @@
 //   node --test tests/browser/lab_curves.test.mjs
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { labUrl, launch, screenshot, waitForLabPhase } from './support.mjs';
+import { labUrl, launch, screenshot, traceMainThreadTasks, waitForLabPhase } from './support.mjs';
 
 const STEPS = 40;
 let b;
@@ -14,14 +14,21 @@ before(async () => {
   page = await b.newPage(labUrl({ task: 'reverse', length: 4, vocab: 6, layers: 2, dModel: 16, heads: 2, kvHeads: 2, positional: 'rope', norm: 'pre', scale: 1, lr: 0.003, batch: 16, steps: STEPS, seed: 1 }));
   await page.evaluate(() => window.__attnlab.ready);
   await waitForLabPhase(page, 'idle');
-  await page.locator('.lab button[data-act="train"]').click();
-  await waitForLabPhase(page, 'done', 120000);
 });
 after(async () => {
   await b?.close();
 });
 
 const readout = (v) => (!Number.isFinite(v) ? '—' : v !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(4));
+
+test('training with the five linked charts runs with no main-thread task over 50 ms of CPU', async () => {
+  const tasks = await traceMainThreadTasks(page, async () => {
+    await page.locator('.lab button[data-act="train"]').click();
+    await page.waitForFunction(() => window.__attnlab.lab().phase === 'done', null, { timeout: 120000, polling: 250 });
+  });
+  const long = tasks.filter((t) => t.cpuMs > 50);
+  assert.deepEqual(long, [], `main-thread tasks over 50 ms of CPU: ${JSON.stringify(long)}`);
+});
 
 test('gradient norm, max score and one entropy line per (layer, head) are drawn with loss and accuracy', async () => {
   const curves = await page.$$eval('.curves figure.curve', (fs) => fs.map((f) => ({ name: f.dataset.curve, lines: f.querySelectorAll('path.line').length, empty: Array.from(f.querySelectorAll('path.line')).some((p) => !p.getAttribute('d')) })));
