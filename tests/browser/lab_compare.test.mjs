@@ -47,6 +47,7 @@ test('a finished run is kept; one click trains the unscaled variant; the overlay
     assert.match(items[i], r.scale ? /scale on/ : /scale off/);
   });
   // The overlay's readout at the last step is each run's own metric.
+  await page.locator('figure[data-curve="compare-loss"]').scrollIntoViewIfNeeded();
   const box = await page.locator('figure[data-curve="compare-loss"] svg').boundingBox();
   await page.mouse.move(box.x + box.width - 13, box.y + box.height / 2);
   const text = await page.locator('figure[data-curve="compare-loss"] figcaption .c').textContent();

@@ -20,10 +20,10 @@ after(async () => {
 });
 
 test('switches from the link fill the form, size the model as the engine does, and train', async () => {
-  assert.equal(await page.locator('select[name="normalizer"]').inputValue(), 'sigmoid');
-  assert.equal(await page.locator('select[name="ffMult"]').inputValue(), '2');
-  assert.equal(await page.locator('input[name="tieQK"]').isChecked(), true);
-  assert.equal(await page.locator('select[name="schedule"]').inputValue(), 'constant');
+  assert.equal(await page.locator('.lab select[name="normalizer"]').inputValue(), 'sigmoid');
+  assert.equal(await page.locator('.lab select[name="ffMult"]').inputValue(), '2');
+  assert.equal(await page.locator('.lab input[name="tieQK"]').isChecked(), true);
+  assert.equal(await page.locator('.lab select[name="schedule"]').inputValue(), 'constant');
   await page.waitForFunction(() => window.__attnlab.lab().formParameters != null);
   const shown = await page.evaluate(() => window.__attnlab.lab().formParameters.count);
   await loadReferenceEngine(page);
