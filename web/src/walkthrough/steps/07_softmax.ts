@@ -10,7 +10,8 @@ export const softmaxStep: Step = {
   title: () => t('step.softmax.title'),
   perHead: true,
   beats: (c) => c.derived.T + 1,
-  columns: (c) => Math.max(3 * c.derived.S + 6, 2 * c.derived.D + 2 * c.derived.S + 4),
+  // The normaliser and variant rows (random weights only) are wider than masked → weights.
+  columns: (c) => (c.trace.normalizerWeights ? Math.max(3 * c.derived.S + 6, 2 * c.derived.D + 2 * c.derived.S + 4) : 2 * c.derived.S + 6),
   caption: (c) => (c.beat > 0 ? t('step.softmax.caption', { i: c.beat - 1 }) : ''),
   explain: () => t('step.softmax.explain'),
   render(host, c) {
