@@ -470,6 +470,12 @@ export const en = {
   'fig.sparse.title': 'Block-sparse attention (blocks of {b}): only the live blocks of the score matrix are computed, the rest is masked',
   'fig.sparse.scores': 'scores over the block layout',
   'fig.sparse.weights': 'block-sparse weights',
+  'lab.choice.full': 'full',
+  'lab.choice.linear': 'linear',
+  'lab.choice.block_sparse': 'block-sparse',
+  'lab.choice.cosine': 'cosine decay',
+  'lab.choice.constant': 'constant',
+  'lab.choice.dynamic': 'dynamic',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

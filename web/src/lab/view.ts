@@ -10,12 +10,17 @@ import { linkCharts, renderCurve } from './charts';
 import { renderTrainingCurves } from './curves';
 import { mountCompare, renderCompare } from './compare';
 import { mountHeadView, renderHeadView, type HeadViewState } from './head_view';
-import { attr, onLang, span, t as tr, translate } from '../i18n';
+import { attr, onLang, span, t as tr, translate, type Key } from '../i18n';
+import { en } from '../i18n/en';
 import { ARCHITECTURES, labProblems, rangeLabel, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
 import { labStore, type LabState } from './state';
 import { tryHint } from './try_input';
 
 const opt = (v: string | number, label: string | number = v) => `<option value="${v}">${label}</option>`;
+/** The table key of a switch choice (lab.choice.<value>), or null where the engine's own spelling is shown. */
+const choiceKey = (c: string | number): Key | null => (typeof c === 'string' && `lab.choice.${c}` in en ? (`lab.choice.${c}` as Key) : null);
+/** A switch choice's option: in the page's words (following the language) when the tables name it. */
+const choiceOption = (key: Key | null, c: string | number) => (key ? `<option value="${c}" data-i18n="${key}">${tr(key)}</option>` : opt(c));
 
 export function mountLab(root: HTMLElement) {
   root.innerHTML = `
@@ -43,7 +48,7 @@ export function mountLab(root: HTMLElement) {
           ${ENGINE_SWITCHES.map((w) =>
             w.choices === 'boolean'
               ? `<label class="field check"><input name="${w.key}" type="checkbox" /> ${span(`lab.switch.${w.key}` as const)}</label>`
-              : `<label class="field">${span(`lab.switch.${w.key}` as const)} <select name="${w.key}">${w.choices.map((c) => opt(c, w.key === 'warmup' && c === -1 ? tr('lab.switch.warmupAuto') : c)).join('')}</select></label>`,
+              : `<label class="field">${span(`lab.switch.${w.key}` as const)} <select name="${w.key}">${w.choices.map((c) => choiceOption(w.key === 'warmup' && c === -1 ? 'lab.switch.warmupAuto' : choiceKey(c), c)).join('')}</select></label>`,
           ).join('')}
         </details>
         <p class="param-count wide muted small"></p>
