@@ -103,7 +103,7 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
  * embedding, L = ½‖y_{T-1} − x_0‖², every gradient from the engine (lab.attentionGradients).
  */
 function gradients(lab: AttnLab, req: TraceRequest, options: { causal: boolean; keyPaddingMask: { shape: number[]; data: Uint8Array } | null; scale: boolean; positional: TraceRequest['positional']; window: number; globalTokens: number; memory: Tensor | null; normalizer: 'softmax' | 'sigmoid' | 'relu'; precision?: string }): BackwardResult | null {
-  if (typeof lab.attentionGradients !== 'function') return null; // an engine built before the binding
+  if (typeof lab.attentionGradients !== 'function') return null; // a build without the binding: the backward steps say so
   const [T, C] = req.x.shape;
   const target = { shape: [C], data: new Float32Array(req.x.data.subarray(0, C)) };
   const { precision: _precision, ...fp32 } = options;

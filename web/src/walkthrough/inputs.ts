@@ -21,7 +21,7 @@ export interface WalkSettings {
   modelInput: string;
   /**
    * Cross-attention (the article's §1.3): a second sentence that K and V come from, while Q comes
-   * from `sentence`; empty = self-attention. Absent in settings saved before it existed.
+   * from `sentence`; empty or absent = self-attention.
    */
   context?: string;
   /** The weights' normaliser (attention/normalizer.hpp); absent = softmax. */
