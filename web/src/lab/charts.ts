@@ -43,7 +43,7 @@ export function renderSeries(host: HTMLElement, name: string, title: string, ser
     svg.append('clipPath').attr('id', `curve-clip-${name}`).append('rect');
     svg.append('g').attr('class', 'xaxis');
     svg.append('g').attr('class', 'yaxis');
-    svg.append('g').attr('class', 'lines').attr('clip-path', `url(#curve-clip-${name})`);
+    svg.append('g').attr('class', 'lines');
     svg.append('line').attr('class', 'rule').attr('visibility', 'hidden');
     fig.append('div').attr('class', 'curve-keys');
   }
@@ -76,6 +76,7 @@ export function renderSeries(host: HTMLElement, name: string, title: string, ser
     .data(series)
     .join('path')
     .attr('class', 'line')
+    .attr('clip-path', `url(#curve-clip-${name})`)
     .attr('data-series', (d) => d.label)
     .attr('fill', 'none')
     .attr('stroke', (d) => d.color)
