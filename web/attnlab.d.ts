@@ -792,3 +792,84 @@ export interface AttnLab {
    */
   sparseLayout(t: number, s: number, options?: SparseLayoutOptions): { shape: number[]; data: Uint8Array };
 }
+
+// ---- the walkthrough's backward mode (web/bindings/walkthrough.cpp) ----
+
+/** The layer of lab.attentionGradients, built as `new MultiHeadAttention(layer)` with bias on. */
+export interface GradientLayer {
+  dModel: number;
+  numHeads?: number;
+  numKvHeads?: number;
+  kvDim?: number;
+  seed?: number;
+}
+
+export interface GradientOptions {
+  causal?: boolean;
+  window?: number;
+  globalTokens?: number;
+  scale?: boolean;
+  positional?: 'none' | 'rope' | 'sinusoidal';
+  /** {shape: [S]}, 1 = padded key. */
+  keyPaddingMask?: Mask | null;
+  /** Cross-attention keys and values, [S, Ckv]. */
+  memory?: Tensor | null;
+  normalizer?: 'softmax' | 'sigmoid' | 'relu';
+  /** The output row r of the loss ½‖y_r − target‖² (default 0). */
+  lossRow?: number;
+  /** {shape: [C]}: required. */
+  target: Tensor;
+}
+
+/** One step of lab.kvCacheSteps: token t against the cache. */
+export interface KvCacheStep {
+  t: number;
+  /** {shape: [1, t+1]} per query head: the new query's weights over the cached keys (empty for linear attention). */
+  weights: Tensor[];
+  /** Tokens the cache holds after the step. */
+  cacheLength: number;
+  /** Floats the cache holds: K and V rows (grows by 2·Hkv·D per token), or linear attention's constant state. */
+  cacheFloats: number;
+  /** {shape: [1, C]} the step's output row. */
+  output: Tensor;
+  /** Multiply-adds of this step with the cache, and of recomputing all t+1 rows. */
+  macsCached: number;
+  macsRecompute: number;
+}
+
+/** Every intermediate gradient of one attention call under L = ½‖y_r − target‖²; per-head entries are arrays by head. */
+export interface AttentionGradients {
+  loss: number;
+  lossRow: number;
+  /** (T, C) the forward's output y. */
+  output: Tensor;
+  gradOutput: Tensor;
+  gradConcat: Tensor;
+  /** (T, D) per query head. */
+  gradContext: Tensor[];
+  /** (T, S) per query head: the forward's weights and dL/dweights, dL/dscaled, dL/dscores. */
+  weights: Tensor[];
+  gradWeights: Tensor[];
+  gradScaled: Tensor[];
+  gradScores: Tensor[];
+  /** (H, T): δ_i = Σ_j w_ij·dw_ij of each row (softmax's Jacobian: ds = w ⊙ (dw − δ)). */
+  rowDot: Tensor;
+  scaleFactor: number;
+  /** (T, D) per query head; gradK, gradV (S, D) per key/value head (before RoPE for q and k). */
+  gradQ: Tensor[];
+  gradK: Tensor[];
+  gradV: Tensor[];
+  /** (T, C) dL/dx; with memory, gradMemory (S, Ckv). */
+  gradX: Tensor;
+  gradMemory?: Tensor;
+  /** dL/d parameter, under MultiHeadAttention's parameter names. */
+  grads: Record<string, Tensor>;
+}
+
+export interface AttnLab {
+  attentionGradients(layer: GradientLayer, x: Tensor, options: GradientOptions): AttentionGradients;
+  /** The Trainer's attention diagnostics of one forward of the same layer: largest |scaled score|, mean row entropy per head (nats). */
+  /** Generates x's rows one at a time through one KV cache (causal self-attention); one entry per step. */
+  kvCacheSteps(layer: GradientLayer, x: Tensor, options?: { variant?: 'full' | 'linear' }): KvCacheStep[];
+  attentionStats(layer: GradientLayer, x: Tensor, options?: Omit<GradientOptions, 'lossRow' | 'target'>): { maxAbsScore: number; meanEntropy: Tensor };
+}

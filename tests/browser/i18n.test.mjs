@@ -39,7 +39,8 @@ test('?lang=zh opens the page in Chinese, headings and controls included', async
   assert.match(await page.title(), /注意力/);
   assert.deepEqual(
     await page.locator('nav.steps button .t').allTextContents(),
-    ['词元', '嵌入（+ 位置编码）', '查询、键、值', '注意力分数：q · k', '乘以 1/√d_k 缩放', '掩码', 'Softmax：分数 → 权重', '权重 · V', '所有头', '拼接各头', '输出投影 W_O'],
+    ['词元', '嵌入（+ 位置编码）', '查询、键、值', '注意力分数：q · k', '乘以 1/√d_k 缩放', '掩码', 'Softmax：分数 → 权重', '权重 · V', '所有头', '拼接各头', '输出投影 W_O',
+      '反向传播：输出上的损失', '反向传播：经 W_O 回到各个头', '反向传播：经过加权求和', '反向传播：经过 softmax', '反向传播：传到 Q、K 和 V', '反向传播：权重的梯度', '用 KV 缓存生成'],
   );
   assert.match(await page.locator('[data-engine-badge]').textContent(), /^引擎：2 个线程/);
   await showTab('lab');

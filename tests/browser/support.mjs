@@ -257,3 +257,29 @@ export async function traceMainThreadTasks(page, action, minWallMs = 50) {
       return { wallMs: t.dur / 1000, cpuMs: (t.tdur ?? t.dur) / 1000, name: t.name, url: call?.args?.data?.url ?? null };
     });
 }
+
+/**
+ * Loads a SEPARATE engine instance into the page's main thread (window.__refLab, the single-threaded
+ * build) and window.__dumpTrace(trace) -> { [stage]: [{ shape, data: number[] }, ...one per head] },
+ * for tests that recompute what the page shows with options of their own.
+ */
+export async function loadReferenceEngine(page) {
+  await page.evaluate(async () => {
+    if (!window.__refLab) {
+      const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
+      window.__refLab = await loadAttnLab({ flavour: 'single' });
+    }
+    window.__dumpTrace = (tr) => {
+      const out = {};
+      for (const name of tr.stageNames()) {
+        const perHead = !['x', 'concat', 'output'].includes(name);
+        out[name] = [];
+        for (let h = 0; h < (perHead ? tr.numHeads(name) : 1); h++) {
+          const t = perHead ? tr.stage(name, h) : tr.stage(name);
+          out[name].push({ shape: t.shape, data: Array.from(t.data) });
+        }
+      }
+      return out;
+    };
+  });
+}

@@ -160,7 +160,7 @@ test('step and head in the URL: a link reopens the same step and head; a bad one
   s = await page.evaluate(() => ({ step: window.__attnlab.walk().step, head: window.__attnlab.walk().head }));
   assert.deepEqual(s, { step: 0, head: 0 });
   const notices = await page.locator('.notices').textContent();
-  assert.match(notices, /w\.step=“99” is not a step from 1 to 11/);
+  assert.match(notices, /w\.step=“99” is not a step from 1 to 18/);
   assert.match(notices, /w\.head=“7” is not a head of 2/);
   await page.waitForFunction(() => new URL(location.href).searchParams.get('w.step') === '1');
 });

@@ -2,10 +2,11 @@
 // Everything that crosses is plain data: tensors as { shape, data: Float32Array } with the
 // Float32Arrays transferred, never views into WASM memory. Engine types come from the module's
 // own declarations (web/attnlab.d.ts); this file declares only what the page adds to them.
-import type { Flavour, ModelConfig, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
+import type { AttentionGradients, Flavour, KvCacheStep, StageNumerics, ModelConfig, StepMetrics as EngineStepMetrics, TaskName as EngineTaskName, Tensor } from '../../attnlab';
 import type { ChapterEvent, ChapterReply, ChapterRequest } from './chapter_protocol';
 
 export type { Tensor };
+import type { EngineSwitchSettings } from './switches';
 
 export type Positional = 'none' | 'sinusoidal' | 'rope';
 export type MaskKind = 'none' | 'causal' | 'padding' | 'causal+padding' | 'causal+window' | 'causal+window+global';
@@ -40,6 +41,19 @@ export interface TraceRequest {
   window?: number;
   /** G: with a window, the first G positions see and are seen by every token; 0 or absent = none. */
   globalTokens?: number;
+  /** Cross-attention: (S, C) the context's embeddings, which K and V are projected from; null or absent = self-attention. */
+  memory?: Tensor | null;
+  /** The weights' normaliser; absent = softmax. */
+  normalizer?: 'softmax' | 'sigmoid' | 'relu';
+  /** The emulated number format; absent = fp32. */
+  precision?: 'fp32' | 'fp16' | 'bf16';
+}
+
+/** The backward steps' loss: pull output row `lossRow` towards `target` (the embedding of token `targetToken`). */
+export interface BackwardResult extends Omit<AttentionGradients, 'grads'> {
+  targetToken: number;
+  target: Tensor;
+  grads: Record<string, Tensor>;
 }
 
 /** A stage as recorded by the engine: one tensor per head (or a single entry for whole-width stages). */
@@ -79,14 +93,35 @@ export interface TraceResult {
   scaleFactor: number;
   /** Wall time of the engine calls in the worker. */
   elapsedMs: number;
+  /** The walkthrough's backward steps: the engine's gradients under ½‖y_r − target‖² (lab.attentionGradients); absent for a lab model's layer. */
+  backward?: BackwardResult | null;
+  /** The engine's numerics of each recorded stage (Trace.numerics: max |value|, ±∞, NaN, flushed counts). */
+  numerics?: Partial<Record<string, StageNumerics>>;
+  /** Generation token by token through a KV cache (softmax) and through linear attention's state (lab.kvCacheSteps); self-attention only. */
+  kvCache?: { full: KvCacheStep[]; linear: KvCacheStep[] } | null;
+  /**
+   * The same layer as other attention variants: linear attention's φ(q), φ(k) and implied weights,
+   * and block-sparse attention's layout (blocks of `blockSize`, 1 = live) with its masked scores and
+   * weights; null where the engine refuses the variant for these settings.
+   */
+  variants?: {
+    linear: { phiQ: StageData; phiK: StageData; weights: StageData } | null;
+    blockSparse: { blockSize: number; layout: { shape: number[]; data: Uint8Array }; masked: StageData; weights: StageData } | null;
+  };
+  /** The weights of the same layer under each normaliser, per head (the softmax step's side-by-side). */
+  normalizerWeights?: Record<'softmax' | 'sigmoid' | 'relu', StageData>;
 }
 
 // ---- training (issue 4's Model / Task / Trainer contract) ----
 
-/** The engine's tasks the lab offers (k_back needs a k field the lab does not have; shapes is an image task, series a forecasting task). */
-export type TaskName = Exclude<EngineTaskName, 'k_back' | 'shapes' | 'series'>;
+/**
+ * The engine's tasks the lab offers (k_back needs a k field the lab does not have; shapes is an
+ * image task, caption_match an image with a caption, series a forecasting task).
+ */
+export type TaskName = Exclude<EngineTaskName, 'k_back' | 'shapes' | 'caption_match' | 'series'>;
 
-export interface LabSettings {
+/** The lab's form. The engine switches (switches.ts) are optional fields: absent = their default. */
+export interface LabSettings extends EngineSwitchSettings {
   task: TaskName;
   /** Transformer blocks or LSTM layers between the embedding and the head (ModelConfig.architecture). */
   architecture: ModelConfig['architecture'];
@@ -106,7 +141,10 @@ export interface LabSettings {
 }
 
 /** The per-step numbers the lab plots (the engine's StepMetrics without its arrays). */
-export type StepMetrics = Pick<EngineStepMetrics, 'step' | 'loss' | 'accuracy' | 'gradNorm' | 'maxScore' | 'ms'>;
+export type StepMetrics = Pick<EngineStepMetrics, 'step' | 'loss' | 'accuracy' | 'gradNorm' | 'maxScore' | 'ms'> & {
+  /** (L·H) mean attention entropy per head, layer-major (nats), as a plain array; empty for an LSTM. */
+  headEntropy?: number[];
+};
 
 export interface AttentionMaps {
   /** [layers, heads, T, T] */

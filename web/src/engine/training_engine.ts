@@ -4,6 +4,7 @@
 // (task.encode / task.decode), so the page never re-implements a task's token layout.
 import type { AttnLab, Model, Task, Trainer, TrainerOptions } from '../../attnlab';
 import type { AttentionMaps, LabSettings, StepMetrics, TaskInfo, TaskName, TryResult } from './protocol';
+import { switchModelOptions, switchTrainerOptions } from './switches';
 
 /** Binding names the lab needs; reported on the page when absent. */
 export function missingTrainingBindings(lab: AttnLab): string[] {
@@ -64,6 +65,7 @@ function buildModel(lab: AttnLab, s: LabSettings): Model {
     scale: s.scale,
     seed: s.seed,
     ...(isClassification(s.task) ? { numClasses: geometry.numClasses } : {}),
+    ...switchModelOptions(s),
   });
 }
 
@@ -78,7 +80,7 @@ export function parameterCount(lab: AttnLab, s: LabSettings): number {
 }
 
 function trainerOptions(s: LabSettings): TrainerOptions {
-  return {
+  return switchTrainerOptions(s, {
     optimizer: 'adamw',
     lr: s.lr,
     minLr: s.lr / 10,
@@ -87,7 +89,7 @@ function trainerOptions(s: LabSettings): TrainerOptions {
     totalSteps: s.steps,
     clipNorm: 1,
     seed: s.seed,
-  };
+  });
 }
 
 export class TrainingSession {
@@ -165,7 +167,7 @@ export class TrainingSession {
   step(n: number): StepMetrics {
     const m = this.trainer.step(n);
     this.lastStep = this.offset + m.step;
-    return { step: this.lastStep, loss: m.loss, accuracy: m.accuracy, gradNorm: m.gradNorm, maxScore: m.maxScore, ms: m.ms };
+    return { step: this.lastStep, loss: m.loss, accuracy: m.accuracy, gradNorm: m.gradNorm, maxScore: m.maxScore, ms: m.ms, headEntropy: Array.from(m.headEntropy ?? []) };
   }
 
   evaluate(batches: number) {

@@ -1,7 +1,7 @@
 // Walkthrough traces, computed in the engine worker: one attention call with seeded random weights
 // (MultiHeadAttention.trace), or one layer of the lab's model (Model.trace), as a TraceResult.
 import type { AttnLab, StageName, Trace } from '../../attnlab';
-import type { StageData, Tensor, TraceRequest, TraceResult } from './protocol';
+import type { BackwardResult, StageData, Tensor, TraceRequest, TraceResult } from './protocol';
 import type { TrainingSession } from './training_engine';
 
 /** Copies an engine tensor into a Float32Array the worker owns (the binding already copies; this makes transfer safe). */
@@ -38,6 +38,9 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
       positional: req.positional,
       window: req.window ?? 0,
       globalTokens: req.globalTokens ?? 0,
+      memory: req.memory ?? null,
+      normalizer: req.normalizer ?? 'softmax',
+      precision: req.precision ?? 'fp32',
     };
     const tr = mha.trace(req.x, options);
     deletables.push(tr);
@@ -45,6 +48,20 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
     const stages: Record<string, StageData> = {};
     for (const name of stageNames) stages[name] = readStage(tr, name, PER_HEAD);
 
+    const numerics = tr.numerics();
+    // Generation through a KV cache, of the layer's recorded input x (positions added, if any; no RoPE).
+    const layer = { dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, seed: req.seed };
+    const kvCache =
+      typeof lab.kvCacheSteps === 'function' && !req.memory && req.positional !== 'rope'
+        ? { full: lab.kvCacheSteps(layer, stages.x.heads[0], { variant: 'full' }), linear: lab.kvCacheSteps(layer, stages.x.heads[0], { variant: 'linear' }) }
+        : null;
+    const normalizerWeights = {} as Record<'softmax' | 'sigmoid' | 'relu', StageData>;
+    for (const n of ['softmax', 'sigmoid', 'relu'] as const) {
+      const tn = mha.trace(req.x, { ...options, normalizer: n, stages: ['weights'] });
+      deletables.push(tn);
+      normalizerWeights[n] = readStage(tn, 'weights', PER_HEAD);
+    }
+    const variants = variantTraces(lab, mha, req, options, deletables);
     const tr2 = mha.trace(req.x, { ...options, scale: false, stages: ['scaled', 'weights'] });
     deletables.push(tr2);
     const unscaled = { scaled: readStage(tr2, 'scaled', PER_HEAD), weights: readStage(tr2, 'weights', PER_HEAD) };
@@ -59,7 +76,14 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
     const parameters: Record<string, Tensor> = {};
     for (const name of mha.parameterNames()) parameters[name] = own(mha.getParameter(name));
     const D = req.dModel / req.numHeads;
+    // The backward steps run in float32 (the gradients of the emulated formats are the engine's too, but not shown).
+    const backward = gradients(lab, req, { ...options, precision: undefined });
     return {
+      backward,
+      numerics,
+      normalizerWeights,
+      kvCache,
+      variants,
       request: req,
       stageNames,
       stages,
@@ -72,6 +96,48 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
   } finally {
     for (const d of deletables.reverse()) d.delete();
   }
+}
+
+/**
+ * The backward steps' numbers: the last token's output pulled towards the first token's
+ * embedding, L = ½‖y_{T-1} − x_0‖², every gradient from the engine (lab.attentionGradients).
+ */
+function gradients(lab: AttnLab, req: TraceRequest, options: { causal: boolean; keyPaddingMask: { shape: number[]; data: Uint8Array } | null; scale: boolean; positional: TraceRequest['positional']; window: number; globalTokens: number; memory: Tensor | null; normalizer: 'softmax' | 'sigmoid' | 'relu'; precision?: string }): BackwardResult | null {
+  if (typeof lab.attentionGradients !== 'function') return null; // a build without the binding: the backward steps say so
+  const [T, C] = req.x.shape;
+  const target = { shape: [C], data: new Float32Array(req.x.data.subarray(0, C)) };
+  const { precision: _precision, ...fp32 } = options;
+  const g = lab.attentionGradients({ dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, seed: req.seed }, req.x, { ...fp32, lossRow: T - 1, target });
+  return { ...g, targetToken: 0, target };
+}
+
+/** Blocks of the walkthrough's block-sparse picture: small enough that a short sentence has several. */
+const SPARSE = { blockSize: 2, windowBlocks: 0, globalBlocks: 1, randomBlocks: 0 };
+
+/** The same layer as linear and as block-sparse attention (null where the engine refuses the settings). */
+function variantTraces(lab: AttnLab, mha: { trace: (x: Tensor, o: object) => Trace }, req: TraceRequest, options: object, deletables: { delete(): void }[]): NonNullable<TraceResult['variants']> {
+  const attempt = <T>(f: () => T): T | null => {
+    try {
+      return f();
+    } catch {
+      return null; // e.g. a window with block-sparse: the variant's picture is left out
+    }
+  };
+  const [T] = req.x.shape;
+  const S = req.memory ? req.memory.shape[0] : T;
+  return {
+    linear: attempt(() => {
+      const tr = mha.trace(req.x, { ...options, variant: 'linear', stages: ['phi_q', 'phi_k', 'weights'] });
+      deletables.push(tr);
+      return { phiQ: readStage(tr, 'phi_q', PER_HEAD), phiK: readStage(tr, 'phi_k', PER_HEAD), weights: readStage(tr, 'weights', PER_HEAD) };
+    }),
+    blockSparse: attempt(() => {
+      const tr = mha.trace(req.x, { ...options, variant: 'block_sparse', ...SPARSE, window: 0, globalTokens: 0, stages: ['masked', 'weights'] });
+      deletables.push(tr);
+      const layout = lab.sparseLayout(T, S, { ...SPARSE, causal: req.causal });
+      return { blockSize: SPARSE.blockSize, layout: { shape: [...layout.shape], data: new Uint8Array(layout.data) }, masked: readStage(tr, 'masked', PER_HEAD), weights: readStage(tr, 'weights', PER_HEAD) };
+    }),
+  };
 }
 
 /** Row softmax of a (T, S) matrix, -inf entries weigh 0 (the scaling step's "unscaled" picture). */

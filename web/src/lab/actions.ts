@@ -5,7 +5,7 @@ import type { EngineClient } from '../engine/client';
 import type { EngineInfo, LabEvent, LabSettings, RunInfo, TryResult } from '../engine/protocol';
 import { checkpointError } from './errors';
 import { labProblems, settingsChange, settingsToUrl, taskLabel } from './settings';
-import { labStore, type LabState } from './state';
+import { labStore, MAX_RUNS, type LabState } from './state';
 import { checkTryInput } from './try_input';
 
 const CHUNK = 1; // trainer steps per engine call: keeps pause responsive and curves smooth
@@ -30,7 +30,10 @@ export function attachEngine(client: EngineClient) {
     } else if (ev.event === 'lab.maps') labStore.set({ maps: ev.maps, mapsStep: ev.step });
     else if (ev.event === 'lab.stopped') {
       if (ev.reason === 'error') labStore.set({ phase: 'error', error: { text: t('lab.phase.error'), details: ev.message ?? null } });
-      else labStore.set({ phase: ev.reason });
+      else {
+        labStore.set({ phase: ev.reason });
+        if (ev.reason === 'done') keepRun(labStore.get());
+      }
     }
   });
 }
@@ -230,3 +233,24 @@ export async function loadCheckpoint(name: string, bytes: Uint8Array): Promise<L
     return null;
   }
 }
+
+// ---- compare runs ----
+
+/** Keeps a finished run's settings and curves; the two newest runs are overlaid by default. */
+function keepRun(s: LabState) {
+  if (!s.model || !s.metrics.length) return;
+  const id = (s.runs.length ? s.runs[s.runs.length - 1].id : 0) + 1;
+  const runs = [...s.runs, { id, settings: s.model.settings, metrics: s.metrics }].slice(-MAX_RUNS);
+  const kept = new Set(runs.map((r) => r.id));
+  const compare = s.compare.filter((c) => kept.has(c));
+  labStore.set({ runs, compare: compare.length >= 2 ? compare : runs.slice(-2).map((r) => r.id) });
+}
+
+/** Adds a finished run to the overlay, or takes it off. */
+export function toggleCompare(id: number) {
+  const c = labStore.get().compare;
+  labStore.set({ compare: c.includes(id) ? c.filter((x) => x !== id) : [...c, id].sort((a, b) => a - b) });
+}
+
+/** Forgets every finished run. */
+export const clearRuns = () => labStore.set({ runs: [], compare: [] });

@@ -10,6 +10,24 @@ export interface CurvePoint {
 const LOG_FLOOR = 1e-7;
 
 export function renderCurve(host: HTMLElement, name: string, title: string, points: CurvePoint[], totalSteps: number, opts: { log?: boolean; max?: number; color: string }) {
+  renderSeries(host, name, title, [{ label: title, color: opts.color, points }], totalSteps, opts);
+}
+
+/** One line of a chart: a run's or a head's curve. */
+export interface CurveSeries {
+  label: string;
+  color: string;
+  points: CurvePoint[];
+  /** Drawn dashed (a compared run, not the current one). */
+  dashed?: boolean;
+}
+
+/**
+ * A chart of one or more series over the steps 0..totalSteps. Every chart drawn into the same
+ * host shares the x-axis domain, and a pointer over any of them draws the same step's rule and
+ * values on all of them (linkCharts).
+ */
+export function renderSeries(host: HTMLElement, name: string, title: string, series: CurveSeries[], totalSteps: number, opts: { log?: boolean; max?: number; color?: string }) {
   // The host's width when shown; a hidden host (clientWidth 0) gets the narrowest chart, and the
   // view redraws when the host is resized (shown).
   const width = Math.max(260, Math.min(520, host.clientWidth || 260));
@@ -25,17 +43,20 @@ export function renderCurve(host: HTMLElement, name: string, title: string, poin
     svg.append('clipPath').attr('id', `curve-clip-${name}`).append('rect');
     svg.append('g').attr('class', 'xaxis');
     svg.append('g').attr('class', 'yaxis');
-    svg.append('path').attr('class', 'line').attr('clip-path', `url(#curve-clip-${name})`);
+    svg.append('g').attr('class', 'lines');
+    svg.append('line').attr('class', 'rule').attr('visibility', 'hidden');
+    fig.append('div').attr('class', 'curve-keys');
   }
-  const last = points.length ? points[points.length - 1].value : NaN;
+  const main = series[0]?.points ?? [];
+  const last = main.length ? main[main.length - 1].value : NaN;
   // Text, not HTML: this runs several times a second while training.
   fig.select('figcaption .t').text(title);
-  fig.select('figcaption .c').text(!Number.isFinite(last) ? '—' : last !== 0 && Math.abs(last) < 1e-3 ? last.toExponential(2) : last.toFixed(4));
+  fig.select('figcaption .c').text(series.length > 1 && series.some((x) => x.label !== series[0].label) ? '' : valueText(last));
   const svg = fig.select('svg').attr('width', width).attr('height', height);
   const x = d3.scaleLinear().domain([0, Math.max(1, totalSteps)]).range([m.left, width - m.right]);
   // A log axis follows the data down (a loss of 1e-5 is a fact worth seeing), to LOG_FLOOR at
   // most; the clip keeps anything beyond the domain inside the plot, never over the tick labels.
-  const vals = points.map((p) => p.value).filter((v) => Number.isFinite(v) && (!opts.log || v > 0));
+  const vals = series.flatMap((sr) => sr.points.map((p) => p.value)).filter((v) => Number.isFinite(v) && (!opts.log || v > 0));
   const hi = opts.max ?? (d3.max(vals) ?? 1);
   const lo = opts.log ? Math.max(LOG_FLOOR, Math.min(d3.min(vals) ?? 0.01, hi / 10)) : 0;
   const y = opts.log
@@ -49,5 +70,75 @@ export function renderCurve(host: HTMLElement, name: string, title: string, poin
     .defined((p) => Number.isFinite(p.value) && (!opts.log || p.value > 0))
     .x((p) => x(p.step))
     .y((p) => y(Math.max(p.value, y.domain()[0])));
-  svg.select('path.line').attr('fill', 'none').attr('stroke', opts.color).attr('stroke-width', 1.8).attr('d', line(points) ?? '');
+  svg
+    .select('g.lines')
+    .selectAll<SVGPathElement, CurveSeries>('path.line')
+    .data(series)
+    .join('path')
+    .attr('class', 'line')
+    .attr('clip-path', `url(#curve-clip-${name})`)
+    .attr('data-series', (d) => d.label)
+    .attr('fill', 'none')
+    .attr('stroke', (d) => d.color)
+    .attr('stroke-width', (_, i) => (i === 0 ? 1.8 : 1.4))
+    .attr('stroke-dasharray', (d) => (d.dashed ? '5 3' : null))
+    .attr('d', (d) => line(d.points) ?? '');
+  // Keys only when the lines need telling apart.
+  const keys = fig.select('.curve-keys').selectAll<HTMLSpanElement, CurveSeries>('span.key').data(series.length > 1 ? series : []).join('span').attr('class', 'key');
+  keys.html((d) => `<i style="background:${d.color}${d.dashed ? ';opacity:.6' : ''}"></i>${escapeHtml(d.label)}`);
+  const el = fig.node() as HTMLElement & { __curve?: CurveGeometry };
+  el.__curve = { x, series, top: m.top, bottom: height - m.bottom };
+}
+
+interface CurveGeometry {
+  x: d3.ScaleLinear<number, number>;
+  series: CurveSeries[];
+  top: number;
+  bottom: number;
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+const valueText = (v: number) => (!Number.isFinite(v) ? '—' : v !== 0 && Math.abs(v) < 1e-3 ? v.toExponential(2) : v.toFixed(4));
+
+/** The value of a series at `step` (the last point at or before it), or NaN. */
+function valueAt(points: CurvePoint[], step: number): number {
+  const i = d3.bisector((p: CurvePoint) => p.step).right(points, step) - 1;
+  return i >= 0 ? points[i].value : NaN;
+}
+
+/**
+ * Links the x-axes of the charts in `host`: the pointer over one chart puts a rule at that step
+ * on every chart, and each chart's caption reads its series' values there (data-step on the host).
+ */
+export function linkCharts(host: HTMLElement) {
+  const figures = () => Array.from(host.querySelectorAll<HTMLElement & { __curve?: CurveGeometry }>('figure.curve'));
+  const show = (step: number | null) => {
+    if (step == null) delete host.dataset.step;
+    else host.dataset.step = String(step);
+    for (const f of figures()) {
+      const g = f.__curve;
+      if (!g) continue;
+      const rule = d3.select(f).select('line.rule');
+      if (step == null) {
+        rule.attr('visibility', 'hidden');
+        const main = g.series[0]?.points ?? [];
+        d3.select(f).select('figcaption .c').text(g.series.length === 1 ? valueText(main.length ? main[main.length - 1].value : NaN) : '');
+        continue;
+      }
+      const px = g.x(step);
+      rule.attr('visibility', 'visible').attr('x1', px).attr('x2', px).attr('y1', g.top).attr('y2', g.bottom);
+      const readout = g.series.map((s) => `${g.series.length > 1 ? `${s.label} ` : ''}${valueText(valueAt(s.points, step))}`).join(' · ');
+      d3.select(f).select('figcaption .c').text(`@${step}: ${readout}`);
+    }
+  };
+  host.addEventListener('pointermove', (ev) => {
+    const f = (ev.target as Element).closest<HTMLElement & { __curve?: CurveGeometry }>('figure.curve');
+    const svg = f?.querySelector('svg');
+    if (!f?.__curve || !svg) return;
+    const px = ev.clientX - svg.getBoundingClientRect().left;
+    const [a, b] = f.__curve.x.domain();
+    show(Math.round(Math.max(a, Math.min(b, f.__curve.x.invert(px)))));
+  });
+  host.addEventListener('pointerleave', () => show(null));
+  return { show };
 }

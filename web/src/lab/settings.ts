@@ -1,6 +1,7 @@
 // Lab settings: per-task fields and ranges (limits.json, checked against the engine by
 // tests/wasm/lab_limits.test.mjs), validation in the form's words, and the URL query string (so a
 // link reproduces a run). Token layouts live in the engine (task.encode / task.decode).
+import { ENGINE_SWITCHES, SWITCH_DEFAULTS, switchValue } from '../engine/switches';
 import { en } from '../i18n/en';
 import { t, type Key } from '../i18n';
 import type { LabSettings, TaskName } from '../engine/protocol';
@@ -42,7 +43,7 @@ export const ARCHITECTURES: { id: LabSettings['architecture']; label: string }[]
   { id: 'lstm', label: 'LSTM' },
 ];
 /** Fields only a Transformer reads: an LSTM has no attention heads, positions, LayerNorm or score scaling. */
-export const TRANSFORMER_ONLY: readonly (keyof LabSettings)[] = ['heads', 'kvHeads', 'positional', 'norm', 'scale'];
+export const TRANSFORMER_ONLY: readonly (keyof LabSettings)[] = ['heads', 'kvHeads', 'positional', 'norm', 'scale', ...ENGINE_SWITCHES.filter((w) => w.target === 'model').map((w) => w.key)];
 
 
 /** Settings with `task` and the values the form shows when that task is picked. */
@@ -51,10 +52,10 @@ export function withTask(s: LabSettings, task: TaskName): LabSettings {
   return { ...s, task, length: t.length.default!, vocab: t.vocab?.default ?? s.vocab, steps: t.steps };
 }
 
-export const DEFAULT_LAB: LabSettings = withTask({ ...(LIMITS.defaults as Omit<LabSettings, 'task' | 'length' | 'vocab' | 'steps'>), task: 'reverse', length: 0, vocab: 0, steps: 0 }, 'reverse');
+export const DEFAULT_LAB: LabSettings = withTask({ ...(LIMITS.defaults as Omit<LabSettings, 'task' | 'length' | 'vocab' | 'steps'>), ...SWITCH_DEFAULTS, task: 'reverse', length: 0, vocab: 0, steps: 0 }, 'reverse');
 
 /** Settings that only steer training: changing them keeps the model (Train continues it). */
-export const TRAINING_KEYS: readonly (keyof LabSettings)[] = ['lr', 'batch', 'steps'];
+export const TRAINING_KEYS: readonly (keyof LabSettings)[] = ['lr', 'batch', 'steps', ...ENGINE_SWITCHES.filter((w) => w.target === 'trainer').map((w) => w.key)];
 /** What changed from the model's settings to the form's: nothing, only training, or the model itself. */
 export function settingsChange(model: LabSettings, form: LabSettings): 'none' | 'training' | 'model' {
   let change: 'none' | 'training' | 'model' = 'none';
@@ -85,6 +86,13 @@ export function settingsFromUrl(url: URL): LabSettings {
   if (q.has('scale')) s.scale = q.get('scale') !== '0';
   const arch = q.get('architecture');
   if (ARCHITECTURES.some((a) => a.id === arch)) s.architecture = arch as LabSettings['architecture'];
+  // Engine switches: one of the form's choices, else the default.
+  for (const w of ENGINE_SWITCHES) {
+    const v = q.get(w.key);
+    if (v == null) continue;
+    const value = w.choices === 'boolean' ? v === '1' : w.choices.find((c) => String(c) === v);
+    if (value !== undefined) (s as unknown as Record<string, unknown>)[w.key] = value;
+  }
   return s;
 }
 
@@ -97,6 +105,12 @@ export function settingsToUrl(s: LabSettings, url: URL): URL {
   out.searchParams.set('positional', s.positional);
   out.searchParams.set('norm', s.norm);
   out.searchParams.set('scale', s.scale ? '1' : '0');
+  // Engine switches only when not their default, so a plain link stays short.
+  for (const w of ENGINE_SWITCHES) {
+    const v = switchValue(s, w.key);
+    if (v === w.default) out.searchParams.delete(w.key);
+    else out.searchParams.set(w.key, typeof v === 'boolean' ? (v ? '1' : '0') : String(v));
+  }
   return out;
 }
 

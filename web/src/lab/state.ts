@@ -14,6 +14,14 @@ export interface LabModel {
   parameters: number;
 }
 
+/** A run that trained to its end, kept for comparison (its settings and curves). */
+export interface FinishedRun {
+  /** 1, 2, ... in the order the runs finished. */
+  id: number;
+  settings: LabSettings;
+  metrics: StepMetrics[];
+}
+
 /** A message about a failed action: one sentence, and the engine's own text one click away. */
 export interface LabError {
   text: string;
@@ -44,7 +52,13 @@ export interface LabState {
   tryOutput: { text: string; error: boolean } | null;
   /** The engine's parameter count of the model the form describes (null until counted, or when the form is invalid). */
   formParameters: { architecture: LabSettings['architecture']; count: number } | null;
+  /** Finished runs, oldest first (at most MAX_RUNS), and the ids the comparison overlays. */
+  runs: FinishedRun[];
+  compare: number[];
 }
+
+/** Finished runs kept for comparison; the oldest goes first. */
+export const MAX_RUNS = 8;
 
 export const labStore = new Store<LabState>({
   settings: DEFAULT_LAB,
@@ -64,4 +78,6 @@ export const labStore = new Store<LabState>({
   mapsStep: 0,
   tryOutput: null,
   formParameters: null,
+  runs: [],
+  compare: [],
 });

@@ -2,16 +2,25 @@
 // attention maps of a fixed input, trying the model, checkpoint download and upload.
 // Renders labStore; every engine call and store change is an action (lab/actions.ts).
 import type { LabSettings, TryResult } from '../engine/protocol';
+import { ENGINE_SWITCHES, type EngineSwitchSettings } from '../engine/switches';
 import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
 import * as actions from './actions';
-import { renderCurve } from './charts';
-import { onLang, span, t as tr, translate } from '../i18n';
+import { linkCharts, renderCurve } from './charts';
+import { renderTrainingCurves } from './curves';
+import { mountCompare, renderCompare } from './compare';
+import { mountHeadView, renderHeadView, type HeadViewState } from './head_view';
+import { attr, onLang, span, t as tr, translate, type Key } from '../i18n';
+import { en } from '../i18n/en';
 import { ARCHITECTURES, labProblems, rangeLabel, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
 import { labStore, type LabState } from './state';
 import { tryHint } from './try_input';
 
 const opt = (v: string | number, label: string | number = v) => `<option value="${v}">${label}</option>`;
+/** The table key of a switch choice (lab.choice.<value>), or null where the engine's own spelling is shown. */
+const choiceKey = (c: string | number): Key | null => (typeof c === 'string' && `lab.choice.${c}` in en ? (`lab.choice.${c}` as Key) : null);
+/** A switch choice's option: in the page's words (following the language) when the tables name it. */
+const choiceOption = (key: Key | null, c: string | number) => (key ? `<option value="${c}" data-i18n="${key}">${tr(key)}</option>` : opt(c));
 
 export function mountLab(root: HTMLElement) {
   root.innerHTML = `
@@ -35,6 +44,13 @@ export function mountLab(root: HTMLElement) {
         <label class="field">${span('lab.steps')} <input name="steps" type="number" min="${TRAINING.steps.min}" max="${TRAINING.steps.max}" step="50" /></label>
         <label class="field">${span('walk.seed')} <input name="seed" type="number" min="${TRAINING.seed.min}" max="${TRAINING.seed.max}" step="1" /></label>
         <label class="field check wide"><input name="scale" type="checkbox" /> ${span('lab.scale')}</label>
+        <details class="engine-switches wide"><summary data-i18n="lab.switches">${tr('lab.switches')}</summary>
+          ${ENGINE_SWITCHES.map((w) =>
+            w.choices === 'boolean'
+              ? `<label class="field check"><input name="${w.key}" type="checkbox" /> ${span(`lab.switch.${w.key}` as const)}</label>`
+              : `<label class="field">${span(`lab.switch.${w.key}` as const)} <select name="${w.key}">${w.choices.map((c) => choiceOption(w.key === 'warmup' && c === -1 ? 'lab.switch.warmupAuto' : choiceKey(c), c)).join('')}</select></label>`,
+          ).join('')}
+        </details>
         <p class="param-count wide muted small"></p>
         <ul class="problems wide" role="alert"></ul>
       </form>
@@ -56,9 +72,10 @@ export function mountLab(root: HTMLElement) {
         <span class="lab-stats"></span>
       </div>
       <div class="curves"></div>
+      <section class="compare"></section>
       <h3>${span('lab.maps')} <span class="muted maps-note"></span></h3>
       <p class="maps-none muted" hidden data-i18n="lab.mapsNone">${tr('lab.mapsNone')}</p>
-      <div class="lab-maps"></div>
+      <div class="lab-maps-row"><div class="lab-maps"></div><section class="head-view" hidden ${attr('aria-label', 'lab.headView.title')}></section></div>
       <h3 data-i18n="lab.try">${tr('lab.try')}</h3>
       <form class="try" onsubmit="return false">
         <input name="prompt" type="text" spellcheck="false" />
@@ -71,6 +88,12 @@ export function mountLab(root: HTMLElement) {
 
   const el = <T extends Element>(sel: string) => root.querySelector<T>(sel)!;
   const form = el<HTMLFormElement>('form.lab-settings');
+  mountCompare(el<HTMLElement>('section.compare'));
+  let headPick: HeadViewState = { layer: 0, head: 0 };
+  mountHeadView(el<HTMLElement>('section.head-view'), (pick) => {
+    headPick = pick;
+    renderHeadView(el<HTMLElement>('section.head-view'), labStore.get().maps, headPick);
+  });
 
   const readForm = (): LabSettings => {
     // Each element's own value: FormData would skip the disabled ones (an LSTM's Transformer-only
@@ -94,7 +117,18 @@ export function mountLab(root: HTMLElement) {
       batch: num('batch'),
       steps: num('steps'),
       seed: num('seed'),
+      ...readSwitches(),
     };
+  };
+  /** The engine switches as the form holds them, typed as their table says (engine/switches.ts). */
+  const readSwitches = (): EngineSwitchSettings => {
+    const out: Record<string, unknown> = {};
+    for (const w of ENGINE_SWITCHES) {
+      const input = form.elements.namedItem(w.key) as HTMLInputElement | HTMLSelectElement;
+      if (w.choices === 'boolean') out[w.key] = (input as HTMLInputElement).checked;
+      else out[w.key] = typeof w.default === 'number' ? Number(input.value) : input.value;
+    }
+    return out as EngineSwitchSettings;
   };
   const writeForm = (s: LabSettings) => {
     for (const [k, v] of Object.entries(s)) {
@@ -140,7 +174,18 @@ export function mountLab(root: HTMLElement) {
     } else if (act === 'try') {
       const text = (el<HTMLFormElement>('form.try').elements.namedItem('prompt') as HTMLInputElement).value;
       await actions.tryModel(text, tryText, tryLength);
-    }
+    } else if (act === 'variant-scale' || act === 'variant-norm') {
+      // One click: the same settings with one switch flipped, trained from scratch (a new model).
+      const s = labStore.get().settings;
+      const settings = act === 'variant-scale' ? { ...s, scale: !s.scale } : { ...s, norm: s.norm === 'pre' ? ('post' as const) : ('pre' as const) };
+      writeForm(settings);
+      actions.changeSettings(settings);
+      void actions.train();
+    } else if (act === 'runs-clear') actions.clearRuns();
+  });
+  el<HTMLElement>('section.compare').addEventListener('change', (ev) => {
+    const id = (ev.target as HTMLInputElement).dataset.compare;
+    if (id) actions.toggleCompare(Number(id));
   });
 
   el<HTMLInputElement>('input[name="checkpoint"]').addEventListener('change', async (ev) => {
@@ -267,6 +312,7 @@ export function mountLab(root: HTMLElement) {
     // Curves and maps redraw only when their data changed: metrics arrive ten times a second, and
     // re-joining every map cell (with its transition) each time costs long main-thread tasks.
     if (!prev || s.metrics !== prev.metrics || total !== actions.runTarget(prev)) later('curves', renderCurves);
+    if (!prev || s.runs !== prev.runs || s.compare !== prev.compare || changed('phase') || changed('settings')) later('compare', (st) => renderCompare(el<HTMLElement>('section.compare'), st));
     if (!prev || s.maps !== prev.maps || s.mapsStep !== prev.mapsStep || changed('model') || changed('settings')) later('maps', renderMaps);
     const out = el<HTMLElement>('.try-out');
     out.textContent = s.tryOutput?.text ?? '';
@@ -293,6 +339,7 @@ export function mountLab(root: HTMLElement) {
     const acc = s.metrics.map((m) => ({ step: m.step, value: m.accuracy }));
     renderCurve(curves, 'loss', tr('lab.loss'), loss, total, { log: true, color: '#542788' });
     renderCurve(curves, 'accuracy', tr('lab.accuracy'), acc, total, { max: 1, color: '#e08214' });
+    renderTrainingCurves(curves, s.metrics, s.model?.settings ?? s.settings, total);
   }
 
   /** One row of heads per layer; keys along the bottom, queries down the first head's side. */
@@ -302,12 +349,14 @@ export function mountLab(root: HTMLElement) {
     const lstm = (s.model?.settings ?? s.settings).architecture === 'lstm';
     el<HTMLElement>('.maps-none').hidden = !lstm;
     if (lstm) {
+      el<HTMLElement>('section.head-view').hidden = true;
       el<HTMLElement>('.maps-note').textContent = '';
       maps.replaceChildren();
       delete maps.dataset.geometry;
       return;
     }
     el<HTMLElement>('.maps-note').textContent = !s.maps ? '' : s.mapsStep > 0 ? tr('lab.maps.after', { step: s.mapsStep }) : tr('lab.maps.before');
+    renderHeadView(el<HTMLElement>('section.head-view'), s.maps, headPick);
     if (!s.maps) {
       maps.replaceChildren();
       delete maps.dataset.geometry;
@@ -349,6 +398,7 @@ export function mountLab(root: HTMLElement) {
     drawLayer(0);
   }
 
+  linkCharts(el<HTMLElement>('.curves'));
   // Charts take their host's width: redraw them when it changes (e.g. the lab tab is shown).
   let curvesWidth = 0;
   new ResizeObserver(() => {

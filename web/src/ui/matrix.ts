@@ -100,6 +100,14 @@ function cellFont(cell: number, texts: string[]): number {
   return f >= MIN_CELL_FONT ? f : 0;
 }
 
+/** '+inf', '-inf' (unless masked: a mask's -inf is by design) or 'nan' for a value to mark, else null. */
+function nonFinite(v: number, masked: boolean): string | null {
+  if (Number.isNaN(v)) return 'nan';
+  if (v === Infinity) return '+inf';
+  if (v === -Infinity && !masked) return '-inf';
+  return null;
+}
+
 /** Renders (or updates in place, with transitions) a matrix figure inside `host`. */
 export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   const [R, K] = p.data.shape;
@@ -145,6 +153,9 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     .attr('data-j', (d) => d.j)
     .attr('data-value', (d) => exactFloat32(d.v))
     .attr('data-masked', (d) => (p.masked?.(d.i, d.j) ? '1' : null))
+    // Overflow and NaN (an emulated fp16/bf16 run): +inf, -inf that no mask put there, NaN.
+    .attr('data-nonfinite', (d) => nonFinite(d.v, p.masked?.(d.i, d.j) ?? false))
+    .classed('nonfinite', (d) => nonFinite(d.v, p.masked?.(d.i, d.j) ?? false) !== null)
     .classed('hi', (d) => hiR.has(d.i) || hiC.has(d.j) || hiCell.has(`${d.i},${d.j}`))
     .classed('focus', (d) => hiCell.has(`${d.i},${d.j}`))
     .classed('pending', (d) => p.pending?.(d.i, d.j) ?? false);

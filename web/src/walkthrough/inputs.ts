@@ -19,7 +19,29 @@ export interface WalkSettings {
   layer: number;
   /** The lab model's input in its task's syntax (model = trained); empty = the lab's example input. */
   modelInput: string;
+  /**
+   * Cross-attention (the article's §1.3): a second sentence that K and V come from, while Q comes
+   * from `sentence`; empty or absent = self-attention.
+   */
+  context?: string;
+  /** The weights' normaliser (attention/normalizer.hpp); absent = softmax. */
+  normalizer?: Normalizer;
+  /** The emulated number format of every stage (core/numeric_format.hpp); absent = fp32. */
+  precision?: Precision;
+  /** Every embedding entry times this (1, 10, 100, 1000): large activations, to see fp16 overflow (§6.3). */
+  inputScale?: number;
 }
+
+export type Normalizer = 'softmax' | 'sigmoid' | 'relu';
+export type Precision = 'fp32' | 'fp16' | 'bf16';
+export const NORMALIZERS: Normalizer[] = ['softmax', 'sigmoid', 'relu'];
+export const PRECISIONS: Precision[] = ['fp32', 'fp16', 'bf16'];
+export const INPUT_SCALES = [1, 10, 100, 1000];
+/** Largest finite value of each format (fp32 FLT_MAX, fp16 65504, bf16 ≈ 3.39e38). */
+export const FORMAT_MAX: Record<Precision, number> = { fp32: 3.4028234663852886e38, fp16: 65504, bf16: 3.3895313892515355e38 };
+
+/** The context sentence of cross-attention, or '' for self-attention. */
+export const contextOf = (s: WalkSettings): string => (s.model === 'random' ? (s.context ?? '').trim() : '');
 
 export const MAX_TOKENS = 10;
 /** The choices the settings form offers (and the only values a URL may restore). */
@@ -144,6 +166,8 @@ export interface WalkInput {
   /** (T, C) token embeddings before positions. */
   embeddings: Tensor;
   request: TraceRequest;
+  /** Cross-attention: the context's tokens (the keys' and values' rows) and their embeddings (S, C); absent for self-attention. */
+  context?: { tokens: string[]; embeddings: Tensor };
 }
 
 /** The vector of one word: a function of (word, seed, C) only, so permuting words permutes rows. */
@@ -163,12 +187,22 @@ export function buildInput(s: WalkSettings): WalkInput {
   const C = s.dModel;
   const data = new Float32Array(T * C);
   tokens.forEach((w, i) => data.set(wordVector(w, s.seed, C), i * C));
+  const k = s.inputScale ?? 1;
+  if (k !== 1) for (let i = 0; i < data.length; i++) data[i] = Math.fround(data[i] * k);
   const embeddings = { shape: [T, C], data };
+  const contextTokens = tokenize(contextOf(s));
+  const S = contextTokens.length;
+  const memory = new Float32Array(S * C);
+  contextTokens.forEach((w, j) => memory.set(wordVector(w, s.seed, C), j * C));
   return {
     tokens,
     padded,
     embeddings,
+    ...(S ? { context: { tokens: contextTokens, embeddings: { shape: [S, C], data: memory } } } : {}),
     request: {
+      memory: S ? { shape: [S, C], data: memory.slice() } : null,
+      normalizer: s.normalizer ?? 'softmax',
+      precision: s.precision ?? 'fp32',
       x: { shape: [T, C], data: data.slice() },
       dModel: C,
       numHeads: s.heads,
@@ -239,6 +273,8 @@ export function settingsProblems(s: WalkSettings): string[] {
     kvHeadsProblem(s.heads, s.kvHeads),
     s.positional === 'rope' ? ropeProblem(s.dModel, s.heads) : null,
     seedProblem(s.seed),
+    contextOf(s) && s.mask !== 'none' ? t('walk.problem.crossMask') : null,
+    contextOf(s) && s.positional !== 'none' ? t('walk.problem.crossPositions') : null,
   ];
   return out.filter((p): p is string => p !== null);
 }

@@ -3,7 +3,7 @@
 // every walkthrough key carries the prefix "w." (the lab owns dModel, heads, seed, ...).
 // Only the random-weights settings are kept: a lab-trained model lives in the lab, not in a link.
 import { t } from '../i18n';
-import { DEFAULT_SETTINGS, D_MODELS, HEAD_COUNTS, MASKS, MAX_SEED, POSITIONALS, settingsProblems, tokenize, type WalkSettings } from './inputs';
+import { DEFAULT_SETTINGS, D_MODELS, HEAD_COUNTS, INPUT_SCALES, MASKS, NORMALIZERS, PRECISIONS, MAX_SEED, POSITIONALS, settingsProblems, tokenize, type WalkSettings } from './inputs';
 import { SPEEDS } from './state';
 import { STEPS } from './steps';
 
@@ -35,6 +35,10 @@ const KEY = {
   speed: 'w.speed',
   step: 'w.step',
   head: 'w.head',
+  context: 'w.context',
+  normalizer: 'w.normalizer',
+  precision: 'w.precision',
+  inputScale: 'w.inputScale',
 } as const;
 
 /**
@@ -88,6 +92,26 @@ export function walkFromUrl(url: URL): WalkFromUrl {
     if (scale === '0' || scale === '1') s.scale = scale === '1';
     else bad(KEY.scale, scale, t('url.zeroOne'), s.scale ? 1 : 0);
   }
+  // Cross-attention's context sentence: written only when set, so self-attention links stay as they were.
+  const context = q.get(KEY.context);
+  if (context != null && context.trim()) {
+    const conflict = [s.mask !== 'none' ? t('walk.problem.crossMask') : null, s.positional !== 'none' ? t('walk.problem.crossPositions') : null].filter(Boolean).join(' ');
+    if (conflict) bad(KEY.context, context, conflict, '“”');
+    else s.context = context;
+  }
+  // Normaliser, number format and input size: written only when not the default.
+  const normalizer = q.get(KEY.normalizer);
+  if (normalizer != null) {
+    if ((NORMALIZERS as string[]).includes(normalizer)) s.normalizer = normalizer as WalkSettings['normalizer'];
+    else bad(KEY.normalizer, normalizer, t('url.notOneOf', { allowed: NORMALIZERS.join(', ') }), 'softmax');
+  }
+  const precision = q.get(KEY.precision);
+  if (precision != null) {
+    if ((PRECISIONS as string[]).includes(precision)) s.precision = precision as WalkSettings['precision'];
+    else bad(KEY.precision, precision, t('url.notOneOf', { allowed: PRECISIONS.join(', ') }), 'fp32');
+  }
+  const inputScale = oneOf(KEY.inputScale, INPUT_SCALES, 1, t('walk.inputScale'));
+  if (inputScale !== 1) s.inputScale = inputScale;
   const problems = settingsProblems(s);
   if (problems.length) {
     const d = DEFAULT_SETTINGS;
@@ -116,5 +140,11 @@ export function walkToUrl(w: WalkUrlState, url: URL): URL {
   q.set(KEY.speed, String(w.speed));
   q.set(KEY.step, String(w.step + 1));
   q.set(KEY.head, String(w.head));
+  if (s.context?.trim()) q.set(KEY.context, s.context);
+  else q.delete(KEY.context);
+  const optional = (key: string, v: string | number | undefined, fallback: string | number) => (v != null && v !== fallback ? q.set(key, String(v)) : q.delete(key));
+  optional(KEY.normalizer, s.normalizer, 'softmax');
+  optional(KEY.precision, s.precision, 'fp32');
+  optional(KEY.inputScale, s.inputScale, 1);
   return out;
 }

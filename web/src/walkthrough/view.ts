@@ -1,17 +1,47 @@
 // The walkthrough view: settings form, step list, the current step's stage and explanation,
 // and the player controls. Reads walkStore; changes it only through actions.ts.
-import { D_MODELS, EXAMPLES, HEAD_COUNTS, MASKS, MAX_SEED, MAX_TOKENS, POSITIONALS, headsProblem, kvHeadsProblem, readSentence, ropeProblem, type WalkSettings } from './inputs';
+import { D_MODELS, EXAMPLES, FORMAT_MAX, HEAD_COUNTS, INPUT_SCALES, MASKS, NORMALIZERS, PRECISIONS, MAX_SEED, MAX_TOKENS, POSITIONALS, headsProblem, kvHeadsProblem, readSentence, ropeProblem, type WalkSettings } from './inputs';
 import { compute, gotoStep, next, pause, prev, restore, setHead, setHover, setSpeed, togglePlay } from './actions';
 import { walkFromUrl, walkToUrl } from './url';
 import { cellSize } from './layout';
 import { SPEEDS, walkStore, type WalkState } from './state';
 import type { StepContext } from './step';
-import { STEPS } from './steps';
+import { FIRST_BACKWARD_STEP, FIRST_GENERATION_STEP, STEPS } from './steps';
 import { labStore, type LabState } from '../lab/state';
 import { taskLabel } from '../lab/settings';
 import { attr, onLang, span, t, translate } from '../i18n';
 
 const opt = (v: string | number, label: string | number = v) => `<option value="${v}">${label}</option>`;
+
+/**
+ * The engine's numerics of the current trace in one line: the largest |scaled score| against the
+ * format's largest finite value, and the ±∞, NaN and flushed counts over every stage (Trace.numerics).
+ */
+function renderNumerics(host: HTMLElement, s: WalkState) {
+  const n = s.trace?.numerics;
+  const precision = s.trace?.request.precision ?? 'fp32';
+  host.hidden = !n || (precision === 'fp32' && (s.traced?.inputScale ?? 1) === 1);
+  if (!n || host.hidden) return;
+  const all = Object.values(n).filter((x): x is NonNullable<typeof x> => x != null);
+  const sum = (k: 'posInf' | 'negInf' | 'nan' | 'flushed') => all.reduce((a, x) => a + x[k], 0);
+  // -inf in the masked stage is the mask's; the ones elsewhere are overflow.
+  const negInf = sum('negInf') - countMaskedCells(s);
+  const maxScore = n.scaled?.maxAbs ?? 0;
+  const limit = FORMAT_MAX[precision];
+  const over = sum('posInf') + negInf + sum('nan');
+  host.innerHTML = t('walk.numerics', { precision, max: maxScore.toPrecision(4), limit: limit.toPrecision(5), share: ((maxScore / limit) * 100).toPrecision(3) }) +
+    ` · <span class="${over ? 'over' : ''}">${t('walk.numerics.counts', { posInf: sum('posInf'), negInf, nan: sum('nan'), flushed: sum('flushed') })}</span>`;
+}
+
+/** Cells the mask hides (their -inf is by design), over all heads. */
+function countMaskedCells(s: WalkState): number {
+  const m = s.trace?.stages.masked;
+  const sc = s.trace?.stages.scaled;
+  if (!m || !sc) return 0;
+  let n = 0;
+  m.heads.forEach((t, h) => t.data.forEach((v, k) => (n += v === -Infinity && sc.heads[h].data[k] !== -Infinity ? 1 : 0)));
+  return n;
+}
 
 export function mountWalkthrough(root: HTMLElement) {
   // The stage comes first in the document (and so in the tab order and on a phone's one column);
@@ -33,6 +63,8 @@ export function mountWalkthrough(root: HTMLElement) {
         <div class="head-picker" role="group" ${attr('aria-label', 'walk.aria.head')}></div>
         <a class="to-settings" href="#walk-settings" data-i18n="walk.toSettings">${t('walk.toSettings')}</a>
       </header>
+      <p class="cross-note" hidden></p>
+      <p class="numerics-strip" hidden></p>
       <p class="beat-caption"></p>
       <div class="stage-wrap"><div class="stage" data-stage=""></div><div class="stage-error" role="alert" hidden></div></div>
       <div class="explain"></div>
@@ -50,6 +82,9 @@ export function mountWalkthrough(root: HTMLElement) {
         <label class="field wide random-only">${span('walk.sentence')} <span class="hint sentence-hint"></span>
           <input name="sentence" type="text" spellcheck="false" />
         </label>
+        <label class="field wide random-only">${span('walk.context')} <span class="hint" data-i18n="walk.context.hint">${t('walk.context.hint')}</span>
+          <input name="context" type="text" spellcheck="false" />
+        </label>
         <label class="field wide random-only">${span('walk.example')}
           <select name="example"><option value="" data-i18n="walk.example.choose">${t('walk.example.choose')}</option>${EXAMPLES.map((_, i) => opt(i)).join('')}</select>
         </label>
@@ -60,11 +95,14 @@ export function mountWalkthrough(root: HTMLElement) {
         <label class="field random-only">${span('walk.seed')} <input name="seed" type="number" min="0" max="${MAX_SEED}" step="1" /></label>
         <label class="field check random-only"><input name="scale" type="checkbox" /> ${span('walk.scale')}</label>
         <label class="field wide random-only">${span('walk.mask')} <select name="mask">${MASKS.map((m) => opt(m.id)).join('')}</select></label>
+        <label class="field random-only">${span('walk.normalizer')} <select name="normalizer">${NORMALIZERS.map((n) => opt(n)).join('')}</select></label>
+        <label class="field random-only">${span('walk.precision')} <select name="precision">${PRECISIONS.map((n) => opt(n)).join('')}</select></label>
+        <label class="field random-only">${span('walk.inputScale')} <select name="inputScale">${INPUT_SCALES.map((n) => opt(n, `×${n}`)).join('')}</select></label>
         <p class="problems" role="alert"></p>
         <ul class="notices" aria-live="polite"></ul>
       </form>
       <nav class="steps" ${attr('aria-label', 'walk.aria.steps')}>
-        <ol>${STEPS.map((_, i) => `<li><button type="button" data-step="${i}"><span class="n">${i + 1}</span><span class="t"></span></button></li>`).join('')}</ol>
+        <ol>${STEPS.map((_, i) => `${i === FIRST_BACKWARD_STEP ? `<li class="steps-part" aria-hidden="true" data-i18n="walk.steps.backward">${t('walk.steps.backward')}</li>` : ''}${i === FIRST_GENERATION_STEP ? `<li class="steps-part" aria-hidden="true" data-i18n="walk.steps.generation">${t('walk.steps.generation')}</li>` : ''}<li${i >= FIRST_BACKWARD_STEP && i < FIRST_GENERATION_STEP ? ' class="backward"' : ''}><button type="button" data-step="${i}"><span class="n">${i + 1}</span><span class="t"></span></button></li>`).join('')}</ol>
       </nav>
     </aside>
   </div>`;
@@ -89,6 +127,10 @@ export function mountWalkthrough(root: HTMLElement) {
       model: f.get('model') === 'trained' ? 'trained' : 'random',
       layer: Math.max(0, Number(f.get('layer')) || 0),
       modelInput: String(f.get('modelInput') ?? ''),
+      context: String(f.get('context') ?? ''),
+      normalizer: (f.get('normalizer') ?? 'softmax') as WalkSettings['normalizer'],
+      precision: (f.get('precision') ?? 'fp32') as WalkSettings['precision'],
+      inputScale: Number(f.get('inputScale') ?? 1),
     };
   };
   const writeForm = (s: WalkSettings) => {
@@ -103,6 +145,10 @@ export function mountWalkthrough(root: HTMLElement) {
     (form.elements.namedItem('scale') as HTMLInputElement).checked = s.scale;
     set('model', s.model);
     set('modelInput', s.modelInput);
+    set('context', s.context ?? '');
+    set('normalizer', s.normalizer ?? 'softmax');
+    set('precision', s.precision ?? 'fp32');
+    set('inputScale', String(s.inputScale ?? 1));
     showModelFields(s.model);
     markChoices();
   };
@@ -216,7 +262,7 @@ export function mountWalkthrough(root: HTMLElement) {
     markChoices();
     urlNotices = [];
     clearTimeout(debounce);
-    debounce = window.setTimeout(() => void compute(readForm()), t.name === 'sentence' || t.name === 'modelInput' ? 250 : 0);
+    debounce = window.setTimeout(() => void compute(readForm()), t.name === 'sentence' || t.name === 'modelInput' || t.name === 'context' ? 250 : 0);
   });
 
   // ---- navigation ----
@@ -328,6 +374,11 @@ export function mountWalkthrough(root: HTMLElement) {
     }
     if (!s.trace || !s.input || !s.derived) return;
 
+    renderNumerics(el<HTMLElement>('.numerics-strip'), s);
+    const crossNote = el<HTMLElement>('.cross-note');
+    const ctxIn = s.input.context;
+    crossNote.hidden = !ctxIn;
+    crossNote.textContent = ctxIn ? t('walk.cross.note', { T: s.input.tokens.length, S: ctxIn.tokens.length, query: s.input.tokens.join(' '), context: ctxIn.tokens.join(' ') }) : '';
     const H = s.derived.H;
     const picker = el<HTMLElement>('.head-picker');
     const pickerKey = step.perHead && H > 1 ? String(H) : '';

@@ -19,8 +19,20 @@ export interface HeadsProps {
 export function renderHeads(host: HTMLElement, p: HeadsProps) {
   const scale = sequentialScale(1);
   const row = section(host, 'heads', 'eqn heads');
+  // GQA / MQA: the query heads that read one K/V head are drawn inside one box, labelled with it.
+  const shared = new Set(p.kvOf).size < p.kvOf.length;
+  const parentOf = (h: number) => {
+    if (!shared) return row;
+    const g = p.kvOf[h];
+    const members = p.kvOf.flatMap((k, q) => (k === g ? [q] : []));
+    const box = section(row, `kv-group-${g}`, 'kv-group');
+    box.dataset.kvHead = String(g);
+    const label = section(box, 'kv-label', 'kv-label');
+    label.textContent = tr('fig.kvShared', { g, heads: members.join(', ') });
+    return box;
+  };
   p.weights.forEach((w, h) => {
-    const wrap = section(row, `head-${h}`, `head-wrap${h < p.shown ? ' shown' : ''}`);
+    const wrap = section(parentOf(h), `head-${h}`, `head-wrap${h < p.shown ? ' shown' : ''}`);
     wrap.style.setProperty('--head', HEAD_COLORS[h % HEAD_COLORS.length]);
     renderMatrix(wrap, {
       name: `heads-weights-h${h}`,

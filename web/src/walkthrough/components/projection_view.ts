@@ -16,6 +16,12 @@ export interface ProjectionRow {
   /** The engine's stage for this head: (T, D). */
   out: Tensor;
   headLabel: string;
+  /** Cross-attention's k and v: the matrix projected (the context, (S, C)), its name and row labels; absent = x. */
+  input?: Tensor;
+  inputName?: string;
+  inputTokens?: string[];
+  /** The output rows' dimension letter ('T' unless the input is the context: 'S'). */
+  rowsName?: string;
   /** Product terms of a cell, for the tooltip. */
   terms(i: number, j: number): { terms: number[]; sum: number; bias: number };
 }
@@ -37,20 +43,22 @@ function termsHtml(t: { terms: number[]; sum: number; bias: number }, v: number)
 }
 
 export function renderProjections(host: HTMLElement, p: ProjectionProps) {
-  const [T, C] = p.x.shape;
-  const scale = divergingScale(maxAbs(p.x.data, ...p.rows.flatMap((r) => [r.weightT.data, r.out.data])));
+  const C = p.x.shape[1];
+  const scale = divergingScale(maxAbs(p.x.data, ...p.rows.flatMap((r) => [r.weightT.data, r.out.data, ...(r.input ? [r.input.data] : [])])));
   p.rows.forEach((r, k) => {
     const D = r.out.shape[1];
     const a = p.active && p.active.row === k ? p.active : null;
     const row = section(host, `proj-${r.which}`);
+    const input = r.input ?? p.x;
+    const rowLabels = r.inputTokens ?? p.tokens;
     renderMatrix(row, {
       name: `proj-x-${r.which}`,
-      title: 'x',
-      caption: shape(T, C),
-      data: p.x,
+      title: r.inputName ?? 'x',
+      caption: shape(input.shape[0], C),
+      data: input,
       scale,
       cell: p.cell,
-      rowLabels: p.tokens,
+      rowLabels,
       highlightRows: a ? [a.i] : [],
     });
     operator(row, '×', 'times');
@@ -68,11 +76,11 @@ export function renderProjections(host: HTMLElement, p: ProjectionProps) {
     renderMatrix(row, {
       name: `${r.which}-h`,
       title: `${r.which} ${r.headLabel}`,
-      caption: shape('T', 'D') + ' = ' + shape(T, D),
+      caption: shape(r.rowsName ?? 'T', 'D') + ' = ' + shape(r.out.shape[0], D),
       data: r.out,
       scale,
       cell: p.cell,
-      rowLabels: p.tokens,
+      rowLabels,
       colLabels: idx(D, 'd'),
       highlightCells: a ? [[a.i, a.j]] : [],
       pending: p.active && p.active.row === k ? (i, j) => i * D + j > p.computed : undefined,

@@ -19,6 +19,8 @@ export interface WeightedSumProps {
   /** (S, D): row j = weights[i][j] · v[j] for the active row i. */
   contributions: Tensor;
   masked: (i: number, j: number) => boolean;
+  /** (S) ‖v_j‖ of each value row, for the weight × value-size panel (§9.2). */
+  valueNorms: Float32Array;
 }
 
 export function renderWeightedSum(host: HTMLElement, p: WeightedSumProps) {
@@ -54,5 +56,16 @@ export function renderWeightedSum(host: HTMLElement, p: WeightedSumProps) {
     rowLabels: [p.tokens[i]],
     colLabels: idx(D, 'd'),
   });
+  // Weight × value size: w_ij, ‖v_j‖ and their product for the active row, one column per key.
+  const wn = section(host, 'wsum-norms');
+  const wRow = p.weights.data.subarray(i * S, (i + 1) * S);
+  const prod = Float32Array.from(wRow, (w, j) => w * p.valueNorms[j]);
+  const nScale = sequentialScale(Math.max(1e-6, ...p.valueNorms));
+  const wnTitle = section(host, 'wsum-norms-title', 'wnorm-note');
+  wnTitle.textContent = tr('fig.wnorm.title', { i });
+  host.insertBefore(wnTitle, wn);
+  renderMatrix(wn, { name: 'wnorm-w', title: tr('fig.wnorm.w'), caption: shape(1, S), data: { shape: [1, S], data: wRow }, scale: sequentialScale(1), cell: p.cell, rowLabels: [p.tokens[i]], colLabels: p.keyTokens, digits: 2 });
+  renderMatrix(wn, { name: 'wnorm-norm', title: tr('fig.wnorm.norm'), caption: shape(1, S), data: { shape: [1, S], data: p.valueNorms }, scale: nScale, cell: p.cell, colLabels: p.keyTokens, digits: 2 });
+  renderMatrix(wn, { name: 'wnorm-prod', title: tr('fig.wnorm.prod'), caption: shape(1, S), data: { shape: [1, S], data: prod }, scale: nScale, cell: p.cell, colLabels: p.keyTokens, digits: 2 });
   renderLegend(section(host, 'legend', 'legends'), vScale, tr('fig.legend.value'), 'wsum');
 }

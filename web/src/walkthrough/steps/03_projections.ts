@@ -3,7 +3,7 @@ import { renderProjections, type ProjectionRow } from '../components/projection_
 import { col, dotTerms, row } from '../derive';
 import type { Step, StepContext } from '../step';
 import { taskLabel } from '../../lab/settings';
-import { headLabel, kvHead, stage, tokens, weightSlice } from './helpers';
+import { headLabel, keyTokens, kvHead, sourceTag, stage, tokens, weightSlice } from './helpers';
 
 function rows(c: StepContext): ProjectionRow[] {
   const x = stage(c, 'x');
@@ -12,15 +12,19 @@ function rows(c: StepContext): ProjectionRow[] {
     ['k', 'k_proj', 'W_K', kvHead(c), true],
     ['v', 'v_proj', 'W_V', kvHead(c), true],
   ];
+  const context = c.input.context;
   return specs.map(([which, proj, weightName, h, kv]) => {
     const { wT, bias } = weightSlice(c, proj, h);
+    // Cross-attention: k and v are projections of the context, not of x.
+    const input = kv && context ? context.embeddings : x;
     return {
       which,
       weightName,
       weightT: wT,
       out: stage(c, which, h),
-      headLabel: headLabel(c, kv),
-      terms: (i: number, j: number) => ({ ...dotTerms(row(x, i), col(wT, j)), bias: bias ? bias[j] : 0 }),
+      headLabel: headLabel(c, kv) + sourceTag(c, kv ? 'context' : 'query'),
+      ...(kv && context ? { input, inputName: t('walk.cross.context'), inputTokens: keyTokens(c), rowsName: 'S' } : {}),
+      terms: (i: number, j: number) => ({ ...dotTerms(row(input, i), col(wT, j)), bias: bias ? bias[j] : 0 }),
     };
   });
 }

@@ -2,7 +2,7 @@ import { t } from '../../i18n';
 import { renderScores } from '../components/scores_view';
 import { dotTerms, row, transpose } from '../derive';
 import type { Step } from '../step';
-import { headLabel, kvHead, rope, stage, tokens } from './helpers';
+import { headLabel, kvHead, rope, stage, tokens, keyTokens, sourceTag } from './helpers';
 
 export const scoresStep: Step = {
   id: 'scores',
@@ -15,7 +15,7 @@ export const scoresStep: Step = {
     const S = c.derived.S;
     const i = Math.floor((c.beat - 1) / S);
     const j = (c.beat - 1) % S;
-    return t('step.scores.caption', { i, j, q: c.input.tokens[i], k: c.input.tokens[j] });
+    return t('step.scores.caption', { i, j, q: c.input.tokens[i], k: (c.input.context?.tokens ?? c.input.tokens)[j] });
   },
   explain: (c) => t('step.scores.explain', { D: c.derived.D }) + (rope(c) ? t('step.scores.rope') : ''),
   render(host, c) {
@@ -27,12 +27,12 @@ export const scoresStep: Step = {
     const focus: [number, number] | null = c.hover ?? (animating ? [Math.floor((c.beat - 1) / S), (c.beat - 1) % S] : null);
     renderScores(host, {
       tokens: tokens(c),
-      keyTokens: tokens(c),
+      keyTokens: keyTokens(c),
       q,
       kT: transpose(k),
       scores: stage(c, 'scores', c.head),
-      qName: rope(c) ? 'q_rot' : 'q',
-      kName: rope(c) ? 'k_rot' : 'k',
+      qName: (rope(c) ? 'q_rot' : 'q') + sourceTag(c, 'query'),
+      kName: (rope(c) ? 'k_rot' : 'k') + sourceTag(c, 'context'),
       headLabel: headLabel(c),
       cell: c.cell,
       focus,

@@ -2,7 +2,7 @@ import { t } from '../../i18n';
 import { renderScaling } from '../components/scaling_view';
 import { bins, symmetricDomain } from '../layout';
 import type { Step } from '../step';
-import { stage, tokens } from './helpers';
+import { stage, tokens, keyTokens } from './helpers';
 
 export const scalingStep: Step = {
   id: 'scaling',
@@ -31,7 +31,7 @@ export const scalingStep: Step = {
     }
     renderScaling(host, {
       tokens: tokens(c),
-      keyTokens: tokens(c),
+      keyTokens: keyTokens(c),
       scores: stage(c, 'scores', c.head),
       scaled: stage(c, 'scaled', c.head),
       factorLabel: c.settings.scale ? `1/√${d.D}` : '1',

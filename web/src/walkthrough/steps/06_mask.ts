@@ -2,7 +2,7 @@ import { t } from '../../i18n';
 import { renderMask } from '../components/mask_view';
 import { GLOBAL_TOKENS, WINDOW } from '../inputs';
 import type { Step } from '../step';
-import { stage, tokens } from './helpers';
+import { stage, tokens, keyTokens } from './helpers';
 
 export const maskStep: Step = {
   id: 'mask',
@@ -35,7 +35,7 @@ export const maskStep: Step = {
   render(host, c) {
     renderMask(host, {
       tokens: tokens(c),
-      keyTokens: tokens(c),
+      keyTokens: keyTokens(c),
       scaled: stage(c, 'scaled', c.head),
       masked: stage(c, 'masked', c.head),
       cell: c.cell,

@@ -1,25 +1,54 @@
 import { t } from '../../i18n';
+import { renderNormalizers } from '../components/normalizers_view';
 import { renderSoftmax } from '../components/softmax_view';
+import { renderVariants } from '../components/variants_view';
 import type { Step } from '../step';
-import { stage, tokens } from './helpers';
+import { kvHead, stage, tokens, keyTokens } from './helpers';
 
 export const softmaxStep: Step = {
   id: 'softmax',
   title: () => t('step.softmax.title'),
   perHead: true,
   beats: (c) => c.derived.T + 1,
-  columns: (c) => 2 * c.derived.S + 6,
+  // The normaliser and variant rows (random weights only) are wider than masked → weights.
+  columns: (c) => (c.trace.normalizerWeights ? Math.max(3 * c.derived.S + 6, 2 * c.derived.D + 2 * c.derived.S + 4) : 2 * c.derived.S + 6),
   caption: (c) => (c.beat > 0 ? t('step.softmax.caption', { i: c.beat - 1 }) : ''),
   explain: () => t('step.softmax.explain'),
   render(host, c) {
     renderSoftmax(host, {
       tokens: tokens(c),
-      keyTokens: tokens(c),
+      keyTokens: keyTokens(c),
       masked: stage(c, 'masked', c.head),
       weights: stage(c, 'weights', c.head),
       rowSums: c.derived.heads[c.head].rowSums,
       cell: c.cell,
       activeRow: c.beat > 0 ? c.beat - 1 : null,
     });
+    const nw = c.trace.normalizerWeights;
+    if (nw) {
+      const masked = stage(c, 'masked', c.head);
+      const S = masked.shape[1];
+      renderNormalizers(host, {
+        tokens: tokens(c),
+        keyTokens: keyTokens(c),
+        weights: { softmax: nw.softmax.heads[c.head], sigmoid: nw.sigmoid.heads[c.head], relu: nw.relu.heads[c.head] },
+        current: c.settings.normalizer ?? 'softmax',
+        masked: (i, j) => masked.data[i * S + j] === -Infinity,
+        cell: c.cell,
+      });
+    }
+    const v = c.trace.variants;
+    if (v) {
+      const h = c.head;
+      const kv = kvHead(c);
+      renderVariants(host, {
+        tokens: tokens(c),
+        keyTokens: keyTokens(c),
+        softmax: nw ? nw.softmax.heads[h] : stage(c, 'weights', h),
+        linear: v.linear ? { phiQ: v.linear.phiQ.heads[h], phiK: v.linear.phiK.heads[kv], weights: v.linear.weights.heads[h] } : null,
+        blockSparse: v.blockSparse ? { blockSize: v.blockSparse.blockSize, masked: v.blockSparse.masked.heads[h], weights: v.blockSparse.weights.heads[h] } : null,
+        cell: c.cell,
+      });
+    }
   },
 };

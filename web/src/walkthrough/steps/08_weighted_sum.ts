@@ -1,7 +1,7 @@
 import { t } from '../../i18n';
 import { renderWeightedSum } from '../components/weighted_sum_view';
 import type { Step } from '../step';
-import { headLabel, kvHead, stage, tokens } from './helpers';
+import { headLabel, kvHead, stage, tokens, keyTokens, sourceTag } from './helpers';
 
 export const weightedSumStep: Step = {
   id: 'weighted-sum',
@@ -21,16 +21,17 @@ export const weightedSumStep: Step = {
     for (let j = 0; j < S; j++) for (let d = 0; d < D; d++) contrib[j * D + d] = w.data[i * S + j] * v.data[j * D + d];
     renderWeightedSum(host, {
       tokens: tokens(c),
-      keyTokens: tokens(c),
+      keyTokens: keyTokens(c),
       weights: w,
       v,
       context: stage(c, 'context', c.head),
-      vName: 'v',
+      vName: 'v' + sourceTag(c, 'context'),
       headLabel: headLabel(c, true),
       cell: c.cell,
       activeRow: i,
       contributions: { shape: [S, D], data: contrib },
       masked: (a, b) => masked.data[a * S + b] === -Infinity,
+      valueNorms: Float32Array.from({ length: S }, (_, j) => Math.hypot(...v.data.subarray(j * D, (j + 1) * D))),
     });
   },
 };

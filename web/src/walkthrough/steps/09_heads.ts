@@ -1,7 +1,7 @@
 import { t } from '../../i18n';
 import { renderHeads } from '../components/heads_view';
 import type { Step } from '../step';
-import { tokens } from './helpers';
+import { tokens, keyTokens } from './helpers';
 
 export const headsStep: Step = {
   id: 'heads',
@@ -16,6 +16,6 @@ export const headsStep: Step = {
   },
   render(host, c) {
     const s = c.trace.stages.weights;
-    renderHeads(host, { tokens: tokens(c), keyTokens: tokens(c), weights: s.heads, kvOf: c.derived.kvOf, cell: c.cell, shown: c.beat === 0 ? c.derived.H : c.beat });
+    renderHeads(host, { tokens: tokens(c), keyTokens: keyTokens(c), weights: s.heads, kvOf: c.derived.kvOf, cell: c.cell, shown: c.beat === 0 ? c.derived.H : c.beat });
   },
 };

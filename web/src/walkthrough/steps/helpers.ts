@@ -13,6 +13,10 @@ export const stage = (ctx: StepContext, name: string, head = 0): Tensor => {
 export const kvHead = (ctx: StepContext) => ctx.derived.kvOf[ctx.head];
 export const rope = (ctx: StepContext) => ctx.settings.positional === 'rope';
 export const tokens = (ctx: StepContext) => ctx.input.tokens.map((t, i) => `${i} ${t}`);
+/** The keys' (and values') row labels: the context's tokens under cross-attention, else the sentence's. */
+export const keyTokens = (ctx: StepContext) => (ctx.input.context ? ctx.input.context.tokens.map((t, j) => `${j} ${t}`) : tokens(ctx));
+/** Under cross-attention, which sentence a stage comes from (' · from the query sentence' / context), else ''. */
+export const sourceTag = (ctx: StepContext, side: 'query' | 'context') => (ctx.input.context ? ` · ${t(side === 'query' ? 'walk.cross.fromQuery' : 'walk.cross.fromContext')}` : '');
 export const headLabel = (ctx: StepContext, kv = false) => {
   const { H, Hkv } = ctx.derived;
   if (H === 1) return '';

@@ -1,0 +1,84 @@
+// Compare runs (render layer): the finished runs the lab kept (lab/state.ts FinishedRun), the
+// settings that differ between the ones selected (highlighted), and their loss, accuracy and
+// gradient-norm curves overlaid on shared axes. Computes nothing the engine reported differently:
+// every curve point is a StepMetrics value.
+import type { LabSettings } from '../engine/protocol';
+import { t as tr } from '../i18n';
+import { HEAD_COLORS } from '../util/color';
+import { linkCharts, renderSeries, type CurveSeries } from './charts';
+import type { FinishedRun, LabState } from './state';
+
+const runColor = (id: number) => HEAD_COLORS[(id - 1) % HEAD_COLORS.length];
+const show = (v: unknown) => (typeof v === 'boolean' ? (v ? tr('lab.compare.on') : tr('lab.compare.off')) : String(v));
+const escape = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The settings whose values are not the same in every one of `runs`, in the settings' order. */
+export function differingSettings(runs: FinishedRun[]): (keyof LabSettings)[] {
+  if (runs.length < 2) return [];
+  const keys = Object.keys(runs[0].settings) as (keyof LabSettings)[];
+  return keys.filter((k) => runs.some((r) => r.settings[k] !== runs[0].settings[k]));
+}
+
+const last = (r: FinishedRun) => r.metrics[r.metrics.length - 1];
+
+export function mountCompare(host: HTMLElement) {
+  host.innerHTML = `
+    <h3 data-i18n="lab.compare.title">${tr('lab.compare.title')}</h3>
+    <p class="muted small compare-hint"></p>
+    <div class="compare-variants">
+      <button type="button" data-act="variant-scale"></button>
+      <button type="button" data-act="variant-norm"></button>
+      <button type="button" data-act="runs-clear" data-i18n="lab.compare.clear">${tr('lab.compare.clear')}</button>
+    </div>
+    <ul class="run-list"></ul>
+    <div class="run-table"></div>
+    <div class="compare-curves"></div>`;
+  linkCharts(host.querySelector<HTMLElement>('.compare-curves')!);
+}
+
+export function renderCompare(host: HTMLElement, s: LabState) {
+  const selected = s.runs.filter((r) => s.compare.includes(r.id));
+  const diff = differingSettings(selected);
+  host.dataset.runs = String(s.runs.length);
+  host.querySelector<HTMLElement>('.compare-hint')!.textContent = s.runs.length ? tr('lab.compare.hint') : tr('lab.compare.none');
+  const scaleBtn = host.querySelector<HTMLButtonElement>('button[data-act="variant-scale"]')!;
+  scaleBtn.textContent = tr(s.settings.scale ? 'lab.compare.unscaled' : 'lab.compare.scaled');
+  const normBtn = host.querySelector<HTMLButtonElement>('button[data-act="variant-norm"]')!;
+  normBtn.textContent = tr('lab.compare.norm', { norm: s.settings.norm === 'pre' ? 'Post-LN' : 'Pre-LN' });
+  const busy = s.phase === 'training' || s.phase === 'unavailable';
+  scaleBtn.disabled = normBtn.disabled = busy || s.settings.architecture === 'lstm';
+  host.querySelector<HTMLButtonElement>('button[data-act="runs-clear"]')!.disabled = !s.runs.length;
+
+  const list = host.querySelector<HTMLElement>('.run-list')!;
+  list.innerHTML = s.runs
+    .map((r) => {
+      const m = last(r);
+      const on = s.compare.includes(r.id);
+      const differs = on && diff.length ? ` · ${diff.map((k) => `<span class="differs">${k} ${escape(show(r.settings[k]))}</span>`).join(' ')}` : '';
+      return `<li data-run="${r.id}"><label><input type="checkbox" data-compare="${r.id}"${on ? ' checked' : ''} /> <i class="swatch" style="background:${runColor(r.id)}"></i> ${escape(tr('lab.compare.run', { id: r.id, task: r.settings.task, steps: m.step, loss: m.loss.toFixed(4), acc: m.accuracy.toFixed(3) }))}${differs}</label></li>`;
+    })
+    .join('');
+
+  const table = host.querySelector<HTMLElement>('.run-table')!;
+  if (selected.length < 2) {
+    table.innerHTML = s.runs.length ? `<p class="muted small">${tr('lab.compare.pick')}</p>` : '';
+  } else {
+    const keys = Object.keys(selected[0].settings) as (keyof LabSettings)[];
+    table.innerHTML = `<table class="run-settings"><thead><tr><th></th>${selected.map((r) => `<th><i class="swatch" style="background:${runColor(r.id)}"></i> ${r.id}</th>`).join('')}</tr></thead><tbody>${keys
+      .map((k) => `<tr data-setting="${k}"${diff.includes(k) ? ' class="differs"' : ''}><th>${k}</th>${selected.map((r) => `<td>${escape(show(r.settings[k]))}</td>`).join('')}</tr>`)
+      .join('')}</tbody></table>`;
+  }
+
+  const curves = host.querySelector<HTMLElement>('.compare-curves')!;
+  if (selected.length < 2) {
+    curves.replaceChildren();
+    return;
+  }
+  const total = Math.max(...selected.map((r) => last(r).step));
+  const label = (r: FinishedRun) => `${r.id}${diff.length ? ` (${diff.map((k) => `${k} ${show(r.settings[k])}`).join(', ')})` : ''}`;
+  const series = (pick: (m: FinishedRun['metrics'][number]) => number): CurveSeries[] =>
+    selected.map((r, i) => ({ label: label(r), color: runColor(r.id), dashed: i > 0 && i % 2 === 1, points: r.metrics.map((m) => ({ step: m.step, value: pick(m) })) }));
+  renderSeries(curves, 'compare-loss', tr('lab.loss'), series((m) => m.loss), total, { log: true });
+  renderSeries(curves, 'compare-accuracy', tr('lab.accuracy'), series((m) => m.accuracy), total, { max: 1 });
+  renderSeries(curves, 'compare-grad-norm', tr('lab.curve.gradNorm'), series((m) => m.gradNorm), total, { log: true });
+}
