@@ -29,6 +29,25 @@ export function wantsLog(values: (number | null)[]): boolean {
   return Math.max(...v) / Math.min(...v) >= 100;
 }
 
+/** A sweep whose values grow by one factor ≥ 1.5 (n = 128, 256, 512, …): three or more positive values. */
+export function geometric(values: (number | null)[]): boolean {
+  if (values.length < 3 || values.some((x) => x === null || !(x > 0))) return false;
+  const v = values as number[];
+  const r = v[1] / v[0];
+  return r >= 1.5 && v.every((x, i) => i === 0 || Math.abs(x / v[i - 1] / r - 1) < 0.01);
+}
+
+/**
+ * Log axes of a result's curve: x when it spans two decades or is a geometric sweep; y when it spans
+ * two decades, or when x is a geometric sweep and every y is positive (a cost vs n curve: log-log,
+ * where a power law n^p is a line of slope p).
+ */
+export function logAxes(x: (number | null)[], ys: (number | null)[]): { logX: boolean; logY: boolean } {
+  const sweep = geometric(x);
+  const positive = ys.some((y) => y !== null) && ys.every((y) => y === null || y > 0);
+  return { logX: wantsLog(x) || sweep, logY: wantsLog(ys) || (sweep && positive) };
+}
+
 export function renderLineChart(host: HTMLElement, p: LineChartProps): SVGSVGElement {
   const width = Math.min(p.width ?? 420, Math.max(260, host.clientWidth || 420));
   const height = p.height ?? 220;
