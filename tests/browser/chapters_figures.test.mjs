@@ -277,3 +277,14 @@ test('§5 long range: the trained decoder\'s map is the engine\'s and peaks k ba
   }
   assert.ok(linked >= 0.8, `a head's weights peak k = ${k} back in ${(100 * linked).toFixed(0)}% of the rows`);
 });
+
+test('§6 gradient checkpointing: the bars are the engine\'s bytes kept for backward', async () => {
+  await open(6);
+  const bars = await page.$$eval('figure[data-chart="checkpointing"] rect[data-kind]', (rs) => rs.map((r) => [Number(r.dataset.layers), r.dataset.kind, Number(r.dataset.bytes)]));
+  const ref = await reference((lab) => [2, 4, 8, 16].flatMap((numLayers) => {
+    const size = { dModel: 64, numHeads: 4, ffDim: 256, seqLen: 128, batch: 8, numLayers };
+    return [[numLayers, 'full', lab.activationMemory(size).total], [numLayers, 'checkpointed', lab.activationMemory({ ...size, gradientCheckpointing: true }).total]];
+  }));
+  assert.deepEqual(bars, ref);
+  for (let i = 0; i < ref.length; i += 2) assert.ok(ref[i][2] > 10 * ref[i + 1][2], `${ref[i][0]} blocks: checkpointing keeps far less`);
+});

@@ -170,6 +170,7 @@ const CONTROLS: Record<FigureId, Omit<Control, never>[]> = {
   check: [],
   connectivity: [],
   crossmodal: [],
+  checkpointing: [],
   longrange: [{ name: 'k', label: 'fig.long.k', values: [8, 12], value: 8 }],
   vision: [
     { name: 'arch', label: 'fig.vision.arch', values: ['swin', 'vit'], value: 'swin' },
@@ -191,6 +192,7 @@ const REQUEST: Record<FigureId, (v: (n: string) => number | string) => FigureReq
   flash: (v) => ({ figure: 'flash', T: 8, tile: Number(v('tile')), seed: 6 }),
   check: () => ({ figure: 'check', T: 4, C: 8, H: 2, seed: 12 }),
   crossmodal: () => ({ figure: 'crossmodal', steps: 500, seed: 1 }),
+  checkpointing: () => ({ figure: 'checkpointing', depths: [2, 4, 8, 16], dModel: 64, numHeads: 4, seqLen: 128, batch: 8 }),
   longrange: (v) => ({ figure: 'longrange', k: Number(v('k')), steps: 400, seed: 1 }),
   vision: (v) => ({ figure: 'vision', arch: v('arch') as 'vit', layer: Number(v('layer')), seed: 3 }),
 };
@@ -372,6 +374,38 @@ const DRAW: Drawers = {
   },
   crossmodal(host, d) {
     drawCrossmodal(host, d);
+  },
+  checkpointing(host, d) {
+    // Grouped bars: per depth, the bytes kept for backward without and with checkpointing (MiB).
+    const w = Math.min(560, Math.max(300, host.clientWidth || 560));
+    const h = 220;
+    const m = { top: 28, right: 10, bottom: 36, left: 56 };
+    const mib = (b: number) => b / 2 ** 20;
+    const x = d3.scaleBand().domain(d.rows.map((r) => String(r.layers))).range([m.left, w - m.right]).padding(0.25);
+    const y = d3.scaleLinear().domain([0, mib(Math.max(...d.rows.map((r) => r.full)))]).nice().range([h - m.bottom, m.top]);
+    const title = t('fig.ckpt.title', { T: d.seqLen, B: d.batch, C: d.dModel });
+    const fig = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'checkpointing');
+    fig.append('figcaption').attr('class', 'matrix-title').append('span').attr('class', 't').text(title);
+    const svg = fig.append('svg').attr('width', w).attr('height', h).attr('role', 'img').attr('aria-label', `${title}: ${d.rows.map((r) => `${r.layers}: ${fmt(mib(r.full), 2)} / ${fmt(mib(r.checkpointed), 2)} MiB`).join('; ')}`);
+    svg.append('g').attr('transform', `translate(0,${h - m.bottom})`).call(d3.axisBottom(x));
+    svg.append('g').attr('transform', `translate(${m.left},0)`).call(d3.axisLeft(y).ticks(5));
+    svg.append('text').attr('x', (m.left + w) / 2).attr('y', h - 4).attr('text-anchor', 'middle').attr('class', 'fig-label').text(t('fig.ckpt.layers'));
+    svg.append('text').attr('transform', `translate(12,${(h - m.bottom + m.top) / 2}) rotate(-90)`).attr('text-anchor', 'middle').attr('class', 'fig-label').text('MiB');
+    const bw = x.bandwidth() / 2;
+    const kinds = [['full', HEAD_COLORS[2], t('fig.ckpt.without')], ['checkpointed', HEAD_COLORS[0], t('fig.ckpt.with')]] as const;
+    for (const r of d.rows)
+      kinds.forEach(([k, color], i) => {
+        svg.append('rect').attr('x', x(String(r.layers))! + i * bw).attr('width', bw - 1).attr('y', y(mib(r[k]))).attr('height', y(0) - y(mib(r[k])))
+          .attr('fill', color).attr('data-layers', r.layers).attr('data-kind', k).attr('data-bytes', r[k]).append('title').text(`${r.layers}: ${fmt(mib(r[k]), 3)} MiB`);
+      });
+    kinds.forEach(([, color, label], i) => {
+      svg.append('rect').attr('x', m.left + 8 + i * 170).attr('y', 6).attr('width', 12).attr('height', 12).attr('fill', color);
+      svg.append('text').attr('x', m.left + 24 + i * 170).attr('y', 16).attr('class', 'fig-label').text(label);
+    });
+    const node = svg.node()!;
+    exportButtons(fig.node()!, () => node, 'attnlab-checkpointing', { svg: t('fig.export.svg'), png: t('fig.export.png') });
+    const last = d.rows[d.rows.length - 1];
+    note(host, t('fig.ckpt.note', { L: last.layers, full: fmt(mib(last.full), 2), kept: fmt(mib(last.checkpointed), 2), x: (last.full / last.checkpointed).toFixed(1) }));
   },
   longrange(host, d) {
     // The decoder's one layer, each head's (T, T) map: a copy of the token k back is a bright

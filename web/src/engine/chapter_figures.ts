@@ -246,6 +246,15 @@ export function computeFigure(lab: AttnLab, r: FigureRequest, progress: Progress
       return crossmodal(lab, r.steps, r.seed, progress);
     case 'longrange':
       return longRange(lab, r.k, r.steps, r.seed, progress);
+    case 'checkpointing': {
+      const size = { dModel: r.dModel, numHeads: r.numHeads, ffDim: 4 * r.dModel, seqLen: r.seqLen, batch: r.batch };
+      const rows = r.depths.map((layers) => ({
+        layers,
+        full: lab.activationMemory({ ...size, numLayers: layers }).total,
+        checkpointed: lab.activationMemory({ ...size, numLayers: layers, gradientCheckpointing: true }).total,
+      }));
+      return { figure: 'checkpointing', rows, dModel: r.dModel, seqLen: r.seqLen, batch: r.batch };
+    }
   }
 }
 

@@ -34,7 +34,9 @@ export type FigureRequest =
   /** §7: a crossmodal model trained `steps` steps on caption_match; each word's attention over the patches. */
   | { figure: 'crossmodal'; steps: number; seed: number }
   /** §5: a one-layer decoder trained `steps` steps on k_back (recall the token k back); its attention map. */
-  | { figure: 'longrange'; k: number; steps: number; seed: number };
+  | { figure: 'longrange'; k: number; steps: number; seed: number }
+  /** §6: bytes the blocks keep for backward (lab.activationMemory) at each depth, without and with gradient checkpointing. */
+  | { figure: 'checkpointing'; depths: number[]; dModel: number; numHeads: number; seqLen: number; batch: number };
 
 export interface ChainFigure { figure: 'chain'; weights: Tensor }
 export interface DkFigure {
@@ -136,8 +138,16 @@ export interface LongRangeFigure {
   maps: Tensor;
 }
 
+export interface CheckpointingFigure {
+  figure: 'checkpointing';
+  rows: { layers: number; full: number; checkpointed: number }[];
+  dModel: number;
+  seqLen: number;
+  batch: number;
+}
+
 export type FigureData =
-  | CrossmodalFigure | LongRangeFigure
+  | CrossmodalFigure | LongRangeFigure | CheckpointingFigure
   | ChainFigure | DkFigure | ReshapeFigure | PermutationFigure | PeFigure | RopeFigure | SparseFigure | MasksFigure | Fp16Figure | FlashFigure | VisionFigure | CheckFigure;
 
 export type ChapterRequest =
