@@ -269,9 +269,8 @@ export class ExperimentPanel {
       const cell = document.createElement('div');
       cell.className = 'fig-cell';
       host.appendChild(cell);
-      const ys = s.lines.flatMap((l) => l.y);
       const name = `${this.name}-${i}`;
-      const svg = renderLineChart(cell, { name, title: s.name, xLabel: s.xLabel, yLabel: s.yLabel, lines: s.lines.map((l) => ({ name: l.name, x: s.x, y: l.y })), ...logAxes(s.x, ys) });
+      const svg = renderLineChart(cell, { name, title: s.name, xLabel: s.xLabel, yLabel: s.yLabel, lines: s.lines.map((l) => ({ name: l.name, x: s.x, y: l.y })), ...logAxes(s.x, s.lines.map((l) => l.y)) });
       exportButtons(cell, () => svg, `attnlab-${name}`, { svg: t('fig.export.svg'), png: t('fig.export.png') });
     });
   }
