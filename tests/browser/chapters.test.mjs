@@ -22,12 +22,12 @@ after(async () => {
 
 const state = () => page.evaluate(() => window.__attnlab.chapters());
 const query = () => page.evaluate(() => Object.fromEntries(new URL(location.href).searchParams));
-/** Waits until every figure of the chapter shown is drawn from engine data. */
+/** Waits until every figure of the chapter shown is drawn from engine data (§5 and §7 train a small model first). */
 async function figuresReady(p = page) {
   await p.waitForFunction(() => {
     const s = window.__attnlab?.chapters?.();
     return s && Object.values(s.figures).every((f) => f === 'ready');
-  }, null, { timeout: 30000, polling: 50 });
+  }, null, { timeout: 90000, polling: 50 });
 }
 
 test('the page opens on the first chapter when the URL names no view', async () => {

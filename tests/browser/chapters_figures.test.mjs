@@ -25,7 +25,7 @@ async function open(chapter, extra = '') {
   await page.waitForFunction(() => {
     const s = window.__attnlab?.chapters?.();
     return s && Object.values(s.figures).length && Object.values(s.figures).every((f) => f === 'ready');
-  }, null, { timeout: 30000, polling: 50 });
+  }, null, { timeout: 90000, polling: 50 });
   await page.evaluate(async () => {
     if (window.__refLab) return;
     const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);

@@ -32,7 +32,7 @@ std::size_t required(const JsOptions& opt, const char* key) {
     return opt.size(key, 0);
 }
 
-val activation_memory(val options) {
+val activation_memory_unguarded(const val& options) {
     const JsOptions opt(options, {"dModel", "numHeads", "numLayers", "ffDim", "seqLen", "batch", "gradientCheckpointing", "seed"},
                         "activationMemory");
     ModelConfig config;
@@ -69,6 +69,10 @@ val activation_memory(val options) {
     out.set("blocks", blocks);
     out.set("total", total);
     return out;
+}
+
+val activation_memory(val options) {
+    return guarded("activationMemory", [&] { return activation_memory_unguarded(options); }, options);
 }
 
 }  // namespace
