@@ -628,6 +628,12 @@ export interface AttnLab {
   stageNames(): StageName[];
   /** Bytes malloc currently hands out (for leak checks). */
   heapUsed(): number;
+  /**
+   * Bytes each Transformer block of a decoder keeps for backward after one training forward over
+   * (batch, seqLen) tokens (TransformerBlockCache::cache_bytes): with gradientCheckpointing only
+   * the block input. An Error names a missing option or a bad size.
+   */
+  activationMemory(options: { dModel: number; numHeads: number; numLayers: number; ffDim: number; seqLen: number; batch: number; gradientCheckpointing?: boolean; seed?: number }): { blocks: number[]; total: number };
   /** Bytes of the main WASM stack in use between calls (for leak checks). */
   stackUsed(): number;
   /** For tests only: executes a WebAssembly trap (`unreachable`); the module is unusable afterwards. */

@@ -14,7 +14,7 @@ let b;
 let page;
 before(async () => {
   b = await launch({ isolation: true });
-  page = await b.newPage('?view=chapters&chapter=1&lang=en');
+  page = await b.newPage('?lang=en');
 });
 after(async () => {
   await b?.close();
@@ -22,13 +22,32 @@ after(async () => {
 
 const state = () => page.evaluate(() => window.__attnlab.chapters());
 const query = () => page.evaluate(() => Object.fromEntries(new URL(location.href).searchParams));
-/** Waits until every figure of the chapter shown is drawn from engine data. */
+/** Waits until every figure of the chapter shown is drawn from engine data (§5 and §7 train a small model first). */
 async function figuresReady(p = page) {
   await p.waitForFunction(() => {
     const s = window.__attnlab?.chapters?.();
     return s && Object.values(s.figures).every((f) => f === 'ready');
-  }, null, { timeout: 30000, polling: 50 });
+  }, null, { timeout: 90000, polling: 50 });
 }
+
+test('the page opens on the first chapter when the URL names no view', async () => {
+  await figuresReady();
+  assert.equal(await page.locator('#view-chapters').isVisible(), true);
+  assert.equal(await page.locator('#view-walk').isHidden(), true);
+  assert.equal(await page.locator('nav.tabs button[data-view="chapters"]').getAttribute('aria-selected'), 'true');
+  assert.equal((await query()).view, undefined, 'the start view is not written into the link');
+});
+
+test('?view=walk, ?view=walkthrough and ?view=lab still open those tabs', async () => {
+  const p = await b.context.newPage();
+  for (const [asked, id] of [['walk', 'view-walk'], ['walkthrough', 'view-walk'], ['lab', 'view-lab'], ['chapters', 'view-chapters']]) {
+    await p.goto(`${b.url}?view=${asked}&lang=en`);
+    await p.waitForFunction((v) => !document.getElementById(v).hidden, id, { timeout: 10000 });
+    const hidden = await p.evaluate(() => ['view-walk', 'view-lab', 'view-chapters'].filter((v) => document.getElementById(v).hidden));
+    assert.deepEqual(hidden.sort(), ['view-walk', 'view-lab', 'view-chapters'].filter((v) => v !== id).sort(), `?view=${asked}`);
+  }
+  await p.close();
+});
 
 test('the first chapter is interactive soon after the page opens', async () => {
   await figuresReady();
@@ -109,6 +128,33 @@ test('a started experiment can be stopped, and a new run starts afterwards', asy
   assert.equal(await panel.locator('button[data-act="run"]').isEnabled(), true);
 });
 
+test('changing an experiment setting with the keyboard keeps the focus on the control', async () => {
+  await page.locator('nav.toc button[data-chapter="6"]').click();
+  await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="mask"]')?.dataset.available === '1', null, { timeout: 30000 });
+  const panel = page.locator('section.experiment[data-experiment="mask"]');
+  const active = () => page.evaluate(() => ({ param: document.activeElement?.dataset.param ?? null, quick: document.activeElement?.dataset.quick !== undefined }));
+  // The quick checkbox, toggled with Space: focus stays, and the sizes show the new base values.
+  await panel.locator('input[data-quick]').focus();
+  const quickSteps = await panel.locator('input[data-param="steps"]').inputValue();
+  await page.keyboard.press('Space');
+  assert.deepEqual(await active(), { param: null, quick: true });
+  assert.equal(await panel.locator('input[data-quick]').isChecked(), false);
+  assert.notEqual(await panel.locator('input[data-param="steps"]').inputValue(), quickSteps, 'steps shows its default');
+  await page.keyboard.press('Space');
+  assert.equal(await panel.locator('input[data-quick]').isChecked(), true);
+  // A number typed, then Enter: focus stays; then Tab moves on to the next control.
+  await panel.locator('input[data-param="steps"]').focus();
+  await page.keyboard.press('Control+a');
+  await page.keyboard.type('31');
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Tab');
+  const names = await panel.locator('[data-param]').evaluateAll((els) => els.map((e) => e.dataset.param));
+  assert.equal((await active()).param, names[names.indexOf('steps') + 1], 'Tab after a change reaches the next control');
+  assert.equal((await query())['x.mask.steps'], '31');
+  assert.match(await panel.locator('input[data-param="steps"]').evaluate((e) => e.closest('label').className), /changed/);
+  await panel.locator('button[data-act="reset"]').click();
+});
+
 test('the language switch keeps the chapter; the Chinese chapter uses the usual terms', async () => {
   await page.locator('nav.toc button[data-chapter="2"]').click();
   await page.locator('.lang-switch button[data-lang="zh"]').click();
@@ -120,6 +166,11 @@ test('the language switch keeps the chapter; the Chinese chapter uses the usual 
   assert.match(await page.locator('article.chapter').textContent(), /缩放点积/);
   assert.match(await page.locator('article.chapter .counter').textContent(), /第 2 章，共 10 章 · 文章 §2\.1–2\.3/);
   assert.equal(await page.locator('nav.tabs button[data-view="chapters"]').textContent(), '章节');
+  // The experiments' fixed texts in Chinese (i18n/experiments_zh.ts); the engine's conclusion is
+  // labelled as its English.
+  await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="scaling"]')?.dataset.available === '1', null, { timeout: 30000 });
+  assert.match(await page.locator('section.experiment[data-experiment="scaling"] .exp-claim').textContent(), /^论断: §2\.2：不除以 √d_k/);
+  assert.match(await page.locator('section.experiment[data-experiment="scaling"] label.field').first().textContent(), /[\u4e00-\u9fff].*--/);
   await page.locator('.lang-switch button[data-lang="en"]').click();
   await settle(page);
   assert.equal(await page.locator('article.chapter h2').textContent(), '2. Queries, keys, values and the scaling');

@@ -25,7 +25,7 @@ async function open(chapter, extra = '') {
   await page.waitForFunction(() => {
     const s = window.__attnlab?.chapters?.();
     return s && Object.values(s.figures).length && Object.values(s.figures).every((f) => f === 'ready');
-  }, null, { timeout: 30000, polling: 50 });
+  }, null, { timeout: 90000, polling: 50 });
   await page.evaluate(async () => {
     if (window.__refLab) return;
     const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
@@ -193,4 +193,98 @@ test('§8 the engine layer equals the plain JavaScript formulas', async () => {
   const diffs = await page.$$eval('table[data-stats="check"] td[data-max-diff]', (tds) => tds.map((td) => Number(td.dataset.maxDiff)));
   assert.equal(diffs.length, 4);
   for (const d of diffs) assert.ok(d < 1e-5, `max difference ${d}`);
+});
+
+// The trained figures (web/src/engine/chapter_trained.ts): the reference engine trains the same
+// seeded model in the same chunks of 25 steps.
+
+test('§7 cross-modal: the drawn weights of each word are the engine\'s attentionMaps of the trained model', async () => {
+  await open(7);
+  const shown = await page.evaluate(() => {
+    const fig = document.querySelector('figure[data-chart="crossmodal"]');
+    return {
+      note: document.querySelector('[data-figure="crossmodal"] .fig-note').dataset.accuracy,
+      pair: Number(fig.dataset.pair),
+      word: Number(fig.dataset.word),
+      heads: Array.from(fig.querySelectorAll('g[data-head]'), (g) => Array.from(g.querySelectorAll('rect.patch'), (r) => Number(r.dataset.weight))),
+    };
+  });
+  const ref = await reference((lab, h, arg) => {
+    const task = new lab.Task('caption_match', { vocab: 4, seed: 1 });
+    const S = task.imageSize();
+    const model = new lab.Model({ kind: 'encoder', architecture: 'crossmodal', vocabSize: task.vocabSize(), numClasses: 2, imageSize: S, patchSize: 4, positional: 'learned', dModel: 32, numHeads: 2, ffDim: 64, numLayers: 2, loss: 'clip', seed: 1 });
+    const trainer = new lab.Trainer(model, task, { lr: 3e-3, batchSize: 16, seed: 1, trackAttention: false });
+    const steps = 500;
+    while (trainer.stepsDone() < steps) trainer.step(Math.min(25, steps - trainer.stepsDone()));
+    const held = trainer.evaluate(8);
+    const batch = task.sample(8, 1001);
+    const maps = model.attentionMaps({ tokens: batch.tokens, images: batch.pixels }, { batch: arg.pair });
+    const out = { accuracy: held.accuracy, label: batch.labels.data[arg.pair], maps };
+    trainer.delete(); model.delete(); task.delete();
+    return out;
+  }, { pair: shown.pair });
+  assert.equal(ref.label, 1, 'the figure shows a matching pair');
+  close(Number(shown.note), ref.accuracy, 1e-6, 'held-out accuracy');
+  assert.ok(ref.accuracy > 0.6, `the model learned the task (held-out accuracy ${ref.accuracy})`);
+  const [H, T, N] = ref.maps.shape;
+  assert.equal(shown.heads.length, H);
+  for (let h = 0; h < H; h++) {
+    assert.equal(shown.heads[h].length, N);
+    for (let n = 0; n < N; n++) close(shown.heads[h][n], ref.maps.data[(h * T + shown.word) * N + n], 1e-5, `head ${h} patch ${n}`);
+  }
+  // Another word, chosen with the keyboard: its row of the same maps.
+  await page.locator('[data-figure="crossmodal"] button[data-word="2"]').focus();
+  await page.keyboard.press('Enter');
+  const word2 = await page.evaluate(() => Array.from(document.querySelectorAll('figure[data-chart="crossmodal"] g[data-head="1"] rect.patch'), (r) => Number(r.dataset.weight)));
+  for (let n = 0; n < N; n++) close(word2[n], ref.maps.data[(1 * T + 2) * N + n], 1e-5, `word 2, head 1, patch ${n}`);
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.word), '2', 'focus stays on the word button');
+  assert.equal(new URL(page.url()).searchParams.get('f.crossmodal.word'), '2');
+});
+
+test('§5 long range: the trained decoder\'s map is the engine\'s and peaks k back', async () => {
+  await open(5);
+  const k = 8;
+  const ref = await reference((lab, h, arg) => {
+    const task = new lab.Task('k_back', { length: 24, vocab: 8, k: arg.k, seed: 1 });
+    const model = new lab.Model({ kind: 'decoder', vocabSize: task.vocabSize(), maxLen: Math.max(32, task.seqLen()), dModel: 32, numHeads: 2, numLayers: 1, seed: 1 });
+    const trainer = new lab.Trainer(model, task, { lr: 3e-3, batchSize: 16, seed: 1, trackAttention: false });
+    const steps = 400;
+    while (trainer.stepsDone() < steps) trainer.step(Math.min(25, steps - trainer.stepsDone()));
+    const held = trainer.evaluate(8);
+    const tokens = Int32Array.from(task.sample(1, 1001).tokens.data);
+    const out = { accuracy: held.accuracy, maps: model.attentionMaps(tokens) };
+    trainer.delete(); model.delete(); task.delete();
+    return out;
+  }, { k });
+  const [, H, T] = ref.maps.shape;
+  const note = await page.evaluate(() => Number(document.querySelector('[data-figure="longrange"] .fig-note').dataset.accuracy));
+  close(note, ref.accuracy, 1e-6, 'held-out accuracy');
+  let linked = 0;
+  for (let h = 0; h < H; h++) {
+    const cells = await readMatrix(page, `longrange-h${h}`);
+    assert.equal(cells.length, T * T);
+    for (const c of cells) {
+      if (c.j > c.i) assert.ok(c.masked, `head ${h} [${c.i}][${c.j}] is masked (causal)`);
+      else close(c.value, ref.maps.data[(h * T + c.i) * T + c.j], 1e-5, `head ${h} [${c.i}][${c.j}]`);
+    }
+    // Where the engine's weights peak in each row t >= k: the link k back, for most rows of some head.
+    let peaks = 0;
+    for (let i = k; i < T; i++) {
+      const row = Array.from(ref.maps.data.slice((h * T + i) * T, (h * T + i) * T + i + 1));
+      if (row.indexOf(Math.max(...row)) === i - k) peaks++;
+    }
+    linked = Math.max(linked, peaks / (T - k));
+  }
+  assert.ok(linked >= 0.8, `a head's weights peak k = ${k} back in ${(100 * linked).toFixed(0)}% of the rows`);
+});
+
+test('§6 gradient checkpointing: the bars are the engine\'s bytes kept for backward', async () => {
+  await open(6);
+  const bars = await page.$$eval('figure[data-chart="checkpointing"] rect[data-kind]', (rs) => rs.map((r) => [Number(r.dataset.layers), r.dataset.kind, Number(r.dataset.bytes)]));
+  const ref = await reference((lab) => [2, 4, 8, 16].flatMap((numLayers) => {
+    const size = { dModel: 64, numHeads: 4, ffDim: 256, seqLen: 128, batch: 8, numLayers };
+    return [[numLayers, 'full', lab.activationMemory(size).total], [numLayers, 'checkpointed', lab.activationMemory({ ...size, gradientCheckpointing: true }).total]];
+  }));
+  assert.deepEqual(bars, ref);
+  for (let i = 0; i < ref.length; i += 2) assert.ok(ref[i][2] > 10 * ref[i + 1][2], `${ref[i][0]} blocks: checkpointing keeps far less`);
 });

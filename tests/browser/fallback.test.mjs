@@ -8,7 +8,7 @@ let b;
 let page;
 before(async () => {
   b = await launch({ isolation: false });
-  page = await b.newPage();
+  page = await b.newPage('?view=walk');
   await waitForWalkthrough(page);
 });
 after(async () => {

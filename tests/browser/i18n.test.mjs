@@ -10,7 +10,7 @@ let b;
 let page;
 before(async () => {
   b = await launch({ isolation: true });
-  page = await b.newPage('?lang=zh');
+  page = await b.newPage('?view=walk&lang=zh');
   await waitForWalkthrough(page);
 });
 after(async () => {
@@ -146,7 +146,7 @@ test('no English label is left on the Chinese page', async () => {
 test('without lang= a Chinese browser gets Chinese, and an English one English', { skip: BROWSER === 'firefox' && 'the firefox driver sets no browser language' }, async () => {
   const zhBrowser = await launch({ isolation: true, locale: 'zh-CN' });
   try {
-    const p = await zhBrowser.newPage();
+    const p = await zhBrowser.newPage('?view=walk');
     await waitForWalkthrough(p);
     assert.equal(await p.evaluate(() => document.documentElement.lang), 'zh-CN');
     assert.equal(await p.locator('nav.tabs button[data-view="walk"]').textContent(), '逐步演示');
@@ -156,7 +156,7 @@ test('without lang= a Chinese browser gets Chinese, and an English one English',
   }
   const enBrowser = await launch({ isolation: true });
   try {
-    const p = await enBrowser.newPage();
+    const p = await enBrowser.newPage('?view=walk');
     await waitForWalkthrough(p);
     assert.equal(await p.evaluate(() => [document.documentElement.lang, navigator.language].join()), 'en,en-US');
     assert.equal(await p.locator('nav.tabs button[data-view="walk"]').textContent(), 'Walkthrough');
@@ -170,7 +170,7 @@ test('both tabs in both languages fit a phone and a wide screen without sideways
     for (const width of [360, 1280, 1920])
       for (const view of ['walk', 'lab']) {
         await page.setViewportSize({ width, height: 900 });
-        await page.goto(`${b.url}?lang=${lang}&w.step=5${view === 'lab' ? '&view=lab' : ''}`);
+        await page.goto(`${b.url}?lang=${lang}&w.step=5&view=${view}`);
         await page.evaluate(() => window.__attnlab.ready);
         if (view === 'walk') await waitForWalkthrough(page);
         await settle(page);

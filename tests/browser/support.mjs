@@ -213,7 +213,7 @@ export function useWalkthroughPage(options = {}) {
   const ctx = { b: null, page: null };
   before(async () => {
     ctx.b = await launch(options);
-    ctx.page = await ctx.b.newPage();
+    ctx.page = await ctx.b.newPage('?view=walk');
     await waitForWalkthrough(ctx.page);
   });
   after(async () => {

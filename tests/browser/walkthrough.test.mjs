@@ -9,7 +9,7 @@ let b;
 let page;
 before(async () => {
   b = await launch({ isolation: true });
-  page = await b.newPage();
+  page = await b.newPage('?view=walk');
   await waitForWalkthrough(page);
 });
 after(async () => {

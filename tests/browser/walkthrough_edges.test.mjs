@@ -13,11 +13,13 @@ beforeEach(() => {
   ({ page, b } = ctx);
 });
 
-/** Opens the walkthrough at `query` (a fresh load) and waits for its trace. */
+/** Opens the walkthrough (?view=walk) at `query` (a fresh load) and waits for its trace. */
 async function open(query = '', viewport = { width: 1366, height: 900 }) {
   await page.setViewportSize(viewport);
   await page.goto('about:blank');
-  await page.goto(`${b.url}${query}`);
+  const url = new URL(`${b.url}${query}`);
+  url.searchParams.set('view', 'walk');
+  await page.goto(url.href);
   await waitForWalkthrough(page);
 }
 
@@ -134,7 +136,7 @@ test('item 9: cut input is reported, a bad seed is refused in words (not changed
   // The address bar holds the form's value; reopening it reports the value and corrects the bar.
   await page.waitForFunction(() => new URL(location.href).searchParams.get('w.seed') === '100000');
   await page.goto('about:blank');
-  await page.goto(`${b.url}?w.seed=100000&w.sentence=the+cat`);
+  await page.goto(`${b.url}?view=walk&w.seed=100000&w.sentence=the+cat`);
   await waitForWalkthrough(page);
   assert.match(await page.locator('.notices').textContent(), /w\.seed=“100000” is not a whole number from 0 to 99999; using 1/);
   assert.equal(await page.inputValue('input[name="seed"]'), '1');

@@ -10,7 +10,7 @@ let b;
 let page;
 before(async () => {
   b = await launch({ isolation: true });
-  page = await b.newPage();
+  page = await b.newPage('?view=walk');
   await waitForWalkthrough(page);
 });
 after(async () => {
@@ -173,7 +173,7 @@ test('settings round-trip through the URL: change them, reopen the link, the sam
 
 test('invalid values in the URL fall back to defaults without errors', async () => {
   await page.goto('about:blank');
-  await page.goto(`${b.url}?w.dModel=7&w.heads=banana&w.kvHeads=16&w.positional=alibi&w.mask=everything&w.seed=-3&w.scale=maybe&w.speed=100&w.sentence=${encodeURIComponent('   ')}`);
+  await page.goto(`${b.url}?view=walk&w.dModel=7&w.heads=banana&w.kvHeads=16&w.positional=alibi&w.mask=everything&w.seed=-3&w.scale=maybe&w.speed=100&w.sentence=${encodeURIComponent('   ')}`);
   await waitForWalkthrough(page);
   const s = await page.evaluate(() => ({ settings: window.__attnlab.walk().settings, speed: window.__attnlab.walk().speed, problems: document.querySelector('.walk .problems').textContent }));
   assert.deepEqual(
@@ -184,7 +184,7 @@ test('invalid values in the URL fall back to defaults without errors', async () 
 
   // Values valid one by one that do not fit together (d_model 6, 4 heads): the architecture falls back.
   await page.goto('about:blank');
-  await page.goto(`${b.url}?w.dModel=6&w.heads=4&w.kvHeads=4&w.mask=causal&w.seed=7`);
+  await page.goto(`${b.url}?view=walk&w.dModel=6&w.heads=4&w.kvHeads=4&w.mask=causal&w.seed=7`);
   await waitForWalkthrough(page);
   const t = await page.evaluate(() => window.__attnlab.walk().trace.request);
   assert.deepEqual([t.dModel, t.numHeads, t.numKvHeads, t.causal, t.seed], [8, 2, 2, true, 7]);

@@ -59,9 +59,14 @@ let engineLoaded: () => void = () => {};
 const engineUp = new Promise<void>((resolve) => (engineLoaded = resolve));
 const chapters = mountChapters(
   document.getElementById('view-chapters')!,
-  async (request) => {
+  async (request, onProgress) => {
     await engineUp;
-    return (await engine.call('figure', { kind: 'figure', request })).data;
+    const off = onProgress ? engine.onChapterEvent((e) => e.event === 'figure.progress' && e.progress.figure === request.figure && onProgress(e.progress)) : () => false;
+    try {
+      return (await engine.call('figure', { kind: 'figure', request })).data;
+    } finally {
+      off();
+    }
   },
   new ExperimentWorker(),
   (view) => showView(view),
@@ -85,8 +90,9 @@ function showView(view: View) {
   document.getElementById('view-lab')!.hidden = view !== 'lab';
   document.getElementById('view-chapters')!.hidden = view !== 'chapters';
   if (view !== 'walk') walk.pause();
+  // The chapters are the page's start (no view in the URL); the other tabs name themselves.
   const url = new URL(location.href);
-  if (view === 'walk') url.searchParams.delete('view');
+  if (view === 'chapters') url.searchParams.delete('view');
   else url.searchParams.set('view', view);
   history.replaceState(null, '', url);
   startWalkthrough();
@@ -96,8 +102,12 @@ document.querySelector('nav.tabs')!.addEventListener('click', (ev) => {
   const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-view]');
   if (b) showView(b.dataset.view as View);
 });
-const askedView = new URL(location.href).searchParams.get('view');
-showView(askedView === 'lab' || askedView === 'chapters' ? askedView : 'walk');
+/** ?view=walk (or walkthrough) and ?view=lab open those tabs; anything else opens the chapters. */
+function viewOf(asked: string | null): View {
+  if (asked === 'walk' || asked === 'walkthrough') return 'walk';
+  return asked === 'lab' ? 'lab' : 'chapters';
+}
+showView(viewOf(new URL(location.href).searchParams.get('view')));
 
 const badge = document.querySelector<HTMLElement>('[data-engine-badge]')!;
 const ready = engine.init();

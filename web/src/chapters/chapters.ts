@@ -2,7 +2,7 @@
 // shows, and where it leads (the walkthrough, the lab). Texts live in i18n (ch.<n>.*).
 import type { Key } from '../i18n';
 
-export type FigureId = 'chain' | 'dk' | 'reshape' | 'permutation' | 'pe' | 'rope' | 'sparse' | 'masks' | 'fp16' | 'flash' | 'check' | 'connectivity' | 'vision';
+export type FigureId = 'chain' | 'dk' | 'reshape' | 'permutation' | 'pe' | 'rope' | 'sparse' | 'masks' | 'fp16' | 'flash' | 'check' | 'connectivity' | 'vision' | 'crossmodal' | 'longrange' | 'checkpointing';
 
 export interface Chapter {
   n: number;
@@ -19,9 +19,9 @@ export const CHAPTERS: Chapter[] = [
   { n: 2, sections: '2.1–2.3', figures: ['dk'], experiments: ['scaling', 'tie-qk'], leadsTo: 'walk' },
   { n: 3, sections: '3.1–3.3', figures: ['reshape'], experiments: ['heads', 'cost', 'kv-heads'] },
   { n: 4, sections: '4.1–4.3', figures: ['permutation', 'pe', 'rope'], experiments: ['positional', 'permutation'] },
-  { n: 5, sections: '5.1–5.3', figures: ['sparse'], experiments: ['variants'] },
-  { n: 6, sections: '6.1–6.4', figures: ['masks', 'fp16', 'flash'], experiments: ['mask', 'fp16'] },
-  { n: 7, sections: '7.1–7.3', figures: ['vision'], experiments: ['series'] },
+  { n: 5, sections: '5.1–5.3', figures: ['longrange', 'sparse'], experiments: ['variants'] },
+  { n: 6, sections: '6.1–6.4', figures: ['masks', 'fp16', 'flash', 'checkpointing'], experiments: ['mask', 'fp16'] },
+  { n: 7, sections: '7.1–7.3', figures: ['vision', 'crossmodal'], experiments: ['series'] },
   { n: 8, sections: '8', figures: ['check'], experiments: [] },
   { n: 9, sections: '9.1–9.4', figures: ['connectivity'], experiments: ['normalizer', 'importance', 'norm'] },
   { n: 10, sections: '10', figures: [], experiments: [], leadsTo: 'lab' },

@@ -13,7 +13,7 @@ export class ExperimentWorker implements ExperimentRunner {
   private engine(): { client: EngineClient; ready: Promise<unknown> } {
     if (!this.client) {
       const client = new EngineClient();
-      client.onChapterEvent((e) => this.listener?.(e.points));
+      client.onChapterEvent((e) => e.event === 'experiment.progress' && this.listener?.(e.points));
       this.client = client;
       this.ready = client.init();
     }

@@ -3,7 +3,7 @@
 // here (a max difference, an entropy) come from the worker too; the figure only draws.
 import * as d3 from 'd3';
 import { t, type Key } from '../i18n';
-import type { FigureData, FigureRequest } from '../engine/chapter_protocol';
+import type { FigureData, FigureProgress, FigureRequest } from '../engine/chapter_protocol';
 import type { Tensor } from '../engine/protocol';
 import { exportButtons } from '../ui/export';
 import { renderHistogram } from '../ui/histogram';
@@ -13,7 +13,8 @@ import { exactFloat32, fmt } from '../util/format';
 import type { FigureId } from './chapters';
 import { readFigure, writeFigure } from './url';
 
-export type FigureSource = (r: FigureRequest) => Promise<FigureData>;
+/** Computes a figure in the engine worker; trained figures report their training progress. */
+export type FigureSource = (r: FigureRequest, onProgress?: (p: FigureProgress) => void) => Promise<FigureData>;
 
 interface Control {
   name: string;
@@ -117,9 +118,18 @@ export class LiveFigure {
       .map((c) => `<label class="field inline"><span>${t(c.label)}</span><select data-control="${c.name}">${c.values.map((x) => `<option${x === c.value ? ' selected' : ''}>${x}</option>`).join('')}</select></label>`)
       .join('');
     this.el.dataset.state = 'loading';
+    const request = REQUEST[this.id]((n) => this.value(n));
+    const trained = request.figure === 'crossmodal' || request.figure === 'longrange';
+    if (trained) this.el.innerHTML = `<div class="fig-training"><p class="small" role="status">${t('fig.train.start')}</p><progress max="1" value="0"></progress></div>`;
     let data: FigureData;
     try {
-      data = await this.source(REQUEST[this.id]((n) => this.value(n)));
+      data = await this.source(request, (p) => {
+        if (v !== this.version) return;
+        const status = this.el.querySelector<HTMLElement>('.fig-training p');
+        if (status) status.textContent = t('fig.train.progress', { step: p.step, total: p.total, loss: p.loss.toFixed(3) });
+        const bar = this.el.querySelector<HTMLProgressElement>('.fig-training progress');
+        if (bar) bar.value = p.step / p.total;
+      });
     } catch (e) {
       if (v !== this.version) return;
       this.el.innerHTML = `<p class="fig-error">${t('ch.figError', { message: e instanceof Error ? e.message : String(e) })}</p>`;
@@ -159,6 +169,9 @@ const CONTROLS: Record<FigureId, Omit<Control, never>[]> = {
   flash: [{ name: 'tile', label: 'fig.flash.tile', values: [2, 4, 8], value: 4 }],
   check: [],
   connectivity: [],
+  crossmodal: [],
+  checkpointing: [],
+  longrange: [{ name: 'k', label: 'fig.long.k', values: [8, 12], value: 8 }],
   vision: [
     { name: 'arch', label: 'fig.vision.arch', values: ['swin', 'vit'], value: 'swin' },
     { name: 'layer', label: 'fig.vision.layer', values: [0, 1], value: 1 },
@@ -178,6 +191,9 @@ const REQUEST: Record<FigureId, (v: (n: string) => number | string) => FigureReq
   fp16: (v) => ({ figure: 'fp16', T: 6, magnitude: Number(v('size')), seed: 9 }),
   flash: (v) => ({ figure: 'flash', T: 8, tile: Number(v('tile')), seed: 6 }),
   check: () => ({ figure: 'check', T: 4, C: 8, H: 2, seed: 12 }),
+  crossmodal: () => ({ figure: 'crossmodal', steps: 500, seed: 1 }),
+  checkpointing: () => ({ figure: 'checkpointing', depths: [2, 4, 8, 16], dModel: 64, numHeads: 4, seqLen: 128, batch: 8 }),
+  longrange: (v) => ({ figure: 'longrange', k: Number(v('k')), steps: 400, seed: 1 }),
   vision: (v) => ({ figure: 'vision', arch: v('arch') as 'vit', layer: Number(v('layer')), seed: 3 }),
 };
 
@@ -356,6 +372,55 @@ const DRAW: Drawers = {
     exportButtons(fig.node()!, () => svgNode, 'attnlab-vision', { svg: t('fig.export.svg'), png: t('fig.export.png') });
     note(host, t('fig.vision.note'));
   },
+  crossmodal(host, d) {
+    drawCrossmodal(host, d);
+  },
+  checkpointing(host, d) {
+    // Grouped bars: per depth, the bytes kept for backward without and with checkpointing (MiB).
+    const w = Math.min(560, Math.max(300, host.clientWidth || 560));
+    const h = 220;
+    const m = { top: 28, right: 10, bottom: 36, left: 56 };
+    const mib = (b: number) => b / 2 ** 20;
+    const x = d3.scaleBand().domain(d.rows.map((r) => String(r.layers))).range([m.left, w - m.right]).padding(0.25);
+    const y = d3.scaleLinear().domain([0, mib(Math.max(...d.rows.map((r) => r.full)))]).nice().range([h - m.bottom, m.top]);
+    const title = t('fig.ckpt.title', { T: d.seqLen, B: d.batch, C: d.dModel });
+    const fig = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'checkpointing');
+    fig.append('figcaption').attr('class', 'matrix-title').append('span').attr('class', 't').text(title);
+    const svg = fig.append('svg').attr('width', w).attr('height', h).attr('role', 'img').attr('aria-label', `${title}: ${d.rows.map((r) => `${r.layers}: ${fmt(mib(r.full), 2)} / ${fmt(mib(r.checkpointed), 2)} MiB`).join('; ')}`);
+    svg.append('g').attr('transform', `translate(0,${h - m.bottom})`).call(d3.axisBottom(x));
+    svg.append('g').attr('transform', `translate(${m.left},0)`).call(d3.axisLeft(y).ticks(5));
+    svg.append('text').attr('x', (m.left + w) / 2).attr('y', h - 4).attr('text-anchor', 'middle').attr('class', 'fig-label').text(t('fig.ckpt.layers'));
+    svg.append('text').attr('transform', `translate(12,${(h - m.bottom + m.top) / 2}) rotate(-90)`).attr('text-anchor', 'middle').attr('class', 'fig-label').text('MiB');
+    const bw = x.bandwidth() / 2;
+    const kinds = [['full', HEAD_COLORS[2], t('fig.ckpt.without')], ['checkpointed', HEAD_COLORS[0], t('fig.ckpt.with')]] as const;
+    for (const r of d.rows)
+      kinds.forEach(([k, color], i) => {
+        svg.append('rect').attr('x', x(String(r.layers))! + i * bw).attr('width', bw - 1).attr('y', y(mib(r[k]))).attr('height', y(0) - y(mib(r[k])))
+          .attr('fill', color).attr('data-layers', r.layers).attr('data-kind', k).attr('data-bytes', r[k]).append('title').text(`${r.layers}: ${fmt(mib(r[k]), 3)} MiB`);
+      });
+    kinds.forEach(([, color, label], i) => {
+      svg.append('rect').attr('x', m.left + 8 + i * 170).attr('y', 6).attr('width', 12).attr('height', 12).attr('fill', color);
+      svg.append('text').attr('x', m.left + 24 + i * 170).attr('y', 16).attr('class', 'fig-label').text(label);
+    });
+    const node = svg.node()!;
+    exportButtons(fig.node()!, () => node, 'attnlab-checkpointing', { svg: t('fig.export.svg'), png: t('fig.export.png') });
+    const last = d.rows[d.rows.length - 1];
+    note(host, t('fig.ckpt.note', { L: last.layers, full: fmt(mib(last.full), 2), kept: fmt(mib(last.checkpointed), 2), x: (last.full / last.checkpointed).toFixed(1) }));
+  },
+  longrange(host, d) {
+    // The decoder's one layer, each head's (T, T) map: a copy of the token k back is a bright
+    // off-diagonal k below the main one.
+    const [, H, T] = d.maps.shape;
+    note(host, t('fig.long.result', { k: d.k, steps: d.steps, loss: d.loss.toFixed(3), acc: (100 * d.accuracy).toFixed(1) }), { accuracy: d.accuracy });
+    const labels = d.tokens.map(String);
+    for (let h = 0; h < H; h++) {
+      const map: Tensor = { shape: [T, T], data: d.maps.data.slice(h * T * T, (h + 1) * T * T) };
+      for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) map.data[i * T + j] = -Infinity;
+      let onLink = 0;
+      for (let i = d.k; i < T; i++) onLink += map.data[i * T + i - d.k];
+      matrix(host, `longrange-h${h}`, t('fig.long.title', { h, k: d.k, w: (onLink / (T - d.k)).toFixed(2) }), map, sequentialScale(1), { cell: cellFor(host, T, 22), rowLabels: labels, colLabels: labels });
+    }
+  },
   check(host, d) {
     const tb = document.createElement('table');
     tb.className = 'fig-stats';
@@ -393,4 +458,62 @@ function drawConnectivity(host: HTMLElement, weights: Tensor) {
     svg.append('circle').attr('cx', xs(i)).attr('cy', y - 22).attr('r', 5).attr('class', 'node out');
   });
   note(host, t('fig.conn.title', { i }));
+}
+
+/** §7: the caption's words as buttons; the chosen word's weights over the image's patches, per head. */
+function drawCrossmodal(host: HTMLElement, d: Extract<FigureData, { figure: 'crossmodal' }>) {
+  note(host, t('fig.cross.result', { steps: d.steps, loss: d.loss.toFixed(3), acc: (100 * d.accuracy).toFixed(1), n: d.evalCount }), { accuracy: d.accuracy });
+  const url = new URL(location.href);
+  let pairIndex = Math.min(d.pairs.length - 1, Math.max(0, Number(url.searchParams.get('f.crossmodal.pair') ?? 0) || 0));
+  let word = Math.max(0, Number(url.searchParams.get('f.crossmodal.word') ?? 0) || 0);
+  const bar = document.createElement('div');
+  bar.className = 'fig-controls cross-words';
+  host.appendChild(bar);
+  const body = document.createElement('div');
+  body.className = 'cross-body';
+  host.appendChild(body);
+  const render = () => {
+    const p = d.pairs[pairIndex];
+    word = Math.min(word, p.words.length - 1);
+    bar.innerHTML = `<span class="small">${t('fig.cross.pair')}</span>${d.pairs.map((_, i) => `<button type="button" data-pair="${i}" aria-pressed="${i === pairIndex}">${i + 1}</button>`).join('')}
+      <span class="small">${t('fig.cross.word')}</span>${p.words.map((w, i) => `<button type="button" data-word="${i}" aria-pressed="${i === word}">${w}</button>`).join('')}`;
+    body.replaceChildren();
+    const [H, , N] = p.maps.shape;
+    const [S] = p.image.shape;
+    const G = d.grid;
+    const px = Math.max(8, Math.min(16, Math.floor((Math.min(host.clientWidth || 600, 640) - 40) / (H * S))));
+    const fig = d3.select(body).append('figure').attr('class', 'chart').attr('data-chart', 'crossmodal').attr('data-word', word).attr('data-pair', p.index);
+    const title = t('fig.cross.title', { caption: p.words.join(' '), word: p.words[word], match: p.match.toFixed(2) });
+    fig.append('figcaption').attr('class', 'matrix-title').append('span').attr('class', 't').text(title);
+    const svg = fig.append('svg').attr('width', H * (S * px + 24)).attr('height', S * px + 22).attr('role', 'img').attr('aria-label', title);
+    const gray = d3.scaleLinear<string>().domain([Math.min(...p.image.data), Math.max(...p.image.data)]).range(['#111', '#eee']);
+    for (let h = 0; h < H; h++) {
+      const g = svg.append('g').attr('transform', `translate(${h * (S * px + 24)},18)`).attr('data-head', h);
+      g.append('text').attr('x', 0).attr('y', -5).attr('class', 'fig-label').text(t('fig.cross.head', { h }));
+      for (let y = 0; y < S; y++) for (let x = 0; x < S; x++) g.append('rect').attr('x', x * px).attr('y', y * px).attr('width', px).attr('height', px).attr('fill', gray(p.image.data[y * S + x]));
+      const row = p.maps.data.subarray((h * p.words.length + word) * N, (h * p.words.length + word + 1) * N);
+      const top = Math.max(...row);
+      for (let n = 0; n < N; n++) {
+        const P = d.patchSize * px;
+        g.append('rect').attr('class', 'patch').attr('x', (n % G) * P).attr('y', Math.floor(n / G) * P).attr('width', P).attr('height', P)
+          .attr('fill', '#ff7a00').attr('fill-opacity', 0.8 * (row[n] / top)).attr('stroke', '#ff7a00').attr('stroke-opacity', 0.4).attr('stroke-width', 0.5)
+          .attr('data-weight', exactFloat32(row[n])).append('title').text(`${t('fig.cross.patch', { n })}: ${fmt(row[n], 3)}`);
+      }
+    }
+    const node = svg.node()!;
+    exportButtons(fig.node()!, () => node, 'attnlab-crossmodal', { svg: t('fig.export.svg'), png: t('fig.export.png') });
+  };
+  bar.addEventListener('click', (ev) => {
+    const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button');
+    if (!b) return;
+    if (b.dataset.pair !== undefined) pairIndex = Number(b.dataset.pair);
+    else if (b.dataset.word !== undefined) word = Number(b.dataset.word);
+    else return;
+    writeText('crossmodal', 'pair', String(pairIndex));
+    writeText('crossmodal', 'word', String(word));
+    render();
+    bar.querySelector<HTMLButtonElement>(b.dataset.pair !== undefined ? `button[data-pair="${pairIndex}"]` : `button[data-word="${word}"]`)?.focus();
+  });
+  render();
+  note(host, t('fig.cross.note'));
 }

@@ -6,6 +6,7 @@ import type { AttnLab, ForwardOptions, MultiHeadAttention, StageName } from '../
 import { mulberry32, normals } from '../util/rng';
 import type { FigureData, FigureRequest } from './chapter_protocol';
 import type { Tensor } from './protocol';
+import { crossmodal, longRange, type Progress } from './chapter_trained';
 
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
 const randomX = (T: number, C: number, seed: number): Tensor => ({ shape: [T, C], data: normals(mulberry32(seed), T * C) });
@@ -104,7 +105,7 @@ function permuteRows(x: Tensor, perm: number[]): Tensor {
   return { shape: [T, C], data };
 }
 
-export function computeFigure(lab: AttnLab, r: FigureRequest): FigureData {
+export function computeFigure(lab: AttnLab, r: FigureRequest, progress: Progress = () => {}): FigureData {
   switch (r.figure) {
     case 'chain': {
       const mha = new lab.MultiHeadAttention({ dModel: 8, numHeads: 1, seed: r.seed });
@@ -241,6 +242,19 @@ export function computeFigure(lab: AttnLab, r: FigureRequest): FigureData {
       return vision(lab, r.arch, r.layer, r.seed);
     case 'check':
       return plainCheck(lab, r.T, r.C, r.H, r.seed);
+    case 'crossmodal':
+      return crossmodal(lab, r.steps, r.seed, progress);
+    case 'longrange':
+      return longRange(lab, r.k, r.steps, r.seed, progress);
+    case 'checkpointing': {
+      const size = { dModel: r.dModel, numHeads: r.numHeads, ffDim: 4 * r.dModel, seqLen: r.seqLen, batch: r.batch };
+      const rows = r.depths.map((layers) => ({
+        layers,
+        full: lab.activationMemory({ ...size, numLayers: layers }).total,
+        checkpointed: lab.activationMemory({ ...size, numLayers: layers, gradientCheckpointing: true }).total,
+      }));
+      return { figure: 'checkpointing', rows, dModel: r.dModel, seqLen: r.seqLen, batch: r.batch };
+    }
   }
 }
 

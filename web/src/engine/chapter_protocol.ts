@@ -30,7 +30,13 @@ export type FigureRequest =
   /** §7: a shapes image through an untrained ViT or Swin: where the windows sit and their attention. */
   | { figure: 'vision'; arch: 'vit' | 'swin'; layer: number; seed: number }
   /** §8: one engine layer's stages and a plain re-computation from x and the parameters. */
-  | { figure: 'check'; T: number; C: number; H: number; seed: number };
+  | { figure: 'check'; T: number; C: number; H: number; seed: number }
+  /** §7: a crossmodal model trained `steps` steps on caption_match; each word's attention over the patches. */
+  | { figure: 'crossmodal'; steps: number; seed: number }
+  /** §5: a one-layer decoder trained `steps` steps on k_back (recall the token k back); its attention map. */
+  | { figure: 'longrange'; k: number; steps: number; seed: number }
+  /** §6: bytes the blocks keep for backward (lab.activationMemory) at each depth, without and with gradient checkpointing. */
+  | { figure: 'checkpointing'; depths: number[]; dModel: number; numHeads: number; seqLen: number; batch: number };
 
 export interface ChainFigure { figure: 'chain'; weights: Tensor }
 export interface DkFigure {
@@ -109,7 +115,39 @@ export interface CheckFigure {
   stages: { name: string; engine: Tensor; plain: Tensor; maxDiff: number }[];
 }
 
+export interface CrossmodalFigure {
+  figure: 'crossmodal';
+  steps: number;
+  /** Training loss of the last chunk; held-out accuracy and pair count from trainer.evaluate. */
+  loss: number;
+  accuracy: number;
+  evalCount: number;
+  grid: number;
+  patchSize: number;
+  /** Held-out matching pairs: the caption's words, the (S, S) image, model.attentionMaps (H, T, N), P(match). */
+  pairs: { words: string[]; image: Tensor; maps: Tensor; match: number; index: number }[];
+}
+export interface LongRangeFigure {
+  figure: 'longrange';
+  k: number;
+  steps: number;
+  loss: number;
+  accuracy: number;
+  tokens: number[];
+  /** model.attentionMaps(tokens): (L, H, T, T). */
+  maps: Tensor;
+}
+
+export interface CheckpointingFigure {
+  figure: 'checkpointing';
+  rows: { layers: number; full: number; checkpointed: number }[];
+  dModel: number;
+  seqLen: number;
+  batch: number;
+}
+
 export type FigureData =
+  | CrossmodalFigure | LongRangeFigure | CheckpointingFigure
   | ChainFigure | DkFigure | ReshapeFigure | PermutationFigure | PeFigure | RopeFigure | SparseFigure | MasksFigure | Fp16Figure | FlashFigure | VisionFigure | CheckFigure;
 
 export type ChapterRequest =
@@ -124,4 +162,6 @@ export type ChapterReply =
 
 /** Progress of a running experiment, batched: the worker posts at most every PROGRESS_EVERY_MS. */
 export const PROGRESS_EVERY_MS = 100;
-export type ChapterEvent = { event: 'experiment.progress'; points: ExperimentProgress[] };
+/** A trained figure's training progress, posted after each chunk of steps. */
+export interface FigureProgress { figure: 'crossmodal' | 'longrange'; step: number; total: number; loss: number }
+export type ChapterEvent = { event: 'experiment.progress'; points: ExperimentProgress[] } | { event: 'figure.progress'; progress: FigureProgress };

@@ -146,7 +146,7 @@ async function handle(body: Request): Promise<Reply> {
       loaded().runner.replace(null);
       return { kind: 'ok' };
     case 'figure':
-      return { kind: 'figure', data: computeFigure(loaded().lab, body.request) };
+      return { kind: 'figure', data: computeFigure(loaded().lab, body.request, (progress) => post({ event: 'figure.progress', progress })) };
     case 'experiments.list':
       return { kind: 'experiments', list: loaded().lab.experiments() };
     case 'experiment.run': {

@@ -2,10 +2,11 @@
 // as controls with their defaults and --quick sizes, Run / Stop, progress with an ETA, the live
 // loss curves, and the result the engine returns (tables, series, notes, conclusion, command),
 // exportable as CSV, SVG and PNG. The run itself happens in a Web Worker (ExperimentRunner).
-import { t } from '../i18n';
+import { lang, t } from '../i18n';
+import { EXPERIMENTS_ZH, PARAMETERS_ZH } from '../i18n/experiments_zh';
 import type { ExperimentInfo, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult } from '../engine/chapter_protocol';
 import { exportButtons, saveCsv } from './export';
-import { renderLineChart, wantsLog, type Line } from './line_chart';
+import { logAxes, renderLineChart, type Line } from './line_chart';
 
 export interface ExperimentRunner {
   run(name: string, options: ExperimentOptions, onProgress: (points: ExperimentProgress[]) => void): Promise<ExperimentResult>;
@@ -103,7 +104,24 @@ export class ExperimentPanel {
       this.state = { quick: this.state.quick, given };
     } else return;
     this.onState(this.state);
-    this.renderControls();
+    this.updateControls();
+  }
+
+  /**
+   * Shows the state in the controls already drawn, in place: the control the reader is on keeps
+   * its focus (and a Tab that caused the change moves on from it), and the other controls show
+   * their new base values when --quick was switched.
+   */
+  private updateControls() {
+    const host = this.el.querySelector<HTMLElement>('.exp-controls');
+    if (!host || !this.info) return;
+    for (const p of this.info.parameters) {
+      const el = host.querySelector<HTMLInputElement | HTMLSelectElement>(`[data-param="${p.name}"]`);
+      if (!el) return this.renderControls();
+      const value = this.state.given[p.name] ?? show(baseValue(this.info, p, this.state.quick));
+      if (el.value !== value) el.value = value;
+      el.closest('label')?.classList.toggle('changed', p.name in this.state.given);
+    }
   }
 
   private async run() {
@@ -185,7 +203,9 @@ export class ExperimentPanel {
         } else {
           control = `<input type="text" data-param="${p.name}" value="${esc(value)}" ${disabled}>`;
         }
-        return `<label class="field${changed}" title="${title}"><span>${esc(p.flag)}</span>${control}</label>`;
+        const zh = lang() === 'zh' ? PARAMETERS_ZH[p.flag.replace(/^--/, '')] : undefined;
+        const label = zh ? `${esc(zh)} <code>${esc(p.flag)}</code>` : esc(p.flag);
+        return `<label class="field${changed}" title="${zh ? `${esc(zh)} (${title})` : title}"><span>${label}</span>${control}</label>`;
       })
       .join('');
     host.innerHTML = `${fields}<label class="field quick" title="${esc(t('exp.quickHelp'))}"><span>${t('exp.quick')}</span><input type="checkbox" data-quick ${this.state.quick ? 'checked' : ''} ${disabled}></label>`;
@@ -204,10 +224,11 @@ export class ExperimentPanel {
     const r = this.result;
     const phase = this.el.dataset.phase ?? '';
     const status = this.el.querySelector<HTMLElement>('.exp-status')?.textContent ?? '';
+    const zh = lang() === 'zh' ? EXPERIMENTS_ZH[info.name] : undefined;
     this.el.innerHTML = `
       <h4><code>${esc(info.name)}</code> <span class="muted small">${esc(t('ch.cite', { s: info.section.replace('§', '') }))}</span></h4>
-      <p class="exp-claim"><b>${t('exp.claim')}:</b> ${esc(info.claim)}</p>
-      <p class="muted small">${esc(info.summary)}</p>
+      <p class="exp-claim"><b>${t('exp.claim')}:</b> ${esc(zh?.claim ?? info.claim)}</p>
+      <p class="muted small exp-summary">${esc(zh?.summary ?? info.summary)}</p>
       <div class="exp-controls"></div>
       <div class="exp-buttons">
         <button type="button" class="primary" data-act="run" ${this.running ? 'disabled' : ''}>${t('exp.run')}</button>
@@ -230,7 +251,7 @@ export class ExperimentPanel {
         .join('')}</tbody></table></div>`;
     return `
       <div class="exp-result">
-        <p class="exp-conclusion"><b>${t('exp.conclusion')}:</b> <span>${esc(r.conclusion)}</span></p>
+        <p class="exp-conclusion"><b>${t('exp.conclusion')}:</b> <span lang="en">${esc(r.conclusion)}</span></p>
         ${r.tables.map(table).join('')}
         <div class="exp-series"></div>
         ${r.notes.length ? `<p class="small muted"><b>${t('exp.notes')}:</b> ${r.notes.map(esc).join(' ')}</p>` : ''}
@@ -248,9 +269,8 @@ export class ExperimentPanel {
       const cell = document.createElement('div');
       cell.className = 'fig-cell';
       host.appendChild(cell);
-      const ys = s.lines.flatMap((l) => l.y);
       const name = `${this.name}-${i}`;
-      const svg = renderLineChart(cell, { name, title: s.name, xLabel: s.xLabel, yLabel: s.yLabel, lines: s.lines.map((l) => ({ name: l.name, x: s.x, y: l.y })), logX: wantsLog(s.x), logY: wantsLog(ys) });
+      const svg = renderLineChart(cell, { name, title: s.name, xLabel: s.xLabel, yLabel: s.yLabel, lines: s.lines.map((l) => ({ name: l.name, x: s.x, y: l.y })), ...logAxes(s.x, s.lines.map((l) => l.y)) });
       exportButtons(cell, () => svg, `attnlab-${name}`, { svg: t('fig.export.svg'), png: t('fig.export.png') });
     });
   }

@@ -29,6 +29,31 @@ export function wantsLog(values: (number | null)[]): boolean {
   return Math.max(...v) / Math.min(...v) >= 100;
 }
 
+/** A sweep whose values grow by one factor ≥ 1.5 (n = 128, 256, 512, …): two or more positive values. */
+export function geometric(values: (number | null)[]): boolean {
+  if (values.length < 2 || values.some((x) => x === null || !(x > 0))) return false;
+  const v = values as number[];
+  const r = v[1] / v[0];
+  return r >= 1.5 && v.every((x, i) => i === 0 || Math.abs(x / v[i - 1] / r - 1) < 0.01);
+}
+
+/** Positive, never falling, and at least 1.5x higher at the end: a cost that grows with the sweep. */
+const grows = (y: (number | null)[]) => {
+  const v = y.filter((x): x is number => x !== null && Number.isFinite(x));
+  return v.length >= 2 && v[0] > 0 && v.every((x, i) => i === 0 || x >= v[i - 1]) && v[v.length - 1] >= 1.5 * v[0];
+};
+
+/**
+ * Log axes of a result's curves: x when it spans two decades or is a geometric sweep; y when it
+ * spans two decades, or when x is a geometric sweep and every line grows along it (time, memory,
+ * FLOPs vs n: log-log, where a cost n^p is a line of slope p). A falling curve (an accuracy) keeps
+ * a linear y.
+ */
+export function logAxes(x: (number | null)[], lines: (number | null)[][]): { logX: boolean; logY: boolean } {
+  const sweep = geometric(x);
+  return { logX: wantsLog(x) || sweep, logY: wantsLog(lines.flat()) || (sweep && lines.length > 0 && lines.every(grows)) };
+}
+
 export function renderLineChart(host: HTMLElement, p: LineChartProps): SVGSVGElement {
   const width = Math.min(p.width ?? 420, Math.max(260, host.clientWidth || 420));
   const height = p.height ?? 220;
