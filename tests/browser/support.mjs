@@ -43,7 +43,7 @@ export async function launch({ isolation = true, locale = undefined } = {}) {
   const profile = mkdtempSync(join(tmpdir(), `attnlab-${BROWSER}-`));
   const viewport = { width: 1360, height: 900 };
   const context = BROWSER === 'firefox'
-    ? await (await import('./firefox/driver.mjs')).launchFirefox(profile, { viewport })
+    ? await (await import('./firefox/driver.mjs')).launchFirefox(profile, { viewport, ...(locale ? { locale } : {}) })
     : await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport, ...(locale ? { locale } : {}) });
   const problems = [];
   const watch = (page) => {
