@@ -5,19 +5,11 @@ import type { AttnLab } from '../../attnlab';
 import type { LabSettings, RunInfo, WorkerEvent } from './protocol';
 import type { TrainingSession } from './training_engine';
 
-/**
- * Yields to the worker's message queue: a message to itself through one channel that lives as long
- * as the worker. The module holds its ports: a channel nothing references may be garbage-collected
- * with the message still on its way (both browsers do it under memory pressure), and the loop
- * waiting for that message would then wait for ever, its training stopped mid-run.
- */
-const yieldChannel = new MessageChannel();
-const yielded: (() => void)[] = [];
-yieldChannel.port1.onmessage = () => yielded.shift()?.();
 const yieldToEvents = () =>
   new Promise<void>((resolve) => {
-    yielded.push(resolve);
-    yieldChannel.port2.postMessage(null);
+    const ch = new MessageChannel();
+    ch.port1.onmessage = () => resolve();
+    ch.port2.postMessage(null);
   });
 
 /**
