@@ -3,7 +3,7 @@
 // or batch larger than the engine's memory budget shows the engine's own message.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { labUrl, openLab, waitForLabPhase, waitForLabSteps } from './support.mjs';
+import { labUrl, openLab, waitForLabPhase, waitForLabSteps, waitForLabDone } from './support.mjs';
 
 const SETTINGS = { task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 5000, seed: 3 };
 let b;
@@ -56,7 +56,7 @@ test('the worker ending mid-run: the lab says so, restarts the engine, keeps set
   await page.locator('.lab input[name="steps"]').fill('20');
   await page.locator('.lab input[name="steps"]').dispatchEvent('change');
   await page.locator('.lab button[data-act="train"]').click();
-  await waitForLabPhase(page, 'done');
+  await waitForLabDone(page);
   assert.equal((await page.evaluate(() => window.__attnlab.lab().metrics)).length, 20);
 });
 
@@ -108,7 +108,7 @@ test('a batch whose activations exceed the engine memory budget shows the engine
   assert.match(await refusal(), /activations needs \d+ floats \(\d+ MiB\), over the budget of \d+ floats/);
   // The refusal left the engine working: a small model trains.
   await trainWith({ task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 10 });
-  await waitForLabPhase(page, 'done');
+  await waitForLabDone(page);
 });
 
 test('a WebAssembly trap in the engine: the lab says so, restarts the engine, keeps settings and curves', async () => {
@@ -117,7 +117,7 @@ test('a WebAssembly trap in the engine: the lab says so, restarts the engine, ke
   await b.close();
   ({ b, page } = await openLab({ ...SETTINGS, steps: 20 }));
   await page.locator('.lab button[data-act="train"]').click();
-  await waitForLabPhase(page, 'done');
+  await waitForLabDone(page);
   const curve = await page.evaluate(() => window.__attnlab.lab().metrics.length);
   assert.equal(curve, 20, 'a finished curve to keep');
   // The worker's test-only request makes the engine execute `unreachable` (web/bindings/module.cpp):
@@ -131,6 +131,6 @@ test('a WebAssembly trap in the engine: the lab says so, restarts the engine, ke
   assert.equal(await formValue('seed'), '3');
   // The new engine trains.
   await page.locator('.lab button[data-act="train"]').click();
-  await waitForLabPhase(page, 'done');
+  await waitForLabDone(page);
   assert.deepEqual(b.problems, []);
 });

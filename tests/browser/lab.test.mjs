@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { BROWSER, launch, screenshot as fullPage, traceMainThreadTasks } from './support.mjs';
+import { BROWSER, launch, screenshot as fullPage, traceMainThreadTasks, waitForLabDone } from './support.mjs';
 
 // The header is sticky: scroll to the top so the full-page picture shows it where it belongs.
 async function screenshot(page, name) {
@@ -54,7 +54,7 @@ test('training the reverse task lowers the loss, with no main-thread task over 5
   // The trace is Chromium's (CDP); in Firefox the run is the same, its tasks are not measured.
   const run = async () => {
     await train.click();
-    await page.waitForFunction(() => document.querySelector('.lab-banner').dataset.phase === 'done', null, { timeout: 120000, polling: 250 });
+    await waitForLabDone(page, 120000);
   };
   let tasks = [];
   if (BROWSER === 'chromium') tasks = await traceMainThreadTasks(page, run);
