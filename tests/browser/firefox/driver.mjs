@@ -262,7 +262,8 @@ class Page {
   async evaluate(fn, arg) { return unpack(JSON.parse(await this.page.evaluate(evaluateExpression(fn, arg)))); }
   title() { return this.page.title(); }
   inputValue(selector) { return this.locator(selector).inputValue(); }
-  // The engine's Worker and the threads it starts: puppeteer's BiDi workers (url(), evaluate()).
+  // The engine's Worker and the threads it starts, as puppeteer's BiDi workers: url() answers;
+  // firefox-esr refuses evaluate() in a worker (script.callFunction: no such frame).
   workers() { return this.page.workers(); }
   // playwright: (fn, arg, { timeout, polling }); puppeteer: (fn, { timeout, polling }, ...args).
   waitForFunction(fn, arg, { timeout = DEFAULT_TIMEOUT, polling = 'raf' } = {}) {
