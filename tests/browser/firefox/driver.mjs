@@ -207,6 +207,11 @@ class Locator {
     }
   }
 
+  // A CSS descendant of this locator's match (both CSS selectors, as the tests write them).
+  locator(selector) {
+    if (this.visibleOnly) throw new Error(`firefox driver: locator('${this.selector}:visible').locator() is not supported`);
+    return new Locator(this.page, `${this.selector} ${selector}`);
+  }
   evaluate(fn, arg) { return this.read(fn, arg); }
   focus() { return this.read((e) => e.focus()); }
   dispatchEvent(type) { return this.read((e, t) => e.dispatchEvent(new Event(t, { bubbles: true })), type); }
