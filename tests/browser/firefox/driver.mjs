@@ -77,10 +77,11 @@ function evaluateExpression(fn, arg) {
     return JSON.stringify(pack(await (${fn})(unpack(JSON.parse(${packed}))))); })()`;
 }
 
-// playwright's visibility of an element: a non-empty box, and not 'visibility: hidden'.
+// playwright's visibility of an element: a non-empty box, rendered (checkVisibility: not inside a
+// closed <details>, whose content Firefox lays out but skips drawing) and not 'visibility: hidden'.
 const isShown = (e) => {
   const r = e.getBoundingClientRect();
-  return r.width > 0 && r.height > 0 && getComputedStyle(e).visibility !== 'hidden';
+  return r.width > 0 && r.height > 0 && e.checkVisibility({ visibilityProperty: true });
 };
 
 /** One element selector on a page, resolved at each call (a playwright Locator's subset). */
