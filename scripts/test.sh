@@ -85,10 +85,9 @@ node --test tests/browser/
 # four tests that end the worker by running a script in it (firefox-esr's BiDi lists workers but
 # runs no script in one); each says so as its diagnostic or skip reason. Not in the list:
 # walkthrough_edges, whose items 12 and 13 wait in vain in Firefox for a matrix cell's tooltip (and
-# BiDi key events do not activate a focused button on Space), and lab_try, whose last test has
-# once waited in vain for Reset's 'idle' in Firefox on a loaded machine.
+# BiDi key events do not activate a focused button on Space).
 firefox_tests=(engine_recovery fallback i18n i18n_tables lab lab_architecture lab_layout lab_settings lab_state
-  walk_trained walkthrough walkthrough_window_url)
+  lab_try walk_trained walkthrough walkthrough_window_url)
 echo "== browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_tests[*]}"
 firefox_files=()
 for t in "${firefox_tests[@]}"; do firefox_files+=("tests/browser/$t.test.mjs"); done

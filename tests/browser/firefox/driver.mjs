@@ -129,6 +129,9 @@ class Locator {
   async click({ position } = {}) {
     const h = await this.element(true);
     try {
+      // Into the middle of the viewport first: puppeteer clicks at the element's point wherever it
+      // scrolled it, which the page's sticky header may cover (playwright finds a point that hits).
+      await h.evaluate((e) => e.scrollIntoView({ block: 'center', inline: 'center' }));
       await h.click(position ? { offset: position } : {});
     } finally {
       await h.dispose();
