@@ -4,7 +4,7 @@
 // its attention-map panel says it has none instead of drawing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { openLab, screenshot, settle, waitForLabPhase } from './support.mjs';
+import { openLab, screenshot, settle, waitForLabDone } from './support.mjs';
 
 let b;
 let page;
@@ -54,7 +54,7 @@ test('the engine\'s parameter count is shown for both architectures', async () =
 
 test('an LSTM trains in the page: curves and accuracy, and no attention maps', async () => {
   await page.locator('.lab button[data-act="train"]').click();
-  await waitForLabPhase(page, 'done', 120000);
+  await waitForLabDone(page, 120000);
   const s = await lab();
   assert.equal(s.error, null);
   assert.equal(s.model.settings.architecture, 'lstm');
@@ -94,7 +94,7 @@ test('a Transformer after the LSTM draws its maps again', async () => {
   await field('steps').fill('20');
   await settle(page);
   await page.locator('.lab button[data-act="train"]').click();
-  await waitForLabPhase(page, 'done', 120000);
+  await waitForLabDone(page, 120000);
   await page.waitForFunction(() => document.querySelectorAll('.lab-maps figure').length > 0, null, { timeout: 10000 });
   assert.equal(await page.locator('.maps-none').isHidden(), true);
 });

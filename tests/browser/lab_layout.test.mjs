@@ -3,7 +3,7 @@
 // the engine badge stays one short header line with the explanation on hover.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { labUrl, launch, screenshot, settle, waitForLabPhase } from './support.mjs';
+import { labUrl, launch, screenshot, settle, waitForLabPhase, waitForLabDone } from './support.mjs';
 
 let b;
 let page;
@@ -40,7 +40,7 @@ test('the loss axis follows losses below 0.001, and the curve stays inside the p
   await page.evaluate(() => window.__attnlab.ready);
   await waitForLabPhase(page, 'idle');
   await page.locator('.lab button[data-act="train"]').click();
-  await waitForLabPhase(page, 'done', 120000);
+  await waitForLabDone(page, 120000);
   await settle(page);
   await page.waitForTimeout(200);
   const minLoss = await page.evaluate(() => Math.min(...window.__attnlab.lab().metrics.map((m) => m.loss)));

@@ -3,7 +3,7 @@
 // and a change of the model itself asks before anything is thrown away.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { openLab, screenshot, settle, waitForLabPhase, waitForLabSteps } from './support.mjs';
+import { openLab, screenshot, settle, waitForLabPhase, waitForLabSteps, waitForLabDone } from './support.mjs';
 
 let b;
 let page;
@@ -45,7 +45,7 @@ test('Reset while training gives a clean start, and Train then trains a new mode
 test('changing the learning rate or steps after training continues the same model', async () => {
   await page.locator('.lab input[name="steps"]').fill('120');
   await click('train');
-  await waitForLabPhase(page, 'done', 90000);
+  await waitForLabDone(page, 90000);
   await page.waitForFunction(() => document.querySelectorAll('.lab-maps figure').length === 8, null, { timeout: 10000 });
   const before = await lab();
   assert.equal(before.metrics.at(-1).step, 120);
@@ -60,7 +60,7 @@ test('changing the learning rate or steps after training continues the same mode
   assert.equal(await page.locator('.lab button[data-act="train"]').textContent(), 'Train 60 more');
   await click('train');
   await waitForLabSteps(page, 180, 90000);  // the phase is 'done' until the continued run starts
-  await waitForLabPhase(page, 'done', 90000);
+  await waitForLabDone(page, 90000);
   await settle(page);
   const after = await lab();
   assert.equal(after.metrics.length, 180, 'the curve goes on');

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { openLab, screenshot, settle, waitForLabPhase } from './support.mjs';
+import { openLab, screenshot, settle, waitForLabPhase, waitForLabDone } from './support.mjs';
 
 let b;
 let page;
@@ -28,7 +28,7 @@ test('before training the try field says what is missing; after training it expl
   assert.match(await page.locator('.try-hint').textContent(), /Train a model \(or load a checkpoint\) first/);
   assert.equal(await page.locator('form.try button[data-act="try"]').isDisabled(), true);
   await page.locator('.lab button[data-act="train"]').click();
-  await waitForLabPhase(page, 'done', 120000);
+  await waitForLabDone(page, 120000);
   await settle(page);
   const hint = await page.locator('.try-hint').textContent();
   assert.doesNotMatch(hint, /first/);
@@ -90,7 +90,7 @@ test('the other tasks\' formats: key–value pairs and a key, brackets, characte
     await field('task').selectOption(task);
     await field('steps').fill('20');
     await page.locator('.lab button[data-act="train"]').click();
-    await waitForLabPhase(page, 'done', 120000);
+    await waitForLabDone(page, 120000);
   };
   await trainBriefly('assoc_recall');  // 2 pairs, keys k0…k3
   assert.match(await tryModel('k1 v2 k0 v3 | k1'), /^k1 v2 k0 v3 \| k1  →  v\d$/);

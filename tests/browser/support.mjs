@@ -43,7 +43,7 @@ export async function launch({ isolation = true, locale = undefined } = {}) {
   const profile = mkdtempSync(join(tmpdir(), `attnlab-${BROWSER}-`));
   const viewport = { width: 1360, height: 900 };
   const context = BROWSER === 'firefox'
-    ? await (await import('./firefox/driver.mjs')).launchFirefox(profile, { viewport })
+    ? await (await import('./firefox/driver.mjs')).launchFirefox(profile, { viewport, ...(locale ? { locale } : {}) })
     : await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport, ...(locale ? { locale } : {}) });
   const problems = [];
   const watch = (page) => {
@@ -110,14 +110,45 @@ export function labUrl(settings = {}) {
   return `?${new URLSearchParams({ view: 'lab', ...Object.fromEntries(Object.entries(settings).map(([k, v]) => [k, String(v)])) })}`;
 }
 
+/**
+ * Waits until `reached(lab state, arg)` holds, answering the lab's long-run question on the way. The
+ * page pauses a run whose measured speed says it would take over LONG_RUN_SECONDS
+ * (web/src/lab/actions.ts) and asks first; the speed is the machine's, so on a loaded machine a
+ * test's short run is asked about too. The reader's answer, Train anyway, is given once the run
+ * has paused (the question comes before the worker's 'paused'). `reached` runs in the page.
+ */
+async function untilLab(page, reached, arg, timeout) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const r = await page.waitForFunction(
+      ({ src, arg }) => {
+        const s = window.__attnlab?.lab();
+        if (!s) return false;
+        if (new Function(`return ${src}`)()(s, arg)) return 'reached';
+        return s.longRun && s.phase === 'paused' ? 'asked' : false;
+      },
+      { src: reached.toString(), arg },
+      { timeout: Math.max(1, end - Date.now()), polling: 100 },
+    );
+    if ((await r.jsonValue()) === 'reached') return;
+    await page.locator('.lab-banner button[data-act="long-run"]').click();
+    await page.waitForFunction(() => window.__attnlab.lab().longRun === null, null, { timeout: Math.max(1, end - Date.now()) });
+  }
+}
+
 /** Waits until the lab's store is in `phase` ('idle', 'training', 'paused', 'done', ...). */
 export async function waitForLabPhase(page, phase, timeout = 60000) {
   await page.waitForFunction((p) => window.__attnlab?.lab().phase === p, phase, { timeout, polling: 100 });
 }
 
-/** Waits until the lab has shown at least n training steps. */
+/** Waits until the lab's run has ended ('done'), saying Train anyway if the page asks (untilLab). */
+export async function waitForLabDone(page, timeout = 60000) {
+  await untilLab(page, (s) => s.phase === 'done', null, timeout);
+}
+
+/** Waits until the lab has shown at least n training steps, saying Train anyway if the page asks. */
 export async function waitForLabSteps(page, n, timeout = 60000) {
-  await page.waitForFunction((k) => (window.__attnlab?.lab().metrics.length ?? 0) >= k, n, { timeout, polling: 100 });
+  await untilLab(page, (s, k) => s.metrics.length >= k, n, timeout);
 }
 
 /** A browser on the lab with these settings, its engine loaded and no model yet: { b, page }. */

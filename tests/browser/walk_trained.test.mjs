@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { cellText, launch, readMatrix, screenshot, settle } from './support.mjs';
+import { cellText, launch, readMatrix, screenshot, settle, waitForLabDone } from './support.mjs';
 
 const STEPS = 120;
 let b;
@@ -61,7 +61,7 @@ test('the walkthrough shows a layer of the model trained in the lab, equal to Mo
   const model = page.locator('select[name="model"]');
   assert.equal(await page.locator('select[name="model"] option[value="trained"]').isDisabled(), true, 'no model yet');
   await page.locator('.lab button[data-act="train"]').click();
-  await page.waitForFunction(() => document.querySelector('.lab-banner').dataset.phase === 'done', null, { timeout: 120000, polling: 250 });
+  await waitForLabDone(page, 120000);
   const [download] = await Promise.all([page.waitForEvent('download'), page.locator('.lab button[data-act="save"]').click()]);
   const checkpoint = readFileSync(await download.path());
 

@@ -20,16 +20,101 @@ export const FIREFOX_PATH = '/usr/bin/firefox-esr';
 // playwright's default for waits without a timeout.
 const DEFAULT_TIMEOUT = 30000;
 
+// Values cross between Node and the page as tagged JSON, as playwright's own evaluate does it:
+// NaN, ±Infinity, -0 and undefined, typed arrays (by kind), dates and shared references keep
+// their identity; a DOM node becomes 'ref: <Node>'. puppeteer's BiDi deserialiser refuses some of
+// the page's objects (the lab's store) and returns typed arrays as plain objects.
+function pack(value, seen = new Map()) {
+  if (value === undefined) return { u: 1 };
+  if (typeof value === 'number') {
+    if (Number.isNaN(value)) return { n: 'NaN' };
+    if (!Number.isFinite(value)) return { n: value > 0 ? 'Infinity' : '-Infinity' };
+    return Object.is(value, -0) ? { n: '-0' } : value;
+  }
+  if (typeof value === 'bigint') return { bi: String(value) };
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
+  if (typeof value !== 'object') return { u: 1 };
+  if (typeof Node === 'function' && value instanceof Node) return 'ref: <Node>';
+  if (seen.has(value)) return { ref: seen.get(value) };
+  const id = seen.size + 1;
+  seen.set(value, id);
+  if (ArrayBuffer.isView(value) && !(value instanceof DataView)) return { ta: value.constructor.name, v: Array.from(value, (x) => pack(x, seen)) };
+  if (value instanceof Date) return { d: value.toJSON() };
+  if (value instanceof RegExp) return { re: [value.source, value.flags] };
+  if (value instanceof Error) return { e: [value.name, value.message, value.stack ?? ''] };
+  if (Array.isArray(value)) return { id, a: value.map((x) => pack(x, seen)) };
+  const o = {};
+  for (const k of Object.keys(value)) if (typeof value[k] !== 'function') o[k] = pack(value[k], seen);
+  return { id, o };
+}
+
+function unpack(value, refs = new Map()) {
+  if (value === null || typeof value !== 'object') return value;
+  if ('u' in value) return undefined;
+  if ('n' in value) return Number(value.n);
+  if ('bi' in value) return BigInt(value.bi);
+  if ('ref' in value) return refs.get(value.ref);
+  if ('ta' in value) return globalThis[value.ta].from(value.v.map((x) => unpack(x, refs)));
+  if ('d' in value) return new Date(value.d);
+  if ('re' in value) return new RegExp(...value.re);
+  if ('e' in value) return Object.assign(new Error(value.e[1]), { name: value.e[0], stack: value.e[2] });
+  if ('a' in value) {
+    const a = [];
+    refs.set(value.id, a);
+    for (const x of value.a) a.push(unpack(x, refs));
+    return a;
+  }
+  const o = {};
+  refs.set(value.id, o);
+  for (const [k, x] of Object.entries(value.o)) o[k] = unpack(x, refs);
+  return o;
+}
+
+// page.evaluate(fn, arg) as one expression: the page unpacks the argument, awaits fn and packs its result.
+function evaluateExpression(fn, arg) {
+  const packed = JSON.stringify(JSON.stringify(pack(arg)));
+  return `(async () => { const pack = ${pack}; const unpack = ${unpack};
+    return JSON.stringify(pack(await (${fn})(unpack(JSON.parse(${packed}))))); })()`;
+}
+
+// playwright's visibility of an element: a non-empty box, rendered (checkVisibility: not inside a
+// closed <details>, whose content Firefox lays out but skips drawing) and not 'visibility: hidden'.
+const isShown = (e) => {
+  const r = e.getBoundingClientRect();
+  return r.width > 0 && r.height > 0 && e.checkVisibility({ visibilityProperty: true });
+};
+
 /** One element selector on a page, resolved at each call (a playwright Locator's subset). */
 class Locator {
   constructor(page, selector) {
     this.page = page;
-    this.selector = selector;
+    // playwright's ':visible' (CSS has no such pseudo-class) filters the matches to the visible
+    // ones: a non-empty box and no 'visibility: hidden', as playwright decides it.
+    this.visibleOnly = /:visible$/.test(selector);
+    this.selector = this.visibleOnly ? selector.slice(0, -':visible'.length) : selector;
+  }
+
+  // The elements this locator matches now, as element handles.
+  async all() {
+    const all = await this.page.$$(this.selector);
+    if (!this.visibleOnly) return all;
+    const shown = [];
+    for (const h of all) {
+      if (await h.evaluate(isShown)) shown.push(h);
+      else await h.dispose();
+    }
+    return shown;
   }
 
   // The first matching element once it is attached (and visible when asked).
   async element(visible = false) {
-    return this.page.waitForSelector(this.selector, { visible, timeout: DEFAULT_TIMEOUT });
+    if (!this.visibleOnly) return this.page.waitForSelector(this.selector, { visible, timeout: DEFAULT_TIMEOUT });
+    for (const end = Date.now() + DEFAULT_TIMEOUT; ; await new Promise((r) => setTimeout(r, 50))) {
+      const [first, ...rest] = await this.all();
+      await Promise.all(rest.map((h) => h.dispose()));
+      if (first) return first;
+      if (Date.now() > end) throw new Error(`firefox driver: no visible element matches '${this.selector}' after ${DEFAULT_TIMEOUT} ms`);
+    }
   }
 
   async read(fn, arg) {
@@ -44,6 +129,9 @@ class Locator {
   async click({ position } = {}) {
     const h = await this.element(true);
     try {
+      // Into the middle of the viewport first: puppeteer clicks at the element's point wherever it
+      // scrolled it, which the page's sticky header may cover (playwright finds a point that hits).
+      await h.evaluate((e) => e.scrollIntoView({ block: 'center', inline: 'center' }));
       await h.click(position ? { offset: position } : {});
     } finally {
       await h.dispose();
@@ -94,10 +182,21 @@ class Locator {
 
   // As playwright's: answers at once (no wait); false when nothing matches.
   async isVisible() {
-    const h = await this.page.$(this.selector);
-    if (!h) return false;
+    const all = await this.all();
+    if (all.length === 0) return false;
     try {
-      return await h.isVisible();
+      return await all[0].evaluate(isShown);
+    } finally {
+      await Promise.all(all.map((h) => h.dispose()));
+    }
+  }
+
+  async isHidden() { return !(await this.isVisible()); }
+
+  async selectOption(value) {
+    const h = await this.element();
+    try {
+      await h.select(value);
     } finally {
       await h.dispose();
     }
@@ -112,20 +211,52 @@ class Locator {
     }
   }
 
+  // A CSS descendant of this locator's match (both CSS selectors, as the tests write them).
+  locator(selector) {
+    if (this.visibleOnly) throw new Error(`firefox driver: locator('${this.selector}:visible').locator() is not supported`);
+    return new Locator(this.page, `${this.selector} ${selector}`);
+  }
+  evaluate(fn, arg) { return this.read(fn, arg); }
   focus() { return this.read((e) => e.focus()); }
   dispatchEvent(type) { return this.read((e, t) => e.dispatchEvent(new Event(t, { bubbles: true })), type); }
-  allTextContents() { return this.page.$$eval(this.selector, (all) => all.map((e) => e.textContent ?? '')); }
+  async allTextContents() {
+    const all = await this.all();
+    try {
+      return await Promise.all(all.map((h) => h.evaluate((e) => e.textContent ?? '')));
+    } finally {
+      await Promise.all(all.map((h) => h.dispose()));
+    }
+  }
   getAttribute(name) { return this.read((e, n) => e.getAttribute(n), name); }
   textContent() { return this.read((e) => e.textContent); }
   inputValue() { return this.read((e) => e.value); }
   isDisabled() { return this.read((e) => e.disabled === true); }
   isEnabled() { return this.read((e) => e.disabled !== true); }
   async count() {
-    const all = await this.page.$$(this.selector);
+    const all = await this.all();
     await Promise.all(all.map((h) => h.dispose()));
     return all.length;
   }
 }
+
+/** A caught download (playwright's Download): its file name and bytes, written to a file on request. */
+class Download {
+  constructor(name, bytes) {
+    this.name = name;
+    this.bytes = bytes;
+  }
+
+  suggestedFilename() { return this.name; }
+
+  async path() {
+    const dir = mkdtempSync(join(tmpdir(), 'attnlab-download-'));
+    downloadDirs.push(dir);
+    writeFileSync(join(dir, this.name), this.bytes);
+    return join(dir, this.name);
+  }
+}
+// Folders of downloads written by path(), removed when the browser closes.
+const downloadDirs = [];
 
 /** A puppeteer page behind the part of playwright's Page API the tests use. */
 class Page {
@@ -137,7 +268,12 @@ class Page {
 
   goto(url) { return this.page.goto(url, { waitUntil: 'load', timeout: DEFAULT_TIMEOUT }); }
   url() { return this.page.url(); }
-  evaluate(fn, arg) { return this.page.evaluate(fn, arg); }
+  async evaluate(fn, arg) { return unpack(JSON.parse(await this.page.evaluate(evaluateExpression(fn, arg)))); }
+  title() { return this.page.title(); }
+  inputValue(selector) { return this.locator(selector).inputValue(); }
+  // The engine's Worker and the threads it starts, as puppeteer's BiDi workers: url() answers;
+  // firefox-esr refuses evaluate() in a worker (script.callFunction: no such frame).
+  workers() { return this.page.workers(); }
   // playwright: (fn, arg, { timeout, polling }); puppeteer: (fn, { timeout, polling }, ...args).
   waitForFunction(fn, arg, { timeout = DEFAULT_TIMEOUT, polling = 'raf' } = {}) {
     return this.page.waitForFunction(fn, { timeout, polling }, arg);
@@ -169,16 +305,42 @@ class Page {
     this.page.on(event, handler);
     return this;
   }
-  waitForEvent(event) {
-    throw new Error(`firefox driver: page.waitForEvent('${event}') is not supported: puppeteer has no download events over WebDriver BiDi`);
+  // puppeteer has no download events: the page's next click() on a download link (an <a download>
+  // with a blob: or data: URL, as the lab's Save makes) is caught in the page, which reads the
+  // link's bytes instead of downloading them and hands them over as playwright's Download.
+  async waitForEvent(event, { timeout = DEFAULT_TIMEOUT } = {}) {
+    if (event !== 'download') throw new Error(`firefox driver: page.waitForEvent('${event}') is not supported (download)`);
+    const caught = this.evaluate(() => new Promise((resolve, reject) => {
+      const click = HTMLAnchorElement.prototype.click;
+      HTMLAnchorElement.prototype.click = function () {
+        if (!this.hasAttribute('download')) return click.call(this);
+        HTMLAnchorElement.prototype.click = click;
+        const name = this.download;
+        fetch(this.href).then((r) => r.arrayBuffer()).then((buf) => {
+          const u = new Uint8Array(buf);
+          let bin = '';
+          for (let i = 0; i < u.length; i += 0x8000) bin += String.fromCharCode(...u.subarray(i, i + 0x8000));
+          resolve({ name, base64: btoa(bin) });
+        }, reject);
+      };
+    }));
+    caught.catch(() => {}); // a page that closes first rejects it; the race below reports the wait
+    let timer;
+    const late = new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`firefox driver: no download within ${timeout} ms`)), timeout); });
+    try {
+      const { name, base64 } = await Promise.race([caught, late]);
+      return new Download(name, Buffer.from(base64, 'base64'));
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 
 /**
- * Starts headless firefox-esr with a fresh profile folder and returns a playwright-like persistent
+ * Starts headless firefox-esr with a fresh profile folder (and `locale` as the reader's language) and returns a playwright-like persistent
  * context: { pages(), newPage(), close() }.
  */
-export async function launchFirefox(profile, { viewport }) {
+export async function launchFirefox(profile, { viewport, locale = 'en-US' }) {
   const browser = await puppeteer.launch({
     browser: 'firefox',
     protocol: 'webDriverBiDi',
@@ -186,6 +348,8 @@ export async function launchFirefox(profile, { viewport }) {
     headless: true,
     userDataDir: profile,
     defaultViewport: viewport,
+    // navigator.languages, as playwright's `locale` sets it in Chromium.
+    extraPrefsFirefox: { 'intl.accept_languages': locale },
   });
   const wrapped = new Map();
   const wrap = (p) => {
@@ -197,6 +361,9 @@ export async function launchFirefox(profile, { viewport }) {
     browser,
     pages: () => [...new Set([first, ...wrapped.keys()])].filter((p) => !p.isClosed()).map(wrap),
     newPage: async () => wrap(await browser.newPage()),
-    close: () => browser.close(),
+    close: async () => {
+      await browser.close();
+      for (const d of downloadDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    },
   };
 }
