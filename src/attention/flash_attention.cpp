@@ -206,9 +206,9 @@ bool tile_outside_layout(const AttentionMask& mask, std::size_t i0, std::size_t 
 // dense key loop), in key order, clipped to the tile. Each run's start is moved down to a multiple
 // of `align` keys from j0 (packed keys start whole groups or strips there); a run that then
 // reaches the one before is merged into it. Dead blocks inside a run are masked by mask_tile.
-// With query tiles of one block row (query_tile_rows), every live block is computed once and no
-// dead block is: block-sparse work is the live blocks' share of the dense work. Without a layout
-// the tile is one run.
+// When query tiles are block rows and blocks are whole strips and groups (query_tile_rows), every
+// live block is computed once and no dead block is: block-sparse work is the live blocks' share
+// of the dense work. Without a layout the tile is one run.
 template <class Run>
 void for_each_live_key_run(const AttentionMask& mask, std::size_t i0, std::size_t rows, std::size_t j0,
                            std::size_t cols, std::size_t align, Run&& run) {
@@ -473,10 +473,30 @@ KeyTile key_tile(const Dims& dm, std::size_t task) {
 // so no online softmax is needed and the backward's dk/dv pass can also write dq.
 bool all_keys_in_one_tile(const Dims& dm) { return dm.s <= BC; }
 
+// True if the block layout has a dead block that the causal mask (if any) would not hide whole:
+// a block whose products the key-tiles path skips and the single-tile paths compute.
+bool layout_has_dead_work(const Dims& dm, const AttentionMask& mask) {
+    if (mask.block_layout.size() == 0 || dm.t == 0 || dm.s == 0) return false;
+    const std::size_t b = mask.block_size, off = mask.block_row_offset;
+    for (std::size_t r = off / b; r <= (off + dm.t - 1) / b; ++r) {
+        // keys [0, visible) can be seen by the block row's queries (rows before T only)
+        std::size_t visible = dm.s;
+        if (mask.causal) {
+            const std::size_t last_row = std::min((r + 1) * b - off, dm.t);  // one past the row block's last query
+            visible = key_end(dm, true, 0, last_row);
+        }
+        for (std::size_t c = 0; c * b < visible; ++c) {
+            if (!mask.block_layout(r, c)) return true;
+        }
+    }
+    return false;
+}
+
 // Whether a call takes the single-tile paths (all keys in one tile), which compute every key of
-// the tile: not with a block layout, whose dead blocks only the key-tiles path skips.
+// the tile: not when a block layout leaves dead blocks, which only the key-tiles path skips (its
+// backward recomputes the scores in a dq pass, so with nothing to skip the single tile is less work).
 bool single_tile_applies(const Dims& dm, const AttentionMask& mask) {
-    return all_keys_in_one_tile(dm) && mask.block_layout.size() == 0;
+    return all_keys_in_one_tile(dm) && !layout_has_dead_work(dm, mask);
 }
 
 // The fused one-tile kernels (kernels/flash_tiles.hpp) apply: one key tile, no mask but a causal
@@ -1118,12 +1138,16 @@ std::size_t flash_query_tile() {
 
 namespace {
 
-// Query rows of a call's tiles: flash_query_tile(), or one block row of a block layout with
-// smaller blocks whose rows start at a block boundary. A query tile of one block row meets only
-// that row's live key blocks (for_each_live_key_run), not the union of several rows'.
+// Query rows of a call's tiles: flash_query_tile(), or one block row of a block layout whose
+// smaller blocks are whole strips of the tile kernels (so no padded rows are computed) and whose
+// rows start at a block boundary. A query tile of one block row meets only that row's live key
+// blocks (for_each_live_key_run), not the union of several rows'.
 std::size_t query_tile_rows(const AttentionMask& mask) {
     const std::size_t rows = flash_query_tile(), b = mask.block_size;
-    if (mask.block_layout.size() == 0 || b >= rows || mask.block_row_offset % b != 0) return rows;
+    if (mask.block_layout.size() == 0 || b >= rows || b % kernels::flash_strip() != 0 ||
+        mask.block_row_offset % b != 0) {
+        return rows;
+    }
     return b;
 }
 
