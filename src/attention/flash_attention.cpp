@@ -473,31 +473,6 @@ KeyTile key_tile(const Dims& dm, std::size_t task) {
 // so no online softmax is needed and the backward's dk/dv pass can also write dq.
 bool all_keys_in_one_tile(const Dims& dm) { return dm.s <= BC; }
 
-// True if the block layout has a dead block that the causal mask (if any) would not hide whole:
-// a block whose products the key-tiles path skips and the single-tile paths compute.
-bool layout_has_dead_work(const Dims& dm, const AttentionMask& mask) {
-    if (mask.block_layout.size() == 0 || dm.t == 0 || dm.s == 0) return false;
-    const std::size_t b = mask.block_size, off = mask.block_row_offset;
-    for (std::size_t r = off / b; r <= (off + dm.t - 1) / b; ++r) {
-        // keys [0, visible) can be seen by the block row's queries (rows before T only)
-        std::size_t visible = dm.s;
-        if (mask.causal) {
-            const std::size_t last_row = std::min((r + 1) * b - off, dm.t);  // one past the row block's last query
-            visible = key_end(dm, true, 0, last_row);
-        }
-        for (std::size_t c = 0; c * b < visible; ++c) {
-            if (!mask.block_layout(r, c)) return true;
-        }
-    }
-    return false;
-}
-
-// Whether a call takes the single-tile paths (all keys in one tile), which compute every key of
-// the tile: not when a block layout leaves dead blocks, which only the key-tiles path skips (its
-// backward recomputes the scores in a dq pass, so with nothing to skip the single tile is less work).
-bool single_tile_applies(const Dims& dm, const AttentionMask& mask) {
-    return all_keys_in_one_tile(dm) && !layout_has_dead_work(dm, mask);
-}
 
 // The fused one-tile kernels (kernels/flash_tiles.hpp) apply: one key tile, no mask but a causal
 // one, a key count and head dims the kernels take (the tiny models' training). The forward's
@@ -527,13 +502,13 @@ bool pointwise(Normalizer normalizer) { return normalizer != Normalizer::softmax
 FlashPath forward_path(const Dims& dm, const AttentionMask& mask, Normalizer normalizer) {
     if (pointwise(normalizer)) return FlashPath::pointwise_tiles;
     if (fused_one_tile_forward_applies(dm, mask)) return FlashPath::fused_one_tile;
-    return single_tile_applies(dm, mask) ? FlashPath::single_tile : FlashPath::key_tiles;
+    return all_keys_in_one_tile(dm) ? FlashPath::single_tile : FlashPath::key_tiles;
 }
 // The fused kernels differentiate the softmax: sigmoid and relu take the other two paths, whose
 // tile step is the normaliser's (tile_step).
 FlashPath backward_path(const Dims& dm, const AttentionMask& mask, Normalizer normalizer) {
     if (!pointwise(normalizer) && fused_one_tile_backward_applies(dm, mask)) return FlashPath::fused_one_tile;
-    return single_tile_applies(dm, mask) ? FlashPath::single_tile : FlashPath::key_tiles;
+    return all_keys_in_one_tile(dm) ? FlashPath::single_tile : FlashPath::key_tiles;
 }
 
 // ---- Forward --------------------------------------------------------------------------------
