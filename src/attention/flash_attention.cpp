@@ -473,7 +473,6 @@ KeyTile key_tile(const Dims& dm, std::size_t task) {
 // so no online softmax is needed and the backward's dk/dv pass can also write dq.
 bool all_keys_in_one_tile(const Dims& dm) { return dm.s <= BC; }
 
-
 // The fused one-tile kernels (kernels/flash_tiles.hpp) apply: one key tile, no mask but a causal
 // one, a key count and head dims the kernels take (the tiny models' training). The forward's
 // kernel takes any D; the backward's products need D to fit too.
