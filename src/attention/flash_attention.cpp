@@ -201,34 +201,39 @@ bool tile_outside_layout(const AttentionMask& mask, std::size_t i0, std::size_t 
     return true;
 }
 
-// The live keys of a tile that tile_outside_layout keeps (the block-sparse strategy next to the
-// dense key loop): keys [j0, j0 + cols) narrowed to the span from the first to the last key
-// block that a live block of the rows [i0, i0 + rows) covers, its start moved down to a multiple
-// of `align` keys from j0 (packed keys start whole groups or strips there). Dead blocks inside the
-// span are masked by mask_tile. Without a layout the tile is unchanged. Returns {first key, keys}.
-struct KeySpan {
-    std::size_t j0, cols;
-};
-KeySpan live_key_span(const AttentionMask& mask, std::size_t i0, std::size_t rows, std::size_t j0, std::size_t cols,
-                      std::size_t align) {
-    if (mask.block_layout.size() == 0) return {j0, cols};
-    const std::size_t b = mask.block_size, ld = mask.block_layout.shape(1);
-    const std::size_t r_first = (i0 + mask.block_row_offset) / b, r_last = (i0 + mask.block_row_offset + rows - 1) / b;
-    const std::size_t c_first = j0 / b, c_last = (j0 + cols - 1) / b;
-    std::size_t lo = c_last + 1, hi = c_first;  // live column blocks [lo, hi]
-    for (std::size_t r = r_first; r <= r_last; ++r) {
-        const std::uint8_t* live = mask.block_layout.data() + r * ld;
-        for (std::size_t c = c_first; c <= c_last; ++c) {
-            if (live[c]) {
-                lo = std::min(lo, c);
-                hi = std::max(hi, c);
-            }
-        }
+// Calls run(k0, cols) for each run of consecutive key blocks of the tile's keys [j0, j0 + cols)
+// that a live block of the rows [i0, i0 + rows) covers (the block-sparse strategy next to the
+// dense key loop), in key order, clipped to the tile. Each run's start is moved down to a multiple
+// of `align` keys from j0 (packed keys start whole groups or strips there); a run that then
+// reaches the one before is merged into it. Dead blocks inside a run are masked by mask_tile.
+// When query tiles are block rows and blocks are whole strips and groups (query_tile_rows), every
+// live block is computed once and no dead block is: block-sparse work is the live blocks' share
+// of the dense work. Without a layout the tile is one run.
+template <class Run>
+void for_each_live_key_run(const AttentionMask& mask, std::size_t i0, std::size_t rows, std::size_t j0,
+                           std::size_t cols, std::size_t align, Run&& run) {
+    if (mask.block_layout.size() == 0) {
+        run(j0, cols);
+        return;
     }
-    if (lo > hi) return {j0, cols};  // no live block: tile_skipped drops the tile
-    const std::size_t first = std::max(j0, lo * b), end = std::min(j0 + cols, (hi + 1) * b);
-    const std::size_t start = j0 + (first - j0) / align * align;
-    return {start, end - start};
+    const std::size_t b = mask.block_size, end = j0 + cols;
+    const std::size_t r_first = (i0 + mask.block_row_offset) / b, r_last = (i0 + mask.block_row_offset + rows - 1) / b;
+    std::size_t start = 0, stop = 0;  // the open run [start, stop), empty while stop == 0
+    for (std::size_t c = j0 / b; c <= (end - 1) / b; ++c) {
+        bool live = false;
+        for (std::size_t r = r_first; r <= r_last && !live; ++r) live = mask.block_layout(r, c) != 0;
+        if (!live) continue;
+        const std::size_t first = std::max(j0, c * b), last = std::min(end, (c + 1) * b);
+        const std::size_t aligned = j0 + (first - j0) / align * align;
+        if (stop > 0 && aligned <= stop) {
+            stop = last;
+            continue;
+        }
+        if (stop > 0) run(start, stop - start);
+        start = aligned;
+        stop = last;
+    }
+    if (stop > 0) run(start, stop - start);
 }
 
 // True if the tile rows [i0, i0 + rows) x keys [j0, j0 + cols) of batch row b would add nothing
@@ -562,7 +567,7 @@ struct ForwardCall {
     HeadsView context;       // (B, H, T, Dv)
     const AttentionMask& mask;
     Dims dm;
-    std::size_t br;               // query rows of a tile (flash_query_tile())
+    std::size_t br;               // query rows of a tile (query_tile_rows)
     std::size_t ldq_max;          // br rounded up to whole strips: the queries of a stored score tile
     float factor;                 // the softmax scale
     FlashPath path;
@@ -714,23 +719,25 @@ void forward_online_softmax(const ForwardCall& c, const QueryTile& t, const Forw
     for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
         const std::size_t cols = std::min(BC, j_end - j0);
         if (tile_skipped(c.mask, dm, t.b, t.i0, t.rows, j0, cols)) continue;
-        const std::size_t group = kernels::flash_group();
-        const KeySpan span = live_key_span(c.mask, t.i0, t.rows, j0, cols, group);
-        // the key tile, packed as groups of (D, group), from the span's first group
-        const float* kg = kp + (j0 / BC) * c.packed.key_tile_floats + (span.j0 - j0) * dm.d;
-        const float* vj = vp + span.j0 * ldv;  // (cols, Dp) with ldv
+        const float* tile_keys = kp + (j0 / BC) * c.packed.key_tile_floats;  // packed as groups of (D, group)
         if (c.lazy && have_reference && tile_unmasked(c.mask, dm, t.i0, j0, cols)) {
             ++tally.tiles;
-            if (forward_lazy_reference_tile(c, s, kg, vj, ldv, t.rows, cols, tally)) continue;
+            if (forward_lazy_reference_tile(c, s, tile_keys, vp + j0 * ldv, ldv, t.rows, cols, tally)) continue;
             ++tally.recomputed_tiles;
         }
-        kernels::flash_scores(kg, span.cols, dm.d, s.queries.data(), q_strips, s.scores.data(), ldq);
-        if (c.mask.any()) {
-            mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.h, kLog2e, t.i0, t.rows, span.j0, span.cols,
-                                                   s.scores.data(), ldq);
-        }
-        kernels::flash_softmax_pv_columns(s.scores.data(), t.rows, span.cols, ldq, vj, ldv, dp, s.out.data(),
-                                          s.row_max.data(), s.row_sum.data(), s.rescale.data());
+        // each run of live keys as a key tile of its own, from its first group
+        for_each_live_key_run(c.mask, t.i0, t.rows, j0, cols, kernels::flash_group(), [&](std::size_t k0,
+                                                                                           std::size_t keys) {
+            const float* kg = tile_keys + (k0 - j0) * dm.d;
+            const float* vj = vp + k0 * ldv;  // (keys, Dp) with ldv
+            kernels::flash_scores(kg, keys, dm.d, s.queries.data(), q_strips, s.scores.data(), ldq);
+            if (c.mask.any()) {
+                mask_tile<TileLayout::keys_by_queries>(c.mask, dm, t.b, t.h, kLog2e, t.i0, t.rows, k0, keys,
+                                                       s.scores.data(), ldq);
+            }
+            kernels::flash_softmax_pv_columns(s.scores.data(), t.rows, keys, ldq, vj, ldv, dp, s.out.data(),
+                                              s.row_max.data(), s.row_sum.data(), s.rescale.data());
+        });
         have_reference = true;
     }
     // o /= l. Rows that saw no key keep o = 0.
@@ -852,7 +859,7 @@ struct BackwardCall {
     HeadsView dq, dk, dv;          // (B, H, T, D), (B, Hkv, S, D), (B, Hkv, S, Dv)
     const AttentionMask& mask;
     Dims dm;
-    std::size_t br;             // query rows of a tile (flash_query_tile())
+    std::size_t br;             // query rows of a tile (query_tile_rows)
     float factor;               // the softmax scale
     FlashPath path;
     const float* lse;           // (B, H, T) logsumexp from the forward
@@ -1038,16 +1045,27 @@ void backward_single_tile(const BackwardCall& c, const KeyTile& kt, const Backwa
 // query tile and output gradients packed as groups with the packed keys and values.
 void backward_key_tile(const BackwardCall& c, const KeyTile& kt, const BackwardScratch& s, float* matmul_scratch) {
     const Dims& dm = c.dm;
-    const std::size_t strips = ceil_div(kt.cols, kernels::flash_strip());
-    const float* kp = c.packed.keys(kt.bk) + kt.j0 * dm.d;     // the key tile's strips
-    const float* vp = c.packed.values(kt.bk) + kt.j0 * dm.dv;  // the value tile's strips
+    // With a block layout a query tile may write only some rows of dk_j and dv_j (its runs of live
+    // keys): they start at zero and every product adds.
+    const bool runs = c.mask.block_layout.size() > 0;
+    if (runs) {
+        zero_rows(c.dk, kt.b, kt.hk, kt.j0, kt.cols);
+        zero_rows(c.dv, kt.b, kt.hk, kt.j0, kt.cols);
+    }
+    const std::size_t strip = kernels::flash_strip();
     for_each_query_tile(c, kt, [&](const QueryTile& t, bool add) {
         kernels::flash_pack_groups(c.q.row(t.b, t.h, t.i0), t.rows, dm.d, c.q.row_stride, 1.0f, s.queries.data());
         kernels::flash_pack_groups(c.dout.row(t.b, t.h, t.i0), t.rows, dm.dv, c.dout.row_stride, 1.0f,
                                    s.dout.data());
-        kernels::flash_scores(s.queries.data(), t.rows, dm.d, kp, strips, s.p.data(), BC);
-        kernels::flash_scores(s.dout.data(), t.rows, dm.dv, vp, strips, s.ds.data(), BC);
-        backward_tile_gradients(c, t, kt, s, add, matmul_scratch);
+        for_each_live_key_run(c.mask, t.i0, t.rows, kt.j0, kt.cols, strip, [&](std::size_t k0, std::size_t cols) {
+            const std::size_t strips = ceil_div(cols, strip);
+            kernels::flash_scores(s.queries.data(), t.rows, dm.d, c.packed.keys(kt.bk) + k0 * dm.d, strips,
+                                  s.p.data(), BC);
+            kernels::flash_scores(s.dout.data(), t.rows, dm.dv, c.packed.values(kt.bk) + k0 * dm.dv, strips,
+                                  s.ds.data(), BC);
+            const KeyTile run{kt.b, kt.hk, kt.bk, k0, cols};
+            backward_tile_gradients(c, t, run, s, add || runs, matmul_scratch);
+        });
     });
 }
 
@@ -1063,21 +1081,24 @@ void backward_query_tile(const BackwardCall& c, const QueryTile& t, const Backwa
     Accumulate acc = Accumulate::no;  // the first key tile overwrites dq_i
     const std::size_t j_end = key_end(dm, c.mask.causal, t.i0, t.rows);
     for (std::size_t j0 = 0; j0 < j_end; j0 += BC) {
-        if (tile_skipped(c.mask, dm, t.b, t.i0, t.rows, j0, std::min(BC, j_end - j0))) continue;
-        // the live keys of the tile; packed strips start every `strip` keys
-        const KeySpan span = live_key_span(c.mask, t.i0, t.rows, j0, std::min(BC, j_end - j0), strip);
-        const std::size_t k0 = span.j0, cols = span.cols, strips = ceil_div(cols, strip);
-        kernels::flash_scores(s.queries.data(), t.rows, dm.d, c.packed.keys(bk) + k0 * dm.d, strips, s.p.data(), BC);
-        if (c.mask.any()) {
-            mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.h, raw_score_units(c.factor), t.i0, t.rows, k0,
-                                                   cols, s.p.data(), BC);
-        }
-        kernels::flash_scores(s.dout.data(), t.rows, dm.dv, c.packed.values(bk) + k0 * dm.dv, strips, s.ds.data(),
-                              BC);
-        tile_step(c, t, cols, s.p.data(), s.ds.data());
-        kernels::matmul_nn(s.ds.data(), BC, kh + k0 * c.k.row_stride, c.k.row_stride, dqi, c.dq.row_stride, t.rows,
-                           dm.d, cols, acc, nullptr, matmul_scratch);
-        acc = Accumulate::yes;
+        const std::size_t tile_cols = std::min(BC, j_end - j0);
+        if (tile_skipped(c.mask, dm, t.b, t.i0, t.rows, j0, tile_cols)) continue;
+        // each run of live keys of the tile; packed strips start every `strip` keys
+        for_each_live_key_run(c.mask, t.i0, t.rows, j0, tile_cols, strip, [&](std::size_t k0, std::size_t cols) {
+            const std::size_t strips = ceil_div(cols, strip);
+            kernels::flash_scores(s.queries.data(), t.rows, dm.d, c.packed.keys(bk) + k0 * dm.d, strips, s.p.data(),
+                                  BC);
+            if (c.mask.any()) {
+                mask_tile<TileLayout::queries_by_keys>(c.mask, dm, t.b, t.h, raw_score_units(c.factor), t.i0, t.rows,
+                                                       k0, cols, s.p.data(), BC);
+            }
+            kernels::flash_scores(s.dout.data(), t.rows, dm.dv, c.packed.values(bk) + k0 * dm.dv, strips, s.ds.data(),
+                                  BC);
+            tile_step(c, t, cols, s.p.data(), s.ds.data());
+            kernels::matmul_nn(s.ds.data(), BC, kh + k0 * c.k.row_stride, c.k.row_stride, dqi, c.dq.row_stride,
+                               t.rows, dm.d, cols, acc, nullptr, matmul_scratch);
+            acc = Accumulate::yes;
+        });
     }
     if (acc == Accumulate::no) zero_rows(c.dq, t.b, t.h, t.i0, t.rows);  // these queries see no key
 }
@@ -1088,6 +1109,23 @@ std::size_t flash_query_tile() {
     const std::size_t strip = kernels::flash_strip();
     return ceil_div(kFlashQueryRows, strip) * strip;
 }
+
+namespace {
+
+// Query rows of a call's tiles: flash_query_tile(), or one block row of a block layout whose
+// smaller blocks are whole strips of the tile kernels (so no padded rows are computed) and whose
+// rows start at a block boundary. A query tile of one block row meets only that row's live key
+// blocks (for_each_live_key_run), not the union of several rows'.
+std::size_t query_tile_rows(const AttentionMask& mask) {
+    const std::size_t rows = flash_query_tile(), b = mask.block_size;
+    if (mask.block_layout.size() == 0 || b >= rows || b % kernels::flash_strip() != 0 ||
+        mask.block_row_offset % b != 0) {
+        return rows;
+    }
+    return b;
+}
+
+}  // namespace
 
 Tensor4 flash_attention_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                                 const ScaleOptions& scale, Tensor3* logsumexp, FlashAttentionStats* stats) {
@@ -1115,7 +1153,7 @@ void flash_attention_forward(const ConstHeadsView& q, const ConstHeadsView& k, c
     constexpr const char* where = "flash_attention_forward";
     const Dims dm = validate(q, k, v, mask, where);
     require_heads(context, dm.batch, dm.heads, dm.t, dm.dv, where, "context (B, H, T, Dv)");
-    const std::size_t br = flash_query_tile(), strip = kernels::flash_strip();
+    const std::size_t br = query_tile_rows(mask), strip = kernels::flash_strip();
     float* const visible = pointwise(normalizer) ? thread_buffer<kVisibleCounts>(dm.batch * dm.t) : nullptr;  // (B, T) n_i
     if (visible) visible_key_counts(mask, dm.batch, dm.t, dm.s, visible);
     ForwardCall c{q, k, v, context, mask, dm, br, ceil_div(br, strip) * strip, scale.effective(dm.d),
@@ -1220,7 +1258,7 @@ void flash_attention_backward(const ConstHeadsView& dcontext, const ConstHeadsVi
     float* const visible = pointwise(normalizer) ? thread_buffer<kVisibleCounts>(dm.batch * dm.t) : nullptr;  // (B, T) n_i
     if (visible) visible_key_counts(mask, dm.batch, dm.t, dm.s, visible);
     if (!pointwise(normalizer)) output_gradient_dots(dcontext, context, dm, delta);
-    const std::size_t br = flash_query_tile();
+    const std::size_t br = query_tile_rows(mask);
     BackwardCall c{dcontext, q, k, v, dq, dk, dv, mask, dm, br, scale.effective(dm.d),
                    backward_path(dm, mask, normalizer), logsumexp.data(), delta, nullptr, {}, normalizer,
                    visible};

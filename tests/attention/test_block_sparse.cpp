@@ -8,12 +8,15 @@
 #include "attnlab/attention/block_sparse.hpp"
 
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "attnlab/attention/flash_attention.hpp"
+#include "attnlab/core/flop_counter.hpp"
+#include "attnlab/kernels/flash_tiles.hpp"
 #include "attnlab/attention/multi_head_attention.hpp"
 #include "attnlab/facade/model.hpp"
 #include "attnlab/model/decoder_lm.hpp"
@@ -197,6 +200,59 @@ TEST(BlockSparseAttention, RecordedAndTiledPathsEqualDenseWithTheExpandedMask) {
             EXPECT_TRUE(test::all_close(tiled.dk, dense.dk, 1e-5)) << what;
             EXPECT_TRUE(test::all_close(tiled.dv, dense.dv, 1e-5)) << what;
         }
+    }
+}
+
+// The tiled path computes the live blocks and nothing of the dead ones: with blocks of whole
+// query tiles and key tiles (no tile straddles two blocks, no padding is counted) and head dims
+// of whole packed value rows, its counted multiply-adds are the live-block formula. Per live
+// block pair: forward s = q·kᵀ and o += p·v, b²·(D + Dv); backward, the dk/dv pass's s,
+// dp = dO·vᵀ, dv += pᵀ·dO, dk += dsᵀ·q, b²·(2D + 2Dv), and the dq pass's s, dp, dq += ds·k,
+// b²·(2D + Dv); plus T·Dv per head for delta = rowsum(dO ⊙ o). Under the causal mask the blocks
+// above the diagonal are hidden whole, and the forward and the dq pass stop each query tile's
+// keys after its last row, so a diagonal block counts only keys < i0 + br of each query tile
+// (rows i0 .. i0 + br - 1); the dk/dv pass computes it whole.
+TEST(BlockSparseAttention, TiledWorkIsTheLiveBlocksFormula) {
+    const std::size_t b = std::lcm(flash_query_tile(), kFlashKeyTile), d = kernels::flash_padded_value_dim(8);
+    const std::size_t heads = 2, t = 5 * b;
+    const BlockSparseOptions o = options_of(b, 0, 1, 1, 3);  // row i: key blocks 0, i and one random
+    for (const bool causal : {true, false}) {
+        const std::string what = "b=" + std::to_string(b) + (causal ? " causal" : "");
+        const Tensor4 q = test::random_normal<Tensor4>({1, heads, t, d}, 7);
+        const Tensor4 k = test::random_normal<Tensor4>({1, heads, t, d}, 8);
+        const Tensor4 v = test::random_normal<Tensor4>({1, heads, t, d}, 9);
+        const Tensor4 dctx = test::random_normal<Tensor4>({1, heads, t, d}, 10);
+        const MaskPair m = masks_for(t, t, o, causal, false);
+        const std::size_t br = flash_query_tile();
+        std::uint64_t live = 0, trimmed = 0, all = 0;  // (query, key) pairs of live blocks, of all blocks
+        for (std::size_t r = 0; r < 5; ++r) {
+            for (std::size_t c = 0; c < 5 && (!causal || c <= r); ++c) {
+                std::uint64_t rows_keys = 0;  // keys < i0 + br of each query tile when causal
+                for (std::size_t i0 = r * b; i0 < (r + 1) * b; i0 += br) {
+                    rows_keys += br * (causal ? std::min(b, i0 + br - c * b) : b);
+                }
+                all += b * b;
+                if (m.layout.block_layout(r, c)) {
+                    live += b * b;
+                    trimmed += rows_keys;
+                }
+            }
+        }
+        ASSERT_LT(live, all) << what << ": the layout must leave dead blocks";
+        Tensor4 ctx, dq, dk, dv;
+        Tensor3 lse;
+        FlopScope forward;
+        flash_attention_forward(q, k, v, m.layout, {}, &lse, nullptr, ctx);
+        EXPECT_EQ(forward.multiply_adds(), heads * trimmed * (d + d)) << what;
+        FlopScope backward;
+        flash_attention_backward(dctx, q, k, v, ctx, lse, m.layout, {}, dq, dk, dv);
+        EXPECT_EQ(backward.multiply_adds(), heads * (live * (2 * d + 2 * d) + trimmed * (2 * d + d) + t * d)) << what;
+        // and the skipped work changes no result
+        const test::AttentionResults dense = test::math_path(q, k, v, m.expanded, dctx);
+        EXPECT_TRUE(test::all_close(ctx, dense.context, 1e-5)) << what;
+        EXPECT_TRUE(test::all_close(dq, dense.dq, 1e-5)) << what;
+        EXPECT_TRUE(test::all_close(dk, dense.dk, 1e-5)) << what;
+        EXPECT_TRUE(test::all_close(dv, dense.dv, 1e-5)) << what;
     }
 }
 

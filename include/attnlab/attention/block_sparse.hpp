@@ -15,8 +15,11 @@
 // The layout is a (⌈T/b⌉, ⌈S/b⌉) 0/1 matrix (1 = live). MultiHeadAttention with
 // AttentionVariant::block_sparse puts it into AttentionMask::block_layout, where it composes with
 // the other components by the mask's OR rule (a key is hidden if the layout OR causal OR padding
-// OR the explicit mask hides it), so the output is dense attention under the expanded mask, and
-// the tiled path skips the tiles no live block meets.
+// OR the explicit mask hides it), so the output is dense attention under the expanded mask. The
+// tiled path with several key tiles (S > kFlashKeyTile) computes, per query tile, only the runs
+// of key blocks that a live block of its rows covers, in the forward and in both backward passes
+// (one block row per query tile when b is a multiple of the kernels' strip, otherwise the union
+// of its rows' live blocks); with one key tile the single-tile paths compute the whole tile.
 // Not for: a sliding window of positions (AttentionMask::window), which block_sparse refuses.
 //
 //   attnlab::BlockSparseOptions opt;
