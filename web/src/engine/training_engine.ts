@@ -137,7 +137,10 @@ export class TrainingSession {
   info(): TaskInfo {
     const V = this.task.vocabSize();
     const words = Array.from({ length: V }, (_, t) => this.text([t]));
-    return { kind: this.task.kind(), words, separated: V > 0 && this.text([0, 0]) === `${words[0]} ${words[0]}`, seqLen: this.task.seqLen() };
+    const kind = this.task.kind();
+    // The lab's tasks are token tasks (protocol.ts TaskName leaves series out).
+    if (kind === 'regression') throw new Error(`lab: task '${this.task.name()}' forecasts values; the lab trains token tasks`);
+    return { kind, words, separated: V > 0 && this.text([0, 0]) === `${words[0]} ${words[0]}`, seqLen: this.task.seqLen() };
   }
 
   static create(lab: AttnLab, settings: LabSettings): TrainingSession {

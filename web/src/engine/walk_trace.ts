@@ -192,6 +192,8 @@ export function modelTrace(s: TrainingSession, sample: number[], text: string, l
   const H = c.numHeads;
   const D = c.dModel / H;
   const kind = s.model.kind();
+  // The lab trains token models only (its TaskName leaves series out), so a forecaster never gets here.
+  if (kind === 'forecaster') throw new Error('walkthrough: a forecaster reads values, not tokens; the walkthrough shows token models');
   const x = stages.x.heads[0];
   const labels = tokens.map((t) => s.text([t]));
   // An encoder with a CLS token records one more row than there are tokens.
