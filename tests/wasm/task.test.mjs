@@ -21,7 +21,7 @@ const rowsOf = (t) => Array.from({ length: t.shape[0] }, (_, b) => t.data.subarr
 for (const flavour of FLAVOURS) {
   test(`${flavour}: taskNames and every task's geometry`, async () => {
     const lab = await loadLab(flavour);
-    assert.deepEqual(lab.taskNames(), ['copy', 'reverse', 'sort', 'assoc_recall', 'k_back', 'brackets', 'char_lm', 'shapes', 'series']);
+    assert.deepEqual(lab.taskNames(), ['copy', 'reverse', 'sort', 'assoc_recall', 'k_back', 'brackets', 'char_lm', 'shapes', 'caption_match', 'series']);
     for (const [name, options, expected] of GEOMETRY) {
       const task = new lab.Task(name, options);
       const got = { kind: task.kind(), vocabSize: task.vocabSize(), seqLen: task.seqLen(), numClasses: task.numClasses() };

@@ -106,6 +106,7 @@ export const PARAMETERS_ZH: Record<string, string> = {
   tolerance: '视为相等的相对差距',
   vocab: '符号数',
   'score-scale': '糟糕的初始化：分数乘以这个数而不是 1/√D',
+  softmax: 'softmax 的写法：naive 直接计算 exp(s)/Σexp(s)（会溢出），stable 先减去每行最大值',
   lengths: '序列长度 n',
   variants: '注意力变体',
   window: 'window 变体的窗口 W',
