@@ -77,6 +77,8 @@ export async function launch({ isolation = true, locale = undefined } = {}) {
 export async function screenshot(page, name) {
   mkdirSync(screenshotDir, { recursive: true });
   const path = join(screenshotDir, `${name}.png`);
+  // A full-page shot of a scrolled page draws the sticky header where the viewport was.
+  await page.evaluate(() => window.scrollTo(0, 0));
   await page.screenshot({ path, fullPage: true });
   return path;
 }
