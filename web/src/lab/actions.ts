@@ -33,6 +33,10 @@ export function attachEngine(client: EngineClient) {
       else {
         labStore.set({ phase: ev.reason });
         if (ev.reason === 'done') keepRun(labStore.get());
+        if (ev.reason === 'paused' && resumeWhenPaused) {
+          resumeWhenPaused = false;
+          void train();
+        }
       }
     }
   });
@@ -154,13 +158,24 @@ export async function train() {
   }
 }
 
+/**
+ * Set when the reader confirms a long run while the pause the long-run check asked for is still
+ * on its way: the worker's 'paused' then starts the run again instead of leaving it paused.
+ */
+let resumeWhenPaused = false;
+
 /** Goes on with a run that was paused because it would take long. */
 export async function confirmLongRun() {
   labStore.set({ longRunChecked: true, longRun: null });
+  if (labStore.get().phase === 'training') {
+    resumeWhenPaused = true;
+    return;
+  }
   await train();
 }
 
 export async function pause() {
+  resumeWhenPaused = false;
   if (labStore.get().phase === 'training') await client().call('ok', { kind: 'lab.pause' });
 }
 
@@ -168,6 +183,7 @@ export async function pause() {
 export async function reset() {
   const s = labStore.get();
   if (s.phase === 'unavailable') return;
+  resumeWhenPaused = false;
   // The store forgets the run first, so its events still in flight are dropped.
   labStore.set({ phase: 'idle', model: null, runStart: 0, metrics: [], stepsPerSecond: 0, maps: null, mapsStep: 0, tryOutput: null, message: null, error: null, startedAt: null, longRun: null, longRunChecked: false });
   await client().call('ok', { kind: 'lab.dispose' });
