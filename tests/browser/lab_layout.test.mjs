@@ -18,7 +18,7 @@ after(async () => {
 
 test('on a phone, the lab opened through its tab fits the screen (no sideways scroll)', async () => {
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.goto(b.url);
+  await page.goto(b.url + '?view=walk');
   await page.evaluate(() => window.__attnlab.ready);
   await page.locator('nav.tabs button[data-view="lab"]').click();
   await settle(page);

@@ -85,7 +85,11 @@ function startWalkthrough() {
 
 type View = 'chapters' | 'walk' | 'lab';
 function showView(view: View) {
-  document.querySelectorAll<HTMLButtonElement>('nav.tabs button').forEach((b) => b.setAttribute('aria-selected', String(b.dataset.view === view)));
+  // A tablist is one Tab stop (the selected tab); the arrow keys move between its tabs.
+  document.querySelectorAll<HTMLButtonElement>('nav.tabs button').forEach((b) => {
+    b.setAttribute('aria-selected', String(b.dataset.view === view));
+    b.tabIndex = b.dataset.view === view ? 0 : -1;
+  });
   document.getElementById('view-walk')!.hidden = view !== 'walk';
   document.getElementById('view-lab')!.hidden = view !== 'lab';
   document.getElementById('view-chapters')!.hidden = view !== 'chapters';
@@ -101,6 +105,20 @@ function showView(view: View) {
 document.querySelector('nav.tabs')!.addEventListener('click', (ev) => {
   const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-view]');
   if (b) showView(b.dataset.view as View);
+});
+document.querySelector<HTMLElement>('nav.tabs')!.addEventListener('keydown', (ev: KeyboardEvent) => {
+  const keys: Record<string, number> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+  const tabs = [...document.querySelectorAll<HTMLButtonElement>('nav.tabs button[data-view]')];
+  const at = tabs.indexOf(document.activeElement as HTMLButtonElement);
+  if (at < 0) return;
+  let next: number;
+  if (ev.key in keys) next = (at + keys[ev.key] + tabs.length) % tabs.length;
+  else if (ev.key === 'Home') next = 0;
+  else if (ev.key === 'End') next = tabs.length - 1;
+  else return;
+  ev.preventDefault();
+  tabs[next].focus();
+  showView(tabs[next].dataset.view as View);
 });
 /** ?view=walk (or walkthrough) and ?view=lab open those tabs; anything else opens the chapters. */
 function viewOf(asked: string | null): View {
