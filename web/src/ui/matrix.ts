@@ -39,7 +39,20 @@ interface Cell {
   i: number;
   j: number;
   v: number;
+  /** exactFloat32(v), computed once per render (data-value, aria-label and tooltip use it). */
+  exact: string;
+  masked: boolean;
 }
+
+/** What the delegated cell events of a figure use: the props and cells of its latest render. */
+interface Live {
+  p: MatrixProps;
+  R: number;
+  K: number;
+  tip: (d: Cell) => string;
+  aria: (d: Cell) => string;
+}
+const live = new WeakMap<HTMLElement, Live>();
 
 const LABEL_FONT = 12;
 /** Longest label drawn, in Latin-letter widths; longer ones end in "…" (the cells' tooltips name it in full). */
@@ -55,21 +68,37 @@ const WIDE = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Han
 
 /** Width of `s` in Latin-letter widths (a wide character counts as 1.7). */
 function ems(s: string): number {
-  let w = 0;
-  for (const { segment } of graphemes.segment(s)) w += WIDE.test(segment) ? 1.7 : 1;
+  let w = widths.get(s);
+  if (w === undefined) {
+    w = 0;
+    for (const { segment } of graphemes.segment(s)) w += WIDE.test(segment) ? 1.7 : 1;
+    if (widths.size > 4096) widths.clear();
+    widths.set(s, w);
+  }
   return w;
 }
+/** Labels repeat across matrices and renders, and segmenting them is what measuring costs. */
+const widths = new Map<string, number>();
 
 /** `s` cut to at most MAX_LABEL_EMS letter widths, ending in "…" when cut. */
 function fitLabel(s: string): string {
-  if (ems(s) <= MAX_LABEL_EMS) return s;
-  let out = '';
-  for (const { segment } of graphemes.segment(s)) {
-    if (ems(out + segment) > MAX_LABEL_EMS - 1) break;
-    out += segment;
+  let fitted = fitted_.get(s);
+  if (fitted === undefined) {
+    fitted = s;
+    if (ems(s) > MAX_LABEL_EMS) {
+      let out = '';
+      for (const { segment } of graphemes.segment(s)) {
+        if (ems(out + segment) > MAX_LABEL_EMS - 1) break;
+        out += segment;
+      }
+      fitted = `${out}…`;
+    }
+    if (fitted_.size > 4096) fitted_.clear();
+    fitted_.set(s, fitted);
   }
-  return `${out}…`;
+  return fitted;
 }
+const fitted_ = new Map<string, string>();
 
 const labelPx = (s: string) => ems(fitLabel(s)) * LABEL_FONT * 0.58;
 
@@ -120,7 +149,12 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     fig.append('svg').attr('class', 'matrix-svg');
   }
   const cells: Cell[] = [];
-  for (let i = 0; i < R; i++) for (let j = 0; j < K; j++) cells.push({ i, j, v: p.data.data[i * K + j] });
+  for (let i = 0; i < R; i++) {
+    for (let j = 0; j < K; j++) {
+      const v = p.data.data[i * K + j];
+      cells.push({ i, j, v, exact: exactFloat32(v), masked: p.masked?.(i, j) ?? false });
+    }
+  }
   const fontSize = cellFont(p.cell, cells.map((d) => cellText(d.v, digits)));
   const showText = fontSize > 0;
   const hidden = showText ? '' : `<span class="c numbers-hidden">${tr('fig.numbersHidden')}</span>`;
@@ -138,6 +172,10 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     .attr('class', 'grid')
     .attr('transform', `translate(${size.left},${size.top})`);
 
+  // A new cell takes its colour at once; a cell that stays fades to its new colour. Only the
+  // cells that stay animate, so a step that draws many new matrices costs one frame of DOM work.
+  const hatch = `M2,${p.cell - 2} L${p.cell - 2},2 M2,${p.cell / 2} L${p.cell / 2},2 M${p.cell / 2},${p.cell - 2} L${p.cell - 2},${p.cell / 2}`;
+  const entered = new Set<SVGGElement>();
   const g = grid
     .selectAll<SVGGElement, Cell>('g.cell')
     .data(cells, (d) => `${d.i},${d.j}`)
@@ -145,89 +183,70 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
       const e = enter.append('g').attr('class', 'cell');
       e.append('rect').attr('rx', 2);
       e.append('text').attr('text-anchor', 'middle').attr('dominant-baseline', 'central');
-      e.append('path').attr('class', 'hatch');
+      e.each(function () {
+        entered.add(this);
+      });
       return e;
     });
-  g.attr('transform', (d) => `translate(${d.j * p.cell},${d.i * p.cell})`)
-    .attr('data-i', (d) => d.i)
-    .attr('data-j', (d) => d.j)
-    .attr('data-value', (d) => exactFloat32(d.v))
-    .attr('data-masked', (d) => (p.masked?.(d.i, d.j) ? '1' : null))
+  const figEl = fig.node() as HTMLElement;
+  // Keyboard: one Tab stop per matrix (roving tabindex); arrows move between cells, and a focused
+  // cell shows the same tooltip as hovering it.
+  const at = (figEl.dataset.focus ?? '0,0').split(',').map(Number);
+  const active = at[0] < R && at[1] < K ? at : [0, 0];
+  figEl.dataset.focus = active.join(',');
+  const title = p.title.replace(/<[^>]*>/g, '');
+  const ariaOf = (d: Cell) => tr('fig.cellAria', { title, i: d.i, row: p.rowLabels?.[d.i] ?? d.i, j: d.j, col: p.colLabels?.[d.j] ?? d.j, v: d.exact });
+  g.each(function (d) {
+    const cell = this as SVGGElement;
+    const nf = nonFinite(d.v, d.masked);
+    const hi = hiR.has(d.i) || hiC.has(d.j) || hiCell.has(`${d.i},${d.j}`);
+    cell.setAttribute('transform', `translate(${d.j * p.cell},${d.i * p.cell})`);
+    cell.setAttribute('data-i', String(d.i));
+    cell.setAttribute('data-j', String(d.j));
+    cell.setAttribute('data-value', d.exact);
     // Overflow and NaN (an emulated fp16/bf16 run): +inf, -inf that no mask put there, NaN.
-    .attr('data-nonfinite', (d) => nonFinite(d.v, p.masked?.(d.i, d.j) ?? false))
-    .classed('nonfinite', (d) => nonFinite(d.v, p.masked?.(d.i, d.j) ?? false) !== null)
-    .classed('hi', (d) => hiR.has(d.i) || hiC.has(d.j) || hiCell.has(`${d.i},${d.j}`))
-    .classed('focus', (d) => hiCell.has(`${d.i},${d.j}`))
-    .classed('pending', (d) => p.pending?.(d.i, d.j) ?? false);
-  g.select('rect')
-    .attr('width', p.cell - 2)
-    .attr('height', p.cell - 2)
-    .attr('x', 1)
-    .attr('y', 1)
-    .transition()
-    .duration(350)
-    .attr('fill', (d) => p.scale.color(d.v));
-  g.select('text')
-    .attr('x', p.cell / 2)
-    .attr('y', p.cell / 2)
-    .attr('font-size', fontSize)
-    .attr('fill', (d) => p.scale.ink(d.v))
-    .text((d) => (showText ? cellText(d.v, digits) : ''));
-  g.select('path.hatch').attr('d', (d) =>
-    p.masked?.(d.i, d.j) ? `M2,${p.cell - 2} L${p.cell - 2},2 M2,${p.cell / 2} L${p.cell / 2},2 M${p.cell / 2},${p.cell - 2} L${p.cell - 2},${p.cell / 2}` : null,
-  );
+    setOrRemove(cell, 'data-masked', d.masked ? '1' : null);
+    setOrRemove(cell, 'data-nonfinite', nf);
+    cell.classList.toggle('nonfinite', nf !== null);
+    cell.classList.toggle('hi', hi);
+    cell.classList.toggle('focus', hiCell.has(`${d.i},${d.j}`));
+    cell.classList.toggle('pending', p.pending?.(d.i, d.j) ?? false);
+    // Only the matrix's Tab stop carries its label; moving the focus labels the next cell.
+    const isActive = d.i === active[0] && d.j === active[1];
+    cell.setAttribute('tabindex', isActive ? '0' : '-1');
+    cell.setAttribute('role', 'img');
+    setOrRemove(cell, 'aria-label', isActive ? ariaOf(d) : null);
+    const [rect, text] = cell.children as unknown as [SVGRectElement, SVGTextElement];
+    rect.setAttribute('width', String(p.cell - 2));
+    rect.setAttribute('height', String(p.cell - 2));
+    rect.setAttribute('x', '1');
+    rect.setAttribute('y', '1');
+    const fill = p.scale.color(d.v);
+    const target = rect as SVGRectElement & { fillTarget?: string };
+    if (entered.has(cell)) rect.setAttribute('fill', fill);
+    else if (target.fillTarget !== fill) d3.select(rect).transition().duration(350).attr('fill', fill);
+    target.fillTarget = fill;
+    text.setAttribute('x', String(p.cell / 2));
+    text.setAttribute('y', String(p.cell / 2));
+    text.setAttribute('font-size', String(fontSize));
+    text.setAttribute('fill', p.scale.ink(d.v));
+    text.textContent = showText ? cellText(d.v, digits) : '';
+    // The hatch of a masked cell: a path only where a mask is.
+    let path = cell.querySelector<SVGPathElement>('path.hatch');
+    if (d.masked && !path) path = d3.select(cell).append('path').attr('class', 'hatch').node();
+    if (d.masked) path!.setAttribute('d', hatch);
+    else path?.remove();
+  });
   const tip = (d: Cell) => {
     const label = `${p.rowLabels?.[d.i] ?? tr('fig.tt.row', { i: d.i })} · ${p.colLabels?.[d.j] ?? tr('fig.tt.col', { j: d.j })}`;
     const extra = p.detail ? p.detail(d.i, d.j, d.v) : '';
     return (
       `<div class="tt-head">${p.title} [${d.i}][${d.j}] <span class="muted">${label}</span></div>` +
-      `<div class="tt-val">${exactFloat32(d.v)}</div>${p.masked?.(d.i, d.j) ? `<div class="muted">${tr('fig.masked')}</div>` : ''}${extra}`
+      `<div class="tt-val">${d.exact}</div>${d.masked ? `<div class="muted">${tr('fig.masked')}</div>` : ''}${extra}`
     );
   };
-  // Keyboard: one Tab stop per matrix (roving tabindex); arrows move between cells, and a focused
-  // cell shows the same tooltip as hovering it.
-  const figEl = fig.node() as HTMLElement;
-  const at = (figEl.dataset.focus ?? '0,0').split(',').map(Number);
-  const active = at[0] < R && at[1] < K ? at : [0, 0];
-  figEl.dataset.focus = active.join(',');
-  g.attr('tabindex', (d) => (d.i === active[0] && d.j === active[1] ? 0 : -1))
-    .attr('role', 'img')
-    .attr('aria-label', (d) => tr('fig.cellAria', { title: p.title.replace(/<[^>]*>/g, ''), i: d.i, row: p.rowLabels?.[d.i] ?? d.i, j: d.j, col: p.colLabels?.[d.j] ?? d.j, v: exactFloat32(d.v) }));
-  g.on('mouseenter', function (ev: MouseEvent, d) {
-    showTooltip(tip(d), ev, this);
-    p.onHover?.([d.i, d.j]);
-  })
-    .on('mousemove', (ev: MouseEvent) => moveTooltip(ev))
-    .on('mouseleave', () => {
-      hideTooltip();
-      p.onHover?.(null);
-    })
-    .on('focus', function (_ev: FocusEvent, d) {
-      figEl.dataset.focus = `${d.i},${d.j}`;
-      showTooltipFor(tip(d), this);
-      p.onHover?.([d.i, d.j]);
-    })
-    .on('blur', () => {
-      hideTooltip();
-      p.onHover?.(null);
-    })
-    .on('keydown', function (ev: KeyboardEvent, d) {
-      const move: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
-      let to: [number, number] | null = null;
-      if (move[ev.key]) to = [d.i + move[ev.key][0], d.j + move[ev.key][1]];
-      else if (ev.key === 'Home') to = [d.i, 0];
-      else if (ev.key === 'End') to = [d.i, K - 1];
-      if (!to) return;
-      // The arrows belong to the matrix while a cell has focus (not to the step player).
-      ev.preventDefault();
-      ev.stopPropagation();
-      const [i, j] = [Math.max(0, Math.min(R - 1, to[0])), Math.max(0, Math.min(K - 1, to[1]))];
-      const next = figEl.querySelector<SVGGElement>(`g.cell[data-i="${i}"][data-j="${j}"]`);
-      if (!next || next === this) return;
-      (this as SVGGElement).setAttribute('tabindex', '-1');
-      next.setAttribute('tabindex', '0');
-      next.focus();
-    });
+  if (!live.has(figEl)) listenToCells(figEl);
+  live.set(figEl, { p, R, K, tip, aria: ariaOf });
 
   // Row labels (tokens) on the left, column labels rotated on top.
   svg
@@ -278,6 +297,81 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     .attr('x', size.left + K * p.cell + 8)
     .attr('y', size.top - 8)
     .text((d) => d);
+}
+
+function setOrRemove(el: Element, name: string, value: string | null) {
+  if (value === null) el.removeAttribute(name);
+  else el.setAttribute(name, value);
+}
+
+/** The cell under an event of a matrix figure, with its datum (the latest render's). */
+function cellOf(ev: Event): { el: SVGGElement; d: Cell } | null {
+  const el = (ev.target as Element | null)?.closest?.('g.cell') as SVGGElement | null;
+  if (!el) return null;
+  return { el, d: d3.select<SVGGElement, Cell>(el).datum() };
+}
+
+/**
+ * The cells' hover, focus and keyboard events, listened to once per figure on the figure itself
+ * (cells come and go with every render; their handlers read the figure's latest props).
+ */
+function listenToCells(figEl: HTMLElement) {
+  let hovered: SVGGElement | null = null;
+  const leave = () => {
+    if (!hovered) return;
+    hovered = null;
+    hideTooltip();
+    live.get(figEl)?.p.onHover?.(null);
+  };
+  figEl.addEventListener('mouseover', (ev) => {
+    const c = cellOf(ev);
+    if (!c) return leave();
+    if (c.el === hovered) return;
+    const l = live.get(figEl)!;
+    hovered = c.el;
+    showTooltip(l.tip(c.d), ev, c.el);
+    l.p.onHover?.([c.d.i, c.d.j]);
+  });
+  figEl.addEventListener('mousemove', (ev) => {
+    if (hovered) moveTooltip(ev);
+  });
+  figEl.addEventListener('mouseleave', leave);
+  figEl.addEventListener('focusin', (ev) => {
+    const c = cellOf(ev);
+    if (!c) return;
+    const l = live.get(figEl)!;
+    figEl.dataset.focus = `${c.d.i},${c.d.j}`;
+    showTooltipFor(l.tip(c.d), c.el);
+    l.p.onHover?.([c.d.i, c.d.j]);
+  });
+  figEl.addEventListener('focusout', (ev) => {
+    if (!cellOf(ev)) return;
+    hideTooltip();
+    live.get(figEl)?.p.onHover?.(null);
+  });
+  figEl.addEventListener('keydown', (ev) => {
+    const c = cellOf(ev);
+    if (!c) return;
+    const { R, K, aria } = live.get(figEl)!;
+    const { d } = c;
+    const move: Record<string, [number, number]> = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    let to: [number, number] | null = null;
+    if (move[ev.key]) to = [d.i + move[ev.key][0], d.j + move[ev.key][1]];
+    else if (ev.key === 'Home') to = [d.i, 0];
+    else if (ev.key === 'End') to = [d.i, K - 1];
+    if (!to) return;
+    // The arrows belong to the matrix while a cell has focus (not to the step player).
+    ev.preventDefault();
+    ev.stopPropagation();
+    const [i, j] = [Math.max(0, Math.min(R - 1, to[0])), Math.max(0, Math.min(K - 1, to[1]))];
+    const next = figEl.querySelector<SVGGElement>(`g.cell[data-i="${i}"][data-j="${j}"]`);
+    if (!next || next === c.el) return;
+    c.el.setAttribute('tabindex', '-1');
+    c.el.removeAttribute('aria-label');
+    next.setAttribute('tabindex', '0');
+    next.setAttribute('aria-label', aria(d3.select<SVGGElement, Cell>(next).datum()));
+    next.focus();
+  });
 }
 
 /** An operator glyph between matrices (×, =, +, →). */
