@@ -3,7 +3,7 @@
 // (figures.ts) and its experiments (ui/experiment_panel.ts), each experiment listed whether or not
 // the engine build has it yet.
 import { lang, onLang, t } from '../i18n';
-import type { ExperimentInfo } from '../engine/chapter_protocol';
+import type { ExperimentInfo, ExperimentResult } from '../engine/chapter_protocol';
 import { ExperimentPanel } from '../ui/experiment_panel';
 import { CHAPTERS, chapterKey, type Chapter } from './chapters';
 import type { ExperimentWorker } from './experiments';
@@ -13,8 +13,11 @@ import { readChapter, readPanel, writeChapter, writePanel } from './url';
 export interface ChaptersView {
   /** Shows the tab: the current chapter's figures are computed on first show. */
   show(): void;
-  /** For tests: the chapter shown and the state of its figures and experiments. */
-  state(): { chapter: number; lang: string; figures: Record<string, string>; experiments: Record<string, string> };
+  /**
+   * For tests: the chapter shown, the state of its figures and experiments, and the result object
+   * the experiments' worker returned for each experiment run so far.
+   */
+  state(): { chapter: number; lang: string; figures: Record<string, string>; experiments: Record<string, string>; results: Record<string, ExperimentResult> };
 }
 
 export function mountChapters(host: HTMLElement, figures: FigureSource, experiments: ExperimentWorker, open: (view: 'walk' | 'lab') => void): ChaptersView {
@@ -126,6 +129,7 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       lang: lang(),
       figures: Object.fromEntries(liveFigures.map((f) => [f.id, f.el.dataset.state ?? ''])),
       experiments: Object.fromEntries([...panels].map(([n, p]) => [n, p.el.dataset.phase ?? p.el.dataset.available ?? ''])),
+      results: Object.fromEntries([...panels].flatMap(([n, p]) => (p.lastResult ? [[n, p.lastResult]] : []))),
     }),
   };
 }
