@@ -89,6 +89,7 @@ test('§7 the forecast figure survives a language switch with the same numbers',
   await forecastReady();
   const zh = await shown();
   assert.match(zh.title, /一条留出序列：48 步上下文/);
+  await page.locator('[data-figure="forecast"]').screenshot({ path: await screenshot(page, 'chapter7-forecast-zh').then((p) => p.replace(/\.png$/, '-figure.png')) });
   compare(zh, ref);
   await page.locator('.lang-switch button[data-lang="en"]').click();
   await page.waitForFunction(() => /context steps/.test(document.querySelector('figure[data-chart="forecast"] figcaption')?.textContent ?? ''), null, { timeout: 90000, polling: 50 });
