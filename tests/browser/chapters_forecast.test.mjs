@@ -2,7 +2,8 @@
 // baseline is the engine's. A separate engine instance in the page's main thread trains the same
 // seeded forecaster in the same chunks of 25 steps (web/src/engine/chapter_trained.ts, FORECAST)
 // and its model.forecast, the held-out series and the evaluation are compared with the plotted
-// points; the figure is drawn again, with the same numbers, after a language switch.
+// points, for both positional encodings the figure offers; the figure is drawn again, with the same
+// numbers, after a language switch.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { launch, loadReferenceEngine, screenshot } from './support.mjs';
@@ -27,20 +28,20 @@ const shown = () =>
     const note = document.querySelector('[data-figure="forecast"] .fig-note');
     return {
       forecast: pts('forecast'), truth: pts('truth'), baseline: pts('baseline'),
-      mse: Number(note.dataset.mse), baselineMse: Number(note.dataset.baselineMse),
+      mse: Number(note.dataset.mse), baselineMse: Number(note.dataset.baselineMse), note: note.textContent,
       title: document.querySelector('figure[data-chart="forecast"] figcaption').textContent,
       lines: Array.from(document.querySelectorAll('figure[data-chart="forecast"] path[data-line]'), (p) => p.dataset.line),
     };
   });
 
-let reference;
-async function engine() {
-  if (reference) return reference;
+const references = {};
+async function engine(positional = 'time') {
+  if (references[positional]) return references[positional];
   await loadReferenceEngine(page);
-  reference = await page.evaluate(() => {
+  references[positional] = await page.evaluate((positional) => {
     const lab = window.__refLab;
     const task = new lab.Task('series', { periods: [12, 24], seed: 1 });
-    const model = new lab.Model({ kind: 'forecaster', architecture: 'transformer', positional: 'time', numFeatures: 1, timePeriods: [12, 24],
+    const model = new lab.Model({ kind: 'forecaster', architecture: 'transformer', positional, numFeatures: 1, timePeriods: [12, 24],
       horizon: task.numClasses(), maxLen: task.seqLen(), dModel: 32, numHeads: 2, ffDim: 64, numLayers: 1, seed: 1 });
     const trainer = new lab.Trainer(model, task, { lr: 3e-3, batchSize: 16, warmupSteps: 10, seed: 1, trackAttention: false });
     const steps = 300;
@@ -51,8 +52,8 @@ async function engine() {
     const out = { mse: held.loss, baselineMse: held.baselineMse, forecast: Array.from(f.data), truth: Array.from(batch.forecast.data), baseline: Array.from(batch.baseline.data) };
     trainer.delete(); model.delete(); task.delete();
     return out;
-  });
-  return reference;
+  }, positional);
+  return references[positional];
 }
 
 function compare(s, ref) {
@@ -77,6 +78,7 @@ test('§7 the plotted forecast, truth and seasonal-naive baseline are the engine
   compare(s, ref);
   assert.deepEqual(s.lines, ['context', 'truth', 'baseline', 'forecast']);
   assert.match(s.title, /48 context steps, then the 12 steps forecast/);
+  assert.match(s.note, /time-aware encoding/);
   await page.locator('[data-figure="forecast"]').screenshot({ path: await screenshot(page, 'chapter7-forecast-en').then((p) => p.replace(/\.png$/, '-figure.png')) });
   assert.ok(ref.mse < ref.baselineMse, `the trained forecaster beats the seasonal-naive baseline (MSE ${ref.mse} vs ${ref.baselineMse})`);
 });
@@ -95,4 +97,18 @@ test('§7 the forecast figure survives a language switch with the same numbers',
   await page.waitForFunction(() => /context steps/.test(document.querySelector('figure[data-chart="forecast"] figcaption')?.textContent ?? ''), null, { timeout: 90000, polling: 50 });
   await forecastReady();
   compare(await shown(), ref);
+});
+
+test('§7 the sinusoidal forecaster, chosen in the figure, is the engine\'s too and kept in the URL', async () => {
+  await forecastReady();
+  await page.locator('[data-figure="forecast"] select[data-control="pos"]').selectOption('sinusoidal');
+  await page.waitForFunction(() => document.querySelector('[data-figure="forecast"] .fig-note')?.dataset.positional === 'sinusoidal', null, { timeout: 90000, polling: 50 });
+  await forecastReady();
+  const s = await shown();
+  const ref = await engine('sinusoidal');
+  compare(s, ref);
+  assert.match(s.note, /sinusoidal encoding/);
+  assert.equal(new URL(page.url()).searchParams.get('f.forecast.pos'), 'sinusoidal');
+  const time = await engine('time');
+  assert.ok(time.mse < ref.mse, `the time-aware encoding forecasts better here (held-out MSE ${time.mse} vs sinusoidal ${ref.mse})`);
 });

@@ -170,7 +170,7 @@ const CONTROLS: Record<FigureId, Omit<Control, never>[]> = {
   check: [],
   connectivity: [],
   crossmodal: [],
-  forecast: [],
+  forecast: [{ name: 'pos', label: 'fig.forecast.pos', values: ['time', 'sinusoidal'], value: 'time' }],
   checkpointing: [],
   longrange: [{ name: 'k', label: 'fig.long.k', values: [8, 12], value: 8 }],
   vision: [
@@ -193,7 +193,7 @@ const REQUEST: Record<FigureId, (v: (n: string) => number | string) => FigureReq
   flash: (v) => ({ figure: 'flash', T: 8, tile: Number(v('tile')), seed: 6 }),
   check: () => ({ figure: 'check', T: 4, C: 8, H: 2, seed: 12 }),
   crossmodal: () => ({ figure: 'crossmodal', steps: 500, seed: 1 }),
-  forecast: () => ({ figure: 'forecast', steps: 300, seed: 1 }),
+  forecast: (v) => ({ figure: 'forecast', positional: v('pos') as 'time', steps: 300, seed: 1 }),
   checkpointing: () => ({ figure: 'checkpointing', depths: [2, 4, 8, 16], dModel: 64, numHeads: 4, seqLen: 128, batch: 8 }),
   longrange: (v) => ({ figure: 'longrange', k: Number(v('k')), steps: 400, seed: 1 }),
   vision: (v) => ({ figure: 'vision', arch: v('arch') as 'vit', layer: Number(v('layer')), seed: 3 }),
@@ -531,7 +531,8 @@ function drawCrossmodal(host: HTMLElement, d: Extract<FigureData, { figure: 'cro
 function drawForecast(host: HTMLElement, d: Extract<FigureData, { figure: 'forecast' }>) {
   const T = d.context.length;
   const horizon = d.truth.length;
-  note(host, t('fig.forecast.result', { steps: d.steps, mse: fmt(d.mse, 3), base: fmt(d.baselineMse, 3), mae: fmt(d.mae, 3), baseMae: fmt(d.baselineMae, 3) }), { mse: d.mse, baselineMse: d.baselineMse });
+  const result = t('fig.forecast.result', { pe: t(d.positional === 'time' ? 'fig.forecast.pe.time' : 'fig.forecast.pe.sinusoidal'), steps: d.steps, mse: fmt(d.mse, 3), base: fmt(d.baselineMse, 3), mae: fmt(d.mae, 3), baseMae: fmt(d.baselineMae, 3) });
+  note(host, result, { mse: d.mse, baselineMse: d.baselineMse, positional: d.positional });
   const w = Math.min(640, Math.max(300, host.clientWidth || 600));
   const h = 240;
   const m = { top: 30, right: 12, bottom: 34, left: 44 };
@@ -544,7 +545,7 @@ function drawForecast(host: HTMLElement, d: Extract<FigureData, { figure: 'forec
   const fig = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'forecast');
   fig.append('figcaption').attr('class', 'matrix-title').append('span').attr('class', 't').text(title);
   const svg = fig.append('svg').attr('width', w).attr('height', h).attr('role', 'img')
-    .attr('aria-label', `${title}. ${t('fig.forecast.result', { steps: d.steps, mse: fmt(d.mse, 3), base: fmt(d.baselineMse, 3), mae: fmt(d.mae, 3), baseMae: fmt(d.baselineMae, 3) })}`);
+    .attr('aria-label', `${title}. ${result}`);
   svg.append('g').attr('transform', `translate(0,${h - m.bottom})`).call(d3.axisBottom(x).ticks(6));
   svg.append('g').attr('transform', `translate(${m.left},0)`).call(d3.axisLeft(y).ticks(5));
   svg.append('text').attr('x', (m.left + w) / 2).attr('y', h - 4).attr('text-anchor', 'middle').attr('class', 'fig-label').text(t('fig.forecast.time'));

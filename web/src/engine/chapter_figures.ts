@@ -247,7 +247,7 @@ export function computeFigure(lab: AttnLab, r: FigureRequest, progress: Progress
     case 'longrange':
       return longRange(lab, r.k, r.steps, r.seed, progress);
     case 'forecast':
-      return forecast(lab, r.steps, r.seed, progress);
+      return forecast(lab, r.positional, r.steps, r.seed, progress);
     case 'checkpointing': {
       const size = { dModel: r.dModel, numHeads: r.numHeads, ffDim: 4 * r.dModel, seqLen: r.seqLen, batch: r.batch };
       const rows = r.depths.map((layers) => ({

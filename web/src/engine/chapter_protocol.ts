@@ -35,8 +35,8 @@ export type FigureRequest =
   | { figure: 'crossmodal'; steps: number; seed: number }
   /** §5: a one-layer decoder trained `steps` steps on k_back (recall the token k back); its attention map. */
   | { figure: 'longrange'; k: number; steps: number; seed: number }
-  /** §7: a Transformer forecaster trained `steps` steps on the series task; its forecast of a held-out series. */
-  | { figure: 'forecast'; steps: number; seed: number }
+  /** §7: a Transformer forecaster (sinusoidal or time-aware positions) trained `steps` steps on the series task; its forecast of a held-out series. */
+  | { figure: 'forecast'; positional: 'sinusoidal' | 'time'; steps: number; seed: number }
   /** §6: bytes the blocks keep for backward (lab.activationMemory) at each depth, without and with gradient checkpointing. */
   | { figure: 'checkpointing'; depths: number[]; dModel: number; numHeads: number; seqLen: number; batch: number };
 
@@ -142,6 +142,7 @@ export interface LongRangeFigure {
 
 export interface ForecastFigure {
   figure: 'forecast';
+  positional: 'sinusoidal' | 'time';
   steps: number;
   /** Training MSE of the last chunk; held-out MSE and MAE of the model and of the seasonal-naive baseline (trainer.evaluate). */
   loss: number;

@@ -89,17 +89,17 @@ export function longRange(lab: AttnLab, k: number, steps: number, seed: number, 
 }
 
 /**
- * The forecaster used by §7's series figure: a one-block Transformer with the time-aware encoding
- * (the timestamps' phase at the task's periods), trained with the MSE at lr 3e-3 on the series task
+ * The forecaster used by §7's series figure: a one-block Transformer with the sinusoidal or the
+ * time-aware encoding (the timestamps' phase at the task's periods, read beside the values), trained with the MSE at lr 3e-3 on the series task
  * with its default context and horizon (48 and 12 steps) and periods 12 and 24.
  */
-export const FORECAST = { dModel: 32, numHeads: 2, ffDim: 64, numLayers: 1, positional: 'time', periods: [12, 24], lr: 3e-3, batchSize: 16, warmupSteps: 10, heldOutSeed: 1000 } as const;
+export const FORECAST = { dModel: 32, numHeads: 2, ffDim: 64, numLayers: 1, periods: [12, 24], lr: 3e-3, batchSize: 16, warmupSteps: 10, heldOutSeed: 1000 } as const;
 
 /** §7: a forecaster trained on the series task; its forecast of a held-out series beside the truth and the seasonal-naive baseline. */
-export function forecast(lab: AttnLab, steps: number, seed: number, progress: Progress): FigureData {
+export function forecast(lab: AttnLab, positional: 'sinusoidal' | 'time', steps: number, seed: number, progress: Progress): FigureData {
   return owning((keep) => {
     const task = keep(new lab.Task('series', { periods: [...FORECAST.periods], seed }));
-    const model = keep(new lab.Model({ kind: 'forecaster', architecture: 'transformer', positional: FORECAST.positional, numFeatures: 1,
+    const model = keep(new lab.Model({ kind: 'forecaster', architecture: 'transformer', positional, numFeatures: 1,
       timePeriods: [...FORECAST.periods], horizon: task.numClasses(), maxLen: task.seqLen(), dModel: FORECAST.dModel, numHeads: FORECAST.numHeads, ffDim: FORECAST.ffDim,
       numLayers: FORECAST.numLayers, seed }));
     const trainer = keep(new lab.Trainer(model, task, { lr: FORECAST.lr, batchSize: FORECAST.batchSize, warmupSteps: FORECAST.warmupSteps, seed, trackAttention: false }));
@@ -109,7 +109,7 @@ export function forecast(lab: AttnLab, steps: number, seed: number, progress: Pr
     const batch = task.sample(1, seed + FORECAST.heldOutSeed);
     const predicted = model.forecast(batch.values!, batch.time!);
     return {
-      figure: 'forecast', steps, loss, mse: held.loss, mae: held.mae, baselineMse: held.baselineMse, baselineMae: held.baselineMae,
+      figure: 'forecast', positional, steps, loss, mse: held.loss, mae: held.mae, baselineMse: held.baselineMse, baselineMae: held.baselineMae,
       context: Array.from(batch.values!.data), truth: Array.from(batch.forecast!.data),
       forecast: Array.from(predicted.data), baseline: Array.from(batch.baseline!.data),
     };
