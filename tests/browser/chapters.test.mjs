@@ -5,6 +5,7 @@
 // download of the page and the engine.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, test } from 'node:test';
@@ -49,12 +50,21 @@ test('?view=walk, ?view=walkthrough and ?view=lab still open those tabs', async 
   await p.close();
 });
 
-test('the first chapter is interactive soon after the page opens', async () => {
+test('the first chapter is interactive soon after the page opens (measured; the target is 2 s)', async () => {
+  // firstDrawnMs: when §1's figures were drawn from the engine's answer, in ms after navigation
+  // start. The first page of a fresh profile (cold HTTP and compiled-code caches), then a reload.
   await figuresReady();
-  const ms = await page.evaluate(() => performance.now());
-  console.log(`# first chapter interactive (figures drawn from engine data): ${ms.toFixed(0)} ms after navigation start`);
+  const cold = (await state()).firstDrawnMs;
   assert.equal((await state()).chapter, 1);
-  assert.ok(ms < 30000);
+  const p = await b.context.newPage();
+  await p.goto(`${b.url}?lang=en`);
+  await p.waitForFunction(() => window.__attnlab?.chapters?.().firstDrawnMs != null, null, { timeout: 90000, polling: 20 });
+  const warm = await p.evaluate(() => window.__attnlab.chapters().firstDrawnMs);
+  await p.close();
+  console.log(`# first chapter interactive (engine answered, §1's figures drawn): ${cold.toFixed(0)} ms after navigation start (fresh profile), ${warm.toFixed(0)} ms on a second visit; target 2000 ms; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')} on ${cpus().length} cores`);
+  // A regression guard only (a page that hangs or waits on a trained figure), not the 2 s
+  // target: the time depends on the machine's load, so the number is reported above.
+  assert.ok(cold > 0 && cold < 20000, `regression guard: ${cold} ms`);
 });
 
 test('all ten chapters render in order, each with its figures and its experiments listed', async () => {

@@ -2,7 +2,7 @@
 // shows, and where it leads (the walkthrough, the lab). Texts live in i18n (ch.<n>.*).
 import type { Key } from '../i18n';
 
-export type FigureId = 'chain' | 'dk' | 'reshape' | 'permutation' | 'pe' | 'rope' | 'sparse' | 'masks' | 'fp16' | 'flash' | 'check' | 'connectivity' | 'vision' | 'crossmodal' | 'longrange' | 'checkpointing';
+export type FigureId = 'chain' | 'dk' | 'reshape' | 'permutation' | 'pe' | 'rope' | 'sparse' | 'masks' | 'fp16' | 'flash' | 'check' | 'connectivity' | 'vision' | 'crossmodal' | 'longrange' | 'checkpointing' | 'forecast';
 
 export interface Chapter {
   n: number;
@@ -21,7 +21,7 @@ export const CHAPTERS: Chapter[] = [
   { n: 4, sections: '4.1–4.3', figures: ['permutation', 'pe', 'rope'], experiments: ['positional', 'permutation'] },
   { n: 5, sections: '5.1–5.3', figures: ['longrange', 'sparse'], experiments: ['variants'] },
   { n: 6, sections: '6.1–6.4', figures: ['masks', 'fp16', 'flash', 'checkpointing'], experiments: ['mask', 'fp16'] },
-  { n: 7, sections: '7.1–7.3', figures: ['vision', 'crossmodal'], experiments: ['series'] },
+  { n: 7, sections: '7.1–7.3', figures: ['vision', 'crossmodal', 'forecast'], experiments: ['series'] },
   { n: 8, sections: '8', figures: ['check'], experiments: [] },
   { n: 9, sections: '9.1–9.4', figures: ['connectivity'], experiments: ['normalizer', 'importance', 'norm'] },
   { n: 10, sections: '10', figures: [], experiments: [], leadsTo: 'lab' },

@@ -3,7 +3,7 @@
 // (figures.ts) and its experiments (ui/experiment_panel.ts), each experiment listed whether or not
 // the engine build has it yet.
 import { lang, onLang, t } from '../i18n';
-import type { ExperimentInfo } from '../engine/chapter_protocol';
+import type { ExperimentInfo, ExperimentResult } from '../engine/chapter_protocol';
 import { ExperimentPanel } from '../ui/experiment_panel';
 import { CHAPTERS, chapterKey, type Chapter } from './chapters';
 import type { ExperimentWorker } from './experiments';
@@ -13,8 +13,13 @@ import { readChapter, readPanel, writeChapter, writePanel } from './url';
 export interface ChaptersView {
   /** Shows the tab: the current chapter's figures are computed on first show. */
   show(): void;
-  /** For tests: the chapter shown and the state of its figures and experiments. */
-  state(): { chapter: number; lang: string; figures: Record<string, string>; experiments: Record<string, string> };
+  /**
+   * For tests: the chapter shown, the state of its figures and experiments, and the result object
+   * the experiments' worker returned for each experiment run so far. firstDrawnMs: when the
+   * chapter first shown had every figure drawn from the engine's answer (ms after navigation
+   * start, performance.now()); null until then.
+   */
+  state(): { chapter: number; lang: string; figures: Record<string, string>; experiments: Record<string, string>; results: Record<string, ExperimentResult>; firstDrawnMs: number | null };
 }
 
 export function mountChapters(host: HTMLElement, figures: FigureSource, experiments: ExperimentWorker, open: (view: 'walk' | 'lab') => void): ChaptersView {
@@ -23,6 +28,7 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
   let list: ExperimentInfo[] | null | undefined;
   const panels = new Map<string, ExperimentPanel>();
   let liveFigures: LiveFigure[] = [];
+  let firstDrawnMs: number | null = null;
 
   host.innerHTML = `<div class="chapters"><nav class="toc"><h2></h2><p class="muted small"></p><ol></ol></nav><article class="chapter"></article></div>`;
   const toc = host.querySelector<HTMLElement>('nav.toc')!;
@@ -110,7 +116,9 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       if (shown) return;
       shown = true;
       // The experiments' own engine starts once the first figures are drawn, not competing with them.
-      void go(current).finally(() => experiments.list().then(
+      void go(current).finally(() => {
+        if (liveFigures.every((f) => f.el.dataset.state === 'ready')) firstDrawnMs = performance.now();
+      }).finally(() => experiments.list().then(
         (l) => {
           list = l;
           for (const [name, p] of panels) p.setInfo(l.find((e) => e.name === name) ?? null);
@@ -126,6 +134,8 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       lang: lang(),
       figures: Object.fromEntries(liveFigures.map((f) => [f.id, f.el.dataset.state ?? ''])),
       experiments: Object.fromEntries([...panels].map(([n, p]) => [n, p.el.dataset.phase ?? p.el.dataset.available ?? ''])),
+      results: Object.fromEntries([...panels].flatMap(([n, p]) => (p.lastResult ? [[n, p.lastResult]] : []))),
+      firstDrawnMs,
     }),
   };
 }

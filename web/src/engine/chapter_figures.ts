@@ -6,7 +6,7 @@ import type { AttnLab, ForwardOptions, MultiHeadAttention, StageName } from '../
 import { mulberry32, normals } from '../util/rng';
 import type { FigureData, FigureRequest } from './chapter_protocol';
 import type { Tensor } from './protocol';
-import { crossmodal, longRange, type Progress } from './chapter_trained';
+import { crossmodal, forecast, longRange, type Progress } from './chapter_trained';
 
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
 const randomX = (T: number, C: number, seed: number): Tensor => ({ shape: [T, C], data: normals(mulberry32(seed), T * C) });
@@ -246,6 +246,8 @@ export function computeFigure(lab: AttnLab, r: FigureRequest, progress: Progress
       return crossmodal(lab, r.steps, r.seed, progress);
     case 'longrange':
       return longRange(lab, r.k, r.steps, r.seed, progress);
+    case 'forecast':
+      return forecast(lab, r.positional, r.steps, r.seed, progress);
     case 'checkpointing': {
       const size = { dModel: r.dModel, numHeads: r.numHeads, ffDim: 4 * r.dModel, seqLen: r.seqLen, batch: r.batch };
       const rows = r.depths.map((layers) => ({

@@ -35,6 +35,8 @@ export type FigureRequest =
   | { figure: 'crossmodal'; steps: number; seed: number }
   /** §5: a one-layer decoder trained `steps` steps on k_back (recall the token k back); its attention map. */
   | { figure: 'longrange'; k: number; steps: number; seed: number }
+  /** §7: a Transformer forecaster (sinusoidal or time-aware positions) trained `steps` steps on the series task; its forecast of a held-out series. */
+  | { figure: 'forecast'; positional: 'sinusoidal' | 'time'; steps: number; seed: number }
   /** §6: bytes the blocks keep for backward (lab.activationMemory) at each depth, without and with gradient checkpointing. */
   | { figure: 'checkpointing'; depths: number[]; dModel: number; numHeads: number; seqLen: number; batch: number };
 
@@ -138,6 +140,23 @@ export interface LongRangeFigure {
   maps: Tensor;
 }
 
+export interface ForecastFigure {
+  figure: 'forecast';
+  positional: 'sinusoidal' | 'time';
+  steps: number;
+  /** Training MSE of the last chunk; held-out MSE and MAE of the model and of the seasonal-naive baseline (trainer.evaluate). */
+  loss: number;
+  mse: number;
+  mae: number;
+  baselineMse: number;
+  baselineMae: number;
+  /** The held-out series: its T context values, then over the horizon the truth, model.forecast and the seasonal-naive baseline. */
+  context: number[];
+  truth: number[];
+  forecast: number[];
+  baseline: number[];
+}
+
 export interface CheckpointingFigure {
   figure: 'checkpointing';
   rows: { layers: number; full: number; checkpointed: number }[];
@@ -147,7 +166,7 @@ export interface CheckpointingFigure {
 }
 
 export type FigureData =
-  | CrossmodalFigure | LongRangeFigure | CheckpointingFigure
+  | CrossmodalFigure | LongRangeFigure | CheckpointingFigure | ForecastFigure
   | ChainFigure | DkFigure | ReshapeFigure | PermutationFigure | PeFigure | RopeFigure | SparseFigure | MasksFigure | Fp16Figure | FlashFigure | VisionFigure | CheckFigure;
 
 export type ChapterRequest =
@@ -163,5 +182,5 @@ export type ChapterReply =
 /** Progress of a running experiment, batched: the worker posts at most every PROGRESS_EVERY_MS. */
 export const PROGRESS_EVERY_MS = 100;
 /** A trained figure's training progress, posted after each chunk of steps. */
-export interface FigureProgress { figure: 'crossmodal' | 'longrange'; step: number; total: number; loss: number }
+export interface FigureProgress { figure: 'crossmodal' | 'longrange' | 'forecast'; step: number; total: number; loss: number }
 export type ChapterEvent = { event: 'experiment.progress'; points: ExperimentProgress[] } | { event: 'figure.progress'; progress: FigureProgress };

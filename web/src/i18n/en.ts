@@ -631,6 +631,18 @@ export const en = {
   'lab.choice.cosine': 'cosine decay',
   'lab.choice.constant': 'constant',
   'lab.choice.dynamic': 'dynamic',
+  // ---- chapters: §7 the series forecast (issue 24) ----
+  'fig.forecast.title': 'A held-out series: {T} context steps, then the {horizon} steps forecast',
+  'fig.forecast.result': 'Transformer forecaster ({pe}) trained {steps} steps on the series task: held-out MSE {mse} (MAE {mae}); seasonal naive {base} (MAE {baseMae}) (engine evaluate)',
+  'fig.forecast.pos': 'positions',
+  'fig.forecast.pe.time': 'time-aware encoding',
+  'fig.forecast.pe.sinusoidal': 'sinusoidal encoding',
+  'fig.forecast.time': 'time step (0 = the last context step)',
+  'fig.forecast.context': 'context',
+  'fig.forecast.truth': 'truth',
+  'fig.forecast.forecast': 'forecast',
+  'fig.forecast.baseline': 'seasonal naive',
+  'fig.forecast.note': 'The model reads the grey context and predicts the next steps at once (model.forecast). The seasonal-naive baseline repeats the last season of the context; a forecaster is only useful when it beats it. With the time-aware encoding the model reads where each step falls in the series’ periods; with the sinusoidal table it sees only positions in the window.',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

@@ -631,4 +631,16 @@ export const zh: Strings = {
   'lab.choice.cosine': '余弦衰减',
   'lab.choice.constant': '恒定',
   'lab.choice.dynamic': '动态',
+  // ---- chapters: §7 the series forecast (issue 24) ----
+  'fig.forecast.title': '一条留出序列：{T} 步上下文，之后是预测的 {horizon} 步',
+  'fig.forecast.result': 'Transformer 预测模型（{pe}）在 series 任务上训练 {steps} 步：留出集 MSE {mse}（MAE {mae}）；季节性朴素预测 {base}（MAE {baseMae}）（引擎 evaluate）',
+  'fig.forecast.pos': '位置编码',
+  'fig.forecast.pe.time': '时间感知编码',
+  'fig.forecast.pe.sinusoidal': '正弦位置编码',
+  'fig.forecast.time': '时间步（0 = 上下文的最后一步）',
+  'fig.forecast.context': '上下文',
+  'fig.forecast.truth': '真实值',
+  'fig.forecast.forecast': '预测',
+  'fig.forecast.baseline': '季节性朴素预测',
+  'fig.forecast.note': '模型读入灰色的上下文，一次性预测之后的若干步（model.forecast）。季节性朴素基线重复上下文的最后一个周期；预测模型只有胜过它才有用。使用时间感知编码时，模型能读到每一步在序列周期中的相位；使用正弦位置编码时，它只看到窗口内的位置。',
 };

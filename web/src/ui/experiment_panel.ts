@@ -69,6 +69,11 @@ export class ExperimentPanel {
     this.render();
   }
 
+  /** The result object the runner returned for the last finished run (tests compare the page with it). */
+  get lastResult(): ExperimentResult | null {
+    return this.result;
+  }
+
   /** The engine's metadata (null: the build does not have this experiment). */
   setInfo(info: ExperimentInfo | null | undefined) {
     this.info = info ?? null;

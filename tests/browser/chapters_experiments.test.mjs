@@ -1,0 +1,113 @@
+// Every experiment a chapter lists runs in the page in its --quick form to its conclusion: one page,
+// the chapters opened in order, each experiment's Run pressed with the quick sizes it starts with.
+// The page's conclusion, result tables, series charts and CLI command are the result object the
+// experiments' worker returned (window.__attnlab.chapters().results), the command names the quick
+// sizes, no main-thread task exceeds 50 ms of CPU while an experiment runs, and for the experiments
+// whose numbers involve no clock a separate engine in the page (the JS experiment API,
+// lab.runExperiment) gives the same conclusion and tables for the same parameters. Prints each
+// experiment's seconds in the page.
+import assert from 'node:assert/strict';
+import { loadavg } from 'node:os';
+import { after, before, test } from 'node:test';
+import { launch, loadReferenceEngine, traceMainThreadTasks } from './support.mjs';
+
+let b;
+let page;
+before(async () => {
+  b = await launch({ isolation: true });
+  page = await b.newPage('?view=chapters&chapter=1&lang=en');
+});
+after(async () => {
+  await b?.close();
+});
+
+/**
+ * Experiments re-run with the reference engine: quick in both builds (each well under 2 s) and
+ * free of wall-clock columns. The others are checked against the worker's own result object.
+ */
+const RERUN = ['permutation', 'fp16', 'importance', 'mask', 'normalizer', 'tie-qk'];
+
+async function chapterReady(n) {
+  await page.locator(`nav.toc button[data-chapter="${n}"]`).click();
+  await page.waitForFunction((n) => {
+    const s = window.__attnlab?.chapters?.();
+    return s && s.chapter === n && Object.values(s.figures).every((f) => f === 'ready') &&
+      [...document.querySelectorAll('section.experiment')].every((e) => e.dataset.available !== '');
+  }, n, { timeout: 90000, polling: 100 });
+}
+
+/** What the panel shows after a run: conclusion, tables (caption, header, cells), chart count, command. */
+const shownResult = (name) =>
+  page.$eval(`section.experiment[data-experiment="${name}"]`, (el) => ({
+    phase: el.dataset.phase,
+    status: el.querySelector('.exp-status')?.textContent ?? '',
+    conclusion: el.querySelector('.exp-conclusion span')?.textContent ?? null,
+    tables: Array.from(el.querySelectorAll('.exp-table table'), (t) => ({
+      name: t.dataset.table,
+      columns: Array.from(t.querySelectorAll('thead th'), (c) => c.textContent),
+      rows: Array.from(t.querySelectorAll('tbody tr'), (r) => Array.from(r.querySelectorAll('td'), (c) => c.textContent)),
+    })),
+    charts: el.querySelectorAll('.exp-series figure[data-chart]').length,
+    command: el.querySelector('.exp-command code')?.textContent ?? null,
+  }));
+
+const show = (v) => (Array.isArray(v) ? v.join(',') : String(v));
+
+test('every chapter\'s experiments run in their --quick form to the conclusion the engine returns', async () => {
+  const t0 = Date.now();
+  await loadReferenceEngine(page);
+  const infos = Object.fromEntries(await page.evaluate(() => window.__refLab.experiments().map((e) => [e.name, JSON.parse(JSON.stringify(e))])));
+  const seconds = {};
+  let listed = 0;
+  for (let n = 1; n <= 10; n++) {
+    await chapterReady(n);
+    const names = await page.$$eval('article.chapter section.experiment', (els) => els.map((e) => e.dataset.experiment));
+    for (const name of names) {
+      listed++;
+      const info = infos[name];
+      assert.ok(info, `§${n} lists ${name}, which the engine has`);
+      const panel = page.locator(`section.experiment[data-experiment="${name}"]`);
+      assert.equal(await panel.getAttribute('data-available'), '1', name);
+      assert.equal(await panel.locator('input[data-quick]').isChecked(), true, `${name}: quick is the default`);
+      const started = Date.now();
+      const tasks = await traceMainThreadTasks(page, async () => {
+        await panel.locator('button[data-act="run"]').click();
+        await page.waitForFunction((name) => ['done', 'error', 'stopped'].includes(document.querySelector(`section.experiment[data-experiment="${name}"]`).dataset.phase), name, { timeout: 120000, polling: 250 });
+      });
+      seconds[name] = (Date.now() - started) / 1000;
+      const s = await shownResult(name);
+      assert.equal(s.phase, 'done', `${name}: ${s.status}`);
+      assert.deepEqual(tasks.filter((t) => t.cpuMs > 50), [], `${name}: main-thread tasks over 50 ms of CPU while it ran`);
+
+      // The page shows the worker's result object.
+      const r = await page.evaluate((name) => window.__attnlab.chapters().results[name], name);
+      assert.ok(r, `${name}: the worker's result`);
+      assert.equal(s.conclusion, r.conclusion, `${name}: conclusion`);
+      assert.ok(r.conclusion.length > 20, `${name}: a conclusion`);
+      assert.deepEqual(s.tables, r.tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows })), `${name}: result tables`);
+      assert.ok(s.tables.length > 0, `${name}: at least one table`);
+      assert.equal(s.charts, r.series.length, `${name}: one chart per series`);
+      assert.equal(s.command, r.command, `${name}: command`);
+      // It ran with the quick sizes: the command states every parameter's quick (or default) value.
+      for (const p of info.parameters) {
+        const v = show(p.name in info.quick ? info.quick[p.name] : p.default);
+        assert.ok(s.command.includes(`${p.flag} ${v}`), `${name}: ${p.flag} ${v} in "${s.command}"`);
+      }
+
+      // The JS experiment API with the same parameters gives the same numbers.
+      if (RERUN.includes(name)) {
+        const ref = await page.evaluate((name) => {
+          const x = window.__refLab.runExperiment(name, { quick: true }, () => {});
+          return { conclusion: x.conclusion, tables: x.tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows })), command: x.command };
+        }, name);
+        assert.equal(s.conclusion, ref.conclusion, `${name}: the engine's conclusion`);
+        assert.deepEqual(s.tables, ref.tables, `${name}: the engine's tables`);
+        assert.equal(s.command, ref.command, `${name}: the engine's command`);
+      }
+    }
+  }
+  assert.equal(listed, Object.keys(seconds).length);
+  assert.ok(listed >= 15, `${listed} experiments listed in the chapters`);
+  const total = Object.values(seconds).reduce((a, x) => a + x, 0);
+  console.log(`# experiments --quick in the page (s): ${Object.entries(seconds).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; runs ${total.toFixed(1)} s, test ${((Date.now() - t0) / 1000).toFixed(1)} s; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+});
