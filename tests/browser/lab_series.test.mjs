@@ -1,0 +1,60 @@
+// The series task in the lab: a small forecaster trains with MSE and MAE curves beside the
+// seasonal-naive baseline, and the plotted forecast of the held-out window equals the engine's
+// Model.forecast of the saved checkpoint (loaded into a separate engine in the page); the truth and
+// the baseline drawn are the task's own batch.
+//   node --test tests/browser/lab_series.test.mjs
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import { labUrl, launch, screenshot, waitForLabDone, waitForLabPhase } from './support.mjs';
+
+const STEPS = 40;
+const SETTINGS = { task: 'series', architecture: 'transformer', length: 24, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, positional: 'sinusoidal', norm: 'pre', scale: 1, lr: 0.003, batch: 16, steps: STEPS, seed: 1 };
+let b;
+let page;
+before(async () => {
+  b = await launch({ isolation: true });
+  page = await b.newPage(labUrl(SETTINGS));
+  await page.evaluate(() => window.__attnlab.ready);
+  await waitForLabPhase(page, 'idle');
+});
+after(async () => {
+  await b?.close();
+});
+
+test('a forecaster trains; the plotted forecast, truth and baseline equal the engine\'s', async () => {
+  assert.equal(await page.locator('select[name="task"]').inputValue(), 'series');
+  await page.locator('.lab button[data-act="train"]').click();
+  await waitForLabDone(page, 120000);
+  await page.waitForFunction((n) => window.__attnlab.lab().picture?.step === n, STEPS);
+  const last = await page.evaluate(() => window.__attnlab.lab().metrics.at(-1));
+  for (const k of ['loss', 'mae', 'baselineMse', 'baselineMae']) assert.ok(Number.isFinite(last[k]), `${k}: ${last[k]}`);
+  assert.ok(Number.isNaN(last.accuracy) || last.accuracy == null);
+  // MSE and MAE charts (each with the baseline), no accuracy chart.
+  await page.waitForFunction(() => document.querySelectorAll('figure[data-curve="mae"] path.line').length === 2);
+  assert.equal(await page.locator('figure[data-curve="accuracy"]').count(), 0);
+  assert.equal(await page.locator('figure[data-curve="loss"] path.line').count(), 2);
+
+  const [download] = await Promise.all([page.waitForEvent('download'), page.locator('.lab button[data-act="save"]').click()]);
+  const checkpoint = readFileSync(await download.path());
+  const ref = await page.evaluate(async ({ bytes, s }) => {
+    const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
+    const lab = await loadAttnLab({ flavour: 'single' });
+    const model = lab.Model.load(Uint8Array.from(bytes));
+    const task = new lab.Task('series', { context: s.length, horizon: s.vocab, seed: s.seed });
+    const batch = task.sample(1, 0xe7a1);
+    const f = model.forecast(batch.values, batch.time);
+    const out = { forecast: Array.from(f.data), truth: Array.from(batch.forecast.data), baseline: Array.from(batch.baseline.data), context: Array.from(batch.values.data) };
+    model.delete();
+    task.delete();
+    return out;
+  }, { bytes: Array.from(checkpoint), s: SETTINGS });
+  const drawn = await page.$$eval('section.lab-picture svg.forecast-plot path.line', (ps) => Object.fromEntries(ps.map((p) => [p.dataset.series, JSON.parse(p.dataset.values)])));
+  assert.equal(drawn.forecast.length, SETTINGS.vocab);
+  for (const key of ['forecast', 'truth', 'baseline', 'context']) {
+    assert.equal(drawn[key].length, ref[key].length, key);
+    drawn[key].forEach((v, i) => assert.ok(Math.abs(v - ref[key][i]) <= 1e-6, `${key}[${i}]: drawn ${v}, engine ${ref[key][i]}`));
+  }
+  await page.locator('section.lab-picture').scrollIntoViewIfNeeded();
+  await screenshot(page, 'lab-series-forecast');
+});
