@@ -116,7 +116,8 @@ function buildModel(lab: AttnLab, s: LabSettings): Model {
       numClasses: geometry.numClasses,
       dModel: s.dModel,
       numHeads: s.heads,
-      numKvHeads: s.kvHeads,
+      // 0 = plain multi-head attention (a Swin has no other); fewer K/V heads reach the engine, which names what it refuses.
+      numKvHeads: s.kvHeads === s.heads ? 0 : s.kvHeads,
       numLayers: s.layers,
       positional: vit ? 'learned' : 'none',
       pooling: vit ? 'cls' : 'mean',
