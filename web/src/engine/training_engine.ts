@@ -4,7 +4,7 @@
 // (task.encode / task.decode), so the page never re-implements a task's token layout.
 import type { AttnLab, Model, Task, Trainer, TrainerOptions } from '../../attnlab';
 import type { AttentionMaps, ForecastPicture, ImagesPicture, LabPicture, LabSettings, StepMetrics, TaskInfo, TaskName, TryResult } from './protocol';
-import { switchModelOptions, switchTrainerOptions, SWITCH_DEFAULTS } from './switches';
+import { ENGINE_SWITCHES, switchModelOptions, switchTrainerOptions, SWITCH_DEFAULTS, type EngineSwitchSettings } from './switches';
 import LIMITS from '../lab/limits.json';
 
 /** Binding names the lab needs; reported on the page when absent. */
@@ -37,6 +37,13 @@ const HELD_OUT_SEED = 0xe7a1;
 /** Images the shapes picture shows. */
 const PICTURE_IMAGES = 4;
 
+/** A float32 config value as the form's choice it was stored from (dropout 0.1 reads back as 0.100000001). */
+function asChoice(key: keyof EngineSwitchSettings, v: number): number {
+  const choices = ENGINE_SWITCHES.find((w) => w.key === key)?.choices;
+  const c = Array.isArray(choices) ? choices.find((x) => typeof x === 'number' && Math.abs(x - v) <= 1e-6) : undefined;
+  return typeof c === 'number' ? c : v;
+}
+
 /**
  * Settings for a checkpoint: its model config (layers, width, heads, positions, ...) and the task
  * it was saved with (Model.save notes, also written by the native CLI), over the current settings.
@@ -60,7 +67,7 @@ function settingsForCheckpoint(model: Model, notes: Record<string, string>, curr
     precision: c.precision,
     window: c.attentionWindow,
     globalTokens: c.globalTokens,
-    dropout: c.dropout,
+    dropout: asChoice('dropout', c.dropout),
     ffMult: c.architecture === 'lstm' ? SWITCH_DEFAULTS.ffMult : c.ffDim / c.dModel,
     tieQK: c.tieQK,
     checkpointing: c.gradientCheckpointing,

@@ -142,7 +142,12 @@ export function mountLab(root: HTMLElement) {
       const input = form.elements.namedItem(k) as HTMLInputElement | null;
       if (!input) continue;
       if (input.type === 'checkbox') input.checked = Boolean(v);
-      else input.value = Number.isNaN(v) ? '' : String(v);
+      else {
+        const value = Number.isNaN(v) ? '' : String(v);
+        // A checkpoint's value outside the form's choices (e.g. 6 layers) gets its own option, so the control shows it.
+        if (input instanceof HTMLSelectElement && value !== '' && !Array.from(input.options).some((o) => o.value === value)) input.add(new Option(value, value));
+        input.value = value;
+      }
     }
   };
 
