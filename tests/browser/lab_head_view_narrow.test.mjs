@@ -11,9 +11,9 @@ let b;
 let page;
 before(async () => {
   b = await launch({ isolation: true });
-  page = await b.newPage('');
+  // One navigation only: a second one would cut off the first page's engine while it loads.
+  page = await b.newPage(labUrl({ task: 'reverse', length: 10, vocab: 8, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 10, batch: 8, seed: 1 }));
   await page.setViewportSize({ width: WIDTH, height: 780 });
-  await page.goto(b.url + labUrl({ task: 'reverse', length: 10, vocab: 8, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 10, batch: 8, seed: 1 }));
   await page.evaluate(() => window.__attnlab.ready);
 });
 after(async () => {
@@ -48,4 +48,8 @@ test('at 360 px the head view and the maps fit the screen; the head view scrolls
   assert.ok(r.columns.k > r.columns.q && Math.abs(r.columns.kTop - r.columns.qTop) < 1, 'queries and keys stay in two columns side by side');
   await page.locator('section.head-view').scrollIntoViewIfNeeded();
   await screenshot(page, 'lab-head-view-360');
+});
+
+test('no console errors or failed requests', () => {
+  assert.deepEqual(b.problems, []);
 });

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { labUrl, launch, screenshot, waitForLabDone, waitForLabPhase } from './support.mjs';
+import { labUrl, launch, loadReferenceEngine, screenshot, waitForLabDone, waitForLabPhase } from './support.mjs';
 
 const STEPS = 40;
 const SETTINGS = { task: 'series', architecture: 'transformer', length: 24, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, positional: 'sinusoidal', norm: 'pre', scale: 1, lr: 0.003, batch: 16, steps: STEPS, seed: 1 };
@@ -37,9 +37,9 @@ test('a forecaster trains; the plotted forecast, truth and baseline equal the en
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.locator('.lab button[data-act="save"]').click()]);
   const checkpoint = readFileSync(await download.path());
+  await loadReferenceEngine(page);
   const ref = await page.evaluate(async ({ bytes, s }) => {
-    const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
-    const lab = await loadAttnLab({ flavour: 'single' });
+    const lab = window.__refLab;
     const model = lab.Model.load(Uint8Array.from(bytes));
     const task = new lab.Task('series', { context: s.length, horizon: s.vocab, seed: s.seed });
     const batch = task.sample(1, 0xe7a1);
@@ -57,4 +57,8 @@ test('a forecaster trains; the plotted forecast, truth and baseline equal the en
   }
   await page.locator('section.lab-picture').scrollIntoViewIfNeeded();
   await screenshot(page, 'lab-series-forecast');
+});
+
+test('no console errors or failed requests', () => {
+  assert.deepEqual(b.problems, []);
 });

@@ -655,6 +655,7 @@ export const en = {
   'lab.picture.guess': '{label} → {predicted} (p = {p})',
   'lab.picture.cell': 'patch ({r}, {c}): weight {w}',
   'lab.picture.noTry': 'This model reads values or images, not text: the picture above shows what it does.',
+  'lab.imagePositions': 'An image model sets its own positions: a ViT learns one per patch, a Swin reads them from its windows.',
   'lab.mapsPicture': 'This task draws its attention on the picture above.',
 };
 

@@ -655,5 +655,6 @@ export const zh: Strings = {
   'lab.picture.guess': '{label} → {predicted}（p = {p}）',
   'lab.picture.cell': '图像块 ({r}, {c})：权重 {w}',
   'lab.picture.noTry': '该模型读入的是数值或图像，而不是文本：上方的图展示了它的行为。',
+  'lab.imagePositions': '图像模型自带位置信息：ViT 为每个图像块学习一个位置，Swin 通过窗口获得位置。',
   'lab.mapsPicture': '该任务的注意力画在上方的图上。',
 };

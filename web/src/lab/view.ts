@@ -237,11 +237,14 @@ export function mountLab(root: HTMLElement) {
     // While a run trains, its settings are fixed: pause to change them. An LSTM's form keeps the
     // Transformer-only fields (switching back restores them) but disables them, saying why.
     const lstm = s.settings.architecture === 'lstm';
+    // An image model sets its own positions (a ViT learns one per patch, a Swin reads them from its windows).
+    const image = s.settings.task === 'shapes';
     for (const input of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select')) {
-      const unused = lstm && TRANSFORMER_ONLY.includes(input.name as keyof LabSettings);
+      const unusedByImage = image && input.name === 'positional';
+      const unused = (lstm && TRANSFORMER_ONLY.includes(input.name as keyof LabSettings)) || unusedByImage;
       input.disabled = s.phase === 'training' || unused;
       input.closest('label')?.classList.toggle('unused', unused);
-      if (unused) input.closest('label')!.title = tr('lab.transformerOnly');
+      if (unused) input.closest('label')!.title = tr(unusedByImage ? 'lab.imagePositions' : 'lab.transformerOnly');
       else input.closest('label')?.removeAttribute('title');
     }
     el<HTMLElement>('.arch-note').hidden = !lstm;
