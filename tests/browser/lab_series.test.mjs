@@ -1,7 +1,8 @@
 // The series task in the lab: a small forecaster trains with MSE and MAE curves beside the
 // seasonal-naive baseline, and the plotted forecast of the held-out window equals the engine's
 // Model.forecast of the saved checkpoint (loaded into a separate engine in the page); the truth and
-// the baseline drawn are the task's own batch.
+// the baseline drawn are the task's own batch, and the head view's weights over the context steps
+// are the checkpoint's Model.attentionMaps of the same window.
 //   node --test tests/browser/lab_series.test.mjs
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -44,7 +45,8 @@ test('a forecaster trains; the plotted forecast, truth and baseline equal the en
     const task = new lab.Task('series', { context: s.length, horizon: s.vocab, seed: s.seed });
     const batch = task.sample(1, 0xe7a1);
     const f = model.forecast(batch.values, batch.time);
-    const out = { forecast: Array.from(f.data), truth: Array.from(batch.forecast.data), baseline: Array.from(batch.baseline.data), context: Array.from(batch.values.data) };
+    const maps = model.attentionMaps(batch.values, { time: batch.time, batch: 0 });
+    const out = { forecast: Array.from(f.data), truth: Array.from(batch.forecast.data), baseline: Array.from(batch.baseline.data), context: Array.from(batch.values.data), maps: { shape: maps.shape, data: Array.from(maps.data) } };
     model.delete();
     task.delete();
     return out;
@@ -55,6 +57,12 @@ test('a forecaster trains; the plotted forecast, truth and baseline equal the en
     assert.equal(drawn[key].length, ref[key].length, key);
     drawn[key].forEach((v, i) => assert.ok(Math.abs(v - ref[key][i]) <= 1e-6, `${key}[${i}]: drawn ${v}, engine ${ref[key][i]}`));
   }
+  // The head view draws the forecaster's attention over the same window's context steps: layer 0, head 0.
+  await page.waitForFunction((n) => document.querySelectorAll('section.head-view line.attn').length === n * n, SETTINGS.length);
+  const lines = await page.$$eval('section.head-view line.attn', (ls) => ls.map((l) => [Number(l.dataset.i), Number(l.dataset.j), Number(l.dataset.w)]));
+  const T = ref.maps.shape[2];
+  assert.equal(T, SETTINGS.length);
+  for (const [i, j, w] of lines) assert.ok(Math.abs(w - ref.maps.data[i * T + j]) <= 1e-6, `weight (${i}, ${j}): drawn ${w}, engine ${ref.maps.data[i * T + j]}`);
   await page.locator('section.lab-picture').scrollIntoViewIfNeeded();
   await screenshot(page, 'lab-series-forecast');
 });

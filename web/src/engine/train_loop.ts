@@ -84,9 +84,10 @@ export class LabRunner {
     if (!this.running) void this.loop(this.session, chunk, refreshEvery);
   }
 
-  /** The token maps of `sample`, or the series / shapes picture, of the model at `step`. */
+  /** The attention maps (of `sample`, or of a forecaster's held-out window) and the series / shapes picture, of the model at `step`. */
   private postPicture(s: TrainingSession, run: number, sample: number[], step: number) {
-    if (sample.length) this.post({ event: 'lab.maps', run, maps: s.attentionMaps(sample), step });
+    const maps = sample.length ? s.attentionMaps(sample) : s.seriesMaps();
+    if (maps) this.post({ event: 'lab.maps', run, maps, step });
     const picture = s.picture();
     if (picture) this.post({ event: 'lab.picture', run, picture });
   }

@@ -296,6 +296,19 @@ export class TrainingSession {
     return null;
   }
 
+  /**
+   * A Transformer forecaster's attention maps (L, H, T, T) over the held-out window's context (the
+   * forecast picture's), labelled by context step; null for an LSTM and for the other tasks.
+   */
+  seriesMaps(): AttentionMaps | null {
+    if (this.settings.task !== 'series' || this.model.config().architecture === 'lstm') return null;
+    const b = this.task.sample(1, HELD_OUT_SEED);
+    const r = this.model.attentionMaps(b.values!, { time: b.time, batch: 0 });
+    const T = b.values!.shape[1];
+    const steps = Array.from({ length: T }, (_, i) => i);
+    return { shape: [...r.shape], data: new Float32Array(r.data), tokens: steps, labels: steps.map(String) };
+  }
+
   private forecastPicture(): ForecastPicture {
     const b = this.task.sample(1, HELD_OUT_SEED);
     const f = this.model.forecast(b.values!, b.time);

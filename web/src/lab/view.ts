@@ -378,8 +378,8 @@ export function mountLab(root: HTMLElement) {
     // The held model decides; before there is one, the form's architecture does.
     const held = s.model?.settings ?? s.settings;
     const lstm = held.architecture === 'lstm';
-    // Series and shapes draw their attention (or forecast) in the picture above, not as token maps.
-    const pictured = held.task === 'series' || held.task === 'shapes';
+    // Shapes draw their attention over the images in the picture above; a forecaster's maps are over its context steps.
+    const pictured = held.task === 'shapes';
     el<HTMLElement>('.maps-none').hidden = !lstm && !pictured;
     el<HTMLElement>('.maps-none').textContent = tr(lstm ? 'lab.mapsNone' : 'lab.mapsPicture');
     if (lstm || pictured) {
