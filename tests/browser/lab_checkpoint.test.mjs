@@ -4,15 +4,12 @@
 //   node --test tests/browser/lab_checkpoint.test.mjs
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { labUrl, launch, loadReferenceEngine, waitForLabPhase } from './support.mjs';
+import { loadReferenceEngine, openLab } from './support.mjs';
 
 let b;
 let page;
 before(async () => {
-  b = await launch({ isolation: true });
-  page = await b.newPage(labUrl({ task: 'reverse', length: 4, vocab: 6, steps: 30 }));
-  await page.evaluate(() => window.__attnlab.ready);
-  await waitForLabPhase(page, 'idle');
+  ({ b, page } = await openLab({ task: 'reverse', length: 4, vocab: 6, steps: 30 }));
 });
 after(async () => {
   await b?.close();

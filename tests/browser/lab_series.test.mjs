@@ -7,17 +7,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { labUrl, launch, loadReferenceEngine, screenshot, waitForLabDone, waitForLabPhase } from './support.mjs';
+import { loadReferenceEngine, openLab, screenshot, waitForLabDone } from './support.mjs';
 
 const STEPS = 40;
 const SETTINGS = { task: 'series', architecture: 'transformer', length: 24, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, positional: 'sinusoidal', norm: 'pre', scale: 1, lr: 0.003, batch: 16, steps: STEPS, seed: 1 };
 let b;
 let page;
 before(async () => {
-  b = await launch({ isolation: true });
-  page = await b.newPage(labUrl(SETTINGS));
-  await page.evaluate(() => window.__attnlab.ready);
-  await waitForLabPhase(page, 'idle');
+  ({ b, page } = await openLab(SETTINGS));
 });
 after(async () => {
   await b?.close();

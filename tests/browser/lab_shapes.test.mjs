@@ -6,17 +6,14 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { BROWSER, labUrl, launch, loadReferenceEngine, screenshot, traceMainThreadTasks, waitForLabDone, waitForLabPhase } from './support.mjs';
+import { BROWSER, loadReferenceEngine, openLab, screenshot, traceMainThreadTasks, waitForLabDone } from './support.mjs';
 
 const STEPS = 20;
 const SETTINGS = { task: 'shapes', architecture: 'vit', length: 16, vocab: 4, layers: 1, dModel: 16, heads: 2, kvHeads: 2, norm: 'pre', scale: 1, lr: 0.003, batch: 16, steps: STEPS, seed: 1 };
 let b;
 let page;
 before(async () => {
-  b = await launch({ isolation: true });
-  page = await b.newPage(labUrl(SETTINGS));
-  await page.evaluate(() => window.__attnlab.ready);
-  await waitForLabPhase(page, 'idle');
+  ({ b, page } = await openLab(SETTINGS));
 });
 after(async () => {
   await b?.close();
