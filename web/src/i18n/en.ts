@@ -648,7 +648,7 @@ export const en = {
   'lab.picture.context': 'context',
   'lab.picture.truth': 'truth',
   'lab.picture.model': 'forecast',
-  'lab.picture.images': 'Held-out images after step {step}, with the attention of one query over its window drawn on them (darker = more weight). Click a patch to make it the query.',
+  'lab.picture.images': 'Held-out images after step {step}, with the attention of one query over its window drawn on them (the deeper the orange, the larger the weight; the other windows are shaded). Click a patch to make it the query.',
   'lab.picture.query': 'query',
   'lab.picture.cls': 'CLS token',
   'lab.picture.patch': 'patch ({r}, {c})',

@@ -648,7 +648,7 @@ export const zh: Strings = {
   'lab.picture.context': '上下文',
   'lab.picture.truth': '真实值',
   'lab.picture.model': '预测',
-  'lab.picture.images': '第 {step} 步后的留出图像，图上画出一个查询在其窗口内的注意力权重（越深权重越大）。点击某个图像块，即以它为查询。',
+  'lab.picture.images': '第 {step} 步后的留出图像，图上画出一个查询在其窗口内的注意力权重（橙色越深，权重越大；其他窗口以灰色遮盖）。点击某个图像块，即以它为查询。',
   'lab.picture.query': '查询',
   'lab.picture.cls': 'CLS 词元',
   'lab.picture.patch': '图像块 ({r}, {c})',
