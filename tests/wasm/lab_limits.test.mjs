@@ -14,14 +14,17 @@ const LIMITS = JSON.parse(fs.readFileSync(path.join(ROOT, 'web/src/lab/limits.js
 // Engine bounds the form shares exactly (tasks.cpp: "bracket kinds: () [] {} <>").
 const ENGINE_MAX = { brackets: { vocab: 4 } };
 
+// The engine option each form field sets (limits.json "options"; series: context and horizon).
 function taskOptions(name, length, vocab) {
-  return LIMITS.tasks[name].vocab ? { length, vocab } : { length };
+  const t = LIMITS.tasks[name];
+  const key = (field) => t.options?.[field] ?? field;
+  return t.vocab ? { [key('length')]: length, [key('vocab')]: vocab } : { [key('length')]: length };
 }
 
 test('every corner of each task\'s form ranges makes an engine task', async () => {
   const lab = await loadLab('single');
-  assert.deepEqual(Object.keys(LIMITS.tasks).sort(), lab.taskNames().filter((n) => n !== 'k_back' && n !== 'shapes' && n !== 'caption_match' && n !== 'series').sort(),
-    'the lab offers every token task but k_back (shapes is an image task, caption_match an image with a caption, series a forecasting task)');
+  assert.deepEqual(Object.keys(LIMITS.tasks).sort(), lab.taskNames().filter((n) => n !== 'k_back' && n !== 'caption_match').sort(),
+    'the lab offers every task but k_back and caption_match (an image with a caption)');
   for (const [name, t] of Object.entries(LIMITS.tasks)) {
     const vocabs = t.vocab ? [t.vocab.min, t.vocab.default, t.vocab.max] : [undefined];
     for (const length of [t.length.min, t.length.default, t.length.max]) {

@@ -115,10 +115,12 @@ export interface TraceResult {
 // ---- training (issue 4's Model / Task / Trainer contract) ----
 
 /**
- * The engine's tasks the lab offers (k_back needs a k field the lab does not have; shapes is an
- * image task, caption_match an image with a caption, series a forecasting task).
+ * The engine's tasks the lab offers (k_back needs a k field the lab does not have; caption_match
+ * needs captions beside its images). shapes trains a ViT or Swin on images, series a forecaster.
  */
-export type TaskName = Exclude<EngineTaskName, 'k_back' | 'shapes' | 'caption_match' | 'series'>;
+export type TaskName = Exclude<EngineTaskName, 'k_back' | 'caption_match'>;
+/** The lab's token tasks: the ones with text to type, tokens to decode and token attention maps. */
+export type TokenTaskName = Exclude<TaskName, 'shapes' | 'series'>;
 
 /** The lab's form. The engine switches (switches.ts) are optional fields: absent = their default. */
 export interface LabSettings extends EngineSwitchSettings {
@@ -142,6 +144,10 @@ export interface LabSettings extends EngineSwitchSettings {
 
 /** The per-step numbers the lab plots (the engine's StepMetrics without its arrays). */
 export type StepMetrics = Pick<EngineStepMetrics, 'step' | 'loss' | 'accuracy' | 'gradNorm' | 'maxScore' | 'ms'> & {
+  /** The series task: the step batch's MAE and the seasonal-naive baseline's MSE and MAE (absent or NaN otherwise). */
+  mae?: number;
+  baselineMse?: number;
+  baselineMae?: number;
   /** (L·H) mean attention entropy per head, layer-major (nats), as a plain array; empty for an LSTM. */
   headEntropy?: number[];
 };
@@ -167,13 +173,63 @@ export interface TryResult {
 
 /** The engine task's tokens, for checking typed input on the page (decode of each token id). */
 export interface TaskInfo {
-  kind: 'sequence' | 'classification';
+  kind: 'sequence' | 'classification' | 'regression';
   /** (V) the text of each token id; specials included (e.g. '|' for the separator). */
   words: string[];
   /** Tokens are written apart ("3 1 |") rather than side by side ("(()", characters). */
   separated: boolean;
   seqLen: number;
 }
+
+/**
+ * The series task's picture: one held-out window (the task's sample from HELD_OUT_SEED), the
+ * context's values, then over the horizon the truth, the model's forecast (Model.forecast) and
+ * the seasonal-naive baseline (batch.baseline), all the engine's numbers.
+ */
+export interface ForecastPicture {
+  kind: 'forecast';
+  /** The model's step count when the forecast was made. */
+  step: number;
+  /** (T + horizon) timestamps: the context's, then the forecast steps'. */
+  time: number[];
+  /** (T) feature 0 of the context. */
+  context: number[];
+  /** (horizon) each. */
+  truth: number[];
+  forecast: number[];
+  baseline: number[];
+}
+
+/** Where an image model's attention layer places its windows on the patch grid (Model.windowLayout). */
+export interface WindowLayout {
+  grid: number;
+  window: number;
+  shift: number;
+  windowsPerSide: number;
+  patchSize: number;
+  cls: boolean;
+}
+
+/** The shapes task's picture: a few held-out images, the model's guesses and every attention layer's weights per image. */
+export interface ImagesPicture {
+  kind: 'images';
+  step: number;
+  /** S of the (S, S) images. */
+  size: number;
+  heads: number;
+  images: {
+    /** (S, S) row-major pixels. */
+    pixels: Float32Array;
+    label: string;
+    /** The model's most probable class (Model.predict) and its probability. */
+    predicted: string;
+    probability: number;
+  }[];
+  /** Per attention layer: its window layout and, per image, the weights (nW, H, M², M²) of Model.attentionMaps(image, {layer}). */
+  layers: { layout: WindowLayout; maps: Tensor[] }[];
+}
+
+export type LabPicture = ForecastPicture | ImagesPicture;
 
 /** A model the worker holds, as the page knows it: `run` tags the events of its training. */
 export interface RunInfo {
@@ -183,6 +239,8 @@ export interface RunInfo {
   steps: number;
   /** The model's parameter count (Model.numParameters). */
   parameters: number;
+  /** The forecast or images of a series or shapes model (null for token tasks). */
+  picture?: LabPicture | null;
 }
 
 export type Request =
@@ -245,6 +303,7 @@ export type WorkerEvent =
 export type LabEvent =
   | { event: 'lab.metrics'; run: number; metrics: StepMetrics[]; stepsPerSecond: number }
   | { event: 'lab.maps'; run: number; maps: AttentionMaps; step: number }
+  | { event: 'lab.picture'; run: number; picture: LabPicture }
   | { event: 'lab.stopped'; run: number; reason: 'done' | 'paused' | 'error'; message?: string; step: number };
 
 export interface RequestEnvelope {

@@ -71,7 +71,7 @@ export class LabRunner {
   /** The current model as the page knows it. */
   info(): RunInfo {
     if (!this.session) throw new Error('no model: create one first');
-    return { run: this.run, task: this.session.info(), steps: this.session.lastStep, parameters: this.session.model.numParameters() };
+    return { run: this.run, task: this.session.info(), steps: this.session.lastStep, parameters: this.session.model.numParameters(), picture: this.session.picture() };
   }
 
   pause() {
@@ -84,10 +84,19 @@ export class LabRunner {
     if (!this.running) void this.loop(this.session, chunk, refreshEvery);
   }
 
+  /** The attention maps (of `sample`, or of a forecaster's held-out window) and the series / shapes picture, of the model at `step`. */
+  private postPicture(s: TrainingSession, run: number, sample: number[], step: number) {
+    const maps = sample.length ? s.attentionMaps(sample) : s.seriesMaps();
+    if (maps) this.post({ event: 'lab.maps', run, maps, step });
+    const picture = s.picture();
+    if (picture) this.post({ event: 'lab.picture', run, picture });
+  }
+
   private async loop(s: TrainingSession, chunk: number, refreshEvery: number) {
     const run = this.run;
     const post = this.post;
     const sample = s.hasAttention ? this.sample : []; // an LSTM has no maps to post
+    const pictured = s.settings.task === 'series' || s.settings.task === 'shapes'; // their forecast or images instead of token maps
     this.running = true;
     const fresh = (): WorkerEvent & { event: 'lab.metrics' } => ({ event: 'lab.metrics', run, metrics: [], stepsPerSecond: 0 });
     let pending = fresh();
@@ -120,8 +129,8 @@ export class LabRunner {
           }
         }
         // Maps every refreshEvery steps, but at most every 0.75 s: each refresh repaints them all.
-        if (sample.length && Math.floor(step / refreshEvery) !== Math.floor(lastMapsStep / refreshEvery) && now - lastMapsPost > 750) {
-          post({ event: 'lab.maps', run, maps: s.attentionMaps(sample), step });
+        if ((sample.length || pictured) && Math.floor(step / refreshEvery) !== Math.floor(lastMapsStep / refreshEvery) && now - lastMapsPost > 750) {
+          this.postPicture(s, run, sample, step);
           lastMapsStep = step;
           lastMapsPost = now;
         }
@@ -133,7 +142,7 @@ export class LabRunner {
         pending.stepsPerSecond = (windowSteps * 1000) / Math.max(1, now - windowStart);
         post(pending);
       }
-      if (sample.length && lastMapsStep !== step) post({ event: 'lab.maps', run, maps: s.attentionMaps(sample), step });
+      if ((sample.length || pictured) && lastMapsStep !== step) this.postPicture(s, run, sample, step);
       post({ event: 'lab.stopped', run, reason: this.running ? 'done' : 'paused', step });
     } catch (e) {
       trapped = this.fatal(e);

@@ -3,8 +3,9 @@
 // inside the engine worker. Tokenising and detokenising go through the engine's task
 // (task.encode / task.decode), so the page never re-implements a task's token layout.
 import type { AttnLab, Model, Task, Trainer, TrainerOptions } from '../../attnlab';
-import type { AttentionMaps, LabSettings, StepMetrics, TaskInfo, TaskName, TryResult } from './protocol';
-import { switchModelOptions, switchTrainerOptions } from './switches';
+import type { AttentionMaps, ForecastPicture, ImagesPicture, LabPicture, LabSettings, StepMetrics, TaskInfo, TaskName, TryResult } from './protocol';
+import { ENGINE_SWITCHES, switchModelOptions, switchTrainerOptions, SWITCH_DEFAULTS, type EngineSwitchSettings } from './switches';
+import LIMITS from '../lab/limits.json';
 
 /** Binding names the lab needs; reported on the page when absent. */
 export function missingTrainingBindings(lab: AttnLab): string[] {
@@ -18,14 +19,29 @@ export function missingTrainingBindings(lab: AttnLab): string[] {
 }
 
 /** The lab's tasks (their names are the engine's, include/attnlab/train/tasks.hpp). */
-const LAB_TASKS: readonly TaskName[] = ['copy', 'reverse', 'sort', 'assoc_recall', 'brackets', 'char_lm'];
+const LAB_TASKS: readonly TaskName[] = ['copy', 'reverse', 'sort', 'assoc_recall', 'brackets', 'char_lm', 'series', 'shapes'];
 
-export const isClassification = (task: TaskName) => task === 'brackets';
+export const isClassification = (task: TaskName) => task === 'brackets' || task === 'shapes';
 
+/** The engine task option each form field sets (limits.json: series reads length as its context, vocab as its horizon). */
 function taskOptions(s: LabSettings): Record<string, number> {
-  const o: Record<string, number> = { length: s.length, seed: s.seed };
-  if (s.task !== 'char_lm') o.vocab = s.vocab;
+  const limits = (LIMITS.tasks as Record<string, { vocab: unknown; options?: Record<string, string> }>)[s.task];
+  const name = (field: 'length' | 'vocab') => limits?.options?.[field] ?? field;
+  const o: Record<string, number> = { [name('length')]: s.length, seed: s.seed };
+  if (limits?.vocab) o[name('vocab')] = s.vocab;
   return o;
+}
+
+/** The series and shapes pictures' inputs: a seed apart from the training stream's (the trainer's evaluate uses the same one). */
+const HELD_OUT_SEED = 0xe7a1;
+/** Images the shapes picture shows. */
+const PICTURE_IMAGES = 4;
+
+/** A float32 config value as the form's choice it was stored from (dropout 0.1 reads back as 0.100000001). */
+function asChoice(key: keyof EngineSwitchSettings, v: number): number {
+  const choices = ENGINE_SWITCHES.find((w) => w.key === key)?.choices;
+  const c = Array.isArray(choices) ? choices.find((x) => typeof x === 'number' && Math.abs(x - v) <= 1e-6) : undefined;
+  return typeof c === 'number' ? c : v;
 }
 
 /**
@@ -34,7 +50,31 @@ function taskOptions(s: LabSettings): Record<string, number> {
  */
 function settingsForCheckpoint(model: Model, notes: Record<string, string>, current: LabSettings): LabSettings {
   const c = model.config();
-  const s: LabSettings = { ...current, architecture: c.architecture, layers: c.numLayers, dModel: c.dModel, heads: c.numHeads, kvHeads: c.numKvHeads || c.numHeads, positional: c.positional, norm: c.norm, scale: c.scale };
+  // Every field and switch the form shows comes from the checkpoint's config; a switch an LSTM
+  // does not read keeps its default (the engine's config holds the default too).
+  const s: LabSettings = {
+    ...current,
+    architecture: c.architecture === 'crossmodal' ? current.architecture : c.architecture,
+    layers: c.numLayers,
+    dModel: c.dModel,
+    heads: c.numHeads,
+    kvHeads: c.numKvHeads || c.numHeads,
+    positional: c.positional === 'time' ? current.positional : c.positional,
+    norm: c.norm,
+    scale: c.scale,
+    normalizer: c.normalizer,
+    variant: c.variant,
+    precision: c.precision,
+    window: c.attentionWindow,
+    globalTokens: c.globalTokens,
+    dropout: asChoice('dropout', c.dropout),
+    ffMult: c.architecture === 'lstm' ? SWITCH_DEFAULTS.ffMult : c.ffDim / c.dModel,
+    tieQK: c.tieQK,
+    checkpointing: c.gradientCheckpointing,
+  };
+  // A checkpoint without notes still names its kind of task through its config.
+  if (c.kind === 'forecaster') Object.assign(s, { task: 'series', vocab: c.horizon });
+  else if (c.architecture === 'vit' || c.architecture === 'swin') Object.assign(s, { task: 'shapes', length: c.imageSize, vocab: c.numClasses });
   if (LAB_TASKS.includes(notes.task as TaskName)) s.task = notes.task as TaskName;
   if (notes.length) s.length = Number(notes.length);
   if (notes.vocab) s.vocab = Number(notes.vocab);
@@ -48,8 +88,52 @@ function settingsForCheckpoint(model: Model, notes: Record<string, string>, curr
  */
 function buildModel(lab: AttnLab, s: LabSettings): Model {
   const task = new lab.Task(s.task, taskOptions(s));
-  const geometry = { vocabSize: task.vocabSize(), seqLen: task.seqLen(), numClasses: task.numClasses() };
+  const geometry = { vocabSize: task.vocabSize(), seqLen: task.seqLen(), numClasses: task.numClasses(), imageSize: task.imageSize() };
   task.delete();
+  if (s.task === 'series') {
+    // A forecaster of one feature: the context's values in, the horizon's values out (MSE).
+    return new lab.Model({
+      kind: 'forecaster',
+      architecture: s.architecture,
+      numFeatures: 1,
+      horizon: geometry.numClasses,
+      maxLen: Math.max(32, geometry.seqLen),
+      dModel: s.dModel,
+      numHeads: s.heads,
+      numKvHeads: s.kvHeads,
+      numLayers: s.layers,
+      positional: s.positional,
+      norm: s.norm,
+      scale: s.scale,
+      seed: s.seed,
+      ffDim: 4 * s.dModel,
+      ...switchModelOptions(s),
+    });
+  }
+  if (s.task === 'shapes') {
+    // Patches of 4 pixels; a ViT classifies from a CLS token with learned positions, a Swin pools
+    // its last stage's patches (windows of 2 x 2 patches, shifted on alternate blocks).
+    const vit = s.architecture === 'vit';
+    return new lab.Model({
+      kind: 'encoder',
+      architecture: s.architecture,
+      imageSize: geometry.imageSize,
+      patchSize: 4,
+      swinWindow: 2,
+      numClasses: geometry.numClasses,
+      dModel: s.dModel,
+      numHeads: s.heads,
+      // 0 = plain multi-head attention (a Swin has no other); fewer K/V heads reach the engine, which names what it refuses.
+      numKvHeads: s.kvHeads === s.heads ? 0 : s.kvHeads,
+      numLayers: s.layers,
+      positional: vit ? 'learned' : 'none',
+      pooling: vit ? 'cls' : 'mean',
+      norm: s.norm,
+      scale: s.scale,
+      seed: s.seed,
+      ...switchModelOptions(s),
+    });
+  }
   return new lab.Model({
     kind: isClassification(s.task) ? 'encoder' : 'decoder',
     architecture: s.architecture,
@@ -138,8 +222,6 @@ export class TrainingSession {
     const V = this.task.vocabSize();
     const words = Array.from({ length: V }, (_, t) => this.text([t]));
     const kind = this.task.kind();
-    // The lab's tasks are token tasks (protocol.ts TaskName leaves series out).
-    if (kind === 'regression') throw new Error(`lab: task '${this.task.name()}' forecasts values; the lab trains token tasks`);
     return { kind, words, separated: V > 0 && this.text([0, 0]) === `${words[0]} ${words[0]}`, seqLen: this.task.seqLen() };
   }
 
@@ -170,7 +252,16 @@ export class TrainingSession {
   step(n: number): StepMetrics {
     const m = this.trainer.step(n);
     this.lastStep = this.offset + m.step;
-    return { step: this.lastStep, loss: m.loss, accuracy: m.accuracy, gradNorm: m.gradNorm, maxScore: m.maxScore, ms: m.ms, headEntropy: Array.from(m.headEntropy ?? []) };
+    return {
+      step: this.lastStep,
+      loss: m.loss,
+      accuracy: m.accuracy,
+      gradNorm: m.gradNorm,
+      maxScore: m.maxScore,
+      ms: m.ms,
+      headEntropy: Array.from(m.headEntropy ?? []),
+      ...(this.settings.task === 'series' ? { mae: m.mae, baselineMse: m.baselineMse, baselineMae: m.baselineMae } : {}),
+    };
   }
 
   evaluate(batches: number) {
@@ -179,6 +270,7 @@ export class TrainingSession {
 
   /** A fixed example of the task (its seeded first batch row), without padding. */
   sampleTokens(): number[] {
+    if (this.task.input() !== 'tokens') return []; // series and shapes show their picture instead
     const b = this.task.sample(1, this.settings.seed);
     // The lab's tasks (LAB_TASKS) are token tasks; an image task's batch has pixels instead.
     if (!b.tokens) throw new Error(`task ${this.settings.task} has no tokens`);
@@ -192,9 +284,73 @@ export class TrainingSession {
     return this.task.decode(tokens) as string;
   }
 
-  /** A Transformer has attention maps; an LSTM has none (its Model refuses attentionMaps). */
+  /** A Transformer on tokens has token attention maps; an LSTM has none (its Model refuses attentionMaps), series and shapes draw a picture. */
   get hasAttention(): boolean {
-    return this.model.config().architecture !== 'lstm';
+    return this.model.config().architecture !== 'lstm' && this.task.input() === 'tokens';
+  }
+
+  /** The forecast of a series model or the images of a shapes model, from the model as it is; null for token tasks. */
+  picture(): LabPicture | null {
+    if (this.settings.task === 'series') return this.forecastPicture();
+    if (this.settings.task === 'shapes') return this.imagesPicture();
+    return null;
+  }
+
+  /**
+   * A Transformer forecaster's attention maps (L, H, T, T) over the held-out window's context (the
+   * forecast picture's), labelled by context step; null for an LSTM and for the other tasks.
+   */
+  seriesMaps(): AttentionMaps | null {
+    if (this.settings.task !== 'series' || this.model.config().architecture === 'lstm') return null;
+    const b = this.task.sample(1, HELD_OUT_SEED);
+    const r = this.model.attentionMaps(b.values!, { time: b.time, batch: 0 });
+    const T = b.values!.shape[1];
+    const steps = Array.from({ length: T }, (_, i) => i);
+    return { shape: [...r.shape], data: new Float32Array(r.data), tokens: steps, labels: steps.map(String) };
+  }
+
+  private forecastPicture(): ForecastPicture {
+    const b = this.task.sample(1, HELD_OUT_SEED);
+    const f = this.model.forecast(b.values!, b.time);
+    const F = b.values!.shape[2];
+    return {
+      kind: 'forecast',
+      step: this.lastStep,
+      time: Array.from(b.time!.data),
+      context: Array.from(b.values!.data.filter((_, i) => i % F === 0)),
+      truth: Array.from(b.forecast!.data),
+      forecast: Array.from(f.data),
+      baseline: Array.from(b.baseline!.data),
+    };
+  }
+
+  private imagesPicture(): ImagesPicture {
+    const b = this.task.sample(PICTURE_IMAGES, HELD_OUT_SEED);
+    const pixels = b.pixels!;
+    const S = pixels.shape[1];
+    const K = this.task.numClasses();
+    const p = this.model.predict(pixels);
+    const images = Array.from({ length: pixels.shape[0] }, (_, i) => {
+      const probs = p.data.subarray(i * K, (i + 1) * K);
+      const best = probs.indexOf(Math.max(...probs));
+      return { pixels: new Float32Array(pixels.data.subarray(i * S * S, (i + 1) * S * S)), label: this.text([b.labels!.data[i]]), predicted: this.text([best]), probability: probs[best] };
+    });
+    const layers: ImagesPicture['layers'] = [];
+    // The attention layers, counted as the engine counts them (a Swin has numLayers per stage): windowLayout refuses the first one past the end.
+    for (let l = 0; ; l++) {
+      let layout;
+      try {
+        layout = this.model.windowLayout(l);
+      } catch {
+        break;
+      }
+      const maps = images.map((_, i) => {
+        const m = this.model.attentionMaps(pixels, { layer: l, batch: i });
+        return { shape: [...m.shape], data: new Float32Array(m.data) };
+      });
+      layers.push({ layout: { ...layout }, maps });
+    }
+    return { kind: 'images', step: this.lastStep, size: S, heads: this.model.config().numHeads, images, layers };
   }
 
   attentionMaps(tokens: number[]): AttentionMaps {
@@ -218,7 +374,7 @@ export class TrainingSession {
   save(): Uint8Array {
     const s = this.settings;
     const notes: Record<string, string | number> = { task: s.task, length: s.length, seed: s.seed };
-    if (s.task !== 'char_lm') notes.vocab = s.vocab;
+    if ((LIMITS.tasks as Record<string, { vocab: unknown }>)[s.task]?.vocab) notes.vocab = s.vocab;
     return new Uint8Array(this.model.save(notes));
   }
 

@@ -28,6 +28,7 @@ export function attachEngine(client: EngineClient) {
       labStore.set({ metrics: s.metrics.concat(ev.metrics), stepsPerSecond: ev.stepsPerSecond });
       checkLongRun(labStore.get());
     } else if (ev.event === 'lab.maps') labStore.set({ maps: ev.maps, mapsStep: ev.step });
+    else if (ev.event === 'lab.picture') labStore.set({ picture: ev.picture });
     else if (ev.event === 'lab.stopped') {
       if (ev.reason === 'error') labStore.set({ phase: 'error', error: { text: t('lab.phase.error'), details: ev.message ?? null } });
       else {
@@ -100,7 +101,7 @@ export function engineLost(reason: string, restarted: EngineInfo | null) {
     details: reason,
   };
   if (restarted) labStore.set({ engine: restarted, engineError: null, error });
-  else labStore.set({ phase: 'idle', model: null, maps: null, tryOutput: null, longRun: null, message: null, error });
+  else labStore.set({ phase: 'idle', model: null, maps: null, picture: null, tryOutput: null, longRun: null, message: null, error });
 }
 
 /** Takes the settings a link describes (before the engine is ready). */
@@ -124,7 +125,7 @@ export function keepModel(): LabSettings | null {
 }
 
 function adopt(info: RunInfo, settings: LabSettings, patch: Partial<LabState> = {}) {
-  labStore.set({ model: { settings, run: info.run, task: info.task, parameters: info.parameters }, runStart: info.steps, ...patch });
+  labStore.set({ model: { settings, run: info.run, task: info.task, parameters: info.parameters }, runStart: info.steps, picture: info.picture ?? null, ...patch });
 }
 
 /** Set while Train waits for the engine to create or continue a model (a second click is ignored). */
@@ -185,7 +186,7 @@ export async function reset() {
   if (s.phase === 'unavailable') return;
   resumeWhenPaused = false;
   // The store forgets the run first, so its events still in flight are dropped.
-  labStore.set({ phase: 'idle', model: null, runStart: 0, metrics: [], stepsPerSecond: 0, maps: null, mapsStep: 0, tryOutput: null, message: null, error: null, startedAt: null, longRun: null, longRunChecked: false });
+  labStore.set({ phase: 'idle', model: null, runStart: 0, metrics: [], stepsPerSecond: 0, maps: null, mapsStep: 0, picture: null, tryOutput: null, message: null, error: null, startedAt: null, longRun: null, longRunChecked: false });
   await client().call('ok', { kind: 'lab.dispose' });
 }
 

@@ -55,7 +55,7 @@ export function renderCompare(host: HTMLElement, s: LabState) {
       const m = last(r);
       const on = s.compare.includes(r.id);
       const differs = on && diff.length ? ` · ${diff.map((k) => `<span class="differs">${k} ${escape(show(r.settings[k]))}</span>`).join(' ')}` : '';
-      return `<li data-run="${r.id}"><label><input type="checkbox" data-compare="${r.id}"${on ? ' checked' : ''} /> <i class="swatch" style="background:${runColor(r.id)}"></i> ${escape(tr('lab.compare.run', { id: r.id, task: r.settings.task, steps: m.step, loss: m.loss.toFixed(4), acc: m.accuracy.toFixed(3) }))}${differs}</label></li>`;
+      return `<li data-run="${r.id}"><label><input type="checkbox" data-compare="${r.id}"${on ? ' checked' : ''} /> <i class="swatch" style="background:${runColor(r.id)}"></i> ${escape(tr('lab.compare.run', { id: r.id, task: r.settings.task, steps: m.step, loss: m.loss.toFixed(4), acc: Number.isFinite(m.accuracy) ? m.accuracy.toFixed(3) : '—' }))}${differs}</label></li>`;
     })
     .join('');
 

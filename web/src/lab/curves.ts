@@ -19,7 +19,8 @@ export function entropySeries(metrics: StepMetrics[], settings: Pick<LabSettings
 }
 
 export function renderTrainingCurves(host: HTMLElement, metrics: StepMetrics[], settings: LabSettings, total: number) {
-  const lstm = settings.architecture === 'lstm';
+  // An LSTM has no attention; a forecaster's trainer reports no attention statistics (headEntropy empty).
+  const lstm = settings.architecture === 'lstm' || (metrics.length > 0 && !metrics.some((m) => m.headEntropy?.length));
   renderSeries(host, 'grad-norm', tr('lab.curve.gradNorm'), [{ label: tr('lab.curve.gradNorm'), color: '#1b7837', points: metrics.map((m) => ({ step: m.step, value: m.gradNorm })) }], total, { log: true });
   if (lstm) {
     host.querySelectorAll('figure[data-curve="max-score"], figure[data-curve="entropy"]').forEach((f) => f.remove());

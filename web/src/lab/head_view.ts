@@ -45,7 +45,8 @@ export function renderHeadView(host: HTMLElement, maps: AttentionMaps | null, pi
   const width = 300;
   const colX = [90, width - 90];
   const height = T * rowH + 10;
-  const svg = d3.select(host).select<SVGSVGElement>('svg').attr('width', width).attr('height', height);
+  // The viewBox lets CSS scale the drawing down to a narrow box (styles.css: max-width 100%) instead of widening the page.
+  const svg = d3.select(host).select<SVGSVGElement>('svg').attr('width', width).attr('height', height).attr('viewBox', `0 0 ${width} ${height}`);
   svg.attr('data-layer', layer).attr('data-head', head);
   const off = (layer * H + head) * T * T;
   const color = HEAD_COLORS[head % HEAD_COLORS.length];

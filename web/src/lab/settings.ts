@@ -7,7 +7,7 @@ import { t, type Key } from '../i18n';
 import type { LabSettings, TaskName } from '../engine/protocol';
 import LIMITS from './limits.json';
 
-export const TASKS: { id: TaskName; label: () => string; what: () => string }[] = (['reverse', 'copy', 'sort', 'assoc_recall', 'brackets', 'char_lm'] as const).map((id) => ({
+export const TASKS: { id: TaskName; label: () => string; what: () => string }[] = (['reverse', 'copy', 'sort', 'assoc_recall', 'brackets', 'char_lm', 'series', 'shapes'] as const).map((id) => ({
   id,
   label: () => t(`lab.task.${id}`),
   what: () => t(`lab.task.${id}.what`),
@@ -41,7 +41,11 @@ export const TRAINING: Record<'lr' | 'steps' | 'seed', Range> = LIMITS.training;
 export const ARCHITECTURES: { id: LabSettings['architecture']; label: string }[] = [
   { id: 'transformer', label: 'Transformer' },
   { id: 'lstm', label: 'LSTM' },
+  { id: 'vit', label: 'ViT' },
+  { id: 'swin', label: 'Swin' },
 ];
+/** The architectures a task trains: images need a ViT or a Swin; the others read sequences. */
+export const taskArchitectures = (task: TaskName): LabSettings['architecture'][] => (task === 'shapes' ? ['vit', 'swin'] : ['transformer', 'lstm']);
 /** Fields only a Transformer reads: an LSTM has no attention heads, positions, LayerNorm or score scaling. */
 export const TRANSFORMER_ONLY: readonly (keyof LabSettings)[] = ['heads', 'kvHeads', 'positional', 'norm', 'scale', ...ENGINE_SWITCHES.filter((w) => w.target === 'model').map((w) => w.key)];
 
@@ -49,7 +53,8 @@ export const TRANSFORMER_ONLY: readonly (keyof LabSettings)[] = ['heads', 'kvHea
 /** Settings with `task` and the values the form shows when that task is picked. */
 export function withTask(s: LabSettings, task: TaskName): LabSettings {
   const t = taskLimits(task);
-  return { ...s, task, length: t.length.default!, vocab: t.vocab?.default ?? s.vocab, steps: t.steps };
+  const archs = taskArchitectures(task);
+  return { ...s, task, length: t.length.default!, vocab: t.vocab?.default ?? s.vocab, steps: t.steps, architecture: archs.includes(s.architecture) ? s.architecture : archs[0] };
 }
 
 export const DEFAULT_LAB: LabSettings = withTask({ ...(LIMITS.defaults as Omit<LabSettings, 'task' | 'length' | 'vocab' | 'steps'>), ...SWITCH_DEFAULTS, task: 'reverse', length: 0, vocab: 0, steps: 0 }, 'reverse');
@@ -138,6 +143,8 @@ export function labProblems(s: LabSettings): Problem[] {
   if (!inRange(s.lr, TRAINING.lr, false)) p.push({ field: 'lr', message: t('lab.problem.lr', { min: TRAINING.lr.min, max: TRAINING.lr.max, v: value(s.lr) }) });
   whole('steps', TRAINING.steps, s.steps, false);
   whole('seed', TRAINING.seed, s.seed, false);
+  const archs = taskArchitectures(s.task);
+  if (!archs.includes(s.architecture)) p.push({ field: 'architecture', message: t('lab.problem.arch', { task, archs: archs.map((a) => ARCHITECTURES.find((x) => x.id === a)!.label).join(' / ') }) });
   if (s.architecture === 'lstm') return p; // the head-count checks are the Transformer's
   if (s.dModel % s.heads) p.push({ field: 'heads', message: t('lab.problem.heads', { d: s.dModel, h: s.heads }) });
   else if (s.positional === 'rope' && (s.dModel / s.heads) % 2) p.push({ field: 'positional', message: t('lab.problem.rope') });

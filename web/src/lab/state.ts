@@ -1,5 +1,5 @@
 // The training lab's store.
-import type { AttentionMaps, EngineInfo, LabSettings, StepMetrics, TaskInfo } from '../engine/protocol';
+import type { AttentionMaps, EngineInfo, LabPicture, LabSettings, StepMetrics, TaskInfo } from '../engine/protocol';
 import { Store } from '../util/store';
 import { DEFAULT_LAB } from './settings';
 
@@ -49,6 +49,8 @@ export interface LabState {
   longRunChecked: boolean;
   maps: AttentionMaps | null;
   mapsStep: number;
+  /** The series model's forecast or the shapes model's images, as the engine last computed them. */
+  picture: LabPicture | null;
   tryOutput: { text: string; error: boolean } | null;
   /** The engine's parameter count of the model the form describes (null until counted, or when the form is invalid). */
   formParameters: { architecture: LabSettings['architecture']; count: number } | null;
@@ -76,6 +78,7 @@ export const labStore = new Store<LabState>({
   longRunChecked: false,
   maps: null,
   mapsStep: 0,
+  picture: null,
   tryOutput: null,
   formParameters: null,
   runs: [],

@@ -20,6 +20,9 @@ export function tryHint(s: LabSettings): string {
       return t(s.length > 1 ? 'lab.hint.recall' : 'lab.hint.recallOne', { n: s.length, example: exampleRecall(s), last: s.vocab - 1 });
     case 'char_lm':
       return t('lab.hint.charLm', { n: s.length });
+    case 'series':
+    case 'shapes':
+      return t('lab.picture.noTry');
   }
 }
 

@@ -1,18 +1,19 @@
 // The training lab view: settings (mirrored in the URL), train / pause / reset, live curves,
 // attention maps of a fixed input, trying the model, checkpoint download and upload.
 // Renders labStore; every engine call and store change is an action (lab/actions.ts).
-import type { LabSettings, TryResult } from '../engine/protocol';
+import type { LabSettings, StepMetrics, TryResult } from '../engine/protocol';
 import { ENGINE_SWITCHES, type EngineSwitchSettings } from '../engine/switches';
 import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
 import * as actions from './actions';
-import { linkCharts, renderCurve } from './charts';
+import { linkCharts, renderCurve, renderSeries } from './charts';
 import { renderTrainingCurves } from './curves';
 import { mountCompare, renderCompare } from './compare';
 import { mountHeadView, renderHeadView, type HeadViewState } from './head_view';
+import { mountPicture, renderPicture, type PicturePick } from './picture';
 import { attr, onLang, span, t as tr, translate, type Key } from '../i18n';
 import { en } from '../i18n/en';
-import { ARCHITECTURES, labProblems, rangeLabel, settingsChange, settingsFromUrl, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
+import { ARCHITECTURES, labProblems, rangeLabel, settingsChange, settingsFromUrl, taskArchitectures, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
 import { labStore, type LabState } from './state';
 import { tryHint } from './try_input';
 
@@ -73,8 +74,9 @@ export function mountLab(root: HTMLElement) {
       </div>
       <div class="curves"></div>
       <section class="compare"></section>
+      <section class="lab-picture" hidden></section>
       <h3>${span('lab.maps')} <span class="muted maps-note"></span></h3>
-      <p class="maps-none muted" hidden data-i18n="lab.mapsNone">${tr('lab.mapsNone')}</p>
+      <p class="maps-none muted" hidden></p>
       <div class="lab-maps-row"><div class="lab-maps"></div><section class="head-view" hidden ${attr('aria-label', 'lab.headView.title')}></section></div>
       <h3 data-i18n="lab.try">${tr('lab.try')}</h3>
       <form class="try" onsubmit="return false">
@@ -93,6 +95,11 @@ export function mountLab(root: HTMLElement) {
   mountHeadView(el<HTMLElement>('section.head-view'), (pick) => {
     headPick = pick;
     renderHeadView(el<HTMLElement>('section.head-view'), labStore.get().maps, headPick);
+  });
+  let picturePick: PicturePick = { layer: 0, head: 0, query: null };
+  mountPicture(el<HTMLElement>('section.lab-picture'), (change) => {
+    picturePick = { ...picturePick, ...change };
+    renderPicture(el<HTMLElement>('section.lab-picture'), labStore.get().picture, picturePick);
   });
 
   const readForm = (): LabSettings => {
@@ -135,7 +142,12 @@ export function mountLab(root: HTMLElement) {
       const input = form.elements.namedItem(k) as HTMLInputElement | null;
       if (!input) continue;
       if (input.type === 'checkbox') input.checked = Boolean(v);
-      else input.value = Number.isNaN(v) ? '' : String(v);
+      else {
+        const value = Number.isNaN(v) ? '' : String(v);
+        // A checkpoint's value outside the form's choices (e.g. 6 layers) gets its own option, so the control shows it.
+        if (input instanceof HTMLSelectElement && value !== '' && !Array.from(input.options).some((o) => o.value === value)) input.add(new Option(value, value));
+        input.value = value;
+      }
     }
   };
 
@@ -225,14 +237,20 @@ export function mountLab(root: HTMLElement) {
     // While a run trains, its settings are fixed: pause to change them. An LSTM's form keeps the
     // Transformer-only fields (switching back restores them) but disables them, saying why.
     const lstm = s.settings.architecture === 'lstm';
+    // An image model sets its own positions (a ViT learns one per patch, a Swin reads them from its windows).
+    const image = s.settings.task === 'shapes';
     for (const input of form.querySelectorAll<HTMLInputElement | HTMLSelectElement>('input, select')) {
-      const unused = lstm && TRANSFORMER_ONLY.includes(input.name as keyof LabSettings);
+      const unusedByImage = image && input.name === 'positional';
+      const unused = (lstm && TRANSFORMER_ONLY.includes(input.name as keyof LabSettings)) || unusedByImage;
       input.disabled = s.phase === 'training' || unused;
       input.closest('label')?.classList.toggle('unused', unused);
-      if (unused) input.closest('label')!.title = tr('lab.transformerOnly');
+      if (unused) input.closest('label')!.title = tr(unusedByImage ? 'lab.imagePositions' : 'lab.transformerOnly');
       else input.closest('label')?.removeAttribute('title');
     }
     el<HTMLElement>('.arch-note').hidden = !lstm;
+    // The architectures the task trains (images: ViT or Swin; sequences: Transformer or LSTM).
+    const archs = taskArchitectures(s.settings.task);
+    for (const o of Array.from((form.elements.namedItem('architecture') as HTMLSelectElement).options)) o.disabled = !archs.includes(o.value as LabSettings['architecture']);
   }
 
   /** The engine's parameter count of the form's model, and of the model held (they differ once the form changed). */
@@ -291,8 +309,9 @@ export function mountLab(root: HTMLElement) {
       s.phase === 'paused' && change === 'none' ? tr('lab.resume') : s.model && change !== 'model' && s.phase !== 'error' && s.phase !== 'ready' ? tr('lab.trainMore', { n: s.settings.steps }) : tr('lab.train');
     el<HTMLElement>('.task-what').textContent = TASKS.find((t) => t.id === s.settings.task)?.what() ?? '';
     el<HTMLElement>('.try-hint').textContent = s.model ? tryHint(s.model.settings) : tr('lab.tryFirst');
-    el<HTMLInputElement>('form.try input[name="prompt"]').disabled = !s.model;
-    el<HTMLButtonElement>('form.try button').disabled = !s.model;
+    const tokens = s.model?.task.kind !== 'regression' && s.model?.settings.task !== 'shapes';
+    el<HTMLInputElement>('form.try input[name="prompt"]').disabled = !s.model || !tokens;
+    el<HTMLButtonElement>('form.try button').disabled = !s.model || !tokens;
     // The form and the banner change with settings and phases, not with each metrics batch.
     const changed = (k: keyof LabState) => !prev || s[k] !== prev[k];
     if (changed('settings') || changed('phase')) renderFields(s);
@@ -314,6 +333,7 @@ export function mountLab(root: HTMLElement) {
     if (!prev || s.metrics !== prev.metrics || total !== actions.runTarget(prev)) later('curves', renderCurves);
     if (!prev || s.runs !== prev.runs || s.compare !== prev.compare || changed('phase') || changed('settings')) later('compare', (st) => renderCompare(el<HTMLElement>('section.compare'), st));
     if (!prev || s.maps !== prev.maps || s.mapsStep !== prev.mapsStep || changed('model') || changed('settings')) later('maps', renderMaps);
+    if (!prev || s.picture !== prev.picture) later('picture', (st) => renderPicture(el<HTMLElement>('section.lab-picture'), st.picture, picturePick));
     const out = el<HTMLElement>('.try-out');
     out.textContent = s.tryOutput?.text ?? '';
     out.classList.toggle('error', Boolean(s.tryOutput?.error));
@@ -337,8 +357,18 @@ export function mountLab(root: HTMLElement) {
     const total = actions.runTarget(s);
     const loss = s.metrics.map((m) => ({ step: m.step, value: m.loss }));
     const acc = s.metrics.map((m) => ({ step: m.step, value: m.accuracy }));
-    renderCurve(curves, 'loss', tr('lab.loss'), loss, total, { log: true, color: '#542788' });
-    renderCurve(curves, 'accuracy', tr('lab.accuracy'), acc, total, { max: 1, color: '#e08214' });
+    const series = (s.model?.settings ?? s.settings).task === 'series';
+    if (series) {
+      // A forecaster reports MSE (its loss) and MAE, each beside the seasonal-naive baseline on the same batch.
+      const baseline = (f: (m: StepMetrics) => number | undefined) => ({ label: tr('lab.baseline'), color: '#8c8c8c', dashed: true, points: s.metrics.map((m) => ({ step: m.step, value: f(m) ?? NaN })) });
+      curves.querySelector('figure[data-curve="accuracy"]')?.remove();
+      renderSeries(curves, 'loss', tr('lab.mse'), [{ label: tr('lab.mse'), color: '#542788', points: loss }, baseline((m) => m.baselineMse)], total, { log: true });
+      renderSeries(curves, 'mae', tr('lab.mae'), [{ label: tr('lab.mae'), color: '#e08214', points: s.metrics.map((m) => ({ step: m.step, value: m.mae ?? NaN })) }, baseline((m) => m.baselineMae)], total, {});
+    } else {
+      curves.querySelector('figure[data-curve="mae"]')?.remove();
+      renderCurve(curves, 'loss', tr('lab.loss'), loss, total, { log: true, color: '#542788' });
+      renderCurve(curves, 'accuracy', tr('lab.accuracy'), acc, total, { max: 1, color: '#e08214' });
+    }
     renderTrainingCurves(curves, s.metrics, s.model?.settings ?? s.settings, total);
   }
 
@@ -346,9 +376,13 @@ export function mountLab(root: HTMLElement) {
   function renderMaps(s: LabState) {
     const maps = el<HTMLElement>('.lab-maps');
     // The held model decides; before there is one, the form's architecture does.
-    const lstm = (s.model?.settings ?? s.settings).architecture === 'lstm';
-    el<HTMLElement>('.maps-none').hidden = !lstm;
-    if (lstm) {
+    const held = s.model?.settings ?? s.settings;
+    const lstm = held.architecture === 'lstm';
+    // Shapes draw their attention over the images in the picture above; a forecaster's maps are over its context steps.
+    const pictured = held.task === 'shapes';
+    el<HTMLElement>('.maps-none').hidden = !lstm && !pictured;
+    el<HTMLElement>('.maps-none').textContent = tr(lstm ? 'lab.mapsNone' : 'lab.mapsPicture');
+    if (lstm || pictured) {
       el<HTMLElement>('section.head-view').hidden = true;
       el<HTMLElement>('.maps-note').textContent = '';
       maps.replaceChildren();
