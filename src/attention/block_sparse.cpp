@@ -10,11 +10,11 @@ namespace attnlab {
 
 namespace {
 
-std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+std::size_t block_count(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
-// SplitMix64's finaliser (Steele et al. 2014): a bijection on 64-bit words whose outputs of
+// mix64 is SplitMix64's finaliser (Steele et al. 2014): a bijection on 64-bit words whose outputs of
 // consecutive inputs are statistically independent.
-std::uint64_t splitmix64(std::uint64_t x) {
+std::uint64_t mix64(std::uint64_t x) {
     x += 0x9e3779b97f4a7c15ull;
     x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
@@ -23,7 +23,7 @@ std::uint64_t splitmix64(std::uint64_t x) {
 
 // The priority of key block j for query block i: lower is drawn first.
 std::uint64_t random_priority(std::uint64_t seed, std::size_t i, std::size_t j) {
-    return splitmix64(splitmix64(splitmix64(seed) ^ i) ^ j);
+    return mix64(mix64(mix64(seed) ^ i) ^ j);
 }
 
 }  // namespace
@@ -34,7 +34,7 @@ void BlockSparseOptions::validate(const char* where) const {
 
 Mask2 sparse_layout(std::size_t t, std::size_t s, const BlockSparseOptions& options, bool causal) {
     options.validate("sparse_layout");
-    const std::size_t b = options.block_size, rows = ceil_div(t, b), cols = ceil_div(s, b);
+    const std::size_t b = options.block_size, rows = block_count(t, b), cols = block_count(s, b);
     Mask2 layout = Mask2::from_shape({rows, cols});  // (⌈T/b⌉, ⌈S/b⌉), 1 = live
     std::fill(layout.begin(), layout.end(), std::uint8_t{0});
     const std::size_t w = options.window_blocks, g = options.global_blocks;
@@ -64,9 +64,9 @@ Mask2 sparse_layout(std::size_t t, std::size_t s, const BlockSparseOptions& opti
 Mask2 expand_sparse_layout(const Mask2& layout, std::size_t block_size, std::size_t t, std::size_t s) {
     constexpr const char* where = "expand_sparse_layout";
     if (block_size == 0) fail<ConfigError>(where, ": block size must be > 0, got 0");
-    if (layout.shape(0) != ceil_div(t, block_size) || layout.shape(1) != ceil_div(s, block_size)) {
+    if (layout.shape(0) != block_count(t, block_size) || layout.shape(1) != block_count(s, block_size)) {
         fail<ShapeError>(where, ": a layout for T=", t, ", S=", s, ", b=", block_size, " must be (",
-                         ceil_div(t, block_size), ", ", ceil_div(s, block_size), "), got ",
+                         block_count(t, block_size), ", ", block_count(s, block_size), "), got ",
                          shape_string(layout.shape()));
     }
     Mask2 mask = Mask2::from_shape({t, s});  // (T, S), 1 = hidden

@@ -135,12 +135,6 @@ std::size_t key_end(const Dims& dm, bool causal, std::size_t i0, std::size_t row
     return static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(last, 0, static_cast<std::ptrdiff_t>(dm.s)));
 }
 
-// Whether the mask is none or the causal mask alone: what the fused one-tile kernels apply.
-bool at_most_causal(const AttentionMask& mask) {
-    return mask.window == 0 && mask.key_padding.size() == 0 && mask.explicit_mask.size() == 0 &&
-           mask.block_layout.size() == 0 && !mask.score_bias;
-}
-
 // hide_from of the fused one-tile kernels for the query rows from i0 (kernels/flash_tiles.hpp):
 // query i sees keys j <= i + shift under the causal mask.
 std::ptrdiff_t causal_from(const AttentionMask& mask, const Dims& dm, std::size_t i0) {
@@ -477,10 +471,10 @@ bool all_keys_in_one_tile(const Dims& dm) { return dm.s <= BC; }
 // one, a key count and head dims the kernels take (the tiny models' training). The forward's
 // kernel takes any D; the backward's products need D to fit too.
 bool fused_one_tile_forward_applies(const Dims& dm, const AttentionMask& mask) {
-    return all_keys_in_one_tile(dm) && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.dv);
+    return all_keys_in_one_tile(dm) && mask.at_most_causal() && kernels::one_tile_fits(dm.s, dm.dv);
 }
 bool fused_one_tile_backward_applies(const Dims& dm, const AttentionMask& mask) {
-    return all_keys_in_one_tile(dm) && at_most_causal(mask) && kernels::one_tile_fits(dm.s, dm.d) &&
+    return all_keys_in_one_tile(dm) && mask.at_most_causal() && kernels::one_tile_fits(dm.s, dm.d) &&
            kernels::one_tile_fits(dm.s, dm.dv);
 }
 

@@ -24,11 +24,11 @@ namespace {
 // d φ / dx read from φ itself: 1 where x > 0 (φ = x + 1 > 1), exp(x) = φ where x <= 0.
 float phi_derivative(float phi) { return phi > 1.0f ? 1.0f : phi; }
 
-struct Dims {
+struct LinearDims {
     std::size_t batch, heads, t, d, kv_heads, s, dv, group;
 };
 
-Dims validate(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask, const char* where) {
+LinearDims validate_linear(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask, const char* where) {
     detail::require_attention_inputs(q, k, v, mask, where);
     require_linear_attention_mask(mask, where);
     return {q.shape(0), q.shape(1), q.shape(2), q.shape(3), k.shape(1), k.shape(2), v.shape(3), q.shape(1) / k.shape(1)};
@@ -100,7 +100,7 @@ struct RunningSums {
 // The fast path: per (batch, key/value head) the sums grow key by key as the queries (all heads
 // of the group, in order) need them: all keys at once without the causal mask, else a prefix.
 // denominator (B, H, T) is filled when non-null.
-void fast_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask, const Dims& n,
+void fast_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask, const LinearDims& n,
                   Tensor4& context, Tensor3* denominator) {
     parallel_for(0, n.batch * n.kv_heads, [&](std::size_t begin, std::size_t end) {
         RunningSums sums(n.d, n.dv);
@@ -131,7 +131,7 @@ void fast_forward(const Tensor4& q, const Tensor4& k, const Tensor4& v, const At
 // phi_q: (B, H, T, D), phi_k: (B, Hkv, S, D); weights (B, H, T, S) is written when non-null
 // (else a per-task buffer), denominator (B, H, T) likewise.
 void recorded_forward(const Tensor4& phi_q, const Tensor4& phi_k, const Tensor4& v, const AttentionMask& mask,
-                      const Dims& n, StageObserver* observer, Tensor4& context, Tensor4* weights,
+                      const LinearDims& n, StageObserver* observer, Tensor4& context, Tensor4* weights,
                       Tensor3* denominator) {
     parallel_for(0, n.batch * n.heads, [&](std::size_t begin, std::size_t end) {
         std::vector<float> scratch(weights ? 0 : n.t * n.s);
@@ -202,7 +202,7 @@ Tensor4 linear_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, c
 void linear_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                       StageObserver* observer, LinearAttentionCache* cache, LinearBackend backend, Tensor4& context) {
     constexpr const char* where = "linear_attention";
-    const Dims n = validate(q, k, v, mask, where);
+    const LinearDims n = validate_linear(q, k, v, mask, where);
     const bool recorded = backend == LinearBackend::recorded ||
                           (backend == LinearBackend::automatic && linear_attention_needs_recorded(observer));
     context.resize({n.batch, n.heads, n.t, n.dv});
@@ -249,7 +249,7 @@ namespace {
 //   w_ij = a_ij / den_i  =>  da_ij = (dw_ij - Σ_j' dw_ij' w_ij') / den_i   (visible pairs)
 //   a_ij = φq_i·φk_j     =>  dφq_i += da_ij φk_j, dφk_j += da_ij φq_i
 //   context_i = Σ_j w_ij v_j  =>  dw_ij = dcontext_i·v_j, dv_j += w_ij dcontext_i
-void recorded_backward(const Tensor4& dcontext, const Tensor4& v, const LinearAttentionCache& cache, const Dims& n,
+void recorded_backward(const Tensor4& dcontext, const Tensor4& v, const LinearAttentionCache& cache, const LinearDims& n,
                        std::size_t b, std::size_t hk, Tensor4& dphi_q, Tensor4& dphi_k, Tensor4& dv,
                        std::vector<float>& dw) {
     const std::size_t bk = b * n.kv_heads + hk;
@@ -294,7 +294,7 @@ void recorded_backward(const Tensor4& dcontext, const Tensor4& v, const LinearAt
 //   dKV_j = Σ_{i sees j} φq_i dnum_iᵀ, dZ_j = Σ_{i sees j} φq_i dden_i
 //   KV = Σ_j φk_j v_jᵀ, Z = Σ_j φk_j  =>  dφk_j = dKV_j·v_j + dZ_j, dv_j = dKV_jᵀ·φk_j
 // (a backward sweep: the queries that see key j are i >= the first whose prefix holds it).
-void fast_backward(const Tensor4& dcontext, const Tensor4& v, const LinearAttentionCache& cache, const Dims& n,
+void fast_backward(const Tensor4& dcontext, const Tensor4& v, const LinearAttentionCache& cache, const LinearDims& n,
                    std::size_t b, std::size_t hk, Tensor4& dphi_q, Tensor4& dphi_k, Tensor4& dv) {
     const std::size_t bk = b * n.kv_heads + hk;
     const float* pk = cache.phi_k.data() + bk * n.s * n.d;  // (S, D)
@@ -383,7 +383,7 @@ void linear_attention_backward(const Tensor4& dcontext, const Tensor4& v, const 
     if (cache.phi_q.size() == 0 && cache.context.size() == 0) {
         fail<ConfigError>(where, ": the cache holds no forward pass (call linear_attention with this cache first)");
     }
-    const Dims n{cache.phi_q.shape(0), cache.phi_q.shape(1), cache.phi_q.shape(2), cache.phi_q.shape(3),
+    const LinearDims n{cache.phi_q.shape(0), cache.phi_q.shape(1), cache.phi_q.shape(2), cache.phi_q.shape(3),
                  cache.phi_k.shape(1), cache.phi_k.shape(2), v.shape(3),
                  cache.phi_k.shape(1) == 0 ? 1 : cache.phi_q.shape(1) / cache.phi_k.shape(1)};
     require_shape(v, {static_cast<std::ptrdiff_t>(n.batch), static_cast<std::ptrdiff_t>(n.kv_heads),
@@ -423,7 +423,7 @@ Tensor4 linear_attention_step(const Tensor4& q, const Tensor4& k_new, const Tens
         fail<ShapeError>(where, ": k_new has ", k_new.shape(2), " new tokens but q has ", t, " (", shape_string(k_new.shape()),
                          " vs ", shape_string(q.shape()), ")");
     }
-    const Dims n = validate(q, k_new, v_new, AttentionMask(), where);
+    const LinearDims n = validate_linear(q, k_new, v_new, AttentionMask(), where);
     if (key_padding.size() > 0) {  // (B, past + T): only the new columns are read
         require_shape(key_padding, {static_cast<std::ptrdiff_t>(n.batch), static_cast<std::ptrdiff_t>(past + t)},
                       where, "key_padding (B, S_past + T)");

@@ -14,11 +14,6 @@ namespace attnlab {
 
 namespace {
 constexpr Normalizer kNormalizers[] = {Normalizer::softmax, Normalizer::sigmoid, Normalizer::relu};
-
-// Whether the mask is none or the causal mask alone: n_i then has a closed form.
-bool at_most_causal(const AttentionMask& mask) {
-    return mask.window == 0 && mask.key_padding.size() == 0 && mask.explicit_mask.size() == 0;
-}
 }  // namespace
 
 std::string_view normalizer_name(Normalizer normalizer) {
@@ -40,7 +35,7 @@ Normalizer normalizer_from_name(std::string_view name) {
 }
 
 void visible_key_counts(const AttentionMask& mask, std::size_t batch, std::size_t t, std::size_t s, float* counts) {
-    if (at_most_causal(mask)) {
+    if (mask.at_most_causal()) {  // n_i then has a closed form
         // Causal: query i sees keys j <= i + S - T (bottom-right aligned, mask.hpp).
         const std::ptrdiff_t shift = static_cast<std::ptrdiff_t>(s) - static_cast<std::ptrdiff_t>(t);
         for (std::size_t i = 0; i < t; ++i) {

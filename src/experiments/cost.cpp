@@ -17,7 +17,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kCostClaim =
     "§3.2: multi-head attention costs the same as one head of the full width (the same multiply-adds, split into h "
     "smaller products)";
 
@@ -54,7 +54,7 @@ Result run_cost(const CostOptions& o, const ProgressFn& progress) {
     }
     Result r;
     r.name = "cost";
-    r.claim = kClaim;
+    r.claim = kCostClaim;
     r.config = {{"layer", detail::format("one self-attention layer, d_model %zu, no mask, batch %zu, T = S = %zu",
                                          o.d_model, o.batch, o.length)},
                 {"flops", "2 x multiply-adds: 'shapes' from the formula 4·B·T·C² + 2·B·T·S·C, 'counted' by the "
@@ -156,7 +156,7 @@ Experiment detail::cost_entry() {
     Experiment e;
     e.name = "cost";
     e.section = "§3.2";
-    e.claim = kClaim;
+    e.claim = kCostClaim;
     e.summary = "FLOPs and measured forward/backward time of one attention layer for h = 1..16 at a fixed d_model";
     e.parameters = {
         integer_parameter("d-model", o.d_model, 1, 4096, "model width C"),

@@ -17,7 +17,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kFp16Claim =
     "§6.3: an fp16 softmax overflows once the scores grow (exp(s) > 65504 for s > 11.09); computing the softmax in "
     "fp32 fixes it; watch the largest score";
 
@@ -62,7 +62,7 @@ Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "fp16";
-    r.claim = kClaim;
+    r.claim = kFp16Claim;
     r.config = {
         {"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
         {"model", detail::format("decoder, %zu layers, d_model %zu, %zu heads, rope, pre-LN", o.num_layers, o.d_model,
@@ -147,7 +147,7 @@ Experiment detail::fp16_entry() {
     Experiment e;
     e.name = "fp16";
     e.section = "§6.3";
-    e.claim = kClaim;
+    e.claim = kFp16Claim;
     e.summary = "fp32 / fp16 with an fp16 softmax / fp16 with an fp32 softmax from a bad init at a high learning rate: "
                 "the step it broke, the max-score curve";
     e.parameters = {

@@ -11,7 +11,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kHeadsClaim =
     "§3.2/§3.3: the head count is a trade-off at a fixed d_model; the article: h = 8 is best at d_model 512, "
     "h = 16 under-fits (each head too narrow)";
 
@@ -26,7 +26,7 @@ Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "heads";
-    r.claim = kClaim;
+    r.claim = kHeadsClaim;
     r.config = {{"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
                 {"model", detail::format("decoder, %zu layer(s), rope, pre-LN, ff 4 x d_model", o.num_layers)}};
     detail::add_training_config(r, o.train);
@@ -113,7 +113,7 @@ Experiment detail::heads_entry() {
     Experiment e;
     e.name = "heads";
     e.section = "§3.2 §3.3";
-    e.claim = kClaim;
+    e.claim = kHeadsClaim;
     e.summary = "head-count sweep 1..16 at d_model 512 and 64: loss, accuracy, steps/s";
     e.parameters = {
         text_parameter("task", o.task, sequence_task_names(), "task"),

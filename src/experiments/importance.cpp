@@ -15,7 +15,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kImportanceClaim =
     "§9.2: an attention weight is not the importance of its key: ranking keys by weight differs from ranking them by "
     "the effect of removing them; weight·||v|| is closer";
 
@@ -77,7 +77,7 @@ Result run_importance(const ImportanceOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "importance";
-    r.claim = kClaim;
+    r.claim = kImportanceClaim;
     r.config = {{"task", detail::format("%s, length %zu%s (T = %zu)", o.task.c_str(), o.length,
                                         o.task == "k_back" ? detail::format(", k %zu", o.k).c_str() : "", task->seq_len())},
                 {"model", detail::format("decoder, %zu layers, d_model %zu, %zu heads, rope, pre-LN", o.num_layers,
@@ -173,7 +173,7 @@ Experiment detail::importance_entry() {
     Experiment e;
     e.name = "importance";
     e.section = "§9.2";
-    e.claim = kClaim;
+    e.claim = kImportanceClaim;
     e.summary = "trained decoder: keys ranked by weight, by weight·||v||, by removing them; rank correlations";
     e.parameters = {
         text_parameter("task", o.task, sequence_task_names(), "task"),

@@ -11,7 +11,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kKvHeadsClaim =
     "§3.3: MQA/GQA share key/value heads: a KV cache num_heads/num_kv_heads times smaller, fewer parameters, little "
     "loss in quality";
 
@@ -25,7 +25,7 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "kv_heads";
-    r.claim = kClaim;
+    r.claim = kKvHeadsClaim;
     r.config = {{"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
                 {"model", detail::format("decoder, %zu layers, d_model %zu, %zu query heads, rope, pre-LN",
                                          o.num_layers, o.d_model, o.num_heads)},
@@ -89,7 +89,7 @@ Experiment detail::kv_heads_entry() {
     Experiment e;
     e.name = "kv-heads";
     e.section = "§3.3";
-    e.claim = kClaim;
+    e.claim = kKvHeadsClaim;
     e.summary = "MHA / GQA / MQA (num_kv_heads 4, 2, 1): parameters, accuracy, KV cache per token";
     e.parameters = {
         text_parameter("task", o.task, sequence_task_names(), "task"),

@@ -12,7 +12,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kLstmClaim =
     "§1.1/§5.1: an LSTM forgets the start of long sequences (length 500); attention recalls any distance";
 
 // One LSTM layer of `width` for `task` (decoder LM form).
@@ -37,7 +37,7 @@ Result run_lstm(const LstmOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "lstm";
-    r.claim = kClaim;
+    r.claim = kLstmClaim;
     // Widths from the first task (parameter counts do not depend on the length with rope).
     TaskOptions first;
     first.length = o.distances.front() + o.extra;
@@ -125,7 +125,7 @@ Experiment detail::lstm_entry() {
     Experiment e;
     e.name = "lstm";
     e.section = "§1.1 §5.1";
-    e.claim = kClaim;
+    e.claim = kLstmClaim;
     e.summary = "k_back recall at distances up to 500: LSTM vs Transformer of about equal parameters, time per step";
     e.parameters = {
         integers_parameter("distances", o.distances, 1, 4000, "recall distances k, comma-separated"),

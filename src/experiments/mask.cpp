@@ -11,7 +11,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kMaskClaim =
     "§6.1: without the causal mask the training loss collapses suspiciously fast (each position sees its answer) and "
     "generation fails; the masked model trained as long generates well";
 
@@ -92,7 +92,7 @@ Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "mask";
-    r.claim = kClaim;
+    r.claim = kMaskClaim;
     r.config = {{"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
                 {"model", detail::format("decoder, %zu layers, d_model %zu, %zu heads, rope, pre-LN", o.num_layers,
                                          o.d_model, o.num_heads)},
@@ -169,7 +169,7 @@ Experiment detail::mask_entry() {
     Experiment e;
     e.name = "mask";
     e.section = "§6.1";
-    e.claim = kClaim;
+    e.claim = kMaskClaim;
     e.summary = "decoder with and without the causal mask: leaked training loss vs generated answers";
     e.parameters = {
         text_parameter("task", o.task, sequence_task_names(), "task"),

@@ -13,7 +13,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kNormClaim =
     "§9.3: a deep Post-LN Transformer is unstable without learning-rate warm-up; Pre-LN trains stably without it";
 
 // The last finite point of a curve (NaN if none).
@@ -34,7 +34,7 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "norm";
-    r.claim = kClaim;
+    r.claim = kNormClaim;
     r.config = {{"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
                 {"model", detail::format("decoder, %zu layers, d_model %zu, %zu heads, rope", o.num_layers, o.d_model,
                                          o.num_heads)},
@@ -119,7 +119,7 @@ Experiment detail::norm_entry() {
     Experiment e;
     e.name = "norm";
     e.section = "§9.3";
-    e.claim = kClaim;
+    e.claim = kNormClaim;
     e.summary = "deep Pre-LN vs Post-LN, with and without warm-up, at a high learning rate: every arm's loss and divergence";
     e.parameters = {
         text_parameter("task", o.task, sequence_task_names(), "task"),

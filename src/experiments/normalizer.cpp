@@ -13,7 +13,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kNormalizerClaim =
     "§9.1: softmax attention trains better than sigmoid or ReLU weights (keys compete for a budget that sums to 1)";
 
 // Mean over the rows of every block and head of held-out sequences: the entropy (nats) of the
@@ -74,7 +74,7 @@ Result run_normalizer(const NormalizerOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "normalizer";
-    r.claim = kClaim;
+    r.claim = kNormalizerClaim;
     r.config = {{"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
                 {"model", detail::format("decoder, %zu layers, d_model %zu, %zu heads, rope, pre-LN", o.num_layers,
                                          o.d_model, o.num_heads)},
@@ -145,7 +145,7 @@ Experiment detail::normalizer_entry() {
     Experiment e;
     e.name = "normalizer";
     e.section = "§9.1";
-    e.claim = kClaim;
+    e.claim = kNormalizerClaim;
     e.summary = "the same decoder with softmax, sigmoid and relu attention weights: loss curves, accuracy, entropy";
     e.parameters = {
         text_parameter("task", o.task, sequence_task_names(), "task"),

@@ -14,7 +14,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kPermutationClaim =
     "§4.1: without positional information attention is permutation-equivariant (\"I love you\" = \"you love I\"): "
     "the outputs of a permuted input are the permuted outputs; every encoding breaks that";
 
@@ -61,7 +61,7 @@ Result run_permutation(const PermutationOptions& o, const ProgressFn& progress) 
     }
     Result r;
     r.name = "permutation";
-    r.claim = kClaim;
+    r.claim = kPermutationClaim;
     r.config = {{"model", detail::format("decoder without its causal mask, %zu layers, d_model %zu, %zu heads, pre-LN, "
                                          "at initialisation (seed %llu)", o.num_layers, o.d_model, o.num_heads,
                                          static_cast<unsigned long long>(o.seed))},
@@ -108,7 +108,7 @@ Experiment detail::permutation_entry() {
     Experiment e;
     e.name = "permutation";
     e.section = "§4.1";
-    e.claim = kClaim;
+    e.claim = kPermutationClaim;
     e.summary = "f(permuted x) vs permuted f(x), unmasked, for none and each encoding: the max difference";
     e.parameters = {
         integer_parameter("length", o.length, 2, 1024, "tokens per sequence"),

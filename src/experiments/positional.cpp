@@ -13,7 +13,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kPositionalClaim =
     "§4.1/§4.3: without positions attention cannot tell order (it is permutation-equivariant); a learned table cannot "
     "extrapolate past its length, RoPE (relative) extrapolates better than absolute encodings";
 
@@ -34,7 +34,7 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "positional";
-    r.claim = kClaim;
+    r.claim = kPositionalClaim;
     r.config = {{"task", detail::format("%s, length %zu%s (T = %zu); extrapolation at length %zu (T = %zu)",
                                         o.task.c_str(), o.length,
                                         o.task == "k_back" ? detail::format(", k %zu", o.k).c_str() : "",
@@ -142,7 +142,7 @@ Experiment detail::positional_entry() {
     Experiment e;
     e.name = "positional";
     e.section = "§4.1 §4.3";
-    e.claim = kClaim;
+    e.claim = kPositionalClaim;
     e.summary = "none / sinusoidal / learned / rope: accuracy at length L and 2L, permutation gap without positions";
     e.parameters = {
         text_parameter("task", o.task, sequence_task_names(), "task"),

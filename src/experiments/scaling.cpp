@@ -14,7 +14,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kScalingClaim =
     "§2.2: without 1/sqrt(d_k) the scores of a large head dimension saturate the softmax, its gradient vanishes and "
     "the loss barely moves for hundreds of steps";
 constexpr std::size_t kJacobianRows = 256;
@@ -84,7 +84,7 @@ Result run_scaling(const ScalingOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "scaling";
-    r.claim = kClaim;
+    r.claim = kScalingClaim;
     r.config = {{"task", detail::format("%s, length %zu (T = %zu)", o.task.c_str(), o.length, task->seq_len())},
                 {"model", detail::format("decoder, %zu layer(s), d_model %zu, %zu head(s): d_k = %zu, ff %zu, rope, pre-LN",
                                          o.num_layers, o.d_model, o.num_heads, base.head_dim(), o.ff_dim)}};
@@ -218,7 +218,7 @@ Experiment detail::scaling_entry() {
     Experiment e;
     e.name = "scaling";
     e.section = "§2.2";
-    e.claim = kClaim;
+    e.claim = kScalingClaim;
     e.summary = "one large head with and without 1/sqrt(d_k): saturation at init, softmax-gradient norm vs d_k, loss curves";
     e.parameters = {
         text_parameter("task", o.task, sequence_task_names(), "task"),

@@ -14,7 +14,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kSeriesClaim =
     "§7.2: on strongly periodic series an LSTM can be steadier than attention (seed-to-seed spread of the error)";
 
 constexpr std::size_t kModels = 3;
@@ -86,7 +86,7 @@ Result run_series(const SeriesExperimentOptions& o, const ProgressFn& progress) 
 
     Result r;
     r.name = "series";
-    r.claim = kClaim;
+    r.claim = kSeriesClaim;
     std::string periods;
     for (std::size_t p : o.periods) periods += (periods.empty() ? "" : ",") + std::to_string(p);
     r.config = {
@@ -179,7 +179,7 @@ Experiment detail::series_entry() {
     Experiment e;
     e.name = "series";
     e.section = "§7.2";
-    e.claim = kClaim;
+    e.claim = kSeriesClaim;
     e.summary = "forecasting a periodic series: Transformer (sinusoidal, time-aware) vs LSTM vs seasonal naive, over seeds";
     e.parameters = {
         integer_parameter("context", o.context, 2, 4096, "steps the models read"),

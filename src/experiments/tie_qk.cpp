@@ -15,7 +15,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kTieQkClaim =
     "§2.1: separate W_Q and W_K are more expressive than one shared matrix: tied Q = K gives symmetric scores and "
     "cannot express asymmetric relations";
 
@@ -70,7 +70,7 @@ Result run_tie_qk(const TieQkOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "tie_qk";
-    r.claim = kClaim;
+    r.claim = kTieQkClaim;
     r.config = {{"task", detail::format("%s, length %zu%s (T = %zu)", o.task.c_str(), o.length,
                                         o.task == "k_back" ? detail::format(", k %zu", o.k).c_str() : "",
                                         task->seq_len())},
@@ -128,7 +128,7 @@ Experiment detail::tie_qk_entry() {
     Experiment e;
     e.name = "tie-qk";
     e.section = "§2.1";
-    e.claim = kClaim;
+    e.claim = kTieQkClaim;
     e.summary = "separate W_Q, W_K vs tied Q = K on k_back: accuracy, weight on self vs on t-k";
     e.parameters = {
         text_parameter("task", o.task, sequence_task_names(), "task"),

@@ -19,7 +19,7 @@
 namespace attnlab::experiments {
 namespace {
 
-constexpr const char* kClaim =
+constexpr const char* kVariantsClaim =
     "§5.3: sparse, windowed and linear attention cut the O(n²) cost towards O(n), and pay in accuracy on relations "
     "they cannot reach";
 
@@ -111,7 +111,7 @@ Result run_variants(const VariantsOptions& o, const ProgressFn& progress) {
 
     Result r;
     r.name = "variants";
-    r.claim = kClaim;
+    r.claim = kVariantsClaim;
     r.config = {
         {"variants", detail::format("full; window W = %zu; block_sparse b = %zu (1 window, 1 global, 1 random block); "
                                     "linear (elu + 1 features)",
@@ -230,7 +230,7 @@ Experiment detail::variants_entry() {
     Experiment e;
     e.name = "variants";
     e.section = "§5.3";
-    e.claim = kClaim;
+    e.claim = kVariantsClaim;
     e.summary = "full / window / block-sparse / linear as n grows: time, cache memory, k_back accuracy (k = n/2)";
     e.parameters = {
         integers_parameter("lengths", o.lengths, 4, 4096, "sequence lengths n"),

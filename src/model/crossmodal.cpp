@@ -22,13 +22,6 @@ const ModelConfig& crossmodal_config(const ModelConfig& config) {
     return config;
 }
 
-void shape_to(Tensor3& t, std::size_t a, std::size_t b, std::size_t c) {
-    if (t.dimension() != 3 || t.shape(0) != a || t.shape(1) != b || t.shape(2) != c) t = Tensor3::from_shape({a, b, c});
-}
-void shape_to(Tensor2& t, std::size_t a, std::size_t b) {
-    if (t.dimension() != 2 || t.shape(0) != a || t.shape(1) != b) t = Tensor2::from_shape({a, b});
-}
-
 // Appends views, each name prefixed.
 void append_prefixed(std::vector<ParameterView>& out, std::vector<ParameterView> views, const std::string& prefix) {
     for (auto& v : views) {
@@ -47,7 +40,7 @@ void append_linear(std::vector<ParameterView>& out, const std::string& name, Ten
 // (all rows when padding is empty) -> pooled (B, C).
 void masked_mean(const Tensor3& x, const Mask2& padding, const std::vector<float>& weight, Tensor2& pooled) {
     const std::size_t batch = x.shape(0), rows = x.shape(1), c = x.shape(2);
-    shape_to(pooled, batch, c);
+    shape_to(pooled, {batch, c});
     pooled.fill(0.0f);
     for (std::size_t b = 0; b < batch; ++b) {
         float* p = pooled.data() + b * c;
@@ -190,9 +183,9 @@ void CrossModalModel::run(const Index2& tokens, const Mask2& padding, const Tens
     }
     const std::size_t n = cache.image_h.shape(1);
     // Projections to the common width: tq (B, T, E), im (B, N, E)
-    shape_to(cache.tq, batch, t, e);
+    shape_to(cache.tq, {batch, t, e});
     text_proj.forward(cache.text_h.data(), batch * t, cache.tq.data());
-    shape_to(cache.im, batch, n, e);
+    shape_to(cache.im, {batch, n, e});
     image_proj.forward(cache.image_h.data(), batch * n, cache.im.data());
     // Cross block: h = tq + attn(ln1(tq), im); out = h + ffn(ln2(h))
     cross_ln1.forward(cache.tq, &cache.ln1, cache.q_in);
@@ -208,7 +201,7 @@ void CrossModalModel::run(const Index2& tokens, const Mask2& padding, const Tens
         cache.pool_weight[b] = 1.0f / static_cast<float>(count);
     }
     masked_mean(cache.out, padding, cache.pool_weight, cache.pooled);
-    shape_to(logits, batch, config_.num_classes);
+    shape_to(logits, {batch, config_.num_classes});
     head.forward(cache.pooled.data(), batch, logits.data());
     cache.valid = training;
 }
@@ -223,8 +216,8 @@ CrossEntropyResult CrossModalModel::loss(CrossModalCache& cache, const Index1& l
         if (labels(b) == 1) cache.matched.push_back(b);
     }
     const std::size_t m = cache.matched.size();
-    shape_to(cache.text_pooled, m, e);
-    shape_to(cache.image_pooled, m, e);
+    shape_to(cache.text_pooled, {m, e});
+    shape_to(cache.image_pooled, {m, e});
     const Mask2& padding = cache.text.options.mask.key_padding;
     for (std::size_t i = 0; i < m; ++i) {
         const std::size_t b = cache.matched[i];
@@ -253,9 +246,9 @@ void CrossModalModel::backward(CrossModalCache& cache) {
     options.scale = config_.scale_options();
     cross_entropy_backward(cache.ce, loss_scale_, cache.dlogits);
     // logits = pooled·Wᵀ + b; pooled = the masked mean of out
-    shape_to(cache.dpooled, batch, e);
+    shape_to(cache.dpooled, {batch, e});
     linear_backward(head, cache.pooled.data(), batch, cache.dlogits.data(), grads_.head, cache.dpooled.data());
-    shape_to(cache.dout, batch, t, e);
+    shape_to(cache.dout, {batch, t, e});
     masked_mean_backward(cache.dpooled, padding, cache.pool_weight, false, cache.dout);
     // out = h + ffn(ln2(h))
     cross_ffn.backward(cache.dout, cache.ffn, grads_.cross_ffn, cache.dtmp);
@@ -280,11 +273,11 @@ void CrossModalModel::backward(CrossModalCache& cache) {
     }
     // tq = text_h·W_textᵀ + b -> the text encoder
     Tensor3& dtext_h = cache.text.dh;
-    shape_to(dtext_h, batch, t, c);
+    shape_to(dtext_h, {batch, t, c});
     linear_backward(text_proj, cache.text_h.data(), batch * t, cache.dtq.data(), grads_.text_proj, dtext_h.data());
     text.backward(cache.text, grads_.text);
     // im = image_h·W_imageᵀ + b -> ln_f -> the image blocks -> the patch embedding
-    shape_to(cache.dimage_h, batch, n, c);
+    shape_to(cache.dimage_h, {batch, n, c});
     linear_backward(image_proj, cache.image_h.data(), batch * n, cache.dim.data(), grads_.image_proj,
                     cache.dimage_h.data());
     Tensor3* a = &cache.da;

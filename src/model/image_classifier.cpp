@@ -13,14 +13,6 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Resizes t to (a, b, c) unless it has that shape already (its buffer is then reused).
-void shape_to(Tensor3& t, std::size_t a, std::size_t b, std::size_t c) {
-    if (t.dimension() != 3 || t.shape(0) != a || t.shape(1) != b || t.shape(2) != c) t = Tensor3::from_shape({a, b, c});
-}
-void shape_to(Tensor2& t, std::size_t a, std::size_t b) {
-    if (t.dimension() != 2 || t.shape(0) != a || t.shape(1) != b) t = Tensor2::from_shape({a, b});
-}
-
 // The config of stage k's blocks: its width, heads and feed-forward.
 ModelConfig stage_config(const ModelConfig& config, const SwinStage& stage) {
     ModelConfig c = config;
@@ -33,7 +25,7 @@ ModelConfig stage_config(const ModelConfig& config, const SwinStage& stage) {
 // rows (per image) of `from` (B, R, C) gathered into `to` (B, rows.size(), C): to[b][r] = from[b][rows[r]].
 void gather_rows(const Tensor3& from, const std::vector<std::size_t>& rows, Tensor3& to) {
     const std::size_t batch = from.shape(0), n = from.shape(1), c = from.shape(2), m = rows.size();
-    shape_to(to, batch, m, c);
+    shape_to(to, {batch, m, c});
     for (std::size_t b = 0; b < batch; ++b) {
         for (std::size_t r = 0; r < m; ++r) {
             const float* src = from.data() + (b * n + rows[r]) * c;
@@ -44,7 +36,7 @@ void gather_rows(const Tensor3& from, const std::vector<std::size_t>& rows, Tens
 // The inverse: to[b][rows[r]] = from[b][r] (rows is a permutation of 0..n-1). to: (B, n, C)
 void scatter_rows(const Tensor3& from, const std::vector<std::size_t>& rows, std::size_t n, Tensor3& to) {
     const std::size_t batch = from.shape(0), m = from.shape(1), c = from.shape(2);
-    shape_to(to, batch, n, c);
+    shape_to(to, {batch, n, c});
     for (std::size_t b = 0; b < batch; ++b) {
         for (std::size_t r = 0; r < m; ++r) {
             const float* src = from.data() + (b * m + r) * c;
@@ -337,7 +329,7 @@ void ImageClassifier::run(const Tensor3& pixels, ImageClassifierCache& cache, bo
             if (stage.merges) {
                 const std::size_t grid = stage.blocks.front().grid, c = x->shape(2), batch = x->shape(0);
                 const std::size_t n = (grid / 2) * (grid / 2);
-                shape_to(sc.merge.gathered, batch, n, 4 * c);
+                shape_to(sc.merge.gathered, {batch, n, 4 * c});
                 for (std::size_t b = 0; b < batch; ++b)
                     for (std::size_t r = 0; r < n; ++r)
                         for (std::size_t part = 0; part < 4; ++part) {
@@ -345,7 +337,7 @@ void ImageClassifier::run(const Tensor3& pixels, ImageClassifierCache& cache, bo
                             std::copy(src, src + c, sc.merge.gathered.data() + (b * n + r) * 4 * c + part * c);
                         }
                 stage.merge.norm.forward(sc.merge.gathered, &sc.merge.norm, sc.merge.normed);
-                shape_to(sc.merged, batch, n, 2 * c);
+                shape_to(sc.merged, {batch, n, 2 * c});
                 stage.merge.reduction.forward(sc.merge.normed.data(), batch * n, sc.merged.data());
                 x = &sc.merged;
             }
@@ -357,7 +349,7 @@ void ImageClassifier::run(const Tensor3& pixels, ImageClassifierCache& cache, bo
     } else {
         cache.normed = *x;
     }
-    shape_to(cache.pooled, batch, c);
+    shape_to(cache.pooled, {batch, c});
     const bool cls = patch_emb.config().cls;
     for (std::size_t b = 0; b < batch; ++b) {
         float* pooled = cache.pooled.data() + b * c;
@@ -371,7 +363,7 @@ void ImageClassifier::run(const Tensor3& pixels, ImageClassifierCache& cache, bo
             for (std::size_t j = 0; j < c; ++j) pooled[j] += h[i * c + j];
         for (std::size_t j = 0; j < c; ++j) pooled[j] /= static_cast<float>(np);
     }
-    shape_to(logits, batch, config_.num_classes);
+    shape_to(logits, {batch, config_.num_classes});
     head.forward(cache.pooled.data(), batch, logits.data());
     cache.valid = training;
 }
@@ -402,11 +394,11 @@ void ImageClassifier::backward(const Tensor2& dlogits) {
     AttentionOptions options;
     options.scale = config_.scale_options();
     // logits = pooled·Wᵀ + b
-    shape_to(cache.dpooled, batch, c);
+    shape_to(cache.dpooled, {batch, c});
     linear_backward(head, cache.pooled.data(), batch, dlogits.data(), grads_.head, cache.dpooled.data());
     // pooled = h[0] (CLS) or the mean of h's rows
     const std::size_t np = cache.normed.shape(1);
-    shape_to(cache.dh, batch, np, c);
+    shape_to(cache.dh, {batch, np, c});
     const bool cls = patch_emb.config().cls;
     for (std::size_t b = 0; b < batch; ++b) {
         const float* dp = cache.dpooled.data() + b * c;
@@ -440,11 +432,11 @@ void ImageClassifier::backward(const Tensor2& dlogits) {
                 // merged = norm(gathered)·Wᵀ; gathered = the 2x2 groups of the map
                 const std::size_t grid = stage.blocks.front().grid, cin = sc.merge.gathered.shape(2) / 4;
                 const std::size_t n = sc.merge.gathered.shape(1);
-                shape_to(sc.merge.dnormed, batch, n, 4 * cin);
+                shape_to(sc.merge.dnormed, {batch, n, 4 * cin});
                 linear_backward(stage.merge.reduction, sc.merge.normed.data(), batch * n, a.data(),
                                 sg.merge.reduction, sc.merge.dnormed.data());
                 stage.merge.norm.backward(sc.merge.dnormed, sc.merge.norm, sg.merge.norm, sc.merge.dgathered);
-                shape_to(b, batch, grid * grid, cin);
+                shape_to(b, {batch, grid * grid, cin});
                 for (std::size_t bb = 0; bb < batch; ++bb)
                     for (std::size_t r = 0; r < n; ++r)
                         for (std::size_t part = 0; part < 4; ++part) {

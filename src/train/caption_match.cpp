@@ -9,7 +9,7 @@ namespace attnlab {
 
 namespace {
 
-constexpr std::size_t kMinSide = 16, kMaxSide = 64, kMinClasses = 4, kMaxClasses = 10;
+constexpr std::size_t kCaptionMinSide = 16, kCaptionMaxSide = 64, kCaptionMinClasses = 4, kCaptionMaxClasses = 10;
 constexpr std::size_t kCaptionLength = 4;  // size, kind, vertical, horizontal
 // Radius ranges as fractions of S (small, large), apart so that the size word is decidable.
 constexpr float kSmall[2] = {0.20f, 0.24f}, kLarge[2] = {0.29f, 0.33f};
@@ -105,13 +105,13 @@ std::vector<std::string> caption_match_words(std::size_t classes) {
 }
 
 std::unique_ptr<Task> make_caption_match_task(std::size_t image_size, std::size_t classes) {
-    if (image_size < kMinSide || image_size > kMaxSide) {
-        fail<ConfigError>("make_task(\"caption_match\"): length (the image side) must be in [", kMinSide, ", ",
-                          kMaxSide, "], got length=", image_size);
+    if (image_size < kCaptionMinSide || image_size > kCaptionMaxSide) {
+        fail<ConfigError>("make_task(\"caption_match\"): length (the image side) must be in [", kCaptionMinSide, ", ",
+                          kCaptionMaxSide, "], got length=", image_size);
     }
-    if (classes < kMinClasses || classes > kMaxClasses) {
+    if (classes < kCaptionMinClasses || classes > kCaptionMaxClasses) {
         fail<ConfigError>("make_task(\"caption_match\"): vocab (the number of shape classes) must be in [",
-                          kMinClasses, ", ", kMaxClasses, "], got vocab=", classes);
+                          kCaptionMinClasses, ", ", kCaptionMaxClasses, "], got vocab=", classes);
     }
     return std::make_unique<CaptionMatchTask>(image_size, classes);
 }

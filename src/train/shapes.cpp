@@ -9,7 +9,7 @@ namespace attnlab {
 
 namespace {
 
-constexpr std::size_t kMinSide = 8, kMaxSide = 64, kMinClasses = 4, kMaxClasses = 10;
+constexpr std::size_t kShapesMinSide = 8, kShapesMaxSide = 64, kShapesMinClasses = 4, kShapesMaxClasses = 10;
 constexpr float kNoise = 0.1f;       // standard deviation of the pixel noise
 constexpr float kHalfWidth = 0.5f;   // a stroke's half width in pixels (bars: twice)
 
@@ -145,13 +145,13 @@ const std::vector<std::string>& shape_class_names() {
 }
 
 std::unique_ptr<Task> make_shapes_task(std::size_t image_size, std::size_t classes) {
-    if (image_size < kMinSide || image_size > kMaxSide) {
-        fail<ConfigError>("make_task(\"shapes\"): length (the image side) must be in [", kMinSide, ", ", kMaxSide,
+    if (image_size < kShapesMinSide || image_size > kShapesMaxSide) {
+        fail<ConfigError>("make_task(\"shapes\"): length (the image side) must be in [", kShapesMinSide, ", ", kShapesMaxSide,
                           "], got length=", image_size);
     }
-    if (classes < kMinClasses || classes > kMaxClasses) {
-        fail<ConfigError>("make_task(\"shapes\"): vocab (the number of classes) must be in [", kMinClasses, ", ",
-                          kMaxClasses, "], got vocab=", classes);
+    if (classes < kShapesMinClasses || classes > kShapesMaxClasses) {
+        fail<ConfigError>("make_task(\"shapes\"): vocab (the number of classes) must be in [", kShapesMinClasses, ", ",
+                          kShapesMaxClasses, "], got vocab=", classes);
     }
     return std::make_unique<ShapesTask>(image_size, classes);
 }

@@ -42,14 +42,8 @@ void require_batch_size(std::size_t batch_size, std::size_t t, const std::string
     require_allocatable({batch_size, t}, "Task::sample", "the batch");
 }
 
-// The batch's tensors take the shapes of this task; a tensor that already has its shape keeps its
-// storage (sample_into then allocates nothing), one the task does not use is left empty.
-template <class Tensor, std::size_t N>
-void shape_to(Tensor& t, const std::array<std::size_t, N>& shape) {
-    bool same = t.dimension() == N;
-    for (std::size_t i = 0; same && i < N; ++i) same = t.shape()[i] == shape[i];
-    if (!same) t = Tensor::from_shape(shape);
-}
+// The batch's tensors take the shapes of this task (shape_to keeps the storage of a tensor that
+// already has its shape, so sample_into then allocates nothing); one the task does not use is left empty.
 template <class Tensor>
 void make_empty(Tensor& t) {
     if (t.size() != 0) t = Tensor();

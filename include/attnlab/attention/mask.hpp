@@ -71,6 +71,11 @@ struct AttentionMask {
         return causal || window > 0 || key_padding.size() > 0 || explicit_mask.size() > 0 || block_layout.size() > 0 ||
                score_bias != nullptr;
     }
+    // True if no component but the causal flag is set (or none is).
+    bool at_most_causal() const {
+        return window == 0 && key_padding.size() == 0 && explicit_mask.size() == 0 && block_layout.size() == 0 &&
+               score_bias == nullptr;
+    }
     // True if the block layout alone hides key j from query i.
     bool outside_layout(std::size_t i, std::size_t j) const {
         return block_layout.size() > 0 && !block_layout((i + block_row_offset) / block_size, j / block_size);

@@ -13,6 +13,7 @@
 //   attnlab::require_shape(x, {2, 5, 8}, "forward", "x"); // throws ShapeError otherwise
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -132,6 +133,12 @@ void require_shape_like(const T& t, const U& like, const char* where, const char
 // Throws ValueError naming the first non-finite element, when checking is on. Scans blocks for
 // an exponent of all ones first (a loop the compiler vectorises), element by element only in a
 // block that has one.
+// Gives t the shape `shape` unless it has it already; then its buffer is kept (no allocation).
+template <class T>
+void shape_to(T& t, const typename T::shape_type& shape) {
+    if (t.size() == 0 || !std::equal(shape.begin(), shape.end(), t.shape().begin())) t = T::from_shape(shape);
+}
+
 void require_finite(const float* data, std::size_t n, const char* where, const char* what);
 
 // dst = src (dst resized to src's shape, its buffer kept when the size is unchanged), copied in
