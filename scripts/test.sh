@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
-# library and runs the GoogleTest suite (ctest), then runs it again under AddressSanitizer and
-# UndefinedBehaviorSanitizer and runs each fuzz target for a bounded time, then builds the
-# WebAssembly module and runs its Node tests, then builds the page and runs the browser tests in
-# headless Chromium and the files the Firefox driver supports in headless firefox-esr, then packs
-# the npm package and tests it installed in a fresh project (Node and a Vite-built page), and last
-# checks that no comment or document narrates measurement history (tests/docs/).
+# library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
+# tests, builds the page and runs the browser tests in headless Chromium and the files the Firefox
+# driver supports in headless firefox-esr, packs the npm package and tests it installed in a fresh
+# project (Node and a Vite-built page), and checks that no comment or document narrates
+# measurement history (tests/docs/). Alongside all of that, at the lowest CPU priority, it builds
+# the library and tests again under AddressSanitizer and UndefinedBehaviorSanitizer, runs that
+# ctest and runs each fuzz target for a bounded time (its log is printed when it ends).
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh --native   only the native build and ctest
 #   scripts/test.sh --sanitize only the ASan+UBSan build (build-asan/, clang) and its ctest
+#   scripts/test.sh --sanitize-and-fuzz
+#                              the ASan+UBSan build, its ctest and 20 s of each fuzz target
 #   scripts/test.sh --tsan     only the ThreadSanitizer build (build-tsan/) and the thread pool,
 #                              kernel and training tests
 set -euo pipefail
@@ -48,11 +51,48 @@ tsan_tests() {
     ctest --test-dir build-tsan --output-on-failure -j1 -LE cli \
     -R '^(ThreadPool|Matmul|AllVariants|FlashTiles|AdamWUpdate|Softmax|LayerNorm|Gelu|Relu|Isa|Trainer|TrainReference|AdamW|Sgd|Optimizer|GradNorm|Model|Determinism)[./]'
 }
+asan_and_fuzz() {
+  asan_tests
+  echo "== fuzzing (tests/fuzz, 20 s per target)"
+  bash scripts/fuzz.sh 20
+}
 case "${1:-}" in
   --sanitize) asan_tests; exit 0 ;;
+  --sanitize-and-fuzz) asan_and_fuzz; exit 0 ;;
   --tsan) tsan_tests; exit 0 ;;
 esac
 # ---- end of sanitizers and fuzzing ----
+
+# The sanitizer build, its ctest and the fuzzers need neither WebAssembly nor a browser, and the
+# steps below leave a core idle for much of their time (the browser suites above all). So they run
+# alongside, in a session of their own at the lowest CPU priority: the foreground steps, and the
+# browser tests' main-thread timings, keep the CPU whenever they want it.
+sanitizer_log=$root/build-asan/test.log
+sanitizer_pid=
+start_sanitizers() {
+  [[ "${1:-}" == "--native" ]] && return
+  mkdir -p build-asan
+  setsid nice -n 19 bash scripts/test.sh --sanitize-and-fuzz > "$sanitizer_log" 2>&1 &
+  sanitizer_pid=$!
+  echo "== ASan+UBSan build, ctest and fuzzing started in the background (log: build-asan/test.log)"
+}
+stop_sanitizers() {
+  [[ -n "$sanitizer_pid" ]] && kill -- "-$sanitizer_pid" 2>/dev/null || true
+}
+trap stop_sanitizers EXIT
+trap 'stop_sanitizers; exit 130' INT TERM
+wait_for_sanitizers() {
+  echo "== ASan+UBSan ctest and fuzzing (ran in the background; waiting for them to end)"
+  local status=0
+  wait "$sanitizer_pid" || status=$?
+  sanitizer_pid=
+  cat "$sanitizer_log"
+  if (( status != 0 )); then
+    echo "the ASan+UBSan build, its ctest or a fuzz target failed (exit $status): see above or build-asan/test.log"
+    exit "$status"
+  fi
+}
+start_sanitizers "${1:-}"
 
 echo "== native build (build/)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
@@ -66,12 +106,6 @@ docs_check() {
 }
 
 if [[ "${1:-}" == "--native" ]]; then docs_check; exit 0; fi
-
-# ---- sanitizers and fuzzing: ASan+UBSan ctest, then each fuzz target for 20 s ----
-asan_tests
-echo "== fuzzing (tests/fuzz, 20 s per target)"
-bash scripts/fuzz.sh 20
-# ---- end of sanitizers and fuzzing ----
 
 echo "== WebAssembly build (threads + single, and the kernel tests under WebAssembly)"
 bash scripts/build_wasm.sh threads single
@@ -99,3 +133,4 @@ ATTNLAB_BROWSER=firefox node --test "${firefox_files[@]}"
 echo "== npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check
+wait_for_sanitizers
