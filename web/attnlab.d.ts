@@ -154,6 +154,11 @@ export interface Trace {
   numBatches(name: StageName): number;
   /** Per recorded stage, in canonical order: the §6.3 monitor of overflow and underflow. */
   numerics(): Partial<Record<StageName, StageNumerics>>;
+  /**
+   * The cells of one matrix (head and batch as in stage()) that rounding to fp16/bf16 flushed from
+   * non-zero to ±0, as ascending flat indices row · cols + col (empty in fp32).
+   */
+  flushedCells(name: StageName, head?: number, batch?: number): Int32Array;
   delete(): void;
   isDeleted(): boolean;
 }

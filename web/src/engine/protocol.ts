@@ -57,10 +57,16 @@ export interface BackwardResult extends Omit<AttentionGradients, 'grads'> {
 }
 
 /** A stage as recorded by the engine: one tensor per head (or a single entry for whole-width stages). */
+/** One recorded matrix of a stage, with the cells rounding to fp16/bf16 flushed to ±0 (Trace.flushedCells; absent when none). */
+export interface StageTensor extends Tensor {
+  /** Flat indices row · cols + col, ascending. */
+  flushed?: Int32Array;
+}
+
 export interface StageData {
   name: string;
   perHead: boolean;
-  heads: Tensor[];
+  heads: StageTensor[];
 }
 
 /** Where a walkthrough trace came from when it is a layer of the lab's model (null for random weights). */

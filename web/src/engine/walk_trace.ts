@@ -1,7 +1,7 @@
 // Walkthrough traces, computed in the engine worker: one attention call with seeded random weights
 // (MultiHeadAttention.trace), or one layer of the lab's model (Model.trace), as a TraceResult.
 import type { AttnLab, StageName, Trace } from '../../attnlab';
-import type { BackwardResult, StageData, Tensor, TraceRequest, TraceResult } from './protocol';
+import type { BackwardResult, StageData, StageTensor, Tensor, TraceRequest, TraceResult } from './protocol';
 import type { TrainingSession } from './training_engine';
 
 /** Copies an engine tensor into a Float32Array the worker owns (the binding already copies; this makes transfer safe). */
@@ -10,8 +10,14 @@ const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Arra
 function readStage(trace: Trace, name: StageName, perHeadNames: Set<string>): StageData {
   const perHead = perHeadNames.has(name);
   const n = perHead ? trace.numHeads(name) : 1;
-  const heads: Tensor[] = [];
-  for (let h = 0; h < n; h++) heads.push(own(perHead ? trace.stage(name, h) : trace.stage(name)));
+  const heads: StageTensor[] = [];
+  for (let h = 0; h < n; h++) {
+    const t: StageTensor = own(perHead ? trace.stage(name, h) : trace.stage(name));
+    // The cells rounding flushed to ±0 (a build without the binding marks none).
+    const flushed = typeof trace.flushedCells === 'function' ? trace.flushedCells(name, perHead ? h : -1) : null;
+    if (flushed?.length) t.flushed = new Int32Array(flushed);
+    heads.push(t);
+  }
   return { name, perHead, heads };
 }
 

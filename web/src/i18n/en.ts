@@ -631,6 +631,8 @@ export const en = {
   'lab.choice.cosine': 'cosine decay',
   'lab.choice.constant': 'constant',
   'lab.choice.dynamic': 'dynamic',
+  // ---- walkthrough: flushed cells, trained-model KV cache (issue 25) ----
+  'fig.flushed': 'flushed to 0: a non-zero result below the format’s smallest subnormal (engine’s rounding)',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

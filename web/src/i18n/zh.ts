@@ -631,4 +631,6 @@ export const zh: Strings = {
   'lab.choice.cosine': '余弦衰减',
   'lab.choice.constant': '恒定',
   'lab.choice.dynamic': '动态',
+  // ---- walkthrough: flushed cells, trained-model KV cache (issue 25) ----
+  'fig.flushed': '下溢为 0：非零结果小于该格式最小的次正规数（引擎的舍入）',
 };

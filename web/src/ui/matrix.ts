@@ -13,7 +13,8 @@ export interface MatrixProps {
   title: string;
   /** Under the title, e.g. "(T, D) = (3, 4)". */
   caption?: string;
-  data: Tensor;
+  /** An engine stage's matrix may carry `flushed`: its cells rounding flushed to ±0, marked like ±∞. */
+  data: Tensor & { flushed?: ArrayLike<number> };
   scale: ColorScale;
   cell: number;
   digits?: number;
@@ -127,6 +128,8 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   fig.select('figcaption').html(`<span class="t">${p.title}</span>${p.caption ? `<span class="c">${p.caption}</span>` : ''}${hidden}`);
   const svg = fig.select<SVGSVGElement>('svg').attr('width', size.width).attr('height', size.height).attr('data-rows', R).attr('data-cols', K);
 
+  const flushed = new Set(Array.from(p.data.flushed ?? []));
+  const isFlushed = (d: Cell) => flushed.has(d.i * K + d.j);
   const hiR = new Set(p.highlightRows ?? []);
   const hiC = new Set(p.highlightCols ?? []);
   const hiCell = new Set((p.highlightCells ?? []).map(([i, j]) => `${i},${j}`));
@@ -156,6 +159,9 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     // Overflow and NaN (an emulated fp16/bf16 run): +inf, -inf that no mask put there, NaN.
     .attr('data-nonfinite', (d) => nonFinite(d.v, p.masked?.(d.i, d.j) ?? false))
     .classed('nonfinite', (d) => nonFinite(d.v, p.masked?.(d.i, d.j) ?? false) !== null)
+    // Underflow (fp16/bf16): a non-zero result the rounding turned into ±0, as the engine noted it.
+    .attr('data-flushed', (d) => (isFlushed(d) ? '1' : null))
+    .classed('flushed', isFlushed)
     .classed('hi', (d) => hiR.has(d.i) || hiC.has(d.j) || hiCell.has(`${d.i},${d.j}`))
     .classed('focus', (d) => hiCell.has(`${d.i},${d.j}`))
     .classed('pending', (d) => p.pending?.(d.i, d.j) ?? false);
@@ -181,7 +187,8 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     const extra = p.detail ? p.detail(d.i, d.j, d.v) : '';
     return (
       `<div class="tt-head">${p.title} [${d.i}][${d.j}] <span class="muted">${label}</span></div>` +
-      `<div class="tt-val">${exactFloat32(d.v)}</div>${p.masked?.(d.i, d.j) ? `<div class="muted">${tr('fig.masked')}</div>` : ''}${extra}`
+      `<div class="tt-val">${exactFloat32(d.v)}</div>${p.masked?.(d.i, d.j) ? `<div class="muted">${tr('fig.masked')}</div>` : ''}` +
+      `${isFlushed(d) ? `<div class="muted">${tr('fig.flushed')}</div>` : ''}${extra}`
     );
   };
   // Keyboard: one Tab stop per matrix (roving tabindex); arrows move between cells, and a focused
