@@ -881,6 +881,15 @@ export interface AttnLab {
   attentionGradients(layer: GradientLayer, x: Tensor, options: GradientOptions): AttentionGradients;
   /** The Trainer's attention diagnostics of one forward of the same layer: largest |scaled score|, mean row entropy per head (nats). */
   /** Generates x's rows one at a time through one KV cache (causal self-attention); one entry per step. */
-  kvCacheSteps(layer: GradientLayer, x: Tensor, options?: { variant?: 'full' | 'linear' }): KvCacheStep[];
+  /**
+   * Generation of x's rows one at a time through one KV cache (causal self-attention). `parameters`
+   * (e.g. a trained Model's `blocks.{l}.attn.*` under their layer names q_proj.weight, ...) replace
+   * the seeded weights; positional 'rope' rotates each new row at its position.
+   */
+  kvCacheSteps(
+    layer: GradientLayer,
+    x: Tensor,
+    options?: { variant?: 'full' | 'linear'; parameters?: Record<string, Tensor>; positional?: 'none' | 'rope'; scale?: boolean; scaleFactor?: number; normalizer?: 'softmax' | 'sigmoid' | 'relu' },
+  ): KvCacheStep[];
   attentionStats(layer: GradientLayer, x: Tensor, options?: Omit<GradientOptions, 'lossRow' | 'target'>): { maxAbsScore: number; meanEntropy: Tensor };
 }

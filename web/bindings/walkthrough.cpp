@@ -21,12 +21,15 @@
 // diagnostics (AttentionStatsRecorder) and returns {maxAbsScore, meanEntropy: {shape: [H]}}: the
 // engine's numbers the page's own entropies and largest score are checked against.
 //
-// lab.kvCacheSteps(layer, x, {variant}) generates x's rows one at a time through
+// lab.kvCacheSteps(layer, x, {variant, parameters, positional, scale, scaleFactor, normalizer})
+// generates x's rows one at a time through
 // MultiHeadAttention::forward_incremental with one KvCache (causal self-attention), and returns per
 // step t: the new query's weights against the cache ({shape: [1, t+1]} per head; linear attention
 // keeps no weights, only its state), the floats the cache holds (K and V rows, or linear
 // attention's constant state Σφ(k)vᵀ and Σφ(k)), the output row, and the multiply-adds of the
-// step against those of recomputing all t+1 rows from scratch.
+// step against those of recomputing all t+1 rows from scratch. `parameters` ({name: {shape,
+// data}}, e.g. one block's attention of a Model trained in the lab) replace the seeded weights;
+// positional 'rope' rotates each new row at its position.
 //
 // layer: dModel, numHeads, numKvHeads, kvDim, seed (bias is on, as the walkthrough's layer).
 // options: causal, window, globalTokens, scale (boolean), positional ('none' | 'rope' |
@@ -252,14 +255,29 @@ double layer_macs(const MultiHeadAttentionConfig& c, std::size_t rows, std::size
 val kv_cache_steps(val layer, val x_js, val options) {
     constexpr const char* where = "kvCacheSteps";
     return guarded(where, [&] {
-        const MultiHeadAttention mha = layer_from_js(layer, where);
+        MultiHeadAttention mha = layer_from_js(layer, where);
         const MultiHeadAttentionConfig& config = mha.config();
-        const JsOptions opt(options, {"variant"}, where);
+        const JsOptions opt(options, {"variant", "parameters", "positional", "scale", "scaleFactor", "normalizer"}, where);
         bool batched = false;
         const Tensor3 x = tensor3_from_js(x_js, where, "x", &batched);  // (1, T, C)
         if (batched) fail<ShapeError>(where, ": x must be one sequence [T, C]");
+        if (!opt.is_null("parameters")) {  // a trained layer's weights in place of the seeded ones
+            const val params = opt.get("parameters");
+            const val names = val::global("Object").call<val>("keys", params);
+            for (unsigned i = 0; i < names["length"].as<unsigned>(); ++i) {
+                set_parameter_from_js(mha.parameters(), names[i], params[names[i]], where);
+            }
+        }
         AttentionOptions o;
         o.variant = attention_variant_from_name(opt.string("variant", "full"));
+        o.normalizer = normalizer_from_name(opt.string("normalizer", "softmax"));
+        o.scale.enabled = opt.boolean("scale", true);
+        if (opt.has("scaleFactor")) o.scale.factor = static_cast<float>(opt.number("scaleFactor", 1.0));
+        const PositionalKind positional = positional_from_name(opt.string("positional", "none"));
+        if (positional != PositionalKind::none && positional != PositionalKind::rope) {
+            fail<ConfigError>(where, ": positional '", opt.string("positional", "none"), "' is added to x by the caller; here only 'none' or 'rope'");
+        }
+        o.rope = positional == PositionalKind::rope;
         if (o.variant == AttentionVariant::block_sparse) fail<ConfigError>(where, ": variant 'block_sparse' has no incremental path here; use 'full' or 'linear'");
         o.mask.causal = true;
         const std::size_t t_count = x.shape(1), c = config.d_model;

@@ -165,7 +165,7 @@ function softmaxRows(t: Tensor): Tensor {
 }
 
 /** One layer of the lab's model on `text` (empty: the lab's example), recorded by Model.trace. */
-export function modelTrace(s: TrainingSession, sample: number[], text: string, layer: number): TraceResult {
+export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], text: string, layer: number): TraceResult {
   if (!s.hasAttention) throw new Error('the lab’s model is an LSTM: it has no attention to walk through (train a Transformer in the lab)');
   const t0 = performance.now();
   const tokens = text.trim() ? Array.from(s.task.encode(text)) : sample.length ? sample : s.sampleTokens();
@@ -201,6 +201,20 @@ export function modelTrace(s: TrainingSession, sample: number[], text: string, l
   // The lab trains token models only (its TaskName leaves series out), so a forecaster never gets here.
   if (kind === 'forecaster') throw new Error('walkthrough: a forecaster reads values, not tokens; the walkthrough shows token models');
   const x = stages.x.heads[0];
+  // A decoder's layer decodes its inputs one token at a time through a KV cache, with its trained
+  // weights: x's rows are that layer's inputs at each position, which no later token changes.
+  const kvLayer = { dModel: c.dModel, numHeads: H, numKvHeads: c.numKvHeads || H, seed: 0 };
+  const kvOptions = {
+    parameters,
+    positional: c.positional === 'rope' ? ('rope' as const) : ('none' as const),
+    scale: c.scale,
+    ...(c.attentionScale != null ? { scaleFactor: c.attentionScale } : {}),
+    normalizer: c.normalizer ?? 'softmax',
+  };
+  const kvCache =
+    kind === 'decoder' && typeof lab.kvCacheSteps === 'function'
+      ? { full: lab.kvCacheSteps(kvLayer, x, { ...kvOptions, variant: 'full' }), linear: lab.kvCacheSteps(kvLayer, x, { ...kvOptions, variant: 'linear' }) }
+      : null;
   const labels = tokens.map((t) => s.text([t]));
   // An encoder with a CLS token records one more row than there are tokens.
   while (labels.length < x.shape[0]) labels.unshift('CLS');
@@ -217,6 +231,7 @@ export function modelTrace(s: TrainingSession, sample: number[], text: string, l
       scale: c.scale,
     },
     model: { kind, task: s.settings.task, layer, layers: c.numLayers, tokens, text: s.text(tokens), labels },
+    kvCache,
     stageNames,
     stages,
     parameters,

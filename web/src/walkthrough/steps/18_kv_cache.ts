@@ -11,11 +11,18 @@ export const kvCacheStep: Step = {
   beats: (c) => c.derived.T + 1,
   columns: (c) => 2 * c.derived.T + c.derived.D + 4,
   caption: (c) => (c.beat > 0 ? t('step.kvCache.caption', { t: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
-  explain: (c) => (c.trace.kvCache ? t('step.kvCache.explain') : t('step.kvCache.none')),
+  explain: (c) =>
+    c.trace.model
+      ? c.trace.kvCache
+        ? `${t('step.kvCache.explain')} ${t('step.kvCache.trained', { layer: c.trace.model.layer })}`
+        : t('step.kvCache.encoder')
+      : c.trace.kvCache
+        ? t('step.kvCache.explain')
+        : t('step.kvCache.none'),
   render(host, c) {
     const kv = c.trace.kvCache;
     if (!kv) {
-      note(host, 'no-kv', `<p>${t('step.kvCache.none')}</p>`);
+      note(host, 'no-kv', `<p>${c.trace.model ? t('step.kvCache.encoder') : t('step.kvCache.none')}</p>`);
       return;
     }
     const T = c.derived.T;
