@@ -146,24 +146,6 @@ function variantTraces(lab: AttnLab, mha: { trace: (x: Tensor, o: object) => Tra
   };
 }
 
-/** Row softmax of a (T, S) matrix, -inf entries weigh 0 (the scaling step's "unscaled" picture). */
-function softmaxRows(t: Tensor): Tensor {
-  const [R, K] = t.shape;
-  const out = new Float32Array(R * K);
-  for (let i = 0; i < R; i++) {
-    let m = -Infinity;
-    for (let j = 0; j < K; j++) m = Math.max(m, t.data[i * K + j]);
-    let sum = 0;
-    for (let j = 0; j < K; j++) {
-      const e = t.data[i * K + j] === -Infinity ? 0 : Math.exp(t.data[i * K + j] - m);
-      out[i * K + j] = e;
-      sum += e;
-    }
-    for (let j = 0; j < K; j++) out[i * K + j] /= sum || 1;
-  }
-  return { shape: [R, K], data: out };
-}
-
 /** One layer of the lab's model on `text` (empty: the lab's example), recorded by Model.trace. */
 export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], text: string, layer: number): TraceResult {
   if (!s.hasAttention) throw new Error('the lab’s model is an LSTM: it has no attention to walk through (train a Transformer in the lab)');
@@ -187,20 +169,24 @@ export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], t
       const name = `blocks.${layer}.attn.${proj}.${kind}`;
       if (names.has(name)) parameters[`${proj}.${kind}`] = own(s.model.getParameter(name));
     }
-  // The "unscaled" picture: the engine's raw scores, and their softmax under the same mask.
-  const masked = stages.masked ?? stages.scaled;
-  const unscaledWeights = stages.scores.heads.map((sc, h) => {
-    const m = masked.heads[h];
-    const data = new Float32Array(sc.data);
-    for (let i = 0; i < data.length; i++) if (m.data[i] === -Infinity) data[i] = -Infinity;
-    return softmaxRows({ shape: sc.shape, data });
-  });
   const H = c.numHeads;
   const D = c.dModel / H;
   const kind = s.model.kind();
   // The lab trains token models only (its TaskName leaves series out), so a forecaster never gets here.
   if (kind === 'forecaster') throw new Error('walkthrough: a forecaster reads values, not tokens; the walkthrough shows token models');
   const x = stages.x.heads[0];
+  // tie-qk: one weight and bias serve as W_Q and W_K.
+  if (!parameters['k_proj.weight'] && parameters['q_proj.weight']) {
+    parameters['k_proj.weight'] = parameters['q_proj.weight'];
+    if (parameters['q_proj.bias']) parameters['k_proj.bias'] = parameters['q_proj.bias'];
+  }
+  const unscaledWeights = unscaledTrace(lab, { dModel: c.dModel, numHeads: H, numKvHeads: c.numKvHeads || H }, parameters, x, {
+    causal: kind === 'decoder',
+    window: c.attentionWindow ?? 0,
+    globalTokens: c.globalTokens ?? 0,
+    positional: c.positional === 'rope' ? 'rope' : 'none',
+    normalizer: c.normalizer ?? 'softmax',
+  });
   // A decoder's layer decodes its inputs one token at a time through a KV cache, with its trained
   // weights: x's rows are that layer's inputs at each position, which no later token changes.
   const kvLayer = { dModel: c.dModel, numHeads: H, numKvHeads: c.numKvHeads || H, seed: 0 };
@@ -235,10 +221,29 @@ export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], t
     stageNames,
     stages,
     parameters,
-    unscaled: { scaled: { name: 'scaled', perHead: true, heads: stages.scores.heads.map(own) }, weights: { name: 'weights', perHead: true, heads: unscaledWeights } },
+    unscaled: { scaled: { name: 'scaled', perHead: true, heads: stages.scores.heads.map(own) }, weights: unscaledWeights },
     positionTable: null,
     scaleFactor: c.attentionScale ?? (c.scale ? 1 / Math.sqrt(D) : 1),
     elapsedMs: performance.now() - t0,
   };
 }
 
+/**
+ * The "unscaled" weights of a trained layer: the engine's attention with the layer's weights on the
+ * layer's recorded input x, scaling switched off (the scaling step's "before" picture).
+ */
+function unscaledTrace(lab: AttnLab, layer: { dModel: number; numHeads: number; numKvHeads: number }, parameters: Record<string, Tensor>, x: Tensor, options: { causal: boolean; window: number; globalTokens: number; positional: 'rope' | 'none'; normalizer: 'softmax' | 'sigmoid' | 'relu' }): StageData {
+  // Biases the model lacks stay the layer's zeros.
+  const mha = new lab.MultiHeadAttention({ ...layer, bias: true, seed: 0 });
+  try {
+    for (const [name, t] of Object.entries(parameters)) mha.setParameter(name, t);
+    const tr = mha.trace(x, { ...options, scale: false, stages: ['weights'] });
+    try {
+      return readStage(tr, 'weights', PER_HEAD);
+    } finally {
+      tr.delete();
+    }
+  } finally {
+    mha.delete();
+  }
+}
