@@ -1,13 +1,13 @@
-// The KV cache step on a decoder trained in the lab: the trained layer decodes its inputs one
-// token at a time through the engine's cache (kvCacheSteps with the layer's trained weights and
-// RoPE); each new token's weights equal row t of that model's Model.attentionMaps (its checkpoint
-// loaded into a separate engine), the cache grows by 2·Hkv·D floats per token, and the page shows
-// the engine's numbers.
+// The KV cache step on a decoder trained in the lab: the model generates greedily after a typed
+// prompt, and its layer decodes every token fed through the engine's cache (kvCacheSteps with the
+// layer's trained weights and RoPE). The tokens equal the checkpoint's own Model.generate (loaded
+// into a separate engine), each new token's weights equal row t of Model.attentionMaps of that
+// sequence, the cache grows by 2·Hkv·D floats per token, and the page shows the engine's numbers.
 //   node --test tests/browser/walk_kv_trained.test.mjs
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { readFileSync } from 'node:fs';
-import { launch, readMatrix, screenshot, settle, waitForLabDone } from './support.mjs';
+import { launch, readMatrix, screenshot, settle, waitForLabDone, waitForStill } from './support.mjs';
 
 const STEPS = 40;
 let b;
@@ -32,25 +32,31 @@ test('step 18 on a lab-trained decoder: the cache grows row by row and each toke
   await page.waitForFunction(() => window.__attnlab.walk().status === 'ready', null, { timeout: 30000 });
   await page.locator('select[name="model"]').selectOption('trained');
   await page.locator('select[name="layer"]').selectOption('1');
-  await page.waitForFunction(() => { const s = window.__attnlab.walk(); return s.status === 'ready' && s.trace?.model?.layer === 1; }, null, { timeout: 20000 });
+  await page.locator('input[name="modelInput"]').fill('5 0 3 2 |');
+  await page.waitForFunction(() => { const s = window.__attnlab.walk(); return s.status === 'ready' && s.trace?.model?.layer === 1 && s.trace.model.text === '5 0 3 2 |'; }, null, { timeout: 20000 });
 
   const s = await page.evaluate(() => {
     const s = window.__attnlab.walk();
     const kv = s.trace.kvCache;
     return {
-      tokens: s.trace.model.tokens, H: s.derived.H, Hkv: s.derived.Hkv, D: s.derived.D,
+      prompt: s.trace.model.tokens, generation: kv.generation, H: s.derived.H, Hkv: s.derived.Hkv, D: s.derived.D,
       full: kv.full.map((st) => ({ weights: st.weights.map((w) => Array.from(w.data)), cacheLength: st.cacheLength, cacheFloats: st.cacheFloats, cached: st.macsCached, recompute: st.macsRecompute })),
       linear: kv.linear.map((st) => st.cacheFloats),
     };
   });
-  const maps = await page.evaluate(async ({ bytes, tokens }) => {
+  // The reference: the checkpoint's own greedy generation after the same prompt, and its maps.
+  const { generated, maps } = await page.evaluate(async ({ bytes, prompt, n }) => {
     const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
     const lab = await loadAttnLab({ flavour: 'single' });
     const model = lab.Model.load(Uint8Array.from(bytes));
-    const m = model.attentionMaps(Int32Array.from(tokens));
+    const generated = Array.from(model.generate(Int32Array.from(prompt), n, { temperature: 0 }));
+    const m = model.attentionMaps(Int32Array.from(generated));
     model.delete();
-    return { shape: m.shape, data: Array.from(m.data) };
-  }, { bytes: Array.from(checkpoint), tokens: s.tokens });
+    return { generated, maps: { shape: m.shape, data: Array.from(m.data) } };
+  }, { bytes: Array.from(checkpoint), prompt: s.prompt, n: 4 });
+  assert.equal(s.generation.prompt, 5);
+  assert.deepEqual(s.generation.tokens, generated, 'the page generates what the model generates');
+  assert.equal(generated.length, 9, 'the prompt and 4 generated tokens');
   const [, H, T] = maps.shape;
   assert.equal(s.H, H);
   assert.equal(s.Hkv, 2);
@@ -78,7 +84,12 @@ test('step 18 on a lab-trained decoder: the cache grows row by row and each toke
   for (const c of shown) assert.equal(Math.fround(c.value), Math.fround(s.full[T - 1].weights[0][c.j]));
   const floats = await page.$$eval('.kv-table tbody tr', (trs) => trs.map((tr) => Number(tr.dataset.cacheFloats)));
   assert.deepEqual(floats, s.full.map((x) => x.cacheFloats), 'the table lists the cache growing row by row');
-  assert.match(await page.locator('.explain').first().textContent(), /layer 1 of the decoder you trained/);
+  const rows = await page.$$eval('figure[data-matrix="kv-k"] text', (ts) => ts.map((t) => t.textContent));
+  assert.ok(rows.some((r) => r.startsWith('8 → ')), `the last cached row is a generated token (${rows})`);
+  const explain = await page.locator('.explain').first().textContent();
+  assert.match(explain, /layer 1 of the decoder you trained/);
+  assert.match(explain, /the 4 marked → are the model’s own greedy continuation/);
+  await waitForStill(page);
   await screenshot(page, 'walk-kv-trained');
 });
 

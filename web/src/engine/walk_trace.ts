@@ -187,20 +187,7 @@ export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], t
     positional: c.positional === 'rope' ? 'rope' : 'none',
     normalizer: c.normalizer ?? 'softmax',
   });
-  // A decoder's layer decodes its inputs one token at a time through a KV cache, with its trained
-  // weights: x's rows are that layer's inputs at each position, which no later token changes.
-  const kvLayer = { dModel: c.dModel, numHeads: H, numKvHeads: c.numKvHeads || H, seed: 0 };
-  const kvOptions = {
-    parameters,
-    positional: c.positional === 'rope' ? ('rope' as const) : ('none' as const),
-    scale: c.scale,
-    ...(c.attentionScale != null ? { scaleFactor: c.attentionScale } : {}),
-    normalizer: c.normalizer ?? 'softmax',
-  };
-  const kvCache =
-    kind === 'decoder' && typeof lab.kvCacheSteps === 'function'
-      ? { full: lab.kvCacheSteps(kvLayer, x, { ...kvOptions, variant: 'full' }), linear: lab.kvCacheSteps(kvLayer, x, { ...kvOptions, variant: 'linear' }) }
-      : null;
+  const kvCache = kind === 'decoder' && typeof lab.kvCacheSteps === 'function' ? generation(lab, s, tokens, layer, parameters) : null;
   const labels = tokens.map((t) => s.text([t]));
   // An encoder with a CLS token records one more row than there are tokens.
   while (labels.length < x.shape[0]) labels.unshift('CLS');
@@ -246,4 +233,43 @@ function unscaledTrace(lab: AttnLab, layer: { dModel: number; numHeads: number; 
   } finally {
     mha.delete();
   }
+}
+
+/** Tokens a trained decoder generates after the walkthrough's input, in step 18 (fewer if max_len is near). */
+const GENERATED = 4;
+
+/**
+ * Greedy generation by the lab's decoder after `prompt`, and layer `layer` of it decoding every
+ * token fed through one KV cache (lab.kvCacheSteps with the layer's trained weights): the layer's
+ * input rows x come from Model.trace of the whole generated sequence, which equals generation's
+ * own, since in a causal decoder no token changes what an earlier position computes.
+ */
+function generation(lab: AttnLab, s: TrainingSession, prompt: number[], layer: number, parameters: Record<string, Tensor>): NonNullable<TraceResult['kvCache']> {
+  const c = s.model.config();
+  const room = c.positional === 'learned' ? Math.max(0, c.maxLen - prompt.length) : GENERATED;
+  const tokens = Array.from(s.model.generate(Int32Array.from(prompt), Math.min(GENERATED, room), { temperature: 0 }));
+  const tr = s.model.trace(Int32Array.from(tokens), { layer });
+  let x: Tensor;
+  const k: Tensor[] = [];
+  try {
+    x = own(tr.stage('x'));
+    const keys = tr.stageNames().includes('k_rot') ? 'k_rot' : 'k';
+    for (let h = 0; h < tr.numHeads(keys); h++) k.push(own(tr.stage(keys, h)));
+  } finally {
+    tr.delete();
+  }
+  const H = c.numHeads;
+  const layerShape = { dModel: c.dModel, numHeads: H, numKvHeads: c.numKvHeads || H, seed: 0 };
+  const options = {
+    parameters,
+    positional: c.positional === 'rope' ? ('rope' as const) : ('none' as const),
+    scale: c.scale,
+    ...(c.attentionScale != null ? { scaleFactor: c.attentionScale } : {}),
+    normalizer: c.normalizer ?? 'softmax',
+  };
+  return {
+    full: lab.kvCacheSteps(layerShape, x, { ...options, variant: 'full' }),
+    linear: lab.kvCacheSteps(layerShape, x, { ...options, variant: 'linear' }),
+    generation: { tokens, labels: tokens.map((t) => s.text([t])), prompt: prompt.length, k },
+  };
 }
