@@ -4,34 +4,9 @@
 //   node --test tests/browser/walk_flush.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { loadReferenceEngine, screenshot, settle, useWalkthroughPage } from './support.mjs';
+import { engineReference, screenshot, settle, useWalkthroughPage } from './support.mjs';
 
 const ctx = useWalkthroughPage({ isolation: false });
-
-/** Head 0's flushed cells of each stage, from the reference engine with the page's settings. */
-async function engineFlushed(page) {
-  await loadReferenceEngine(page);
-  return page.evaluate(() => {
-    const req = window.__attnlab.walk().trace.request;
-    const lab = window.__refLab;
-    const mha = new lab.MultiHeadAttention({ dModel: req.dModel, numHeads: req.numHeads, numKvHeads: req.numKvHeads, bias: true, seed: req.seed });
-    const [T] = req.x.shape;
-    const tr = mha.trace(req.x, {
-      causal: req.causal,
-      keyPaddingMask: req.keyPaddingMask ? { shape: [T], data: req.keyPaddingMask } : null,
-      scale: req.scale,
-      positional: req.positional,
-      normalizer: req.normalizer,
-      precision: req.precision,
-    });
-    const out = {};
-    for (const name of tr.stageNames()) out[name] = Array.from(tr.flushedCells(name, ['x', 'concat', 'output'].includes(name) ? -1 : 0));
-    const numerics = tr.numerics();
-    tr.delete();
-    mha.delete();
-    return { out, numerics };
-  });
-}
 
 async function flushedMarks(page, name) {
   return page.$$eval(`figure[data-matrix="${name}"] g.cell`, (cells) => {
@@ -55,8 +30,8 @@ async function setPrecision(page, precision, scale) {
 test('fp16 at ×10: flushed marks sit exactly on the engine’s flushed cells in every stage shown', async () => {
   const { page } = ctx;
   await setPrecision(page, 'fp16', 10);
-  const { out, numerics } = await engineFlushed(page);
-  const total = Object.values(numerics).reduce((a, n) => a + n.flushed, 0);
+  const ref = await engineReference(page);
+  const total = Object.values(ref).reduce((a, heads) => a + heads.reduce((n, t) => n + t.flushed.length, 0), 0);
   assert.ok(total > 0, 'fp16 flushes some cells at ×10');
   let marked = 0;
   for (const [step, name, stage] of SHOWN) {
@@ -64,7 +39,7 @@ test('fp16 at ×10: flushed marks sit exactly on the engine’s flushed cells in
     await settle(page);
     const { count, marked: cells } = await flushedMarks(page, name);
     assert.ok(count > 0, `${name} is drawn`);
-    assert.deepEqual(cells, out[stage], `${name}: page marks = engine's flushed cells of ${stage}`);
+    assert.deepEqual(cells, ref[stage][0].flushed, `${name}: page marks = engine's flushed cells of ${stage} (head 0)`);
     marked += cells.length;
     if (step === 6) await screenshot(page, 'walk-fp16-flushed-softmax');
   }
