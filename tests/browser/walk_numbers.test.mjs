@@ -1,7 +1,8 @@
 // The numbers the walkthrough forms in TypeScript from the engine's stages, checked against a
 // separate engine's trace of the same layer: the softmax step's row sums (Σ of each weights row)
 // and the per-term products a hover lists for a score (q_i[d]·k_j[d]) and for an output cell
-// (concat[i][c]·W_O[j][c], plus the bias when not 0), which add up to the engine's value.
+// (concat[i][c]·W_O[j][c], plus the bias when not 0), which add up to the engine's value; and the
+// scaling step's histograms, whose bins count the engine's unscaled and scaled scores.
 //   node --test tests/browser/walk_numbers.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -76,5 +77,28 @@ test('an output cell’s hover lists concat[i][c]·W_O[j][c] and the bias, summi
     if (wo.b[j] !== 0) assert.equal(Math.fround(terms[C]), Math.fround(wo.b[j]), 'the bias');
     const sum = terms.reduce((a, b) => a + b, 0);
     assert.ok(Math.abs(sum - out.data[i * C + j]) <= 1e-5 * (1 + Math.abs(sum)), `output [${i}][${j}]: ${sum} vs engine ${out.data[i * C + j]}`);
+  }
+});
+
+test('the scaling step’s histograms count the engine’s unscaled and scaled scores, bin by bin', async () => {
+  const { page } = ctx;
+  await page.selectOption('select[name="mask"]', 'none');
+  await page.waitForFunction(() => { const s = window.__attnlab.walk(); return s.status === 'ready' && !s.trace.request.causal; });
+  const scaled = await engineReference(page);
+  const unscaled = await engineReference(page, { scale: false });
+  await page.locator('nav.steps button[data-step="4"]').click();
+  await settle(page);
+  const series = await page.$$eval('figure[data-hist="scores"] g.series', (gs) => gs.map((g) => Array.from(g.querySelectorAll('rect'), (r) => r.__data__)));
+  assert.equal(series.length, 2);
+  const values = (ref) => ref.scaled.flatMap((t) => t.data).filter(Number.isFinite);
+  for (const [k, ref, what] of [[0, unscaled, 'unscaled'], [1, scaled, 'scaled']]) {
+    const v = values(ref);
+    const bins = series[k];
+    assert.equal(bins.reduce((a, b) => a + b.count, 0), v.length, `${what}: every score of every head counted once`);
+    bins.forEach((b, n) => {
+      const last = n === bins.length - 1;
+      const want = v.filter((x) => x >= b.x0 && (x < b.x1 || (last && x <= b.x1))).length;
+      assert.equal(b.count, want, `${what} bin [${b.x0}, ${b.x1})`);
+    });
   }
 });
