@@ -1,7 +1,7 @@
 // The numbers the walkthrough forms in TypeScript from the engine's stages, checked against a
 // separate engine's trace of the same layer: the softmax step's row sums (Σ of each weights row)
-// and the per-term products a hover lists for a score (q_i[d]·k_j[d]) and for an output cell
-// (concat[i][c]·W_O[j][c], plus the bias when not 0), which add up to the engine's value; and the
+// and the per-term products a hover lists for a projected q (x[i][c]·W_Q[j][c]), a score
+// (q_i[d]·k_j[d]) and an output cell (concat[i][c]·W_O[j][c]), plus the bias when not 0,, which add up to the engine's value; and the
 // scaling step's histograms, whose bins count the engine's unscaled and scaled scores.
 //   node --test tests/browser/walk_numbers.test.mjs
 import assert from 'node:assert/strict';
@@ -100,5 +100,23 @@ test('the scaling step’s histograms count the engine’s unscaled and scaled s
       const want = v.filter((x) => x >= b.x0 && (x < b.x1 || (last && x <= b.x1))).length;
       assert.equal(b.count, want, `${what} bin [${b.x0}, ${b.x1})`);
     });
+  }
+});
+
+test('a projected cell’s hover lists x[i][c]·W_Q[j][c] of the engine’s x and W_Q, summing to its q', async () => {
+  const { page } = ctx;
+  const ref = await engineReference(page);
+  const wq = await page.evaluate(() => { const p = window.__attnlab.walk().trace.parameters; return { shape: p['q_proj.weight'].shape, data: Array.from(p['q_proj.weight'].data), bias: Array.from(p['q_proj.bias'].data) }; });
+  await page.locator('nav.steps button[data-step="2"]').click();
+  await settle(page);
+  const x = ref.x[0], q = ref.q[0];
+  const [T, C] = x.shape;
+  const D = q.shape[1];
+  for (const [i, j] of [[0, 0], [T - 1, D - 1]]) {
+    const terms = await hoverTerms(page, 'q-h', i, j);
+    assert.equal(terms.length, wq.bias[j] === 0 ? C : C + 1);
+    for (let c = 0; c < C; c++) assert.equal(Math.fround(terms[c]), Math.fround(x.data[i * C + c] * wq.data[j * C + c]), `q [${i}][${j}] term ${c}`);
+    const sum = terms.reduce((a, b) => a + b, 0);
+    assert.ok(Math.abs(sum - q.data[i * D + j]) <= 1e-5 * (1 + Math.abs(sum)), `q [${i}][${j}]: ${sum} vs engine ${q.data[i * D + j]}`);
   }
 });

@@ -636,6 +636,8 @@ export const en = {
   'step.kvCache.trained': 'This is layer {layer} of the decoder you trained in the lab, with its trained weights: it reads the sequence one token at a time as generation does, each new token one query row against the keys and values cached so far (the engine’s incremental forward).',
   'step.kvCache.encoder': 'The lab’s model is an encoder: it reads the whole input at once and generates nothing, so it keeps no KV cache. Train a decoder task (e.g. reverse or copy) to see one.',
   'step.kvCache.generated': 'The first {prompt} rows are the input; the {n} marked → are the model’s own greedy continuation (Model.generate), each fed back as the next query.',
+  'walk.numerics.keyOver': '±∞ or NaN',
+  'walk.numerics.keyFlushed': 'flushed to 0',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

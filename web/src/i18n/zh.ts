@@ -636,4 +636,6 @@ export const zh: Strings = {
   'step.kvCache.trained': '这是你在实验室训练的解码器的第 {layer} 层，使用训练得到的权重：它像生成时一样逐个词元读入序列，每个新词元都是一行查询，对照目前缓存的键和值（引擎的增量前向）。',
   'step.kvCache.encoder': '实验室的模型是编码器：它一次读入整个输入，不生成任何词元，因此没有 KV 缓存。训练一个解码器任务（如 reverse 或 copy）即可看到。',
   'step.kvCache.generated': '前 {prompt} 行是输入；标有 → 的 {n} 行是模型自己贪心生成的续写（Model.generate），每个都作为下一个查询送回。',
+  'walk.numerics.keyOver': '±∞ 或 NaN',
+  'walk.numerics.keyFlushed': '下溢为 0',
 };
