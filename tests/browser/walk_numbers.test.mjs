@@ -1,8 +1,9 @@
 // The numbers the walkthrough forms in TypeScript from the engine's stages, checked against a
 // separate engine's trace of the same layer: the softmax step's row sums (Σ of each weights row)
 // and the per-term products a hover lists for a projected q (x[i][c]·W_Q[j][c]), a score
-// (q_i[d]·k_j[d]) and an output cell (concat[i][c]·W_O[j][c]), plus the bias when not 0,, which add up to the engine's value; and the
-// scaling step's histograms, whose bins count the engine's unscaled and scaled scores.
+// (q_i[d]·k_j[d]) and an output cell (concat[i][c]·W_O[j][c]), plus the bias when not 0, which
+// add up to the engine's value; and the scaling step's histograms, whose bins count the engine's
+// unscaled and scaled scores.
 //   node --test tests/browser/walk_numbers.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
