@@ -4,7 +4,7 @@
 //   node --test tests/browser/walk_flush.test.mjs
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { engineReference, screenshot, settle, useWalkthroughPage } from './support.mjs';
+import { engineReference, screenshot, settle, useWalkthroughPage, waitForStill } from './support.mjs';
 
 const ctx = useWalkthroughPage({ isolation: false });
 
@@ -41,7 +41,10 @@ test('fp16 at ×10: flushed marks sit exactly on the engine’s flushed cells in
     assert.ok(count > 0, `${name} is drawn`);
     assert.deepEqual(cells, ref[stage][0].flushed, `${name}: page marks = engine's flushed cells of ${stage} (head 0)`);
     marked += cells.length;
-    if (step === 6) await screenshot(page, 'walk-fp16-flushed-softmax');
+    if (step === 6) {
+      await waitForStill(page);
+      await screenshot(page, 'walk-fp16-flushed-softmax');
+    }
   }
   assert.ok(marked > 0, 'some flushed cell is on screen');
 });
