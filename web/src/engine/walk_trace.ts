@@ -187,7 +187,10 @@ export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], t
     positional: c.positional === 'rope' ? 'rope' : 'none',
     normalizer: c.normalizer ?? 'softmax',
   });
-  const kvCache = kind === 'decoder' && typeof lab.kvCacheSteps === 'function' ? generation(lab, s, tokens, layer, parameters) : null;
+  // kvCacheSteps runs full causal attention in float32: a model trained with a window, global
+  // tokens, another variant or an emulated format gets no cache picture rather than a wrong one.
+  const plainAttention = !c.attentionWindow && !c.globalTokens && (c.variant ?? 'full') === 'full' && (c.precision ?? 'fp32') === 'fp32';
+  const kvCache = kind === 'decoder' && plainAttention && typeof lab.kvCacheSteps === 'function' ? generation(lab, s, tokens, layer, parameters) : null;
   const labels = tokens.map((t) => s.text([t]));
   // An encoder with a CLS token records one more row than there are tokens.
   while (labels.length < x.shape[0]) labels.unshift('CLS');
@@ -247,7 +250,8 @@ const GENERATED = 4;
 function generation(lab: AttnLab, s: TrainingSession, prompt: number[], layer: number, parameters: Record<string, Tensor>): NonNullable<TraceResult['kvCache']> {
   const c = s.model.config();
   const room = c.positional === 'learned' ? Math.max(0, c.maxLen - prompt.length) : GENERATED;
-  const tokens = Array.from(s.model.generate(Int32Array.from(prompt), Math.min(GENERATED, room), { temperature: 0 }));
+  const n = Math.min(GENERATED, room);
+  const tokens = n > 0 ? Array.from(s.model.generate(Int32Array.from(prompt), n, { temperature: 0 })) : prompt.slice();
   const tr = s.model.trace(Int32Array.from(tokens), { layer });
   let x: Tensor;
   const k: Tensor[] = [];

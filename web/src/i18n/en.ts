@@ -638,6 +638,7 @@ export const en = {
   'step.kvCache.generated': 'The first {prompt} rows are the input; the {n} marked → are the model’s own greedy continuation (Model.generate), each fed back as the next query.',
   'walk.numerics.keyOver': '±∞ or NaN',
   'walk.numerics.keyFlushed': 'flushed to 0',
+  'step.kvCache.trainedNone': 'This step draws the cache of full causal attention in fp32; the lab’s decoder was trained with a window, global tokens, another variant or another number format, so its cache is not drawn here.',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

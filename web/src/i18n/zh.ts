@@ -638,4 +638,5 @@ export const zh: Strings = {
   'step.kvCache.generated': '前 {prompt} 行是输入；标有 → 的 {n} 行是模型自己贪心生成的续写（Model.generate），每个都作为下一个查询送回。',
   'walk.numerics.keyOver': '±∞ 或 NaN',
   'walk.numerics.keyFlushed': '下溢为 0',
+  'step.kvCache.trainedNone': '这一步绘制的是 fp32 下完整因果注意力的缓存；实验室的解码器训练时用了窗口、全局词元、其他变体或其他数值格式，因此这里不绘制它的缓存。',
 };

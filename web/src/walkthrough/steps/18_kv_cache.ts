@@ -24,14 +24,15 @@ export const kvCacheStep: Step = {
   explain: (c) => {
     const g = generation(c);
     if (!c.trace.model) return c.trace.kvCache ? t('step.kvCache.explain') : t('step.kvCache.none');
-    if (!c.trace.kvCache) return t('step.kvCache.encoder');
+    if (!c.trace.kvCache) return t(c.trace.model.kind === 'decoder' ? 'step.kvCache.trainedNone' : 'step.kvCache.encoder');
     const trained = t('step.kvCache.trained', { layer: c.trace.model.layer });
     return `${t('step.kvCache.explain')} ${trained}${g ? ` ${t('step.kvCache.generated', { prompt: g.prompt, n: g.tokens.length - g.prompt })}` : ''}`;
   },
   render(host, c) {
     const kv = c.trace.kvCache;
     if (!kv) {
-      note(host, 'no-kv', `<p>${c.trace.model ? t('step.kvCache.encoder') : t('step.kvCache.none')}</p>`);
+      const why = !c.trace.model ? 'step.kvCache.none' : c.trace.model.kind === 'decoder' ? 'step.kvCache.trainedNone' : 'step.kvCache.encoder';
+      note(host, 'no-kv', `<p>${t(why)}</p>`);
       return;
     }
     const g = generation(c);
