@@ -891,5 +891,7 @@ export interface AttnLab {
     x: Tensor,
     options?: { variant?: 'full' | 'linear'; parameters?: Record<string, Tensor>; positional?: 'none' | 'rope'; scale?: boolean; scaleFactor?: number; normalizer?: 'softmax' | 'sigmoid' | 'relu' },
   ): KvCacheStep[];
+  /** Each row of a (R, K) weights matrix: its sum, and its entropy in nats (the Trainer's AttentionStatsRecorder). */
+  rowStats(w: Tensor): { sum: Tensor; entropy: Tensor };
   attentionStats(layer: GradientLayer, x: Tensor, options?: Omit<GradientOptions, 'lossRow' | 'target'>): { maxAbsScore: number; meanEntropy: Tensor };
 }

@@ -1,6 +1,7 @@
 // The walkthrough's engine calls through the JavaScript API: Trace.flushedCells names the cells
 // rounding to fp16 flushed to zero (q = x rounded, with the identity as W_Q), and kvCacheSteps
-// with a layer's own parameters and RoPE gives each token the weights of the full causal trace.
+// with a layer's own parameters and RoPE gives each token the weights of the full causal trace;
+// rowStats gives each row of a weights matrix its sum and entropy.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 
@@ -49,5 +50,14 @@ for (const flavour of FLAVOURS) {
     expectError(assert, () => lab.kvCacheSteps(layer, x, { parameters: { 'q_proj.weight': tensor([2, 2], [1, 0, 0, 1]) } }), /kvCacheSteps/);
     tr.delete();
     mha.delete();
+  });
+
+  test(`${flavour}: rowStats gives each weights row its sum and entropy (nats)`, async () => {
+    const lab = await loadLab(flavour);
+    const r = lab.rowStats(tensor([3, 2], [0.5, 0.5, 1, 0, 0, 0]));
+    assert.deepEqual(Array.from(r.sum.data), [1, 1, 0]);
+    assert.ok(Math.abs(r.entropy.data[0] - Math.LN2) < 1e-6);
+    assert.deepEqual(Array.from(r.entropy.data).slice(1), [0, 0], 'one-hot and empty rows');
+    expectError(assert, () => lab.rowStats(tensor([1, 2, 2], [1, 0, 0, 1])), /rowStats: w must be a \(rows, cols\) matrix, got rank 3/);
   });
 }

@@ -21,6 +21,9 @@
 // diagnostics (AttentionStatsRecorder) and returns {maxAbsScore, meanEntropy: {shape: [H]}}: the
 // engine's numbers the page's own entropies and largest score are checked against.
 //
+// lab.rowStats(w) gives each row of a (R, K) weights matrix its sum and entropy (the softmax and
+// scaling steps' columns), the entropy by the Trainer's AttentionStatsRecorder.
+//
 // lab.kvCacheSteps(layer, x, {variant, parameters, positional, scale, scaleFactor, normalizer})
 // generates x's rows one at a time through
 // MultiHeadAttention::forward_incremental with one KvCache (causal self-attention), and returns per
@@ -311,12 +314,41 @@ val kv_cache_steps(val layer, val x_js, val options) {
     }, layer, x_js, options);
 }
 
+// w: (R, K) attention weights -> {sum: {shape: [R]}, entropy: {shape: [R]}}: each row's Σ_j w_ij
+// (accumulated in double) and its entropy -Σ_j w_ij ln w_ij in nats, the latter from the
+// Trainer's own diagnostics (AttentionStatsRecorder) given one row at a time, so the page's
+// entropies and the training curves' are one definition. A row of zeros has entropy 0.
+val row_stats(val w_js) {
+    constexpr const char* where = "rowStats";
+    return guarded(where, [&] {
+        const std::vector<std::size_t> shape = js_tensor_shape(w_js, where, "w");
+        if (shape.size() != 2) fail<ShapeError>(where, ": w must be a (rows, cols) matrix, got rank ", shape.size());
+        const std::vector<float> w = floats_from_js(w_js, {-1, -1}, where, "w");  // (R, K)
+        const std::size_t rows = shape[0], cols = shape[1];
+        std::vector<float> sums(rows), entropies(rows);
+        for (std::size_t i = 0; i < rows; ++i) {
+            const float* r = w.data() + i * cols;  // (K)
+            double sum = 0.0;
+            for (std::size_t j = 0; j < cols; ++j) sum += r[j];
+            sums[i] = static_cast<float>(sum);
+            AttentionStatsRecorder stats(1);
+            stats.on_stage(StageView{Stage::weights, 0, 0, 1, cols, cols, r});
+            entropies[i] = stats.mean_entropy(0);
+        }
+        val out = val::object();
+        out.set("sum", tensor_to_js(sums.data(), {rows}));
+        out.set("entropy", tensor_to_js(entropies.data(), {rows}));
+        return out;
+    }, w_js);
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnlab_walkthrough) {
     emscripten::function("kvCacheSteps", &kv_cache_steps);
     emscripten::function("attentionGradients", &attention_gradients);
     emscripten::function("attentionStats", &attention_stats);
+    emscripten::function("rowStats", &row_stats);
 }
 
 }  // namespace attnlab::web

@@ -61,6 +61,9 @@ export interface BackwardResult extends Omit<AttentionGradients, 'grads'> {
 export interface StageTensor extends Tensor {
   /** Flat indices row · cols + col, ascending. */
   flushed?: Int32Array;
+  /** Weights stages only: each row's sum and entropy in nats, from the engine (lab.rowStats). */
+  rowSum?: Float32Array;
+  rowEntropy?: Float32Array;
 }
 
 export interface StageData {

@@ -7,6 +7,9 @@ import type { TrainingSession } from './training_engine';
 /** Copies an engine tensor into a Float32Array the worker owns (the binding already copies; this makes transfer safe). */
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
 
+/** lab.rowStats of the worker's engine (set by trace and modelTrace; absent in a build without it). */
+let rowStats: AttnLab['rowStats'] | null = null;
+
 function readStage(trace: Trace, name: StageName, perHeadNames: Set<string>): StageData {
   const perHead = perHeadNames.has(name);
   const n = perHead ? trace.numHeads(name) : 1;
@@ -16,6 +19,11 @@ function readStage(trace: Trace, name: StageName, perHeadNames: Set<string>): St
     // The cells rounding flushed to ±0 (a build without the binding marks none).
     const flushed = typeof trace.flushedCells === 'function' ? trace.flushedCells(name, perHead ? h : -1) : null;
     if (flushed?.length) t.flushed = new Int32Array(flushed);
+    if (name === 'weights' && rowStats) {
+      const r = rowStats(t);
+      t.rowSum = new Float32Array(r.sum.data);
+      t.rowEntropy = new Float32Array(r.entropy.data);
+    }
     heads.push(t);
   }
   return { name, perHead, heads };
@@ -27,6 +35,7 @@ const PER_HEAD = new Set(['q', 'k', 'v', 'q_rot', 'k_rot', 'phi_q', 'phi_k', 'sc
 
 export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
   const t0 = performance.now();
+  rowStats = typeof lab.rowStats === 'function' ? lab.rowStats.bind(lab) : null;
   const [T, C] = req.x.shape;
   const mha = new lab.MultiHeadAttention({
     dModel: req.dModel,
@@ -148,6 +157,7 @@ function variantTraces(lab: AttnLab, mha: { trace: (x: Tensor, o: object) => Tra
 
 /** One layer of the lab's model on `text` (empty: the lab's example), recorded by Model.trace. */
 export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], text: string, layer: number): TraceResult {
+  rowStats = typeof lab.rowStats === 'function' ? lab.rowStats.bind(lab) : null;
   if (!s.hasAttention) throw new Error('the lab’s model is an LSTM: it has no attention to walk through (train a Transformer in the lab)');
   const t0 = performance.now();
   const tokens = text.trim() ? Array.from(s.task.encode(text)) : sample.length ? sample : s.sampleTokens();
