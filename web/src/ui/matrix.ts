@@ -159,12 +159,16 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     // Overflow and NaN (an emulated fp16/bf16 run): +inf, -inf that no mask put there, NaN.
     .attr('data-nonfinite', (d) => nonFinite(d.v, p.masked?.(d.i, d.j) ?? false))
     .classed('nonfinite', (d) => nonFinite(d.v, p.masked?.(d.i, d.j) ?? false) !== null)
-    // Underflow (fp16/bf16): a non-zero result the rounding turned into ±0, as the engine noted it.
-    .attr('data-flushed', (d) => (isFlushed(d) ? '1' : null))
-    .classed('flushed', isFlushed)
     .classed('hi', (d) => hiR.has(d.i) || hiC.has(d.j) || hiCell.has(`${d.i},${d.j}`))
     .classed('focus', (d) => hiCell.has(`${d.i},${d.j}`))
     .classed('pending', (d) => p.pending?.(d.i, d.j) ?? false);
+  // Underflow (fp16/bf16): a non-zero result the rounding turned into ±0, as the engine noted it.
+  // Touched only when this matrix has such cells or had them at its last render.
+  const figEl = fig.node() as HTMLElement;
+  if (flushed.size || figEl.dataset.flushed) {
+    g.attr('data-flushed', (d) => (isFlushed(d) ? '1' : null)).classed('flushed', isFlushed);
+    figEl.dataset.flushed = flushed.size ? String(flushed.size) : '';
+  }
   g.select('rect')
     .attr('width', p.cell - 2)
     .attr('height', p.cell - 2)
@@ -193,7 +197,6 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   };
   // Keyboard: one Tab stop per matrix (roving tabindex); arrows move between cells, and a focused
   // cell shows the same tooltip as hovering it.
-  const figEl = fig.node() as HTMLElement;
   const at = (figEl.dataset.focus ?? '0,0').split(',').map(Number);
   const active = at[0] < R && at[1] < K ? at : [0, 0];
   figEl.dataset.focus = active.join(',');
