@@ -154,6 +154,11 @@ export interface Trace {
   numBatches(name: StageName): number;
   /** Per recorded stage, in canonical order: the §6.3 monitor of overflow and underflow. */
   numerics(): Partial<Record<StageName, StageNumerics>>;
+  /**
+   * The cells of one matrix (head and batch as in stage()) that rounding to fp16/bf16 flushed from
+   * non-zero to ±0, as ascending flat indices row · cols + col (empty in fp32).
+   */
+  flushedCells(name: StageName, head?: number, batch?: number): Int32Array;
   delete(): void;
   isDeleted(): boolean;
 }
@@ -876,6 +881,17 @@ export interface AttnLab {
   attentionGradients(layer: GradientLayer, x: Tensor, options: GradientOptions): AttentionGradients;
   /** The Trainer's attention diagnostics of one forward of the same layer: largest |scaled score|, mean row entropy per head (nats). */
   /** Generates x's rows one at a time through one KV cache (causal self-attention); one entry per step. */
-  kvCacheSteps(layer: GradientLayer, x: Tensor, options?: { variant?: 'full' | 'linear' }): KvCacheStep[];
+  /**
+   * Generation of x's rows one at a time through one KV cache (causal self-attention). `parameters`
+   * (e.g. a trained Model's `blocks.{l}.attn.*` under their layer names q_proj.weight, ...) replace
+   * the seeded weights; positional 'rope' rotates each new row at its position.
+   */
+  kvCacheSteps(
+    layer: GradientLayer,
+    x: Tensor,
+    options?: { variant?: 'full' | 'linear'; parameters?: Record<string, Tensor>; positional?: 'none' | 'rope'; scale?: boolean; scaleFactor?: number; normalizer?: 'softmax' | 'sigmoid' | 'relu' },
+  ): KvCacheStep[];
+  /** Each row of a (R, K) weights matrix: its sum, and its entropy in nats (the Trainer's AttentionStatsRecorder). */
+  rowStats(w: Tensor): { sum: Tensor; entropy: Tensor };
   attentionStats(layer: GradientLayer, x: Tensor, options?: Omit<GradientOptions, 'lossRow' | 'target'>): { maxAbsScore: number; meanEntropy: Tensor };
 }

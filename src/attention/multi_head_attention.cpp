@@ -92,29 +92,36 @@ Tensor3 project(const Linear& proj, const Tensor3& x) {
     return y;
 }
 
-// Reports each (batch, head) matrix (N, D) of t as `stage`, with flushed[b·heads + h] values
-// flushed to zero by rounding when `flushed` is non-empty.
-void observe_heads(StageObserver* observer, Stage stage, const ConstHeadsView& t,
-                   const std::vector<std::size_t>& flushed = {}) {
+// Reports each (batch, head) matrix (N, D) of t as `stage`.
+void observe_heads(StageObserver* observer, Stage stage, const ConstHeadsView& t) {
     if (!observer || !observer->wants(stage)) return;
     for (std::size_t b = 0; b < t.batch; ++b)
         for (std::size_t h = 0; h < t.heads; ++h)
-            observe(observer, stage, b, static_cast<std::ptrdiff_t>(h), t.n, t.d, t.row_stride, t.head(b, h),
-                    flushed.empty() ? 0 : flushed[b * t.heads + h]);
-}
-void observe_heads(StageObserver* observer, Stage stage, const Tensor4& t,
-                   const std::vector<std::size_t>& flushed = {}) {
-    observe_heads(observer, stage, heads_of(t), flushed);
+            observe(observer, stage, b, static_cast<std::ptrdiff_t>(h), t.n, t.d, t.row_stride, t.head(b, h));
 }
 
-// t: (B, Hn, N, D) rounded to `format`, one (batch, head) matrix at a time; flushed gets each
-// matrix's count of values flushed to zero (left empty in float32, which rounds nothing).
-void round_heads(Precision format, Tensor4& t, std::vector<std::size_t>& flushed) {
-    flushed.clear();
-    if (format == Precision::fp32) return;
-    const std::size_t matrices = t.shape(0) * t.shape(1), each = t.shape(2) * t.shape(3);
-    flushed.resize(matrices);
-    for (std::size_t i = 0; i < matrices; ++i) flushed[i] = round_span(format, t.data() + i * each, each);
+// t: (B, Hn, N, D) rounded to `format` one (batch, head) matrix at a time, each reported as
+// `stage` with the cells the rounding flushed to zero (float32 rounds nothing).
+void round_observe_heads(StageObserver* observer, Stage stage, Precision format, Tensor4& t) {
+    const std::size_t heads = t.shape(1), n = t.shape(2), d = t.shape(3);
+    FlushedCells cells;
+    for (std::size_t b = 0; b < t.shape(0); ++b)
+        for (std::size_t h = 0; h < heads; ++h) {
+            float* m = t.data() + (b * heads + h) * n * d;  // (N, D)
+            const FlushedCells* flushed = round_observed(observer, stage, format, m, n, d, cells);
+            observe(observer, stage, b, static_cast<std::ptrdiff_t>(h), n, d, d, m, flushed);
+        }
+}
+
+// out: (B, N, W) rounded to `format` one batch row at a time, each reported as the output stage
+// (head -1) with the cells the rounding flushed to zero.
+void round_observe_output(StageObserver* observer, Precision format, Tensor3& out) {
+    const std::size_t n = out.shape(1), w = out.shape(2);
+    FlushedCells cells;
+    for (std::size_t b = 0; b < out.shape(0); ++b) {
+        float* m = out.data() + b * n * w;  // (N, W)
+        observe(observer, Stage::output, b, -1, n, w, w, m, round_observed(observer, Stage::output, format, m, n, w, cells));
+    }
 }
 
 // Reports each batch row of t: (B, N, W) as `stage` with head -1.
@@ -244,14 +251,7 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     const bool show_output = (observer && observer->wants(Stage::output)) || format != Precision::fp32;
     out_proj.forward(buffers.concat.data(), batch * t, out.data(),  // (B, T, C)
                      residual && !show_output ? kernels::Epilogue::adding(residual->data()) : kernels::Epilogue{});
-    const std::size_t out_flushed = round_span(format, out.data(), out.size());
-    if (observer && observer->wants(Stage::output)) {
-        const std::size_t n = t, w = config_.d_model;
-        for (std::size_t b = 0; b < batch; ++b) {
-            // one count for the whole output, reported with batch 0
-            observe(observer, Stage::output, b, -1, n, w, w, out.data() + b * n * w, b == 0 ? out_flushed : 0);
-        }
-    }
+    round_observe_output(observer, format, out);
     if (residual && show_output) {
         float* po = out.data();
         const float* pr = residual->data();
@@ -282,25 +282,19 @@ void MultiHeadAttention::split_heads_attention(const Tensor3& x, const Tensor3* 
     Tensor4& k = buffers.k;  // (B, Hkv, S, D)
     Tensor4& v = buffers.v;  // (B, Hkv, S, D)
     const Precision format = options.precision.format;
-    std::vector<std::size_t> flushed;  // per (batch, head) matrix; empty in float32
     project_heads(q_proj, x, config_.num_heads, q);
-    round_heads(format, q, flushed);
-    observe_heads(observer, Stage::q, q, flushed);
+    round_observe_heads(observer, Stage::q, format, q);
     project_heads(key_proj(), source, config_.kv_heads(), k);
-    round_heads(format, k, flushed);
-    observe_heads(observer, Stage::k, k, flushed);
+    round_observe_heads(observer, Stage::k, format, k);
     project_heads(v_proj, source, config_.kv_heads(), v);
-    round_heads(format, v, flushed);
-    observe_heads(observer, Stage::v, v, flushed);
+    round_observe_heads(observer, Stage::v, format, v);
     if (options.rope) {
         // Queries sit at offset .. offset+T-1; keys of self-attention at the same positions,
         // keys of cross-attention at 0 .. S-1 of their own sequence.
         apply_rope(q, options.position_offset, options.rope_base);
-        round_heads(format, q, flushed);
-        observe_heads(observer, Stage::q_rot, q, flushed);
+        round_observe_heads(observer, Stage::q_rot, format, q);
         apply_rope(k, memory ? 0 : options.position_offset, options.rope_base);
-        round_heads(format, k, flushed);
-        observe_heads(observer, Stage::k_rot, k, flushed);
+        round_observe_heads(observer, Stage::k_rot, format, k);
     }
     if (options.variant == AttentionVariant::linear) {
         // φ(q), φ(k) of the rotated heads; the fast path unless an observer wants the weights.
@@ -515,20 +509,17 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
 
     observe_rows(observer, Stage::x, x);
     const Precision format = options.precision.format;
-    std::vector<std::size_t> flushed;  // per (batch, head) matrix; empty in float32
     Tensor4 q = split_heads(project(q_proj, x), config_.num_heads);  // (B, H, T, D)
     Tensor4 k_new = split_heads(project(key_proj(), x), kv_heads);   // (B, Hkv, T, D)
     Tensor4 v_new = split_heads(project(v_proj, x), kv_heads);       // (B, Hkv, T, D)
     for (auto [stage, heads] : {std::pair{Stage::q, &q}, std::pair{Stage::k, &k_new}, std::pair{Stage::v, &v_new}}) {
-        round_heads(format, *heads, flushed);
-        observe_heads(observer, stage, *heads, flushed);
+        round_observe_heads(observer, stage, format, *heads);
     }
     if (options.rope) {
         apply_rope(q, past, options.rope_base);
         apply_rope(k_new, past, options.rope_base);
         for (auto [stage, heads] : {std::pair{Stage::q_rot, &q}, std::pair{Stage::k_rot, &k_new}}) {
-            round_heads(format, *heads, flushed);
-            observe_heads(observer, stage, *heads, flushed);
+            round_observe_heads(observer, stage, format, *heads);
         }
     }
     Tensor4 context;  // (B, H, T, D)
@@ -555,8 +546,7 @@ Tensor3 MultiHeadAttention::forward_incremental(const Tensor3& x, KvCache& kv, c
     Tensor3 concat = merge_heads(context);
     observe_rows(observer, Stage::concat, concat);
     Tensor3 out = project(out_proj, concat);
-    round_span(format, out.data(), out.size());
-    observe_rows(observer, Stage::output, out);
+    round_observe_output(observer, format, out);
     return out;
 }
 

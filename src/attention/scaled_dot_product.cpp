@@ -164,6 +164,7 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
     parallel_for(0, batch * heads, [&](std::size_t begin, std::size_t end) {
         std::vector<float> scratch(cache ? 0 : t * s);
         float* const packing = slots.slot();
+        FlushedCells cells;  // a traced stage's flushed cells (round_observed)
         for (std::size_t bh = begin; bh < end; ++bh) {
             const std::size_t b = bh / heads, h = bh % heads, hk = h / group;
             const float* qh = q.data() + bh * t * d;            // (T, D)
@@ -174,11 +175,11 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
 
             const auto head = static_cast<std::ptrdiff_t>(h);
             kernels::matmul_nt(qh, d, kh, d, w, s, t, s, d, Accumulate::no, nullptr, packing);
-            observe(observer, Stage::scores, b, head, t, s, s, w, round_span(format, w, t * s));
+            observe(observer, Stage::scores, b, head, t, s, s, w, round_observed(observer, Stage::scores, format, w, t, s, cells));
             if (factor != 1.0f) {
                 for (std::size_t i = 0; i < t * s; ++i) w[i] *= factor;
             }
-            observe(observer, Stage::scaled, b, head, t, s, s, w, round_span(format, w, t * s));
+            observe(observer, Stage::scaled, b, head, t, s, s, w, round_observed(observer, Stage::scaled, format, w, t, s, cells));
             if (mask.any()) {
                 mask.apply(w, b, t, s, s);
                 mask.add_score_bias(w, b, h, 0, t, 0, s, s, 1.0f);
@@ -186,16 +187,19 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
             observe(observer, Stage::masked, b, head, t, s, s, w);
             // The softmax has its own emulation (softmax_precision, stable_softmax); sigmoid and
             // relu compute in fp32 and round the weights they store.
-            std::size_t flushed = 0;
+            const FlushedCells* flushed = nullptr;
             if (normalizer == Normalizer::softmax && !precision.is_plain()) {
-                flushed = softmax_rows_emulated(w, t, s, s, precision);
+                cells.clear();
+                const bool mark = observer && observer->wants(Stage::weights);
+                softmax_rows_emulated(w, t, s, s, precision, mark ? &cells : nullptr);
+                flushed = mark ? &cells : nullptr;
             } else {
                 normalize_rows(normalizer, w, t, s, s, pointwise ? visible + b * t : nullptr);
-                flushed = round_span(format, w, t * s);
+                flushed = round_observed(observer, Stage::weights, format, w, t, s, cells);
             }
             observe(observer, Stage::weights, b, head, t, s, s, w, flushed);
             kernels::matmul_nn(w, s, vh, dv, ch, dv, t, dv, s, Accumulate::no, nullptr, packing);
-            observe(observer, Stage::context, b, head, t, dv, dv, ch, round_span(format, ch, t * dv));
+            observe(observer, Stage::context, b, head, t, dv, dv, ch, round_observed(observer, Stage::context, format, ch, t, dv, cells));
         }
     });
 }
@@ -297,14 +301,18 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
 namespace attnlab {
 
 std::size_t softmax_rows_emulated(float* w, std::size_t rows, std::size_t cols, std::size_t ld,
-                                  const PrecisionOptions& precision) {
+                                  const PrecisionOptions& precision, FlushedCells* cells) {
     const Precision format = precision.format;
     const bool every_step = precision.softmax == SoftmaxPrecision::same;
     if (precision.stable_softmax && !every_step) {
         // The float32 softmax of the rounded scores, its weights rounded when stored.
         kernels::softmax_rows(w, rows, cols, ld);
-        return round_rows(format, w, rows, cols, ld);
+        if (!cells) return round_rows(format, w, rows, cols, ld);
+        const std::size_t before = cells->size();
+        round_rows_marking(format, w, rows, cols, ld, *cells);
+        return cells->size() - before;
     }
+    const std::size_t cells_before = cells ? cells->size() : 0;
     // A step's result as the softmax stores it: rounded with softmax 'same', float32 otherwise.
     const auto step = [&](float x) { return every_step ? round_to(format, x) : x; };
     std::size_t flushed = 0;
@@ -324,15 +332,21 @@ std::size_t softmax_rows_emulated(float* w, std::size_t rows, std::size_t cols, 
         for (std::size_t j = 0; j < cols; ++j) {
             const float e = std::exp(step(r[j] - shift));
             r[j] = step(e);
-            flushed += static_cast<std::size_t>(e != 0.0f && r[j] == 0.0f);
+            const bool lost = e != 0.0f && r[j] == 0.0f;
+            flushed += static_cast<std::size_t>(lost);
+            if (lost && cells) cells->push_back(static_cast<std::uint32_t>(i * cols + j));
             sum = step(sum + r[j]);
         }
         for (std::size_t j = 0; j < cols; ++j) {
             const float p = r[j] / sum;
             r[j] = round_to(format, p);  // the weights are stored in the format either way
-            flushed += static_cast<std::size_t>(p != 0.0f && r[j] == 0.0f);
+            const bool lost = p != 0.0f && r[j] == 0.0f;  // never a cell whose exp was lost: p = 0 there
+            flushed += static_cast<std::size_t>(lost);
+            if (lost && cells) cells->push_back(static_cast<std::uint32_t>(i * cols + j));
         }
     }
+    // a row's lost exps come before its lost quotients: one sort puts the indices in order
+    if (cells) std::sort(cells->begin() + static_cast<std::ptrdiff_t>(cells_before), cells->end());
     return flushed;
 }
 

@@ -46,7 +46,7 @@ void TraceRecorder::on_stage(const StageView& view) {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     entries_[Key{view.stage, view.batch, view.head}] = std::move(copy);
-    flushed_[Key{view.stage, view.batch, view.head}] = view.flushed;
+    flushed_[Key{view.stage, view.batch, view.head}] = view.flushed ? *view.flushed : FlushedCells();
 }
 
 std::vector<Stage> TraceRecorder::stages() const {
@@ -72,6 +72,12 @@ const Tensor2& TraceRecorder::get(Stage stage, std::size_t batch, std::ptrdiff_t
                          " and head ", head, stage_is_per_head(stage) ? "" : " (this stage has head -1)");
     }
     return it->second;
+}
+
+const FlushedCells& TraceRecorder::flushed_cells(Stage stage, std::size_t batch, std::ptrdiff_t head) const {
+    get(stage, batch, head);  // the ValueError for an entry not recorded
+    std::lock_guard<std::mutex> lock(mutex_);
+    return flushed_.at(Key{stage, batch, head});
 }
 
 std::size_t TraceRecorder::num_heads(Stage stage) const {
@@ -100,7 +106,7 @@ std::vector<StageNumerics> TraceRecorder::numerics() const {
         if (out.empty() || out.back().stage != stage) out.push_back(StageNumerics{stage});
         StageNumerics& n = out.back();  // entries_ is ordered by stage first
         n.count += value.size();
-        n.flushed += flushed_.at(key);
+        n.flushed += flushed_.at(key).size();
         for (const float x : value) {
             if (std::isnan(x)) ++n.nan;
             else if (std::isinf(x)) ++(x > 0.0f ? n.pos_inf : n.neg_inf);

@@ -47,6 +47,19 @@ std::size_t round_span_with(float* data, std::size_t n) {
     }
     return flushed;
 }
+
+// round_span_with's rounding, noting the flat index (row · cols + col) of each value flushed.
+template <float (*Round)(float)>
+void round_rows_marking_with(float* data, std::size_t rows, std::size_t cols, std::size_t ld, FlushedCells& at) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        float* row = data + r * ld;  // (cols)
+        for (std::size_t c = 0; c < cols; ++c) {
+            const float x = row[c];
+            row[c] = Round(x);
+            if (row[c] == 0.0f && x != 0.0f) at.push_back(static_cast<std::uint32_t>(r * cols + c));
+        }
+    }
+}
 }  // namespace
 
 std::string_view precision_name(Precision precision) {
@@ -91,6 +104,15 @@ std::size_t round_rows(Precision precision, float* data, std::size_t rows, std::
     std::size_t flushed = 0;
     for (std::size_t r = 0; r < rows; ++r) flushed += round_span(precision, data + r * ld, cols);
     return flushed;
+}
+
+void round_rows_marking(Precision precision, float* data, std::size_t rows, std::size_t cols, std::size_t ld,
+                        FlushedCells& at) {
+    switch (precision) {
+        case Precision::fp16: return round_rows_marking_with<round_fp16_lanes>(data, rows, cols, ld, at);
+        case Precision::bf16: return round_rows_marking_with<round_bf16_lanes>(data, rows, cols, ld, at);
+        case Precision::fp32: break;
+    }
 }
 
 }  // namespace attnlab

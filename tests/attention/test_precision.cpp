@@ -274,6 +274,91 @@ TEST(Precision, NumericsCountInfinitiesAndFlushesPerStage) {
     }
 }
 
+// Scores are the products a_i·b_j of q = (a_i, 0, 0, 0) and k = (b_j, 0, 0, 0): 1e-8 and 1e-9 lie
+// below half fp16's smallest subnormal (2^-25 ≈ 3e-8) and flush; 1e-6 is a subnormal and stays.
+TEST(Precision, TheTraceNamesEachFlushedCell) {
+    const float a[3] = {1e-4f, 1.0f, 1e-5f}, b[2] = {1e-4f, 1.0f};
+    Tensor4 q = Tensor4::from_shape({1, 1, 3, 4}), k = Tensor4::from_shape({1, 1, 2, 4}), v = Tensor4::from_shape({1, 1, 2, 4});
+    q.fill(0.0f);
+    k.fill(0.0f);
+    v.fill(1.0f);
+    for (std::size_t i = 0; i < 3; ++i) q(0, 0, i, 0) = a[i];
+    for (std::size_t j = 0; j < 2; ++j) k(0, 0, j, 0) = b[j];
+    ScaleOptions off;
+    off.enabled = false;
+    TraceRecorder trace;
+    scaled_dot_product_attention(q, k, v, {}, off, &trace, nullptr, SdpBackend::automatic, Normalizer::softmax,
+                                 precision_of(Precision::fp16));
+    // products (1e-8, 1e-4; 1e-4, 1; 1e-9, 1e-5): flat cells 0 and 4
+    EXPECT_EQ(trace.flushed_cells(Stage::scores, 0, 0), (FlushedCells{0, 4}));
+    EXPECT_EQ(trace.get(Stage::scores, 0, 0)(0, 0), 0.0f);
+    EXPECT_TRUE(trace.flushed_cells(Stage::scaled, 0, 0).empty()) << "already zero: nothing new flushes";
+    for (const StageNumerics& n : trace.numerics()) {
+        std::size_t cells = 0;
+        for (std::size_t h = 0; h < trace.num_heads(n.stage); ++h) cells += trace.flushed_cells(n.stage, 0, h).size();
+        EXPECT_EQ(n.flushed, cells) << stage_name(n.stage);
+    }
+    TraceRecorder bf16;
+    scaled_dot_product_attention(q, k, v, {}, off, &bf16, nullptr, SdpBackend::automatic, Normalizer::softmax,
+                                 precision_of(Precision::bf16));
+    EXPECT_TRUE(bf16.flushed_cells(Stage::scores, 0, 0).empty()) << "bf16 reaches 2^-133";
+    EXPECT_THROW(trace.flushed_cells(Stage::output, 0, -1), ValueError);
+}
+
+// Scores (20, 0): the second weight is e^-20 ≈ 2e-9, flushed whether the softmax runs in fp32 and
+// rounds the weight (a quotient lost) or in fp16 step by step (its exp lost).
+TEST(Precision, TheSoftmaxNamesTheWeightItFlushed) {
+    for (SoftmaxPrecision softmax : {SoftmaxPrecision::fp32, SoftmaxPrecision::same}) {
+        for (bool stable : {true, false}) {
+            float row[4] = {20.0f, 0.0f, 0.0f, 20.0f};  // (2, 2): the small weight at cells 1 and 2
+            FlushedCells cells;
+            const std::size_t n = softmax_rows_emulated(row, 2, 2, 2, precision_of(Precision::fp16, softmax, stable), &cells);
+            if (!stable && softmax == SoftmaxPrecision::same) {
+                EXPECT_TRUE(std::isnan(row[0])) << "exp(20) overflows fp16: the naive row is inf / inf";
+                continue;
+            }
+            EXPECT_EQ(cells, (FlushedCells{1, 2})) << softmax_precision_name(softmax) << " stable " << stable;
+            EXPECT_EQ(n, 2u);
+            EXPECT_EQ(row[1], 0.0f);
+        }
+    }
+}
+
+// A layer without biases on inputs of 1e-5: fp16 flushes the scores (of order 1e-10); every noted
+// cell holds ±0, in every stage the layer rounds, and the counts are the cells'.
+TEST(Precision, MultiHeadAttentionNotesFlushedCellsInEveryRoundedStage) {
+    MultiHeadAttentionConfig config;
+    config.d_model = 8;
+    config.num_heads = 2;
+    config.bias = false;  // q, k, v, output all of order 1e-5 (and the scores 1e-10)
+    Rng rng(11);
+    MultiHeadAttention mha(config, rng);
+    Tensor3 x = random_normal<Tensor3>({2, 3, 8}, 5);
+    x *= 1e-5f;
+    AttentionOptions options;
+    options.precision = precision_of(Precision::fp16);
+    TraceRecorder trace;
+    mha.forward(x, nullptr, options, &trace);
+    std::size_t total = 0;
+    for (const StageNumerics& n : trace.numerics()) {
+        std::size_t cells = 0;
+        const bool per_head = stage_is_per_head(n.stage);
+        for (std::size_t b = 0; b < trace.num_batches(n.stage); ++b)
+            for (std::size_t h = 0; h < trace.num_heads(n.stage); ++h) {
+                const std::ptrdiff_t head = per_head ? static_cast<std::ptrdiff_t>(h) : -1;
+                const Tensor2& m = trace.get(n.stage, b, head);
+                for (const std::uint32_t c : trace.flushed_cells(n.stage, b, head)) {
+                    ASSERT_LT(c, m.size());
+                    EXPECT_EQ(m.data()[c], 0.0f) << stage_name(n.stage) << " cell " << c;
+                }
+                cells += trace.flushed_cells(n.stage, b, head).size();
+            }
+        EXPECT_EQ(n.flushed, cells) << stage_name(n.stage);
+        total += cells;
+    }
+    EXPECT_GT(total, 0u) << "products of 1e-5 inputs flush in fp16";
+}
+
 TEST(Precision, AFullyMaskedRowGetsZeroWeightsInEveryMode) {
     const float inf = std::numeric_limits<float>::infinity();
     for (Precision format : {Precision::fp32, Precision::fp16, Precision::bf16}) {

@@ -204,6 +204,8 @@ export async function engineReference(page, patch = {}) {
       keyPaddingMask: req.keyPaddingMask ? { shape: [T], data: req.keyPaddingMask } : null,
       scale: req.scale,
       positional: req.positional,
+      normalizer: req.normalizer,
+      precision: req.precision,
     });
     const enc = (v) => (v === -Infinity ? '-inf' : v === Infinity ? 'inf' : v);
     const out = {};
@@ -213,7 +215,8 @@ export async function engineReference(page, patch = {}) {
       out[name] = [];
       for (let h = 0; h < (perHead ? n : 1); h++) {
         const t = perHead ? tr.stage(name, h) : tr.stage(name);
-        out[name].push({ shape: t.shape, data: Array.from(t.data, enc) });
+        // flushed: the cells fp16/bf16 rounding flushed to ±0 (Trace.flushedCells)
+        out[name].push({ shape: t.shape, data: Array.from(t.data, enc), flushed: Array.from(tr.flushedCells(name, perHead ? h : -1)) });
       }
     }
     tr.delete();

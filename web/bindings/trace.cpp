@@ -31,8 +31,8 @@ Stage TraceBinding::recorded_stage(const val& name, const char* where) const {
     return stage;
 }
 
-val TraceBinding::stage_at(const val& name, const val* head, const val* batch) const {
-    constexpr const char* where = "Trace.stage";
+std::tuple<Stage, std::size_t, std::ptrdiff_t> TraceBinding::entry_at(const val& name, const val* head, const val* batch,
+                                                                     const char* where) const {
     const Stage stage = recorded_stage(name, where);
     const bool per_head = stage_is_per_head(stage);
     const std::ptrdiff_t h = head ? index_from_js(*head, where, "head") : (per_head ? 0 : -1);
@@ -47,7 +47,29 @@ val TraceBinding::stage_at(const val& name, const val* head, const val* batch) c
     if (b >= batches) {
         fail<ConfigError>(where, ": batch ", b, " is out of range for stage '", stage_name(stage), "' (0..", batches - 1, ")");
     }
+    return {stage, b, h};
+}
+
+val TraceBinding::stage_at(const val& name, const val* head, const val* batch) const {
+    const auto [stage, b, h] = entry_at(name, head, batch, "Trace.stage");
     return tensor_to_js(recorder_->get(stage, b, h));
+}
+
+val TraceBinding::flushed_cells(val name) const {
+    return guarded("Trace.flushedCells", [&] { return flushed_at(name, nullptr, nullptr); }, name);
+}
+val TraceBinding::flushed_cells(val name, val head) const {
+    return guarded("Trace.flushedCells", [&] { return flushed_at(name, &head, nullptr); }, name, head);
+}
+val TraceBinding::flushed_cells(val name, val head, val batch) const {
+    return guarded("Trace.flushedCells", [&] { return flushed_at(name, &head, &batch); }, name, head, batch);
+}
+
+val TraceBinding::flushed_at(const val& name, const val* head, const val* batch) const {
+    const auto [stage, b, h] = entry_at(name, head, batch, "Trace.flushedCells");
+    const FlushedCells& cells = recorder_->flushed_cells(stage, b, h);
+    std::vector<std::int32_t> out(cells.begin(), cells.end());
+    return int32_array_to_js(out.data(), out.size());
 }
 
 val TraceBinding::stage_names() const {
@@ -101,7 +123,10 @@ EMSCRIPTEN_BINDINGS(attnlab_trace) {
         .function("stage", select_overload<val(val, val, val) const>(&TraceBinding::stage))
         .function("numHeads", &TraceBinding::num_heads)
         .function("numBatches", &TraceBinding::num_batches)
-        .function("numerics", &TraceBinding::numerics);
+        .function("numerics", &TraceBinding::numerics)
+        .function("flushedCells", select_overload<val(val) const>(&TraceBinding::flushed_cells))
+        .function("flushedCells", select_overload<val(val, val) const>(&TraceBinding::flushed_cells))
+        .function("flushedCells", select_overload<val(val, val, val) const>(&TraceBinding::flushed_cells));
 }
 
 }  // namespace attnlab::web

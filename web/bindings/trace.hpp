@@ -11,7 +11,9 @@
 //   tr.delete();
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <tuple>
 
 #include <emscripten/val.h>
 
@@ -36,10 +38,20 @@ public:
     // {<stage>: {count, maxAbs, posInf, negInf, nan, flushed}} for every recorded stage, in
     // canonical order (TraceRecorder::numerics).
     emscripten::val numerics() const;
+    // The flat indices (row · cols + col) of the cells of one (stage, head, batch) matrix that
+    // rounding to an emulated format flushed to ±0, as an ascending Int32Array (empty in fp32);
+    // head and batch default as in stage().
+    emscripten::val flushed_cells(emscripten::val name) const;
+    emscripten::val flushed_cells(emscripten::val name, emscripten::val head) const;
+    emscripten::val flushed_cells(emscripten::val name, emscripten::val head, emscripten::val batch) const;
 
 private:
     Stage recorded_stage(const emscripten::val& name, const char* where) const;
+    // The recorded (stage, batch, head) key a JS call names, or ConfigError naming what is out of range.
+    std::tuple<Stage, std::size_t, std::ptrdiff_t> entry_at(const emscripten::val& name, const emscripten::val* head,
+                                                            const emscripten::val* batch, const char* where) const;
     emscripten::val stage_at(const emscripten::val& name, const emscripten::val* head, const emscripten::val* batch) const;
+    emscripten::val flushed_at(const emscripten::val& name, const emscripten::val* head, const emscripten::val* batch) const;
 
     std::unique_ptr<TraceRecorder> recorder_;
 };

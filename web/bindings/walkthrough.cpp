@@ -21,12 +21,18 @@
 // diagnostics (AttentionStatsRecorder) and returns {maxAbsScore, meanEntropy: {shape: [H]}}: the
 // engine's numbers the page's own entropies and largest score are checked against.
 //
-// lab.kvCacheSteps(layer, x, {variant}) generates x's rows one at a time through
+// lab.rowStats(w) gives each row of a (R, K) weights matrix its sum and entropy (the softmax and
+// scaling steps' columns), the entropy by the Trainer's AttentionStatsRecorder.
+//
+// lab.kvCacheSteps(layer, x, {variant, parameters, positional, scale, scaleFactor, normalizer})
+// generates x's rows one at a time through
 // MultiHeadAttention::forward_incremental with one KvCache (causal self-attention), and returns per
 // step t: the new query's weights against the cache ({shape: [1, t+1]} per head; linear attention
 // keeps no weights, only its state), the floats the cache holds (K and V rows, or linear
 // attention's constant state Σφ(k)vᵀ and Σφ(k)), the output row, and the multiply-adds of the
-// step against those of recomputing all t+1 rows from scratch.
+// step against those of recomputing all t+1 rows from scratch. `parameters` ({name: {shape,
+// data}}, e.g. one block's attention of a Model trained in the lab) replace the seeded weights;
+// positional 'rope' rotates each new row at its position.
 //
 // layer: dModel, numHeads, numKvHeads, kvDim, seed (bias is on, as the walkthrough's layer).
 // options: causal, window, globalTokens, scale (boolean), positional ('none' | 'rope' |
@@ -252,14 +258,29 @@ double layer_macs(const MultiHeadAttentionConfig& c, std::size_t rows, std::size
 val kv_cache_steps(val layer, val x_js, val options) {
     constexpr const char* where = "kvCacheSteps";
     return guarded(where, [&] {
-        const MultiHeadAttention mha = layer_from_js(layer, where);
+        MultiHeadAttention mha = layer_from_js(layer, where);
         const MultiHeadAttentionConfig& config = mha.config();
-        const JsOptions opt(options, {"variant"}, where);
+        const JsOptions opt(options, {"variant", "parameters", "positional", "scale", "scaleFactor", "normalizer"}, where);
         bool batched = false;
         const Tensor3 x = tensor3_from_js(x_js, where, "x", &batched);  // (1, T, C)
         if (batched) fail<ShapeError>(where, ": x must be one sequence [T, C]");
+        if (!opt.is_null("parameters")) {  // a trained layer's weights in place of the seeded ones
+            const val params = opt.get("parameters");
+            const val names = val::global("Object").call<val>("keys", params);
+            for (unsigned i = 0; i < names["length"].as<unsigned>(); ++i) {
+                set_parameter_from_js(mha.parameters(), names[i], params[names[i]], where);
+            }
+        }
         AttentionOptions o;
         o.variant = attention_variant_from_name(opt.string("variant", "full"));
+        o.normalizer = normalizer_from_name(opt.string("normalizer", "softmax"));
+        o.scale.enabled = opt.boolean("scale", true);
+        if (opt.has("scaleFactor")) o.scale.factor = static_cast<float>(opt.number("scaleFactor", 1.0));
+        const PositionalKind positional = positional_from_name(opt.string("positional", "none"));
+        if (positional != PositionalKind::none && positional != PositionalKind::rope) {
+            fail<ConfigError>(where, ": positional '", opt.string("positional", "none"), "' is added to x by the caller; here only 'none' or 'rope'");
+        }
+        o.rope = positional == PositionalKind::rope;
         if (o.variant == AttentionVariant::block_sparse) fail<ConfigError>(where, ": variant 'block_sparse' has no incremental path here; use 'full' or 'linear'");
         o.mask.causal = true;
         const std::size_t t_count = x.shape(1), c = config.d_model;
@@ -293,12 +314,41 @@ val kv_cache_steps(val layer, val x_js, val options) {
     }, layer, x_js, options);
 }
 
+// w: (R, K) attention weights -> {sum: {shape: [R]}, entropy: {shape: [R]}}: each row's Σ_j w_ij
+// (accumulated in double) and its entropy -Σ_j w_ij ln w_ij in nats, the latter from the
+// Trainer's own diagnostics (AttentionStatsRecorder) given one row at a time, so the page's
+// entropies and the training curves' are one definition. A row of zeros has entropy 0.
+val row_stats(val w_js) {
+    constexpr const char* where = "rowStats";
+    return guarded(where, [&] {
+        const std::vector<std::size_t> shape = js_tensor_shape(w_js, where, "w");
+        if (shape.size() != 2) fail<ShapeError>(where, ": w must be a (rows, cols) matrix, got rank ", shape.size());
+        const std::vector<float> w = floats_from_js(w_js, {-1, -1}, where, "w");  // (R, K)
+        const std::size_t rows = shape[0], cols = shape[1];
+        std::vector<float> sums(rows), entropies(rows);
+        for (std::size_t i = 0; i < rows; ++i) {
+            const float* r = w.data() + i * cols;  // (K)
+            double sum = 0.0;
+            for (std::size_t j = 0; j < cols; ++j) sum += r[j];
+            sums[i] = static_cast<float>(sum);
+            AttentionStatsRecorder stats(1);
+            stats.on_stage(StageView{Stage::weights, 0, 0, 1, cols, cols, r});
+            entropies[i] = stats.mean_entropy(0);
+        }
+        val out = val::object();
+        out.set("sum", tensor_to_js(sums.data(), {rows}));
+        out.set("entropy", tensor_to_js(entropies.data(), {rows}));
+        return out;
+    }, w_js);
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnlab_walkthrough) {
     emscripten::function("kvCacheSteps", &kv_cache_steps);
     emscripten::function("attentionGradients", &attention_gradients);
     emscripten::function("attentionStats", &attention_stats);
+    emscripten::function("rowStats", &row_stats);
 }
 
 }  // namespace attnlab::web

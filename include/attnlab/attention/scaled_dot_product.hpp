@@ -130,8 +130,9 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
 // but the stable float32 softmax, which is kernels::softmax_rows): w (rows, cols) with leading
 // dimension ld holds the masked scores (-inf where hidden) and is overwritten by the weights,
 // rounded to precision.format. A row with no visible key gets zeros. Returns the number of
-// weights flushed to zero by rounding (any step of them, with softmax 'same').
+// weights flushed to zero by rounding (any step of them, with softmax 'same'); when `cells` is
+// given, their flat indices (row · cols + col) are appended to it too.
 std::size_t softmax_rows_emulated(float* w, std::size_t rows, std::size_t cols, std::size_t ld,
-                                  const PrecisionOptions& precision);
+                                  const PrecisionOptions& precision, FlushedCells* cells = nullptr);
 
 }  // namespace attnlab

@@ -28,6 +28,7 @@
 #include <tuple>
 #include <vector>
 
+#include "attnlab/core/numeric_format.hpp"
 #include "attnlab/core/tensor.hpp"
 
 namespace attnlab {
@@ -71,9 +72,10 @@ struct StageView {
     std::size_t cols;
     std::size_t ld;  // elements between consecutive rows
     const float* data;
-    // Values of this matrix that rounding to an emulated format (core/numeric_format.hpp) turned
-    // from non-zero into ±0; 0 in float32.
-    std::size_t flushed = 0;
+    // The cells of this matrix that rounding to an emulated format (core/numeric_format.hpp)
+    // turned from non-zero into ±0, as flat indices row · cols + col; null when none were noted
+    // (float32 rounds nothing).
+    const FlushedCells* flushed = nullptr;
 };
 
 // What a trace saw of one stage's numbers, over every (batch, head) recorded: the article's
@@ -116,6 +118,9 @@ public:
     std::size_t num_batches(Stage stage) const;
     // One entry per recorded stage, in canonical order.
     std::vector<StageNumerics> numerics() const;
+    // The flat indices (row · cols + col) of the cells of one entry flushed to ±0 by rounding,
+    // ascending (empty in float32). Throws ValueError like get for an entry not recorded.
+    const FlushedCells& flushed_cells(Stage stage, std::size_t batch = 0, std::ptrdiff_t head = -1) const;
     void clear();
 
 private:
@@ -123,15 +128,29 @@ private:
     std::array<bool, kNumStages> wanted_{};
     mutable std::mutex mutex_;
     std::map<Key, Tensor2> entries_;
-    std::map<Key, std::size_t> flushed_;
+    std::map<Key, FlushedCells> flushed_;
 };
 
 // The one null-checked call kernels make: records a (rows, cols) matrix if observer wants it.
 inline void observe(StageObserver* observer, Stage stage, std::size_t batch, std::ptrdiff_t head, std::size_t rows,
-                    std::size_t cols, std::size_t ld, const float* data, std::size_t flushed = 0) {
+                    std::size_t cols, std::size_t ld, const float* data, const FlushedCells* flushed = nullptr) {
     if (observer && observer->wants(stage)) {
         observer->on_stage(StageView{stage, batch, head, rows, cols, ld, data, flushed});
     }
+}
+
+// data: (rows, cols), contiguous, rounded in place to `format`. When the observer wants `stage`
+// the flushed cells are noted in `cells` (cleared first) and returned for observe(); otherwise
+// the rounding takes round_span's vector loop and the result is null.
+inline const FlushedCells* round_observed(StageObserver* observer, Stage stage, Precision format, float* data,
+                                          std::size_t rows, std::size_t cols, FlushedCells& cells) {
+    cells.clear();
+    if (observer && observer->wants(stage)) {
+        round_rows_marking(format, data, rows, cols, cols, cells);
+        return &cells;
+    }
+    round_span(format, data, rows * cols);
+    return nullptr;
 }
 
 }  // namespace attnlab

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <vector>
 
 namespace attnlab {
 
@@ -110,5 +111,13 @@ inline float round_to(Precision precision, float x) {
 std::size_t round_span(Precision precision, float* data, std::size_t n);
 // The same over `rows` rows of `cols` values, `ld` apart: (rows, cols) with leading dimension ld.
 std::size_t round_rows(Precision precision, float* data, std::size_t rows, std::size_t cols, std::size_t ld);
+
+// Flat indices (row · cols + col) of the values of a (rows, cols) matrix that rounding turned from
+// non-zero into ±0, ascending: which cells a trace marks as flushed (attention/stage.hpp).
+using FlushedCells = std::vector<std::uint32_t>;
+// round_rows that also appends to `at` the flat index of every value it flushes. A scalar loop
+// with the same rounding as round_span's, for a traced call (untraced calls take round_span).
+void round_rows_marking(Precision precision, float* data, std::size_t rows, std::size_t cols, std::size_t ld,
+                        FlushedCells& at);
 
 }  // namespace attnlab

@@ -57,10 +57,19 @@ export interface BackwardResult extends Omit<AttentionGradients, 'grads'> {
 }
 
 /** A stage as recorded by the engine: one tensor per head (or a single entry for whole-width stages). */
+/** One recorded matrix of a stage, with the cells rounding to fp16/bf16 flushed to ±0 (Trace.flushedCells; absent when none). */
+export interface StageTensor extends Tensor {
+  /** Flat indices row · cols + col, ascending. */
+  flushed?: Int32Array;
+  /** Weights stages only: each row's sum and entropy in nats, from the engine (lab.rowStats). */
+  rowSum?: Float32Array;
+  rowEntropy?: Float32Array;
+}
+
 export interface StageData {
   name: string;
   perHead: boolean;
-  heads: Tensor[];
+  heads: StageTensor[];
 }
 
 /** Where a walkthrough trace came from when it is a layer of the lab's model (null for random weights). */
@@ -98,7 +107,16 @@ export interface TraceResult {
   /** The engine's numerics of each recorded stage (Trace.numerics: max |value|, ±∞, NaN, flushed counts). */
   numerics?: Partial<Record<string, StageNumerics>>;
   /** Generation token by token through a KV cache (softmax) and through linear attention's state (lab.kvCacheSteps); self-attention only. */
-  kvCache?: { full: KvCacheStep[]; linear: KvCacheStep[] } | null;
+  kvCache?: {
+    full: KvCacheStep[];
+    linear: KvCacheStep[];
+    /**
+     * A lab-trained decoder's generation (absent for random weights, whose steps run over the trace's
+     * own rows): every token fed, the prompt's then the model's own (greedy), labelled; the first
+     * `prompt` of them are the prompt; `k` holds the cached keys (after RoPE, if any) per K/V head.
+     */
+    generation?: { tokens: number[]; labels: string[]; prompt: number; k: Tensor[] };
+  } | null;
   /**
    * The same layer as other attention variants: linear attention's φ(q), φ(k) and implied weights,
    * and block-sparse attention's layout (blocks of `blockSize`, 1 = live) with its masked scores and

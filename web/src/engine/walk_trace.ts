@@ -1,17 +1,31 @@
 // Walkthrough traces, computed in the engine worker: one attention call with seeded random weights
 // (MultiHeadAttention.trace), or one layer of the lab's model (Model.trace), as a TraceResult.
 import type { AttnLab, StageName, Trace } from '../../attnlab';
-import type { BackwardResult, StageData, Tensor, TraceRequest, TraceResult } from './protocol';
+import type { BackwardResult, StageData, StageTensor, Tensor, TraceRequest, TraceResult } from './protocol';
 import type { TrainingSession } from './training_engine';
 
 /** Copies an engine tensor into a Float32Array the worker owns (the binding already copies; this makes transfer safe). */
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
 
+/** lab.rowStats of the worker's engine (set by trace and modelTrace; absent in a build without it). */
+let rowStats: AttnLab['rowStats'] | null = null;
+
 function readStage(trace: Trace, name: StageName, perHeadNames: Set<string>): StageData {
   const perHead = perHeadNames.has(name);
   const n = perHead ? trace.numHeads(name) : 1;
-  const heads: Tensor[] = [];
-  for (let h = 0; h < n; h++) heads.push(own(perHead ? trace.stage(name, h) : trace.stage(name)));
+  const heads: StageTensor[] = [];
+  for (let h = 0; h < n; h++) {
+    const t: StageTensor = own(perHead ? trace.stage(name, h) : trace.stage(name));
+    // The cells rounding flushed to ±0 (a build without the binding marks none).
+    const flushed = typeof trace.flushedCells === 'function' ? trace.flushedCells(name, perHead ? h : -1) : null;
+    if (flushed?.length) t.flushed = new Int32Array(flushed);
+    if (name === 'weights' && rowStats) {
+      const r = rowStats(t);
+      t.rowSum = new Float32Array(r.sum.data);
+      t.rowEntropy = new Float32Array(r.entropy.data);
+    }
+    heads.push(t);
+  }
   return { name, perHead, heads };
 }
 
@@ -21,6 +35,7 @@ const PER_HEAD = new Set(['q', 'k', 'v', 'q_rot', 'k_rot', 'phi_q', 'phi_k', 'sc
 
 export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
   const t0 = performance.now();
+  rowStats = typeof lab.rowStats === 'function' ? lab.rowStats.bind(lab) : null;
   const [T, C] = req.x.shape;
   const mha = new lab.MultiHeadAttention({
     dModel: req.dModel,
@@ -140,26 +155,9 @@ function variantTraces(lab: AttnLab, mha: { trace: (x: Tensor, o: object) => Tra
   };
 }
 
-/** Row softmax of a (T, S) matrix, -inf entries weigh 0 (the scaling step's "unscaled" picture). */
-function softmaxRows(t: Tensor): Tensor {
-  const [R, K] = t.shape;
-  const out = new Float32Array(R * K);
-  for (let i = 0; i < R; i++) {
-    let m = -Infinity;
-    for (let j = 0; j < K; j++) m = Math.max(m, t.data[i * K + j]);
-    let sum = 0;
-    for (let j = 0; j < K; j++) {
-      const e = t.data[i * K + j] === -Infinity ? 0 : Math.exp(t.data[i * K + j] - m);
-      out[i * K + j] = e;
-      sum += e;
-    }
-    for (let j = 0; j < K; j++) out[i * K + j] /= sum || 1;
-  }
-  return { shape: [R, K], data: out };
-}
-
 /** One layer of the lab's model on `text` (empty: the lab's example), recorded by Model.trace. */
-export function modelTrace(s: TrainingSession, sample: number[], text: string, layer: number): TraceResult {
+export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], text: string, layer: number): TraceResult {
+  rowStats = typeof lab.rowStats === 'function' ? lab.rowStats.bind(lab) : null;
   if (!s.hasAttention) throw new Error('the lab’s model is an LSTM: it has no attention to walk through (train a Transformer in the lab)');
   const t0 = performance.now();
   const tokens = text.trim() ? Array.from(s.task.encode(text)) : sample.length ? sample : s.sampleTokens();
@@ -181,20 +179,28 @@ export function modelTrace(s: TrainingSession, sample: number[], text: string, l
       const name = `blocks.${layer}.attn.${proj}.${kind}`;
       if (names.has(name)) parameters[`${proj}.${kind}`] = own(s.model.getParameter(name));
     }
-  // The "unscaled" picture: the engine's raw scores, and their softmax under the same mask.
-  const masked = stages.masked ?? stages.scaled;
-  const unscaledWeights = stages.scores.heads.map((sc, h) => {
-    const m = masked.heads[h];
-    const data = new Float32Array(sc.data);
-    for (let i = 0; i < data.length; i++) if (m.data[i] === -Infinity) data[i] = -Infinity;
-    return softmaxRows({ shape: sc.shape, data });
-  });
   const H = c.numHeads;
   const D = c.dModel / H;
   const kind = s.model.kind();
   // The lab trains token models only (its TaskName leaves series out), so a forecaster never gets here.
   if (kind === 'forecaster') throw new Error('walkthrough: a forecaster reads values, not tokens; the walkthrough shows token models');
   const x = stages.x.heads[0];
+  // tie-qk: one weight and bias serve as W_Q and W_K.
+  if (!parameters['k_proj.weight'] && parameters['q_proj.weight']) {
+    parameters['k_proj.weight'] = parameters['q_proj.weight'];
+    if (parameters['q_proj.bias']) parameters['k_proj.bias'] = parameters['q_proj.bias'];
+  }
+  const unscaledWeights = unscaledTrace(lab, { dModel: c.dModel, numHeads: H, numKvHeads: c.numKvHeads || H }, parameters, x, {
+    causal: kind === 'decoder',
+    window: c.attentionWindow ?? 0,
+    globalTokens: c.globalTokens ?? 0,
+    positional: c.positional === 'rope' ? 'rope' : 'none',
+    normalizer: c.normalizer ?? 'softmax',
+  });
+  // kvCacheSteps runs full causal attention in float32: a model trained with a window, global
+  // tokens, another variant or an emulated format gets no cache picture rather than a wrong one.
+  const plainAttention = !c.attentionWindow && !c.globalTokens && (c.variant ?? 'full') === 'full' && (c.precision ?? 'fp32') === 'fp32';
+  const kvCache = kind === 'decoder' && plainAttention && typeof lab.kvCacheSteps === 'function' ? generation(lab, s, tokens, layer, parameters) : null;
   const labels = tokens.map((t) => s.text([t]));
   // An encoder with a CLS token records one more row than there are tokens.
   while (labels.length < x.shape[0]) labels.unshift('CLS');
@@ -211,13 +217,73 @@ export function modelTrace(s: TrainingSession, sample: number[], text: string, l
       scale: c.scale,
     },
     model: { kind, task: s.settings.task, layer, layers: c.numLayers, tokens, text: s.text(tokens), labels },
+    kvCache,
     stageNames,
     stages,
     parameters,
-    unscaled: { scaled: { name: 'scaled', perHead: true, heads: stages.scores.heads.map(own) }, weights: { name: 'weights', perHead: true, heads: unscaledWeights } },
+    unscaled: { scaled: { name: 'scaled', perHead: true, heads: stages.scores.heads.map(own) }, weights: unscaledWeights },
     positionTable: null,
     scaleFactor: c.attentionScale ?? (c.scale ? 1 / Math.sqrt(D) : 1),
     elapsedMs: performance.now() - t0,
   };
 }
 
+/**
+ * The "unscaled" weights of a trained layer: the engine's attention with the layer's weights on the
+ * layer's recorded input x, scaling switched off (the scaling step's "before" picture).
+ */
+function unscaledTrace(lab: AttnLab, layer: { dModel: number; numHeads: number; numKvHeads: number }, parameters: Record<string, Tensor>, x: Tensor, options: { causal: boolean; window: number; globalTokens: number; positional: 'rope' | 'none'; normalizer: 'softmax' | 'sigmoid' | 'relu' }): StageData {
+  // Biases the model lacks stay the layer's zeros.
+  const mha = new lab.MultiHeadAttention({ ...layer, bias: true, seed: 0 });
+  try {
+    for (const [name, t] of Object.entries(parameters)) mha.setParameter(name, t);
+    const tr = mha.trace(x, { ...options, scale: false, stages: ['weights'] });
+    try {
+      return readStage(tr, 'weights', PER_HEAD);
+    } finally {
+      tr.delete();
+    }
+  } finally {
+    mha.delete();
+  }
+}
+
+/** Tokens a trained decoder generates after the walkthrough's input, in step 18 (fewer if max_len is near). */
+const GENERATED = 4;
+
+/**
+ * Greedy generation by the lab's decoder after `prompt`, and layer `layer` of it decoding every
+ * token fed through one KV cache (lab.kvCacheSteps with the layer's trained weights): the layer's
+ * input rows x come from Model.trace of the whole generated sequence, which equals generation's
+ * own, since in a causal decoder no token changes what an earlier position computes.
+ */
+function generation(lab: AttnLab, s: TrainingSession, prompt: number[], layer: number, parameters: Record<string, Tensor>): NonNullable<TraceResult['kvCache']> {
+  const c = s.model.config();
+  const room = c.positional === 'learned' ? Math.max(0, c.maxLen - prompt.length) : GENERATED;
+  const n = Math.min(GENERATED, room);
+  const tokens = n > 0 ? Array.from(s.model.generate(Int32Array.from(prompt), n, { temperature: 0 })) : prompt.slice();
+  const tr = s.model.trace(Int32Array.from(tokens), { layer });
+  let x: Tensor;
+  const k: Tensor[] = [];
+  try {
+    x = own(tr.stage('x'));
+    const keys = tr.stageNames().includes('k_rot') ? 'k_rot' : 'k';
+    for (let h = 0; h < tr.numHeads(keys); h++) k.push(own(tr.stage(keys, h)));
+  } finally {
+    tr.delete();
+  }
+  const H = c.numHeads;
+  const layerShape = { dModel: c.dModel, numHeads: H, numKvHeads: c.numKvHeads || H, seed: 0 };
+  const options = {
+    parameters,
+    positional: c.positional === 'rope' ? ('rope' as const) : ('none' as const),
+    scale: c.scale,
+    ...(c.attentionScale != null ? { scaleFactor: c.attentionScale } : {}),
+    normalizer: c.normalizer ?? 'softmax',
+  };
+  return {
+    full: lab.kvCacheSteps(layerShape, x, { ...options, variant: 'full' }),
+    linear: lab.kvCacheSteps(layerShape, x, { ...options, variant: 'linear' }),
+    generation: { tokens, labels: tokens.map((t) => s.text([t])), prompt: prompt.length, k },
+  };
+}

@@ -136,7 +136,7 @@ async function handle(body: Request): Promise<Reply> {
     case 'lab.trace': {
       const s = loaded().runner.session;
       if (!s) throw new Error('the lab has no model yet: train one or load a checkpoint');
-      return { kind: 'trace', result: modelTrace(s, loaded().runner.sample, body.text, body.layer) };
+      return { kind: 'trace', result: modelTrace(loaded().lab, s, loaded().runner.sample, body.text, body.layer) };
     }
     case 'lab.save':
       return { kind: 'save', bytes: session().save() };

@@ -669,6 +669,14 @@ export const en = {
   'lab.picture.noTry': 'This model reads values or images, not text: the picture above shows what it does.',
   'lab.imagePositions': 'An image model sets its own positions: a ViT learns one per patch, a Swin reads them from its windows.',
   'lab.mapsPicture': 'This task draws its attention on the picture above.',
+  // ---- walkthrough: flushed cells, trained-model KV cache (issue 25) ----
+  'fig.flushed': 'flushed to 0: a non-zero result below the format’s smallest subnormal (engine’s rounding)',
+  'step.kvCache.trained': 'This is layer {layer} of the decoder you trained in the lab, with its trained weights: it reads the sequence one token at a time as generation does, each new token one query row against the keys and values cached so far (the engine’s incremental forward).',
+  'step.kvCache.encoder': 'The lab’s model is an encoder: it reads the whole input at once and generates nothing, so it keeps no KV cache. Train a decoder task (e.g. reverse or copy) to see one.',
+  'step.kvCache.generated': 'The first {prompt} rows are the input; the {n} marked → are the model’s own greedy continuation (Model.generate), each fed back as the next query.',
+  'walk.numerics.keyOver': '±∞ or NaN',
+  'walk.numerics.keyFlushed': 'flushed to 0',
+  'step.kvCache.trainedNone': 'This step draws the cache of full causal attention in fp32; the lab’s decoder was trained with a window, global tokens, another variant or another number format, so its cache is not drawn here.',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

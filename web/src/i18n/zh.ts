@@ -669,4 +669,12 @@ export const zh: Strings = {
   'lab.picture.noTry': '该模型读入的是数值或图像，而不是文本：上方的图展示了它的行为。',
   'lab.imagePositions': '图像模型自带位置信息：ViT 为每个图像块学习一个位置，Swin 通过窗口获得位置。',
   'lab.mapsPicture': '该任务的注意力画在上方的图上。',
+  // ---- walkthrough: flushed cells, trained-model KV cache (issue 25) ----
+  'fig.flushed': '下溢为 0：非零结果小于该格式最小的次正规数（引擎的舍入）',
+  'step.kvCache.trained': '这是你在实验室训练的解码器的第 {layer} 层，使用训练得到的权重：它像生成时一样逐个词元读入序列，每个新词元都是一行查询，对照目前缓存的键和值（引擎的增量前向）。',
+  'step.kvCache.encoder': '实验室的模型是编码器：它一次读入整个输入，不生成任何词元，因此没有 KV 缓存。训练一个解码器任务（如 reverse 或 copy）即可看到。',
+  'step.kvCache.generated': '前 {prompt} 行是输入；标有 → 的 {n} 行是模型自己贪心生成的续写（Model.generate），每个都作为下一个查询送回。',
+  'walk.numerics.keyOver': '±∞ 或 NaN',
+  'walk.numerics.keyFlushed': '下溢为 0',
+  'step.kvCache.trainedNone': '这一步绘制的是 fp32 下完整因果注意力的缓存；实验室的解码器训练时用了窗口、全局词元、其他变体或其他数值格式，因此这里不绘制它的缓存。',
 };

@@ -13,7 +13,8 @@ export interface MatrixProps {
   title: string;
   /** Under the title, e.g. "(T, D) = (3, 4)". */
   caption?: string;
-  data: Tensor;
+  /** An engine stage's matrix may carry `flushed`: its cells rounding flushed to ±0, marked like ±∞. */
+  data: Tensor & { flushed?: ArrayLike<number> };
   scale: ColorScale;
   cell: number;
   digits?: number;
@@ -42,6 +43,8 @@ interface Cell {
   /** exactFloat32(v), computed once per render (data-value, aria-label and tooltip use it). */
   exact: string;
   masked: boolean;
+  /** Underflow (fp16/bf16): a non-zero result the rounding turned into ±0, as the engine noted it. */
+  flushed: boolean;
 }
 
 /** What the delegated cell events of a figure use: the props and cells of its latest render. */
@@ -148,11 +151,12 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     fig.append('figcaption').attr('class', 'matrix-title');
     fig.append('svg').attr('class', 'matrix-svg');
   }
+  const flushed = new Set(Array.from(p.data.flushed ?? []));
   const cells: Cell[] = [];
   for (let i = 0; i < R; i++) {
     for (let j = 0; j < K; j++) {
       const v = p.data.data[i * K + j];
-      cells.push({ i, j, v, exact: exactFloat32(v), masked: p.masked?.(i, j) ?? false });
+      cells.push({ i, j, v, exact: exactFloat32(v), masked: p.masked?.(i, j) ?? false, flushed: flushed.has(i * K + j) });
     }
   }
   const fontSize = cellFont(p.cell, cells.map((d) => cellText(d.v, digits)));
@@ -208,6 +212,8 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     setOrRemove(cell, 'data-masked', d.masked ? '1' : null);
     setOrRemove(cell, 'data-nonfinite', nf);
     cell.classList.toggle('nonfinite', nf !== null);
+    setOrRemove(cell, 'data-flushed', d.flushed ? '1' : null);
+    cell.classList.toggle('flushed', d.flushed);
     cell.classList.toggle('hi', hi);
     cell.classList.toggle('focus', hiCell.has(`${d.i},${d.j}`));
     cell.classList.toggle('pending', p.pending?.(d.i, d.j) ?? false);
@@ -242,7 +248,8 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     const extra = p.detail ? p.detail(d.i, d.j, d.v) : '';
     return (
       `<div class="tt-head">${p.title} [${d.i}][${d.j}] <span class="muted">${label}</span></div>` +
-      `<div class="tt-val">${d.exact}</div>${d.masked ? `<div class="muted">${tr('fig.masked')}</div>` : ''}${extra}`
+      `<div class="tt-val">${d.exact}</div>${d.masked ? `<div class="muted">${tr('fig.masked')}</div>` : ''}` +
+      `${d.flushed ? `<div class="muted">${tr('fig.flushed')}</div>` : ''}${extra}`
     );
   };
   if (!live.has(figEl)) listenToCells(figEl);

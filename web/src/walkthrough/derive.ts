@@ -1,12 +1,13 @@
 // Derived statistics of a trace (compute layer): everything a view needs beyond the engine's
-// stages is computed here, once per trace, so components only read.
-import type { StageData, Tensor, TraceResult } from '../engine/protocol';
+// stages is gathered here, once per trace, so components only read. Row sums and entropies are
+// the engine's (lab.rowStats, attached to each weights matrix by the worker).
+import type { StageData, StageTensor, Tensor, TraceResult } from '../engine/protocol';
 
 export interface HeadStats {
-  /** Softmax entropy (nats) of each query row, with and without scaling. */
+  /** Softmax entropy (nats) of each query row, with and without scaling (the engine's). */
   entropyScaled: number[];
   entropyUnscaled: number[];
-  /** Row sums of the attention weights (should read 1). */
+  /** Row sums of the attention weights (should read 1; the engine's). */
   rowSums: number[];
 }
 
@@ -25,14 +26,11 @@ export interface Derived {
   maxEntropy: number;
 }
 
-function rowEntropy(w: Tensor, i: number): number {
-  const S = w.shape[1];
-  let h = 0;
-  for (let j = 0; j < S; j++) {
-    const p = w.data[i * S + j];
-    if (p > 0) h -= p * Math.log(p);
-  }
-  return h;
+/** An engine row statistic of a weights matrix (lab.rowStats, attached by the worker), as numbers. */
+function engineRows(w: StageTensor, what: 'rowSum' | 'rowEntropy'): number[] {
+  const v = w[what];
+  if (!v) throw new Error(`the engine did not give the weights' ${what} (lab.rowStats)`);
+  return Array.from(v);
 }
 
 function finite(stage: StageData): number[] {
@@ -55,18 +53,11 @@ export function derive(tr: TraceResult, scaledOn: { scaled: StageData; weights: 
   const D = C / H;
   const group = H / Hkv;
   const heads: HeadStats[] = w.heads.map((wh, h) => {
-    const wu = tr.unscaled.weights.heads[h];
     const ws = scaledOn ? scaledOn.weights.heads[h] : wh;
-    const rowSums: number[] = [];
-    for (let i = 0; i < T; i++) {
-      let s = 0;
-      for (let j = 0; j < S; j++) s += wh.data[i * S + j];
-      rowSums.push(s);
-    }
     return {
-      entropyScaled: Array.from({ length: T }, (_, i) => rowEntropy(ws, i)),
-      entropyUnscaled: Array.from({ length: T }, (_, i) => rowEntropy(wu, i)),
-      rowSums,
+      entropyScaled: engineRows(ws, 'rowEntropy'),
+      entropyUnscaled: engineRows(tr.unscaled.weights.heads[h], 'rowEntropy'),
+      rowSums: engineRows(wh, 'rowSum'),
     };
   });
   return {

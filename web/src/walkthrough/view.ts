@@ -30,7 +30,8 @@ function renderNumerics(host: HTMLElement, s: WalkState) {
   const limit = FORMAT_MAX[precision];
   const over = sum('posInf') + negInf + sum('nan');
   host.innerHTML = t('walk.numerics', { precision, max: maxScore.toPrecision(4), limit: limit.toPrecision(5), share: ((maxScore / limit) * 100).toPrecision(3) }) +
-    ` · <span class="${over ? 'over' : ''}">${t('walk.numerics.counts', { posInf: sum('posInf'), negInf, nan: sum('nan'), flushed: sum('flushed') })}</span>`;
+    ` · <span class="${over ? 'over' : ''}">${t('walk.numerics.counts', { posInf: sum('posInf'), negInf, nan: sum('nan'), flushed: sum('flushed') })}</span>` +
+    `<span class="marks-key"> · <i class="key-over"></i>${t('walk.numerics.keyOver')} <i class="key-flushed"></i>${t('walk.numerics.keyFlushed')}</span>`;
 }
 
 /** Cells the mask hides (their -inf is by design), over all heads. */

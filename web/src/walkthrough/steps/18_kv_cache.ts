@@ -1,27 +1,45 @@
 import { t } from '../../i18n';
 import { note } from '../components/common';
 import { renderKvCache } from '../components/kv_cache_view';
-import type { Step } from '../step';
+import type { Step, StepContext } from '../step';
 import { headLabel, kvHead, stage, tokens } from './helpers';
+
+/** A lab-trained decoder's generation (its prompt, then its own tokens), else null: the trace's own rows. */
+const generation = (c: StepContext) => c.trace.kvCache?.generation ?? null;
+/** Tokens fed through the cache, one per step. */
+const fed = (c: StepContext) => generation(c)?.labels ?? c.input.tokens;
+/** Row labels: position and token, generated ones marked with →. */
+const labels = (c: StepContext) => {
+  const g = generation(c);
+  return g ? g.labels.map((s, i) => `${i} ${i >= g.prompt ? '→ ' : ''}${s}`) : tokens(c);
+};
 
 export const kvCacheStep: Step = {
   id: 'kv-cache',
   title: () => t('step.kvCache.title'),
   perHead: true,
-  beats: (c) => c.derived.T + 1,
-  columns: (c) => 2 * c.derived.T + c.derived.D + 4,
-  caption: (c) => (c.beat > 0 ? t('step.kvCache.caption', { t: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
-  explain: (c) => (c.trace.kvCache ? t('step.kvCache.explain') : t('step.kvCache.none')),
+  beats: (c) => fed(c).length + 1,
+  columns: (c) => 2 * fed(c).length + c.derived.D + 4,
+  caption: (c) => (c.beat > 0 ? t('step.kvCache.caption', { t: c.beat - 1, token: fed(c)[c.beat - 1] }) : ''),
+  explain: (c) => {
+    const g = generation(c);
+    if (!c.trace.model) return c.trace.kvCache ? t('step.kvCache.explain') : t('step.kvCache.none');
+    if (!c.trace.kvCache) return t(c.trace.model.kind === 'decoder' ? 'step.kvCache.trainedNone' : 'step.kvCache.encoder');
+    const trained = t('step.kvCache.trained', { layer: c.trace.model.layer });
+    return `${t('step.kvCache.explain')} ${trained}${g ? ` ${t('step.kvCache.generated', { prompt: g.prompt, n: g.tokens.length - g.prompt })}` : ''}`;
+  },
   render(host, c) {
     const kv = c.trace.kvCache;
     if (!kv) {
-      note(host, 'no-kv', `<p>${t('step.kvCache.none')}</p>`);
+      const why = !c.trace.model ? 'step.kvCache.none' : c.trace.model.kind === 'decoder' ? 'step.kvCache.trainedNone' : 'step.kvCache.encoder';
+      note(host, 'no-kv', `<p>${t(why)}</p>`);
       return;
     }
-    const T = c.derived.T;
+    const g = generation(c);
+    const T = fed(c).length;
     renderKvCache(host, {
-      tokens: tokens(c),
-      k: stage(c, 'k', kvHead(c)),
+      tokens: labels(c),
+      k: g ? g.k[kvHead(c)] : stage(c, 'k', kvHead(c)),
       steps: kv.full,
       linear: kv.linear,
       t: c.beat > 0 ? c.beat - 1 : T - 1,
