@@ -669,6 +669,11 @@ export const en = {
   'lab.picture.noTry': 'This model reads values or images, not text: the picture above shows what it does.',
   'lab.imagePositions': 'An image model sets its own positions: a ViT learns one per patch, a Swin reads them from its windows.',
   'lab.mapsPicture': 'This task draws its attention on the picture above.',
+  // ---- an experiment's verdict (the engine's ExperimentResult.verdict) ----
+  'exp.verdict.held': 'The claim held in this run.',
+  'exp.verdict.partly': 'Part of the claim held in this run.',
+  'exp.verdict.not_held': 'The claim did not hold in this run.',
+  'exp.verdict.untested': 'This run did not test the claim (its settings leave out what the claim compares).',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

@@ -669,4 +669,9 @@ export const zh: Strings = {
   'lab.picture.noTry': '该模型读入的是数值或图像，而不是文本：上方的图展示了它的行为。',
   'lab.imagePositions': '图像模型自带位置信息：ViT 为每个图像块学习一个位置，Swin 通过窗口获得位置。',
   'lab.mapsPicture': '该任务的注意力画在上方的图上。',
+  // ---- 实验的判定（引擎的 ExperimentResult.verdict） ----
+  'exp.verdict.held': '本次运行中论断成立。',
+  'exp.verdict.partly': '本次运行中论断部分成立。',
+  'exp.verdict.not_held': '本次运行中论断未成立。',
+  'exp.verdict.untested': '本次运行未检验该论断（其设置缺少论断所比较的对象）。',
 };
