@@ -606,6 +606,9 @@ export interface ExperimentProgress {
   loss: number;
 }
 
+/** Whether the article's claim held in a run (experiments.hpp's Verdict). */
+export type ExperimentVerdict = 'held' | 'partly' | 'not_held' | 'untested';
+
 /** The same structure `attnlab experiment <name> --json` writes. Cells are formatted text. */
 export interface ExperimentResult {
   name: string;
@@ -620,6 +623,9 @@ export interface ExperimentResult {
   notes: string[];
   /** Computed from the measured numbers; says whether the article's claim held. */
   conclusion: string;
+  /** The conclusion's opening phrase as a value: `partly` when one part of a two-part claim held,
+   * `untested` when the options left out what the claim compares. */
+  verdict: ExperimentVerdict;
   /** What the wall-time columns show, or empty. */
   timing: string;
 }

@@ -133,6 +133,7 @@ Result run_cost(const CostOptions& o, const ProgressFn& progress) {
                                   "at some head dims)",
                                   mflop(*bmin_it), mflop(*bmax_it), o.heads[bmin_it - counted_bwd.begin()],
                                   o.heads[bmax_it - counted_bwd.begin()]);
+    r.verdict = same_fwd && same_bwd ? Verdict::held : same_fwd ? Verdict::partly : Verdict::not_held;
     r.conclusion = detail::format(
         "%s: the engine counted %s MFLOP forward%s and %s at d_model %zu, T %zu; the shapes predict %.3f forward (%s)",
         same_fwd && same_bwd ? "the claim held for the work"

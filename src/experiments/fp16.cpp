@@ -118,6 +118,7 @@ Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
     const detail::RunOutcome &half = runs[1], &fixed = runs[2];
     const double peak = largest_finite(half.max_score);
     std::string verdict;
+    r.verdict = half.failed_step && !fixed.failed_step ? Verdict::held : Verdict::not_held;
     if (half.failed_step && !fixed.failed_step) {
         verdict = detail::format("the claim held: with its softmax in fp16 the run broke at step %zu (largest score "
                                  "of the steps before it %.2f; naive exp overflows fp16 past %.2f); with the softmax in "

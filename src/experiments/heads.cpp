@@ -103,6 +103,7 @@ Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
                                 : eight_best_at_512 ? "the article's claim held: h = 8 won at d_model 512"
                                                     : "the article's claim did NOT hold here: h = 8 did not win at d_model 512 "
                                                       "in this short run";
+    r.verdict = !tested_512 ? Verdict::untested : eight_best_at_512 ? Verdict::held : Verdict::not_held;
     r.conclusion = verdict + "; " + per_width;
     r.timing = "training speed " + timing;
     return r;

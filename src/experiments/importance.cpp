@@ -160,6 +160,7 @@ Result run_importance(const ImportanceOptions& o, const ProgressFn& progress) {
     const std::string verdict = imperfect && value_closer ? "the claim held"
                                 : imperfect ? "the claim held for the weight, but weight·||v|| was not closer to the ablation"
                                             : "the claim did NOT hold: the weight ranked keys like the ablation";
+    r.verdict = imperfect && value_closer ? Verdict::held : imperfect ? Verdict::partly : Verdict::not_held;
     r.conclusion = detail::format(
         "%s: over %zu queries the weight ranks keys with mean Spearman %.3f against removing them (its top key is the "
         "ablation's top key %s of the time); weight x ||v W_O|| %.3f (%s); model held-out accuracy %s",

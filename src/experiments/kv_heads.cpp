@@ -73,6 +73,7 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
     const std::size_t last = o.kv_heads.size() - 1;
     // "Little loss in quality": within 5 accuracy points of the first (MHA) run.
     const bool close = finals[last].accuracy + 0.05f >= finals[0].accuracy;
+    r.verdict = close ? Verdict::held : Verdict::not_held;
     r.conclusion = std::string(close ? "the claim held: " : "the claim did NOT hold for quality: ") + detail::format(
         "%s keeps %zu floats per token in its KV cache vs %zu for %s (%.1fx smaller) with %zu vs %zu parameters; "
         "held-out accuracy %s vs %s",

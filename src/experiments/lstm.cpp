@@ -114,6 +114,7 @@ Result run_lstm(const LstmOptions& o, const ProgressFn& progress) {
                                     ? "the claim did NOT hold here: the Transformer did not learn the recall at the largest "
                                       "distance in this many steps either"
                                     : "the claim did NOT hold here: the LSTM recalled the largest distance about as well";
+    r.verdict = held ? Verdict::held : Verdict::not_held;
     r.conclusion = verdict + " (accuracy, chance " + detail::percent(1.0 / static_cast<double>(o.vocab)) + "): " + per;
     r.timing = detail::format("at k=%zu a training step takes %.1f ms (LSTM) vs %.1f ms (Transformer)", o.distances[last],
                               1e3 / std::max(lstm_speed[last], 1e-9), 1e3 / std::max(tf_speed[last], 1e-9));

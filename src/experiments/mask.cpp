@@ -150,6 +150,9 @@ Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
             : collapsed && fails              ? "the claim held for the unmasked model, but the masked model generates only " +
                                                     detail::percent(generated[0]) + " right (train longer)"
                                               : "the claim did NOT hold here";
+        r.verdict = collapsed && fails && masked_good ? Verdict::held
+                    : collapsed && fails              ? Verdict::partly
+                                                      : Verdict::not_held;
         r.conclusion = verdict + ": " + detail::format(
             "without the mask the training loss fell to %.3f (masked %.3f) and teacher-forced accuracy is %s, yet "
             "greedy generation gets %s right (masked: %s teacher-forced, %s generated)",

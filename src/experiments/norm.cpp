@@ -108,6 +108,9 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
                                 : pre_without_ok    ? "half the claim held: Pre-LN trained without warm-up, but Post-LN "
                                                       "did not need warm-up here"
                                                     : "the claim did NOT hold here";
+    r.verdict = post_needs_warmup && pre_without_ok   ? Verdict::held
+                : post_needs_warmup || pre_without_ok ? Verdict::partly
+                                                      : Verdict::not_held;
     r.conclusion = detail::format("%s; %s. held-out loss after %zu steps at lr %g with %zu layers: %s", verdict.c_str(),
                                   pre_vs_post.c_str(), o.train.steps, static_cast<double>(o.train.lr), o.num_layers,
                                   summary.c_str());

@@ -135,6 +135,7 @@ Result run_normalizer(const NormalizerOptions& o, const ProgressFn& progress) {
                                 : names[best] == "softmax" ? "the claim held: softmax ended with the lowest held-out loss"
                                                            : "the claim did NOT hold here: " + names[best] +
                                                                  " ended with a lower held-out loss than softmax";
+    r.verdict = !softmax_ran ? Verdict::untested : names[best] == "softmax" ? Verdict::held : Verdict::not_held;
     r.conclusion = detail::format("%s after %zu steps; held-out loss (accuracy): %s", verdict.c_str(), o.train.steps,
                                   summary.c_str());
     return r;

@@ -99,6 +99,7 @@ Result run_permutation(const PermutationOptions& o, const ProgressFn& progress) 
         parts += detail::format("%s%s %s (relative gap %.1e)", parts.empty() ? "" : "; ", o.encodings[i].c_str(),
                                 equal ? "equivariant" : "not equivariant", relative[i]);
     }
+    r.verdict = held ? Verdict::held : Verdict::not_held;
     r.conclusion = (held ? std::string("the claim held: ") : std::string("the claim did NOT hold: ")) + parts;
     return r;
 }

@@ -115,19 +115,27 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
         gaps += (gaps.empty() ? "" : ", ") + s.pe + detail::format(" %.1e", s.gap);
     }
     std::vector<std::string> verdicts;
+    std::size_t parts_held = 0;  // of verdicts.size() sub-claims tested
     if (none) {
         const bool equivariant = none->gap < 1e-4;
         const bool worse = none->at_train + 0.2 < best_accuracy;
+        parts_held += equivariant && worse ? 1 : 0;
         verdicts.push_back(equivariant && worse ? "without positions: permutation-equivariant and far behind (held)"
                            : equivariant        ? "without positions: permutation-equivariant, but not far behind on this task (did NOT hold)"
                                                 : "without positions the outputs were NOT permutation-equivariant (did NOT hold)");
     }
     if (learned && rope) {
         const double learned_test = std::isnan(learned->at_test) ? 0.0 : learned->at_test;
-        verdicts.push_back(rope->at_test > learned_test + 0.1
+        const bool rope_ahead = rope->at_test > learned_test + 0.1;
+        parts_held += rope_ahead ? 1 : 0;
+        verdicts.push_back(rope_ahead
                                ? "at 2L rope beats the learned table (held)"
                                : "at 2L rope did NOT beat the learned table by 10 points (did NOT hold)");
     }
+    r.verdict = verdicts.empty()                  ? Verdict::untested
+                : parts_held == verdicts.size() ? Verdict::held
+                : parts_held == 0               ? Verdict::not_held
+                                                : Verdict::partly;
     std::string verdict;
     for (const auto& v : verdicts) verdict += (verdict.empty() ? "" : "; ") + v;
     r.conclusion = detail::format("%s. accuracy at the training length %zu: %s (best: %s); at length %zu: %s; "

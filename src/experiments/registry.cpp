@@ -202,6 +202,16 @@ Result run_experiment(const Experiment& e, const Values& values, const ProgressF
     return r;
 }
 
+const char* verdict_name(Verdict v) {
+    switch (v) {
+        case Verdict::untested: return "untested";
+        case Verdict::held: return "held";
+        case Verdict::partly: return "partly";
+        case Verdict::not_held: return "not_held";
+    }
+    return "untested";
+}
+
 std::string result_to_json(const Result& r) {
     nlohmann::json j;
     j["name"] = r.name;
@@ -225,6 +235,7 @@ std::string result_to_json(const Result& r) {
     }
     j["notes"] = r.notes;
     j["conclusion"] = r.conclusion;
+    j["verdict"] = verdict_name(r.verdict);
     j["timing"] = r.timing;
     return j.dump();
 }

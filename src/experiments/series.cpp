@@ -160,6 +160,7 @@ Result run_series(const SeriesExperimentOptions& o, const ProgressFn& progress) 
     for (std::size_t m = 0; m < kModels; ++m) {
         if (spreads[m].mean < baseline.baseline_mse) beaten += (beaten.empty() ? "" : ", ") + std::string(kNames[m]);
     }
+    r.verdict = held ? Verdict::held : Verdict::not_held;
     r.conclusion = std::string(held ? "the claim held" : "the claim did NOT hold here") +
                    detail::format(": held-out MSE std over %zu seeds LSTM %s, Transformer (sinusoidal) %s, "
                                   "Transformer (time-aware) %s; mean MSE %s, %s, %s; seasonal naive %s. ",

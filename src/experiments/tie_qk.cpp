@@ -111,6 +111,7 @@ Result run_tie_qk(const TieQkOptions& o, const ProgressFn& progress) {
     // "More expressive" shows as 10 accuracy points or more on the same steps.
     const double separate = finals[0].accuracy, tied = finals[1].accuracy;
     const bool held = separate >= tied + 0.10;
+    r.verdict = held ? Verdict::held : Verdict::not_held;
     r.conclusion = detail::format(
         "%s: held-out accuracy separate %s vs tied %s; in the last block the tied model puts %.3f of a query's weight "
         "on itself and %.3f on t-%zu (top key = itself in %s of rows), the separate one %.3f and %.3f (%s). Tied, "

@@ -217,6 +217,9 @@ Result run_variants(const VariantsOptions& o, const ProgressFn& progress) {
                                 : cheaper               ? "half the claim held: less work, but not every variant lost accuracy"
                                 : less_accurate         ? "half the claim held: less accurate, but not every variant did less work"
                                                         : "the claim did NOT hold here";
+    r.verdict = cheaper && less_accurate   ? Verdict::held
+                : cheaper || less_accurate ? Verdict::partly
+                                           : Verdict::not_held;
     r.conclusion = detail::format("%s: at n = %zu full runs %.3f MFLOP (~n^%.2f), keeps %.1f KiB and reaches %s on k_back "
                                   "(k = n/2)%s",
                                   verdict.c_str(), o.lengths.back(), work[full].back(), work_slope[full],

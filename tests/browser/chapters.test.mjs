@@ -109,6 +109,18 @@ test('an experiment runs in its quick form to its conclusion, with no main-threa
   assert.ok((await panel.locator('.exp-conclusion span').textContent()).length > 20, 'a conclusion');
   assert.ok((await panel.locator('.exp-table table').count()) > 0, 'result tables');
   assert.match(await panel.locator('.exp-command code').textContent(), /attnlab experiment permutation .*--batches 4/);
+  // The verdict line is the engine's verdict, in the reader's language; the details stay English.
+  const verdict = await page.evaluate(() => window.__attnlab.chapters().results.permutation.verdict);
+  assert.equal(verdict, 'held', 'permutation --quick: the claim held');
+  const shownVerdict = () => panel.locator('.exp-verdict').evaluate((e) => ({ verdict: e.dataset.verdict, text: e.textContent }));
+  assert.deepEqual(await shownVerdict(), { verdict, text: 'The claim held in this run.' });
+  await page.locator('.lang-switch button[data-lang="zh"]').click();
+  await settle(page);
+  assert.deepEqual(await shownVerdict(), { verdict, text: '本次运行中论断成立。' });
+  assert.equal(await panel.locator('.exp-conclusion span').getAttribute('lang'), 'en');
+  await page.locator('.lang-switch button[data-lang="en"]').click();
+  await settle(page);
+  assert.equal((await shownVerdict()).text, 'The claim held in this run.');
   const download = page.waitForEvent('download');
   await panel.locator('button[data-act="csv"]').click();
   const csv = readFileSync(await (await download).path(), 'utf8');

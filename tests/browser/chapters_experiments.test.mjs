@@ -1,10 +1,10 @@
 // Every experiment a chapter lists runs in the page in its --quick form to its conclusion: one page,
 // the chapters opened in order, each experiment's Run pressed with the quick sizes it starts with.
-// The page's conclusion, result tables, series charts and CLI command are the result object the
-// experiments' worker returned (window.__attnlab.chapters().results), the command names the quick
-// sizes, no main-thread task exceeds 50 ms of CPU while an experiment runs, and for the experiments
+// The page's verdict line, conclusion, result tables, series charts and CLI command are the result
+// object the experiments' worker returned (window.__attnlab.chapters().results), the command names
+// the quick sizes, no main-thread task exceeds 50 ms of CPU while an experiment runs, and for the experiments
 // whose numbers involve no clock a separate engine in the page (the JS experiment API,
-// lab.runExperiment) gives the same conclusion and tables for the same parameters. Prints each
+// lab.runExperiment) gives the same verdict, conclusion and tables for the same parameters. Prints each
 // experiment's seconds in the page.
 import assert from 'node:assert/strict';
 import { loadavg } from 'node:os';
@@ -42,6 +42,7 @@ const shownResult = (name) =>
     phase: el.dataset.phase,
     status: el.querySelector('.exp-status')?.textContent ?? '',
     conclusion: el.querySelector('.exp-conclusion span')?.textContent ?? null,
+    verdict: el.querySelector('.exp-verdict')?.dataset.verdict ?? null,
     tables: Array.from(el.querySelectorAll('.exp-table table'), (t) => ({
       name: t.dataset.table,
       columns: Array.from(t.querySelectorAll('thead th'), (c) => c.textContent),
@@ -83,6 +84,8 @@ test('every chapter\'s experiments run in their --quick form to the conclusion t
       const r = await page.evaluate((name) => window.__attnlab.chapters().results[name], name);
       assert.ok(r, `${name}: the worker's result`);
       assert.equal(s.conclusion, r.conclusion, `${name}: conclusion`);
+      assert.equal(s.verdict, r.verdict, `${name}: verdict`);
+      assert.ok(['held', 'partly', 'not_held', 'untested'].includes(r.verdict), `${name}: verdict ${r.verdict}`);
       assert.ok(r.conclusion.length > 20, `${name}: a conclusion`);
       assert.deepEqual(s.tables, r.tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows })), `${name}: result tables`);
       assert.ok(s.tables.length > 0, `${name}: at least one table`);
@@ -98,9 +101,10 @@ test('every chapter\'s experiments run in their --quick form to the conclusion t
       if (RERUN.includes(name)) {
         const ref = await page.evaluate((name) => {
           const x = window.__refLab.runExperiment(name, { quick: true }, () => {});
-          return { conclusion: x.conclusion, tables: x.tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows })), command: x.command };
+          return { conclusion: x.conclusion, verdict: x.verdict, tables: x.tables.map((t) => ({ name: t.name, columns: t.columns, rows: t.rows })), command: x.command };
         }, name);
         assert.equal(s.conclusion, ref.conclusion, `${name}: the engine's conclusion`);
+        assert.equal(s.verdict, ref.verdict, `${name}: the engine's verdict`);
         assert.deepEqual(s.tables, ref.tables, `${name}: the engine's tables`);
         assert.equal(s.command, ref.command, `${name}: the engine's command`);
       }

@@ -27,6 +27,27 @@ std::string detail_kib(double kib) {
     return buf;
 }
 
+// The verdict is set and says what the conclusion's opening phrase says: a claim that held has
+// no "did NOT" in its conclusion, one that did not hold has, and an untested one neither holds
+// nor fails.
+void expect_verdict_matches_wording(const ex::Result& r) {
+    const bool says_not = contains(r.conclusion, "did NOT");
+    switch (r.verdict) {
+        case ex::Verdict::held:
+            EXPECT_FALSE(says_not || starts_with(r.conclusion, "half")) << r.name << ": " << r.conclusion;
+            break;
+        case ex::Verdict::partly:
+            EXPECT_TRUE(contains(r.conclusion, "held")) << r.name << ": " << r.conclusion;
+            break;
+        case ex::Verdict::not_held:
+            EXPECT_TRUE(says_not) << r.name << ": " << r.conclusion;
+            break;
+        case ex::Verdict::untested:
+            EXPECT_FALSE(says_not || contains(r.conclusion, "claim held")) << r.name << ": " << r.conclusion;
+            break;
+    }
+}
+
 ex::Result run_quick(const std::string& name) {
     const ex::Experiment& e = ex::find_experiment(name);
     return ex::run_experiment(e, ex::resolve_values(e, {}, true));
@@ -85,6 +106,8 @@ TEST(ExperimentRegistry, JsonHasTheResultAndTheRegistry) {
     const auto j = nlohmann::json::parse(ex::result_to_json(r));
     EXPECT_EQ(j["name"], "permutation");
     EXPECT_EQ(j["conclusion"], r.conclusion);
+    EXPECT_EQ(j["verdict"], "held");
+    EXPECT_EQ(std::string(ex::verdict_name(ex::Verdict::not_held)), "not_held");
     EXPECT_TRUE(starts_with(j["command"].get<std::string>(), "attnlab experiment permutation --length 16"));
     EXPECT_EQ(j["tables"][0]["rows"].size(), 4u);
     const auto all = nlohmann::json::parse(ex::experiments_to_json());
@@ -97,10 +120,12 @@ TEST(ExperimentRegistry, JsonHasTheResultAndTheRegistry) {
 
 TEST(QuickExperiment, ScalingVerdictMatchesItsNumbers) {
     const ex::Result r = run_quick("scaling");
+    expect_verdict_matches_wording(r);
     const bool behind = value(r, "final", "unscaled", "held-out loss") > value(r, "final", "scaled", "held-out loss") + 0.1;
     const ex::Table& g = table(r, "softmax_gradient");
     const bool vanishing = std::stod(g.rows.back()[2]) < 0.5 * std::stod(g.rows.back()[1]);
     EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), behind && vanishing) << r.conclusion;
+    EXPECT_EQ(r.verdict, behind && vanishing ? ex::Verdict::held : behind ? ex::Verdict::partly : ex::Verdict::not_held);
     // The gradient norm shrinks as d_k grows without scaling and stays put with it.
     EXPECT_LT(std::stod(g.rows.back()[2]), std::stod(g.rows.front()[2]));
     EXPECT_TRUE(contains(r.conclusion, g.rows.back()[2].substr(0, 5))) << r.conclusion;
@@ -108,6 +133,7 @@ TEST(QuickExperiment, ScalingVerdictMatchesItsNumbers) {
 
 TEST(QuickExperiment, HeadsNamesTheBestHeadCountOfEachWidth) {
     const ex::Result r = run_quick("heads");
+    expect_verdict_matches_wording(r);
     const ex::Table& t = table(r, "final");
     const std::size_t loss = column_index(t, "held-out loss");
     for (const std::string width : {"128", "64"}) {
@@ -122,10 +148,12 @@ TEST(QuickExperiment, HeadsNamesTheBestHeadCountOfEachWidth) {
         EXPECT_TRUE(contains(r.conclusion, "at d_model " + width + " best h=" + best + " ")) << r.conclusion;
     }
     EXPECT_TRUE(starts_with(r.conclusion, "d_model 512 was not run")) << r.conclusion;
+    EXPECT_EQ(r.verdict, ex::Verdict::untested);
 }
 
 TEST(QuickExperiment, CostCountsTheSameWorkForEveryHeadCount) {
     const ex::Result r = run_quick("cost");
+    expect_verdict_matches_wording(r);
     const ex::Table& t = table(r, "cost");
     const std::size_t shapes = column_index(t, "forward MFLOP"), fwd = column_index(t, "counted forward MFLOP"),
                       bwd = column_index(t, "counted backward MFLOP");
@@ -138,6 +166,7 @@ TEST(QuickExperiment, CostCountsTheSameWorkForEveryHeadCount) {
     }
     EXPECT_TRUE(same_fwd);
     EXPECT_EQ(starts_with(r.conclusion, "the claim held for the work:"), same_fwd && same_bwd) << r.conclusion;
+    EXPECT_EQ(r.verdict, same_bwd ? ex::Verdict::held : ex::Verdict::partly);
     EXPECT_TRUE(contains(r.conclusion, t.rows[0][fwd] + " MFLOP forward")) << r.conclusion;
     // 128 x 64 x 2 sequences: projections 4·B·T·C² = 8.39 M multiply-adds, scores + context 2·B·T²·C = 2.10 M.
     EXPECT_EQ(t.rows[0][shapes], "20.972");
@@ -146,6 +175,7 @@ TEST(QuickExperiment, CostCountsTheSameWorkForEveryHeadCount) {
 
 TEST(QuickExperiment, LstmVerdictMatchesTheAccuracyAtTheLargestDistance) {
     const ex::Result r = run_quick("lstm");
+    expect_verdict_matches_wording(r);
     const ex::Table& t = table(r, "recall");
     const auto& last = t.rows.back();
     const double lstm = std::stod(last[column_index(t, "LSTM accuracy")]), tf = std::stod(last[column_index(t, "Transformer accuracy")]);
@@ -155,6 +185,7 @@ TEST(QuickExperiment, LstmVerdictMatchesTheAccuracyAtTheLargestDistance) {
 
 TEST(QuickExperiment, SeriesVerdictMatchesTheSpreadOverSeedsAndIsDeterministic) {
     const ex::Result r = run_quick("series");
+    expect_verdict_matches_wording(r);
     const ex::Table& t = table(r, "forecast");
     const std::size_t std_col = column_index(t, "MSE std over seeds"), mean_col = column_index(t, "mean MSE");
     ASSERT_EQ(t.rows.size(), 4u);  // two Transformers, the LSTM, the seasonal naive baseline
@@ -178,6 +209,7 @@ TEST(QuickExperiment, SeriesVerdictMatchesTheSpreadOverSeedsAndIsDeterministic) 
 
 TEST(QuickExperiment, PositionalVerdictsMatchItsNumbers) {
     const ex::Result r = run_quick("positional");
+    expect_verdict_matches_wording(r);
     const bool equivariant = value(r, "final", "none", "permutation gap") < 1e-4;
     EXPECT_TRUE(equivariant);
     EXPECT_TRUE(contains(r.conclusion, "without positions: permutation-equivariant")) << r.conclusion;
@@ -187,12 +219,15 @@ TEST(QuickExperiment, PositionalVerdictsMatchItsNumbers) {
 
 TEST(QuickExperiment, PermutationEquivariantOnlyWithoutPositions) {
     const ex::Result r = run_quick("permutation");
+    expect_verdict_matches_wording(r);
     for (const auto& row : table(r, "permutation").rows) EXPECT_EQ(row.back(), row[0] == "none" ? "yes" : "no") << row[0];
     EXPECT_TRUE(starts_with(r.conclusion, "the claim held: none equivariant")) << r.conclusion;
+    EXPECT_EQ(r.verdict, ex::Verdict::held);
 }
 
 TEST(QuickExperiment, MaskVerdictMatchesItsNumbers) {
     const ex::Result r = run_quick("mask");
+    expect_verdict_matches_wording(r);
     const double masked_gen = value(r, "final", "causal mask", "generated accuracy");
     const double unmasked_gen = value(r, "final", "no mask", "generated accuracy");
     const bool collapsed = value(r, "final", "no mask", "last train loss") < value(r, "final", "causal mask", "last train loss");
@@ -202,6 +237,7 @@ TEST(QuickExperiment, MaskVerdictMatchesItsNumbers) {
 
 TEST(QuickExperiment, NormReportsEveryArmAndAPlainComparison) {
     const ex::Result r = run_quick("norm");
+    expect_verdict_matches_wording(r);
     const ex::Table& t = table(r, "final");
     ASSERT_EQ(t.rows.size(), 4u);
     for (const auto& row : t.rows) {
@@ -221,12 +257,15 @@ TEST(QuickExperiment, NormReportsEveryArmAndAPlainComparison) {
 
 TEST(QuickExperiment, KvHeadsVerdictMatchesItsAccuracies) {
     const ex::Result r = run_quick("kv-heads");
+    expect_verdict_matches_wording(r);
     const double mha = value(r, "final", "4", "held-out accuracy"), mqa = value(r, "final", "1", "held-out accuracy");
     EXPECT_EQ(starts_with(r.conclusion, "the claim held"), mqa + 5.0 >= mha) << r.conclusion;
+    EXPECT_EQ(r.verdict, mqa + 5.0 >= mha ? ex::Verdict::held : ex::Verdict::not_held);
 }
 
 TEST(QuickExperiment, ImportanceVerdictMatchesItsCorrelations) {
     const ex::Result r = run_quick("importance");
+    expect_verdict_matches_wording(r);
     const double w = value(r, "importance", "weight", "mean Spearman vs ablation");
     const double wv = value(r, "importance", "weight x ||v W_O||", "mean Spearman vs ablation");
     EXPECT_GT(value(r, "importance", "weight", "queries"), 0.0);
@@ -235,6 +274,7 @@ TEST(QuickExperiment, ImportanceVerdictMatchesItsCorrelations) {
 
 TEST(QuickExperiment, Fp16VerdictMatchesTheStepsItBroke) {
     const ex::Result r = run_quick("fp16");
+    expect_verdict_matches_wording(r);
     const std::string half = text(r, "final", "fp16, fp16 softmax", "broke at step");
     const std::string fixed = text(r, "final", "fp16, fp32 softmax", "broke at step");
     const bool held = half != "survived" && fixed == "survived";
@@ -247,6 +287,7 @@ TEST(QuickExperiment, Fp16VerdictMatchesTheStepsItBroke) {
 
 TEST(QuickExperiment, VariantsVerdictMatchesTheLargestLength) {
     const ex::Result r = run_quick("variants");
+    expect_verdict_matches_wording(r);
     const ex::Table& t = table(r, "variants");
     const std::size_t n = column_index(t, "n"), kib = column_index(t, "cache KiB"), acc = column_index(t, "held-out accuracy");
     const std::string largest = t.rows.back()[n];
@@ -271,6 +312,7 @@ TEST(QuickExperiment, VariantsVerdictMatchesTheLargestLength) {
 
 TEST(QuickExperiment, NormalizerVerdictNamesTheLowestLoss) {
     const ex::Result r = run_quick("normalizer");
+    expect_verdict_matches_wording(r);
     const ex::Table& t = table(r, "final");
     const std::size_t loss = column_index(t, "held-out loss");
     std::string best;
@@ -292,6 +334,7 @@ TEST(QuickExperiment, NormalizerVerdictNamesTheLowestLoss) {
 
 TEST(QuickExperiment, TieQkVerdictMatchesItsAccuracies) {
     const ex::Result r = run_quick("tie-qk");
+    expect_verdict_matches_wording(r);
     const double separate = value(r, "final", "separate", "held-out accuracy");
     const double tied = value(r, "final", "tied", "held-out accuracy");
     EXPECT_EQ(starts_with(r.conclusion, "the claim held:"), separate >= tied + 10.0) << r.conclusion;

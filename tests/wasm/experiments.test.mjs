@@ -66,6 +66,7 @@ function assertSameResult(wasm, native, what) {
   if (!COUNTED.has(native.name)) {
     assert.equal(maskNumbers(wasm.conclusion), maskNumbers(native.conclusion), `${what}: conclusion`);
     assert.equal(wasm.conclusion.split(':')[0], native.conclusion.split(':')[0], `${what}: verdict`);
+    assert.equal(wasm.verdict, native.verdict, `${what}: verdict field`);
   } else {
     assert.ok(wasm.conclusion.length > 0, `${what}: conclusion`);
   }

@@ -7,7 +7,7 @@
 //     postMessage({ progress: p });          // p: { run, runIndex, numRuns, step, total, loss }
 //     return true;                           // false (exactly) stops the run: it throws 'cancelled'
 //   });
-//   r.tables, r.series, r.notes, r.conclusion, r.timing, r.command   // as `--json` writes them
+//   r.tables, r.series, r.notes, r.conclusion, r.verdict, r.timing, r.command   // as `--json` writes them
 //
 // runExperiment is one synchronous call that reports through onProgress after every training
 // step: run it in a Web Worker (the page's main thread stays responsive; the worker posts each

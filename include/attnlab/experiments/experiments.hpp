@@ -70,6 +70,15 @@ struct Series {
     std::vector<Line> lines;
 };
 
+// Whether the article's claim held in a run: chosen by the same tests that choose the opening
+// phrase of Result::conclusion ("the claim held", "half the claim held: ...", "the claim did NOT
+// hold here"), so a page can say it in the reader's language. `partly` is a claim of two parts of
+// which one held; `untested` a run whose options left out what the claim compares (heads without
+// d_model 512, variants without full attention).
+enum class Verdict { untested, held, partly, not_held };
+// "untested", "held", "partly", "not_held": the name in `--json` and in JavaScript.
+const char* verdict_name(Verdict v);
+
 struct Result {
     std::string name;                                          // "scaling"
     std::string claim;                                         // the article's claim, with its section
@@ -79,6 +88,7 @@ struct Result {
     std::vector<Series> series;
     std::vector<std::string> notes;                            // unsupported runs, caught errors
     std::string conclusion;                                    // one line computed from the numbers
+    Verdict verdict = Verdict::untested;                       // the opening phrase of conclusion, as a value
     std::string timing;                                        // what the wall-time columns show (differs run to run), or empty
 };
 

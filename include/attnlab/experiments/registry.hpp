@@ -91,8 +91,9 @@ Result run_experiment(const Experiment& experiment, const Values& values, const 
 std::string rerun_command(const Experiment& experiment, const Values& values);
 
 // The result as JSON: {name, claim, command, config: [[key, value]], tables: [{name, columns,
-// rows}], series: [{name, xLabel, yLabel, x, lines: [{name, y}]}], notes, conclusion, timing}. NaN is
-// written as null. The CLI's --json and the JavaScript result share this form.
+// rows}], series: [{name, xLabel, yLabel, x, lines: [{name, y}]}], notes, conclusion, verdict
+// ("held" | "partly" | "not_held" | "untested"), timing}. NaN is written as null. The CLI's --json and the JavaScript
+// result share this form.
 std::string result_to_json(const Result& result);
 // The registry as JSON: [{name, section, claim, summary, parameters: [{name, flag, kind,
 // default, min, max, choices, help}], quick: {jsName: value}}], defaults typed (numbers,

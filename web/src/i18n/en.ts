@@ -677,6 +677,11 @@ export const en = {
   'walk.numerics.keyOver': '±∞ or NaN',
   'walk.numerics.keyFlushed': 'flushed to 0',
   'step.kvCache.trainedNone': 'This step draws the cache of full causal attention in fp32; the lab’s decoder was trained with a window, global tokens, another variant or another number format, so its cache is not drawn here.',
+  // ---- an experiment's verdict (the engine's ExperimentResult.verdict) ----
+  'exp.verdict.held': 'The claim held in this run.',
+  'exp.verdict.partly': 'Part of the claim held in this run.',
+  'exp.verdict.not_held': 'The claim did not hold in this run.',
+  'exp.verdict.untested': 'This run did not test the claim (its settings leave out what the claim compares).',
 };
 
 /** A table of every page text: the zh table must have exactly these keys. */

@@ -677,4 +677,9 @@ export const zh: Strings = {
   'walk.numerics.keyOver': '±∞ 或 NaN',
   'walk.numerics.keyFlushed': '下溢为 0',
   'step.kvCache.trainedNone': '这一步绘制的是 fp32 下完整因果注意力的缓存；实验室的解码器训练时用了窗口、全局词元、其他变体或其他数值格式，因此这里不绘制它的缓存。',
+  // ---- 实验的判定（引擎的 ExperimentResult.verdict） ----
+  'exp.verdict.held': '本次运行中论断成立。',
+  'exp.verdict.partly': '本次运行中论断部分成立。',
+  'exp.verdict.not_held': '本次运行中论断未成立。',
+  'exp.verdict.untested': '本次运行未检验该论断（其设置缺少论断所比较的对象）。',
 };

@@ -256,6 +256,7 @@ export class ExperimentPanel {
         .join('')}</tbody></table></div>`;
     return `
       <div class="exp-result">
+        <p class="exp-verdict" data-verdict="${esc(r.verdict)}">${t(`exp.verdict.${r.verdict}`)}</p>
         <p class="exp-conclusion"><b>${t('exp.conclusion')}:</b> <span lang="en">${esc(r.conclusion)}</span></p>
         ${r.tables.map(table).join('')}
         <div class="exp-series"></div>
