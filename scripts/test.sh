@@ -66,13 +66,16 @@ esac
 # The sanitizer build, its ctest and the fuzzers need neither WebAssembly nor a browser, and the
 # steps below leave a core idle for much of their time (the browser suites above all). So they run
 # alongside, in a session of their own at the lowest CPU priority: the foreground steps, and the
-# browser tests' main-thread timings, keep the CPU whenever they want it.
+# browser tests' main-thread timings, keep the CPU whenever they want it. Where the kernel groups
+# each session's processes for scheduling (autogroup), the session's group gets that priority too;
+# otherwise the new session would share the CPU equally with this one whatever the nice value.
 sanitizer_log=$root/build-asan/test.log
 sanitizer_pid=
 start_sanitizers() {
   [[ "${1:-}" == "--native" ]] && return
   mkdir -p build-asan
-  setsid nice -n 19 bash scripts/test.sh --sanitize-and-fuzz > "$sanitizer_log" 2>&1 &
+  setsid bash -c '{ echo 19 > /proc/self/autogroup; } 2>/dev/null; exec nice -n 19 bash scripts/test.sh --sanitize-and-fuzz' \
+    > "$sanitizer_log" 2>&1 &
   sanitizer_pid=$!
   echo "== ASan+UBSan build, ctest and fuzzing started in the background (log: build-asan/test.log)"
 }
