@@ -3,10 +3,11 @@
 # library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
 # tests, builds the page and runs the browser tests in headless Chromium, packs the npm package and
 # tests it installed in a fresh project (Node and a Vite-built page), and checks that no comment or
-# document narrates measurement history (tests/docs/). Alongside, at the lowest CPU priority, it
-# builds the library and tests again under AddressSanitizer and UndefinedBehaviorSanitizer, runs
-# that ctest and each fuzz target for a bounded time, and runs the files the Firefox driver
-# supports in headless firefox-esr (their logs are printed when the run waits for them).
+# document narrates measurement history (tests/docs/), running the files the Firefox driver
+# supports again in headless firefox-esr after the Chromium suite. Alongside, at a lower CPU
+# priority, it builds the library and tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, runs that ctest and each fuzz target for a bounded time (its log is
+# printed when the run waits for it).
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh --native   only the native build and ctest
@@ -64,20 +65,21 @@ esac
 # ---- end of sanitizers and fuzzing ----
 
 # Background jobs. The sanitizer build, its ctest and the fuzzers need neither WebAssembly nor a
-# browser, and the steps below leave a core idle for much of their time (the browser suites above
-# all); the Firefox suite needs the page but no CPU that the Chromium suite wants. So they run
-# alongside, each in a session of its own at the lowest CPU priority: the foreground steps, and
-# the Chromium tests' main-thread timings, keep the CPU whenever they want it. Where the kernel
-# groups each session's processes for scheduling (autogroup), the session's group gets that
-# priority too; otherwise a new session would share the CPU equally with this one whatever its
-# nice value. Each job's output goes to its log, printed when the run waits for it; a failure
-# fails the run.
+# browser, and the steps below leave a core idle for part of their time (the browser suites above
+# all). So they run alongside, in a session of their own at a lower CPU priority (nice 5, about a
+# quarter of a core's time against a busy foreground process): they fill the idle time and the
+# foreground keeps most of the CPU when it wants it. Where the kernel groups each session's
+# processes for scheduling (autogroup), the session's group gets that priority too; otherwise the
+# new session would share the CPU equally with this one whatever its nice value. A job's output
+# goes to its log, printed when the run waits for it; a failure fails the run. (The page's engine
+# worker has a start-up watchdog, so a browser suite is no background job: starved, its worker
+# is reported silent.)
 declare -A background_pid background_log
 start_background() {  # name log command...
   local name=$1 log=$2
   shift 2
   mkdir -p "$(dirname "$log")"
-  setsid bash -c '{ echo 19 > /proc/self/autogroup; } 2>/dev/null; exec nice -n 19 "$@"' bash "$@" > "$log" 2>&1 &
+  setsid bash -c '{ echo 5 > /proc/self/autogroup; } 2>/dev/null; exec nice -n 5 "$@"' bash "$@" > "$log" 2>&1 &
   background_pid[$name]=$!
   background_log[$name]=$log
   echo "== $name started in the background (log: ${log#"$root"/})"
@@ -126,23 +128,22 @@ echo "== Node tests of the WebAssembly module"
 node --test tests/wasm/
 echo "== page build"
 bash scripts/build_web.sh
-# The second browser: Debian's firefox-esr over WebDriver BiDi (tests/browser/firefox/driver.mjs),
-# threaded engine and cross-origin isolation included, with the same test files, in the background
-# beside the Chromium suite. Inside them, two kinds of check stay Chromium's: lab's main-thread task
-# trace (CDP tracing) and engine_recovery's four tests that end the worker by running a script in it
-# (firefox-esr's BiDi lists workers but runs no script in one); each says so as its diagnostic or
-# skip reason. Not in the list: walkthrough_edges, whose items 12 and 13 wait in vain in Firefox for
-# a matrix cell's tooltip (and BiDi key events do not activate a focused button on Space).
-firefox_tests=(engine_recovery fallback i18n i18n_tables lab lab_architecture lab_layout lab_settings lab_state
-  lab_try walk_trained walkthrough walkthrough_window_url)
-firefox_files=()
-for t in "${firefox_tests[@]}"; do firefox_files+=("tests/browser/$t.test.mjs"); done
-firefox_job="browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_tests[*]}"
-start_background "$firefox_job" "$root/artifacts/firefox-tests.log" env ATTNLAB_BROWSER=firefox node --test "${firefox_files[@]}"
 echo "== browser tests (headless Chromium)"
 node --test tests/browser/
+# The second browser: Debian's firefox-esr over WebDriver BiDi (tests/browser/firefox/driver.mjs),
+# threaded engine and cross-origin isolation included, with the same test files. Inside them, two
+# kinds of check stay Chromium's: lab's main-thread task trace (CDP tracing) and engine_recovery's
+# four tests that end the worker by running a script in it (firefox-esr's BiDi lists workers but
+# runs no script in one); each says so as its diagnostic or skip reason. Not in the list:
+# walkthrough_edges, whose items 12 and 13 wait in vain in Firefox for a matrix cell's tooltip (and
+# BiDi key events do not activate a focused button on Space).
+firefox_tests=(engine_recovery fallback i18n i18n_tables lab lab_architecture lab_layout lab_settings lab_state
+  lab_try walk_trained walkthrough walkthrough_window_url)
+echo "== browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_tests[*]}"
+firefox_files=()
+for t in "${firefox_tests[@]}"; do firefox_files+=("tests/browser/$t.test.mjs"); done
+ATTNLAB_BROWSER=firefox node --test "${firefox_files[@]}"
 echo "== npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check
-wait_for_background "$firefox_job"
 wait_for_background "ASan+UBSan build, ctest and fuzzing"
