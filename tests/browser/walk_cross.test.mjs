@@ -94,6 +94,7 @@ test('a mask with a context sentence is refused in words, not run', async () => 
   const { page } = ctx;
   await page.selectOption('select[name="mask"]', 'causal');
   await page.waitForFunction(() => window.__attnlab.walk().status === 'error');
+  await settle(page);  // the page draws a state change on the next frame
   assert.match(await page.locator('.walk .problems').textContent(), /Cross-attention here runs without a mask/);
   await page.selectOption('select[name="mask"]', 'none');
   await page.fill('input[name="context"]', '');
