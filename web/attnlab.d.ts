@@ -592,6 +592,19 @@ export interface ExperimentInfo {
   parameters: ExperimentParameter[];
   /** The values `quick: true` applies (a few seconds on one thread). */
   quick: Record<string, number | string | number[] | string[]>;
+  /** The English templates of its conclusion and timing messages: id -> text with {name} placeholders. */
+  messages: Record<string, string>;
+}
+
+/**
+ * A conclusion or timing line as template id + values (experiments.hpp's Message): render it with
+ * the experiment's `messages` (English) or a translation with the same placeholders. A value is a
+ * text already formatted by the engine (numbers look the same in every language), or a list of
+ * messages of the same table, each rendered and joined with `separator`.
+ */
+export interface ExperimentMessage {
+  id: string;
+  values: Record<string, string | { separator: string; parts: ExperimentMessage[] }>;
 }
 
 /** Parameter values by their JavaScript name, plus quick. Lists as arrays (or comma-separated strings). */
@@ -623,11 +636,15 @@ export interface ExperimentResult {
   notes: string[];
   /** Computed from the measured numbers; says whether the article's claim held. */
   conclusion: string;
+  /** The conclusion as template id + values (conclusion is it rendered with the English templates). */
+  conclusionMessage: ExperimentMessage;
   /** The conclusion's opening phrase as a value: `partly` when one part of a two-part claim held,
    * `untested` when the options left out what the claim compares. */
   verdict: ExperimentVerdict;
   /** What the wall-time columns show, or empty. */
   timing: string;
+  /** The timing line as template id + values; null when timing is empty. */
+  timingMessage: ExperimentMessage | null;
 }
 
 /** The module object. Every bad argument throws an Error naming the problem; the module stays usable. */

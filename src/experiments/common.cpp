@@ -6,6 +6,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 #include "attnlab/core/error.hpp"
 
@@ -128,6 +129,16 @@ std::string number(double value, int decimals) {
 }
 
 std::string percent(double fraction) { return std::isnan(fraction) ? "nan" : format("%.1f%%", 100.0 * fraction); }
+
+void conclude(Result& result, Message message, const MessageTemplates& templates) {
+    result.conclusion = render_message(message, templates);
+    result.conclusion_message = std::move(message);
+}
+
+void set_timing(Result& result, Message message, const MessageTemplates& templates) {
+    result.timing = render_message(message, templates);
+    result.timing_message = std::move(message);
+}
 
 Series loss_series(const std::vector<std::string>& names, const std::vector<RunOutcome>& runs) {
     Series s;

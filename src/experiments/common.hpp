@@ -70,6 +70,11 @@ std::string percent(double fraction);  // "97.1%"
 // The rows of a Series from every run's curve (all runs share train.log_every and steps).
 Series loss_series(const std::vector<std::string>& names, const std::vector<RunOutcome>& runs);
 
+// Sets result.conclusion_message and result.conclusion (it rendered with `templates`).
+void conclude(Result& result, Message message, const MessageTemplates& templates);
+// Sets result.timing_message and result.timing the same way.
+void set_timing(Result& result, Message message, const MessageTemplates& templates);
+
 // Key/value config entries shared by every experiment.
 void add_training_config(Result& result, const TrainingOptions& train);
 

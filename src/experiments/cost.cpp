@@ -21,6 +21,39 @@ constexpr const char* kCostClaim =
     "§3.2: multi-head attention costs the same as one head of the full width (the same multiply-adds, split into h "
     "smaller products)";
 
+// The English templates of the conclusion and the timing line (Result::conclusion_message).
+const MessageTemplates& cost_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict}: the engine counted {forward} and {backward} at d_model {d_model}, T {length}; the "
+         "shapes predict {predicted} forward ({prediction})"},
+        {"held",
+         "the claim held for the work"},
+        {"partly",
+         "the claim held for the forward work"},
+        {"not_held",
+         "the claim did NOT hold: the counted forward work differs between head counts"},
+        {"forward_same",
+         "{mflop} MFLOP forward for every head count"},
+        {"forward_differs",
+         "different amounts of MFLOP forward"},
+        {"backward_same",
+         "{mflop} backward"},
+        {"backward_differs",
+         "backward {min} to {max} (h={min_h} to h={max_h}: the attention's backward takes another path "
+         "at some head dims)"},
+        {"predicted_equal",
+         "equal to the count"},
+        {"predicted_differs",
+         "the count differs"},
+        {"timing",
+         "measured time is not constant: forward {forward_min} ms (h={forward_min_h}) to {forward_max} "
+         "ms (h={forward_max_h}), {forward_ratio}x; backward {backward_min} ms (h={backward_min_h}) to "
+         "{backward_max} ms (h={backward_max_h}), {backward_ratio}x"},
+    };
+    return m;
+}
+
 // Multiply-adds of one self-attention forward on (B, T, C), S = T, per product of the layer.
 struct MacCount {
     std::uint64_t projections = 0;  // q, k, v, out: 4 · B·T·C·C
@@ -127,28 +160,41 @@ Result run_cost(const CostOptions& o, const ProgressFn& progress) {
     const bool as_predicted = counted_fwd == totals;
     auto mflop = [](std::uint64_t macs) { return 2.0 * static_cast<double>(macs) / 1e6; };
     const auto [bmin_it, bmax_it] = std::minmax_element(counted_bwd.begin(), counted_bwd.end());
-    const std::string backward =
-        same_bwd ? detail::format("%.3f backward", mflop(counted_bwd[0]))
-                 : detail::format("backward %.3f to %.3f (h=%zu to h=%zu: the attention's backward takes another path "
-                                  "at some head dims)",
-                                  mflop(*bmin_it), mflop(*bmax_it), o.heads[bmin_it - counted_bwd.begin()],
-                                  o.heads[bmax_it - counted_bwd.begin()]);
+    const Message backward =
+        same_bwd ? Message{"backward_same", {{"mflop", detail::format("%.3f", mflop(counted_bwd[0]))}}}
+                 : Message{"backward_differs",
+                           {{"min", detail::format("%.3f", mflop(*bmin_it))},
+                            {"max", detail::format("%.3f", mflop(*bmax_it))},
+                            {"min_h", std::to_string(o.heads[bmin_it - counted_bwd.begin()])},
+                            {"max_h", std::to_string(o.heads[bmax_it - counted_bwd.begin()])}}};
+    const Message forward = same_fwd ? Message{"forward_same", {{"mflop", detail::number(mflop(counted_fwd[0]), 3)}}}
+                                     : Message{"forward_differs", {}};
     r.verdict = same_fwd && same_bwd ? Verdict::held : same_fwd ? Verdict::partly : Verdict::not_held;
-    r.conclusion = detail::format(
-        "%s: the engine counted %s MFLOP forward%s and %s at d_model %zu, T %zu; the shapes predict %.3f forward (%s)",
-        same_fwd && same_bwd ? "the claim held for the work"
-        : same_fwd           ? "the claim held for the forward work"
-                             : "the claim did NOT hold: the counted forward work differs between head counts",
-        same_fwd ? detail::number(mflop(counted_fwd[0]), 3).c_str() : "different amounts of",
-        same_fwd ? " for every head count" : "", backward.c_str(), o.d_model, o.length, mflop(totals[0]),
-        as_predicted ? "equal to the count" : "the count differs");
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", Message{same_fwd && same_bwd ? "held" : same_fwd ? "partly" : "not_held", {}}},
+                       {"forward", forward},
+                       {"backward", backward},
+                       {"d_model", std::to_string(o.d_model)},
+                       {"length", std::to_string(o.length)},
+                       {"predicted", detail::format("%.3f", mflop(totals[0]))},
+                       {"prediction", Message{as_predicted ? "predicted_equal" : "predicted_differs", {}}}}},
+                     cost_messages());
     const auto fmax = std::max_element(fwd_ms.begin(), fwd_ms.end()), fmin = std::min_element(fwd_ms.begin(), fwd_ms.end());
     const auto bmax = std::max_element(bwd_ms.begin(), bwd_ms.end()), bmin = std::min_element(bwd_ms.begin(), bwd_ms.end());
-    r.timing = detail::format(
-        "measured time is not constant: forward %.3f ms (h=%zu) to %.3f ms (h=%zu), %.2fx; backward %.3f ms (h=%zu) to "
-        "%.3f ms (h=%zu), %.2fx",
-        *fmin, o.heads[fmin - fwd_ms.begin()], *fmax, o.heads[fmax - fwd_ms.begin()], *fmax / *fmin, *bmin,
-        o.heads[bmin - bwd_ms.begin()], *bmax, o.heads[bmax - bwd_ms.begin()], *bmax / *bmin);
+    detail::set_timing(r,
+                       {"timing",
+                        {{"forward_min", detail::format("%.3f", *fmin)},
+                         {"forward_min_h", std::to_string(o.heads[fmin - fwd_ms.begin()])},
+                         {"forward_max", detail::format("%.3f", *fmax)},
+                         {"forward_max_h", std::to_string(o.heads[fmax - fwd_ms.begin()])},
+                         {"forward_ratio", detail::format("%.2f", *fmax / *fmin)},
+                         {"backward_min", detail::format("%.3f", *bmin)},
+                         {"backward_min_h", std::to_string(o.heads[bmin - bwd_ms.begin()])},
+                         {"backward_max", detail::format("%.3f", *bmax)},
+                         {"backward_max_h", std::to_string(o.heads[bmax - bwd_ms.begin()])},
+                         {"backward_ratio", detail::format("%.2f", *bmax / *bmin)}}},
+                       cost_messages());
     return r;
 }
 
@@ -168,6 +214,7 @@ Experiment detail::cost_entry() {
         integer_parameter("seed", static_cast<std::size_t>(o.seed), 0, 4294967295.0, "seed of the weights and inputs"),
     };
     e.quick = {{"d-model", "128"}, {"length", "64"}, {"repeats", "3"}};
+    e.messages = cost_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         CostOptions o;
         o.d_model = v.size("d-model");

@@ -21,6 +21,31 @@ constexpr const char* kFp16Claim =
     "§6.3: an fp16 softmax overflows once the scores grow (exp(s) > 65504 for s > 11.09); computing the softmax in "
     "fp32 fixes it; watch the largest score";
 
+// The English templates of the conclusion (Result::conclusion_message).
+const MessageTemplates& fp16_messages() {
+    static const MessageTemplates m = {
+        {"held",
+         "the claim held: with its softmax in fp16 the run broke at step {step} (largest score of the "
+         "steps before it {peak}; naive exp overflows fp16 past {limit}); with the softmax in fp32 the "
+         "same run survived all {steps} steps (largest score {fixed_peak})"},
+        {"not_held_both",
+         "the claim did NOT hold: both fp16 runs broke, the fp16 softmax at step {step} and the fp32 "
+         "softmax at step {fixed_step} (largest score {fixed_peak}: past what float32's exp holds, or "
+         "the fp16 activations themselves overflowed)"},
+        {"not_shown",
+         "the claim did NOT show: the fp16 softmax run survived all {steps} steps (largest |score| "
+         "{peak}{why})"},
+        {"never_past",
+         ", never past 11.09"},
+        {"stable",
+         ": the stable softmax subtracts the row max before exp"},
+        {"negative",
+         ", past 11.09 in absolute value only: a large negative score underflows exp to 0, only a "
+         "positive one overflows"},
+    };
+    return m;
+}
+
 constexpr double kFp16ExpLimit = 11.09;  // ln 65504: exp(s) beyond fp16's largest finite value
 constexpr double kFp32ExpLimit = 88.72;  // ln 3.4e38: the same for float32
 
@@ -117,29 +142,32 @@ Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
 
     const detail::RunOutcome &half = runs[1], &fixed = runs[2];
     const double peak = largest_finite(half.max_score);
-    std::string verdict;
     r.verdict = half.failed_step && !fixed.failed_step ? Verdict::held : Verdict::not_held;
     if (half.failed_step && !fixed.failed_step) {
-        verdict = detail::format("the claim held: with its softmax in fp16 the run broke at step %zu (largest score "
-                                 "of the steps before it %.2f; naive exp overflows fp16 past %.2f); with the softmax in "
-                                 "fp32 the same run survived all %zu steps (largest score %.2f)",
-                                 *half.failed_step, peak, kFp16ExpLimit, o.train.steps,
-                                 largest_finite(fixed.max_score));
+        detail::conclude(r,
+                         {"held",
+                          {{"step", std::to_string(*half.failed_step)},
+                           {"peak", detail::format("%.2f", peak)},
+                           {"limit", detail::format("%.2f", kFp16ExpLimit)},
+                           {"steps", std::to_string(o.train.steps)},
+                           {"fixed_peak", detail::format("%.2f", largest_finite(fixed.max_score))}}},
+                         fp16_messages());
     } else if (half.failed_step && fixed.failed_step) {
-        verdict = detail::format("the claim did NOT hold: both fp16 runs broke, the fp16 softmax at step %zu and the "
-                                 "fp32 softmax at step %zu (largest score %.2f: past what float32's exp holds, or "
-                                 "the fp16 activations themselves overflowed)",
-                                 *half.failed_step, *fixed.failed_step, largest_finite(fixed.max_score));
+        detail::conclude(r,
+                         {"not_held_both",
+                          {{"step", std::to_string(*half.failed_step)},
+                           {"fixed_step", std::to_string(*fixed.failed_step)},
+                           {"fixed_peak", detail::format("%.2f", largest_finite(fixed.max_score))}}},
+                         fp16_messages());
     } else {
-        verdict = detail::format(
-            "the claim did NOT show: the fp16 softmax run survived all %zu steps (largest |score| %.2f%s)", o.train.steps,
-            peak,
-            peak <= kFp16ExpLimit ? ", never past 11.09"
-            : o.stable_softmax    ? ": the stable softmax subtracts the row max before exp"
-                                  : ", past 11.09 in absolute value only: a large negative score underflows exp to 0, "
-                                    "only a positive one overflows");
+        const char* why = peak <= kFp16ExpLimit ? "never_past" : o.stable_softmax ? "stable" : "negative";
+        detail::conclude(r,
+                         {"not_shown",
+                          {{"steps", std::to_string(o.train.steps)},
+                           {"peak", detail::format("%.2f", peak)},
+                           {"why", Message{why, {}}}}},
+                         fp16_messages());
     }
-    r.conclusion = verdict;
     return r;
 }
 
@@ -163,6 +191,7 @@ Experiment detail::fp16_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"steps", "80"}, {"lr", "0.004"}, {"log-every", "5"}, {"warmup", "0"}, {"eval-batches", "2"}};
+    e.messages = fp16_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         Fp16Options o;
         o.task = v.text("task");

@@ -15,6 +15,20 @@ constexpr const char* kHeadsClaim =
     "§3.2/§3.3: the head count is a trade-off at a fixed d_model; the article: h = 8 is best at d_model 512, "
     "h = 16 under-fits (each head too narrow)";
 
+// The conclusion's and the timing line's English templates (Result::conclusion_message).
+const MessageTemplates& heads_messages() {
+    static const MessageTemplates m = {
+        {"untested", "d_model 512 was not run, so the article's h = 8 claim was not tested; {widths}"},
+        {"held", "the article's claim held: h = 8 won at d_model 512; {widths}"},
+        {"not_held", "the article's claim did NOT hold here: h = 8 did not win at d_model 512 in this short run; {widths}"},
+        {"width", "at d_model {width} best h={best} (loss {best_loss}, accuracy {best_accuracy}), worst h={worst} "
+                  "(loss {worst_loss}, accuracy {worst_accuracy})"},
+        {"timing", "training speed {widths}"},
+        {"width_speed", "d_model {width}: {fastest} steps/s (h={fastest_h}) to {slowest} (h={slowest_h})"},
+    };
+    return m;
+}
+
 }  // namespace
 
 Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
@@ -72,7 +86,7 @@ Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
 
     // Per width: the head count with the lowest held-out loss, and whether h = 8 won at 512 and
     // h = 16 did worse than h = 8 there.
-    std::string per_width, timing;
+    std::vector<Message> per_width, timing;
     bool eight_best_at_512 = false, tested_512 = false;
     for (std::size_t width : o.d_models) {
         const Run* best = nullptr;
@@ -87,25 +101,29 @@ Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
             if (!slowest || run.speed < slowest->speed) slowest = &run;
         }
         if (!best) continue;
-        per_width += detail::format("%sat d_model %zu best h=%zu (loss %.3f, accuracy %s), worst h=%zu (loss %.3f, accuracy %s)",
-                                    per_width.empty() ? "" : "; ", width, best->heads,
-                                    static_cast<double>(best->eval.loss), detail::percent(best->eval.accuracy).c_str(),
-                                    worst->heads, static_cast<double>(worst->eval.loss),
-                                    detail::percent(worst->eval.accuracy).c_str());
-        timing += detail::format("%sd_model %zu: %.1f steps/s (h=%zu) to %.1f (h=%zu)", timing.empty() ? "" : "; ",
-                                 width, fastest->speed, fastest->heads, slowest->speed, slowest->heads);
+        per_width.push_back({"width",
+                             {{"width", std::to_string(width)},
+                              {"best", std::to_string(best->heads)},
+                              {"best_loss", detail::format("%.3f", static_cast<double>(best->eval.loss))},
+                              {"best_accuracy", detail::percent(best->eval.accuracy)},
+                              {"worst", std::to_string(worst->heads)},
+                              {"worst_loss", detail::format("%.3f", static_cast<double>(worst->eval.loss))},
+                              {"worst_accuracy", detail::percent(worst->eval.accuracy)}}});
+        timing.push_back({"width_speed",
+                          {{"width", std::to_string(width)},
+                           {"fastest", detail::format("%.1f", fastest->speed)},
+                           {"fastest_h", std::to_string(fastest->heads)},
+                           {"slowest", detail::format("%.1f", slowest->speed)},
+                           {"slowest_h", std::to_string(slowest->heads)}}});
         if (width == 512) {
             tested_512 = true;
             eight_best_at_512 = best->heads == 8;
         }
     }
-    const std::string verdict = !tested_512         ? "d_model 512 was not run, so the article's h = 8 claim was not tested"
-                                : eight_best_at_512 ? "the article's claim held: h = 8 won at d_model 512"
-                                                    : "the article's claim did NOT hold here: h = 8 did not win at d_model 512 "
-                                                      "in this short run";
     r.verdict = !tested_512 ? Verdict::untested : eight_best_at_512 ? Verdict::held : Verdict::not_held;
-    r.conclusion = verdict + "; " + per_width;
-    r.timing = "training speed " + timing;
+    detail::conclude(r, {!tested_512 ? "untested" : eight_best_at_512 ? "held" : "not_held", {{"widths", {per_width, "; "}}}},
+                     heads_messages());
+    detail::set_timing(r, {"timing", {{"widths", {timing, "; "}}}}, heads_messages());
     return r;
 }
 
@@ -126,6 +144,7 @@ Experiment detail::heads_entry() {
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"d-models", "128,64"}, {"length", "6"}, {"steps", "60"}, {"log-every", "10"}, {"warmup", "6"},
                {"batch", "8"}, {"eval-batches", "2"}};
+    e.messages = heads_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         HeadsOptions o;
         o.task = v.text("task");

@@ -19,6 +19,23 @@ constexpr const char* kImportanceClaim =
     "§9.2: an attention weight is not the importance of its key: ranking keys by weight differs from ranking them by "
     "the effect of removing them; weight·||v|| is closer";
 
+// The English templates of the conclusion (Result::conclusion_message).
+const MessageTemplates& importance_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict}: over {queries} queries the weight ranks keys with mean Spearman {rho_weight} "
+         "against removing them (its top key is the ablation's top key {top_weight} of the time); weight "
+         "x ||v W_O|| {rho_value} ({top_value}); model held-out accuracy {accuracy}"},
+        {"held",
+         "the claim held"},
+        {"partly",
+         "the claim held for the weight, but weight·||v|| was not closer to the ablation"},
+        {"not_held",
+         "the claim did NOT hold: the weight ranked keys like the ablation"},
+    };
+    return m;
+}
+
 // Ranks of `x` (0-based, ties get their mean rank).
 std::vector<double> ranks(const std::vector<double>& x) {
     std::vector<std::size_t> order(x.size());
@@ -157,15 +174,17 @@ Result run_importance(const ImportanceOptions& o, const ProgressFn& progress) {
     // weight·||v|| agrees at least as well as the weight.
     const bool imperfect = rw < 0.95;
     const bool value_closer = rv >= rw;
-    const std::string verdict = imperfect && value_closer ? "the claim held"
-                                : imperfect ? "the claim held for the weight, but weight·||v|| was not closer to the ablation"
-                                            : "the claim did NOT hold: the weight ranked keys like the ablation";
     r.verdict = imperfect && value_closer ? Verdict::held : imperfect ? Verdict::partly : Verdict::not_held;
-    r.conclusion = detail::format(
-        "%s: over %zu queries the weight ranks keys with mean Spearman %.3f against removing them (its top key is the "
-        "ablation's top key %s of the time); weight x ||v W_O|| %.3f (%s); model held-out accuracy %s",
-        verdict.c_str(), queries, rw, detail::percent(tw).c_str(), rv, detail::percent(tv).c_str(),
-        detail::percent(eval.accuracy).c_str());
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", Message{imperfect && value_closer ? "held" : imperfect ? "partly" : "not_held", {}}},
+                       {"queries", std::to_string(queries)},
+                       {"rho_weight", detail::format("%.3f", rw)},
+                       {"top_weight", detail::percent(tw)},
+                       {"rho_value", detail::format("%.3f", rv)},
+                       {"top_value", detail::percent(tv)},
+                       {"accuracy", detail::percent(eval.accuracy)}}},
+                     importance_messages());
     return r;
 }
 
@@ -187,6 +206,7 @@ Experiment detail::importance_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"steps", "100"}, {"log-every", "20"}, {"warmup", "10"}, {"sequences", "4"}, {"eval-batches", "2"}};
+    e.messages = importance_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         ImportanceOptions o;
         o.task = v.text("task");

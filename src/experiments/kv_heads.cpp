@@ -15,6 +15,23 @@ constexpr const char* kKvHeadsClaim =
     "§3.3: MQA/GQA share key/value heads: a KV cache num_heads/num_kv_heads times smaller, fewer parameters, little "
     "loss in quality";
 
+// The English templates of the conclusion and the timing line (Result::conclusion_message).
+const MessageTemplates& kv_heads_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict}: {kv} keeps {floats} floats per token in its KV cache vs {first_floats} for {first} "
+         "({ratio}x smaller) with {parameters} vs {first_parameters} parameters; held-out accuracy "
+         "{accuracy} vs {first_accuracy}"},
+        {"held",
+         "the claim held"},
+        {"not_held",
+         "the claim did NOT hold for quality"},
+        {"timing",
+         "KV-cached generation: {first} {first_rate} tokens/s, {kv} {rate} tokens/s"},
+    };
+    return m;
+}
+
 }  // namespace
 
 Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
@@ -74,14 +91,27 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
     // "Little loss in quality": within 5 accuracy points of the first (MHA) run.
     const bool close = finals[last].accuracy + 0.05f >= finals[0].accuracy;
     r.verdict = close ? Verdict::held : Verdict::not_held;
-    r.conclusion = std::string(close ? "the claim held: " : "the claim did NOT hold for quality: ") + detail::format(
-        "%s keeps %zu floats per token in its KV cache vs %zu for %s (%.1fx smaller) with %zu vs %zu parameters; "
-        "held-out accuracy %s vs %s",
-        names[last].c_str(), cache_floats[last], cache_floats[0], names[0].c_str(),
-        static_cast<double>(cache_floats[0]) / static_cast<double>(cache_floats[last]), params[last], params[0],
-        detail::percent(finals[last].accuracy).c_str(), detail::percent(finals[0].accuracy).c_str());
-    r.timing = detail::format("KV-cached generation: %s %.0f tokens/s, %s %.0f tokens/s", names[0].c_str(), rates[0],
-                              names[last].c_str(), rates[last]);
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", Message{close ? "held" : "not_held", {}}},
+                       {"kv", names[last]},
+                       {"floats", std::to_string(cache_floats[last])},
+                       {"first_floats", std::to_string(cache_floats[0])},
+                       {"first", names[0]},
+                       {"ratio", detail::format("%.1f", static_cast<double>(cache_floats[0]) /
+                                                            static_cast<double>(cache_floats[last]))},
+                       {"parameters", std::to_string(params[last])},
+                       {"first_parameters", std::to_string(params[0])},
+                       {"accuracy", detail::percent(finals[last].accuracy)},
+                       {"first_accuracy", detail::percent(finals[0].accuracy)}}},
+                     kv_heads_messages());
+    detail::set_timing(r,
+                       {"timing",
+                        {{"first", names[0]},
+                         {"first_rate", detail::format("%.0f", rates[0])},
+                         {"kv", names[last]},
+                         {"rate", detail::format("%.0f", rates[last])}}},
+                       kv_heads_messages());
     return r;
 }
 
@@ -103,6 +133,7 @@ Experiment detail::kv_heads_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"steps", "100"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}, {"gen-tokens", "50"}};
+    e.messages = kv_heads_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         KvHeadsOptions o;
         o.task = v.text("task");

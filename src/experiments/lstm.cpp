@@ -15,6 +15,26 @@ namespace {
 constexpr const char* kLstmClaim =
     "§1.1/§5.1: an LSTM forgets the start of long sequences (length 500); attention recalls any distance";
 
+// The English templates of the conclusion and the timing line (Result::conclusion_message).
+const MessageTemplates& lstm_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict} (accuracy, chance {chance}): {distances}"},
+        {"held",
+         "the claim held"},
+        {"not_held_transformer",
+         "the claim did NOT hold here: the Transformer did not learn the recall at the largest distance "
+         "in this many steps either"},
+        {"not_held",
+         "the claim did NOT hold here: the LSTM recalled the largest distance about as well"},
+        {"distance",
+         "k={k} LSTM {lstm}, Transformer {transformer}"},
+        {"timing",
+         "at k={k} a training step takes {lstm_ms} ms (LSTM) vs {transformer_ms} ms (Transformer)"},
+    };
+    return m;
+}
+
 // One LSTM layer of `width` for `task` (decoder LM form).
 ModelConfig lstm_config(const Task& task, std::size_t width) {
     ModelConfig c;
@@ -104,20 +124,26 @@ Result run_lstm(const LstmOptions& o, const ProgressFn& progress) {
     const std::size_t last = o.distances.size() - 1;
     const bool held = tf_acc[last] > lstm_acc[last] + 0.2;
     const bool transformer_failed = tf_acc[last] < 2.0 / static_cast<double>(o.vocab);
-    std::string per;
+    std::vector<Message> per;
     for (std::size_t i = 0; i < o.distances.size(); ++i) {
-        per += detail::format("%sk=%zu LSTM %s, Transformer %s", per.empty() ? "" : "; ", o.distances[i],
-                              detail::percent(lstm_acc[i]).c_str(), detail::percent(tf_acc[i]).c_str());
+        per.push_back({"distance",
+                       {{"k", std::to_string(o.distances[i])},
+                        {"lstm", detail::percent(lstm_acc[i])},
+                        {"transformer", detail::percent(tf_acc[i])}}});
     }
-    const std::string verdict = held ? "the claim held"
-                                : transformer_failed
-                                    ? "the claim did NOT hold here: the Transformer did not learn the recall at the largest "
-                                      "distance in this many steps either"
-                                    : "the claim did NOT hold here: the LSTM recalled the largest distance about as well";
     r.verdict = held ? Verdict::held : Verdict::not_held;
-    r.conclusion = verdict + " (accuracy, chance " + detail::percent(1.0 / static_cast<double>(o.vocab)) + "): " + per;
-    r.timing = detail::format("at k=%zu a training step takes %.1f ms (LSTM) vs %.1f ms (Transformer)", o.distances[last],
-                              1e3 / std::max(lstm_speed[last], 1e-9), 1e3 / std::max(tf_speed[last], 1e-9));
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", Message{held ? "held" : transformer_failed ? "not_held_transformer" : "not_held", {}}},
+                       {"chance", detail::percent(1.0 / static_cast<double>(o.vocab))},
+                       {"distances", {per, "; "}}}},
+                     lstm_messages());
+    detail::set_timing(r,
+                       {"timing",
+                        {{"k", std::to_string(o.distances[last])},
+                         {"lstm_ms", detail::format("%.1f", 1e3 / std::max(lstm_speed[last], 1e-9))},
+                         {"transformer_ms", detail::format("%.1f", 1e3 / std::max(tf_speed[last], 1e-9))}}},
+                       lstm_messages());
     return r;
 }
 
@@ -137,6 +163,7 @@ Experiment detail::lstm_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"distances", "5,30,100"}, {"steps", "120"}, {"log-every", "20"}, {"warmup", "8"}};
+    e.messages = lstm_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         LstmOptions o;
         o.distances = v.sizes("distances");

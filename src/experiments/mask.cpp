@@ -15,6 +15,28 @@ constexpr const char* kMaskClaim =
     "§6.1: without the causal mask the training loss collapses suspiciously fast (each position sees its answer) and "
     "generation fails; the masked model trained as long generates well";
 
+// The English templates of the conclusion (Result::conclusion_message).
+const MessageTemplates& mask_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict}: without the mask the training loss fell to {unmasked_loss} (masked {masked_loss}) "
+         "and teacher-forced accuracy is {unmasked_forced}, yet greedy generation gets "
+         "{unmasked_generated} right (masked: {masked_forced} teacher-forced, {masked_generated} "
+         "generated)"},
+        {"held",
+         "the claim held"},
+        {"partly",
+         "the claim held for the unmasked model, but the masked model generates only {masked_generated} "
+         "right (train longer)"},
+        {"not_held",
+         "the claim did NOT hold here"},
+        {"masked_only",
+         "masked decoder only (no switch for the unmasked one): training loss {loss}, teacher-forced "
+         "accuracy {forced}, generated accuracy {generated}"},
+    };
+    return m;
+}
+
 // The metadata key a decoder's mask switch is expected under (ModelConfig::to_metadata lists
 // every field, so its presence is the feature test).
 constexpr const char* kCausalKey = "causal";
@@ -145,24 +167,29 @@ Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
         const bool collapsed = last_loss[1] < last_loss[0];
         const bool fails = generated[1] + 0.3 < generated[0];
         const bool masked_good = generated[0] >= 0.8;
-        const std::string verdict =
-            collapsed && fails && masked_good ? "the claim held"
-            : collapsed && fails              ? "the claim held for the unmasked model, but the masked model generates only " +
-                                                    detail::percent(generated[0]) + " right (train longer)"
-                                              : "the claim did NOT hold here";
         r.verdict = collapsed && fails && masked_good ? Verdict::held
                     : collapsed && fails              ? Verdict::partly
                                                       : Verdict::not_held;
-        r.conclusion = verdict + ": " + detail::format(
-            "without the mask the training loss fell to %.3f (masked %.3f) and teacher-forced accuracy is %s, yet "
-            "greedy generation gets %s right (masked: %s teacher-forced, %s generated)",
-            last_loss[1], last_loss[0], detail::percent(forced[1]).c_str(), detail::percent(generated[1]).c_str(),
-            detail::percent(forced[0]).c_str(), detail::percent(generated[0]).c_str());
+        const Message verdict = collapsed && fails && masked_good ? Message{"held", {}}
+                                : collapsed && fails ? Message{"partly", {{"masked_generated", detail::percent(generated[0])}}}
+                                                     : Message{"not_held", {}};
+        detail::conclude(r,
+                         {"conclusion",
+                          {{"verdict", verdict},
+                           {"unmasked_loss", detail::format("%.3f", last_loss[1])},
+                           {"masked_loss", detail::format("%.3f", last_loss[0])},
+                           {"unmasked_forced", detail::percent(forced[1])},
+                           {"unmasked_generated", detail::percent(generated[1])},
+                           {"masked_forced", detail::percent(forced[0])},
+                           {"masked_generated", detail::percent(generated[0])}}},
+                         mask_messages());
     } else {
-        r.conclusion = detail::format(
-            "masked decoder only (no switch for the unmasked one): training loss %.3f, teacher-forced accuracy %s, "
-            "generated accuracy %s",
-            last_loss[0], detail::percent(forced[0]).c_str(), detail::percent(generated[0]).c_str());
+        detail::conclude(r,
+                         {"masked_only",
+                          {{"loss", detail::format("%.3f", last_loss[0])},
+                           {"forced", detail::percent(forced[0])},
+                           {"generated", detail::percent(generated[0])}}},
+                         mask_messages());
     }
     return r;
 }
@@ -185,6 +212,7 @@ Experiment detail::mask_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"steps", "200"}, {"log-every", "25"}, {"warmup", "10"}, {"gen-examples", "16"}, {"eval-batches", "2"}};
+    e.messages = mask_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         MaskOptions o;
         o.task = v.text("task");

@@ -16,6 +16,41 @@ namespace {
 constexpr const char* kNormClaim =
     "§9.3: a deep Post-LN Transformer is unstable without learning-rate warm-up; Pre-LN trains stably without it";
 
+// The English templates of the conclusion (Result::conclusion_message).
+const MessageTemplates& norm_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict}; {pre_vs_post}. held-out loss after {steps} steps at lr {lr} with {layers} layers: "
+         "{runs}"},
+        {"held",
+         "the claim held"},
+        {"partly_post",
+         "half the claim held: Post-LN needed warm-up, but Pre-LN without it did not train as well as "
+         "with it"},
+        {"partly_pre",
+         "half the claim held: Pre-LN trained without warm-up, but Post-LN did not need warm-up here"},
+        {"not_held",
+         "the claim did NOT hold here"},
+        {"pre_ahead",
+         "Pre-LN without warm-up ended ahead of Post-LN with warm-up"},
+        {"pre_behind",
+         "Pre-LN without warm-up ended BEHIND Post-LN with warm-up"},
+        {"pre_level",
+         "Pre-LN without warm-up ended level with Post-LN with warm-up"},
+        {"run_stopped",
+         "{run}: {status}"},
+        {"run_loss",
+         "{run}: {loss} ({status})"},
+        {"diverged",
+         "diverged at step {step}"},
+        {"learned",
+         "learned"},
+        {"not_learning",
+         "not learning"},
+    };
+    return m;
+}
+
 // The last finite point of a curve (NaN if none).
 double last_finite(const std::vector<double>& y) {
     for (std::size_t i = y.size(); i-- > 0;) {
@@ -51,7 +86,8 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
     const std::vector<Variant> variants{
         {NormPlacement::pre, false}, {NormPlacement::pre, true}, {NormPlacement::post, false}, {NormPlacement::post, true}};
     const double stuck_loss = o.stuck_fraction * detail::uniform_loss(task->vocab_size());
-    std::vector<std::string> names, status;
+    std::vector<std::string> names;
+    std::vector<Message> status;  // "diverged at step 12", "learned", "not learning": the table renders them
     std::vector<detail::RunOutcome> runs;
     std::vector<double> final_loss;
     Table table{"final",
@@ -72,48 +108,54 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
         const detail::RunOutcome& run = runs.back();
         double loss = std::numeric_limits<double>::quiet_NaN(), acc = loss;
         if (run.failed_step) {
-            status.push_back(detail::format("diverged at step %zu", *run.failed_step));
+            status.push_back({"diverged", {{"step", std::to_string(*run.failed_step)}}});
             r.notes.push_back(names.back() + ": " + run.error);
         } else {
             const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
             loss = e.loss;
             acc = e.accuracy;
-            status.push_back(std::isfinite(loss) && loss < stuck_loss ? "learned" : "not learning");
+            status.push_back({std::isfinite(loss) && loss < stuck_loss ? "learned" : "not_learning", {}});
         }
         final_loss.push_back(loss);
         table.rows.push_back({names.back(), detail::number(last_finite(run.loss)), detail::number(loss),
                               detail::percent(acc), run.failed_step ? std::to_string(*run.failed_step) : "none",
-                              detail::format("%.3g", static_cast<double>(run.max_grad_norm)), status.back()});
+                              detail::format("%.3g", static_cast<double>(run.max_grad_norm)),
+                              render_message(status.back(), norm_messages())});
     }
     r.tables.push_back(table);
     r.series.push_back(detail::loss_series(names, runs));
 
-    std::string summary;
+    std::vector<Message> summary;
     for (std::size_t i = 0; i < names.size(); ++i) {
-        summary += (summary.empty() ? "" : "; ") + names[i] + ": " +
-                   (std::isnan(final_loss[i]) ? status[i] : detail::format("%.3f (%s)", final_loss[i], status[i].c_str()));
+        summary.push_back(std::isnan(final_loss[i])
+                              ? Message{"run_stopped", {{"run", names[i]}, {"status", status[i]}}}
+                              : Message{"run_loss",
+                                        {{"run", names[i]}, {"loss", detail::format("%.3f", final_loss[i])}, {"status", status[i]}}});
     }
     // variants: 0 pre cold, 1 pre warm, 2 post cold, 3 post warm. A diverged run counts as
     // infinitely bad; "behind" means 0.05 nats or more.
     auto score = [&](std::size_t i) { return std::isnan(final_loss[i]) ? std::numeric_limits<double>::infinity() : final_loss[i]; };
     const bool post_needs_warmup = score(2) > score(3) + 0.05;
-    const bool pre_without_ok = score(0) <= score(1) + 0.05 && status[0] == "learned";
-    const std::string pre_vs_post =
-        score(0) + 0.05 < score(3)   ? "Pre-LN without warm-up ended ahead of Post-LN with warm-up"
-        : score(0) > score(3) + 0.05 ? "Pre-LN without warm-up ended BEHIND Post-LN with warm-up"
-                                     : "Pre-LN without warm-up ended level with Post-LN with warm-up";
-    const std::string verdict = post_needs_warmup && pre_without_ok ? "the claim held"
-                                : post_needs_warmup ? "half the claim held: Post-LN needed warm-up, but Pre-LN without it "
-                                                      "did not train as well as with it"
-                                : pre_without_ok    ? "half the claim held: Pre-LN trained without warm-up, but Post-LN "
-                                                      "did not need warm-up here"
-                                                    : "the claim did NOT hold here";
+    const bool pre_without_ok = score(0) <= score(1) + 0.05 && status[0].id == "learned";
+    const char* pre_vs_post = score(0) + 0.05 < score(3)   ? "pre_ahead"
+                              : score(0) > score(3) + 0.05 ? "pre_behind"
+                                                           : "pre_level";
+    const char* verdict = post_needs_warmup && pre_without_ok ? "held"
+                          : post_needs_warmup                 ? "partly_post"
+                          : pre_without_ok                    ? "partly_pre"
+                                                              : "not_held";
     r.verdict = post_needs_warmup && pre_without_ok   ? Verdict::held
                 : post_needs_warmup || pre_without_ok ? Verdict::partly
                                                       : Verdict::not_held;
-    r.conclusion = detail::format("%s; %s. held-out loss after %zu steps at lr %g with %zu layers: %s", verdict.c_str(),
-                                  pre_vs_post.c_str(), o.train.steps, static_cast<double>(o.train.lr), o.num_layers,
-                                  summary.c_str());
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", Message{verdict, {}}},
+                       {"pre_vs_post", Message{pre_vs_post, {}}},
+                       {"steps", std::to_string(o.train.steps)},
+                       {"lr", detail::format("%g", static_cast<double>(o.train.lr))},
+                       {"layers", std::to_string(o.num_layers)},
+                       {"runs", {summary, "; "}}}},
+                     norm_messages());
     return r;
 }
 
@@ -134,6 +176,7 @@ Experiment detail::norm_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"steps", "100"}, {"log-every", "20"}, {"warmup", "25"}, {"eval-batches", "2"}};
+    e.messages = norm_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         NormOptions o;
         o.task = v.text("task");

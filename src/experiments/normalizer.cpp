@@ -16,6 +16,23 @@ namespace {
 constexpr const char* kNormalizerClaim =
     "§9.1: softmax attention trains better than sigmoid or ReLU weights (keys compete for a budget that sums to 1)";
 
+// The English templates of the conclusion (Result::conclusion_message).
+const MessageTemplates& normalizer_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict} after {steps} steps; held-out loss (accuracy): {runs}"},
+        {"not_run",
+         "softmax was not run"},
+        {"held",
+         "the claim held: softmax ended with the lowest held-out loss"},
+        {"not_held",
+         "the claim did NOT hold here: {best} ended with a lower held-out loss than softmax"},
+        {"run",
+         "{normalizer} {loss} ({accuracy})"},
+    };
+    return m;
+}
+
 // Mean over the rows of every block and head of held-out sequences: the entropy (nats) of the
 // row's weights divided by their sum, and the row sums themselves; rows with zero total skipped.
 struct WeightStats {
@@ -125,19 +142,22 @@ Result run_normalizer(const NormalizerOptions& o, const ProgressFn& progress) {
     for (std::size_t i = 1; i < names.size(); ++i) {
         if (score(i) < score(best)) best = i;
     }
-    std::string summary;
+    std::vector<Message> summary;
     for (std::size_t i = 0; i < names.size(); ++i) {
-        summary += (summary.empty() ? "" : ", ") + names[i] + " " + detail::number(losses[i], 3) + " (" +
-                   detail::percent(accuracies[i]) + ")";
+        summary.push_back({"run",
+                           {{"normalizer", names[i]},
+                            {"loss", detail::number(losses[i], 3)},
+                            {"accuracy", detail::percent(accuracies[i])}}});
     }
     const bool softmax_ran = std::find(names.begin(), names.end(), "softmax") != names.end();
-    const std::string verdict = !softmax_ran             ? "softmax was not run"
-                                : names[best] == "softmax" ? "the claim held: softmax ended with the lowest held-out loss"
-                                                           : "the claim did NOT hold here: " + names[best] +
-                                                                 " ended with a lower held-out loss than softmax";
+    const Message verdict = !softmax_ran               ? Message{"not_run", {}}
+                            : names[best] == "softmax" ? Message{"held", {}}
+                                                       : Message{"not_held", {{"best", names[best]}}};
     r.verdict = !softmax_ran ? Verdict::untested : names[best] == "softmax" ? Verdict::held : Verdict::not_held;
-    r.conclusion = detail::format("%s after %zu steps; held-out loss (accuracy): %s", verdict.c_str(), o.train.steps,
-                                  summary.c_str());
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", verdict}, {"steps", std::to_string(o.train.steps)}, {"runs", {summary, ", "}}}},
+                     normalizer_messages());
     return r;
 }
 
@@ -159,6 +179,7 @@ Experiment detail::normalizer_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"steps", "120"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}, {"sequences", "4"}};
+    e.messages = normalizer_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         NormalizerOptions o;
         o.task = v.text("task");

@@ -18,6 +18,17 @@ constexpr const char* kPermutationClaim =
     "§4.1: without positional information attention is permutation-equivariant (\"I love you\" = \"you love I\"): "
     "the outputs of a permuted input are the permuted outputs; every encoding breaks that";
 
+// The conclusion's English templates (Result::conclusion_message).
+const MessageTemplates& permutation_messages() {
+    static const MessageTemplates m = {
+        {"held", "the claim held: {encodings}"},
+        {"not_held", "the claim did NOT hold: {encodings}"},
+        {"equivariant", "{pe} equivariant (relative gap {gap})"},
+        {"not_equivariant", "{pe} not equivariant (relative gap {gap})"},
+    };
+    return m;
+}
+
 }  // namespace
 
 detail::PermutationGap detail::permutation_gap(const ModelConfig& config, std::uint64_t weight_seed, std::size_t length,
@@ -91,16 +102,16 @@ Result run_permutation(const PermutationOptions& o, const ProgressFn& progress) 
     r.tables.push_back(table);
 
     bool held = true;
-    std::string parts;
+    std::vector<Message> parts;
     for (std::size_t i = 0; i < o.encodings.size(); ++i) {
         const bool equal = relative[i] < o.tolerance;
         const bool expected = o.encodings[i] == "none";
         held = held && equal == expected;
-        parts += detail::format("%s%s %s (relative gap %.1e)", parts.empty() ? "" : "; ", o.encodings[i].c_str(),
-                                equal ? "equivariant" : "not equivariant", relative[i]);
+        parts.push_back({equal ? "equivariant" : "not_equivariant",
+                         {{"pe", o.encodings[i]}, {"gap", detail::format("%.1e", relative[i])}}});
     }
     r.verdict = held ? Verdict::held : Verdict::not_held;
-    r.conclusion = (held ? std::string("the claim held: ") : std::string("the claim did NOT hold: ")) + parts;
+    detail::conclude(r, {held ? "held" : "not_held", {{"encodings", {parts, "; "}}}}, permutation_messages());
     return r;
 }
 
@@ -123,6 +134,7 @@ Experiment detail::permutation_entry() {
         integer_parameter("seed", static_cast<std::size_t>(o.seed), 0, 4294967295.0, "seed of the weights and inputs"),
     };
     e.quick = {{"batches", "4"}};
+    e.messages = permutation_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         PermutationOptions o;
         o.length = v.size("length");

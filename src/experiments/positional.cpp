@@ -17,6 +17,34 @@ constexpr const char* kPositionalClaim =
     "§4.1/§4.3: without positions attention cannot tell order (it is permutation-equivariant); a learned table cannot "
     "extrapolate past its length, RoPE (relative) extrapolates better than absolute encodings";
 
+// The English templates of the conclusion (Result::conclusion_message).
+const MessageTemplates& positional_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdicts}. accuracy at the training length {length}: {at_train} (best: {best}); at length "
+         "{test_length}: {at_test}; permutation gap without the mask: {gaps}"},
+        {"none_held",
+         "without positions: permutation-equivariant and far behind (held)"},
+        {"none_not_behind",
+         "without positions: permutation-equivariant, but not far behind on this task (did NOT hold)"},
+        {"none_not_equivariant",
+         "without positions the outputs were NOT permutation-equivariant (did NOT hold)"},
+        {"rope_held",
+         "at 2L rope beats the learned table (held)"},
+        {"rope_not_held",
+         "at 2L rope did NOT beat the learned table by 10 points (did NOT hold)"},
+        {"pe",
+         "{pe}"},
+        {"pe_accuracy",
+         "{pe} {accuracy}"},
+        {"pe_cannot_run",
+         "{pe} cannot run"},
+        {"pe_gap",
+         "{pe} {gap}"},
+    };
+    return m;
+}
+
 }  // namespace
 
 Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
@@ -106,42 +134,42 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
         if (s.pe == "learned") learned = &s;
         if (s.pe == "rope") rope = &s;
     }
-    std::string at_train, at_test, best, gaps;
+    std::vector<Message> at_train, at_test, best, gaps;
     for (const Scores& s : scores) {
-        if (s.at_train == best_accuracy) best += (best.empty() ? "" : ", ") + s.pe;
-        at_train += (at_train.empty() ? "" : ", ") + s.pe + " " + detail::percent(s.at_train);
-        at_test += (at_test.empty() ? "" : ", ") + s.pe + " " +
-                   (std::isnan(s.at_test) ? std::string("cannot run") : detail::percent(s.at_test));
-        gaps += (gaps.empty() ? "" : ", ") + s.pe + detail::format(" %.1e", s.gap);
+        if (s.at_train == best_accuracy) best.push_back({"pe", {{"pe", s.pe}}});
+        at_train.push_back({"pe_accuracy", {{"pe", s.pe}, {"accuracy", detail::percent(s.at_train)}}});
+        at_test.push_back(std::isnan(s.at_test) ? Message{"pe_cannot_run", {{"pe", s.pe}}}
+                                                : Message{"pe_accuracy", {{"pe", s.pe}, {"accuracy", detail::percent(s.at_test)}}});
+        gaps.push_back({"pe_gap", {{"pe", s.pe}, {"gap", detail::format("%.1e", s.gap)}}});
     }
-    std::vector<std::string> verdicts;
+    std::vector<Message> verdicts;
     std::size_t parts_held = 0;  // of verdicts.size() sub-claims tested
     if (none) {
         const bool equivariant = none->gap < 1e-4;
         const bool worse = none->at_train + 0.2 < best_accuracy;
         parts_held += equivariant && worse ? 1 : 0;
-        verdicts.push_back(equivariant && worse ? "without positions: permutation-equivariant and far behind (held)"
-                           : equivariant        ? "without positions: permutation-equivariant, but not far behind on this task (did NOT hold)"
-                                                : "without positions the outputs were NOT permutation-equivariant (did NOT hold)");
+        verdicts.push_back({equivariant && worse ? "none_held" : equivariant ? "none_not_behind" : "none_not_equivariant", {}});
     }
     if (learned && rope) {
         const double learned_test = std::isnan(learned->at_test) ? 0.0 : learned->at_test;
         const bool rope_ahead = rope->at_test > learned_test + 0.1;
         parts_held += rope_ahead ? 1 : 0;
-        verdicts.push_back(rope_ahead
-                               ? "at 2L rope beats the learned table (held)"
-                               : "at 2L rope did NOT beat the learned table by 10 points (did NOT hold)");
+        verdicts.push_back({rope_ahead ? "rope_held" : "rope_not_held", {}});
     }
     r.verdict = verdicts.empty()                  ? Verdict::untested
                 : parts_held == verdicts.size() ? Verdict::held
                 : parts_held == 0               ? Verdict::not_held
                                                 : Verdict::partly;
-    std::string verdict;
-    for (const auto& v : verdicts) verdict += (verdict.empty() ? "" : "; ") + v;
-    r.conclusion = detail::format("%s. accuracy at the training length %zu: %s (best: %s); at length %zu: %s; "
-                                  "permutation gap without the mask: %s",
-                                  verdict.c_str(), o.length, at_train.c_str(), best.c_str(), test_length,
-                                  at_test.c_str(), gaps.c_str());
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdicts", {verdicts, "; "}},
+                       {"length", std::to_string(o.length)},
+                       {"at_train", {at_train, ", "}},
+                       {"best", {best, ", "}},
+                       {"test_length", std::to_string(test_length)},
+                       {"at_test", {at_test, ", "}},
+                       {"gaps", {gaps, ", "}}}},
+                     positional_messages());
     return r;
 }
 
@@ -164,6 +192,7 @@ Experiment detail::positional_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"length", "16"}, {"steps", "120"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}};
+    e.messages = positional_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         PositionalOptions o;
         o.task = v.text("task");

@@ -100,6 +100,20 @@ nlohmann::json typed(const Parameter& p, const std::string& text) {
     return text;
 }
 
+nlohmann::json message_json(const Message& m) {
+    nlohmann::json values = nlohmann::json::object();
+    for (const auto& [name, v] : m.values) {
+        if (!v.is_list) {
+            values[name] = v.text;
+            continue;
+        }
+        nlohmann::json parts = nlohmann::json::array();
+        for (const Message& part : v.parts) parts.push_back(message_json(part));
+        values[name] = {{"separator", v.separator}, {"parts", parts}};
+    }
+    return {{"id", m.id}, {"values", values}};
+}
+
 }  // namespace
 
 const char* parameter_kind_name(ParameterKind kind) {
@@ -235,8 +249,10 @@ std::string result_to_json(const Result& r) {
     }
     j["notes"] = r.notes;
     j["conclusion"] = r.conclusion;
+    j["conclusionMessage"] = message_json(r.conclusion_message);
     j["verdict"] = verdict_name(r.verdict);
     j["timing"] = r.timing;
+    j["timingMessage"] = r.timing_message.id.empty() ? nlohmann::json(nullptr) : message_json(r.timing_message);
     return j.dump();
 }
 
@@ -261,8 +277,10 @@ std::string experiments_to_json() {
                 if (p.name == name) quick[js_name(name)] = typed(p, value);
             }
         }
+        nlohmann::json messages = nlohmann::json::object();
+        for (const auto& [id, text] : e.messages) messages[id] = text;
         all.push_back({{"name", e.name}, {"section", e.section}, {"claim", e.claim}, {"summary", e.summary},
-                       {"parameters", params}, {"quick", quick}});
+                       {"parameters", params}, {"quick", quick}, {"messages", messages}});
     }
     return all.dump();
 }

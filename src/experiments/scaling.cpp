@@ -19,6 +19,37 @@ constexpr const char* kScalingClaim =
     "the loss barely moves for hundreds of steps";
 constexpr std::size_t kJacobianRows = 256;
 
+// The English templates of the conclusion (Result::conclusion_message).
+const MessageTemplates& scaling_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict}: at init the unscaled scores have std {unscaled_std} (scaled {scaled_std}) and the "
+         "largest weight of a row averages {unscaled_max_weight} (scaled {scaled_max_weight}); after "
+         "{steps} steps scaled reached held-out loss {scaled_loss}, unscaled {unscaled_loss}: {gap} "
+         "(uniform guess {chance}); training loss below {threshold}: scaled {scaled_below}, unscaled "
+         "{unscaled_below}{gradient}"},
+        {"held",
+         "the claim held"},
+        {"partly",
+         "the claim held for the loss, not for the gradient norm"},
+        {"not_held_loss",
+         "the claim did NOT hold for the loss (unscaled was not behind), though the gradient shrinks"},
+        {"not_held",
+         "the claim did NOT hold here"},
+        {"ratio",
+         "{ratio}x higher"},
+        {"difference",
+         "{difference} nats higher"},
+        {"below_at",
+         "step {step}"},
+        {"below_never",
+         "never in {steps} steps"},
+        {"gradient",
+         "; softmax gradient norm at d_k = {d_k}: unscaled {unscaled} vs scaled {scaled}"},
+    };
+    return m;
+}
+
 // Softmax saturation over the causal (visible) part of every head's rows: key j <= query i.
 class SaturationObserver final : public StageObserver {
 public:
@@ -150,37 +181,48 @@ Result run_scaling(const ScalingOptions& o, const ProgressFn& progress) {
     // vocabulary (learning only which symbols can appear gets a model close to, not below, it).
     const double chance = detail::uniform_loss(task->vocab_size());
     const double threshold = 0.9 * chance;
-    auto first_below = [&](const detail::RunOutcome& run) {
+    auto first_below = [&](const detail::RunOutcome& run) -> Message {
         for (std::size_t p = 0; p < run.loss.size(); ++p) {
-            if (run.loss[p] < threshold) return detail::format("step %.0f", run.steps[p]);
+            if (run.loss[p] < threshold) return {"below_at", {{"step", detail::format("%.0f", run.steps[p])}}};
         }
-        return detail::format("never in %zu steps", o.train.steps);
+        return {"below_never", {{"steps", std::to_string(o.train.steps)}}};
     };
     // A ratio means little once the scaled loss is near 0; the difference always does.
-    const std::string gap = finals[0].loss > 0.05f
-                                ? detail::format("%.2fx higher", static_cast<double>(finals[1].loss / finals[0].loss))
-                                : detail::format("%.3f nats higher", static_cast<double>(finals[1].loss - finals[0].loss));
+    const Message gap =
+        finals[0].loss > 0.05f
+            ? Message{"ratio", {{"ratio", detail::format("%.2f", static_cast<double>(finals[1].loss / finals[0].loss))}}}
+            : Message{"difference", {{"difference", detail::format("%.3f", static_cast<double>(finals[1].loss - finals[0].loss))}}};
     // The claim holds when the unscaled run ends clearly behind (0.1 nats) and its softmax
     // gradient at the largest d_k is below half the scaled one.
     const bool behind = finals[1].loss > finals[0].loss + 0.1f;
     const bool vanishing = !jac_scaled.empty() && jac_unscaled.back() < 0.5 * jac_scaled.back();
-    const std::string verdict = behind && vanishing ? "the claim held"
-                                : behind            ? "the claim held for the loss, not for the gradient norm"
-                                : vanishing         ? "the claim did NOT hold for the loss (unscaled was not behind), though the gradient shrinks"
-                                                    : "the claim did NOT hold here";
-    const std::string gradient =
-        jac_scaled.empty() ? std::string()
-                           : detail::format("; softmax gradient norm at d_k = %zu: unscaled %.4f vs scaled %.4f",
-                                            o.gradient_dims.back(), jac_unscaled.back(), jac_scaled.back());
+    std::vector<Message> gradient;
+    if (!jac_scaled.empty()) {
+        gradient.push_back({"gradient",
+                            {{"d_k", std::to_string(o.gradient_dims.back())},
+                             {"unscaled", detail::format("%.4f", jac_unscaled.back())},
+                             {"scaled", detail::format("%.4f", jac_scaled.back())}}});
+    }
     // Unscaled not behind is the claim's main part failing: its phrase opens with "did NOT hold".
     r.verdict = behind && vanishing ? Verdict::held : behind ? Verdict::partly : Verdict::not_held;
-    r.conclusion = verdict + ": " + detail::format(
-        "at init the unscaled scores have std %s (scaled %s) and the largest weight of a row averages %s (scaled %s); "
-        "after %zu steps scaled reached held-out loss %.3f, unscaled %.3f: %s (uniform guess %.3f); "
-        "training loss below %.3f: scaled %s, unscaled %s",
-        init.rows[1][1].c_str(), init.rows[0][1].c_str(), init.rows[1][4].c_str(), init.rows[0][4].c_str(),
-        o.train.steps, finals[0].loss, finals[1].loss, gap.c_str(), chance, threshold,
-        first_below(runs[0]).c_str(), first_below(runs[1]).c_str()) + gradient;
+    const char* verdict = behind && vanishing ? "held" : behind ? "partly" : vanishing ? "not_held_loss" : "not_held";
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", Message{verdict, {}}},
+                       {"unscaled_std", init.rows[1][1]},
+                       {"scaled_std", init.rows[0][1]},
+                       {"unscaled_max_weight", init.rows[1][4]},
+                       {"scaled_max_weight", init.rows[0][4]},
+                       {"steps", std::to_string(o.train.steps)},
+                       {"scaled_loss", detail::format("%.3f", static_cast<double>(finals[0].loss))},
+                       {"unscaled_loss", detail::format("%.3f", static_cast<double>(finals[1].loss))},
+                       {"gap", gap},
+                       {"chance", detail::format("%.3f", chance)},
+                       {"threshold", detail::format("%.3f", threshold)},
+                       {"scaled_below", first_below(runs[0])},
+                       {"unscaled_below", first_below(runs[1])},
+                       {"gradient", {gradient, ""}}}},
+                     scaling_messages());
     return r;
 }
 
@@ -233,6 +275,7 @@ Experiment detail::scaling_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"d-model", "128"}, {"steps", "100"}, {"log-every", "20"}, {"warmup", "10"}};
+    e.messages = scaling_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         ScalingOptions o;
         o.task = v.text("task");

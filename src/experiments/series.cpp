@@ -17,6 +17,27 @@ namespace {
 constexpr const char* kSeriesClaim =
     "§7.2: on strongly periodic series an LSTM can be steadier than attention (seed-to-seed spread of the error)";
 
+// The English templates of the conclusion and the timing line (Result::conclusion_message).
+const MessageTemplates& series_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict}: held-out MSE std over {seeds} seeds LSTM {lstm_std}, Transformer (sinusoidal) "
+         "{sinusoidal_std}, Transformer (time-aware) {time_std}; mean MSE {lstm_mse}, {sinusoidal_mse}, "
+         "{time_mse}; seasonal naive {naive_mse}. Lowest mean MSE: {best}; beating the baseline: {beaten}"},
+        {"held",
+         "the claim held"},
+        {"not_held",
+         "the claim did NOT hold here"},
+        {"model",
+         "{model}"},
+        {"none",
+         "none"},
+        {"timing",
+         "steps/s: {sinusoidal} (Transformer sinusoidal), {time} (time-aware), {lstm} (LSTM)"},
+    };
+    return m;
+}
+
 constexpr std::size_t kModels = 3;
 constexpr const char* kNames[kModels] = {"Transformer (sinusoidal)", "Transformer (time-aware)", "LSTM"};
 
@@ -156,22 +177,32 @@ Result run_series(const SeriesExperimentOptions& o, const ProgressFn& progress) 
     const bool held = spreads[2].std < spreads[0].std && spreads[2].std < spreads[1].std;
     std::size_t best = 0;
     for (std::size_t m = 1; m < kModels; ++m) best = spreads[m].mean < spreads[best].mean ? m : best;
-    std::string beaten;
+    std::vector<Message> beaten;
     for (std::size_t m = 0; m < kModels; ++m) {
-        if (spreads[m].mean < baseline.baseline_mse) beaten += (beaten.empty() ? "" : ", ") + std::string(kNames[m]);
+        if (spreads[m].mean < baseline.baseline_mse) beaten.push_back({"model", {{"model", kNames[m]}}});
     }
+    if (beaten.empty()) beaten.push_back({"none", {}});
     r.verdict = held ? Verdict::held : Verdict::not_held;
-    r.conclusion = std::string(held ? "the claim held" : "the claim did NOT hold here") +
-                   detail::format(": held-out MSE std over %zu seeds LSTM %s, Transformer (sinusoidal) %s, "
-                                  "Transformer (time-aware) %s; mean MSE %s, %s, %s; seasonal naive %s. ",
-                                  o.seeds, detail::number(spreads[2].std, 5).c_str(),
-                                  detail::number(spreads[0].std, 5).c_str(), detail::number(spreads[1].std, 5).c_str(),
-                                  detail::number(spreads[2].mean).c_str(),
-                                  detail::number(spreads[0].mean).c_str(), detail::number(spreads[1].mean).c_str(),
-                                  detail::number(baseline.baseline_mse).c_str()) +
-                   "Lowest mean MSE: " + kNames[best] + "; beating the baseline: " + (beaten.empty() ? "none" : beaten);
-    r.timing = detail::format("steps/s: %.1f (Transformer sinusoidal), %.1f (time-aware), %.1f (LSTM)", speed[0], speed[1],
-                              speed[2]);
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", Message{held ? "held" : "not_held", {}}},
+                       {"seeds", std::to_string(o.seeds)},
+                       {"lstm_std", detail::number(spreads[2].std, 5)},
+                       {"sinusoidal_std", detail::number(spreads[0].std, 5)},
+                       {"time_std", detail::number(spreads[1].std, 5)},
+                       {"lstm_mse", detail::number(spreads[2].mean)},
+                       {"sinusoidal_mse", detail::number(spreads[0].mean)},
+                       {"time_mse", detail::number(spreads[1].mean)},
+                       {"naive_mse", detail::number(baseline.baseline_mse)},
+                       {"best", kNames[best]},
+                       {"beaten", {beaten, ", "}}}},
+                     series_messages());
+    detail::set_timing(r,
+                       {"timing",
+                        {{"sinusoidal", detail::format("%.1f", speed[0])},
+                         {"time", detail::format("%.1f", speed[1])},
+                         {"lstm", detail::format("%.1f", speed[2])}}},
+                       series_messages());
     return r;
 }
 
@@ -195,6 +226,7 @@ Experiment detail::series_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"steps", "150"}, {"seeds", "2"}, {"log-every", "25"}, {"warmup", "10"}, {"eval-batches", "4"}};
+    e.messages = series_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         SeriesExperimentOptions o;
         o.context = v.size("context");

@@ -19,6 +19,28 @@ constexpr const char* kTieQkClaim =
     "§2.1: separate W_Q and W_K are more expressive than one shared matrix: tied Q = K gives symmetric scores and "
     "cannot express asymmetric relations";
 
+// The English templates of the conclusion (Result::conclusion_message).
+const MessageTemplates& tie_qk_messages() {
+    static const MessageTemplates m = {
+        {"conclusion",
+         "{verdict}: held-out accuracy separate {separate} vs tied {tied}; in the last block the tied "
+         "model puts {tied_self} of a query's weight on itself and {tied_target} on t-{k} (top key = "
+         "itself in {tied_self_top} of rows), the separate one {separate_self} and {separate_target} "
+         "({separate_self_top}). Tied, every score is an inner product of two vectors of the same map, "
+         "so a key beats the query's own key only by being longer: the asymmetric 'attend {k} back' "
+         "relation is {relation}"},
+        {"held",
+         "the claim held"},
+        {"not_held",
+         "the claim did NOT hold here"},
+        {"failed",
+         "what the tied model failed to learn as well"},
+        {"learned",
+         "learned nearly as well by the tied model here"},
+    };
+    return m;
+}
+
 // Mean weight on the query itself and on the key k back, and the share of rows whose largest
 // weight is on the diagonal, in the last block over held-out sequences (rows t >= k).
 struct WhereWeightsGo {
@@ -112,15 +134,20 @@ Result run_tie_qk(const TieQkOptions& o, const ProgressFn& progress) {
     const double separate = finals[0].accuracy, tied = finals[1].accuracy;
     const bool held = separate >= tied + 0.10;
     r.verdict = held ? Verdict::held : Verdict::not_held;
-    r.conclusion = detail::format(
-        "%s: held-out accuracy separate %s vs tied %s; in the last block the tied model puts %.3f of a query's weight "
-        "on itself and %.3f on t-%zu (top key = itself in %s of rows), the separate one %.3f and %.3f (%s). Tied, "
-        "every score is an inner product of two vectors of the same map, so a key beats the query's own key only by "
-        "being longer: the asymmetric 'attend %zu back' relation is %s",
-        held ? "the claim held" : "the claim did NOT hold here", detail::percent(separate).c_str(),
-        detail::percent(tied).c_str(), weights[1].self, weights[1].target, k, detail::percent(weights[1].self_top).c_str(),
-        weights[0].self, weights[0].target, detail::percent(weights[0].self_top).c_str(), k,
-        held ? "what the tied model failed to learn as well" : "learned nearly as well by the tied model here");
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", Message{held ? "held" : "not_held", {}}},
+                       {"separate", detail::percent(separate)},
+                       {"tied", detail::percent(tied)},
+                       {"tied_self", detail::format("%.3f", weights[1].self)},
+                       {"tied_target", detail::format("%.3f", weights[1].target)},
+                       {"k", std::to_string(k)},
+                       {"tied_self_top", detail::percent(weights[1].self_top)},
+                       {"separate_self", detail::format("%.3f", weights[0].self)},
+                       {"separate_target", detail::format("%.3f", weights[0].target)},
+                       {"separate_self_top", detail::percent(weights[0].self_top)},
+                       {"relation", Message{held ? "failed" : "learned", {}}}}},
+                     tie_qk_messages());
     return r;
 }
 
@@ -142,6 +169,7 @@ Experiment detail::tie_qk_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"steps", "120"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}, {"sequences", "4"}};
+    e.messages = tie_qk_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         TieQkOptions o;
         o.task = v.text("task");

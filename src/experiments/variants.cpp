@@ -23,6 +23,35 @@ constexpr const char* kVariantsClaim =
     "§5.3: sparse, windowed and linear attention cut the O(n²) cost towards O(n), and pay in accuracy on relations "
     "they cannot reach";
 
+// The English templates of the conclusion and the timing line (Result::conclusion_message).
+const MessageTemplates& variants_messages() {
+    static const MessageTemplates m = {
+        {"no_full",
+         "full attention was not run: nothing to compare with"},
+        {"conclusion",
+         "{verdict}: at n = {n} full runs {mflop} MFLOP (~n^{slope}), keeps {kib} KiB and reaches "
+         "{accuracy} on k_back (k = n/2){others}"},
+        {"held",
+         "the claim held"},
+        {"partly_work",
+         "half the claim held: less work, but not every variant lost accuracy"},
+        {"partly_accuracy",
+         "half the claim held: less accurate, but not every variant did less work"},
+        {"not_held",
+         "the claim did NOT hold here"},
+        {"other",
+         "; {variant} {mflop} MFLOP ({less}, ~n^{slope}), cache {kib} KiB, accuracy {accuracy}"},
+        {"less",
+         "less"},
+        {"not_less",
+         "NOT less"},
+        {"timing",
+         "forward and backward times of one layer per variant and n in the variants table; their log-log "
+         "slope in log_log"},
+    };
+    return m;
+}
+
 // One arm: the model's switches and the layer's per-call options for the same variant.
 void apply_variant(const std::string& name, const VariantsOptions& o, ModelConfig& config, AttentionOptions& options) {
     if (name == "window") {
@@ -197,34 +226,44 @@ Result run_variants(const VariantsOptions& o, const ProgressFn& progress) {
     // reaches a higher accuracy there than each of them (5 points or more).
     const auto full_it = std::find(o.variants.begin(), o.variants.end(), "full");
     if (full_it == o.variants.end()) {
-        r.conclusion = "full attention was not run: nothing to compare with";
+        detail::conclude(r, {"no_full", {}}, variants_messages());
         return r;
     }
     const std::size_t full = static_cast<std::size_t>(full_it - o.variants.begin());
     bool cheaper = true, less_accurate = true;
-    std::string parts;
+    std::vector<Message> others;
     for (std::size_t vi = 0; vi < o.variants.size(); ++vi) {
         if (vi == full) continue;
         const bool c = work[vi].back() < work[full].back();
         const bool a = accuracy[vi].back() + 0.05 < accuracy[full].back();
         cheaper = cheaper && c;
         less_accurate = less_accurate && a;
-        parts += detail::format("; %s %.3f MFLOP (%s, ~n^%.2f), cache %.1f KiB, accuracy %s", o.variants[vi].c_str(),
-                                work[vi].back(), c ? "less" : "NOT less", work_slope[vi], bytes[vi].back() / 1024.0,
-                                detail::percent(accuracy[vi].back()).c_str());
+        others.push_back({"other",
+                          {{"variant", o.variants[vi]},
+                           {"mflop", detail::format("%.3f", work[vi].back())},
+                           {"less", Message{c ? "less" : "not_less", {}}},
+                           {"slope", detail::format("%.2f", work_slope[vi])},
+                           {"kib", detail::format("%.1f", bytes[vi].back() / 1024.0)},
+                           {"accuracy", detail::percent(accuracy[vi].back())}}});
     }
-    const std::string verdict = cheaper && less_accurate ? "the claim held"
-                                : cheaper               ? "half the claim held: less work, but not every variant lost accuracy"
-                                : less_accurate         ? "half the claim held: less accurate, but not every variant did less work"
-                                                        : "the claim did NOT hold here";
+    const char* verdict = cheaper && less_accurate ? "held"
+                          : cheaper               ? "partly_work"
+                          : less_accurate         ? "partly_accuracy"
+                                                  : "not_held";
     r.verdict = cheaper && less_accurate   ? Verdict::held
                 : cheaper || less_accurate ? Verdict::partly
                                            : Verdict::not_held;
-    r.conclusion = detail::format("%s: at n = %zu full runs %.3f MFLOP (~n^%.2f), keeps %.1f KiB and reaches %s on k_back "
-                                  "(k = n/2)%s",
-                                  verdict.c_str(), o.lengths.back(), work[full].back(), work_slope[full],
-                                  bytes[full].back() / 1024.0, detail::percent(accuracy[full].back()).c_str(), parts.c_str());
-    r.timing = "forward and backward times of one layer per variant and n in the variants table; their log-log slope in log_log";
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", Message{verdict, {}}},
+                       {"n", std::to_string(o.lengths.back())},
+                       {"mflop", detail::format("%.3f", work[full].back())},
+                       {"slope", detail::format("%.2f", work_slope[full])},
+                       {"kib", detail::format("%.1f", bytes[full].back() / 1024.0)},
+                       {"accuracy", detail::percent(accuracy[full].back())},
+                       {"others", {others, ""}}}},
+                     variants_messages());
+    detail::set_timing(r, {"timing", {}}, variants_messages());
     return r;
 }
 
@@ -247,6 +286,7 @@ Experiment detail::variants_entry() {
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"lengths", "32,64"}, {"steps", "60"}, {"log-every", "20"}, {"warmup", "5"}, {"repeats", "1"}};
+    e.messages = variants_messages();
     e.run = [](const Values& v, const ProgressFn& progress) {
         VariantsOptions o;
         o.lengths = v.sizes("lengths");

@@ -6,7 +6,7 @@
 # thread count, and fails on any difference.
 # Timings are the only output that may differ; they are masked before the comparison: the
 # training summary's rates, the training log's ms column, and in an experiment's JSON the
-# columns named "... /s" or "... (ms)" and its "timing" line.
+# columns named "... /s" or "... (ms)" and its "timing" line (and its message).
 #
 #   tests/determinism/repeat_cli.sh build/attnlab [threads ...]     (default threads: 1 2)
 set -euo pipefail
@@ -29,12 +29,14 @@ mask_rates() {
   ' "$1" | sed -E 's/\(([0-9.]+) steps\/s\)/(rate)/g; s/\b[0-9]+m[0-9]+s\b|\b[0-9][0-9.]*s\b/(time)/g'
 }
 
-# An experiment's result.json with its wall-time cells and timing line replaced by "(time)".
+# An experiment's result.json with its wall-time cells, timing line and timing message replaced
+# by "(time)".
 mask_experiment_json() {
   node -e '
     const fs = require("fs");
     const r = JSON.parse(fs.readFileSync(process.argv[1], "utf8"));
     r.timing = "(time)";
+    if (r.timingMessage) r.timingMessage = "(time)";
     for (const t of r.tables) {
       const timed = t.columns.map((c, i) => (/\/s$|\(ms\)$/.test(c) ? i : -1)).filter((i) => i >= 0);
       for (const row of t.rows) for (const i of timed) row[i] = "(time)";

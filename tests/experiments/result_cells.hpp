@@ -1,10 +1,14 @@
-// tests/experiments/result_cells.hpp: reading the cells of an experiment's Result in tests.
+// tests/experiments/result_cells.hpp: reading the cells of an experiment's Result in tests, and
+// checking that its conclusion and timing are messages of its experiment's template table.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <stdexcept>
 #include <string>
 
 #include "attnlab/experiments/experiments.hpp"
+#include "attnlab/experiments/registry.hpp"
 
 namespace attnlab::experiments::testing {
 
@@ -34,6 +38,25 @@ inline std::string text(const Result& r, const std::string& table_name, const st
 // The same as a number ("97.1%" reads as 97.1, "nan" as NaN).
 inline double value(const Result& r, const std::string& table_name, const std::string& row, const std::string& column) {
     return std::stod(text(r, table_name, row, column));
+}
+
+// The conclusion and timing lines are messages of the experiment's own table (registry entry):
+// every id is a template there, every placeholder has a value and every value a placeholder
+// (render_message throws otherwise), nothing is left in braces, and the rendering is exactly the
+// English text the result carries, so a translated table with the same placeholders says the same.
+inline void expect_messages_render(const Result& r) {
+    const MessageTemplates& templates = find_experiment(r.name).messages;
+    ASSERT_FALSE(r.conclusion_message.id.empty()) << r.name << ": no conclusion message";
+    std::string conclusion;
+    ASSERT_NO_THROW(conclusion = render_message(r.conclusion_message, templates)) << r.name;
+    EXPECT_EQ(conclusion, r.conclusion) << r.name;
+    EXPECT_EQ(conclusion.find('{'), std::string::npos) << r.name << ": " << conclusion;
+    EXPECT_EQ(r.timing_message.id.empty(), r.timing.empty()) << r.name << ": timing " << r.timing;
+    if (r.timing_message.id.empty()) return;
+    std::string timing;
+    ASSERT_NO_THROW(timing = render_message(r.timing_message, templates)) << r.name;
+    EXPECT_EQ(timing, r.timing) << r.name;
+    EXPECT_EQ(timing.find('{'), std::string::npos) << r.name << ": " << timing;
 }
 
 }  // namespace attnlab::experiments::testing

@@ -27,6 +27,21 @@ ex::TrainingOptions tiny(std::size_t steps, std::size_t log_every, float lr = 1e
 
 }  // namespace
 
+TEST(Message, RendersValuesAndListsAndRefusesWhatDoesNotFit) {
+    const ex::MessageTemplates t = {{"held", "the claim held: {parts}{tail}"},
+                                    {"part", "{pe} at {gap}"},
+                                    {"tail", "; done"}};
+    const ex::Message m{"held",
+                        {{"parts", {{{"part", {{"pe", "none"}, {"gap", "1e-7"}}}, {"part", {{"pe", "rope"}, {"gap", "0.3"}}}}, "; "}},
+                         {"tail", ex::Message{"tail", {}}}}};
+    EXPECT_EQ(ex::render_message(m, t), "the claim held: none at 1e-7; rope at 0.3; done");
+    EXPECT_EQ(ex::render_message({"held", {{"parts", {std::vector<ex::Message>{}, "; "}}, {"tail", ""}}}, t), "the claim held: ");
+    EXPECT_THROW(ex::render_message({"nope", {}}, t), attnlab::Error);                              // unknown id
+    EXPECT_THROW(ex::render_message({"part", {{"pe", "none"}}}, t), attnlab::Error);                // {gap} has no value
+    EXPECT_THROW(ex::render_message({"tail", {{"extra", "1"}}}, t), attnlab::Error);                // a value with no place
+    EXPECT_THROW(ex::render_message({"held", {{"parts", {{{"nope", {}}}, ", "}}, {"tail", ""}}}, t), attnlab::Error);  // unknown part
+}
+
 TEST(ScalingExperiment, UnscaledSaturatesAtInitAndLearnsSlower) {
     ex::ScalingOptions o;
     o.task = "copy";
@@ -40,6 +55,7 @@ TEST(ScalingExperiment, UnscaledSaturatesAtInitAndLearnsSlower) {
     o.train.batch_size = 16;
     std::size_t calls = 0;
     const ex::Result r = ex::run_scaling(o, [&](const ex::Progress&) { ++calls; });
+    expect_messages_render(r);
     EXPECT_EQ(calls, 200u);  // one call per step of each of the two runs
 
     EXPECT_GT(value(r, "init", "unscaled", "score std"), 5.0 * value(r, "init", "scaled", "score std"));
@@ -76,6 +92,7 @@ TEST(PositionalExperiment, OrderNeedsPositionsAndLearnedCannotExtrapolate) {
     o.train = tiny(80, 40, 3e-3f);
     o.train.batch_size = 16;
     const ex::Result r = ex::run_positional(o);
+    expect_messages_render(r);
 
     const double rope = value(r, "final", "rope", "accuracy @train length");
     EXPECT_GT(rope, 80.0);
@@ -98,6 +115,7 @@ TEST(MaskExperiment, UnmaskedLeaksTheAnswerOrSaysWhatIsMissing) {
     o.samples = 1;
     o.train = tiny(60, 20);
     const ex::Result r = ex::run_mask(o);
+    expect_messages_render(r);
     const double masked_forced = value(r, "final", "causal mask", "teacher-forced accuracy");
     const double masked_generated = value(r, "final", "causal mask", "generated accuracy");
     EXPECT_GT(masked_forced, 10.0);  // above chance on English characters
@@ -124,6 +142,7 @@ TEST(HeadsExperiment, SameParametersForEveryHeadCount) {
     o.heads = {1, 4, 16};
     o.train = tiny(10, 5);
     const ex::Result r = ex::run_heads(o);
+    expect_messages_render(r);
     // Splitting d_model into heads changes the head dim, not the parameter count (the table's
     // first column is d_model, so rows are found by their heads cell).
     auto cell = [&](const std::string& heads, const std::string& column) {
@@ -151,6 +170,7 @@ TEST(NormExperiment, NonFiniteLossIsReportedWithItsStep) {
     o.num_layers = 2;
     o.train = tiny(30, 10, 1000.0f);  // absurd learning rate, no clipping: every run blows up
     const ex::Result r = ex::run_norm(o);
+    expect_messages_render(r);
     const ex::Table& t = table(r, "final");
     ASSERT_EQ(t.rows.size(), 4u);
     for (const auto& row : t.rows) EXPECT_EQ(row.back().rfind("diverged at step ", 0), 0u) << row[0];
@@ -165,6 +185,7 @@ TEST(NormExperiment, PostLnWithoutWarmupFallsBehind) {
     o.train = tiny(80, 40);
     o.train.warmup_steps = 20;
     const ex::Result r = ex::run_norm(o);
+    expect_messages_render(r);
     const double post_cold = value(r, "final", "post-LN, no warm-up", "held-out loss");
     EXPECT_GT(post_cold, value(r, "final", "post-LN, warm-up", "held-out loss"));
     EXPECT_GT(post_cold, value(r, "final", "pre-LN, no warm-up", "held-out loss"));
@@ -177,6 +198,7 @@ TEST(KvHeadsExperiment, FewerKvHeadsShrinkTheCacheAndTheParameters) {
     o.gen_tokens = 8;
     o.train = tiny(10, 5);
     const ex::Result r = ex::run_kv_heads(o);
+    expect_messages_render(r);
     // 2 (k and v) x 2 layers x Hkv x D = 4.
     EXPECT_EQ(text(r, "final", "4", "KV floats/token"), "64");
     EXPECT_EQ(text(r, "final", "2", "KV floats/token"), "32");
@@ -206,6 +228,7 @@ TEST(Experiments, RejectBadTrainingOptions) {
 // (timing cells aside).
 TEST(NewExperiments, AreDeterministic) {
     auto same = [](const ex::Result& a, const ex::Result& b) {
+        expect_messages_render(a);
         EXPECT_EQ(a.conclusion, b.conclusion);
         ASSERT_EQ(a.series.size(), b.series.size());
         for (std::size_t i = 0; i < a.series.size(); ++i) {

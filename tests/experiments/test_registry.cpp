@@ -30,7 +30,9 @@ std::string detail_kib(double kib) {
 // The verdict is set and says what the conclusion's opening phrase says: a claim that held has
 // no "did NOT" in its conclusion, one that did not hold has, and an untested one neither holds
 // nor fails.
+// Its conclusion and timing are messages of its own template table (expect_messages_render).
 void expect_verdict_matches_wording(const ex::Result& r) {
+    expect_messages_render(r);
     const bool says_not = contains(r.conclusion, "did NOT");
     switch (r.verdict) {
         case ex::Verdict::held:
@@ -114,6 +116,19 @@ TEST(ExperimentRegistry, JsonHasTheResultAndTheRegistry) {
     ASSERT_EQ(all.size(), ex::experiments().size());
     EXPECT_EQ(all[0]["parameters"][0]["name"], "task");
     EXPECT_TRUE(all[0]["quick"].contains("dModel"));
+    // The conclusion as template id + values, and every entry's English templates.
+    EXPECT_EQ(j["conclusionMessage"]["id"], "held");
+    const auto& parts = j["conclusionMessage"]["values"]["encodings"];
+    EXPECT_EQ(parts["separator"], "; ");
+    ASSERT_EQ(parts["parts"].size(), 4u);
+    EXPECT_EQ(parts["parts"][0]["id"], "equivariant");
+    EXPECT_EQ(parts["parts"][0]["values"]["pe"], "none");
+    EXPECT_TRUE(j["timingMessage"].is_null());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        const ex::Experiment& e = ex::experiments()[i];
+        EXPECT_FALSE(e.messages.empty()) << e.name;
+        for (const auto& [id, text] : e.messages) EXPECT_EQ(all[i]["messages"][id], text) << e.name << " " << id;
+    }
 }
 
 // ---- each --quick form: its conclusion agrees with its tables ------------------------------

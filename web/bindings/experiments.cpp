@@ -2,12 +2,13 @@
 // and result as `attnlab experiment`.
 //
 //   lab.experiments();   // [{ name, section, claim, summary, parameters: [{ name, flag, kind, default,
-//                        //    min, max | choices, help }], quick: { name: value } }]
+//                        //    min, max | choices, help }], quick: { name: value }, messages: { id: template } }]
 //   const r = lab.runExperiment('scaling', { quick: true, steps: 40 }, (p) => {
 //     postMessage({ progress: p });          // p: { run, runIndex, numRuns, step, total, loss }
 //     return true;                           // false (exactly) stops the run: it throws 'cancelled'
 //   });
-//   r.tables, r.series, r.notes, r.conclusion, r.verdict, r.timing, r.command   // as `--json` writes them
+//   r.tables, r.series, r.notes, r.conclusion, r.conclusionMessage, r.verdict, r.timing, r.timingMessage,
+//   r.command                                // as `--json` writes them
 //
 // runExperiment is one synchronous call that reports through onProgress after every training
 // step: run it in a Web Worker (the page's main thread stays responsive; the worker posts each

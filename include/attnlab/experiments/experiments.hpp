@@ -70,6 +70,37 @@ struct Series {
     std::vector<Line> lines;
 };
 
+// A conclusion or timing line as data: a template id of the experiment plus named values, so a
+// page can say it in the reader's language with the same numbers. Each experiment has one table of
+// English templates ("the claim held: {kv} keeps {floats} floats per token ..."), defined next to
+// its run function and listed in its registry entry (Experiment::messages); Result::conclusion is
+// that message rendered with that table.
+struct Message;
+// One named value: a text formatted in C++ ("93.8%", "0.412", "rope": numbers look the same in
+// every language), or a list of messages of the same table, each rendered and joined with
+// `separator` (a one-part list is how a message nests a phrase chosen by the run).
+struct MessageValue {
+    std::string text;
+    std::vector<Message> parts;  // when is_list
+    std::string separator;       // "; ", ", " or "" (each part carries its own lead-in)
+    bool is_list = false;
+
+    MessageValue(std::string value);
+    MessageValue(const char* value);
+    MessageValue(std::vector<Message> list, std::string joined_by);
+    MessageValue(Message phrase);
+};
+struct Message {
+    std::string id;  // a key of the experiment's template table; empty: no message
+    std::vector<std::pair<std::string, MessageValue>> values;
+};
+// An experiment's English templates: id -> text where {name} stands for the value `name`.
+using MessageTemplates = std::vector<std::pair<std::string, std::string>>;
+// The message in the language of `templates`. Error naming the id and the placeholder when the
+// table has no template for an id (of the message or of a part), a placeholder has no value, or
+// a value has no placeholder: every value is shown and nothing is left in braces.
+std::string render_message(const Message& message, const MessageTemplates& templates);
+
 // Whether the article's claim held in a run: chosen by the same tests that choose the opening
 // phrase of Result::conclusion ("the claim held", "half the claim held: ...", "the claim did NOT
 // hold here"), so a page can say it in the reader's language. `partly` is a claim of two parts of
@@ -88,8 +119,10 @@ struct Result {
     std::vector<Series> series;
     std::vector<std::string> notes;                            // unsupported runs, caught errors
     std::string conclusion;                                    // one line computed from the numbers
+    Message conclusion_message;                                // conclusion as template id + values (conclusion renders it)
     Verdict verdict = Verdict::untested;                       // the opening phrase of conclusion, as a value
     std::string timing;                                        // what the wall-time columns show (differs run to run), or empty
+    Message timing_message;                                    // timing as template id + values; id empty when there is none
 };
 
 // Reported during training so a caller can show progress; never required.

@@ -68,6 +68,8 @@ struct Experiment {
     // The --quick form: parameter values that make it run in a few seconds on one thread.
     std::vector<std::pair<std::string, std::string>> quick;
     RunFunction run = nullptr;
+    // The English templates of its conclusion and timing messages (Result::conclusion_message).
+    MessageTemplates messages;
 };
 
 // Every experiment, in the order of the article's table.
@@ -91,13 +93,15 @@ Result run_experiment(const Experiment& experiment, const Values& values, const 
 std::string rerun_command(const Experiment& experiment, const Values& values);
 
 // The result as JSON: {name, claim, command, config: [[key, value]], tables: [{name, columns,
-// rows}], series: [{name, xLabel, yLabel, x, lines: [{name, y}]}], notes, conclusion, verdict
-// ("held" | "partly" | "not_held" | "untested"), timing}. NaN is written as null. The CLI's --json and the JavaScript
-// result share this form.
+// rows}], series: [{name, xLabel, yLabel, x, lines: [{name, y}]}], notes, conclusion,
+// conclusionMessage, verdict ("held" | "partly" | "not_held" | "untested"), timing, timingMessage}.
+// A message is {id, values: {name: text | {separator, parts: [message]}}}; timingMessage is null
+// when there is no timing line. NaN is written as null. The CLI's --json and the JavaScript result
+// share this form.
 std::string result_to_json(const Result& result);
 // The registry as JSON: [{name, section, claim, summary, parameters: [{name, flag, kind,
-// default, min, max, choices, help}], quick: {jsName: value}}], defaults typed (numbers,
-// strings, arrays).
+// default, min, max, choices, help}], quick: {jsName: value}, messages: {id: englishTemplate}}],
+// defaults typed (numbers, strings, arrays).
 std::string experiments_to_json();
 
 }  // namespace attnlab::experiments

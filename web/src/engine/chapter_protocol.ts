@@ -1,9 +1,9 @@
 // The chapters' messages to the engine worker: one figure request per live figure (computed by
 // engine/chapter_figures.ts in the worker) and the experiments of the article (lab.experiments,
 // lab.runExperiment). Plain data only; Float32Arrays are transferred.
-import type { ExperimentInfo, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult, Tensor } from '../../attnlab';
+import type { ExperimentInfo, ExperimentMessage, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult, Tensor } from '../../attnlab';
 
-export type { ExperimentInfo, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult };
+export type { ExperimentInfo, ExperimentMessage, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult };
 
 /** What each figure asks of the engine. Inputs are seeded, so a request always gives the same numbers. */
 export type FigureRequest =
