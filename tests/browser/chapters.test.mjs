@@ -109,7 +109,8 @@ test('an experiment runs in its quick form to its conclusion, with no main-threa
   assert.ok((await panel.locator('.exp-conclusion span').textContent()).length > 20, 'a conclusion');
   assert.ok((await panel.locator('.exp-table table').count()) > 0, 'result tables');
   assert.match(await panel.locator('.exp-command code').textContent(), /attnlab experiment permutation .*--batches 4/);
-  // The verdict line is the engine's verdict, in the reader's language; the details stay English.
+  // The verdict line is the engine's verdict in the reader's language, and so is the conclusion
+  // (the engine's message rendered with i18n/results_zh.ts); CSV exports stay English.
   const verdict = await page.evaluate(() => window.__attnlab.chapters().results.permutation.verdict);
   assert.equal(verdict, 'held', 'permutation --quick: the claim held');
   const shownVerdict = () => panel.locator('.exp-verdict').evaluate((e) => ({ verdict: e.dataset.verdict, text: e.textContent }));
@@ -117,10 +118,12 @@ test('an experiment runs in its quick form to its conclusion, with no main-threa
   await page.locator('.lang-switch button[data-lang="zh"]').click();
   await settle(page);
   assert.deepEqual(await shownVerdict(), { verdict, text: '本次运行中论断成立。' });
-  assert.equal(await panel.locator('.exp-conclusion span').getAttribute('lang'), 'en');
+  assert.match(await panel.locator('.exp-conclusion span').textContent(), /^论断成立：无：置换等变（相对差距 /);
+  assert.equal(await panel.locator('.exp-table th').first().textContent(), '位置编码');
   await page.locator('.lang-switch button[data-lang="en"]').click();
   await settle(page);
   assert.equal((await shownVerdict()).text, 'The claim held in this run.');
+  assert.equal(await panel.locator('.exp-conclusion span').textContent(), await page.evaluate(() => window.__attnlab.chapters().results.permutation.conclusion));
   const download = page.waitForEvent('download');
   await panel.locator('button[data-act="csv"]').click();
   const csv = readFileSync(await (await download).path(), 'utf8');
@@ -188,8 +191,7 @@ test('the language switch keeps the chapter; the Chinese chapter uses the usual 
   assert.match(await page.locator('article.chapter').textContent(), /缩放点积/);
   assert.match(await page.locator('article.chapter .counter').textContent(), /第 2 章，共 10 章 · 文章 §2\.1–2\.3/);
   assert.equal(await page.locator('nav.tabs button[data-view="chapters"]').textContent(), '章节');
-  // The experiments' fixed texts in Chinese (i18n/experiments_zh.ts); the engine's conclusion is
-  // labelled as its English.
+  // The experiments' fixed texts in Chinese (i18n/experiments_zh.ts).
   await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="scaling"]')?.dataset.available === '1', null, { timeout: 30000 });
   assert.match(await page.locator('section.experiment[data-experiment="scaling"] .exp-claim').textContent(), /^论断: §2\.2：不除以 √d_k/);
   assert.match(await page.locator('section.experiment[data-experiment="scaling"] label.field').first().textContent(), /[\u4e00-\u9fff].*--/);

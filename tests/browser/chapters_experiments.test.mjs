@@ -5,11 +5,13 @@
 // the quick sizes, no main-thread task exceeds 50 ms of CPU while an experiment runs, and for the experiments
 // whose numbers involve no clock a separate engine in the page (the JS experiment API,
 // lab.runExperiment) gives the same verdict, conclusion and tables for the same parameters. Prints each
-// experiment's seconds in the page.
+// experiment's seconds in the page. On the Chinese page (?lang=zh) a run's conclusion, timing line,
+// table captions and headers and chart titles and axis labels are Chinese (i18n/results_zh.ts),
+// with no English sentence left; switched back to English they are the engine's texts again.
 import assert from 'node:assert/strict';
 import { loadavg } from 'node:os';
 import { after, before, test } from 'node:test';
-import { launch, loadReferenceEngine, traceMainThreadTasks } from './support.mjs';
+import { launch, loadReferenceEngine, settle, traceMainThreadTasks } from './support.mjs';
 
 let b;
 let page;
@@ -114,4 +116,52 @@ test('every chapter\'s experiments run in their --quick form to the conclusion t
   assert.ok(listed >= 15, `${listed} experiments listed in the chapters`);
   const total = Object.values(seconds).reduce((a, x) => a + x, 0);
   console.log(`# experiments --quick in the page (s): ${Object.entries(seconds).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; runs ${total.toFixed(1)} s, test ${((Date.now() - t0) / 1000).toFixed(1)} s; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+});
+
+// Three English words in a row: a sentence (or most of one) left in English.
+const ENGLISH = /\b[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}\b/;
+const HAN = /[\u4e00-\u9fff]/;
+
+test('on the Chinese page a run\'s conclusion, timing, tables and charts are Chinese', async () => {
+  // cost --quick: a second or two, with a table, a chart and a timing line.
+  const t0 = Date.now();
+  await page.locator('.lang-switch button[data-lang="zh"]').click();
+  await settle(page);
+  await chapterReady(3);
+  const panel = page.locator('section.experiment[data-experiment="cost"]');
+  await panel.locator('button[data-act="run"]').click();
+  await page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('section.experiment[data-experiment="cost"]').dataset.phase), null, { timeout: 60000, polling: 100 });
+  const shown = () => panel.evaluate((el) => ({
+    phase: el.dataset.phase,
+    conclusion: el.querySelector('.exp-conclusion span')?.textContent ?? '',
+    timing: el.querySelector('.exp-timing')?.textContent ?? '',
+    captions: Array.from(el.querySelectorAll('.exp-table caption'), (c) => c.textContent),
+    columns: Array.from(el.querySelectorAll('.exp-table thead th'), (c) => c.textContent),
+    titles: Array.from(el.querySelectorAll('.exp-series figure[data-chart] figcaption'), (c) => c.textContent),
+    axes: Array.from(el.querySelectorAll('.exp-series figure[data-chart] text.xlabel, .exp-series figure[data-chart] text.ylabel'), (c) => c.textContent),
+  }));
+  const r = await page.evaluate(() => window.__attnlab.chapters().results.cost);
+  const zh = await shown();
+  assert.equal(zh.phase, 'done');
+  assert.ok(zh.titles.length > 0 && zh.axes.length > 0 && zh.captions.length > 0, 'a table and a chart');
+  for (const [what, texts] of Object.entries({ conclusion: [zh.conclusion], timing: [zh.timing], captions: zh.captions, titles: zh.titles, axes: zh.axes })) {
+    for (const text of texts) {
+      assert.match(text, HAN, `${what}: "${text}" is Chinese`);
+      assert.doesNotMatch(text, ENGLISH, `${what}: no English sentence in "${text}"`);
+    }
+  }
+  // Every column the engine names with a word (not notation such as "h") is Chinese.
+  r.tables[0].columns.forEach((c, i) => {
+    if (/[a-z]{3,}/.test(c)) assert.match(zh.columns[i], HAN, `column "${c}" shown as "${zh.columns[i]}"`);
+  });
+  assert.notEqual(zh.conclusion, r.conclusion);
+
+  await page.locator('.lang-switch button[data-lang="en"]').click();
+  await settle(page);
+  const en = await shown();
+  assert.equal(en.conclusion, r.conclusion, 'English: the engine\'s conclusion');
+  assert.equal(en.timing.endsWith(r.timing), true, 'English: the engine\'s timing line');
+  assert.deepEqual(en.columns, r.tables.flatMap((t) => t.columns), 'English: the engine\'s columns');
+  assert.deepEqual(en.titles, r.series.map((x) => x.name), 'English: the engine\'s series names');
+  console.log(`# cost --quick on the Chinese page and back: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 });

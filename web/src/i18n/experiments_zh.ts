@@ -1,7 +1,7 @@
 // 简体中文 for the experiments' fixed texts, which the engine's registry gives in English
 // (lab.experiments(): claim, summary, parameter help), keyed by the engine's experiment name and
-// parameter flag. The English page shows the engine's own text. What a run computes (conclusion,
-// tables, notes) stays the engine's English and is labelled so on the Chinese page.
+// parameter flag. The English page shows the engine's own text. What a run returns (conclusion,
+// timing, tables, charts, notes) has its Chinese in results_zh.ts.
 // tests/browser/chapters.test.mjs fails when an experiment the engine lists has no claim here.
 
 export interface ExperimentZh {

@@ -167,7 +167,7 @@ export const zh: Strings = {
   'exp.elapsed': '{s} 秒',
   'exp.stopped': '已停止。',
   'exp.failed': '实验失败：{message}',
-  'exp.conclusion': '引擎根据测量结果给出的结论（英文）',
+  'exp.conclusion': '结论（引擎根据测量结果得出）',
   'exp.command': '命令行上的同一次运行',
   'exp.copy': '复制',
   'exp.copied': '已复制',

@@ -4,6 +4,7 @@
 // exportable as CSV, SVG and PNG. The run itself happens in a Web Worker (ExperimentRunner).
 import { lang, t } from '../i18n';
 import { EXPERIMENTS_ZH, PARAMETERS_ZH } from '../i18n/experiments_zh';
+import { messageText, noteHtml, term } from '../i18n/results';
 import type { ExperimentInfo, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult } from '../engine/chapter_protocol';
 import { exportButtons, saveCsv } from './export';
 import { logAxes, renderLineChart, type Line } from './line_chart';
@@ -243,40 +244,44 @@ export class ExperimentPanel {
         <span class="exp-status small" role="status">${phase === 'stopped' || phase === 'error' ? esc(status) : ''}</span>
       </div>
       <div class="exp-live"></div>
-      ${r ? this.resultHtml(r) : ''}`;
+      ${r ? this.resultHtml(r, info) : ''}`;
     this.renderControls();
     if (this.live.size) this.drawLive();
-    if (r) this.renderSeries(r);
+    if (r) this.renderSeries(r, info);
   }
 
-  private resultHtml(r: ExperimentResult): string {
+  private resultHtml(r: ExperimentResult, info: ExperimentInfo): string {
+    // Texts in the page language (i18n/results.ts); data-table keeps the engine's table name.
+    const tr = (s: string) => esc(term(info.name, s));
     const table = (tb: ExperimentResult['tables'][number]) =>
-      `<div class="exp-table"><table data-table="${esc(tb.name)}"><caption>${esc(tb.name)}</caption><thead><tr>${tb.columns.map((c) => `<th>${esc(c)}</th>`).join('')}</tr></thead><tbody>${tb.rows
-        .map((row) => `<tr>${row.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`)
+      `<div class="exp-table"><table data-table="${esc(tb.name)}"><caption>${tr(tb.name)}</caption><thead><tr>${tb.columns.map((c) => `<th>${tr(c)}</th>`).join('')}</tr></thead><tbody>${tb.rows
+        .map((row) => `<tr>${row.map((c) => `<td>${tr(c)}</td>`).join('')}</tr>`)
         .join('')}</tbody></table></div>`;
+    const timing = r.timingMessage ? messageText(info.name, info.messages, r.timingMessage) : r.timing;
     return `
       <div class="exp-result">
         <p class="exp-verdict" data-verdict="${esc(r.verdict)}">${t(`exp.verdict.${r.verdict}`)}</p>
-        <p class="exp-conclusion"><b>${t('exp.conclusion')}:</b> <span lang="en">${esc(r.conclusion)}</span></p>
+        <p class="exp-conclusion"><b>${t('exp.conclusion')}:</b> <span>${esc(messageText(info.name, info.messages, r.conclusionMessage))}</span></p>
         ${r.tables.map(table).join('')}
         <div class="exp-series"></div>
-        ${r.notes.length ? `<p class="small muted"><b>${t('exp.notes')}:</b> ${r.notes.map(esc).join(' ')}</p>` : ''}
-        ${r.timing ? `<p class="small muted"><b>${t('exp.timing')}:</b> ${esc(r.timing)}</p>` : ''}
+        ${r.notes.length ? `<p class="small muted exp-notes"><b>${t('exp.notes')}:</b> ${r.notes.map((n) => noteHtml(info.name, n)).join(' ')}</p>` : ''}
+        ${timing ? `<p class="small muted exp-timing"><b>${t('exp.timing')}:</b> ${esc(timing)}</p>` : ''}
         <div class="exp-command"><span class="small">${t('exp.command')}</span><code>${esc(r.command)}</code>
           <button type="button" data-act="copy">${t('exp.copy')}</button><button type="button" data-act="csv">${t('exp.csv')}</button></div>
         <p class="small muted">${t('exp.elapsed', { s: this.elapsed.toFixed(1) })}</p>
       </div>`;
   }
 
-  private renderSeries(r: ExperimentResult) {
+  private renderSeries(r: ExperimentResult, info: ExperimentInfo) {
     const host = this.el.querySelector<HTMLElement>('.exp-series');
     if (!host) return;
+    const tr = (s: string) => term(info.name, s);
     r.series.forEach((s, i) => {
       const cell = document.createElement('div');
       cell.className = 'fig-cell';
       host.appendChild(cell);
       const name = `${this.name}-${i}`;
-      const svg = renderLineChart(cell, { name, title: s.name, xLabel: s.xLabel, yLabel: s.yLabel, lines: s.lines.map((l) => ({ name: l.name, x: s.x, y: l.y })), ...logAxes(s.x, s.lines.map((l) => l.y)) });
+      const svg = renderLineChart(cell, { name, title: tr(s.name), xLabel: tr(s.xLabel), yLabel: tr(s.yLabel), lines: s.lines.map((l) => ({ name: tr(l.name), x: s.x, y: l.y })), ...logAxes(s.x, s.lines.map((l) => l.y)) });
       exportButtons(cell, () => svg, `attnlab-${name}`, { svg: t('fig.export.svg'), png: t('fig.export.png') });
     });
   }
