@@ -35,10 +35,8 @@ const MessageTemplates& fp16_messages() {
         {"not_shown",
          "the claim did NOT show: the fp16 softmax run survived all {steps} steps (largest |score| "
          "{peak}{why})"},
-        {"never_past",
-         ", never past 11.09"},
-        {"stable",
-         ": the stable softmax subtracts the row max before exp"},
+        {"never_past", ", never past 11.09"},
+        {"stable", ": the stable softmax subtracts the row max before exp"},
         {"negative",
          ", past 11.09 in absolute value only: a large negative score underflows exp to 0, only a "
          "positive one overflows"},

@@ -26,12 +26,9 @@ const MessageTemplates& importance_messages() {
          "{verdict}: over {queries} queries the weight ranks keys with mean Spearman {rho_weight} "
          "against removing them (its top key is the ablation's top key {top_weight} of the time); weight "
          "x ||v W_O|| {rho_value} ({top_value}); model held-out accuracy {accuracy}"},
-        {"held",
-         "the claim held"},
-        {"partly",
-         "the claim held for the weight, but weight·||v|| was not closer to the ablation"},
-        {"not_held",
-         "the claim did NOT hold: the weight ranked keys like the ablation"},
+        {"held", "the claim held"},
+        {"partly", "the claim held for the weight, but weight·||v|| was not closer to the ablation"},
+        {"not_held", "the claim did NOT hold: the weight ranked keys like the ablation"},
     };
     return m;
 }

@@ -22,12 +22,9 @@ const MessageTemplates& kv_heads_messages() {
          "{verdict}: {kv} keeps {floats} floats per token in its KV cache vs {first_floats} for {first} "
          "({ratio}x smaller) with {parameters} vs {first_parameters} parameters; held-out accuracy "
          "{accuracy} vs {first_accuracy}"},
-        {"held",
-         "the claim held"},
-        {"not_held",
-         "the claim did NOT hold for quality"},
-        {"timing",
-         "KV-cached generation: {first} {first_rate} tokens/s, {kv} {rate} tokens/s"},
+        {"held", "the claim held"},
+        {"not_held", "the claim did NOT hold for quality"},
+        {"timing", "KV-cached generation: {first} {first_rate} tokens/s, {kv} {rate} tokens/s"},
     };
     return m;
 }

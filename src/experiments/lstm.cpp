@@ -18,19 +18,14 @@ constexpr const char* kLstmClaim =
 // The English templates of the conclusion and the timing line (Result::conclusion_message).
 const MessageTemplates& lstm_messages() {
     static const MessageTemplates m = {
-        {"conclusion",
-         "{verdict} (accuracy, chance {chance}): {distances}"},
-        {"held",
-         "the claim held"},
+        {"conclusion", "{verdict} (accuracy, chance {chance}): {distances}"},
+        {"held", "the claim held"},
         {"not_held_transformer",
          "the claim did NOT hold here: the Transformer did not learn the recall at the largest distance "
          "in this many steps either"},
-        {"not_held",
-         "the claim did NOT hold here: the LSTM recalled the largest distance about as well"},
-        {"distance",
-         "k={k} LSTM {lstm}, Transformer {transformer}"},
-        {"timing",
-         "at k={k} a training step takes {lstm_ms} ms (LSTM) vs {transformer_ms} ms (Transformer)"},
+        {"not_held", "the claim did NOT hold here: the LSTM recalled the largest distance about as well"},
+        {"distance", "k={k} LSTM {lstm}, Transformer {transformer}"},
+        {"timing", "at k={k} a training step takes {lstm_ms} ms (LSTM) vs {transformer_ms} ms (Transformer)"},
     };
     return m;
 }

@@ -23,13 +23,11 @@ const MessageTemplates& mask_messages() {
          "and teacher-forced accuracy is {unmasked_forced}, yet greedy generation gets "
          "{unmasked_generated} right (masked: {masked_forced} teacher-forced, {masked_generated} "
          "generated)"},
-        {"held",
-         "the claim held"},
+        {"held", "the claim held"},
         {"partly",
          "the claim held for the unmasked model, but the masked model generates only {masked_generated} "
          "right (train longer)"},
-        {"not_held",
-         "the claim did NOT hold here"},
+        {"not_held", "the claim did NOT hold here"},
         {"masked_only",
          "masked decoder only (no switch for the unmasked one): training loss {loss}, teacher-forced "
          "accuracy {forced}, generated accuracy {generated}"},

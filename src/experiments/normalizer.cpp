@@ -19,16 +19,11 @@ constexpr const char* kNormalizerClaim =
 // The English templates of the conclusion (Result::conclusion_message).
 const MessageTemplates& normalizer_messages() {
     static const MessageTemplates m = {
-        {"conclusion",
-         "{verdict} after {steps} steps; held-out loss (accuracy): {runs}"},
-        {"not_run",
-         "softmax was not run"},
-        {"held",
-         "the claim held: softmax ended with the lowest held-out loss"},
-        {"not_held",
-         "the claim did NOT hold here: {best} ended with a lower held-out loss than softmax"},
-        {"run",
-         "{normalizer} {loss} ({accuracy})"},
+        {"conclusion", "{verdict} after {steps} steps; held-out loss (accuracy): {runs}"},
+        {"not_run", "softmax was not run"},
+        {"held", "the claim held: softmax ended with the lowest held-out loss"},
+        {"not_held", "the claim did NOT hold here: {best} ended with a lower held-out loss than softmax"},
+        {"run", "{normalizer} {loss} ({accuracy})"},
     };
     return m;
 }

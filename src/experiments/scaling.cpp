@@ -28,24 +28,15 @@ const MessageTemplates& scaling_messages() {
          "{steps} steps scaled reached held-out loss {scaled_loss}, unscaled {unscaled_loss}: {gap} "
          "(uniform guess {chance}); training loss below {threshold}: scaled {scaled_below}, unscaled "
          "{unscaled_below}{gradient}"},
-        {"held",
-         "the claim held"},
-        {"partly",
-         "the claim held for the loss, not for the gradient norm"},
-        {"not_held_loss",
-         "the claim did NOT hold for the loss (unscaled was not behind), though the gradient shrinks"},
-        {"not_held",
-         "the claim did NOT hold here"},
-        {"ratio",
-         "{ratio}x higher"},
-        {"difference",
-         "{difference} nats higher"},
-        {"below_at",
-         "step {step}"},
-        {"below_never",
-         "never in {steps} steps"},
-        {"gradient",
-         "; softmax gradient norm at d_k = {d_k}: unscaled {unscaled} vs scaled {scaled}"},
+        {"held", "the claim held"},
+        {"partly", "the claim held for the loss, not for the gradient norm"},
+        {"not_held_loss", "the claim did NOT hold for the loss (unscaled was not behind), though the gradient shrinks"},
+        {"not_held", "the claim did NOT hold here"},
+        {"ratio", "{ratio}x higher"},
+        {"difference", "{difference} nats higher"},
+        {"below_at", "step {step}"},
+        {"below_never", "never in {steps} steps"},
+        {"gradient", "; softmax gradient norm at d_k = {d_k}: unscaled {unscaled} vs scaled {scaled}"},
     };
     return m;
 }

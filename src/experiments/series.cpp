@@ -24,16 +24,11 @@ const MessageTemplates& series_messages() {
          "{verdict}: held-out MSE std over {seeds} seeds LSTM {lstm_std}, Transformer (sinusoidal) "
          "{sinusoidal_std}, Transformer (time-aware) {time_std}; mean MSE {lstm_mse}, {sinusoidal_mse}, "
          "{time_mse}; seasonal naive {naive_mse}. Lowest mean MSE: {best}; beating the baseline: {beaten}"},
-        {"held",
-         "the claim held"},
-        {"not_held",
-         "the claim did NOT hold here"},
-        {"model",
-         "{model}"},
-        {"none",
-         "none"},
-        {"timing",
-         "steps/s: {sinusoidal} (Transformer sinusoidal), {time} (time-aware), {lstm} (LSTM)"},
+        {"held", "the claim held"},
+        {"not_held", "the claim did NOT hold here"},
+        {"model", "{model}"},
+        {"none", "none"},
+        {"timing", "steps/s: {sinusoidal} (Transformer sinusoidal), {time} (time-aware), {lstm} (LSTM)"},
     };
     return m;
 }

@@ -29,14 +29,10 @@ const MessageTemplates& tie_qk_messages() {
          "({separate_self_top}). Tied, every score is an inner product of two vectors of the same map, "
          "so a key beats the query's own key only by being longer: the asymmetric 'attend {k} back' "
          "relation is {relation}"},
-        {"held",
-         "the claim held"},
-        {"not_held",
-         "the claim did NOT hold here"},
-        {"failed",
-         "what the tied model failed to learn as well"},
-        {"learned",
-         "learned nearly as well by the tied model here"},
+        {"held", "the claim held"},
+        {"not_held", "the claim did NOT hold here"},
+        {"failed", "what the tied model failed to learn as well"},
+        {"learned", "learned nearly as well by the tied model here"},
     };
     return m;
 }

@@ -26,25 +26,17 @@ constexpr const char* kVariantsClaim =
 // The English templates of the conclusion and the timing line (Result::conclusion_message).
 const MessageTemplates& variants_messages() {
     static const MessageTemplates m = {
-        {"no_full",
-         "full attention was not run: nothing to compare with"},
+        {"no_full", "full attention was not run: nothing to compare with"},
         {"conclusion",
          "{verdict}: at n = {n} full runs {mflop} MFLOP (~n^{slope}), keeps {kib} KiB and reaches "
          "{accuracy} on k_back (k = n/2){others}"},
-        {"held",
-         "the claim held"},
-        {"partly_work",
-         "half the claim held: less work, but not every variant lost accuracy"},
-        {"partly_accuracy",
-         "half the claim held: less accurate, but not every variant did less work"},
-        {"not_held",
-         "the claim did NOT hold here"},
-        {"other",
-         "; {variant} {mflop} MFLOP ({less}, ~n^{slope}), cache {kib} KiB, accuracy {accuracy}"},
-        {"less",
-         "less"},
-        {"not_less",
-         "NOT less"},
+        {"held", "the claim held"},
+        {"partly_work", "half the claim held: less work, but not every variant lost accuracy"},
+        {"partly_accuracy", "half the claim held: less accurate, but not every variant did less work"},
+        {"not_held", "the claim did NOT hold here"},
+        {"other", "; {variant} {mflop} MFLOP ({less}, ~n^{slope}), cache {kib} KiB, accuracy {accuracy}"},
+        {"less", "less"},
+        {"not_less", "NOT less"},
         {"timing",
          "forward and backward times of one layer per variant and n in the variants table; their log-log "
          "slope in log_log"},
