@@ -82,6 +82,25 @@ test('a refused checkpoint gets one sentence, styled as an error, with the detai
   assert.equal(await tryModel('5 0 3 2 |'), '5 0 3 2 |  →  2 3 0 5', 'the trained model is still loaded');
 });
 
+test('a file the browser cannot read is refused in one sentence, and the model stays', async () => {
+  const banner = page.locator('.lab-banner');
+  // As when the chosen file is moved or deleted before the page reads it.
+  await page.evaluate(() => {
+    window.__arrayBuffer = File.prototype.arrayBuffer;
+    File.prototype.arrayBuffer = () => Promise.reject(new DOMException('the file is gone', 'NotReadableError'));
+  });
+  try {
+    await page.locator('input[name="checkpoint"]').setInputFiles({ name: 'gone.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from('x') });
+    await page.waitForFunction(() => document.querySelector('.lab-banner .text').textContent.includes('gone.safetensors'));
+  } finally {
+    await page.evaluate(() => { File.prototype.arrayBuffer = window.__arrayBuffer; });
+  }
+  assert.equal(await banner.getAttribute('data-kind'), 'error');
+  assert.equal(await banner.locator('.text').textContent(), '“gone.safetensors” is not a checkpoint this lab can load: the browser could not read the file (was it moved or deleted after you chose it?).');
+  assert.match(await banner.locator('details pre').textContent(), /NotReadableError: the file is gone/);
+  assert.equal(await tryModel('5 0 3 2 |'), '5 0 3 2 |  →  2 3 0 5', 'the trained model is still loaded');
+});
+
 test('the other tasks\' formats: key–value pairs and a key, brackets, characters of the corpus', async () => {
   const field = (name) => page.locator(`.lab-settings [name="${name}"]`);
   const trainBriefly = async (task) => {

@@ -158,17 +158,16 @@ class Locator {
 
   // files: { name, mimeType, buffer }, written to a temporary file for the file chooser.
   async setInputFiles({ name, buffer }) {
+    // Firefox hands the page a File that reads the path lazily, after uploadFile returns: the
+    // file must outlive the call, so it stays until the browser closes.
     const dir = mkdtempSync(join(tmpdir(), 'attnlab-upload-'));
+    tempDirs.push(dir);
+    writeFileSync(join(dir, name), buffer);
+    const h = await this.element();
     try {
-      writeFileSync(join(dir, name), buffer);
-      const h = await this.element();
-      try {
-        await h.uploadFile(join(dir, name));
-      } finally {
-        await h.dispose();
-      }
+      await h.uploadFile(join(dir, name));
     } finally {
-      rmSync(dir, { recursive: true, force: true });
+      await h.dispose();
     }
   }
 
@@ -250,13 +249,13 @@ class Download {
 
   async path() {
     const dir = mkdtempSync(join(tmpdir(), 'attnlab-download-'));
-    downloadDirs.push(dir);
+    tempDirs.push(dir);
     writeFileSync(join(dir, this.name), this.bytes);
     return join(dir, this.name);
   }
 }
-// Folders of downloads written by path(), removed when the browser closes.
-const downloadDirs = [];
+// Folders of uploads and of downloads written by path(), removed when the browser closes.
+const tempDirs = [];
 
 /** A puppeteer page behind the part of playwright's Page API the tests use. */
 class Page {
@@ -363,7 +362,7 @@ export async function launchFirefox(profile, { viewport, locale = 'en-US' }) {
     newPage: async () => wrap(await browser.newPage()),
     close: async () => {
       await browser.close();
-      for (const d of downloadDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+      for (const d of tempDirs.splice(0)) rmSync(d, { recursive: true, force: true });
     },
   };
 }

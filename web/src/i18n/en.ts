@@ -500,6 +500,7 @@ export const en = {
   'ckpt.notAttnlab': 'it is a safetensors file, but not one attnlab saved (no valid attnlab model config in its metadata)',
   'ckpt.mismatch': 'its tensors do not match the model its config describes',
   'ckpt.unreadable': 'the engine could not read it',
+  'ckpt.fileUnreadable': 'the browser could not read the file (was it moved or deleted after you chose it?)',
   'fig.concat': 'concat',
   'fig.concatColour': 'column colour = head',
   'fig.entropyMax': 'max ln S = {max}: uniform',

@@ -500,6 +500,7 @@ export const zh: Strings = {
   'ckpt.notAttnlab': '它是 safetensors 文件，但不是 attnlab 保存的（元数据中没有有效的 attnlab 模型配置）',
   'ckpt.mismatch': '它的张量与其配置描述的模型不符',
   'ckpt.unreadable': '引擎无法读取它',
+  'ckpt.fileUnreadable': '浏览器无法读取该文件（选择之后它被移动或删除了？）',
   'fig.concat': '拼接',
   'fig.concatColour': '列的颜色 = 头',
   'fig.entropyMax': '最大值 ln S = {max}：均匀分布',

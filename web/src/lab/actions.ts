@@ -226,6 +226,12 @@ export async function tryModel(text: string, describe: (settings: LabSettings, r
   }
 }
 
+/** A picked file the browser could not read (moved, deleted or unreadable after it was chosen). */
+export function checkpointFileUnreadable(name: string, e: unknown) {
+  const details = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  labStore.set({ error: { text: t('ckpt.refused', { file: name, why: t('ckpt.fileUnreadable') }), details } });
+}
+
 /** Loads a checkpoint file; the settings follow it. Returns them, or null when the file was refused. */
 export async function loadCheckpoint(name: string, bytes: Uint8Array): Promise<LabSettings | null> {
   try {

@@ -205,7 +205,14 @@ export function mountLab(root: HTMLElement) {
     const file = input.files?.[0];
     input.value = '';
     if (!file) return;
-    const settings = await actions.loadCheckpoint(file.name, new Uint8Array(await file.arrayBuffer()));
+    let bytes: Uint8Array;
+    try {
+      bytes = new Uint8Array(await file.arrayBuffer());
+    } catch (e) {
+      actions.checkpointFileUnreadable(file.name, e);
+      return;
+    }
+    const settings = await actions.loadCheckpoint(file.name, bytes);
     if (settings) writeForm(settings);
   });
 
