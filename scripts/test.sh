@@ -3,8 +3,8 @@
 # library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
 # tests, builds the page and runs the browser tests in headless Chromium, packs the npm package and
 # tests it installed in a fresh project (Node and a Vite-built page), and checks that no comment or
-# document narrates measurement history (tests/docs/), running the files the Firefox driver
-# supports again in headless firefox-esr after the Chromium suite. Alongside, at a lower CPU
+# document narrates measurement history (tests/docs/). The browser suite runs in headless firefox-esr
+# too, side by side with the Chromium run. Alongside everything, at a lower CPU
 # priority, it builds the library and tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, runs that ctest and each fuzz target for a bounded time (its log is
 # printed when the run waits for it).
@@ -82,11 +82,11 @@ esac
 # worker has a start-up watchdog, so a browser suite is no background job: starved, its worker
 # is reported silent.)
 declare -A background_pid background_log
-start_background() {  # name log command...
-  local name=$1 log=$2
+start_background() {  # name log command...   (BACKGROUND_NICE: its priority, 5 by default)
+  local name=$1 log=$2 nice=${BACKGROUND_NICE:-5}
   shift 2
   mkdir -p "$(dirname "$log")"
-  setsid bash -c '{ echo 5 > /proc/self/autogroup; } 2>/dev/null; exec nice -n 5 "$@"' bash "$@" > "$log" 2>&1 &
+  setsid bash -c 'n=$1; shift; { echo "$n" > /proc/self/autogroup; } 2>/dev/null; exec nice -n "$n" "$@"' bash "$nice" "$@" > "$log" 2>&1 &
   background_pid[$name]=$!
   background_log[$name]=$log
   step "$name started in the background (log: ${log#"$root"/})"
@@ -135,21 +135,18 @@ step "Node tests of the WebAssembly module"
 node --test tests/wasm/
 step "page build"
 bash scripts/build_web.sh
-step "browser tests (headless Chromium)"
-node --test tests/browser/
 # The second browser: Debian's firefox-esr over WebDriver BiDi (tests/browser/firefox/driver.mjs),
 # threaded engine and cross-origin isolation included, with the same test files. Inside them, two
-# kinds of check stay Chromium's: lab's main-thread task trace (CDP tracing) and engine_recovery's
-# four tests that end the worker by running a script in it (firefox-esr's BiDi lists workers but
-# runs no script in one); each says so as its diagnostic or skip reason. Not in the list:
-# walkthrough_edges, whose items 12 and 13 wait in vain in Firefox for a matrix cell's tooltip (and
-# BiDi key events do not activate a focused button on Space).
-firefox_tests=(engine_recovery fallback i18n i18n_tables lab lab_architecture lab_layout lab_settings lab_state
-  lab_try walk_trained walkthrough walkthrough_window_url)
-step "browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_tests[*]}"
-firefox_files=()
-for t in "${firefox_tests[@]}"; do firefox_files+=("tests/browser/$t.test.mjs"); done
-ATTNLAB_BROWSER=firefox node --test "${firefox_files[@]}"
+# kinds of check stay Chromium's: the main-thread task traces (CDP tracing; the traced actions
+# still run) and engine_recovery's four tests that end the worker by running a script in it
+# (firefox-esr's BiDi lists workers but runs no script in one); each says so. The two suites run
+# side by side at the same priority: each waits on its page much of the time, and the other
+# fills it.
+BACKGROUND_NICE=0 start_background "browser tests in Firefox (firefox-esr, WebDriver BiDi)" "$root/artifacts/firefox-tests.log" \
+  env ATTNLAB_BROWSER=firefox node --test tests/browser/
+step "browser tests (headless Chromium)"
+node --test tests/browser/
+wait_for_background "browser tests in Firefox (firefox-esr, WebDriver BiDi)"
 step "npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check

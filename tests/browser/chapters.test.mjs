@@ -238,17 +238,20 @@ test('a 360 px phone: no sideways scrolling of the page, the chapter readable', 
 });
 
 test('dark mode follows prefers-color-scheme and keeps the colour-blind-safe scales', async () => {
-  const p = await b.context.newPage();
-  await p.emulateMedia({ colorScheme: 'dark' });
-  await p.goto(`${b.url}?view=chapters&chapter=6`);
-  await figuresReady(p);
-  const bg = await p.evaluate(() => getComputedStyle(document.body).backgroundColor);
-  const [r, g, bl] = bg.match(/\d+/g).map(Number);
-  assert.ok(r + g + bl < 120, `dark background, got ${bg}`);
-  // The weights stay on viridis: its darkest colour is #440154 (rgb(68, 1, 84)).
-  const fills = await p.$$eval('figure[data-matrix="mask-weights"] g.cell rect', (rs) => rs.map((e) => e.getAttribute('fill')));
-  assert.ok(fills.some((f) => /#440154|rgb\(68, 1, 84\)/.test(f)), `viridis fills: ${fills.slice(0, 4)}`);
-  await p.close();
+  // A browser whose reader prefers dark (firefox-esr's BiDi cannot emulate it for one page).
+  const dark = await launch({ isolation: true, colorScheme: 'dark' });
+  try {
+    const p = await dark.newPage('?view=chapters&chapter=6');
+    await figuresReady(p);
+    const bg = await p.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const [r, g, bl] = bg.match(/\d+/g).map(Number);
+    assert.ok(r + g + bl < 120, `dark background, got ${bg}`);
+    // The weights stay on viridis: its darkest colour is #440154 (rgb(68, 1, 84)).
+    const fills = await p.$$eval('figure[data-matrix="mask-weights"] g.cell rect', (rs) => rs.map((e) => e.getAttribute('fill')));
+    assert.ok(fills.some((f) => /#440154|rgb\(68, 1, 84\)/.test(f)), `viridis fills: ${fills.slice(0, 4)}`);
+  } finally {
+    await dark.close();
+  }
 });
 
 test('keyboard focus on a matrix cell shows its exact value in the tooltip', async () => {

@@ -41,6 +41,8 @@ test('gradient norm, max score and one entropy line per (layer, head) are drawn 
 });
 
 test('a pointer over the loss chart reads the same step on every chart, equal to the engine’s metrics', async () => {
+  // The box is in viewport coordinates, where the mouse moves: the chart must be in view.
+  await page.locator('figure[data-curve="loss"] svg').scrollIntoViewIfNeeded();
   const box = await page.locator('figure[data-curve="loss"] svg').boundingBox();
   await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
   await page.waitForFunction(() => document.querySelector('.curves').dataset.step !== undefined);

@@ -36,15 +36,16 @@ export function requireBuild() {
 /**
  * Starts the server and a browser; returns helpers and a close(). `locale` sets the browser's
  * language (navigator.languages); by default it is playwright's en-US, so the page opens in English.
+ * `colorScheme` ('dark' or 'light') sets prefers-color-scheme for every page.
  */
-export async function launch({ isolation = true, locale = undefined } = {}) {
+export async function launch({ isolation = true, locale = undefined, colorScheme = undefined } = {}) {
   requireBuild();
   const { server, url } = await startServer({ port: 0, dir: distDir, isolation });
   const profile = mkdtempSync(join(tmpdir(), `attnlab-${BROWSER}-`));
   const viewport = { width: 1360, height: 900 };
   const context = BROWSER === 'firefox'
-    ? await (await import('./firefox/driver.mjs')).launchFirefox(profile, { viewport, ...(locale ? { locale } : {}) })
-    : await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport, ...(locale ? { locale } : {}) });
+    ? await (await import('./firefox/driver.mjs')).launchFirefox(profile, { viewport, ...(locale ? { locale } : {}), ...(colorScheme ? { colorScheme } : {}) })
+    : await chromium.launchPersistentContext(profile, { executablePath: '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS, viewport, ...(locale ? { locale } : {}), ...(colorScheme ? { colorScheme } : {}) });
   const problems = [];
   const watch = (page) => {
     page.on('console', (m) => {
@@ -263,11 +264,16 @@ export function useWalkthroughPage(options = {}) {
  * `minWallMs` of wall time as { wallMs, cpuMs, name, url } (url: the script of its first function
  * call, if any). A task's wall time includes the time its thread waited for a CPU, which on a
  * loaded machine can be hundreds of ms for a few ms of work; its thread (CPU) time is what the
- * page's own code costs.
+ * page's own code costs. Outside Chromium (no DevTools trace) it runs `action` and returns [].
  */
 const TASK_EVENTS = ['RunTask', 'ThreadControllerImpl::RunTask'];
 
 export async function traceMainThreadTasks(page, action, minWallMs = 50) {
+  // The trace is Chromium's DevTools protocol: in another browser the action runs, unmeasured.
+  if (BROWSER !== 'chromium') {
+    await action();
+    return [];
+  }
   const cdp = await page.context().newCDPSession(page);
   const events = [];
   cdp.on('Tracing.dataCollected', (d) => events.push(...d.value));

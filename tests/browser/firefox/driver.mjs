@@ -84,10 +84,43 @@ const isShown = (e) => {
   return r.width > 0 && r.height > 0 && e.checkVisibility({ visibilityProperty: true });
 };
 
+// Focus emulation, as playwright's Firefox has it: a headless firefox-esr window never holds the
+// focus, so focus moves (element.focus(), Tab, a click) change document.activeElement but fire no
+// focus, blur, focusin or focusout. Around each action that can move the focus the driver notes
+// the focused element (armFocus) and, if it changed and the browser fired no focusin, fires the
+// events a focused window would (settleFocus). Both run in the page, as expression sources.
+function armFocus() {
+  const s = { before: document.activeElement, fired: false };
+  s.mark = () => { s.fired = true; };
+  addEventListener('focusin', s.mark, true);
+  window.__attnlabDriverFocus = s;
+}
+function settleFocus() {
+  const s = window.__attnlabDriverFocus;
+  if (!s) return;
+  delete window.__attnlabDriverFocus;
+  removeEventListener('focusin', s.mark, true);
+  const now = document.activeElement;
+  if (s.fired || now === s.before) return;
+  const real = (e) => e && e !== document.body && e !== document.documentElement;
+  if (real(s.before) && s.before.isConnected) {
+    s.before.dispatchEvent(new FocusEvent('blur', { relatedTarget: now }));
+    s.before.dispatchEvent(new FocusEvent('focusout', { bubbles: true, relatedTarget: now }));
+  }
+  if (real(now)) {
+    now.dispatchEvent(new FocusEvent('focus', { relatedTarget: s.before }));
+    now.dispatchEvent(new FocusEvent('focusin', { bubbles: true, relatedTarget: s.before }));
+  }
+}
+const ARM_FOCUS = `(${armFocus})()`;
+const SETTLE_FOCUS = `(${settleFocus})()`;
+
 /** One element selector on a page, resolved at each call (a playwright Locator's subset). */
 class Locator {
-  constructor(page, selector) {
+  constructor(page, selector, { firstOnly = false } = {}) {
     this.page = page;
+    // first(): the first match only (count() is then 0 or 1).
+    this.firstOnly = firstOnly;
     // playwright's ':visible' (CSS has no such pseudo-class) filters the matches to the visible
     // ones: a non-empty box and no 'visibility: hidden', as playwright decides it.
     this.visibleOnly = /:visible$/.test(selector);
@@ -97,13 +130,17 @@ class Locator {
   // The elements this locator matches now, as element handles.
   async all() {
     const all = await this.page.$$(this.selector);
-    if (!this.visibleOnly) return all;
-    const shown = [];
-    for (const h of all) {
-      if (await h.evaluate(isShown)) shown.push(h);
-      else await h.dispose();
+    let shown = all;
+    if (this.visibleOnly) {
+      shown = [];
+      for (const h of all) {
+        if (await h.evaluate(isShown)) shown.push(h);
+        else await h.dispose();
+      }
     }
-    return shown;
+    if (!this.firstOnly) return shown;
+    await Promise.all(shown.slice(1).map((h) => h.dispose()));
+    return shown.slice(0, 1);
   }
 
   // The first matching element once it is attached (and visible when asked).
@@ -132,7 +169,9 @@ class Locator {
       // Into the middle of the viewport first: puppeteer clicks at the element's point wherever it
       // scrolled it, which the page's sticky header may cover (playwright finds a point that hits).
       await h.evaluate((e) => e.scrollIntoView({ block: 'center', inline: 'center' }));
+      await this.page.evaluate(ARM_FOCUS);
       await h.click(position ? { offset: position } : {});
+      await this.page.evaluate(SETTLE_FOCUS);
     } finally {
       await h.dispose();
     }
@@ -212,11 +251,40 @@ class Locator {
 
   // A CSS descendant of this locator's match (both CSS selectors, as the tests write them).
   locator(selector) {
-    if (this.visibleOnly) throw new Error(`firefox driver: locator('${this.selector}:visible').locator() is not supported`);
+    if (this.visibleOnly || this.firstOnly) throw new Error(`firefox driver: locator('${this.selector}').${this.firstOnly ? 'first()' : ':visible'}.locator() is not supported`);
     return new Locator(this.page, `${this.selector} ${selector}`);
   }
+  first() { return new Locator(this.page, this.selector + (this.visibleOnly ? ':visible' : ''), { firstOnly: true }); }
+  async evaluateAll(fn, arg) {
+    if (this.visibleOnly || this.firstOnly) throw new Error(`firefox driver: evaluateAll on '${this.selector}' with :visible or first() is not supported`);
+    return this.page.$$eval(this.selector, fn, arg);
+  }
+  isChecked() { return this.read((e) => e.checked === true); }
+  // As playwright's: clicks the box only when its state must change.
+  async check() { if (!(await this.isChecked())) await this.click(); }
+  async uncheck() { if (await this.isChecked()) await this.click(); }
+  // As playwright's: scrolls only when the element is not fully in view.
+  scrollIntoViewIfNeeded() {
+    return this.read((e) => {
+      const r = e.getBoundingClientRect();
+      if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) e.scrollIntoView({ block: 'center', inline: 'center' });
+    });
+  }
+  // options: { path } as playwright's (a PNG of the element's box).
+  async screenshot(options = {}) {
+    const h = await this.element(true);
+    try {
+      return await h.screenshot({ ...options, scrollIntoView: true });
+    } finally {
+      await h.dispose();
+    }
+  }
   evaluate(fn, arg) { return this.read(fn, arg); }
-  focus() { return this.read((e) => e.focus()); }
+  async focus() {
+    await this.page.evaluate(ARM_FOCUS);
+    await this.read((e) => e.focus());
+    await this.page.evaluate(SETTLE_FOCUS);
+  }
   dispatchEvent(type) { return this.read((e, t) => e.dispatchEvent(new Event(t, { bubbles: true })), type); }
   async allTextContents() {
     const all = await this.all();
@@ -257,11 +325,76 @@ class Download {
 // Folders of uploads and of downloads written by path(), removed when the browser closes.
 const tempDirs = [];
 
+/**
+ * playwright's Keyboard over puppeteer's. firefox-esr over WebDriver BiDi delivers Enter and Space
+ * as trusted key events but leaves out the activation a focused control performs on them (a
+ * button's click; Tab and text input work). So after such a key, when the focused element is one
+ * a key activates, no click followed and no handler prevented the key's default, this does what
+ * HTML specifies for it: the element's click(). playwright's key name 'Space' is puppeteer's ' '.
+ */
+class Keyboard {
+  constructor(page) {
+    this.page = page;
+    this.keyboard = page.keyboard;
+  }
+
+  async press(key, options) {
+    await this.page.evaluate(ARM_FOCUS);
+    await this.pressActivating(key, options);
+    await this.page.evaluate(SETTLE_FOCUS);
+  }
+
+  // playwright's 'Control+a': the modifiers held down around the key.
+  async pressCombination(key, options) {
+    const parts = key.length > 1 ? key.split('+') : [key];
+    const k = parts.pop() || '+';
+    for (const m of parts) await this.keyboard.down(m);
+    try {
+      await this.keyboard.press(k === 'Space' ? ' ' : k, options);
+    } finally {
+      for (const m of parts.reverse()) await this.keyboard.up(m);
+    }
+  }
+
+  async pressActivating(key, options) {
+    const k = key === 'Space' ? ' ' : key;
+    if (k !== 'Enter' && k !== ' ') return this.pressCombination(key, options);
+    await this.page.evaluate(() => {
+      const seen = { click: false, prevented: false, target: document.activeElement };
+      window.__attnlabKeyActivation = seen;
+      addEventListener('click', () => { seen.click = true; }, { capture: true, once: true });
+      // Last in the bubbling order (window), so the page's own key handlers have run.
+      const key = (e) => { if (e.defaultPrevented) seen.prevented = true; };
+      addEventListener('keydown', key);
+      addEventListener('keyup', key);
+      seen.stop = () => { removeEventListener('keydown', key); removeEventListener('keyup', key); };
+    });
+    await this.keyboard.press(k, options);
+    await this.page.evaluate((space) => {
+      const seen = window.__attnlabKeyActivation;
+      delete window.__attnlabKeyActivation;
+      seen.stop();
+      const e = seen.target;
+      if (seen.click || seen.prevented || !e || e !== document.activeElement || e.disabled) return;
+      const type = e.localName === 'input' ? e.type : null;
+      const activates = space
+        ? e.localName === 'button' || e.localName === 'summary' || ['button', 'submit', 'reset', 'checkbox', 'radio'].includes(type)
+        : e.localName === 'button' || e.localName === 'summary' || ['button', 'submit', 'reset'].includes(type) || (e.localName === 'a' && e.hasAttribute('href'));
+      if (activates) e.click();
+    }, k === ' ');
+  }
+
+  down(key) { return this.keyboard.down(key === 'Space' ? ' ' : key); }
+  up(key) { return this.keyboard.up(key === 'Space' ? ' ' : key); }
+  type(text, options) { return this.keyboard.type(text, options); }
+  insertText(text) { return this.keyboard.sendCharacter(text); }
+}
+
 /** A puppeteer page behind the part of playwright's Page API the tests use. */
 class Page {
   constructor(page) {
     this.page = page;
-    this.keyboard = page.keyboard;
+    this.keyboard = new Keyboard(page);
     this.mouse = page.mouse;
   }
 
@@ -286,12 +419,11 @@ class Page {
     await this.page.select(selector, value);
   }
   // As playwright's: clicks the box only when its state must change.
-  async check(selector) {
-    if (!(await this.locator(selector).read((e) => e.checked))) await this.locator(selector).click();
-  }
-  async uncheck(selector) {
-    if (await this.locator(selector).read((e) => e.checked)) await this.locator(selector).click();
-  }
+  check(selector) { return this.locator(selector).check(); }
+  uncheck(selector) { return this.locator(selector).uncheck(); }
+  close() { return this.page.close(); }
+  // firefox-esr's BiDi has no per-page media emulation: launch with { colorScheme } instead.
+  emulateMedia() { throw new Error('firefox driver: page.emulateMedia is not supported; launch the browser with { colorScheme }'); }
   waitForTimeout(ms) { return new Promise((r) => setTimeout(r, ms)); }
   screenshot(options) { return this.page.screenshot(options); }
   setViewportSize({ width, height }) { return this.page.setViewport({ width, height }); }
@@ -336,10 +468,11 @@ class Page {
 }
 
 /**
- * Starts headless firefox-esr with a fresh profile folder (and `locale` as the reader's language) and returns a playwright-like persistent
- * context: { pages(), newPage(), close() }.
+ * Starts headless firefox-esr with a fresh profile folder (`locale`: the reader's language;
+ * `colorScheme`: 'dark' or 'light') and returns a playwright-like persistent context:
+ * { pages(), newPage(), close() }.
  */
-export async function launchFirefox(profile, { viewport, locale = 'en-US' }) {
+export async function launchFirefox(profile, { viewport, locale = 'en-US', colorScheme = null }) {
   const browser = await puppeteer.launch({
     browser: 'firefox',
     protocol: 'webDriverBiDi',
@@ -348,7 +481,11 @@ export async function launchFirefox(profile, { viewport, locale = 'en-US' }) {
     userDataDir: profile,
     defaultViewport: viewport,
     // navigator.languages, as playwright's `locale` sets it in Chromium.
-    extraPrefsFirefox: { 'intl.accept_languages': locale },
+    // prefers-color-scheme for every page, as playwright's `colorScheme` (0 dark, 1 light).
+    extraPrefsFirefox: {
+      'intl.accept_languages': locale,
+      ...(colorScheme ? { 'layout.css.prefers-color-scheme.content-override': colorScheme === 'dark' ? 0 : 1 } : {}),
+    },
   });
   const wrapped = new Map();
   const wrap = (p) => {
