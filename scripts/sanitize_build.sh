@@ -5,15 +5,15 @@
 #   build-tsan/  ThreadSanitizer.
 # -O1 with line tables keeps reports readable (a report's stack trace needs only file and line)
 # and the build affordable; Debug so NDEBUG is off and the kernels' debug shape assertions run too.
-# The kernel tables (src/kernels/arch_*.cpp) leave out one UBSan check, pointer-overflow: they
-# instantiate every kernel fully unrolled per instruction set, that check more than doubles their
-# compile time (the longest of the build), and every access through those pointers is checked by
-# AddressSanitizer all the same.
+# The kernel tables (src/kernels/arch_*.cpp) leave out two UBSan checks, pointer-overflow and
+# object-size: they instantiate every kernel fully unrolled per instruction set, each of those
+# checks about doubles their compile time (the longest of the build), and every access through
+# those pointers is checked against its allocation by AddressSanitizer all the same.
 
 configure_asan_build() {
   CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG= \
     -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only -fno-omit-frame-pointer -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=all" \
-    -DATTNLAB_KERNEL_TABLE_OPTIONS=-fno-sanitize=pointer-overflow -DATTNLAB_TEST_TIMEOUT=1800 \
+    -DATTNLAB_KERNEL_TABLE_OPTIONS=-fno-sanitize=pointer-overflow,object-size -DATTNLAB_TEST_TIMEOUT=1800 \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
     -DATTNLAB_BUILD_BENCH=OFF "$@" > /dev/null
 }
