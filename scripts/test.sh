@@ -3,8 +3,8 @@
 # library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
 # tests, builds the page and runs the browser tests in headless Chromium, packs the npm package and
 # tests it installed in a fresh project (Node and a Vite-built page), and checks that no comment or
-# document narrates measurement history (tests/docs/); after the Chromium suite, most browser test
-# files run again in headless firefox-esr. Alongside everything, at a lower CPU
+# document narrates measurement history (tests/docs/); after the Chromium suite, thirteen browser
+# test files run again in headless firefox-esr. Alongside everything, at a lower CPU
 # priority, it builds the library and tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, runs that ctest and each fuzz target for a bounded time (its log is
 # printed when the run waits for it).
@@ -72,9 +72,8 @@ asan_and_fuzz() {
 # in it (firefox-esr's BiDi lists workers but runs no script in one); each says so.
 # --firefox runs every browser test file in it (after a build: build_wasm.sh, build_web.sh); the
 # whole test command runs these:
-firefox_ci_tests=(chapters engine_recovery fallback i18n i18n_tables lab lab_architecture lab_compare lab_head_view_narrow
-  lab_layout lab_settings lab_state lab_switches lab_try walk_kv_trained walk_stats walk_trained walkthrough
-  walkthrough_window_url)
+firefox_ci_tests=(engine_recovery fallback i18n i18n_tables lab lab_architecture lab_layout lab_settings lab_state
+  lab_try walk_trained walkthrough walkthrough_window_url)
 case "${1:-}" in
   --firefox) ATTNLAB_BROWSER=firefox node --test tests/browser/; exit 0 ;;
   --sanitize) asan_tests; exit 0 ;;
@@ -151,7 +150,7 @@ step "browser tests (headless Chromium)"
 node --test tests/browser/
 # The second browser: firefox-esr (see firefox_ci_tests above). The whole suite passes there too
 # (scripts/test.sh --firefox); this run takes the files that fit the test command's 20 minutes on
-# a 2-core machine, chosen to exercise every part of the Firefox driver.
+# a 2-core machine (docs/testing.md).
 step "browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_ci_tests[*]}"
 firefox_files=()
 for t in "${firefox_ci_tests[@]}"; do firefox_files+=("tests/browser/$t.test.mjs"); done
