@@ -362,12 +362,17 @@ class Keyboard {
     await this.page.evaluate(() => {
       const seen = { click: false, prevented: false, target: document.activeElement };
       window.__attnlabKeyActivation = seen;
-      addEventListener('click', () => { seen.click = true; }, { capture: true, once: true });
+      const click = () => { seen.click = true; };
+      addEventListener('click', click, true);
       // Last in the bubbling order (window), so the page's own key handlers have run.
       const key = (e) => { if (e.defaultPrevented) seen.prevented = true; };
       addEventListener('keydown', key);
       addEventListener('keyup', key);
-      seen.stop = () => { removeEventListener('keydown', key); removeEventListener('keyup', key); };
+      seen.stop = () => {
+        removeEventListener('click', click, true);
+        removeEventListener('keydown', key);
+        removeEventListener('keyup', key);
+      };
     });
     await this.keyboard.press(k, options);
     await this.page.evaluate((space) => {
