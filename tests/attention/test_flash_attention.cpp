@@ -7,6 +7,7 @@
 #include "attnlab/kernels/matmul.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -663,13 +664,13 @@ TEST(FlashAttention, ScratchDoesNotGrowWithTheSequence) {
     EXPECT_EQ(backward.packed_bytes, 4 * 2 * kernels::flash_strips_size(1000, 32) * sizeof(float));
 }
 
-// Asks for one stage and records nothing.
+// Asks for one stage and counts its rows (on_stage may run on several pool threads at once).
 class WantsOnly final : public StageObserver {
 public:
     explicit WantsOnly(Stage stage) : stage_(stage) {}
     bool wants(Stage stage) const override { return stage == stage_; }
     void on_stage(const StageView& view) override { seen += view.rows; }
-    std::size_t seen = 0;
+    std::atomic<std::size_t> seen{0};
 
 private:
     Stage stage_;

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -346,13 +347,16 @@ TEST(TieQk, OneProjectionServesQueriesAndKeysAndIsListedOnce) {
                                                "out_proj.weight", "out_proj.bias"}));
     // The keys are the queries' projection: with W_Q = W_K every head's score matrix is symmetric.
     const Tensor3 x = test::random_normal<Tensor3>({1, 4, 8}, 5);
+    // on_stage may run on several pool threads at once (StageObserver's contract).
     struct Scores : StageObserver {
+        std::mutex mutex;
         std::vector<Tensor2> got;
         bool wants(Stage stage) const override { return stage == Stage::scores; }
         void on_stage(const StageView& view) override {
             Tensor2 m = Tensor2::from_shape({view.rows, view.cols});
             for (std::size_t i = 0; i < view.rows; ++i)
                 for (std::size_t j = 0; j < view.cols; ++j) m(i, j) = view.data[i * view.ld + j];
+            const std::lock_guard<std::mutex> lock(mutex);
             got.push_back(m);
         }
     } scores;
