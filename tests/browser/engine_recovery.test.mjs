@@ -3,7 +3,7 @@
 // or batch larger than the engine's memory budget shows the engine's own message.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { BROWSER, labUrl, openLab, waitForLabPhase, waitForLabSteps, waitForLabDone } from './support.mjs';
+import { BROWSER, labUrl, launch, openLab, waitForLabPhase, waitForLabSteps, waitForLabDone } from './support.mjs';
 
 const SETTINGS = { task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 5000, seed: 3 };
 let b;
@@ -138,4 +138,53 @@ test('a WebAssembly trap in the engine: the lab says so, restarts the engine, ke
   await page.locator('.lab button[data-act="train"]').click();
   await waitForLabDone(page);
   assert.deepEqual(b.problems, []);
+});
+
+// A starting worker that blocks for good (as firefox-esr's does now and then under remote control,
+// inside a `new Worker` call) sends no more beats: the page replaces it (engine/client.ts). Here the
+// engine's loader, served as an endless loop, blocks the worker the same way.
+const routing = BROWSER === 'firefox' ? { skip: 'the Firefox driver does not route requests' } : {};
+const BLOCKING_LOADER = 'for (;;) {}';
+
+async function pageWithBlockingLoader(blockedStarts) {
+  const c = await launch();
+  const p = c.context.pages()[0] ?? (await c.context.newPage());
+  let served = 0;
+  await p.route('**/engine/loader.mjs', (route) => {
+    if (served++ < blockedStarts) return route.fulfill({ status: 200, contentType: 'text/javascript', body: BLOCKING_LOADER });
+    return route.continue();
+  });
+  p.on('pageerror', (e) => c.problems.push(`page error: ${e.message}`));
+  const t0 = Date.now();
+  await p.goto(c.url + labUrl(SETTINGS));
+  return { c, p, t0, served: () => served };
+}
+
+test('a worker that blocks while starting is replaced, and the engine starts', routing, async () => {
+  const { c, p, t0, served } = await pageWithBlockingLoader(1);
+  try {
+    const info = await p.evaluate(() => window.__attnlab.ready);
+    assert.equal(info.flavour, 'threads');
+    assert.equal(served(), 2, 'the blocked worker was replaced once');
+    assert.ok(Date.now() - t0 >= 3000, 'replaced after its silence, not before');
+    await waitForLabPhase(p, 'idle');
+    await p.locator('.lab button[data-act="train"]').click();
+    await waitForLabSteps(p, 1);
+    assert.deepEqual(c.problems, []);
+  } finally {
+    await c.close();
+  }
+});
+
+test('a worker that blocks on every start: after three the page says the engine could not start', routing, async () => {
+  const { c, p, served } = await pageWithBlockingLoader(Infinity);
+  try {
+    const error = await p.evaluate(() => window.__attnlab.ready.then(() => 'started', (e) => e.message));
+    assert.equal(error, 'the engine worker fell silent while starting, 3 times in a row');
+    assert.equal(served(), 3);
+    await p.waitForFunction(() => document.querySelector('[data-engine-badge]').dataset.flavour === 'none', null, { timeout: 10000 });
+    assert.match(await p.evaluate(() => window.__attnlab.walk().error), /fell silent while starting, 3 times in a row/);
+  } finally {
+    await c.close();
+  }
 });

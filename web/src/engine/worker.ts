@@ -72,9 +72,9 @@ async function handle(body: Request): Promise<Reply> {
       post({ event: 'engine.alive', lock: body.lock });
       const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer !== 'undefined';
       const flavour = isolated ? 'threads' : 'single';
-      // The page restarts a starting worker that falls silent (engine/client.ts): in Firefox, the
-      // threads flavour's start-up, which creates its pthread Workers from this worker, now and
-      // then blocks this thread for good inside `new Worker`.
+      // The page restarts a starting worker that falls silent (engine/client.ts): the threads
+      // flavour's start-up creates its pthread Workers from this worker, and Firefox under remote
+      // control now and then blocks this thread for good inside one of those `new Worker` calls.
       const beat = setInterval(() => post({ event: 'engine.starting' }), START_BEAT_MS);
       try {
         const mod = (await import(/* @vite-ignore */ body.loaderUrl)) as { loadAttnLab: typeof loadAttnLab };
