@@ -3,8 +3,8 @@
 # library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
 # tests, builds the page and runs the browser tests in headless Chromium, packs the npm package and
 # tests it installed in a fresh project (Node and a Vite-built page), and checks that no comment or
-# document narrates measurement history (tests/docs/); after the Chromium suite, thirteen browser
-# test files run again in headless firefox-esr. Alongside everything, at a lower CPU
+# document narrates measurement history (tests/docs/); after the Chromium suite, the browser tests
+# run again in headless firefox-esr. Alongside everything, at a lower CPU
 # priority, it builds the library and tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, runs that ctest and each fuzz target for a bounded time (its log is
 # printed when the run waits for it).
@@ -16,7 +16,7 @@
 #                              the ASan+UBSan build, its ctest and 20 s of each fuzz target
 #   scripts/test.sh --tsan     only the ThreadSanitizer build (build-tsan/) and the thread pool,
 #                              kernel and training tests
-#   scripts/test.sh --firefox  every browser test file in firefox-esr (after a build)
+#   scripts/test.sh --firefox  only the browser tests in firefox-esr (after a build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -66,14 +66,11 @@ asan_and_fuzz() {
   bash scripts/fuzz.sh 20
 }
 # The second browser: Debian's firefox-esr over WebDriver BiDi (tests/browser/firefox/driver.mjs),
-# threaded engine and cross-origin isolation included, with the same test files. Inside them, two
-# kinds of check stay Chromium's: the main-thread task traces (CDP tracing; the traced actions
-# still run, unmeasured) and engine_recovery's four tests that end the worker by running a script
-# in it (firefox-esr's BiDi lists workers but runs no script in one); each says so.
-# --firefox runs every browser test file in it (after a build: build_wasm.sh, build_web.sh); the
-# whole test command runs these:
-firefox_ci_tests=(engine_recovery fallback i18n i18n_tables lab lab_architecture lab_layout lab_settings lab_state
-  lab_try walk_trained walkthrough walkthrough_window_url)
+# threaded engine and cross-origin isolation included, with the same test files. Inside them, three
+# kinds of check stay Chromium's, and each says so: the main-thread task traces (CDP tracing; the
+# traced actions still run, unmeasured), engine_recovery's four tests that end the worker by running
+# a script in it (firefox-esr's BiDi lists workers but runs no script in one), and its two that
+# serve a blocking engine loader (the Firefox driver routes no requests).
 case "${1:-}" in
   --firefox) ATTNLAB_BROWSER=firefox node --test tests/browser/; exit 0 ;;
   --sanitize) asan_tests; exit 0 ;;
@@ -148,13 +145,8 @@ step "page build"
 bash scripts/build_web.sh
 step "browser tests (headless Chromium)"
 node --test tests/browser/
-# The second browser: firefox-esr (see firefox_ci_tests above). The whole suite passes there too
-# (scripts/test.sh --firefox); this run takes the files that fit the test command's 20 minutes on
-# a 2-core machine (docs/testing.md).
-step "browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_ci_tests[*]}"
-firefox_files=()
-for t in "${firefox_ci_tests[@]}"; do firefox_files+=("tests/browser/$t.test.mjs"); done
-ATTNLAB_BROWSER=firefox node --test "${firefox_files[@]}"
+step "browser tests in Firefox (firefox-esr, WebDriver BiDi)"
+ATTNLAB_BROWSER=firefox node --test tests/browser/
 step "npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check

@@ -176,14 +176,14 @@ test('a worker that blocks while starting is replaced, and the engine starts', r
   }
 });
 
-test('a worker that blocks on every start: after three the page says the engine could not start', routing, async () => {
+test('a worker that blocks on every start: after six the page says the engine could not start', routing, async () => {
   const { c, p, served } = await pageWithBlockingLoader(Infinity);
   try {
     const error = await p.evaluate(() => window.__attnlab.ready.then(() => 'started', (e) => e.message));
-    assert.equal(error, 'the engine worker fell silent while starting, 3 times in a row');
-    assert.equal(served(), 3);
+    assert.equal(error, 'the engine worker fell silent while starting, 6 times in a row');
+    assert.equal(served(), 6);
     await p.waitForFunction(() => document.querySelector('[data-engine-badge]').dataset.flavour === 'none', null, { timeout: 10000 });
-    assert.match(await p.evaluate(() => window.__attnlab.walk().error), /fell silent while starting, 3 times in a row/);
+    assert.match(await p.evaluate(() => window.__attnlab.walk().error), /fell silent while starting, 6 times in a row/);
   } finally {
     await c.close();
   }
