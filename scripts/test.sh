@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
-# library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
-# tests, builds the page and runs the browser tests in headless Chromium, packs the npm package and
-# tests it installed in a fresh project (Node and a Vite-built page), and checks that no comment or
-# document narrates measurement history (tests/docs/); after the Chromium suite, the browser tests
-# run again in headless firefox-esr. Alongside everything, at a lower CPU
+# Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the
+# WebAssembly module and the page, starts the browser tests in headless Chromium and in headless
+# firefox-esr, and beside them builds the native library and runs the GoogleTest suite (ctest)
+# and the WebAssembly module's Node tests; then packs the npm package and tests it installed in a
+# fresh project (Node and a Vite-built page), and checks that no comment or document narrates
+# measurement history (tests/docs/). Alongside everything, at a lower CPU
 # priority, it builds the library and tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, runs that ctest and each fuzz target for a bounded time (its log is
 # printed when the run waits for it).
@@ -86,15 +86,15 @@ esac
 # foreground keeps most of the CPU when it wants it. Where the kernel groups each session's
 # processes for scheduling (autogroup), the session's group gets that priority too; otherwise the
 # new session would share the CPU equally with this one whatever its nice value. A job's output
-# goes to its log, printed when the run waits for it; a failure fails the run. (The page's engine
-# worker has a start-up watchdog, so a browser suite is no background job: starved, its worker
-# is reported silent.)
+# goes to its log, printed when the run waits for it; a failure fails the run. The browser suites
+# also run beside the foreground, but at its priority (`start_background 0 ...`): the page's engine
+# worker has a start-up watchdog, and a starved worker would be reported silent.
 declare -A background_pid background_log
-start_background() {  # name log command...
-  local name=$1 log=$2
-  shift 2
+start_background() {  # nice name log command...
+  local nice=$1 name=$2 log=$3
+  shift 3
   mkdir -p "$(dirname "$log")"
-  setsid bash -c '{ echo 5 > /proc/self/autogroup; } 2>/dev/null; exec nice -n 5 "$@"' bash "$@" > "$log" 2>&1 &
+  setsid bash -c '{ echo "$0" > /proc/self/autogroup; } 2>/dev/null; exec nice -n "$0" "$@"' "$nice" "$@" > "$log" 2>&1 &
   background_pid[$name]=$!
   background_log[$name]=$log
   step "$name started in the background (log: ${log#"$root"/})"
@@ -119,34 +119,43 @@ wait_for_background() {  # name
   fi
 }
 if [[ "${1:-}" != "--native" ]]; then
-  start_background "ASan+UBSan build, ctest and fuzzing" "$root/build-asan/test.log" bash scripts/test.sh --sanitize-and-fuzz
+  start_background 5 "ASan+UBSan build, ctest and fuzzing" "$root/build-asan/test.log" bash scripts/test.sh --sanitize-and-fuzz
 fi
 
-step "native build (build/)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$jobs"
-step "ctest"
-ctest --test-dir build --output-on-failure -j"$jobs"
-
+native_build_and_ctest() {
+  step "native build (build/)"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+  cmake --build build -j"$jobs"
+  step "ctest"
+  ctest --test-dir build --output-on-failure -j"$jobs"
+}
 docs_check() {
   step "documentation check (tests/docs/)"
   node --test tests/docs/
 }
 
-if [[ "${1:-}" == "--native" ]]; then docs_check; exit 0; fi
+if [[ "${1:-}" == "--native" ]]; then native_build_and_ctest; docs_check; exit 0; fi
 
 step "WebAssembly build (threads + single, and the kernel tests under WebAssembly)"
 bash scripts/build_wasm.sh threads single
 # Emscripten's JS optimiser needs Debian's acorn (build_wasm.sh sets this for its own builds).
 NODE_PATH=${NODE_PATH:-/usr/share/nodejs} cmake --build build-wasm-threads --target attnlab_wasm_kernel_tests -j"$jobs"
-step "Node tests of the WebAssembly module"
-node --test tests/wasm/
 step "page build"
 bash scripts/build_web.sh
-step "browser tests (headless Chromium)"
-node --test tests/browser/
-step "browser tests in Firefox (firefox-esr, WebDriver BiDi)"
-ATTNLAB_BROWSER=firefox node --test tests/browser/
+# The browser suites, Chromium's and Firefox's, run from here on beside the native build and the
+# Node tests, two files at a time each: a browser test spends most of its time waiting on its page
+# (a training run, a transition, a round trip), and both suites together use about a third of two
+# cores. They need only the WebAssembly build and the page. Each file starts its own server and
+# browser.
+for browser in chromium firefox; do
+  start_background 0 "browser tests in $browser" "$root/artifacts/browser-tests-$browser.log" \
+    env ATTNLAB_BROWSER=$browser node --test --test-concurrency=2 tests/browser/
+done
+native_build_and_ctest
+step "Node tests of the WebAssembly module"
+node --test tests/wasm/
+wait_for_background "browser tests in chromium"
+wait_for_background "browser tests in firefox"
 step "npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check

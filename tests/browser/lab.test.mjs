@@ -56,12 +56,8 @@ test('training the reverse task lowers the loss, with no main-thread task over 5
     await train.click();
     await waitForLabDone(page, 120000);
   };
-  let tasks = [];
-  if (BROWSER === 'chromium') tasks = await traceMainThreadTasks(page, run);
-  else {
-    t.diagnostic(`main-thread tasks not measured in ${BROWSER}: the trace needs Chromium's DevTools protocol`);
-    await run();
-  }
+  if (BROWSER !== 'chromium') t.diagnostic(`main-thread tasks not measured in ${BROWSER}: the trace needs Chromium's DevTools protocol`);
+  const tasks = await traceMainThreadTasks(page, run);
   const longTasks = tasks.filter((k) => k.cpuMs > 50);
   const r = { longTasks, maps: await page.evaluate(() => document.querySelectorAll('.lab-maps figure').length) };
   const curve = await page.evaluate(() => window.__attnlab.lab?.().metrics ?? null);
