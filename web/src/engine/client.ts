@@ -19,7 +19,7 @@ const RESTART_WINDOW_MS = 60_000;
  * are asynchronous), so six missed beats mean a thread that will not come back. (firefox-esr under
  * WebDriver BiDi blocks the engine worker for good inside one of the `new Worker` calls with which
  * the threads flavour creates its pthread pool, in about one start of seven, independently from one
- * start to the next; the same page started without a remote-control session has not shown it. Six
+ * start to the next; the same page started without a WebDriver connection has not shown it. Six
  * attempts make a page that cannot start that way about one in a hundred thousand.)
  */
 const START_SILENCE_MS = 3_000;
