@@ -95,11 +95,11 @@ esac
 # worker has a start-up watchdog, so a browser suite is no low-priority job: starved, its worker
 # would be reported silent.)
 declare -A background_pid background_log
-start_background() {  # nice name log command...
-  local nice=$1 name=$2 log=$3
-  shift 3
+start_background() {  # name log command...
+  local name=$1 log=$2
+  shift 2
   mkdir -p "$(dirname "$log")"
-  setsid bash -c '{ echo "$0" > /proc/self/autogroup; } 2>/dev/null; exec nice -n "$0" "$@"' "$nice" "$@" > "$log" 2>&1 &
+  setsid bash -c '{ echo 5 > /proc/self/autogroup; } 2>/dev/null; exec nice -n 5 "$@"' bash "$@" > "$log" 2>&1 &
   background_pid[$name]=$!
   background_log[$name]=$log
   step "$name started in the background (log: ${log#"$root"/})"
@@ -124,22 +124,20 @@ wait_for_background() {  # name
   fi
 }
 if [[ "${1:-}" != "--native" ]]; then
-  start_background 5 "ASan+UBSan build, ctest and fuzzing" "$root/build-asan/test.log" bash scripts/test.sh --sanitize-and-fuzz
+  start_background "ASan+UBSan build, ctest and fuzzing" "$root/build-asan/test.log" bash scripts/test.sh --sanitize-and-fuzz
 fi
 
-native_build_and_ctest() {
-  step "native build (build/)"
-  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-  cmake --build build -j"$jobs"
-  step "ctest"
-  ctest --test-dir build --output-on-failure -j"$jobs"
-}
+step "native build (build/)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+step "ctest"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
 docs_check() {
   step "documentation check (tests/docs/)"
   node --test tests/docs/
 }
 
-native_build_and_ctest
 if [[ "${1:-}" == "--native" ]]; then docs_check; exit 0; fi
 
 step "WebAssembly build (threads + single, and the kernel tests under WebAssembly)"
