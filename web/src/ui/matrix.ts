@@ -42,6 +42,8 @@ interface Cell {
   v: number;
   /** exactFloat32(v), computed once per render (data-value, aria-label and tooltip use it). */
   exact: string;
+  /** cellText(v, digits): the number as the cell prints it. */
+  text: string;
   masked: boolean;
   /** Underflow (fp16/bf16): a non-zero result the rounding turned into ±0, as the engine noted it. */
   flushed: boolean;
@@ -156,10 +158,10 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   for (let i = 0; i < R; i++) {
     for (let j = 0; j < K; j++) {
       const v = p.data.data[i * K + j];
-      cells.push({ i, j, v, exact: exactFloat32(v), masked: p.masked?.(i, j) ?? false, flushed: flushed.has(i * K + j) });
+      cells.push({ i, j, v, exact: exactFloat32(v), text: cellText(v, digits), masked: p.masked?.(i, j) ?? false, flushed: flushed.has(i * K + j) });
     }
   }
-  const fontSize = cellFont(p.cell, cells.map((d) => cellText(d.v, digits)));
+  const fontSize = cellFont(p.cell, cells.map((d) => d.text));
   const showText = fontSize > 0;
   const hidden = showText ? '' : `<span class="c numbers-hidden">${tr('fig.numbersHidden')}</span>`;
   fig.select('figcaption').html(`<span class="t">${p.title}</span>${p.caption ? `<span class="c">${p.caption}</span>` : ''}${hidden}`);
@@ -169,29 +171,37 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   const hiC = new Set(p.highlightCols ?? []);
   const hiCell = new Set((p.highlightCells ?? []).map(([i, j]) => `${i},${j}`));
 
+  // What every cell's number shares (size, anchoring) is set once on the grid and inherited.
   const grid = svg
     .selectAll<SVGGElement, null>('g.grid')
     .data([null])
     .join('g')
     .attr('class', 'grid')
-    .attr('transform', `translate(${size.left},${size.top})`);
+    .attr('transform', `translate(${size.left},${size.top})`)
+    .attr('font-size', fontSize)
+    .attr('text-anchor', 'middle')
+    .attr('dominant-baseline', 'central');
 
   // A new cell takes its colour at once; a cell that stays fades to its new colour. Only the
   // cells that stay animate, so a step that draws many new matrices costs one frame of DOM work.
+  // New cells are clones of one prototype, and every attribute is written only when it differs
+  // from what the cell was last given (see put): a step that draws hundreds of cells, or a hover
+  // that re-renders them, stays within a frame's budget of DOM work.
   const hatch = `M2,${p.cell - 2} L${p.cell - 2},2 M2,${p.cell / 2} L${p.cell / 2},2 M${p.cell / 2},${p.cell - 2} L${p.cell - 2},${p.cell / 2}`;
   const entered = new Set<SVGGElement>();
   const g = grid
-    .selectAll<SVGGElement, Cell>('g.cell')
+    .selectAll<CellElement, Cell>('g.cell')
     .data(cells, (d) => `${d.i},${d.j}`)
-    .join((enter) => {
-      const e = enter.append('g').attr('class', 'cell');
-      e.append('rect').attr('rx', 2);
-      e.append('text').attr('text-anchor', 'middle').attr('dominant-baseline', 'central');
-      e.each(function () {
-        entered.add(this);
-      });
-      return e;
-    });
+    .join((enter) =>
+      enter
+        .append((d) => {
+          const el = cellPrototype().cloneNode(true) as CellElement;
+          el.setAttribute('data-i', String(d.i));
+          el.setAttribute('data-j', String(d.j));
+          entered.add(el);
+          return el;
+        }),
+    );
   const figEl = fig.node() as HTMLElement;
   // Keyboard: one Tab stop per matrix (roving tabindex); arrows move between cells, and a focused
   // cell shows the same tooltip as hovering it.
@@ -200,48 +210,53 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   figEl.dataset.focus = active.join(',');
   const title = p.title.replace(/<[^>]*>/g, '');
   const ariaOf = (d: Cell) => tr('fig.cellAria', { title, i: d.i, row: p.rowLabels?.[d.i] ?? d.i, j: d.j, col: p.colLabels?.[d.j] ?? d.j, v: d.exact });
+  const inner = String(p.cell - 2);
+  const middle = String(p.cell / 2);
   g.each(function (d) {
-    const cell = this as SVGGElement;
+    const cell = this;
     const nf = nonFinite(d.v, d.masked);
     const hi = hiR.has(d.i) || hiC.has(d.j) || hiCell.has(`${d.i},${d.j}`);
-    cell.setAttribute('transform', `translate(${d.j * p.cell},${d.i * p.cell})`);
-    cell.setAttribute('data-i', String(d.i));
-    cell.setAttribute('data-j', String(d.j));
-    cell.setAttribute('data-value', d.exact);
+    put(cell, 'transform', `translate(${d.j * p.cell},${d.i * p.cell})`);
+    put(cell, 'data-value', d.exact);
     // Overflow and NaN (an emulated fp16/bf16 run): +inf, -inf that no mask put there, NaN.
-    setOrRemove(cell, 'data-masked', d.masked ? '1' : null);
-    setOrRemove(cell, 'data-nonfinite', nf);
-    cell.classList.toggle('nonfinite', nf !== null);
-    setOrRemove(cell, 'data-flushed', d.flushed ? '1' : null);
-    cell.classList.toggle('flushed', d.flushed);
-    cell.classList.toggle('hi', hi);
-    cell.classList.toggle('focus', hiCell.has(`${d.i},${d.j}`));
-    cell.classList.toggle('pending', p.pending?.(d.i, d.j) ?? false);
+    put(cell, 'data-masked', d.masked ? '1' : null);
+    put(cell, 'data-nonfinite', nf);
+    put(cell, 'data-flushed', d.flushed ? '1' : null);
+    let cls = 'cell';
+    if (nf !== null) cls += ' nonfinite';
+    if (d.flushed) cls += ' flushed';
+    if (hi) cls += ' hi';
+    if (hiCell.has(`${d.i},${d.j}`)) cls += ' focus';
+    if (p.pending?.(d.i, d.j)) cls += ' pending';
+    put(cell, 'class', cls);
     // Only the matrix's Tab stop carries its label; moving the focus labels the next cell.
     const isActive = d.i === active[0] && d.j === active[1];
-    cell.setAttribute('tabindex', isActive ? '0' : '-1');
-    cell.setAttribute('role', 'img');
-    setOrRemove(cell, 'aria-label', isActive ? ariaOf(d) : null);
-    const [rect, text] = cell.children as unknown as [SVGRectElement, SVGTextElement];
-    rect.setAttribute('width', String(p.cell - 2));
-    rect.setAttribute('height', String(p.cell - 2));
-    rect.setAttribute('x', '1');
-    rect.setAttribute('y', '1');
+    put(cell, 'tabindex', isActive ? '0' : '-1');
+    put(cell, 'aria-label', isActive ? ariaOf(d) : null);
+    const [rect, text] = cell.children as unknown as [CellPart & SVGRectElement, CellPart & SVGTextElement];
+    put(rect, 'width', inner);
+    put(rect, 'height', inner);
     const fill = p.scale.color(d.v);
     const target = rect as SVGRectElement & { fillTarget?: string };
     if (entered.has(cell)) rect.setAttribute('fill', fill);
     else if (target.fillTarget !== fill) d3.select(rect).transition().duration(350).attr('fill', fill);
     target.fillTarget = fill;
-    text.setAttribute('x', String(p.cell / 2));
-    text.setAttribute('y', String(p.cell / 2));
-    text.setAttribute('font-size', String(fontSize));
-    text.setAttribute('fill', p.scale.ink(d.v));
-    text.textContent = showText ? cellText(d.v, digits) : '';
+    put(text, 'x', middle);
+    put(text, 'y', middle);
+    put(text, 'fill', p.scale.ink(d.v));
+    const shown = showText ? d.text : '';
+    if (text.shown !== shown) text.textContent = text.shown = shown;
     // The hatch of a masked cell: a path only where a mask is.
-    let path = cell.querySelector<SVGPathElement>('path.hatch');
-    if (d.masked && !path) path = d3.select(cell).append('path').attr('class', 'hatch').node();
-    if (d.masked) path!.setAttribute('d', hatch);
-    else path?.remove();
+    if (d.masked) {
+      if (!cell.hatch) {
+        cell.hatch = cell.appendChild(document.createElementNS(SVG_NS, 'path'));
+        cell.hatch.setAttribute('class', 'hatch');
+      }
+      put(cell.hatch, 'd', hatch);
+    } else if (cell.hatch) {
+      cell.hatch.remove();
+      cell.hatch = undefined;
+    }
   });
   const tip = (d: Cell) => {
     const label = `${p.rowLabels?.[d.i] ?? tr('fig.tt.row', { i: d.i })} · ${p.colLabels?.[d.j] ?? tr('fig.tt.col', { j: d.j })}`;
@@ -306,9 +321,44 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     .text((d) => d);
 }
 
-function setOrRemove(el: Element, name: string, value: string | null) {
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** An element of a cell, with the attribute values it was last given (put) and its printed number. */
+type CellPart = Element & {
+  drawn?: Record<string, string | null>;
+  shown?: string;
+};
+/** A cell's group: <g class="cell"> holding its rect, its text and, where masked, a hatch path. */
+type CellElement = SVGGElement & CellPart & {
+  hatch?: CellPart & SVGPathElement;
+};
+
+/**
+ * Sets (or, for null, removes) an attribute unless the element already holds that value from an
+ * earlier put. Every write to a cell's attributes goes through it, so its record stays the truth.
+ */
+function put(el: CellPart, name: string, value: string | null) {
+  const drawn = (el.drawn ??= {});
+  if (drawn[name] === value) return;
+  drawn[name] = value;
   if (value === null) el.removeAttribute(name);
   else el.setAttribute(name, value);
+}
+
+/** The cell every new cell is cloned from: what no datum changes is set here once. */
+let prototypeCell: SVGGElement | null = null;
+function cellPrototype(): SVGGElement {
+  if (!prototypeCell) {
+    prototypeCell = document.createElementNS(SVG_NS, 'g');
+    prototypeCell.setAttribute('class', 'cell');
+    prototypeCell.setAttribute('role', 'img');
+    const rect = prototypeCell.appendChild(document.createElementNS(SVG_NS, 'rect'));
+    rect.setAttribute('rx', '2');
+    rect.setAttribute('x', '1');
+    rect.setAttribute('y', '1');
+    prototypeCell.appendChild(document.createElementNS(SVG_NS, 'text'));
+  }
+  return prototypeCell;
 }
 
 /** The cell under an event of a matrix figure, with its datum (the latest render's). */
@@ -373,10 +423,10 @@ function listenToCells(figEl: HTMLElement) {
     const [i, j] = [Math.max(0, Math.min(R - 1, to[0])), Math.max(0, Math.min(K - 1, to[1]))];
     const next = figEl.querySelector<SVGGElement>(`g.cell[data-i="${i}"][data-j="${j}"]`);
     if (!next || next === c.el) return;
-    c.el.setAttribute('tabindex', '-1');
-    c.el.removeAttribute('aria-label');
-    next.setAttribute('tabindex', '0');
-    next.setAttribute('aria-label', aria(d3.select<SVGGElement, Cell>(next).datum()));
+    put(c.el, 'tabindex', '-1');
+    put(c.el, 'aria-label', null);
+    put(next, 'tabindex', '0');
+    put(next, 'aria-label', aria(d3.select<SVGGElement, Cell>(next).datum()));
     next.focus();
   });
 }
