@@ -84,9 +84,14 @@ export async function screenshot(page, name) {
   return path;
 }
 
-/** Waits two animation frames (the page renders store changes on the next frame). */
+/**
+ * Waits two animation frames (the page renders store changes on the next frame), then until no
+ * element is still drawing in later frames (the walkthrough's stage draws large steps row by row
+ * and carries data-drawing until the last row is drawn).
+ */
 export async function settle(page) {
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.waitForFunction(() => !document.querySelector('[data-drawing]'));
 }
 
 /**

@@ -69,7 +69,7 @@ export async function compute(settings: WalkSettings) {
 
 function contextOf(s: WalkState): StepContext | null {
   if (!s.input || !s.trace || !s.derived) return null;
-  return { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, scaledOn: s.scaledOn, derived: s.derived, head: s.head, beat: 0, hover: null, cell: 30, setHover: () => {} };
+  return { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, scaledOn: s.scaledOn, derived: s.derived, head: s.head, beat: 0, hover: null, cell: 30, setHover: () => {}, later: (draw) => draw() };
 }
 
 export function beatsOf(step: number): number {

@@ -19,6 +19,13 @@ export interface StepContext {
   /** Cell size in px chosen by the layout for this step. */
   cell: number;
   setHover(cell: [number, number] | null): void;
+  /**
+   * Draws `draw` in the next animation frame, unless the stage is drawn again before it (that
+   * drawing draws everything itself). A step that draws more cells than one frame's work affords
+   * draws its first rows at once and hands the rest here; until they are drawn the stage carries
+   * data-drawing.
+   */
+  later(draw: () => void): void;
 }
 
 export interface Step {

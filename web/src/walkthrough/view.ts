@@ -331,8 +331,13 @@ export function mountWalkthrough(root: HTMLElement) {
     bar.style.animation = key ? `rest-drain ${s.restMs}ms linear forwards` : '';
   }
 
+  // Each render is a new drawing of the stage; a part of the previous one still waiting for its
+  // frame (StepContext.later) is dropped, since the new drawing draws everything itself.
+  let drawing = 0;
   function render(s: WalkState) {
     const step = STEPS[s.step];
+    const generation = ++drawing;
+    delete stageHost.dataset.drawing;
     root.querySelectorAll<HTMLButtonElement>('nav.steps button').forEach((b, i) => {
       b.classList.toggle('current', i === s.step);
       b.classList.toggle('done', i < s.step);
@@ -396,7 +401,22 @@ export function mountWalkthrough(root: HTMLElement) {
     });
 
     const width = stageHost.clientWidth || 900;
-    const baseCtx = { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, scaledOn: s.scaledOn, derived: s.derived, head: s.head, beat: s.beat, hover: s.hover, cell: 30, setHover };
+    const failedDrawing = (e: unknown) => {
+      stageHost.textContent = t('walk.drawFailed', { message: e instanceof Error ? e.message : String(e) });
+    };
+    const later = (draw: () => void) => {
+      stageHost.dataset.drawing = '1';
+      requestAnimationFrame(() => {
+        if (generation !== drawing) return;
+        delete stageHost.dataset.drawing;
+        try {
+          draw();
+        } catch (e) {
+          failedDrawing(e);
+        }
+      });
+    };
+    const baseCtx = { settings: s.traced ?? s.settings, input: s.input, trace: s.trace, scaledOn: s.scaledOn, derived: s.derived, head: s.head, beat: s.beat, hover: s.hover, cell: 30, setHover, later };
     // No matrix of a step is wider than the sequence or the model (S or C columns).
     const ctx: StepContext = { ...baseCtx, cell: cellSize(width, step.columns(baseCtx), Math.max(s.derived.S, s.derived.C)) };
     const key = `${s.step}|${s.version}|${s.head}|${ctx.cell}`;
@@ -415,7 +435,7 @@ export function mountWalkthrough(root: HTMLElement) {
     try {
       step.render(stageHost, ctx);
     } catch (e) {
-      stageHost.textContent = t('walk.drawFailed', { message: e instanceof Error ? e.message : String(e) });
+      failedDrawing(e);
     }
   }
 

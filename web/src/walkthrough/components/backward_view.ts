@@ -37,8 +37,31 @@ export interface BackwardProps {
   cell: number;
 }
 
-export function renderBackward(host: HTMLElement, p: BackwardProps) {
-  for (const r of p.rows) {
+/**
+ * Cells drawn in one animation frame before the next rows wait for the following frame (the
+ * StepContext's later). A new cell costs style, layout and paint as well as the script that makes
+ * it, so a step that drew every row of a large model at once would hold the main thread for one
+ * long task; row by row, each frame's task stays well inside the 50 ms the page allows itself
+ * (tests/browser/walk_backward.test.mjs measures it).
+ */
+const CELLS_PER_FRAME = 160;
+
+const cellsOf = (r: GradRow) => r.items.reduce((n, { matrix: m }) => n + m.data.shape[0] * m.data.shape[1], 0);
+
+/** Draws the rows (later ones in later frames, see CELLS_PER_FRAME), then the legend. */
+export function renderBackward(host: HTMLElement, later: (draw: () => void) => void, p: BackwardProps) {
+  drawRows(host, p, 0, later);
+}
+
+function drawRows(host: HTMLElement, p: BackwardProps, from: number, later: (draw: () => void) => void) {
+  let cells = 0;
+  for (let k = from; k < p.rows.length; k++) {
+    const r = p.rows[k];
+    if (cells > 0 && cells + cellsOf(r) > CELLS_PER_FRAME) {
+      later(() => drawRows(host, p, k, later));
+      return;
+    }
+    cells += cellsOf(r);
     const row = section(host, r.name);
     r.items.forEach(({ op, matrix: m }, n) => {
       if (op) operator(row, op, `${r.name}-op${n}`);

@@ -22,7 +22,7 @@ export const backLossStep: Step = {
     const C = c.derived.C;
     const r = g.lossRow;
     const yRow = { shape: [1, C], data: g.output.data.subarray(r * C, (r + 1) * C) };
-    renderBackward(host, {
+    renderBackward(host, c.later, {
       cell: c.cell,
       rows: [
         {

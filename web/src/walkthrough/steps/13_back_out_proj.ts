@@ -19,7 +19,7 @@ export const backOutProjStep: Step = {
     const { T, C, D } = c.derived;
     const h = c.head;
     const concatSlice = headColumns(g.gradConcat, h, D);
-    renderBackward(host, {
+    renderBackward(host, c.later, {
       cell: c.cell,
       rows: [
         {

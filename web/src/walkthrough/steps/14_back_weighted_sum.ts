@@ -20,7 +20,7 @@ export const backWeightedSumStep: Step = {
     const h = c.head;
     const masked = stage(c, 'masked', h);
     const isMasked = (i: number, j: number) => masked.data[i * S + j] === -Infinity;
-    renderBackward(host, {
+    renderBackward(host, c.later, {
       cell: c.cell,
       rows: [
         {

@@ -27,7 +27,7 @@ export const backSoftmaxStep: Step = {
     const hi = c.beat > 0 ? [c.beat - 1] : [];
     const labels = tokens(c);
     const keys = keyTokens(c);
-    renderBackward(host, {
+    renderBackward(host, c.later, {
       cell: c.cell,
       rows: [
         {

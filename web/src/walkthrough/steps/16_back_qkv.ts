@@ -21,7 +21,7 @@ export const backQkvStep: Step = {
     const labels = tokens(c);
     const keys = keyTokens(c);
     const group = H !== Hkv ? ` · ${t('fig.grad.groupSum', { n: H / Hkv })}` : '';
-    renderBackward(host, {
+    renderBackward(host, c.later, {
       cell: c.cell,
       rows: [
         {

@@ -29,7 +29,7 @@ export const backParamsStep: Step = {
       const [R, K] = d.shape;
       return { name, title, caption: `${shape('out', 'in')} = ${shape(R, K)}`, data: d, rowLabels: idx(R, 'o'), colLabels: idx(K, 'i') };
     };
-    renderBackward(host, {
+    renderBackward(host, c.later, {
       cell: c.cell,
       rows: [
         { name: 'back-wqk', items: [{ matrix: mat(...PROJ[0]) }, { op: '', matrix: mat(...PROJ[1]) }] },
