@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
 # library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
-# tests, builds the page and runs the browser tests in headless Chromium and then in headless
-# firefox-esr (the files listed in firefox_ci_tests), packs the npm package and tests it
+# tests, builds the page and runs the browser tests in headless Chromium and, beside them, in
+# headless firefox-esr (the files listed in firefox_ci_tests), packs the npm package and tests it
 # installed in a fresh project (Node and a Vite-built page), and checks that no comment or document
 # narrates measurement history (tests/docs/). Alongside everything, at a lower CPU
 # priority, it builds the library and tests again under AddressSanitizer and
@@ -74,8 +74,9 @@ asan_and_fuzz() {
 # --firefox runs every browser test file in it (after a build: build_wasm.sh, build_web.sh); the
 # whole test command runs these, the files that fit its 20 minutes on a 2-core machine
 # (docs/testing.md):
-firefox_ci_tests=(engine_recovery fallback i18n i18n_tables lab lab_architecture lab_layout lab_settings lab_state
-  lab_try walk_trained walkthrough walkthrough_window_url)
+firefox_ci_tests=(chapters engine_recovery fallback i18n i18n_tables lab lab_architecture lab_compare
+  lab_head_view_narrow lab_layout lab_settings lab_state lab_switches lab_try walk_kv_trained walk_stats
+  walk_trained walkthrough walkthrough_window_url)
 case "${1:-}" in
   --firefox) ATTNLAB_BROWSER=firefox node --test tests/browser/; exit 0 ;;
   --sanitize) asan_tests; exit 0 ;;
@@ -90,16 +91,17 @@ esac
 # quarter of a core's time against a busy foreground process): they fill the idle time and the
 # foreground keeps most of the CPU when it wants it. Where the kernel groups each session's
 # processes for scheduling (autogroup), the session's group gets that priority too; otherwise the
-# new session would share the CPU equally with this one whatever its nice value. A job's output
-# goes to its log, printed when the run waits for it; a failure fails the run. (The page's engine
-# worker has a start-up watchdog, so a browser suite is no low-priority job: starved, its worker
-# would be reported silent.)
+# new session would share the CPU equally with this one whatever its nice value. The Firefox files
+# run beside the Chromium suite as a background job too, at the foreground's priority (nice 0):
+# the page's engine worker has a start-up watchdog, so a browser suite is no low-priority job
+# (starved, its worker would be reported silent). A job's output goes to its log, printed when the
+# run waits for it; a failure fails the run.
 declare -A background_pid background_log
-start_background() {  # name log command...
-  local name=$1 log=$2
-  shift 2
+start_background() {  # nice name log command...
+  local nice=$1 name=$2 log=$3
+  shift 3
   mkdir -p "$(dirname "$log")"
-  setsid bash -c '{ echo 5 > /proc/self/autogroup; } 2>/dev/null; exec nice -n 5 "$@"' bash "$@" > "$log" 2>&1 &
+  setsid bash -c 'n=$1; shift; { echo "$n" > /proc/self/autogroup; } 2>/dev/null; exec nice -n "$n" "$@"' bash "$nice" "$@" > "$log" 2>&1 &
   background_pid[$name]=$!
   background_log[$name]=$log
   step "$name started in the background (log: ${log#"$root"/})"
@@ -124,7 +126,7 @@ wait_for_background() {  # name
   fi
 }
 if [[ "${1:-}" != "--native" ]]; then
-  start_background "ASan+UBSan build, ctest and fuzzing" "$root/build-asan/test.log" bash scripts/test.sh --sanitize-and-fuzz
+  start_background 5 "ASan+UBSan build, ctest and fuzzing" "$root/build-asan/test.log" bash scripts/test.sh --sanitize-and-fuzz
 fi
 
 step "native build (build/)"
@@ -148,15 +150,18 @@ step "Node tests of the WebAssembly module"
 node --test tests/wasm/
 step "page build"
 bash scripts/build_web.sh
-step "browser tests (headless Chromium)"
-node --test tests/browser/
-# The second browser: firefox-esr (see firefox_ci_tests above). The whole suite passes there too
+# The second browser: firefox-esr (see firefox_ci_tests above), beside the Chromium suite. A
+# browser test spends most of its time waiting on its page (a training run, a transition, a round
+# trip), so the two suites share two cores well. The whole suite passes in Firefox too
 # (scripts/test.sh --firefox); this run takes the files that fit the test command's 20 minutes on
-# a 2-core machine (docs/testing.md).
-step "browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_ci_tests[*]}"
+# a 2-core machine (docs/testing.md). Each file starts its own server and browser.
 firefox_files=()
 for t in "${firefox_ci_tests[@]}"; do firefox_files+=("tests/browser/$t.test.mjs"); done
-ATTNLAB_BROWSER=firefox node --test "${firefox_files[@]}"
+start_background 0 "browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_ci_tests[*]}" \
+  "$root/artifacts/browser-tests-firefox.log" env ATTNLAB_BROWSER=firefox node --test "${firefox_files[@]}"
+step "browser tests (headless Chromium)"
+node --test tests/browser/
+wait_for_background "browser tests in Firefox (firefox-esr, WebDriver BiDi): ${firefox_ci_tests[*]}"
 step "npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check
