@@ -184,9 +184,9 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
 
   // A new cell takes its colour at once; a cell that stays fades to its new colour. Only the
   // cells that stay animate, so a step that draws many new matrices costs one frame of DOM work.
-  // New cells are clones of one prototype, and every attribute is written only when it differs
-  // from what the cell was last given (see put): a step that draws hundreds of cells, or a hover
-  // that re-renders them, stays within a frame's budget of DOM work.
+  // New cells are clones of one prototype, and an attribute is written only when it differs from
+  // what the cell was last given (see put), so a re-render that changes little (a hover, a
+  // highlight) writes little.
   const hatch = `M2,${p.cell - 2} L${p.cell - 2},2 M2,${p.cell / 2} L${p.cell / 2},2 M${p.cell / 2},${p.cell - 2} L${p.cell - 2},${p.cell / 2}`;
   const entered = new Set<SVGGElement>();
   const g = grid
@@ -335,7 +335,9 @@ type CellElement = SVGGElement & CellPart & {
 
 /**
  * Sets (or, for null, removes) an attribute unless the element already holds that value from an
- * earlier put. Every write to a cell's attributes goes through it, so its record stays the truth.
+ * earlier put. Every attribute that a render or a key press can change goes through it, so the
+ * record stays the truth; the rect's fill, which a transition animates, is tracked apart
+ * (fillTarget), and data-i / data-j never change once a clone has them.
  */
 function put(el: CellPart, name: string, value: string | null) {
   const drawn = (el.drawn ??= {});
