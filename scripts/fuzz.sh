@@ -22,23 +22,23 @@ cmake --build build-asan -j"$(nproc 2>/dev/null || echo 2)" --target "${targets[
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-status=0
-for target in "${targets[@]}"; do
-  binary=build-asan/tests/fuzz/fuzz_$target
-  seeds=tests/fuzz/corpus/$target
-  kept=tests/fuzz/regressions/$target
+# One target: replay its committed inputs, then fuzz it. Its report goes to build-asan/fuzz_<target>.out.
+fuzz_one() {  # target
+  local target=$1
+  local binary=build-asan/tests/fuzz/fuzz_$target
+  local seeds=tests/fuzz/corpus/$target
+  local kept=tests/fuzz/regressions/$target
   mkdir -p "$kept"
   echo "== fuzz_$target: replaying $(ls "$seeds" | wc -l) seeds and $(ls "$kept" | wc -l) kept crashes"
   # -runs=0 with files: each input runs once; any crash fails here.
   if ! "$binary" -runs=0 "$seeds"/* $(ls -A "$kept" | sed "s|^|$kept/|") > "build-asan/fuzz_$target.replay.log" 2>&1; then
     tail -40 "build-asan/fuzz_$target.replay.log"
     echo "fuzz_$target: a committed input crashes (log: build-asan/fuzz_$target.replay.log)"
-    status=1
-    continue
+    return 1
   fi
   # New inputs go to a scratch corpus in build-asan/, seeded from the committed one.
-  work=build-asan/fuzz-corpus/$target
-  artifacts=build-asan/fuzz-artifacts/$target/
+  local work=build-asan/fuzz-corpus/$target
+  local artifacts=build-asan/fuzz-artifacts/$target/
   mkdir -p "$work" "$artifacts"
   echo "== fuzz_$target: ${seconds} s"
   if "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=4096 -close_fd_mask=1 \
@@ -47,12 +47,31 @@ for target in "${targets[@]}"; do
     grep -E '^stat::number_of_executed_units' "build-asan/fuzz_$target.log" || true
   else
     tail -60 "build-asan/fuzz_$target.log"
+    local crash
     for crash in "$artifacts"*; do
       [[ -e "$crash" ]] || continue
       cp "$crash" "$kept/"
       echo "fuzz_$target: crashing input kept as $kept/$(basename "$crash")"
     done
-    status=1
+    return 1
   fi
+}
+
+# The targets run as many at a time as there are cores (each fuzzer is one process on one core);
+# their reports are printed in the targets' order.
+parallel=$(nproc 2>/dev/null || echo 2)
+status=0
+for (( i = 0; i < ${#targets[@]}; i += parallel )); do
+  batch=("${targets[@]:i:parallel}")
+  declare -A pid=()
+  for target in "${batch[@]}"; do
+    fuzz_one "$target" > "build-asan/fuzz_$target.out" 2>&1 &
+    pid[$target]=$!
+  done
+  for target in "${batch[@]}"; do
+    wait "${pid[$target]}" || status=1
+    cat "build-asan/fuzz_$target.out"
+  done
+  unset pid
 done
 exit $status
