@@ -142,9 +142,11 @@ test('a WebAssembly trap in the engine: the lab says so, restarts the engine, ke
 
 // A starting worker that blocks for good (as firefox-esr's does now and then under remote control,
 // inside a `new Worker` call) sends no more beats: the page replaces it (engine/client.ts). Here the
-// engine's loader, served as an endless loop, blocks the worker the same way.
+// engine's loader, served as a wait that nothing ends, blocks the worker the same way: the thread
+// sleeps in Atomics.wait (the page is cross-origin isolated, so the worker has SharedArrayBuffer)
+// rather than spinning, so the blocked starts cost no CPU time.
 const routing = BROWSER === 'firefox' ? { skip: 'the Firefox driver does not route requests' } : {};
-const BLOCKING_LOADER = 'for (;;) {}';
+const BLOCKING_LOADER = 'Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);';
 
 async function pageWithBlockingLoader(blockedStarts) {
   const c = await launch();
