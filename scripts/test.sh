@@ -72,11 +72,11 @@ asan_and_fuzz() {
 # a script in it (firefox-esr's BiDi lists workers but runs no script in one), and its two that
 # serve a blocking engine loader (the Firefox driver routes no requests).
 # --firefox runs every browser test file in it (after a build: build_wasm.sh, build_web.sh); the
-# whole test command runs every file but those in firefox_ci_skip, the two that compute the most
-# in the page (every chapter's experiments and figures, all engine work): with them the test
-# command would not fit its 20 minutes on a 2-core machine (docs/testing.md). Chromium runs them
-# in the test command.
-firefox_ci_skip=(chapters_experiments chapters_figures)
+# whole test command runs every file but those in firefox_ci_skip, the four that train or run the
+# most in the page (every chapter's experiments, figures and forecast, and the walkthrough's edge
+# cases): with them the test command would not fit its 20 minutes on a 2-core machine
+# (docs/testing.md). Chromium runs them in the test command.
+firefox_ci_skip=(chapters_experiments chapters_figures chapters_forecast walkthrough_edges)
 firefox_ci_files=()
 for f in tests/browser/*.test.mjs; do
   name=$(basename "$f" .test.mjs)
