@@ -75,8 +75,8 @@ asan_and_fuzz() {
 # whole test command runs every file but those in firefox_ci_skip: the four that train or run the
 # most in the page (every chapter's experiments, figures and forecast, and the walkthrough's edge
 # cases) and five of the walkthrough's step-by-step files (its numbers, backward steps,
-# cross-attention, flush and precision). With them the test command would not keep within its
-# 20 minutes on a 2-core machine with a margin (docs/testing.md). Chromium runs them all.
+# cross-attention, flush and precision). Without them the test command is still near its 20
+# minutes on a 2-core machine, at times over (docs/testing.md). Chromium runs them all.
 firefox_ci_skip=(chapters_experiments chapters_figures chapters_forecast walkthrough_edges
   walk_numbers walk_backward walk_cross walk_flush walk_precision)
 firefox_ci_files=()
