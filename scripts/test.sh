@@ -2,7 +2,7 @@
 # Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
 # library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
 # tests, builds the page and runs the browser tests in headless Chromium and, beside them, in
-# headless firefox-esr (every file but those in firefox_ci_skip), packs the npm package and tests it
+# headless firefox-esr, packs the npm package and tests it
 # installed in a fresh project (Node and a Vite-built page), and checks that no comment or document
 # narrates measurement history (tests/docs/). Alongside everything, at a lower CPU
 # priority, it builds the library and tests again under AddressSanitizer and
@@ -71,19 +71,7 @@ asan_and_fuzz() {
 # traced actions still run, unmeasured), engine_recovery's four tests that end the worker by running
 # a script in it (firefox-esr's BiDi lists workers but runs no script in one), and its two that
 # serve a blocking engine loader (the Firefox driver routes no requests).
-# --firefox runs every browser test file in it (after a build: build_wasm.sh, build_web.sh); the
-# whole test command runs every file but those in firefox_ci_skip: the four that train or run the
-# most in the page (every chapter's experiments, figures and forecast, and the walkthrough's edge
-# cases) and five of the walkthrough's step-by-step files (its numbers, backward steps,
-# cross-attention, flush and precision). Without them the test command is still near its 20
-# minutes on a 2-core machine, at times over (docs/testing.md). Chromium runs them all.
-firefox_ci_skip=(chapters_experiments chapters_figures chapters_forecast walkthrough_edges
-  walk_numbers walk_backward walk_cross walk_flush walk_precision)
-firefox_ci_files=()
-for f in tests/browser/*.test.mjs; do
-  name=$(basename "$f" .test.mjs)
-  [[ " ${firefox_ci_skip[*]} " == *" $name "* ]] || firefox_ci_files+=("$f")
-done
+# --firefox runs the browser test files in it alone (after a build: build_wasm.sh, build_web.sh).
 case "${1:-}" in
   --firefox) ATTNLAB_BROWSER=firefox node --test tests/browser/; exit 0 ;;
   --sanitize) asan_tests; exit 0 ;;
@@ -157,15 +145,14 @@ step "Node tests of the WebAssembly module"
 node --test tests/wasm/
 step "page build"
 bash scripts/build_web.sh
-# The second browser: firefox-esr (see firefox_ci_skip above), beside the Chromium suite. A
+# The second browser: firefox-esr runs every browser test file beside the Chromium suite. A
 # browser test spends most of its time waiting on its page (a training run, a transition, a round
-# trip), so the two suites share two cores well. This run leaves out the files in firefox_ci_skip
-# (scripts/test.sh --firefox runs them too). Each file starts its own server and browser.
-start_background 0 "browser tests in Firefox (firefox-esr, WebDriver BiDi; all but ${firefox_ci_skip[*]})" \
-  "$root/artifacts/browser-tests-firefox.log" env ATTNLAB_BROWSER=firefox node --test "${firefox_ci_files[@]}"
+# trip), so the two suites share two cores well. Each file starts its own server and browser.
+start_background 0 "browser tests in Firefox (firefox-esr, WebDriver BiDi)" \
+  "$root/artifacts/browser-tests-firefox.log" env ATTNLAB_BROWSER=firefox node --test tests/browser/
 step "browser tests (headless Chromium)"
 node --test tests/browser/
-wait_for_background "browser tests in Firefox (firefox-esr, WebDriver BiDi; all but ${firefox_ci_skip[*]})"
+wait_for_background "browser tests in Firefox (firefox-esr, WebDriver BiDi)"
 step "npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check
