@@ -2,9 +2,9 @@
 # Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
 # library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
 # tests, builds the page and runs the browser tests in headless Chromium and, beside them, in
-# headless firefox-esr, packs the npm package and tests it
-# installed in a fresh project (Node and a Vite-built page), and checks that no comment or document
-# narrates measurement history (tests/docs/). Alongside everything, at a lower CPU
+# headless firefox-esr, packs the npm package and tests it installed in a fresh project (Node and a
+# Vite-built page), and checks that no comment or document narrates measurement history
+# (tests/docs/). Alongside everything, at a lower CPU
 # priority, it builds the library and tests again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, runs that ctest and each fuzz target for a bounded time (its log is
 # printed when the run waits for it).
@@ -152,9 +152,11 @@ start_background 0 "browser tests in Firefox (firefox-esr, WebDriver BiDi)" \
   "$root/artifacts/browser-tests-firefox.log" env ATTNLAB_BROWSER=firefox node --test tests/browser/
 step "browser tests (headless Chromium)"
 node --test tests/browser/
-wait_for_background "browser tests in Firefox (firefox-esr, WebDriver BiDi)"
+# The Firefox suite takes longer than Chromium's: the package and documentation checks run while
+# it finishes.
 step "npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check
+wait_for_background "browser tests in Firefox (firefox-esr, WebDriver BiDi)"
 wait_for_background "ASan+UBSan build, ctest and fuzzing"
 step "every test passed"
