@@ -429,6 +429,9 @@ function listenToCells(figEl: HTMLElement) {
     put(c.el, 'aria-label', null);
     put(next, 'tabindex', '0');
     put(next, 'aria-label', aria(d3.select<SVGGElement, Cell>(next).datum()));
+    // The Tab stop moves here, not only on the focusin that follows: a render that runs between
+    // the two (a browser that delivers focus events late) keeps this cell as the Tab stop.
+    figEl.dataset.focus = `${i},${j}`;
     next.focus();
   });
 }
