@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the native
-# library and runs the GoogleTest suite (ctest), builds the WebAssembly module and runs its Node
-# tests, builds the page and runs the browser tests in headless Chromium and, beside them, in
-# headless firefox-esr, packs the npm package and tests it installed in a fresh project (Node and a
-# Vite-built page), and checks that no comment or document narrates measurement history
-# (tests/docs/). Alongside everything, at a lower CPU
-# priority, it builds the library and tests again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, runs that ctest and each fuzz target for a bounded time (its log is
-# printed when the run waits for it).
+# Runs every attnlab test on a fresh Debian machine: installs what is missing, builds the
+# WebAssembly module and the page, runs the browser tests in headless Chromium and, beside them,
+# in headless firefox-esr, packs the npm package and tests it installed in a fresh project (Node
+# and a Vite-built page), and checks that no comment or document narrates measurement history
+# (tests/docs/). Alongside the browser suites, at a lower CPU priority, it builds the native
+# library and runs the GoogleTest suite (ctest), the kernel tests under WebAssembly and the Node
+# tests of the module, and it builds the library and tests again under AddressSanitizer and
+# UndefinedBehaviorSanitizer, runs that ctest and each fuzz target for a bounded time (each
+# background job's log is printed when the run waits for it).
 #
 #   scripts/test.sh            everything
 #   scripts/test.sh --native   only the native build and ctest
+#   scripts/test.sh --native-and-node
+#                              the native build and ctest, then the kernel tests under WebAssembly
+#                              and the Node tests of the module (after scripts/build_wasm.sh)
 #   scripts/test.sh --sanitize only the ASan+UBSan build (build-asan/, clang) and its ctest
 #   scripts/test.sh --sanitize-and-fuzz
 #                              the ASan+UBSan build, its ctest and 20 s of each fuzz target
@@ -80,17 +83,21 @@ case "${1:-}" in
 esac
 # ---- end of sanitizers and fuzzing ----
 
-# Background jobs. The sanitizer build, its ctest and the fuzzers need neither WebAssembly nor a
-# browser, and the steps below leave a core idle for part of their time (the browser suites above
-# all). So they run alongside, in a session of their own at a lower CPU priority (nice 5, about a
-# quarter of a core's time against a busy foreground process): they fill the idle time and the
-# foreground keeps most of the CPU when it wants it. Where the kernel groups each session's
-# processes for scheduling (autogroup), the session's group gets that priority too; otherwise the
-# new session would share the CPU equally with this one whatever its nice value. The Firefox files
-# run beside the Chromium suite as a background job too, at the foreground's priority (nice 0):
-# the page's engine worker has a start-up watchdog, so a browser suite is no low-priority job
-# (starved, its worker would be reported silent). A job's output goes to its log, printed when the
-# run waits for it; a failure fails the run.
+# Background jobs. The whole run keeps both cores busy, and its longest chain is the Firefox
+# suite, which can start as soon as the page is built. So the browser suites start first, and
+# the work that needs no browser runs alongside them, in sessions of their own at a lower CPU
+# priority (nice 5, about a quarter of a core's time against a busy foreground process): the
+# sanitizer build, its ctest and the fuzzers; the native build and ctest, then the kernel tests
+# under WebAssembly and the Node tests of the module (which compare with the native tool, so
+# they follow its build). A browser test spends much of its time waiting on its page (a
+# training run, a transition, a round trip), and those jobs fill that time while the browsers
+# keep most of the CPU when they want it. Where the kernel groups each session's processes for
+# scheduling (autogroup), the session's group gets that priority too; otherwise the new session
+# would share the CPU equally with this one whatever its nice value. The Firefox files run
+# beside the Chromium suite as a background job at the foreground's priority (nice 0): the
+# page's engine worker has a start-up watchdog, so a browser suite is no low-priority job
+# (starved, its worker would be reported silent). A job's output goes to its log, printed when
+# the run waits for it; a failure fails the run.
 declare -A background_pid background_log
 start_background() {  # nice name log command...
   local nice=$1 name=$2 log=$3
@@ -120,29 +127,37 @@ wait_for_background() {  # name
     exit "$status"
   fi
 }
-if [[ "${1:-}" != "--native" ]]; then
-  start_background 5 "ASan+UBSan build, ctest and fuzzing" "$root/build-asan/test.log" bash scripts/test.sh --sanitize-and-fuzz
-fi
-
-step "native build (build/)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$jobs"
-step "ctest"
-ctest --test-dir build --output-on-failure -j"$jobs"
+native_tests() {
+  step "native build (build/)"
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release
+  cmake --build build -j"$jobs"
+  step "ctest"
+  ctest --test-dir build --output-on-failure -j"$jobs"
+}
+# The kernel tests under WebAssembly and the Node tests of the module; the latter run the
+# native tool (build/attnlab) for the same commands when it exists, so they follow native_tests.
+node_tests() {
+  step "the kernel tests under WebAssembly (build-wasm-threads/)"
+  # Emscripten's JS optimiser needs Debian's acorn (build_wasm.sh sets this for its own builds).
+  NODE_PATH=${NODE_PATH:-/usr/share/nodejs} cmake --build build-wasm-threads --target attnlab_wasm_kernel_tests -j"$jobs"
+  step "Node tests of the WebAssembly module"
+  node --test tests/wasm/
+}
 
 docs_check() {
   step "documentation check (tests/docs/)"
   node --test tests/docs/
 }
 
-if [[ "${1:-}" == "--native" ]]; then docs_check; exit 0; fi
+case "${1:-}" in
+  --native) native_tests; docs_check; exit 0 ;;
+  --native-and-node) native_tests; node_tests; exit 0 ;;
+esac
 
-step "WebAssembly build (threads + single, and the kernel tests under WebAssembly)"
+start_background 5 "ASan+UBSan build, ctest and fuzzing" "$root/build-asan/test.log" bash scripts/test.sh --sanitize-and-fuzz
+
+step "WebAssembly build (threads + single)"
 bash scripts/build_wasm.sh threads single
-# Emscripten's JS optimiser needs Debian's acorn (build_wasm.sh sets this for its own builds).
-NODE_PATH=${NODE_PATH:-/usr/share/nodejs} cmake --build build-wasm-threads --target attnlab_wasm_kernel_tests -j"$jobs"
-step "Node tests of the WebAssembly module"
-node --test tests/wasm/
 step "page build"
 bash scripts/build_web.sh
 # The second browser: firefox-esr runs every browser test file beside the Chromium suite. A
@@ -150,6 +165,8 @@ bash scripts/build_web.sh
 # trip), so the two suites share two cores well. Each file starts its own server and browser.
 start_background 0 "browser tests in Firefox (firefox-esr, WebDriver BiDi)" \
   "$root/artifacts/browser-tests-firefox.log" env ATTNLAB_BROWSER=firefox node --test tests/browser/
+start_background 5 "native build and ctest, the kernel tests under WebAssembly, Node tests" \
+  "$root/build/test.log" bash scripts/test.sh --native-and-node
 step "browser tests (headless Chromium)"
 node --test tests/browser/
 # The Firefox suite takes longer than Chromium's: the package and documentation checks run while
@@ -157,6 +174,7 @@ node --test tests/browser/
 step "npm package (scripts/pack_js.sh; installed offline, imported in Node and in a Vite-built page)"
 node --test tests/package/
 docs_check
+wait_for_background "native build and ctest, the kernel tests under WebAssembly, Node tests"
 wait_for_background "browser tests in Firefox (firefox-esr, WebDriver BiDi)"
 wait_for_background "ASan+UBSan build, ctest and fuzzing"
 step "every test passed"
