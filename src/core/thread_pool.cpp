@@ -11,7 +11,8 @@
 // of every activation would cross between the cores' caches (docs/performance.md). The
 // caller returns once every chunk has finished, so the body and the job fields stay valid for as
 // long as anybody may run a chunk. A worker that wakes late finds the chunks taken and goes back
-// to waiting: nobody waits for a worker that has no chunk.
+// to waiting: nobody waits for a worker that has no chunk. A pinned job (parallel_for_pinned)
+// is the exception: chunk i belongs to thread i, so the caller waits for every thread it names.
 //
 // Waiting: a training step issues hundreds of jobs of 10-100 µs each, and waking a thread from a
 // condition variable costs about as much as a job, so workers first spin on ticket_ for
@@ -65,6 +66,9 @@ std::uint32_t taken_front(std::uint64_t ticket) { return static_cast<std::uint32
 std::uint32_t taken_back(std::uint64_t ticket) { return static_cast<std::uint32_t>(ticket) & 0xFFFFu; }
 // Most chunks a job is cut into (the 16-bit counts above, and kClosed, must stay apart).
 constexpr std::size_t kMaxChunks = 0xFFFEu;
+// Most indices of a pinned job: one ticket bit each (bits 0-15, where other jobs count chunks
+// taken from the back).
+constexpr std::size_t kMaxPinned = 16;
 // Chunk index of a ticket whose job is being set up (chunk counts stay far below it).
 constexpr std::uint32_t kClosed = 0xFFFFFFFFu;
 
@@ -131,6 +135,27 @@ void ThreadPool::parallel_for(std::size_t begin, std::size_t end, std::size_t gr
     std::lock_guard<std::mutex> call(call_mutex_);
     // range / num_chunks >= grain, and chunks differ by at most one index (see run_chunks).
     const std::size_t chunks = std::min({range / grain, num_threads() * kChunksPerThread, kMaxChunks});
+    run_chunks(open_job(begin, end, chunks, false, body));
+    finish_job(chunks);
+}
+
+void ThreadPool::parallel_for_pinned(std::size_t n, RangeBody body) {
+    if (n > num_threads() || n > kMaxPinned) {
+        fail<ConfigError>("ThreadPool::parallel_for_pinned: ", n, " indices need as many threads, the pool has ",
+                          num_threads(), " (at most ", kMaxPinned, " pinned)");
+    }
+    if (n == 0) return;
+    if (t_inside_pool || n == 1) {
+        body(0, n);
+        return;
+    }
+    std::lock_guard<std::mutex> call(call_mutex_);
+    run_chunks(open_job(0, n, n, true, body));
+    finish_job(n);
+}
+
+std::uint32_t ThreadPool::open_job(std::size_t begin, std::size_t end, std::size_t chunks, bool pinned,
+                                   const RangeBody& body) {
     // Close the ticket first: a worker still looking at the previous job (all its chunks taken)
     // then cannot take a chunk while the fields below change. The job protocol uses the default
     // (sequentially consistent) order: a few atomic operations per job, and the argument stays simple.
@@ -140,6 +165,7 @@ void ThreadPool::parallel_for(std::size_t begin, std::size_t end, std::size_t gr
     begin_.store(begin);
     end_.store(end);
     num_chunks_.store(chunks);
+    pinned_.store(pinned);
     done_chunks_.store(0);
     {
         // Opened under mutex_ so a worker between its last check and its sleep cannot miss it.
@@ -147,9 +173,10 @@ void ThreadPool::parallel_for(std::size_t begin, std::size_t end, std::size_t gr
         ticket_.store(std::uint64_t{generation} << 32);
     }
     wake_.notify_all();
+    return generation;
+}
 
-    run_chunks(generation);
-
+void ThreadPool::finish_job(std::size_t chunks) {
     const auto all_done = [&] { return done_chunks_.load() == chunks; };
     if (!spin_until(all_done)) {
         std::unique_lock<std::mutex> lock(mutex_);
@@ -176,7 +203,11 @@ void ThreadPool::worker_loop() {
             wake_.wait(lock, has_news);
         }
         if (stop_.load()) return;
-        seen = generation_of(ticket_.load());
+        // The news may already be a later job, still being set up: take a job only once it is
+        // open, or a pinned job, which waits for this worker, would count as seen and never run.
+        const std::uint64_t ticket = ticket_.load();
+        if (chunk_of(ticket) == kClosed) continue;
+        seen = generation_of(ticket);
         run_chunks(seen);
     }
 }
@@ -190,6 +221,16 @@ void ThreadPool::run_chunks(std::uint32_t generation) {
             // Another generation (the job is over) or a job being set up: nothing to take.
             if (generation_of(ticket) != generation || chunk_of(ticket) == kClosed) return;
             chunks = num_chunks_.load();
+            if (pinned_.load()) {
+                // Chunk i is thread i's alone (nobody finishes the job without it); taking it
+                // sets bit i of the ticket, so a thread runs it once, and only in this job.
+                if (t_thread_index >= chunks) return;
+                const std::uint64_t mine = std::uint64_t{1} << t_thread_index;
+                if (ticket & mine) return;
+                chunk = t_thread_index;
+                if (ticket_.compare_exchange_weak(ticket, ticket | mine)) break;
+                continue;
+            }
             const std::uint32_t front = taken_front(ticket), back = taken_back(ticket);
             if (front + back >= chunks) return;
             // The caller takes chunks from the front, workers from the back (see the file comment).
@@ -217,6 +258,7 @@ void ThreadPool::run_chunks(std::uint32_t generation) {
             done_.notify_one();
             return;
         }
+        if (pinned_.load()) return;
     }
 }
 
@@ -272,6 +314,15 @@ void parallel_for(std::size_t begin, std::size_t end, RangeBody body,
         return;
     }
     default_pool().parallel_for(begin, end, grain, body);
+}
+
+void parallel_for_pinned(std::size_t n, RangeBody body) {
+    if (n == 0) return;
+    if (t_inside_pool || n == 1) {
+        body(0, n);
+        return;
+    }
+    default_pool().parallel_for_pinned(n, body);
 }
 
 }  // namespace attnlab

@@ -211,6 +211,84 @@ TEST(ThreadPool, ConstructingAndDestroyingPoolsJoinsCleanly) {
     }
 }
 
+// A pinned job runs index i on thread i, every call, whatever ran in between: the split
+// training step relies on it to size each thread's scratch once (tests/alloc).
+TEST(ThreadPool, PinnedJobRunsIndexIOnThreadIEveryCall) {
+    attnlab::ThreadPool pool(3);
+    std::vector<std::thread::id> first(3);
+    for (int call = 0; call < 1000; ++call) {
+        std::vector<std::atomic<int>> runs(3);
+        std::vector<std::size_t> index_seen(3, 99);
+        std::vector<std::thread::id> id_seen(3);
+        pool.parallel_for_pinned(3, [&](std::size_t lo, std::size_t hi) {
+            ASSERT_EQ(hi, lo + 1);
+            runs[lo].fetch_add(1);
+            index_seen[lo] = attnlab::thread_index();
+            id_seen[lo] = std::this_thread::get_id();
+        });
+        for (std::size_t i = 0; i < 3; ++i) {
+            ASSERT_EQ(runs[i].load(), 1) << "index " << i << ", call " << call;
+            ASSERT_EQ(index_seen[i], i) << "call " << call;
+            if (call == 0) first[i] = id_seen[i];
+            ASSERT_EQ(id_seen[i], first[i]) << "index " << i << " changed thread at call " << call;
+        }
+        if (call % 2 == 0) {  // an ordinary job in between, whose chunks any thread may take
+            EXPECT_EQ(visit_counts(pool, 0, 7, 1), std::vector<int>(7, 1));
+        }
+    }
+    EXPECT_EQ(first[0], std::this_thread::get_id());
+}
+
+TEST(ThreadPool, PinnedJobWithFewerIndicesThanThreadsLeavesTheRestIdle) {
+    attnlab::ThreadPool pool(4);
+    std::vector<std::atomic<int>> runs(4);
+    pool.parallel_for_pinned(2, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) runs[i].fetch_add(1);
+        EXPECT_EQ(attnlab::thread_index(), lo);
+    });
+    EXPECT_EQ(runs[0].load() + runs[1].load(), 2);
+    EXPECT_EQ(runs[2].load() + runs[3].load(), 0);
+    pool.parallel_for_pinned(0, [&](std::size_t, std::size_t) { FAIL() << "no index, no call"; });
+}
+
+TEST(ThreadPool, PinnedJobRejectsMoreIndicesThanThreadsNamingBoth) {
+    attnlab::ThreadPool pool(2);
+    try {
+        pool.parallel_for_pinned(3, [](std::size_t, std::size_t) {});
+        FAIL() << "expected ConfigError";
+    } catch (const attnlab::ConfigError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("3 indices"), std::string::npos) << what;
+        EXPECT_NE(what.find("the pool has 2"), std::string::npos) << what;
+    }
+}
+
+TEST(ThreadPool, PinnedJobRethrowsAndThePoolStaysUsable) {
+    attnlab::ThreadPool pool(2);
+    EXPECT_THROW(pool.parallel_for_pinned(2,
+                                          [](std::size_t lo, std::size_t) {
+                                              if (lo == 1) throw std::runtime_error("lane 1");
+                                          }),
+                 std::runtime_error);
+    EXPECT_EQ(visit_counts(pool, 0, 9, 1), std::vector<int>(9, 1));
+}
+
+TEST(ThreadPool, PinnedJobInsideABodyRunsInlineOnThatThread) {
+    ThreadCountGuard guard;
+    attnlab::set_num_threads(2);
+    std::atomic<int> inner{0};
+    attnlab::parallel_for(0, 2, [&](std::size_t, std::size_t) {
+        const std::thread::id here = std::this_thread::get_id();
+        attnlab::parallel_for_pinned(2, [&](std::size_t lo, std::size_t hi) {
+            EXPECT_EQ(lo, 0u);
+            EXPECT_EQ(hi, 2u);
+            EXPECT_EQ(std::this_thread::get_id(), here);
+            inner.fetch_add(1);
+        });
+    });
+    EXPECT_EQ(inner.load(), 2);
+}
+
 TEST(ThreadPool, ConstructorRejectsZeroThreads) { EXPECT_THROW(attnlab::ThreadPool(0), attnlab::ConfigError); }
 
 }  // namespace

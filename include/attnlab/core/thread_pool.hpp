@@ -46,8 +46,18 @@ public:
     // threw (after every chunk finished).
     void parallel_for(std::size_t begin, std::size_t end, std::size_t grain,
                       RangeBody body);
+    // Calls body(i, i + 1) for each i < n on thread i of the pool (0 is the caller; n <=
+    // num_threads() and n <= 16, else ConfigError) and returns when all are done; rethrows as parallel_for.
+    // The same index runs on the same thread every call, so thread-local scratch that its work
+    // grows is sized by the first call. Unlike parallel_for the caller waits for a thread that
+    // is slow to wake instead of taking its share.
+    void parallel_for_pinned(std::size_t n, RangeBody body);
 
 private:
+    // Publishes a job of `chunks` chunks over [begin, end) and wakes the workers; returns its generation.
+    std::uint32_t open_job(std::size_t begin, std::size_t end, std::size_t chunks, bool pinned, const RangeBody& body);
+    // The caller's part after run_chunks: waits for every chunk, then rethrows the first error.
+    void finish_job(std::size_t chunks);
     void worker_loop();
     // Takes chunks of job `generation` until none is left or a later job replaced it.
     void run_chunks(std::uint32_t generation);
@@ -68,6 +78,7 @@ private:
     // after every chunk of the last one has finished (done_chunks_).
     std::atomic<const RangeBody*> body_{nullptr};
     std::atomic<std::size_t> begin_{0}, end_{0}, num_chunks_{0};
+    std::atomic<bool> pinned_{false};  // chunk i belongs to thread i (parallel_for_pinned)
     std::atomic<std::uint64_t> ticket_{0};
     std::atomic<std::size_t> done_chunks_{0};
     std::atomic<bool> stop_{false};
@@ -96,5 +107,8 @@ std::size_t thread_index();
 // parallelism) or when the range is smaller than two grains.
 void parallel_for(std::size_t begin, std::size_t end, RangeBody body,
                   std::size_t grain = 1);
+// default_pool().parallel_for_pinned, but runs body(0, n) inline when called from inside a pool
+// worker (nested parallelism) or when n < 2.
+void parallel_for_pinned(std::size_t n, RangeBody body);
 
 }  // namespace attnlab
