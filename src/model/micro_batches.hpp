@@ -81,7 +81,11 @@ void fill_slices(Split& split, std::size_t count, std::size_t batch, Rng& dropou
 // slices [l·n/L, (l+1)·n/L) in order with its own cache, accumulating into model_grads (lane 0)
 // or its own gradients (zeroed first, shaped like the model's on first use), which are then
 // added to model_grads in lane order. run_slice(slice, cache, grads) does one slice's forward,
-// loss and backward.
+// loss and backward. Lane l runs on pool thread l every step (parallel_for_pinned): a lane runs
+// its kernels inline, in the running thread's own scratch (the kernels' thread-local buffers),
+// so the first split step sizes every thread's scratch for its lane and later steps allocate
+// nothing. Taken by whichever thread came first, a lane would grow a worker's scratch the first
+// time that worker happened to take one, at any step.
 template <class Split, class Model, class Grad, class RunSlice>
 void run_split_lanes(Split& split, std::size_t lanes, const Model& model, Grad& model_grads, RunSlice&& run_slice) {
     split.lanes.resize(lanes);
@@ -91,18 +95,15 @@ void run_split_lanes(Split& split, std::size_t lanes, const Model& model, Grad& 
         g.zero();
     }
     const std::size_t count = split.slices.size();
-    parallel_for(
-        0, lanes,
-        [&](std::size_t begin, std::size_t end) {
-            for (std::size_t l = begin; l < end; ++l) {
-                auto& lane = split.lanes[l];
-                Grad& grads = l == 0 ? model_grads : lane.grads;
-                for (std::size_t i = l * count / lanes; i < (l + 1) * count / lanes; ++i) {
-                    run_slice(split.slices[i], lane.cache, grads);
-                }
+    parallel_for_pinned(lanes, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t l = begin; l < end; ++l) {
+            auto& lane = split.lanes[l];
+            Grad& grads = l == 0 ? model_grads : lane.grads;
+            for (std::size_t i = l * count / lanes; i < (l + 1) * count / lanes; ++i) {
+                run_slice(split.slices[i], lane.cache, grads);
             }
-        },
-        1);
+        }
+    });
     for (std::size_t l = 1; l < lanes; ++l) model_grads.add(split.lanes[l].grads);
 }
 // The whole batch's loss from its slices' (each slice.result): the mean over all counted targets.
