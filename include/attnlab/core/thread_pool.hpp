@@ -108,7 +108,7 @@ std::size_t thread_index();
 void parallel_for(std::size_t begin, std::size_t end, RangeBody body,
                   std::size_t grain = 1);
 // default_pool().parallel_for_pinned, but runs body(0, n) inline when called from inside a pool
-// worker (nested parallelism) or when n < 2.
+// worker (nested parallelism) or when n == 1, and nothing when n == 0.
 void parallel_for_pinned(std::size_t n, RangeBody body);
 
 }  // namespace attnlab
