@@ -47,14 +47,16 @@ public:
     void parallel_for(std::size_t begin, std::size_t end, std::size_t grain,
                       RangeBody body);
     // Calls body(i, i + 1) for each i < n on thread i of the pool (0 is the caller; n <=
-    // num_threads() and n <= 16, else ConfigError) and returns when all are done; rethrows as parallel_for.
+    // num_threads() and n <= 16, else ConfigError) and returns when all are done; rethrows as
+    // parallel_for.
     // The same index runs on the same thread every call, so thread-local scratch that its work
     // grows is sized by the first call. Unlike parallel_for the caller waits for a thread that
     // is slow to wake instead of taking its share.
     void parallel_for_pinned(std::size_t n, RangeBody body);
 
 private:
-    // Publishes a job of `chunks` chunks over [begin, end) and wakes the workers; returns its generation.
+    // Publishes a job of `chunks` chunks over [begin, end) and wakes the workers; returns its
+    // generation.
     std::uint32_t open_job(std::size_t begin, std::size_t end, std::size_t chunks, bool pinned, const RangeBody& body);
     // The caller's part after run_chunks: waits for every chunk, then rethrows the first error.
     void finish_job(std::size_t chunks);
