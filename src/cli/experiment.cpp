@@ -5,6 +5,7 @@
 //
 //   attnlab experiment                      the list
 //   attnlab experiment --names              the names, one a line (scripts)
+//   attnlab experiment --metadata           every entry's metadata as JSON (lab.experiments()'s form)
 //   attnlab experiment scaling --help       its flags with their defaults and ranges
 //   attnlab experiment scaling --quick --csv curves.csv --json result.json
 #include <algorithm>
@@ -139,6 +140,10 @@ int run_experiment(int argc, char** argv) {
     }
     if (!std::strcmp(argv[2], "--names")) {
         for (const auto& e : ex::experiments()) std::printf("%s\n", e.name.c_str());
+        return 0;
+    }
+    if (!std::strcmp(argv[2], "--metadata")) {
+        std::printf("%s\n", ex::experiments_to_json().c_str());
         return 0;
     }
     const ex::Experiment& e = ex::find_experiment(argv[2]);
