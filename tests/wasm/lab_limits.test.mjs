@@ -1,7 +1,7 @@
-// The training lab's form limits (web/src/lab/limits.json) against the engine: every value the form
-// accepts is one the engine accepts (make_task's ranges, the Trainer's), a form bound that is the
-// engine's own (brackets: 4 bracket kinds) is refused one step beyond, and the tasks whose
-// defaults the lab chose for learnability reach a good accuracy with them (issue 28 item 2).
+// The training lab's form limits (web/src/engine/protocol/limits.json) against the engine: every
+// value the form accepts is one the engine accepts (make_task's ranges, the Trainer's), a form
+// bound that is the engine's own (brackets: 4 bracket kinds) is refused one step beyond, and the
+// tasks whose defaults the lab chose for learnability reach a good accuracy with them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -9,7 +9,7 @@ import path from 'node:path';
 
 import { ROOT, loadLab } from './harness.mjs';
 
-const LIMITS = JSON.parse(fs.readFileSync(path.join(ROOT, 'web/src/lab/limits.json'), 'utf8'));
+const LIMITS = JSON.parse(fs.readFileSync(path.join(ROOT, 'web/src/engine/protocol/limits.json'), 'utf8'));
 
 // Engine bounds the form shares exactly (tasks.cpp: "bracket kinds: () [] {} <>").
 const ENGINE_MAX = { brackets: { vocab: 4 } };
@@ -59,7 +59,7 @@ test('the form\'s training ranges are accepted by the Trainer', async () => {
   task.delete();
 });
 
-// A run as the page makes it (web/src/engine/training_engine.ts: the model and trainer options
+// A run as the page makes it (web/src/engine/worker/training.ts: the model and trainer options
 // from the form's settings), with the form's defaults (limits.json "defaults" and the task's own).
 async function trainDefaults(name) {
   const lab = await loadLab('threads');

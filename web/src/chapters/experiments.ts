@@ -1,8 +1,8 @@
 // Experiments run in their own engine worker: a run is one long synchronous engine call, so the
 // worker that draws the chapters' figures stays free, and Stop simply ends the worker (a busy
 // worker reads no messages); the next run starts a new one.
-import { EngineClient } from '../engine/client';
-import type { ExperimentInfo, ExperimentOptions, ExperimentProgress, ExperimentResult } from '../engine/chapter_protocol';
+import { EngineClient } from '../engine/client/client';
+import type { ExperimentInfo, ExperimentOptions, ExperimentProgress, ExperimentResult } from '../engine/protocol/chapters';
 import type { ExperimentRunner } from '../ui/experiment_panel';
 
 export class ExperimentWorker implements ExperimentRunner {

@@ -3,8 +3,8 @@
 // here (a max difference, an entropy) come from the worker too; the figure only draws.
 import * as d3 from 'd3';
 import { t, type Key } from '../i18n';
-import type { FigureData, FigureProgress, FigureRequest } from '../engine/chapter_protocol';
-import type { Tensor } from '../engine/protocol';
+import type { FigureData, FigureProgress, FigureRequest } from '../engine/protocol/chapters';
+import type { Tensor } from '../engine/protocol/messages';
 import { exportButtons } from '../ui/export';
 import { renderHistogram } from '../ui/histogram';
 import { renderMatrix } from '../ui/matrix';

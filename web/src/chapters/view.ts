@@ -3,7 +3,7 @@
 // (figures.ts) and its experiments (ui/experiment_panel.ts), each experiment listed whether or not
 // the engine build has it yet.
 import { lang, onLang, t } from '../i18n';
-import type { ExperimentInfo, ExperimentResult } from '../engine/chapter_protocol';
+import type { ExperimentInfo, ExperimentResult } from '../engine/protocol/chapters';
 import { ExperimentPanel } from '../ui/experiment_panel';
 import { CHAPTERS, chapterKey, type Chapter } from './chapters';
 import type { ExperimentWorker } from './experiments';

@@ -2,7 +2,7 @@
 // message rendered with the templates lab.experiments()[i].messages lists, which gives exactly
 // result.conclusion). Chinese: the templates and terms of results_zh.ts. Numbers and run names
 // with numbers stay as the engine formatted them.
-import type { ExperimentMessage } from '../engine/chapter_protocol';
+import type { ExperimentMessage } from '../engine/protocol/chapters';
 import { lang } from './index';
 import { CONCLUSIONS_ZH, KEEP, PATTERNS_ZH, TERMS_ZH, TERMS_ZH_BY_EXPERIMENT } from './results_zh';
 

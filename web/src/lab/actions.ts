@@ -1,8 +1,9 @@
 // Lab actions: the only code that calls the engine for the lab and changes labStore (the view
-// reads the store and calls these). Engine work runs in the engine worker (engine/worker.ts).
+// reads the store and calls these). Engine work runs in the engine worker (engine/worker/).
 import { t } from '../i18n';
-import type { EngineClient } from '../engine/client';
-import type { EngineInfo, LabEvent, LabSettings, RunInfo, TryResult } from '../engine/protocol';
+import type { EngineClient } from '../engine/client/client';
+import type { LabEvent, LabSettings, RunInfo, TryResult } from '../engine/protocol/lab';
+import type { EngineInfo } from '../engine/protocol/messages';
 import { checkpointError } from './errors';
 import { labProblems, settingsChange, settingsToUrl, taskLabel } from './settings';
 import { labStore, MAX_RUNS, type LabState } from './state';

@@ -2,7 +2,7 @@
 // settings that differ between the ones selected (highlighted), and their loss, accuracy and
 // gradient-norm curves overlaid on shared axes. Computes nothing the engine reported differently:
 // every curve point is a StepMetrics value.
-import type { LabSettings } from '../engine/protocol';
+import type { LabSettings } from '../engine/protocol/lab';
 import { t as tr } from '../i18n';
 import { HEAD_COLORS } from '../util/color';
 import { linkCharts, renderSeries, type CurveSeries } from './charts';

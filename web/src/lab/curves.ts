@@ -1,7 +1,7 @@
 // The lab's training-dynamics curves beside loss and accuracy: the global gradient norm, the
 // largest attention score, and each head's mean attention entropy, all as the engine's Trainer
 // reports them per step (StepMetrics). Draws on the same x-axis as the loss (charts.ts links them).
-import type { LabSettings, StepMetrics } from '../engine/protocol';
+import type { LabSettings, StepMetrics } from '../engine/protocol/lab';
 import { t as tr } from '../i18n';
 import { HEAD_COLORS } from '../util/color';
 import { renderSeries, type CurveSeries } from './charts';

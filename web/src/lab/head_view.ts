@@ -3,7 +3,7 @@
 // are the engine's attention weight of the chosen layer and head (the lab's attention maps,
 // Model.attentionMaps). Hovering a token keeps only its lines. The heatmaps sit beside it (view.ts).
 import * as d3 from 'd3';
-import type { AttentionMaps } from '../engine/protocol';
+import type { AttentionMaps } from '../engine/protocol/lab';
 import { t as tr } from '../i18n';
 import { HEAD_COLORS } from '../util/color';
 

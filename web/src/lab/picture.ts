@@ -1,10 +1,10 @@
 // The series and shapes tasks' pictures (render layer): a held-out window's forecast against the
 // truth and the seasonal-naive baseline, and held-out images with one query's attention over its
-// window drawn on them. Every number drawn is the engine's (LabPicture, engine/training_engine.ts);
+// window drawn on them. Every number drawn is the engine's (LabPicture, engine/worker/training.ts);
 // this file only places them: a patch's window and its index in the window follow
 // Model.windowLayout (web/attnlab.d.ts).
 import * as d3 from 'd3';
-import type { ForecastPicture, ImagesPicture, WindowLayout } from '../engine/protocol';
+import type { ForecastPicture, ImagesPicture, WindowLayout } from '../engine/protocol/lab';
 import { t as tr } from '../i18n';
 
 /** Which layer, head and query the images show; query null = the CLS token where there is one, else the middle patch. */

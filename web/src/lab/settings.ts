@@ -1,11 +1,11 @@
-// Lab settings: per-task fields and ranges (limits.json, checked against the engine by
-// tests/wasm/lab_limits.test.mjs), validation in the form's words, and the URL query string (so a
-// link reproduces a run). Token layouts live in the engine (task.encode / task.decode).
-import { ENGINE_SWITCHES, SWITCH_DEFAULTS, switchValue } from '../engine/switches';
-import { en } from '../i18n/en';
+// Lab settings: per-task fields and ranges (engine/protocol/limits.json, checked against the engine
+// by tests/wasm/lab_limits.test.mjs), validation in the form's words, and the URL query string (so
+// a link reproduces a run). Token layouts live in the engine (task.encode / task.decode).
 import { t, type Key } from '../i18n';
-import type { LabSettings, TaskName } from '../engine/protocol';
-import LIMITS from './limits.json';
+import { en } from '../i18n/en';
+import type { LabSettings, TaskName } from '../engine/protocol/lab';
+import { LAB_DEFAULTS, taskLimits, TRAINING, type Range } from '../engine/protocol/limits';
+import { ENGINE_SWITCHES, SWITCH_DEFAULTS, switchValue } from '../engine/protocol/switches';
 
 export const TASKS: { id: TaskName; label: () => string; what: () => string }[] = (['reverse', 'copy', 'sort', 'assoc_recall', 'brackets', 'char_lm', 'series', 'shapes'] as const).map((id) => ({
   id,
@@ -20,24 +20,6 @@ export const rangeLabel = (r: Range): string => {
   return key in en ? t(key) : r.label;
 };
 
-/** A numeric field's meaning for a task and the values the form accepts. */
-export interface Range {
-  label: string;
-  min: number;
-  max: number;
-  default?: number;
-}
-export interface TaskLimits {
-  /** Prompt length / pairs / max length / window. */
-  length: Range;
-  /** Symbols / keys / bracket kinds; null where the task has none (char_lm: the corpus fixes it). */
-  vocab: Range | null;
-  /** Steps the default model needs to learn the task with the defaults above. */
-  steps: number;
-}
-export const taskLimits = (task: TaskName): TaskLimits => (LIMITS.tasks as Record<TaskName, TaskLimits>)[task];
-export const TRAINING: Record<'lr' | 'steps' | 'seed', Range> = LIMITS.training;
-
 export const ARCHITECTURES: { id: LabSettings['architecture']; label: string }[] = [
   { id: 'transformer', label: 'Transformer' },
   { id: 'lstm', label: 'LSTM' },
@@ -49,7 +31,6 @@ export const taskArchitectures = (task: TaskName): LabSettings['architecture'][]
 /** Fields only a Transformer reads: an LSTM has no attention heads, positions, LayerNorm or score scaling. */
 export const TRANSFORMER_ONLY: readonly (keyof LabSettings)[] = ['heads', 'kvHeads', 'positional', 'norm', 'scale', ...ENGINE_SWITCHES.filter((w) => w.target === 'model').map((w) => w.key)];
 
-
 /** Settings with `task` and the values the form shows when that task is picked. */
 export function withTask(s: LabSettings, task: TaskName): LabSettings {
   const t = taskLimits(task);
@@ -57,7 +38,7 @@ export function withTask(s: LabSettings, task: TaskName): LabSettings {
   return { ...s, task, length: t.length.default!, vocab: t.vocab?.default ?? s.vocab, steps: t.steps, architecture: archs.includes(s.architecture) ? s.architecture : archs[0] };
 }
 
-export const DEFAULT_LAB: LabSettings = withTask({ ...(LIMITS.defaults as Omit<LabSettings, 'task' | 'length' | 'vocab' | 'steps'>), ...SWITCH_DEFAULTS, task: 'reverse', length: 0, vocab: 0, steps: 0 }, 'reverse');
+export const DEFAULT_LAB: LabSettings = withTask({ ...LAB_DEFAULTS, ...SWITCH_DEFAULTS, task: 'reverse', length: 0, vocab: 0, steps: 0 }, 'reverse');
 
 /** Settings that only steer training: changing them keeps the model (Train continues it). */
 export const TRAINING_KEYS: readonly (keyof LabSettings)[] = ['lr', 'batch', 'steps', ...ENGINE_SWITCHES.filter((w) => w.target === 'trainer').map((w) => w.key)];

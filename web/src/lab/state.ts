@@ -1,5 +1,6 @@
 // The training lab's store.
-import type { AttentionMaps, EngineInfo, LabPicture, LabSettings, StepMetrics, TaskInfo } from '../engine/protocol';
+import type { AttentionMaps, LabPicture, LabSettings, StepMetrics, TaskInfo } from '../engine/protocol/lab';
+import type { EngineInfo } from '../engine/protocol/messages';
 import { Store } from '../util/store';
 import { DEFAULT_LAB } from './settings';
 

@@ -3,7 +3,7 @@
 // task's tokens come from the engine (TaskInfo.words: task.decode of each id).
 import { taskLabel } from './settings';
 import { t } from '../i18n';
-import type { LabSettings, TaskInfo } from '../engine/protocol';
+import type { LabSettings, TaskInfo } from '../engine/protocol/lab';
 
 export type TryInput = { text: string } | { error: string };
 

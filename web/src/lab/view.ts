@@ -1,8 +1,8 @@
 // The training lab view: settings (mirrored in the URL), train / pause / reset, live curves,
 // attention maps of a fixed input, trying the model, checkpoint download and upload.
 // Renders labStore; every engine call and store change is an action (lab/actions.ts).
-import type { LabSettings, StepMetrics, TryResult } from '../engine/protocol';
-import { ENGINE_SWITCHES, type EngineSwitchSettings } from '../engine/switches';
+import type { LabSettings, StepMetrics, TryResult } from '../engine/protocol/lab';
+import { ENGINE_SWITCHES, type EngineSwitchSettings } from '../engine/protocol/switches';
 import { renderHeatmap } from '../ui/heatmap_canvas';
 import { sequentialScale } from '../util/color';
 import * as actions from './actions';
@@ -13,7 +13,8 @@ import { mountHeadView, renderHeadView, type HeadViewState } from './head_view';
 import { mountPicture, renderPicture, type PicturePick } from './picture';
 import { attr, onLang, span, t as tr, translate, type Key } from '../i18n';
 import { en } from '../i18n/en';
-import { ARCHITECTURES, labProblems, rangeLabel, settingsChange, settingsFromUrl, taskArchitectures, taskLimits, TASKS, TRAINING, TRANSFORMER_ONLY, withTask } from './settings';
+import { taskLimits, TRAINING } from '../engine/protocol/limits';
+import { ARCHITECTURES, labProblems, rangeLabel, settingsChange, settingsFromUrl, taskArchitectures, TASKS, TRANSFORMER_ONLY, withTask } from './settings';
 import { labStore, type LabState } from './state';
 import { tryHint } from './try_input';
 
@@ -127,7 +128,7 @@ export function mountLab(root: HTMLElement) {
       ...readSwitches(),
     };
   };
-  /** The engine switches as the form holds them, typed as their table says (engine/switches.ts). */
+  /** The engine switches as the form holds them, typed as their table says (engine/protocol/switches.ts). */
   const readSwitches = (): EngineSwitchSettings => {
     const out: Record<string, unknown> = {};
     for (const w of ENGINE_SWITCHES) {

@@ -5,7 +5,7 @@
 import { lang, t } from '../i18n';
 import { EXPERIMENTS_ZH, PARAMETERS_ZH } from '../i18n/experiments_zh';
 import { messageText, noteHtml, term } from '../i18n/results';
-import type { ExperimentInfo, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult } from '../engine/chapter_protocol';
+import type { ExperimentInfo, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult } from '../engine/protocol/chapters';
 import { exportButtons, saveCsv } from './export';
 import { logAxes, renderLineChart, type Line } from './line_chart';
 

@@ -2,7 +2,7 @@
 // computes nothing). Cells carry data-i / data-j / data-value (the exact float32) for hover and tests.
 import { t as tr } from '../i18n';
 import * as d3 from 'd3';
-import type { Tensor } from '../engine/protocol';
+import type { Tensor } from '../engine/protocol/messages';
 import type { ColorScale } from '../util/color';
 import { cellText, exactFloat32 } from '../util/format';
 import { hideTooltip, moveTooltip, showTooltip, showTooltipFor } from './tooltip';

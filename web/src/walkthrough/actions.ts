@@ -1,6 +1,6 @@
 // Walkthrough actions: the only code that changes walkStore (engine calls, navigation, playback).
 import { t } from '../i18n';
-import type { EngineClient } from '../engine/client';
+import type { EngineClient } from '../engine/client/client';
 import { derive } from './derive';
 import { buildInput, inputFromModelTrace, settingsOfModelTrace, settingsProblems, type WalkSettings } from './inputs';
 import { walkStore, type WalkState } from './state';

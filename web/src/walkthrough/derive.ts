@@ -1,7 +1,8 @@
 // Derived statistics of a trace (compute layer): everything a view needs beyond the engine's
 // stages is gathered here, once per trace, so components only read. Row sums and entropies are
 // the engine's (lab.rowStats, attached to each weights matrix by the worker).
-import type { StageData, StageTensor, Tensor, TraceResult } from '../engine/protocol';
+import type { Tensor } from '../engine/protocol/messages';
+import type { StageData, StageTensor, TraceResult } from '../engine/protocol/walk';
 
 export interface HeadStats {
   /** Softmax entropy (nats) of each query row, with and without scaling (the engine's). */

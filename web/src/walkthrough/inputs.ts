@@ -1,7 +1,8 @@
 // The walkthrough's input: a sentence -> tokens -> one seeded vector per word.
 // (Compute layer: pure functions of the settings; no engine call needed for inputs.)
 import { t, type Key } from '../i18n';
-import type { MaskKind, Positional, Tensor, TraceRequest, TraceResult } from '../engine/protocol';
+import type { Tensor } from '../engine/protocol/messages';
+import type { MaskKind, Positional, TraceRequest, TraceResult } from '../engine/protocol/walk';
 import { hash32, mulberry32, normals } from '../util/rng';
 
 export interface WalkSettings {

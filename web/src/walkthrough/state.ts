@@ -1,5 +1,5 @@
 // The walkthrough's store: settings, the engine's trace of them, and where the reader is.
-import type { StageData, TraceResult } from '../engine/protocol';
+import type { StageData, TraceResult } from '../engine/protocol/walk';
 import { Store } from '../util/store';
 import type { Derived } from './derive';
 import { DEFAULT_SETTINGS, type WalkInput, type WalkSettings } from './inputs';

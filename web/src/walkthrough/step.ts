@@ -1,7 +1,7 @@
 // What every walkthrough step script provides. A step is narration (plain-English text) plus
 // choreography (how many beats it animates, and what each beat highlights); the drawing is done
 // by the step's stage component in components/.
-import type { TraceResult } from '../engine/protocol';
+import type { TraceResult } from '../engine/protocol/walk';
 import type { Derived } from './derive';
 import type { WalkInput, WalkSettings } from './inputs';
 import type { WalkState } from './state';

@@ -1,7 +1,7 @@
 // Stages of the backward pass: rows of gradient matrices joined by operators (render layer: draws
 // the step's props, computes nothing). Each gradient gets its own diverging colour scale, so a
 // small gradient is as readable as a large one; hover gives the exact float32 and the step's detail.
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs, sequentialScale } from '../../util/color';

@@ -1,7 +1,7 @@
 // Stage: concat. The split/concat layout as a picture of tensor shapes, then the joined matrix.
 import { t as tr } from '../../i18n';
 import * as d3 from 'd3';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { renderLegend } from '../../ui/legend';
 import { renderMatrix } from '../../ui/matrix';
 import { HEAD_COLORS, divergingScale, maxAbs } from '../../util/color';

@@ -1,6 +1,6 @@
 // Stage: per-head maps. Every head's attention weights side by side, grouped by shared K/V head.
 import { t as tr } from '../../i18n';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { renderLegend } from '../../ui/legend';
 import { renderMatrix } from '../../ui/matrix';
 import { HEAD_COLORS, sequentialScale } from '../../util/color';

@@ -2,7 +2,7 @@
 // faded), the new token's one query row of weights over them, and what each step costs with the
 // cache against recomputing every row, beside linear attention's constant-size state.
 import type { KvCacheStep } from '../../../attnlab';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { t as tr } from '../../i18n';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs, sequentialScale } from '../../util/color';

@@ -1,6 +1,6 @@
 // Stage: mask. scaled -> masked: forbidden (query, key) pairs become −∞ (hatched).
 import { t as tr } from '../../i18n';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs } from '../../util/color';

@@ -1,7 +1,7 @@
 // The same masked scores under softmax, sigmoid and ReLU (render layer): three weight matrices side
 // by side, each the engine's own trace with that normaliser (attention/normalizer.hpp).
 import { t as tr } from '../../i18n';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { renderMatrix } from '../../ui/matrix';
 import { sequentialScale } from '../../util/color';
 import { section, shape } from './common';

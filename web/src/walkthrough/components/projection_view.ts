@@ -1,6 +1,6 @@
 // Stage: projections. x · W_Qᵀ = q (and k, v) for one head; one output cell at a time is animated.
 import { t as tr } from '../../i18n';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs } from '../../util/color';

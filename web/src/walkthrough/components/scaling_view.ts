@@ -1,6 +1,6 @@
 // Stage: scaling. scores × 1/√d_k = scaled, the score histogram and softmax entropy before/after.
 import { t as tr } from '../../i18n';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { renderHistogram, type HistSeries } from '../../ui/histogram';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';

@@ -1,6 +1,6 @@
 // Stage: scores. q · kᵀ = S; hovering S[i][j] lights up q_i and k_j and lists the products.
 import { t as tr } from '../../i18n';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs } from '../../util/color';

@@ -1,6 +1,6 @@
 // Stage: softmax. Each row of masked becomes probabilities: non-negative, summing to 1.
 import { t as tr } from '../../i18n';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs, sequentialScale } from '../../util/color';

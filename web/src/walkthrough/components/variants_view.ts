@@ -3,7 +3,7 @@
 // matrix (cells outside the live blocks hatched as masked) with its weights. Each matrix is the
 // engine's trace with that variant.
 import { t as tr } from '../../i18n';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs, sequentialScale } from '../../util/color';
 import { idx, section, shape } from './common';

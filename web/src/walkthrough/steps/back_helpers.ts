@@ -1,6 +1,7 @@
 // Shared look-ups for the backward steps: the engine's gradients of the trace, per-head slices.
 import { t } from '../../i18n';
-import type { BackwardResult, Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
+import type { BackwardResult } from '../../engine/protocol/walk';
 import { note } from '../components/common';
 import type { StepContext } from '../step';
 

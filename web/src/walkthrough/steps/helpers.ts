@@ -1,6 +1,6 @@
 // Shared look-ups for the step scripts: stage tensors by head, labels, head slices of weights.
 import { t } from '../../i18n';
-import type { Tensor } from '../../engine/protocol';
+import type { Tensor } from '../../engine/protocol/messages';
 import { headSliceT } from '../derive';
 import type { StepContext } from '../step';
 

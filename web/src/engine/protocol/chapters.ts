@@ -1,7 +1,7 @@
 // The chapters' messages to the engine worker: one figure request per live figure (computed by
-// engine/chapter_figures.ts in the worker) and the experiments of the article (lab.experiments,
+// engine/worker/chapter_figures.ts) and the experiments of the article (lab.experiments,
 // lab.runExperiment). Plain data only; Float32Arrays are transferred.
-import type { ExperimentInfo, ExperimentMessage, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult, Tensor } from '../../attnlab';
+import type { ExperimentInfo, ExperimentMessage, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult, Tensor } from '../../../attnlab';
 
 export type { ExperimentInfo, ExperimentMessage, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult };
 

@@ -1,8 +1,10 @@
 // The page side of the engine worker: promise-based requests plus a stream of training events.
 // The worker can end (a trap, running out of memory, the browser ending it): the client then rejects
 // every request still waiting, tells its listeners why, and starts a new worker.
-import type { ChapterEvent } from './chapter_protocol';
-import type { EngineInfo, LabEvent, Reply, ReplyEnvelope, Request, RequestEnvelope, TraceRequest, TraceResult, WorkerEvent } from './protocol';
+import type { ChapterEvent } from '../protocol/chapters';
+import type { LabEvent } from '../protocol/lab';
+import type { EngineInfo, Reply, ReplyEnvelope, Request, RequestEnvelope, WorkerEvent } from '../protocol/messages';
+import type { TraceRequest, TraceResult } from '../protocol/walk';
 
 type ReplyOf<K extends Reply['kind']> = Extract<Reply, { kind: K }>;
 
@@ -13,7 +15,7 @@ export type EngineLifeEvent = { kind: 'lost'; reason: string } | { kind: 'restar
 const MAX_RESTARTS = 3;
 const RESTART_WINDOW_MS = 60_000;
 /**
- * A starting worker says so every START_BEAT_MS (worker.ts); one that sends nothing for
+ * A starting worker says so every START_BEAT_MS (worker/worker.ts); one that sends nothing for
  * START_SILENCE_MS is blocked and is replaced, up to START_ATTEMPTS workers per init(). Nothing in
  * a healthy start holds the worker's event loop for long (compiling and instantiating the module
  * are asynchronous), so six missed beats mean a thread that will not come back. (firefox-esr under
@@ -44,7 +46,7 @@ export class EngineClient {
 
   private start() {
     const gen = ++this.generation;
-    this.worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', name: 'attnlab-engine' });
+    this.worker = new Worker(new URL('../worker/worker.ts', import.meta.url), { type: 'module', name: 'attnlab-engine' });
     this.lastHeard = performance.now();
     this.worker.onmessage = (ev: MessageEvent<ReplyEnvelope | WorkerEvent>) => {
       if (gen !== this.generation) return;
@@ -171,7 +173,7 @@ export class EngineClient {
     return () => this.listeners.delete(listener);
   }
 
-  /** Progress of the experiment this worker runs (engine/chapter_protocol.ts). */
+  /** Progress of the experiment this worker runs (protocol/chapters.ts). */
   onChapterEvent(listener: (e: ChapterEvent) => void): () => void {
     this.chapterListeners.add(listener);
     return () => this.chapterListeners.delete(listener);

@@ -1,14 +1,14 @@
 // The engine worker: loads the WebAssembly module (threads when cross-origin isolated) and
-// dispatches the page's typed requests (engine/protocol.ts) to the walkthrough traces
-// (walk_trace.ts) and the lab's training session (training_engine.ts, train_loop.ts). The page's
+// dispatches the page's typed requests (engine/protocol/) to the walkthrough traces
+// (walk_trace.ts) and the lab's training session (training.ts, train_loop.ts). The page's
 // main thread never calls the engine: a pthread join there would busy-wait and freeze the page.
 /// <reference lib="webworker" />
-import type { AttnLab, loadAttnLab } from '../../attnlab';
-import { START_BEAT_MS, type Reply, type ReplyEnvelope, type Request, type RequestEnvelope, type WorkerEvent } from './protocol';
+import type { AttnLab, loadAttnLab } from '../../../attnlab';
+import { START_BEAT_MS, type Reply, type ReplyEnvelope, type Request, type RequestEnvelope, type WorkerEvent } from '../protocol/messages';
 import { computeFigure } from './chapter_figures';
-import { PROGRESS_EVERY_MS, type ExperimentProgress } from './chapter_protocol';
+import { PROGRESS_EVERY_MS, type ExperimentProgress } from '../protocol/chapters';
 import { LabRunner } from './train_loop';
-import { missingTrainingBindings, parameterCount, TrainingSession } from './training_engine';
+import { missingTrainingBindings, parameterCount, TrainingSession } from './training';
 import { modelTrace, trace } from './walk_trace';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -72,7 +72,7 @@ async function handle(body: Request): Promise<Reply> {
       post({ event: 'engine.alive', lock: body.lock });
       const isolated = self.crossOriginIsolated === true && typeof SharedArrayBuffer !== 'undefined';
       const flavour = isolated ? 'threads' : 'single';
-      // The page restarts a starting worker that falls silent (engine/client.ts): the threads
+      // The page restarts a starting worker that falls silent (engine/client/): the threads
       // flavour's start-up creates its pthread Workers from this worker, and Firefox under remote
       // control now and then blocks this thread for good inside one of those `new Worker` calls.
       const beat = setInterval(() => post({ event: 'engine.starting' }), START_BEAT_MS);
@@ -151,7 +151,7 @@ async function handle(body: Request): Promise<Reply> {
       return { kind: 'experiments', list: loaded().lab.experiments() };
     case 'experiment.run': {
       // One synchronous call: progress is posted in batches as it comes; a Stop ends this worker
-      // (engine/client.ts dispose), since a busy worker reads no messages.
+      // (EngineClient.dispose), since a busy worker reads no messages.
       let batch: ExperimentProgress[] = [];
       let last = performance.now();
       const result = loaded().lab.runExperiment(body.name, body.options, (p) => {

@@ -1,9 +1,10 @@
 // The lab's training loop, run in the engine worker: steps the session's trainer in small chunks,
 // yielding to the worker's message queue between chunks (so Pause and Reset arrive mid-run), and
 // posts metrics and attention maps to the page at a bounded rate.
-import type { AttnLab } from '../../attnlab';
-import type { LabSettings, RunInfo, WorkerEvent } from './protocol';
-import type { TrainingSession } from './training_engine';
+import type { AttnLab } from '../../../attnlab';
+import type { LabSettings, RunInfo } from '../protocol/lab';
+import type { WorkerEvent } from '../protocol/messages';
+import type { TrainingSession } from './training';
 
 const yieldToEvents = () =>
   new Promise<void>((resolve) => {

@@ -2,10 +2,10 @@
 // Trainer bindings (web/bindings/{model,task,trainer}.cpp, declared in web/attnlab.d.ts). Runs
 // inside the engine worker. Tokenising and detokenising go through the engine's task
 // (task.encode / task.decode), so the page never re-implements a task's token layout.
-import type { AttnLab, Model, Task, Trainer, TrainerOptions } from '../../attnlab';
-import type { AttentionMaps, ForecastPicture, ImagesPicture, LabPicture, LabSettings, StepMetrics, TaskInfo, TaskName, TryResult } from './protocol';
-import { ENGINE_SWITCHES, switchModelOptions, switchTrainerOptions, SWITCH_DEFAULTS, type EngineSwitchSettings } from './switches';
-import LIMITS from '../lab/limits.json';
+import type { AttnLab, Model, ModelOptions, Task, Trainer, TrainerOptions } from '../../../attnlab';
+import type { AttentionMaps, ForecastPicture, ImagesPicture, LabPicture, LabSettings, StepMetrics, TaskInfo, TaskName, TryResult } from '../protocol/lab';
+import { taskLimits } from '../protocol/limits';
+import { ENGINE_SWITCHES, switchValue, SWITCH_DEFAULTS, type EngineSwitchSettings } from '../protocol/switches';
 
 /** Binding names the lab needs; reported on the page when absent. */
 export function missingTrainingBindings(lab: AttnLab): string[] {
@@ -25,7 +25,7 @@ export const isClassification = (task: TaskName) => task === 'brackets' || task 
 
 /** The engine task option each form field sets (limits.json: series reads length as its context, vocab as its horizon). */
 function taskOptions(s: LabSettings): Record<string, number> {
-  const limits = (LIMITS.tasks as Record<string, { vocab: unknown; options?: Record<string, string> }>)[s.task];
+  const limits = taskLimits(s.task);
   const name = (field: 'length' | 'vocab') => limits?.options?.[field] ?? field;
   const o: Record<string, number> = { [name('length')]: s.length, seed: s.seed };
   if (limits?.vocab) o[name('vocab')] = s.vocab;
@@ -161,6 +161,34 @@ export function parameterCount(lab: AttnLab, s: LabSettings): number {
   } finally {
     model.delete();
   }
+}
+
+/** The Model options of the engine switches (a Transformer's; an LSTM takes none of them). */
+function switchModelOptions(s: LabSettings): Partial<ModelOptions> {
+  if (s.architecture === 'lstm') return {};
+  return {
+    normalizer: switchValue(s, 'normalizer'),
+    variant: switchValue(s, 'variant'),
+    precision: switchValue(s, 'precision'),
+    attentionWindow: switchValue(s, 'window'),
+    globalTokens: switchValue(s, 'globalTokens'),
+    dropout: switchValue(s, 'dropout'),
+    ffDim: switchValue(s, 'ffMult') * s.dModel,
+    tieQK: switchValue(s, 'tieQK'),
+    gradientCheckpointing: switchValue(s, 'checkpointing'),
+  };
+}
+
+/** The Trainer options of the engine switches, over the lab's `base`. */
+function switchTrainerOptions(s: LabSettings, base: TrainerOptions): TrainerOptions {
+  const loss = switchValue(s, 'lossScale');
+  const warmup = switchValue(s, 'warmup');
+  return {
+    ...base,
+    lossScale: loss === 'dynamic' ? 'dynamic' : Number(loss),
+    warmupSteps: warmup < 0 ? base.warmupSteps : warmup,
+    totalSteps: switchValue(s, 'schedule') === 'constant' ? 0 : base.totalSteps,
+  };
 }
 
 function trainerOptions(s: LabSettings): TrainerOptions {
@@ -374,7 +402,7 @@ export class TrainingSession {
   save(): Uint8Array {
     const s = this.settings;
     const notes: Record<string, string | number> = { task: s.task, length: s.length, seed: s.seed };
-    if ((LIMITS.tasks as Record<string, { vocab: unknown }>)[s.task]?.vocab) notes.vocab = s.vocab;
+    if (taskLimits(s.task)?.vocab) notes.vocab = s.vocab;
     return new Uint8Array(this.model.save(notes));
   }
 

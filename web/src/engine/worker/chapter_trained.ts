@@ -1,9 +1,9 @@
 // The chapters' figures of trained models, computed in the engine worker: a tiny model is trained
 // on one of the engine's tasks for a few hundred steps (seeded, so a request always gives the same
 // model), in chunks with progress posted between them, and the figure shows its attention.
-import type { AttnLab, Model, Task, Trainer } from '../../attnlab';
-import type { FigureData, FigureProgress } from './chapter_protocol';
-import type { Tensor } from './protocol';
+import type { AttnLab, Model, Task, Trainer } from '../../../attnlab';
+import type { FigureData, FigureProgress } from '../protocol/chapters';
+import type { Tensor } from '../protocol/messages';
 
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
 

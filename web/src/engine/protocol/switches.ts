@@ -1,8 +1,7 @@
 // The lab's engine switches: one table of every ModelConfig / TrainerOptions switch the lab's form
 // offers beyond its main fields, with the form's choices and defaults. The form, the URL, the
-// settings comparison and the model and trainer the worker builds all read this table.
-import type { ModelOptions, TrainerOptions } from '../../attnlab';
-import type { LabSettings } from './protocol';
+// settings comparison and the model and trainer the worker builds (worker/training.ts) all read
+// this table.
 
 export interface EngineSwitch {
   /** The LabSettings field (and URL key). */
@@ -51,38 +50,10 @@ export const ENGINE_SWITCHES: readonly EngineSwitch[] = [
 ];
 
 /** The switch's value in `s`, or its default. */
-export function switchValue<K extends keyof EngineSwitchSettings>(s: LabSettings, key: K): NonNullable<EngineSwitchSettings[K]> {
-  const v = (s as EngineSwitchSettings)[key];
+export function switchValue<K extends keyof EngineSwitchSettings>(s: EngineSwitchSettings, key: K): NonNullable<EngineSwitchSettings[K]> {
+  const v = s[key];
   return (v ?? ENGINE_SWITCHES.find((w) => w.key === key)!.default) as NonNullable<EngineSwitchSettings[K]>;
 }
 
 /** Every switch at its default: what DEFAULT_LAB holds. */
 export const SWITCH_DEFAULTS = Object.fromEntries(ENGINE_SWITCHES.map((w) => [w.key, w.default])) as Required<EngineSwitchSettings>;
-
-/** The Model options of the switches (a Transformer's; an LSTM takes none of them). */
-export function switchModelOptions(s: LabSettings): Partial<ModelOptions> {
-  if (s.architecture === 'lstm') return {};
-  return {
-    normalizer: switchValue(s, 'normalizer'),
-    variant: switchValue(s, 'variant'),
-    precision: switchValue(s, 'precision'),
-    attentionWindow: switchValue(s, 'window'),
-    globalTokens: switchValue(s, 'globalTokens'),
-    dropout: switchValue(s, 'dropout'),
-    ffDim: switchValue(s, 'ffMult') * s.dModel,
-    tieQK: switchValue(s, 'tieQK'),
-    gradientCheckpointing: switchValue(s, 'checkpointing'),
-  };
-}
-
-/** The Trainer options of the switches, over the lab's `base`. */
-export function switchTrainerOptions(s: LabSettings, base: TrainerOptions): TrainerOptions {
-  const loss = switchValue(s, 'lossScale');
-  const warmup = switchValue(s, 'warmup');
-  return {
-    ...base,
-    lossScale: loss === 'dynamic' ? 'dynamic' : Number(loss),
-    warmupSteps: warmup < 0 ? base.warmupSteps : warmup,
-    totalSteps: switchValue(s, 'schedule') === 'constant' ? 0 : base.totalSteps,
-  };
-}

@@ -1,8 +1,9 @@
 // Walkthrough traces, computed in the engine worker: one attention call with seeded random weights
 // (MultiHeadAttention.trace), or one layer of the lab's model (Model.trace), as a TraceResult.
-import type { AttnLab, StageName, Trace } from '../../attnlab';
-import type { BackwardResult, StageData, StageTensor, Tensor, TraceRequest, TraceResult } from './protocol';
-import type { TrainingSession } from './training_engine';
+import type { AttnLab, StageName, Trace } from '../../../attnlab';
+import type { Tensor } from '../protocol/messages';
+import type { BackwardResult, StageData, StageTensor, TraceRequest, TraceResult } from '../protocol/walk';
+import type { TrainingSession } from './training';
 
 /** Copies an engine tensor into a Float32Array the worker owns (the binding already copies; this makes transfer safe). */
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });

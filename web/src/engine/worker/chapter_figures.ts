@@ -2,10 +2,10 @@
 // (MultiHeadAttention.forward / trace, lab.sparseLayout); the few numbers derived here (a max
 // difference, an entropy, FlashAttention's running max and sum) are re-derived from the engine by
 // tests/browser/chapters_figures.test.mjs.
-import type { AttnLab, ForwardOptions, MultiHeadAttention, StageName } from '../../attnlab';
-import { mulberry32, normals } from '../util/rng';
-import type { FigureData, FigureRequest } from './chapter_protocol';
-import type { Tensor } from './protocol';
+import type { AttnLab, ForwardOptions, MultiHeadAttention, StageName } from '../../../attnlab';
+import { mulberry32, normals } from '../../util/rng';
+import type { FigureData, FigureRequest } from '../protocol/chapters';
+import type { Tensor } from '../protocol/messages';
 import { crossmodal, forecast, longRange, type Progress } from './chapter_trained';
 
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
