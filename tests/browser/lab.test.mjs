@@ -1,11 +1,16 @@
 // The training lab against the real Model / Task / Trainer bindings: training the reverse task
 // lowers the loss without main-thread tasks over 50 ms of CPU, the trained model reverses a typed
-// prompt, its checkpoint downloads and loads back, and a bad file gets a clear message. (A build
-// without the bindings must say so and show no numbers: that test runs only on such a build.)
+// prompt, its checkpoint downloads and loads back, and a bad file gets a clear message. A module
+// without those bindings (the page served with a loader that drops them) makes the lab say so and
+// show no numbers.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { readFileSync } from 'node:fs';
-import { BROWSER, launch, screenshot as fullPage, traceMainThreadTasks, waitForLabDone } from './support.mjs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BROWSER, distDir, launch, repoRoot, screenshot as fullPage, traceMainThreadTasks, waitForLabDone } from './support.mjs';
+
+const { startServer } = await import(join(repoRoot, 'scripts', 'serve.mjs'));
 
 // The header is sticky: scroll to the top so the full-page picture shows it where it belongs.
 async function screenshot(page, name) {
@@ -32,14 +37,52 @@ test('the lab restores its settings from the URL', async () => {
   assert.equal(await page.locator('.lab input[name="length"]').inputValue(), '4');
 });
 
-test('without trainer bindings the lab says so and shows no numbers', { skip: info?.training }, async (t) => {
-  if (info.training) return t.skip('this build has the trainer bindings');
-  const banner = page.locator('.lab-banner');
-  await banner.waitFor();
-  assert.match(await banner.textContent(), /Training engine not available in this build/);
-  assert.equal(await page.locator('.lab button[data-act="train"]').isDisabled(), true);
-  assert.equal(await page.locator('.lab-maps figure').count(), 0);
-  await screenshot(page, 'lab-unavailable');
+/**
+ * The built page in a temporary folder whose engine loader hands the page the module without
+ * its Model, Task and Trainer classes (everything else links to web/dist): a build without the
+ * trainer bindings, as the page sees one.
+ */
+function pageWithoutTrainerBindings() {
+  const dir = mkdtempSync(join(tmpdir(), 'attnlab-no-trainer-'));
+  for (const entry of ['index.html', 'assets', 'wasm']) symlinkSync(join(distDir, entry), join(dir, entry));
+  mkdirSync(join(dir, 'engine'));
+  symlinkSync(join(distDir, 'engine', 'loader.mjs'), join(dir, 'engine', 'full_loader.mjs'));
+  writeFileSync(join(dir, 'engine', 'loader.mjs'), `import { loadAttnLab as loadFull } from './full_loader.mjs';
+export async function loadAttnLab(options) {
+  const lab = await loadFull(options);
+  for (const name of ['Model', 'Task', 'Trainer']) lab[name] = undefined;
+  return lab;
+}
+`);
+  return dir;
+}
+
+test('without trainer bindings the lab says so and shows no numbers', async () => {
+  const dir = pageWithoutTrainerBindings();
+  const { server, url } = await startServer({ port: 0, dir, isolation: true });
+  const p = await b.context.newPage();
+  try {
+    await p.goto(`${url}?view=lab&lang=en`);
+    const reduced = await p.evaluate(() => window.__attnlab.ready);
+    assert.equal(reduced.training, false);
+    assert.deepEqual(reduced.trainingMissing, ['Model', 'Task', 'Trainer']);
+    await p.waitForFunction(() => window.__attnlab.lab().phase === 'unavailable');
+    const banner = p.locator('.lab-banner');
+    await p.waitForFunction(() => /not available/.test(document.querySelector('.lab-banner').textContent));
+    const text = await banner.textContent();
+    assert.match(text, /Training engine not available in this build/);
+    assert.match(text, /lacks these bindings: Model, Task, Trainer/);
+    assert.equal(await p.locator('.lab button[data-act="train"]').isDisabled(), true);
+    assert.equal(await p.locator('.lab button[data-act="save"]').isDisabled(), true);
+    assert.equal(await p.locator('.lab input[name="checkpoint"]').isDisabled(), true);
+    assert.equal(await p.locator('.lab-maps figure').count(), 0);
+    assert.equal(await p.locator('.lab .param-count').textContent(), '', 'no parameter count without the engine’s Model');
+    await screenshot(p, 'lab-unavailable');
+  } finally {
+    await p.close();
+    await new Promise((r) => server.close(r));
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('training the reverse task lowers the loss, with no main-thread task over 50 ms of CPU', async (t) => {
