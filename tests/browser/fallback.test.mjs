@@ -20,7 +20,7 @@ test('a page that is not cross-origin isolated runs the single-threaded build an
   assert.equal(r.iso, false);
   assert.equal(r.info.flavour, 'single');
   assert.equal(r.info.threads, 1);
-  // The badge says which build in a few words; why is on hover (issue 28 item 15: one header line).
+  // The badge says which build in a few words; why is on hover (one header line).
   assert.match(r.badge, /^engine: single-threaded · /);
   assert.match(r.why, /not cross-origin isolated/);
 });

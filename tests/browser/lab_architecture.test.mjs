@@ -1,7 +1,7 @@
-// The lab's architecture control (issue 22 item 2): an LSTM disables the Transformer-only fields
-// and says why, the engine's parameter count is shown for either architecture (so they can be
-// compared at equal size), an LSTM trains in the page with its loss and accuracy curves drawn, and
-// its attention-map panel says it has none instead of drawing.
+// The lab's architecture control: an LSTM disables the Transformer-only fields and says why, the
+// engine's parameter count is shown for either architecture (so they can be compared at equal
+// size), an LSTM trains in the page with its loss and accuracy curves drawn, and its attention-map
+// panel says it has none instead of drawing.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openLab, screenshot, settle, waitForLabDone } from './support.mjs';

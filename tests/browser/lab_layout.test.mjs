@@ -1,6 +1,6 @@
-// The lab's layout (issue 28 items 13, 14 and 15): on a phone the lab opened through its tab fits
-// the screen; the loss chart's axis follows losses below 0.001 and draws nothing outside its plot;
-// the engine badge stays one short header line with the explanation on hover.
+// The lab's layout: on a phone the lab opened through its tab fits the screen; the loss chart's
+// axis follows losses below 0.001 and draws nothing outside its plot; the engine badge stays one
+// short header line with the explanation on hover.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { labUrl, launch, screenshot, settle, waitForLabPhase, waitForLabDone } from './support.mjs';

@@ -1,7 +1,7 @@
-// The lab's settings (issue 28 items 2 and 4): every task trains with the values the form shows
-// when it is picked (brackets with its 1..4 bracket kinds, char-LM with a useful window), values
-// the engine would refuse are named in the form's words before anything runs, and a run that
-// would take long waits for the reader, with its estimated time.
+// The lab's settings: every task trains with the values the form shows when it is picked (brackets
+// with its 1..4 bracket kinds, char-LM with a useful window), values the engine would refuse are
+// named in the form's words before anything runs, and a run that would take long waits for the
+// reader, with its estimated time.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openLab, screenshot, settle, waitForLabPhase, waitForLabSteps } from './support.mjs';

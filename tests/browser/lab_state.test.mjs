@@ -1,6 +1,6 @@
-// The lab's run state (issue 28 items 1 and 3): Reset always gives a clean start, even while
-// training; settings that only steer training continue the trained model instead of discarding it,
-// and a change of the model itself asks before anything is thrown away.
+// The lab's run state: Reset always gives a clean start, even while training; settings that only
+// steer training continue the trained model instead of discarding it, and a change of the model
+// itself asks before anything is thrown away.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openLab, screenshot, settle, waitForLabPhase, waitForLabSteps, waitForLabDone } from './support.mjs';

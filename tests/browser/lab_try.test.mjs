@@ -1,7 +1,7 @@
-// "Try the model" and checkpoint errors (issue 28 items 5 and 6): the input is checked against the
-// task's format and explained in the task's words (never token ids or byte escapes), the field
-// knows when a model exists, and a refused checkpoint gets one sentence, styled as an error, with
-// the engine's text one click away.
+// "Try the model" and checkpoint errors: the input is checked against the task's format and
+// explained in the task's words (never token ids or byte escapes), the field knows when a model
+// exists, and a refused checkpoint gets one sentence, styled as an error, with the engine's text
+// one click away.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { readFileSync } from 'node:fs';

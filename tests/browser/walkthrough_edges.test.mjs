@@ -1,6 +1,6 @@
-// The walkthrough at its edges (issue 28, items 7-13): Chinese and emoji input, errors in place of
-// the stage, nothing cut or changed without a word, a reading pace and a player in reach, labels
-// and numbers that fit, the keyboard, a phone's first screen; and the step and head in the URL.
+// The walkthrough at its edges: Chinese and emoji input, errors in place of the stage, nothing cut
+// or changed without a word, a reading pace and a player in reach, labels and numbers that fit, the
+// keyboard, a phone's first screen; and the step and head in the URL.
 //   node --test tests/browser/walkthrough_edges.test.mjs
 import assert from 'node:assert/strict';
 import { beforeEach, test } from 'node:test';
@@ -39,7 +39,7 @@ const step = async (n) => {
   await settle(page);
 };
 
-test('item 7: Chinese is read one character per token, an emoji with its selector is one token, and the permutation point holds in Chinese', async () => {
+test('Chinese is read one character per token, an emoji with its selector is one token, and the permutation point holds in Chinese', async () => {
   await open();
   await sentence('我爱你');
   let s = await page.evaluate(() => ({ tokens: window.__attnlab.walk().input.tokens, x: window.__attnlab.walk().trace.stages.x.heads[0].shape }));
@@ -82,7 +82,7 @@ test('item 7: Chinese is read one character per token, an emoji with its selecto
   await screenshot(page, 'walkthrough-chinese-softmax');
 });
 
-test('item 8: an error replaces the stage (no stale picture), and impossible heads / K/V heads are disabled with a reason', async () => {
+test('an error replaces the stage (no stale picture), and impossible heads / K/V heads are disabled with a reason', async () => {
   await open();
   await step(3);
   await sentence('');
@@ -114,7 +114,7 @@ test('item 8: an error replaces the stage (no stale picture), and impossible hea
   assert.match(rope.title, /d_k = 6 \/ 2 = 3 must be even/);
 });
 
-test('item 9: cut input is reported, a bad seed is refused in words (not changed), and a bad link value is reported and corrected in the address bar', async () => {
+test('cut input is reported, a bad seed is refused in words (not changed), and a bad link value is reported and corrected in the address bar', async () => {
   await open();
   const long = Array.from({ length: 30 }, (_, i) => String.fromCharCode(97 + (i % 26))).join(' ');
   await sentence(long);
@@ -167,7 +167,7 @@ test('step and head in the URL: a link reopens the same step and head; a bad one
   await page.waitForFunction(() => new URL(location.href).searchParams.get('w.step') === '1');
 });
 
-test('item 10: play rests on a step long enough to read it, and the player stays in reach while reading', async () => {
+test('play rests on a step long enough to read it, and the player stays in reach while reading', async () => {
   await open('', { width: 1366, height: 700 });
   await step(0);
   await page.locator('button.play').click();
@@ -217,7 +217,7 @@ async function overflowingNumbers() {
   );
 }
 
-test('item 11: titles, labels and numbers fit at the edges; scaling off shows the engine’s would-be scaled scores', async () => {
+test('titles, labels and numbers fit at the edges; scaling off shows the engine’s would-be scaled scores', async () => {
   await open();
   await step(9);
   await waitForStill(page);
@@ -267,7 +267,7 @@ test('item 11: titles, labels and numbers fit at the edges; scaling off shows th
   await screenshot(page, 'walkthrough-scaling-off');
 });
 
-test('item 12: Space presses the focused control, matrix cells take focus and show their value, Play is an early Tab stop', async () => {
+test('Space presses the focused control, matrix cells take focus and show their value, Play is an early Tab stop', async () => {
   await open();
   await page.evaluate(() => document.activeElement?.blur());
   let stops = 0;
@@ -309,7 +309,7 @@ test('item 12: Space presses the focused control, matrix cells take focus and sh
   await page.waitForFunction(() => document.querySelector('.tooltip')?.style.opacity === '0');
 });
 
-test('item 13: on a phone the stage is on the first screen, and a tapped tooltip goes away with a tab switch', async () => {
+test('on a phone the stage is on the first screen, and a tapped tooltip goes away with a tab switch', async () => {
   await open('', { width: 390, height: 844 });
   await step(3);
   await page.evaluate(() => window.scrollTo(0, 0));

@@ -13,7 +13,7 @@ const T = 6, C = 8, H = 4, HKV = 2, D = C / H;
 // φ(x) = elu(x) + 1
 const phi = (x) => (x > 0 ? x : Math.expm1(x)) + 1;
 
-// The formula for one head: q (T, D), k (S, D), v (S, D) row-major; visible(i, j).
+// Linear attention's definition for one head (README's table): q (T, D), k (S, D), v (S, D) row-major; visible(i, j).
 // -> { weights (T, S), context (T, D) } with w_ij = φ(q_i)·φ(k_j) / (Σ_j' φ(q_i)·φ(k_j') + 1e-6).
 function reference(q, k, v, S, visible) {
   const weights = new Float64Array(T * S), context = new Float64Array(T * D);

@@ -9,7 +9,7 @@ import { FLAVOURS, loadLab, randomTensor } from './harness.mjs';
 
 const T = 6, C = 8, H = 2;
 
-// The issue's formulas: s the scaled, masked score, n the keys the row may see.
+// The normalisers' definitions (README's table): s the scaled, masked score, n the keys the row may see.
 function referenceWeight(normalizer, s, n) {
   if (s === -Infinity || n === 0) return 0;
   if (normalizer === 'sigmoid') return 1 / (1 + Math.exp(-(s - Math.log(n))));
