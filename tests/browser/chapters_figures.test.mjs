@@ -195,8 +195,8 @@ test('§8 the engine layer equals the plain JavaScript formulas', async () => {
   for (const d of diffs) assert.ok(d < 1e-5, `max difference ${d}`);
 });
 
-// The trained figures (web/src/engine/chapter_trained.ts): the reference engine trains the same
-// seeded model in the same chunks of 25 steps.
+// The trained figures (web/src/chapters/figures/*.compute.ts): the reference engine trains the
+// same seeded model in the same chunks of 25 steps.
 
 test('§7 cross-modal: the drawn weights of each word are the engine\'s attentionMaps of the trained model', async () => {
   await open(7);

@@ -1,6 +1,6 @@
 // §7's series figure: the forecast drawn against the true continuation and the seasonal-naive
 // baseline is the engine's. A separate engine instance in the page's main thread trains the same
-// seeded forecaster in the same chunks of 25 steps (web/src/engine/chapter_trained.ts, FORECAST)
+// seeded forecaster in the same chunks of 25 steps (web/src/chapters/figures/forecast.compute.ts)
 // and its model.forecast, the held-out series and the evaluation are compared with the plotted
 // points, for both positional encodings the figure offers; the figure is drawn again, with the same
 // numbers, after a language switch.

@@ -1,9 +1,10 @@
 // The page's source keeps its layers (docs/architecture.md, "The page"): web/src/engine/protocol/
-// is plain data shared by the page and the engine worker and imports nothing else of the page;
-// the worker (engine/worker/ and the figures' computations, chapters/figures/*.compute.ts) imports
-// only the protocol, the pure utilities and other worker code, never the page's views, components
-// or texts; the page imports nothing but types from worker code (the client starts the worker by
-// URL); and no module imports itself through others. Runs in Node from the sources, without the page's build.
+// is plain data shared by the page and the engine worker and imports nothing else of the page but
+// the figures' message types; the worker (engine/worker/ and the figures' computations,
+// chapters/figures/*.compute.ts) imports only the protocol, the pure utilities and other worker
+// code, never the page's views, components or texts; the page imports nothing but types from worker
+// code (the client starts the worker by URL); and no module imports itself through others. Runs in
+// Node from the sources, without the page's build.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -42,9 +43,12 @@ test('the import graph was read', () => {
   assert.ok(graph.get('src/main')?.length > 5, 'main.ts imports the views');
 });
 
-test('the shared protocol imports only the protocol and the engine declarations', () => {
-  const bad = [...graph].flatMap(([m, deps]) => (isProtocol(m) ? deps.filter((d) => !isProtocol(d) && d !== 'attnlab').map((d) => `${m} -> ${d}`) : []));
-  assert.deepEqual(bad, []);
+test('the shared protocol imports only the protocol, the engine declarations and the figures\' message types', () => {
+  // The figures' requests and answers are declared by their computations (one module per figure).
+  const types = new Set(['attnlab', 'src/chapters/figures/computations']);
+  const bad = [...graph].flatMap(([m, deps]) => (isProtocol(m) ? deps.filter((d) => !isProtocol(d) && !types.has(d)).map((d) => `${m} -> ${d}`) : []));
+  const values = [...valueDeps].flatMap(([m, deps]) => (isProtocol(m) ? deps.filter((d) => !isProtocol(d) && !d.endsWith('.json')).map((d) => `${m} -> ${d} (a value)`) : []));
+  assert.deepEqual([...bad, ...values], []);
 });
 
 test('worker code imports only the protocol, pure helpers and other worker code', () => {

@@ -1,6 +1,6 @@
 // The chapters' state in the URL: chapter=<n>, and each experiment's quick flag and changed
 // parameters as x.<experiment>.<parameter>=<value> (x.<experiment>.quick=0|1), so a link
-// reproduces what the reader set up. Figure controls are f.<figure>.<control>=<value>.
+// reproduces what the reader set up. Figure controls are f.<figure>.<control>=<value> (figures/url.ts).
 import type { PanelState } from '../ui/experiment_panel';
 import { CHAPTERS } from './chapters';
 
@@ -22,11 +22,6 @@ export function readPanel(url: URL, name: string): PanelState {
   return { quick, given };
 }
 
-export function readFigure(url: URL, figure: string, control: string, fallback: number): number {
-  const v = url.searchParams.get(`f.${figure}.${control}`);
-  return v !== null && Number.isFinite(Number(v)) ? Number(v) : fallback;
-}
-
 function edit(fn: (u: URL) => void) {
   const url = new URL(location.href);
   fn(url);
@@ -43,4 +38,3 @@ export function writePanel(name: string, s: PanelState) {
   });
 }
 
-export const writeFigure = (figure: string, control: string, v: number) => edit((u) => u.searchParams.set(`f.${figure}.${control}`, String(v)));

@@ -1,13 +1,13 @@
 // The Chapters tab: a table of contents of the article's ten sections and one chapter at a time,
 // read in order (previous / next). A chapter is its explanation (i18n ch.<n>.*), its live figures
-// (figures.ts) and its experiments (ui/experiment_panel.ts), each experiment listed whether or not
+// (figures/, run by live_figure.ts) and its experiments (ui/experiment_panel.ts), each experiment listed whether or not
 // the engine build has it yet.
 import { lang, onLang, t } from '../i18n';
 import type { ExperimentInfo, ExperimentResult } from '../engine/protocol/chapters';
 import { ExperimentPanel } from '../ui/experiment_panel';
 import { CHAPTERS, chapterKey, type Chapter } from './chapters';
 import type { ExperimentWorker } from './experiments';
-import { LiveFigure, type FigureSource } from './figures';
+import { LiveFigure, type FigureSource } from './live_figure';
 import { readChapter, readPanel, writeChapter, writePanel } from './url';
 
 export interface ChaptersView {
@@ -71,7 +71,7 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
         ${next ? `<button type="button" data-chapter="${next.n}" class="next">${t('ch.next', { title: t(chapterKey(next.n, 'title')) })}</button>` : '<span></span>'}
       </nav>`;
     const figs = article.querySelector<HTMLElement>('.figures');
-    liveFigures = c.figures.map((id) => new LiveFigure(id, figures));
+    liveFigures = c.figures.map((f) => new LiveFigure(f, figures));
     for (const f of liveFigures) figs!.appendChild(f.el);
     const drawn = Promise.all(liveFigures.map((f) => f.draw()));
     const exps = article.querySelector<HTMLElement>('.experiments');

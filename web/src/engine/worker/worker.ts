@@ -1,11 +1,12 @@
 // The engine worker: loads the WebAssembly module (threads when cross-origin isolated) and
 // dispatches the page's typed requests (engine/protocol/) to the walkthrough traces
-// (walk_trace.ts) and the lab's training session (training.ts, train_loop.ts). The page's
-// main thread never calls the engine: a pthread join there would busy-wait and freeze the page.
+// (walk_trace.ts), the lab's training session (training.ts, train_loop.ts), the chapters' figures
+// (chapters/figures/computations.ts) and the experiments. The page's main thread never calls the
+// engine: a pthread join there would busy-wait and freeze the page.
 /// <reference lib="webworker" />
 import type { AttnLab, loadAttnLab } from '../../../attnlab';
 import { START_BEAT_MS, type Reply, type ReplyEnvelope, type Request, type RequestEnvelope, type WorkerEvent } from '../protocol/messages';
-import { computeFigure } from './chapter_figures';
+import { computeFigure } from '../../chapters/figures/computations';
 import { PROGRESS_EVERY_MS, type ExperimentProgress } from '../protocol/chapters';
 import { LabRunner } from './train_loop';
 import { missingTrainingBindings, parameterCount, TrainingSession } from './training';
