@@ -1,5 +1,5 @@
 // The three normalisers (attention/normalizer.hpp): names, n_i, and the row and column loops the
-// recorded path (scaled_dot_product.cpp) and the tiled path (flash_attention.cpp) share.
+// recorded path (scaled_dot_product.cpp) and the tiled path (src/attention/flash/) share.
 #include "attnlab/attention/normalizer.hpp"
 
 #include <algorithm>

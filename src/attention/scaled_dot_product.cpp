@@ -1,6 +1,6 @@
 // Scaled dot-product attention: the gate between the two implementations, and the recorded
 // ("math") path — the full (T, S) matrix per (batch, head), every stage observable — which is
-// the reference the flash path (flash_attention.cpp) is tested against.
+// the reference the flash path (src/attention/flash/) is tested against.
 #include "attnlab/attention/scaled_dot_product.hpp"
 
 #include <algorithm>

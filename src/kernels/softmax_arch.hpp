@@ -1,6 +1,6 @@
 // src/kernels/softmax_arch.hpp (private): row softmax, its backward, and the two per-tile steps
 // of FlashAttention, one template per architecture (see simd.hpp). softmax.cpp and
-// attention/flash_attention.cpp hold validation and threading.
+// src/attention/flash/ hold validation and threading.
 //
 // Legend: rows = independent softmax problems, cols = entries per row, ld = floats between rows.
 //

@@ -1,7 +1,7 @@
 // attnlab/kernels/flash_tiles.hpp: the tile kernels of FlashAttention, on operands packed once
 // per head (SIMD, chosen at run time like every kernel).
 //
-// What it is for: attention/flash_attention.cpp. A score tile is a product of rows packed in
+// What it is for: src/attention/flash/. A score tile is a product of rows packed in
 // groups of flash_group() rows (the broadcast operand) with rows packed in strips of
 // flash_strip() rows (the vector operand). The forward stores its tiles keys by queries: keys in
 // groups, queries in strips, then flash_softmax_pv_columns runs the online softmax down the

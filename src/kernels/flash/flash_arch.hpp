@@ -1,6 +1,6 @@
 // src/kernels/flash/flash_arch.hpp (private): FlashAttention's forward tile step as register-blocked
 // micro-kernels on pre-packed operands, one template per architecture (see simd.hpp for the
-// tags and the rule on what may be used here). attention/flash_attention.cpp holds the loop over
+// tags and the rule on what may be used here). src/attention/flash/ holds the loop over
 // tiles, the masks and the threading; kernels/flash_tiles.hpp is the public face.
 //
 // Why not the general matmul: a score tile is (bc, D)·(D, br) with D = 32..128 and its product

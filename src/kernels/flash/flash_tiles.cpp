@@ -1,6 +1,6 @@
 // The public face of the flash tile kernels (kernels/flash_tiles.hpp): sizes, and calls into the
 // ISA table (the micro-kernels are in flash_arch.hpp). Serial: the caller
-// (attention/flash_attention.cpp) splits work over threads.
+// (src/attention/flash/) splits work over threads.
 #include "attnlab/kernels/flash_tiles.hpp"
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // src/kernels/flash/one_tile_arch.hpp (private): FlashAttention when all keys of a head fit one score
 // tile and no mask but the causal one applies, fused per block of query rows, one template per
 // architecture (see simd.hpp for the tags and the rule on what may be used here).
-// kernels/flash_tiles.hpp is the public face; attention/flash_attention.cpp decides when they
+// kernels/flash_tiles.hpp is the public face; src/attention/flash/path.hpp decides when they
 // apply (one_tile_fits, and at most a causal mask).
 //
 // Why: the tiny models train on heads of T = S = 64 and D = 16. Run as general products
