@@ -48,7 +48,7 @@
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
-#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/token/encoder_classifier.hpp"
 #include "attnlab/nn/lstm.hpp"
 #include "attnlab/train/memory.hpp"
 #include "attnlab/train/optimizer.hpp"

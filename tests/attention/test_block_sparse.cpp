@@ -19,7 +19,7 @@
 #include "attnlab/kernels/flash_tiles.hpp"
 #include "attnlab/attention/multi_head_attention.hpp"
 #include "attnlab/facade/model.hpp"
-#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
 #include "attnlab/train/tasks.hpp"
 #include "attnlab/train/trainer.hpp"
 #include "support/attention_paths.hpp"

@@ -11,7 +11,7 @@
 
 #include "attnlab/attention/multi_head_attention.hpp"
 #include "attnlab/facade/model.hpp"
-#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
 #include "attnlab/train/trainer.hpp"
 #include "support/gradcheck.hpp"
 #include "support/random_tensor.hpp"

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "attnlab/attention/flash_attention.hpp"
-#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
 #include "support/attention_paths.hpp"
 #include "support/fixtures.hpp"
 #include "support/random_tensor.hpp"

@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "attnlab/model/decoder_lm.hpp"
-#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
+#include "attnlab/model/token/encoder_classifier.hpp"
 
 namespace attnlab {
 namespace {

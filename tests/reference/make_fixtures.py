@@ -474,7 +474,7 @@ def sinusoidal_pe():
 # ---------------------------------------------------------------------------------------------
 # A tiny GPT in plain PyTorch, equal to attnlab's DecoderLM, and 20 steps of AdamW with it.
 #
-# What the engine computes (src/model/decoder_lm.cpp, trunk.cpp, transformer_block.cpp; the
+# What the engine computes (src/model/token/decoder_lm.cpp, trunk.cpp, src/model/transformer_block.cpp; the
 # names are its state_dict names):
 #   x = tok_emb.weight[tokens]                         (B, T, C), no sqrt(C) scaling
 #     + sinusoidal(T, C) or pos_emb.weight[:T]         (nothing for none and rope)

@@ -36,7 +36,7 @@
 #include <gtest/gtest.h>
 #include <xtensor/xview.hpp>
 
-#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
 #include "attnlab/train/optimizer.hpp"
 #include "support/fixtures.hpp"
 

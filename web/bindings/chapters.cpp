@@ -16,7 +16,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/random.hpp"
-#include "attnlab/model/trunk.hpp"
+#include "attnlab/model/token/trunk.hpp"
 #include "convert.hpp"
 
 namespace attnlab::web {

@@ -27,11 +27,11 @@
 #include "attnlab/io/checkpoint.hpp"
 #include "attnlab/model/batch.hpp"
 #include "attnlab/model/config.hpp"
-#include "attnlab/model/crossmodal.hpp"
-#include "attnlab/model/decoder_lm.hpp"
-#include "attnlab/model/encoder_classifier.hpp"
-#include "attnlab/model/image_classifier.hpp"
-#include "attnlab/model/lstm_models.hpp"
+#include "attnlab/model/crossmodal/crossmodal.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
+#include "attnlab/model/token/encoder_classifier.hpp"
+#include "attnlab/model/vision/image_classifier.hpp"
+#include "attnlab/model/lstm/lstm_models.hpp"
 #include "attnlab/nn/loss.hpp"
 
 namespace attnlab {

@@ -30,12 +30,12 @@
 #include <vector>
 
 #include "attnlab/model/config.hpp"
-#include "attnlab/model/crossmodal.hpp"
-#include "attnlab/model/decoder_lm.hpp"
-#include "attnlab/model/encoder_classifier.hpp"
-#include "attnlab/model/image_classifier.hpp"
-#include "attnlab/model/lstm_models.hpp"
-#include "attnlab/model/series_models.hpp"
+#include "attnlab/model/crossmodal/crossmodal.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
+#include "attnlab/model/token/encoder_classifier.hpp"
+#include "attnlab/model/vision/image_classifier.hpp"
+#include "attnlab/model/lstm/lstm_models.hpp"
+#include "attnlab/model/series/series_models.hpp"
 
 namespace attnlab::io {
 

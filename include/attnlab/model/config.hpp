@@ -31,14 +31,14 @@
 namespace attnlab {
 
 // forecaster: reads a window of real values (B, T, F) with their timestamps and regresses the next
-// `horizon` values of feature 0 (model/series_models.hpp, article §7.2).
+// `horizon` values of feature 0 (model/series/series_models.hpp, article §7.2).
 enum class ModelKind { encoder, decoder, forecaster };
 // What computes the hidden states between the embedding and the head: Transformer blocks, or
-// LSTM layers (model/lstm_models.hpp), the recurrent baseline the article compares with (§1.1);
-// or, for images (model/image_classifier.hpp, article §7.1), a ViT (patches -> Transformer
+// LSTM layers (model/lstm/lstm_models.hpp), the recurrent baseline the article compares with (§1.1);
+// or, for images (model/vision/image_classifier.hpp, article §7.1), a ViT (patches -> Transformer
 // blocks over all patches) or a Swin Transformer (blocks over M x M windows, shifted on
 // alternate blocks, patch merging between stages); or, for paired image/text tasks
-// (model/crossmodal.hpp, article §7.3), a text encoder and a ViT image encoder joined by
+// (model/crossmodal/crossmodal.hpp, article §7.3), a text encoder and a ViT image encoder joined by
 // cross-attention from the words to the patches.
 enum class Architecture { transformer, lstm, vit, swin, crossmodal };
 // The loss of a crossmodal model: match (cross-entropy of its match/no-match head), or clip (the
@@ -217,7 +217,7 @@ struct ModelConfig {
     std::size_t head_dim() const { return num_heads == 0 ? 0 : d_model / num_heads; }
     // True for the image architectures (vit, swin): their input is pixels, not tokens.
     bool is_image() const { return architecture == Architecture::vit || architecture == Architecture::swin; }
-    // True for the crossmodal architecture: its input is pixels and tokens (model/crossmodal.hpp).
+    // True for the crossmodal architecture: its input is pixels and tokens (model/crossmodal/crossmodal.hpp).
     bool is_crossmodal() const { return architecture == Architecture::crossmodal; }
     // E of a crossmodal model: embed_dim, or d_model when it is 0.
     std::size_t common_width() const { return embed_dim == 0 ? d_model : embed_dim; }

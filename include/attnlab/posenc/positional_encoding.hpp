@@ -6,7 +6,7 @@
 //   sinusoidal  fixed sin/cos table added to the embeddings   (posenc/sinusoidal.hpp)
 //   learned     a trained table added to the embeddings, max length fixed (posenc/learned.hpp)
 //   rope        rotates q and k per head inside attention     (posenc/rope.hpp)
-//   time        forecasters only (model/series_models.hpp): the sinusoidal table for the step's
+//   time        forecasters only (model/series/series_models.hpp): the sinusoidal table for the step's
 //               place in its window, plus sin/cos of each timestamp at the series' periods read
 //               beside the values (posenc/time_encoding.hpp, article §7.2)
 //

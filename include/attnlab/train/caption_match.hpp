@@ -2,7 +2,7 @@
 // caption that does or does not describe it (article §7.3: modalities meet through
 // cross-attention).
 //
-// What it is for: a paired task that a crossmodal model (model/crossmodal.hpp) learns only by
+// What it is for: a paired task that a crossmodal model (model/crossmodal/crossmodal.hpp) learns only by
 // relating words to places in the image: the caption names the shape's size, kind, vertical and
 // horizontal half, "large circle top left", and the label says whether it matches (1) or not (0).
 // Labels are drawn 1 or 0 with probability ½ each; a non-matching caption is the true one with one

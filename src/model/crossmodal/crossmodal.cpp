@@ -1,4 +1,4 @@
-#include "attnlab/model/crossmodal.hpp"
+#include "attnlab/model/crossmodal/crossmodal.hpp"
 
 #include <algorithm>
 #include <string>

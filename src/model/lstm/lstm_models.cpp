@@ -1,4 +1,4 @@
-#include "attnlab/model/lstm_models.hpp"
+#include "attnlab/model/lstm/lstm_models.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/kernels/matmul.hpp"
-#include "sampling.hpp"
+#include "../sampling.hpp"
 
 namespace attnlab {
 

@@ -1,4 +1,4 @@
-#include "attnlab/model/series_models.hpp"
+#include "attnlab/model/series/series_models.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "attnlab/core/error.hpp"
-#include "attnlab/model/trunk.hpp"
+#include "attnlab/model/token/trunk.hpp"
 #include "attnlab/posenc/sinusoidal.hpp"
 #include "attnlab/posenc/time_encoding.hpp"
 

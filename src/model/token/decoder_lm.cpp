@@ -1,4 +1,4 @@
-#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
 
 #include <cmath>
 #include <optional>
@@ -8,7 +8,7 @@
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
 #include "micro_batches.hpp"
-#include "sampling.hpp"
+#include "../sampling.hpp"
 
 namespace attnlab {
 

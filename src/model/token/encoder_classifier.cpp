@@ -1,4 +1,4 @@
-#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/token/encoder_classifier.hpp"
 
 #include <algorithm>
 #include <string>

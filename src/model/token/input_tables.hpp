@@ -1,4 +1,4 @@
-// src/model/input_tables.hpp (internal): the first block's input as tables.
+// src/model/token/input_tables.hpp (internal): the first block's input as tables.
 //
 // In a post-LN model the first block's attention projects x = tok_emb[tokens] + positions
 // itself, so its q, k, v products can run over the vocabulary's and the positions' rows instead
@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "attnlab/model/trunk.hpp"
+#include "attnlab/model/token/trunk.hpp"
 
 namespace attnlab::detail {
 

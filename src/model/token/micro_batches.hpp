@@ -1,6 +1,6 @@
-// src/model/micro_batches.hpp (internal): a training step split into micro-batches, and the
+// src/model/token/micro_batches.hpp (internal): a training step split into micro-batches, and the
 // gradient sums that join them. EncoderClassifier and DecoderLM fill and run a SplitStep
-// (attnlab/model/split_step.hpp) with these.
+// (attnlab/model/token/split_step.hpp) with these.
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-#include "attnlab/model/trunk.hpp"
+#include "attnlab/model/token/trunk.hpp"
 
 #include <algorithm>
 #include <deque>

@@ -9,7 +9,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/facade/model.hpp"
-#include "attnlab/model/crossmodal.hpp"
+#include "attnlab/model/crossmodal/crossmodal.hpp"
 #include "attnlab/train/tasks.hpp"
 #include "attnlab/train/trainer.hpp"
 #include "support/gradcheck.hpp"

@@ -1,4 +1,4 @@
-#include "attnlab/model/lstm_models.hpp"
+#include "attnlab/model/lstm/lstm_models.hpp"
 
 #include <numeric>
 #include <string>

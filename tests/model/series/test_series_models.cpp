@@ -1,4 +1,4 @@
-// The forecaster (model/series_models.hpp): finite differences of the value projection, the head
+// The forecaster (model/series/series_models.hpp): finite differences of the value projection, the head
 // and every other parameter for both architectures and each kind of positions, parameter counts,
 // checkpoints, the refusals (generate, token calls, attention of an LSTM), attention maps of a
 // Transformer forecaster, the series task through make_task, and the Trainer's MSE, MAE and
@@ -10,7 +10,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/facade/model.hpp"
-#include "attnlab/model/series_models.hpp"
+#include "attnlab/model/series/series_models.hpp"
 #include "attnlab/train/series.hpp"
 #include "attnlab/train/tasks.hpp"
 #include "attnlab/train/trainer.hpp"

@@ -1,4 +1,4 @@
-#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -286,7 +286,7 @@ TEST(DecoderLM, EvalModeNeitherDropsNorRecords) {
     EXPECT_NE(a, model.forward(tokens));
 }
 
-// The first block's projections over the input's tables (post-LN, src/model/input_tables.hpp): 8
+// The first block's projections over the input's tables (post-LN, src/model/token/input_tables.hpp): 8
 // sequences of 12 (96 rows >= 4 x (V 9 + T 12)), against the direct projections checkpointing
 // makes the block take.
 TEST(DecoderLM, FirstBlockTablesEqualTheDirectProjections) {

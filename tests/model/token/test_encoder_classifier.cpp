@@ -1,4 +1,4 @@
-#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/token/encoder_classifier.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -191,7 +191,7 @@ TEST(EncoderClassifier, AttentionMapsHideThePaddedKeys) {
             }
 }
 
-// ---- The first block's projections over the input's tables (post-LN, src/model/input_tables.hpp) ----
+// ---- The first block's projections over the input's tables (post-LN, src/model/token/input_tables.hpp) ----
 
 // 8 sequences of 12 tokens (96 rows >= 4 x (V 7 + T 12) table rows: the tables are used), with padding.
 struct TableBatch {

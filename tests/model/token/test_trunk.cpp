@@ -1,12 +1,12 @@
-#include "attnlab/model/trunk.hpp"
+#include "attnlab/model/token/trunk.hpp"
 
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "attnlab/model/decoder_lm.hpp"
-#include "attnlab/model/encoder_classifier.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
+#include "attnlab/model/token/encoder_classifier.hpp"
 
 namespace attnlab {
 namespace {

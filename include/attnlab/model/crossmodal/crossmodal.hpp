@@ -1,4 +1,4 @@
-// attnlab/model/crossmodal.hpp: the cross-modal model — a text encoder and an image encoder
+// attnlab/model/crossmodal/crossmodal.hpp: the cross-modal model — a text encoder and an image encoder
 // joined by cross-attention from the words to the patches, with a match/no-match head
 // (ModelConfig::architecture = crossmodal; article §7.3).
 //
@@ -47,7 +47,7 @@
 #include "attnlab/model/attention_stats.hpp"
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/transformer_block.hpp"
-#include "attnlab/model/trunk.hpp"
+#include "attnlab/model/token/trunk.hpp"
 #include "attnlab/nn/contrastive_loss.hpp"
 #include "attnlab/nn/feed_forward.hpp"
 #include "attnlab/nn/layer_norm.hpp"

@@ -1,4 +1,4 @@
-// attnlab/model/lstm_models.hpp: the recurrent baselines — an LSTM language model and an LSTM
+// attnlab/model/lstm/lstm_models.hpp: the recurrent baselines — an LSTM language model and an LSTM
 // sequence classifier, for ModelConfig::architecture = lstm.
 //
 // What it is for: training the article's comparison model (§1.1, §5.1: an LSTM carries the
@@ -39,7 +39,7 @@
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/model/attention_stats.hpp"
 #include "attnlab/model/config.hpp"
-#include "attnlab/model/decoder_lm.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
 #include "attnlab/nn/embedding.hpp"
 #include "attnlab/nn/linear.hpp"
 #include "attnlab/nn/loss.hpp"

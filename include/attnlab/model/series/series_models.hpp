@@ -1,4 +1,4 @@
-// attnlab/model/series_models.hpp: the forecaster — a Transformer or an LSTM that reads a window
+// attnlab/model/series/series_models.hpp: the forecaster — a Transformer or an LSTM that reads a window
 // of a time series and regresses its next `horizon` values (ModelConfig::kind = forecaster;
 // article §7.2: on strongly periodic series an LSTM can be steadier than attention).
 //

@@ -1,4 +1,4 @@
-// attnlab/model/decoder_lm.hpp: a tiny GPT — a causal Transformer language model with
+// attnlab/model/token/decoder_lm.hpp: a tiny GPT — a causal Transformer language model with
 // KV-cached generation.
 //
 // What it is for: next-token prediction on the sequence tasks and the character corpus:
@@ -35,9 +35,9 @@
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/model/config.hpp"
-#include "attnlab/model/split_step.hpp"
+#include "attnlab/model/token/split_step.hpp"
 #include "attnlab/model/attention_stats.hpp"
-#include "attnlab/model/trunk.hpp"
+#include "attnlab/model/token/trunk.hpp"
 #include "attnlab/nn/linear.hpp"
 #include "attnlab/nn/loss.hpp"
 #include "attnlab/nn/parameter.hpp"
@@ -70,7 +70,7 @@ struct DecoderLMCache {
     Tensor2 dlogits;       // (B·T, V)
 };
 
-// One slice of a split training step (loss_and_backward; model/split_step.hpp).
+// One slice of a split training step (loss_and_backward; model/token/split_step.hpp).
 struct DecoderLMSlice {
     Index2 tokens;   // (b, T) consecutive sequences of the batch
     Index2 targets;  // (b, T)
@@ -111,8 +111,8 @@ public:
     void backward(const Tensor3& dlogits);
     // forward + cross-entropy of logits (B·T, V) against targets (B, T) (-1 = ignored) + backward.
     // A large batch runs as micro-batches of whole sequences, in parallel on the pool's threads
-    // (src/model/micro_batches.hpp: why and how many); the gradients equal the whole batch's up to
-    // rounding (tests/model/test_decoder_lm.cpp). After a split step backward() has no forward
+    // (src/model/token/micro_batches.hpp: why and how many); the gradients equal the whole batch's up to
+    // rounding (tests/model/token/test_decoder_lm.cpp). After a split step backward() has no forward
     // to differentiate.
     CrossEntropyResult loss_and_backward(const Index2& tokens, const Index2& targets);
 

@@ -1,4 +1,4 @@
-// attnlab/model/encoder_classifier.hpp: a tiny Transformer encoder that labels whole sequences.
+// attnlab/model/token/encoder_classifier.hpp: a tiny Transformer encoder that labels whole sequences.
 //
 // What it is for: sequence classification with variable-length batches (balanced brackets, ...):
 //   tokens (B, T) -> tok_emb -> [prepend cls_token] -> + positional -> N blocks (key padding
@@ -32,9 +32,9 @@
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/model/config.hpp"
-#include "attnlab/model/split_step.hpp"
+#include "attnlab/model/token/split_step.hpp"
 #include "attnlab/model/attention_stats.hpp"
-#include "attnlab/model/trunk.hpp"
+#include "attnlab/model/token/trunk.hpp"
 #include "attnlab/nn/linear.hpp"
 #include "attnlab/nn/loss.hpp"
 #include "attnlab/nn/parameter.hpp"
@@ -67,7 +67,7 @@ struct EncoderClassifierCache {
     Tensor2 dlogits, dpooled;  // (B, K), (B, C)
 };
 
-// One slice of a split training step (loss_and_backward; model/split_step.hpp).
+// One slice of a split training step (loss_and_backward; model/token/split_step.hpp).
 struct EncoderClassifierSlice {
     Index2 tokens;   // (b, T) consecutive sequences of the batch
     Mask2 padding;   // (b, T) their padding rows, or empty
@@ -102,8 +102,8 @@ public:
     void backward(const Tensor2& dlogits);
     // forward + cross-entropy against labels (B) (-1 = ignored) + backward of the mean loss.
     // A large batch runs as micro-batches of whole sequences, in parallel on the pool's threads
-    // (src/model/micro_batches.hpp: why and how many); the gradients equal the whole batch's up to
-    // rounding (tests/model/test_encoder_classifier.cpp). After a split step backward() has no
+    // (src/model/token/micro_batches.hpp: why and how many); the gradients equal the whole batch's up to
+    // rounding (tests/model/token/test_encoder_classifier.cpp). After a split step backward() has no
     // forward to differentiate.
     CrossEntropyResult loss_and_backward(const Index2& tokens, const Mask2& padding, const Index1& labels);
 

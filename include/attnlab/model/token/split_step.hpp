@@ -1,7 +1,7 @@
-// attnlab/model/split_step.hpp: what a model keeps for a training step split into slices.
+// attnlab/model/token/split_step.hpp: what a model keeps for a training step split into slices.
 //
 // What it is for: EncoderClassifier and DecoderLM run loss_and_backward on more than 512 rows as
-// slices of whole sequences (src/model/micro_batches.hpp says why and how many). A lane runs on one
+// slices of whole sequences (src/model/token/micro_batches.hpp says why and how many). A lane runs on one
 // thread, through its slices in order, with one cache for all of them (their activations stay
 // in the core's cache) and its own gradients (lane 0 accumulates into the model's; the others
 // are zeroed each step and added in lane order). Kept from step to step, so a training loop

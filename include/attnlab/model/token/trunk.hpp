@@ -1,4 +1,4 @@
-// attnlab/model/trunk.hpp: the body both models share — token embedding, CLS vector, positions,
+// attnlab/model/token/trunk.hpp: the body both models share — token embedding, CLS vector, positions,
 // the stack of Transformer blocks and the final LayerNorm — with its cache, gradients and buffers.
 //
 // What it is for: EncoderClassifier and DecoderLM each contain one Trunk and add only their head
