@@ -8,10 +8,11 @@
 //   attention/ stages, masks, scaled dot-product attention, head split/merge, multi-head attention
 //   posenc/    sinusoidal, learned and rotary positional encodings
 //   nn/        Linear, embedding, layer norm, feed-forward, dropout, cross-entropy, LSTM, named parameters
-//   model/     config (one field table), Transformer block, the shared trunk, encoder classifier,
-//              decoder LM (tiny GPT), attention statistics
+//   model/     config (one field table), Transformer block, attention statistics, and one folder
+//              per family: token/ (the shared trunk, encoder classifier, decoder LM: a tiny GPT),
+//              lstm/, vision/ (ViT, Swin), series/ (forecasters), crossmodal/
 //   io/        safetensors files and model checkpoints
-//   facade/    Model: either kind of model, loaded and saved through io/
+//   facade/    Model: any of the seven model classes (AnyModel), loaded and saved through io/
 //   train/     tasks, optimisers, schedules, metrics, the trainer
 //
 // A five-line example (see README.md for more):
@@ -33,6 +34,7 @@
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/experiments/experiments.hpp"
+#include "attnlab/facade/any_model.hpp"
 #include "attnlab/facade/model.hpp"
 #include "attnlab/kernels/elementwise.hpp"
 #include "attnlab/kernels/matmul.hpp"
@@ -42,11 +44,16 @@
 #include "attnlab/model/attention_stats.hpp"
 #include "attnlab/model/batch.hpp"
 #include "attnlab/model/config.hpp"
+#include "attnlab/model/crossmodal/crossmodal.hpp"
+#include "attnlab/model/lstm/lstm_models.hpp"
+#include "attnlab/model/series/series_models.hpp"
 #include "attnlab/model/token/decoder_lm.hpp"
 #include "attnlab/model/token/encoder_classifier.hpp"
 #include "attnlab/model/token/split_step.hpp"
-#include "attnlab/model/transformer_block.hpp"
 #include "attnlab/model/token/trunk.hpp"
+#include "attnlab/model/transformer_block.hpp"
+#include "attnlab/model/vision/image_classifier.hpp"
+#include "attnlab/model/vision/swin_block.hpp"
 #include "attnlab/nn/dropout.hpp"
 #include "attnlab/nn/embedding.hpp"
 #include "attnlab/nn/feed_forward.hpp"

@@ -8,18 +8,9 @@
 namespace attnlab {
 
 namespace {
-io::AnyModel build(const ModelConfig& config, std::uint64_t seed) {
-    config.validate();
+AnyModel build(const ModelConfig& config, std::uint64_t seed) {
     Rng rng(seed);
-    if (config.is_image()) return ImageClassifier(config, rng);
-    if (config.is_crossmodal()) return CrossModalModel(config, rng);
-    if (config.is_forecaster()) return Forecaster(config, rng);
-    if (config.architecture == Architecture::lstm) {
-        if (config.kind == ModelKind::encoder) return LstmClassifier(config, rng);
-        return LstmLM(config, rng);
-    }
-    if (config.kind == ModelKind::encoder) return EncoderClassifier(config, rng);
-    return DecoderLM(config, rng);
+    return make_model(config, rng);
 }
 
 // "a decoder", "an encoder classifier", "an lstm decoder", ...: what a model is, for error messages.
@@ -33,7 +24,7 @@ std::string describe(const ModelConfig& config) {
 }
 
 template <class M>
-M& get_model(io::AnyModel& model, const ModelConfig& config, const char* where, const char* wanted) {
+M& get_model(AnyModel& model, const ModelConfig& config, const char* where, const char* wanted) {
     if (auto* m = std::get_if<M>(&model)) return *m;
     fail<ConfigError>(where, ": this model is ", describe(config), ", not ", wanted);
 }
@@ -41,9 +32,9 @@ M& get_model(io::AnyModel& model, const ModelConfig& config, const char* where, 
 
 Model::Model(const ModelConfig& config, std::uint64_t seed) : model_(build(config, seed)) {}
 
-Model::Model(io::AnyModel model) : model_(std::move(model)) {}
+Model::Model(AnyModel model) : model_(std::move(model)) {}
 
-Model Model::load(const std::vector<std::uint8_t>& bytes) { return Model(io::load_checkpoint(bytes)); }
+Model Model::load(const std::vector<std::uint8_t>& bytes) { return Model(load_checkpoint(bytes)); }
 
 std::vector<std::uint8_t> Model::save() const {
     return std::visit([](const auto& m) { return io::save_checkpoint(m); }, model_);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <iterator>
 #include <set>
+#include <utility>
 
 #include "attnlab/io/safetensors.hpp"
 
@@ -149,26 +150,12 @@ void require_parameters_stored(const SafeTensors& st, const ModelConfig& config,
 }
 
 template <class M>
-M load_new(const SafeTensors& st, const char* where) {
-    const ModelConfig config = config_of(st, where);
+M load_new(const SafeTensors& st, const ModelConfig& config, const char* where) {
     require_parameters_stored(st, config, where);
     Rng rng(0);  // every parameter is overwritten below
     M model(config, rng);
     load_into_impl(model, st, where);
     return model;
-}
-
-AnyModel load_any(const SafeTensors& st, const char* where) {
-    const ModelConfig config = config_of(st, where);
-    if (config.is_image()) return load_new<ImageClassifier>(st, where);
-    if (config.is_crossmodal()) return load_new<CrossModalModel>(st, where);
-    if (config.is_forecaster()) return load_new<Forecaster>(st, where);
-    if (config.architecture == Architecture::lstm) {
-        if (config.kind == ModelKind::encoder) return load_new<LstmClassifier>(st, where);
-        return load_new<LstmLM>(st, where);
-    }
-    if (config.kind == ModelKind::encoder) return load_new<EncoderClassifier>(st, where);
-    return load_new<DecoderLM>(st, where);
 }
 
 SafeTensors read(const std::string& path, const char* where) {
@@ -197,15 +184,29 @@ ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes) {
     return config_of(parse(bytes, where), where);
 }
 
-AnyModel load_checkpoint(const std::vector<std::uint8_t>& bytes) {
-    constexpr const char* where = "load_checkpoint";
-    return load_any(parse(bytes, where), where);
+StoredCheckpoint read_checkpoint(const std::vector<std::uint8_t>& bytes, const char* where) {
+    SafeTensors st = parse(bytes, where);
+    ModelConfig config = config_of(st, where);
+    return StoredCheckpoint{std::move(st), std::move(config)};
 }
 
-AnyModel load_checkpoint_file(const std::string& path) {
-    constexpr const char* where = "load_checkpoint_file";
-    return load_any(read(path, where), where);
+StoredCheckpoint read_checkpoint_file(const std::string& path, const char* where) {
+    SafeTensors st = read(path, where);
+    ModelConfig config = config_of(st, where);
+    return StoredCheckpoint{std::move(st), std::move(config)};
 }
+
+template <class M>
+M load_model(const StoredCheckpoint& stored, const char* where) {
+    return load_new<M>(stored.tensors, stored.config, where);
+}
+template EncoderClassifier load_model<EncoderClassifier>(const StoredCheckpoint&, const char*);
+template DecoderLM load_model<DecoderLM>(const StoredCheckpoint&, const char*);
+template LstmClassifier load_model<LstmClassifier>(const StoredCheckpoint&, const char*);
+template LstmLM load_model<LstmLM>(const StoredCheckpoint&, const char*);
+template ImageClassifier load_model<ImageClassifier>(const StoredCheckpoint&, const char*);
+template CrossModalModel load_model<CrossModalModel>(const StoredCheckpoint&, const char*);
+template Forecaster load_model<Forecaster>(const StoredCheckpoint&, const char*);
 
 EncoderClassifier load_encoder(const std::vector<std::uint8_t>& bytes) {
     constexpr const char* where = "load_encoder";
@@ -215,7 +216,7 @@ EncoderClassifier load_encoder(const std::vector<std::uint8_t>& bytes) {
     if (config.architecture != Architecture::transformer) {
         fail<IoError>(where, ": the checkpoint holds an ", architecture_name(config.architecture), " model");
     }
-    return load_new<EncoderClassifier>(st, where);
+    return load_new<EncoderClassifier>(st, config, where);
 }
 
 DecoderLM load_decoder(const std::vector<std::uint8_t>& bytes) {
@@ -226,7 +227,7 @@ DecoderLM load_decoder(const std::vector<std::uint8_t>& bytes) {
     if (config.architecture != Architecture::transformer) {
         fail<IoError>(where, ": the checkpoint holds an ", architecture_name(config.architecture), " model");
     }
-    return load_new<DecoderLM>(st, where);
+    return load_new<DecoderLM>(st, config, where);
 }
 
 void load_into(EncoderClassifier& model, const std::vector<std::uint8_t>& bytes) {

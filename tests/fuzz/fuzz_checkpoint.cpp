@@ -1,4 +1,4 @@
-// libFuzzer target: the checkpoint loaders of attnlab/io/checkpoint.hpp on arbitrary bytes.
+// libFuzzer target: the checkpoint loaders (attnlab/io/checkpoint.hpp, facade/any_model.hpp) on arbitrary bytes.
 //
 // Holds for every input: load_checkpoint and checkpoint_config either throw an attnlab::Error
 // (IoError for the image, ConfigError folded into IoError for the stored config) or return a
@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "attnlab/facade/any_model.hpp"
 #include "attnlab/io/checkpoint.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -20,10 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const attnlab::Error&) {
     }
     try {
-        attnlab::io::AnyModel model = attnlab::io::load_checkpoint(bytes);
+        attnlab::AnyModel model = attnlab::load_checkpoint(bytes);
         const std::vector<std::uint8_t> saved =
             std::visit([](const auto& m) { return attnlab::io::save_checkpoint(m); }, model);
-        attnlab::io::load_checkpoint(saved);
+        attnlab::load_checkpoint(saved);
     } catch (const attnlab::Error&) {
     }
     return 0;

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "attnlab/facade/any_model.hpp"
 #include "attnlab/io/safetensors.hpp"
 
 namespace attnlab {
@@ -104,7 +105,7 @@ TEST(Checkpoint, EncoderRoundTripThroughAFile) {
     EncoderClassifier model(small_encoder(), rng);
     const std::string path = ::testing::TempDir() + "attnlab_checkpoint_test.safetensors";
     io::save_checkpoint_file(model, path);
-    io::AnyModel loaded = io::load_checkpoint_file(path);
+    AnyModel loaded = load_checkpoint_file(path);
     ASSERT_TRUE(std::holds_alternative<EncoderClassifier>(loaded));
     auto& copy = std::get<EncoderClassifier>(loaded);
     EXPECT_TRUE(bit_equal(copy, snapshot(model)));
@@ -204,9 +205,9 @@ TEST(Checkpoint, LoadingTheOtherKindIsRefused) {
     Rng rng(1);
     const Bytes decoder = io::save_checkpoint(DecoderLM(small_decoder(), rng));
     EXPECT_THROW(io::load_encoder(decoder), IoError);
-    EXPECT_TRUE(std::holds_alternative<DecoderLM>(io::load_checkpoint(decoder)));
+    EXPECT_TRUE(std::holds_alternative<DecoderLM>(load_checkpoint(decoder)));
     EXPECT_THROW(io::load_decoder(io::save_checkpoint(EncoderClassifier(small_encoder(), rng))), IoError);
-    EXPECT_THROW(io::load_checkpoint_file("/nonexistent/attnlab.safetensors"), IoError);
+    EXPECT_THROW(load_checkpoint_file("/nonexistent/attnlab.safetensors"), IoError);
 }
 
 TEST(Checkpoint, ConfigsLargerThanTheStoredTensorsAreRefusedBeforeAllocating) {
@@ -221,7 +222,7 @@ TEST(Checkpoint, ConfigsLargerThanTheStoredTensorsAreRefusedBeforeAllocating) {
             st.metadata()[key] = value;
             if (key == "d_model") st.metadata()["ff_dim"] = value;
         });
-        for (const auto& load : std::vector<std::function<void()>>{[&] { io::load_checkpoint(bytes); },
+        for (const auto& load : std::vector<std::function<void()>>{[&] { load_checkpoint(bytes); },
                                                                    [&] { io::load_decoder(bytes); }}) {
             try {
                 load();

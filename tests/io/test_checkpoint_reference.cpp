@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "attnlab/facade/any_model.hpp"
 #include "attnlab/io/checkpoint.hpp"
 #include "attnlab/io/safetensors.hpp"
 #include "support/fixtures.hpp"
@@ -32,7 +33,7 @@ Index2 sequence(const ModelConfig& config) {
 }
 
 TEST(CheckpointReference, EngineLogitsOfTheCommittedCliCheckpointAreTheCommittedOnes) {
-    io::AnyModel any = io::load_checkpoint_file(kDir + "/attnlab_decoder_checkpoint.safetensors");
+    AnyModel any = load_checkpoint_file(kDir + "/attnlab_decoder_checkpoint.safetensors");
     ASSERT_TRUE(std::holds_alternative<DecoderLM>(any));
     DecoderLM& gpt = std::get<DecoderLM>(any);
     gpt.eval();

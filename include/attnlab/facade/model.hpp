@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "attnlab/attention/stage.hpp"
+#include "attnlab/facade/any_model.hpp"
 #include "attnlab/io/checkpoint.hpp"
 #include "attnlab/model/batch.hpp"
 #include "attnlab/model/config.hpp"
@@ -40,7 +41,7 @@ class Model {
 public:
     // A fresh model with parameters drawn from Rng(seed). Throws ConfigError for a bad config.
     Model(const ModelConfig& config, std::uint64_t seed);
-    explicit Model(io::AnyModel model);
+    explicit Model(AnyModel model);
     // From a safetensors checkpoint (IoError on a bad one).
     static Model load(const std::vector<std::uint8_t>& bytes);
     std::vector<std::uint8_t> save() const;
@@ -123,7 +124,7 @@ public:
 private:
     void require_batch_kind(const Batch& batch, const char* where) const;
     void require_attention(const char* where) const;  // ConfigError for an LSTM
-    io::AnyModel model_;
+    AnyModel model_;
 };
 
 }  // namespace attnlab

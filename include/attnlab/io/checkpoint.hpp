@@ -21,14 +21,15 @@
 //   attnlab::io::save_checkpoint_file(gpt, "model.safetensors");
 //   attnlab::DecoderLM copy = attnlab::io::load_decoder(bytes);      // config from the header
 //   attnlab::io::load_into(gpt, bytes);                              // same config required
-//   attnlab::io::AnyModel any = attnlab::io::load_checkpoint_file("model.safetensors");  // encoder or decoder
+// A checkpoint of any of the seven model classes, whichever its config names:
+// attnlab::load_checkpoint (facade/any_model.hpp), built on read_checkpoint and load_model.
 #pragma once
 
 #include <cstdint>
 #include <string>
-#include <variant>
 #include <vector>
 
+#include "attnlab/io/safetensors.hpp"
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/crossmodal/crossmodal.hpp"
 #include "attnlab/model/token/decoder_lm.hpp"
@@ -45,10 +46,6 @@ inline constexpr const char* kCheckpointVersion = "1";
 // loaders ignore them.
 inline constexpr const char* kTaskMetadataPrefix = "task.";
 
-// Any model, as the config in a checkpoint says (kind and architecture).
-using AnyModel =
-    std::variant<EncoderClassifier, DecoderLM, LstmClassifier, LstmLM, ImageClassifier, CrossModalModel, Forecaster>;
-
 // The complete safetensors image of the model's parameters and config.
 std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model);
 std::vector<std::uint8_t> save_checkpoint(const DecoderLM& model);
@@ -64,10 +61,23 @@ std::vector<std::uint8_t> save_checkpoint(const Forecaster& model);
 // The config stored in a checkpoint (IoError if the image or its metadata is bad).
 ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes);
 
-// A new model built from the stored config, with the stored parameters.
-AnyModel load_checkpoint(const std::vector<std::uint8_t>& bytes);
-AnyModel load_checkpoint_file(const std::string& path);
-// The same, with IoError if the checkpoint holds the other kind of model or an LSTM.
+// A checkpoint image parsed and its stored config read, before any model is built. `where` names
+// the caller in the IoError raised for a bad image, bad metadata or an invalid config.
+struct StoredCheckpoint {
+    SafeTensors tensors;
+    ModelConfig config;
+};
+StoredCheckpoint read_checkpoint(const std::vector<std::uint8_t>& bytes, const char* where);
+StoredCheckpoint read_checkpoint_file(const std::string& path, const char* where);
+
+// A new M (any of the seven model classes) built from stored.config, with the stored parameters.
+// The file must hold at least the floats the config needs (checked before the model is
+// allocated), then everything load_into checks; IoError naming `where` otherwise.
+template <class M>
+M load_model(const StoredCheckpoint& stored, const char* where);
+
+// A new transformer encoder classifier or decoder LM from a checkpoint, with IoError if it holds
+// the other kind of model or another architecture.
 EncoderClassifier load_encoder(const std::vector<std::uint8_t>& bytes);
 DecoderLM load_decoder(const std::vector<std::uint8_t>& bytes);
 
