@@ -41,6 +41,7 @@
 #include "attnlab/io/safetensors.hpp"
 #include "attnlab/kernels/softmax.hpp"
 #include "convert.hpp"
+#include "model_inputs.hpp"
 #include "trace.hpp"
 
 namespace attnlab::web {
@@ -157,29 +158,6 @@ std::string parameter_name(const val& name, const char* where) {
     return name.as<std::string>();
 }
 
-// Tokens and the optional padding mask of a forward-style call.
-struct TokenCall {
-    Index2 tokens;         // (B, T)
-    bool batched = false;  // tokens came as [B, T]
-    Mask2 padding;         // (B, T) 1 = padding, encoder only; empty = none
-    std::size_t batch = 0;  // attentionMaps: which batch row
-};
-
-TokenCall parse_tokens(const Model& model, const val& tokens, const val& options, std::vector<const char*> allowed,
-                       const char* where) {
-    const JsOptions opt(options, std::move(allowed), where);
-    TokenCall call;
-    call.tokens = tokens_from_js(tokens, where, "tokens", &call.batched);
-    if (!opt.is_null("padding")) {
-        if (model.is_decoder()) {
-            fail<ConfigError>(where, ": option 'padding' needs an encoder model; a decoder is causal and pads at the end");
-        }
-        call.padding = mask_from_js(opt.get("padding"), where, "padding", !call.batched);
-    }
-    call.batch = opt.size("batch", 0);
-    return call;
-}
-
 // Drops the leading batch extent of an unbatched call's result.
 std::vector<std::size_t> result_shape(std::vector<std::size_t> shape, bool batched) {
     if (!batched) shape.erase(shape.begin());
@@ -203,21 +181,6 @@ val run_logits(const Model& model, const TokenCall& call, bool probabilities_of_
     return tensor_to_js(p.data(), result_shape({p.shape(0), p.shape(1)}, call.batched));
 }
 
-// prompt (Int32Array | number[] | {shape:[T]}) -> ids.
-std::vector<std::int32_t> prompt_from_js(const val& prompt, const char* where) {
-    bool batched = false;
-    const Index2 ids = tokens_from_js(prompt, where, "prompt", &batched);
-    if (batched && ids.shape(0) != 1) {
-        fail<ShapeError>(where, ": prompt must be one sequence ([T] or [1, T]), got ", ids.shape(0), " rows");
-    }
-    return std::vector<std::int32_t>(ids.begin(), ids.end());
-}
-
-// An image model's input: images (S, S) or (B, S, S) -> (B, S, S), batched says which.
-Tensor3 images_from_js(const val& images, const char* where, bool* batched) {
-    return tensor3_from_js(images, where, "images", batched);
-}
-
 // Logits (B, K) of an image model, or the class probabilities; keeps the images' rank.
 val run_image_logits(const Model& model, const val& images, const val& options, bool probabilities,
                      const char* where) {
@@ -226,33 +189,6 @@ val run_image_logits(const Model& model, const val& images, const val& options, 
     const Tensor2 logits = model.image_logits(images_from_js(images, where, &batched));  // (B, K)
     const Tensor2 out = probabilities ? softmax_rows(logits) : logits;
     return tensor_to_js(out.data(), result_shape({out.shape(0), out.shape(1)}, batched));
-}
-
-// A crossmodal model's input: { tokens: [T] | [B, T], images: [S, S] | [B, S, S] } -> (B, T), (B, S, S).
-struct PairCall {
-    Index2 tokens;
-    Tensor3 images;
-    bool batched = false;  // the tokens came as [B, T]
-};
-
-PairCall pair_from_js(const val& pair, const char* where) {
-    if (pair.isUndefined() || pair.isNull() || pair.typeOf().as<std::string>() != "object" || pair.isArray()) {
-        fail<ConfigError>(where, ": a crossmodal model reads a caption and its image: pass { tokens: [T] | [B, T], "
-                          "images: [S, S] | [B, S, S] }");
-    }
-    const JsOptions opt(pair, {"tokens", "images"}, where);
-    if (!opt.has("tokens") || !opt.has("images")) {
-        fail<ConfigError>(where, ": the pair needs both 'tokens' (the caption) and 'images'");
-    }
-    PairCall call;
-    call.tokens = tokens_from_js(opt.get("tokens"), where, "tokens", &call.batched);
-    bool images_batched = false;
-    call.images = tensor3_from_js(opt.get("images"), where, "images", &images_batched);
-    if (images_batched != call.batched) {
-        fail<ShapeError>(where, ": tokens and images must both be batched or both single, got tokens ",
-                         call.batched ? "[B, T]" : "[T]", " and images ", images_batched ? "[B, S, S]" : "[S, S]");
-    }
-    return call;
 }
 
 // Logits (B, K) of a crossmodal model, or the match probabilities; keeps the input's rank.
@@ -307,38 +243,10 @@ val predict_of(const Model& model, const val& tokens, const val& options) {
     return run_logits(model, parse_tokens(model, tokens, options, {"padding"}, "Model.predict"), true);
 }
 
-// A forecaster's input: values (T, F) | (B, T, F) and time (T') | (B, T') (optional unless pe is
-// time) -> (B, T, F), (B, T') or empty; batched says which rank came in.
-struct SeriesCall {
-    Tensor3 values;
-    Tensor2 time;
-    bool batched = false;
-};
-SeriesCall series_from_js(const val& values, const val& time, const char* where) {
-    SeriesCall call;
-    call.values = tensor3_from_js(values, where, "values", &call.batched);
-    if (!time.isUndefined() && !time.isNull()) {
-        const auto b = static_cast<std::ptrdiff_t>(call.values.shape(0));
-        const std::vector<float> data = call.batched ? floats_from_js(time, {b, -1}, where, "time")
-                                                     : floats_from_js(time, {-1}, where, "time");
-        const std::size_t n = data.size() / call.values.shape(0);
-        call.time = Tensor2::from_shape({call.values.shape(0), n});
-        std::copy(data.begin(), data.end(), call.time.begin());
-    }
-    return call;
-}
-
 val forecast_of(const Model& model, const val& values, const val& time) {
     const SeriesCall call = series_from_js(values, time, "Model.forecast");
     const Tensor2 out = model.forecast(call.values, call.time);  // (B, horizon)
     return tensor_to_js(out.data(), result_shape({out.shape(0), out.shape(1)}, call.batched));
-}
-
-// The layer option of an image model's trace / attentionMaps (required).
-std::size_t image_layer(const Model& model, const JsOptions& opt, const char* where) {
-    const std::size_t layers = model.image_classifier().num_attention_layers();
-    if (!opt.has("layer")) fail<ConfigError>(where, ": option 'layer' is required (0..", layers - 1, ")");
-    return size_from_js(opt.get("layer"), where, "layer");
 }
 
 val attention_maps_of(const Model& model, const val& tokens, const val& options) {
