@@ -1,7 +1,7 @@
 // Attention forward and backward, flash (tiled) against the recorded "math" path, and their
 // peak memory. Run: build/bench/attnlab_bench --benchmark_filter=Attention
 //
-// Arguments (n, threads, path): path 0 = flash, 1 = recorded. Shapes as in issue 6's table:
+// Arguments (n, threads, path): path 0 = flash, 1 = recorded. Shapes:
 //   Sdpa*:           scaled dot-product attention alone on Q/K/V (B=1, H=4, n, D=32), no mask;
 //                    FLOPs 4·H·n²·D forward (Q·Kᵀ and weights·V), 8·H·n²·D backward (the four
 //                    products of the math backward; flash recomputes two more, not counted).

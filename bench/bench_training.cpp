@@ -1,4 +1,4 @@
-// Training steps/s of the two tiny models of issue 6, 1 and 2 threads. Run:
+// Training steps/s of the two tiny models below, on 1 and 2 threads. Run:
 //   build/bench/attnlab_bench --benchmark_filter=TrainStep
 //
 // A step is zero_grad + forward + cross-entropy + backward + AdamW on one fixed batch, with the

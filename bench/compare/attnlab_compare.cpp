@@ -12,7 +12,7 @@
 //   (B, H, T, D) = (1, 4, n, 32) with no mask and scale 1/sqrt(D). Checked against the reference
 //   (max |out - ref| <= 1e-4), then timed: median of repeats after warm-up, as every other
 //   system of the comparison.
-// train: steps/s of the tiny encoder of issue 6 — EncoderClassifier with 2 post-LN layers,
+// train: steps/s of the tiny encoder — EncoderClassifier with 2 post-LN layers,
 //   C = 64, H = 4, F = 256, ReLU, sinusoidal positions, mean pooling, 2 classes, dropout 0, on one
 //   fixed batch (B = 32, T = 64, vocabulary 16, no padding) with AdamW (lr 1e-3, torch defaults).
 //   A step is zero_grad + forward + cross-entropy + backward + optimiser step, nothing else (no

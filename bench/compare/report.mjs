@@ -124,8 +124,8 @@ for (const r of matmul.filter((x) => x.system.startsWith('attnlab') && x.ok)) {
     target: r.n === 512 && r.threads === 1 ? 0.8 : null });
 }
 
-// The LSTM against torch.nn.LSTM, same pass, T and threads (issue 22: at least 2x PyTorch's CPU
-// LSTM on 1 thread, forward + backward).
+// The LSTM against torch.nn.LSTM, same pass, T and threads (the target: at least 2x PyTorch's
+// CPU LSTM on 1 thread, forward + backward).
 lstm.sort((a, b) => a.pass.localeCompare(b.pass) || a.threads - b.threads || a.T - b.T || a.system.localeCompare(b.system));
 const lstmPairs = [];
 for (const r of lstm.filter((x) => x.system.startsWith('attnlab') && x.ok)) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/compare/run.sh: attnlab against PyTorch, ONNX Runtime Web and TensorFlow.js, in one go on
-# this machine, with ratios from the same run (issue 6).
+# this machine, with ratios from the same run.
 #
 #   bench/compare/run.sh            n = 256, 1024, 2048; ~3 s of repeats per configuration
 #   bench/compare/run.sh --quick    n = 256, 1024; ~1 s per configuration (about 3 minutes)

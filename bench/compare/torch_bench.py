@@ -172,7 +172,7 @@ def train(args):
 
 def matmul(args):
     """torch.mm of two (n, n) fp32 matrices: OpenBLAS sgemm (see blas_library()), the reference
-    of issue 6's matmul target."""
+    the native matmul is measured against."""
     results = []
     torch.manual_seed(7)
     with torch.inference_mode():

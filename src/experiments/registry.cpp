@@ -138,7 +138,7 @@ std::vector<std::size_t> Values::sizes(const std::string& name) const {
 std::vector<std::string> Values::texts(const std::string& name) const { return split_list(text(name)); }
 
 const std::vector<Experiment>& experiments() {
-    // The order of the article's table (issue 23); a new experiment is one line here.
+    // The order the CLI, the page and the README's table list them in; a new experiment is one line here.
     static const std::vector<Experiment> all = {
         detail::scaling_entry(),  detail::heads_entry(),      detail::cost_entry(), detail::lstm_entry(),
         detail::positional_entry(), detail::permutation_entry(), detail::mask_entry(), detail::fp16_entry(),

@@ -1,6 +1,6 @@
-// A training step allocates nothing once the buffers exist (issue 6: "no allocation inside the
-// step"). Its own executable, because it replaces the global operator new to count calls: the
-// first steps size the caches, activations, scratch and optimizer state; every later step must
+// A training step allocates nothing once the buffers exist. Its own executable, because it
+// replaces the global operator new to count calls: the first steps size the caches,
+// activations, scratch and optimizer state; every later step must
 // reuse them. Counted: every operator new / new[] of the process (xtensor's storage, std::vector,
 // std::string, ...) on any thread while a step runs.
 //

@@ -10,7 +10,7 @@
 //                            tied head, 10 steps
 //
 // Tolerances. Both sides run in float32 with different summation orders, so agreement is to
-// rounding, not to the bit. Losses: 1e-4 relative (issue 3). Parameters: 1e-4 absolute (issue 3),
+// rounding, not to the bit. Losses: 1e-4 relative. Parameters: 1e-4 absolute,
 // with no relative term even for the N(0, 1) token embeddings: the observed maxima, printed by
 // the test, are 2e-7 relative for the losses and 5e-6 absolute for the parameters (the RoPE
 // model's k_proj.bias, whose gradient is the smallest), so the bound has a 20x margin.
