@@ -130,6 +130,30 @@ void observe_rows(StageObserver* observer, Stage stage, const Tensor3& t) {
     const std::size_t n = t.shape(1), w = t.shape(2);
     for (std::size_t b = 0; b < t.shape(0); ++b) observe(observer, stage, b, -1, n, w, w, t.data() + b * n * w);
 }
+
+// forward's checks of its inputs, before any work: x (B, T, C); a residual like x and not out;
+// memory (B, S, Ckv); finite values when asked; the mask for (B, T, S); the variant's options.
+void require_forward_inputs(const MultiHeadAttentionConfig& config, const Tensor3& x, const Tensor3* memory,
+                            const AttentionOptions& options, const Tensor3& out, const Tensor3* residual,
+                            const char* where) {
+    require_shape(x, {-1, -1, static_cast<std::ptrdiff_t>(config.d_model)}, where, "x (B, T, C)");
+    if (residual) {
+        require_shape_like(*residual, x, where, "residual (B, T, C) like x");
+        if (residual == &out) fail<ConfigError>(where, ": the residual must not be the output tensor");
+    }
+    if (memory) {
+        require_shape(*memory, {static_cast<std::ptrdiff_t>(x.shape(0)), -1,
+                                static_cast<std::ptrdiff_t>(config.memory_dim())},
+                      where, "memory (B, S, Ckv)");
+    }
+    if (options.check_finite) {
+        require_finite(x, where, "x");
+        if (memory) require_finite(*memory, where, "memory");
+    }
+    options.mask.validate(x.shape(0), x.shape(1), memory ? memory->shape(1) : x.shape(1), where);
+    require_variant_supported(options, where);
+    if (options.variant == AttentionVariant::linear) require_linear_attention_mask(options.mask, where);
+}
 }  // namespace
 
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionConfig& config, Rng& rng) : config_(config) {
@@ -158,26 +182,8 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
                                  StageObserver* observer, MultiHeadAttentionCache* cache, Tensor3& out,
                                  const Tensor3* residual) const {
     constexpr const char* where = "MultiHeadAttention::forward";
-    const auto c = static_cast<std::ptrdiff_t>(config_.d_model);
-    require_shape(x, {-1, -1, c}, where, "x (B, T, C)");
-    if (residual) {
-        require_shape_like(*residual, x, where, "residual (B, T, C) like x");
-        if (residual == &out) fail<ConfigError>(where, ": the residual must not be the output tensor");
-    }
-    const Tensor3& source = memory ? *memory : x;
-    if (memory) {
-        require_shape(*memory, {static_cast<std::ptrdiff_t>(x.shape(0)), -1,
-                                static_cast<std::ptrdiff_t>(config_.memory_dim())},
-                      where, "memory (B, S, Ckv)");
-    }
-    if (options.check_finite) {
-        require_finite(x, where, "x");
-        if (memory) require_finite(*memory, where, "memory");
-    }
-    const std::size_t batch = x.shape(0), t = x.shape(1), s = source.shape(1);
-    options.mask.validate(batch, t, s, where);
-    require_variant_supported(options, where);
-    if (options.variant == AttentionVariant::linear) require_linear_attention_mask(options.mask, where);
+    require_forward_inputs(config_, x, memory, options, out, residual, where);
+    const std::size_t t = x.shape(1), s = memory ? memory->shape(1) : t;
     if (options.variant == AttentionVariant::block_sparse) {
         forward(x, memory, block_sparse_as_full(options, t, s, 0, where), observer, cache, out, residual);
         return;
@@ -194,47 +200,7 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
     observe_rows(observer, Stage::x, x);
     if (options.variant != AttentionVariant::linear && !options.rope &&
         can_use_flash(observer, attention, nullptr, options.precision)) {
-        // The flash path reads the heads in place from the projections' rows and writes the
-        // context straight into the concatenated rows: no split_heads or merge_heads.
-        const TableRows* tables = cache && !memory ? cache->input.tables : nullptr;
-        if (tables) {
-            if (tables->rows != batch * t || tables->width != x.shape(2) || !tables->a || !tables->ia) {
-                fail<ShapeError>(where, ": cache input tables describe ", tables->rows, " rows of width ", tables->width,
-                                 (tables->a && tables->ia) ? "" : " (no a table or no indices)", ", but x is ",
-                                 shape_string(x.shape()), " (", batch * t, " rows of width ", x.shape(2), ")");
-            }
-            // x = the tables' rows (a model's first block): the products run over the tables.
-            for (auto [proj, rows] : {std::pair{&q_proj, &buffers.q_rows}, std::pair{&key_proj(), &buffers.k_rows},
-                                      std::pair{&v_proj, &buffers.v_rows}}) {
-                rows->resize({batch, t, proj->out_features()});
-                proj->forward_tables(*tables, rows->data(), buffers.scratch.tables);
-            }
-        } else {
-            project_into(q_proj, x, buffers.q_rows);       // (B, T, C)
-            project_into(key_proj(), source, buffers.k_rows);  // (B, S, Hkv·D)
-            project_into(v_proj, source, buffers.v_rows);  // (B, S, Hkv·D)
-        }
-        if (cache) cache->input.used = tables != nullptr;
-        const ConstHeadsView q = heads_in_rows(std::as_const(buffers.q_rows), config_.num_heads);
-        const ConstHeadsView k = heads_in_rows(std::as_const(buffers.k_rows), config_.kv_heads());
-        const ConstHeadsView v = heads_in_rows(std::as_const(buffers.v_rows), config_.kv_heads());
-        observe_heads(observer, Stage::q, q);
-        observe_heads(observer, Stage::k, k);
-        observe_heads(observer, Stage::v, v);
-        buffers.concat.resize({batch, t, config_.d_model});
-        const HeadsView context = heads_in_rows(buffers.concat, config_.num_heads);  // (B, H, T, D) in (B, T, C)
-        flash_attention_forward(q, k, v, options.mask, options.scale, attention ? &attention->logsumexp : nullptr,
-                                nullptr, context, attention ? &attention->one_tile_weights : nullptr, options.normalizer);
-        observe_heads(observer, Stage::context, context);
-        if (cache) {
-            attention->flash = true;
-            attention->normalizer = options.normalizer;
-            attention->weights = Tensor4();
-            attention->context = Tensor4();  // it is concat
-            attention->mask = options.mask;
-            cache->heads_in_rows = true;
-            cache->q = cache->k = cache->v = Tensor4();
-        }
+        heads_in_rows_attention(x, memory, options, observer, buffers, cache);
     } else {
         split_heads_attention(x, memory, options, observer, buffers, attention);
         if (cache) {
@@ -244,12 +210,78 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
         }
     }
     observe_rows(observer, Stage::concat, buffers.concat);  // merged rounded heads: nothing new to round
+    output_projection(buffers.concat, options, observer, residual, out);
+    if (cache) {
+        copy_into(x, cache->x);  // into the cache's buffer (kept when the shape is unchanged)
+        if (memory) copy_into(*memory, cache->memory);
+        else cache->memory = Tensor3();
+    }
+}
+
+// buffers.concat (B, T, C) by the flash path on the heads read in place from the projections'
+// rows (buffers.q_rows, .k_rows, .v_rows), the context written straight into the concatenated
+// rows: no split_heads or merge_heads. With cache->input.tables (a model's first block, self-
+// attention) the projections run over the tables instead of x.
+void MultiHeadAttention::heads_in_rows_attention(const Tensor3& x, const Tensor3* memory,
+                                                 const AttentionOptions& options, StageObserver* observer,
+                                                 MultiHeadAttentionCache& buffers,
+                                                 MultiHeadAttentionCache* cache) const {
+    constexpr const char* where = "MultiHeadAttention::forward";
+    const std::size_t batch = x.shape(0), t = x.shape(1);
+    const Tensor3& source = memory ? *memory : x;
+    AttentionCache* attention = cache ? &cache->attention : nullptr;
+    const TableRows* tables = cache && !memory ? cache->input.tables : nullptr;
+    if (tables) {
+        if (tables->rows != batch * t || tables->width != x.shape(2) || !tables->a || !tables->ia) {
+            fail<ShapeError>(where, ": cache input tables describe ", tables->rows, " rows of width ", tables->width,
+                             (tables->a && tables->ia) ? "" : " (no a table or no indices)", ", but x is ",
+                             shape_string(x.shape()), " (", batch * t, " rows of width ", x.shape(2), ")");
+        }
+        // x = the tables' rows (a model's first block): the products run over the tables.
+        for (auto [proj, rows] : {std::pair{&q_proj, &buffers.q_rows}, std::pair{&key_proj(), &buffers.k_rows},
+                                  std::pair{&v_proj, &buffers.v_rows}}) {
+            rows->resize({batch, t, proj->out_features()});
+            proj->forward_tables(*tables, rows->data(), buffers.scratch.tables);
+        }
+    } else {
+        project_into(q_proj, x, buffers.q_rows);           // (B, T, C)
+        project_into(key_proj(), source, buffers.k_rows);  // (B, S, Hkv·D)
+        project_into(v_proj, source, buffers.v_rows);      // (B, S, Hkv·D)
+    }
+    if (cache) cache->input.used = tables != nullptr;
+    const ConstHeadsView q = heads_in_rows(std::as_const(buffers.q_rows), config_.num_heads);
+    const ConstHeadsView k = heads_in_rows(std::as_const(buffers.k_rows), config_.kv_heads());
+    const ConstHeadsView v = heads_in_rows(std::as_const(buffers.v_rows), config_.kv_heads());
+    observe_heads(observer, Stage::q, q);
+    observe_heads(observer, Stage::k, k);
+    observe_heads(observer, Stage::v, v);
+    buffers.concat.resize({batch, t, config_.d_model});
+    const HeadsView context = heads_in_rows(buffers.concat, config_.num_heads);  // (B, H, T, D) in (B, T, C)
+    flash_attention_forward(q, k, v, options.mask, options.scale, attention ? &attention->logsumexp : nullptr,
+                            nullptr, context, attention ? &attention->one_tile_weights : nullptr, options.normalizer);
+    observe_heads(observer, Stage::context, context);
+    if (cache) {
+        attention->flash = true;
+        attention->normalizer = options.normalizer;
+        attention->weights = Tensor4();
+        attention->context = Tensor4();  // it is concat
+        attention->mask = options.mask;
+        cache->heads_in_rows = true;
+        cache->q = cache->k = cache->v = Tensor4();
+    }
+}
+
+// out (B, T, C) = concat·W_Oᵀ + b_O, plus the residual when given, rounded to the emulated
+// format and reported as the output stage.
+void MultiHeadAttention::output_projection(const Tensor3& concat, const AttentionOptions& options,
+                                           StageObserver* observer, const Tensor3* residual, Tensor3& out) const {
+    const std::size_t batch = concat.shape(0), t = concat.shape(1);
     out.resize({batch, t, config_.d_model});
     // The residual is added in W_O's store unless the output stage must be seen without it, or
     // rounded to an emulated format without it (the residual stream is not the layer's).
     const Precision format = options.precision.format;
     const bool show_output = (observer && observer->wants(Stage::output)) || format != Precision::fp32;
-    out_proj.forward(buffers.concat.data(), batch * t, out.data(),  // (B, T, C)
+    out_proj.forward(concat.data(), batch * t, out.data(),  // (B, T, C)
                      residual && !show_output ? kernels::Epilogue::adding(residual->data()) : kernels::Epilogue{});
     round_observe_output(observer, format, out);
     if (residual && show_output) {
@@ -258,11 +290,6 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
         parallel_for(0, out.size(), [&](std::size_t begin, std::size_t end) {
             for (std::size_t i = begin; i < end; ++i) po[i] += pr[i];  // the same sum as the store's
         });
-    }
-    if (cache) {
-        copy_into(x, cache->x);  // into the cache's buffer (kept when the shape is unchanged)
-        if (memory) copy_into(*memory, cache->memory);
-        else cache->memory = Tensor3();
     }
 }
 
@@ -377,94 +404,122 @@ void MultiHeadAttention::backward(const Tensor3& dout, const MultiHeadAttentionC
         require_shape_like(*residual, dout, where, "residual (B, T, C) like dout");
         if (residual == &dx) fail<ConfigError>(where, ": the residual must not be dx");
     }
-    // In an emulated format dx is rounded before the residual (not the layer's) is added.
+    const std::size_t batch = cache.x.shape(0), t = cache.x.shape(1);
+    // The intermediate gradients live in the cache's scratch: no allocation from step to step.
+    MultiHeadAttentionCache::Scratch& w = cache.scratch;
+    // out = concat·W_Oᵀ + b_O
+    w.dconcat.resize({batch, t, config_.d_model});
+    linear_backward(out_proj, cache.concat.data(), batch * t, dout.data(), grads.out_proj, w.dconcat.data());
+    round_span(options.precision.format, w.dconcat.data(), w.dconcat.size());
+    if (cache.heads_in_rows) heads_in_rows_attention_backward(cache, options);
+    else split_heads_attention_backward(cache, options);
+    // w.dq_rows (B, T, C), w.dk_rows and w.dv_rows (B, S, Hkv·D) now hold the projections' output gradients.
+    if (cache.input.used) input_tables_backward(cache, grads, residual, dx);
+    else projections_backward(cache, options, grads, dx, dmemory, residual);
+}
+
+// context = flash(q, k, v) on the heads in the projections' rows: their gradients land in rows
+// too, scratch.dq_rows, .dk_rows, .dv_rows from scratch.dconcat.
+void MultiHeadAttention::heads_in_rows_attention_backward(const MultiHeadAttentionCache& cache,
+                                                          const AttentionOptions& options) const {
+    constexpr const char* where = "MultiHeadAttention::backward";
+    if (options.rope) fail<ConfigError>(where, ": options.rope is set, but the forward call ran without RoPE");
+    if (options.variant == AttentionVariant::linear) {
+        fail<ConfigError>(where, ": options.variant is linear, but the forward call ran softmax attention");
+    }
+    MultiHeadAttentionCache::Scratch& w = cache.scratch;
+    const Tensor3& source = cache.memory.size() > 0 ? cache.memory : cache.x;
+    const std::size_t batch = cache.x.shape(0), t = cache.x.shape(1), s = source.shape(1);
+    const std::size_t h = config_.num_heads, hkv = config_.kv_heads(), kv_width = hkv * config_.head_dim();
+    w.dq_rows.resize({batch, t, config_.d_model});
+    w.dk_rows.resize({batch, s, kv_width});
+    w.dv_rows.resize({batch, s, kv_width});
+    flash_attention_backward(heads_in_rows(std::as_const(w.dconcat), h), heads_in_rows(cache.q_rows, h),
+                             heads_in_rows(cache.k_rows, hkv), heads_in_rows(cache.v_rows, hkv),
+                             heads_in_rows(cache.concat, h), cache.attention.logsumexp, cache.attention.mask,
+                             options.scale, heads_in_rows(w.dq_rows, h), heads_in_rows(w.dk_rows, hkv),
+                             heads_in_rows(w.dv_rows, hkv), nullptr, &cache.attention.one_tile_weights,
+                             cache.attention.normalizer);
+}
+
+// The backward of split_heads_attention: scratch.dconcat through merge_heads, attention (linear
+// or scaled dot-product) and RoPE back to scratch.dq_rows, .dk_rows, .dv_rows.
+void MultiHeadAttention::split_heads_attention_backward(const MultiHeadAttentionCache& cache,
+                                                        const AttentionOptions& options) const {
+    MultiHeadAttentionCache::Scratch& w = cache.scratch;
+    const bool cross = cache.memory.size() > 0;
+    const Precision format = options.precision.format;
+    // concat = merge_heads(context)
+    split_heads(w.dconcat, config_.num_heads, w.dcontext);
+    // context = attention(q, k, v)
+    Tensor4 &dq = w.dq, &dk = w.dk, &dv = w.dv;
+    if (options.variant == AttentionVariant::linear) {
+        linear_attention_backward(w.dcontext, cache.v, cache.linear, dq, dk, dv);
+    } else {
+        scaled_dot_product_attention_backward(w.dcontext, cache.q, cache.k, cache.v, cache.attention, options.scale,
+                                              dq, dk, dv, options.precision);
+    }
+    // q, k = rope(q), rope(k): the gradient rotates back by the same angles.
+    if (options.rope) {
+        apply_rope(dq, options.position_offset, options.rope_base, /*inverse=*/true);
+        apply_rope(dk, cross ? 0 : options.position_offset, options.rope_base, /*inverse=*/true);
+        round_span(format, dq.data(), dq.size());
+        round_span(format, dk.data(), dk.size());
+    }
+    merge_heads(dq, w.dq_rows);  // (B, T, C)
+    merge_heads(dk, w.dk_rows);  // (B, S, Hkv·D)
+    merge_heads(dv, w.dv_rows);  // (B, S, Hkv·D)
+    ATTNLAB_DEBUG_ASSERT(w.dk_rows.shape(2) == config_.kv_heads() * config_.head_dim());
+}
+
+// q, k, v = the tables' rows · W (the forward projected cache.input.tables): their input
+// gradient goes to the tables (da, db), and dx is the residual alone.
+void MultiHeadAttention::input_tables_backward(const MultiHeadAttentionCache& cache, MultiHeadAttentionGrad& grads,
+                                               const Tensor3* residual, Tensor3& dx) const {
+    constexpr const char* where = "MultiHeadAttention::backward";
+    MultiHeadAttentionCache::Scratch& w = cache.scratch;
+    const TableRows& tables = *cache.input.tables;
+    if (!tables.da) {
+        fail<ConfigError>(where, ": the forward projected cache.input.tables, but its da (where the tables' "
+                                 "gradient goes) is null");
+    }
+    // k = source·W_Kᵀ + b_K: with tie_qk, W_K is W_Q and its gradient adds to q_proj's.
+    LinearGrad& key_grad = config_.tie_qk ? grads.q_proj : grads.k_proj;
+    for (auto [proj, dy, grad] : {std::tuple{&q_proj, &w.dq_rows, &grads.q_proj},
+                                  std::tuple{&key_proj(), &w.dk_rows, &key_grad},
+                                  std::tuple{&v_proj, &w.dv_rows, &grads.v_proj}}) {
+        linear_backward_tables(*proj, tables, dy->data(), *grad, w.tables);
+    }
+    dx.resize({cache.x.shape(0), cache.x.shape(1), config_.d_model});
+    if (residual) std::copy(residual->begin(), residual->end(), dx.begin());
+    else dx.fill(0.0f);
+}
+
+// q = x·W_Qᵀ + b_Q; k, v = source·W_{K,V}ᵀ + b: dx = dq·W_Q, dsource = dk·W_K + dv·W_V
+// (self-attention: source = x, so all three land in dx, accumulated in that order), then the
+// residual in the store of dx's last product. In an emulated format dx is rounded before the
+// residual (not the layer's) is added.
+void MultiHeadAttention::projections_backward(const MultiHeadAttentionCache& cache, const AttentionOptions& options,
+                                              MultiHeadAttentionGrad& grads, Tensor3& dx, Tensor3* dmemory,
+                                              const Tensor3* residual) const {
+    MultiHeadAttentionCache::Scratch& w = cache.scratch;
+    const bool cross = cache.memory.size() > 0;
+    const Tensor3& source = cross ? cache.memory : cache.x;
+    const std::size_t batch = cache.x.shape(0), t = cache.x.shape(1), s = source.shape(1);
     const Precision format = options.precision.format;
     const kernels::Epilogue plus_residual = residual && format == Precision::fp32
                                                 ? kernels::Epilogue::adding(residual->data())
                                                 : kernels::Epilogue{};
-    const Tensor3& source = cross ? cache.memory : cache.x;
-    const std::size_t batch = cache.x.shape(0), t = cache.x.shape(1), s = source.shape(1);
-    const std::size_t c = config_.d_model, kv_width = config_.kv_heads() * config_.head_dim();
-
     // k = source·W_Kᵀ + b_K: with tie_qk, W_K is W_Q and its gradient adds to q_proj's.
     LinearGrad& key_grad = config_.tie_qk ? grads.q_proj : grads.k_proj;
-    // The intermediate gradients live in the cache's scratch: no allocation from step to step.
-    MultiHeadAttentionCache::Scratch& w = cache.scratch;
-    // out = concat·W_Oᵀ + b_O
-    Tensor3& dconcat = w.dconcat;
-    dconcat.resize({batch, t, c});
-    linear_backward(out_proj, cache.concat.data(), batch * t, dout.data(), grads.out_proj, dconcat.data());
-    round_span(format, dconcat.data(), dconcat.size());
-    Tensor3 &dq_rows = w.dq_rows, &dk_rows = w.dk_rows, &dv_rows = w.dv_rows;
-    if (cache.heads_in_rows) {
-        if (options.rope) fail<ConfigError>(where, ": options.rope is set, but the forward call ran without RoPE");
-        if (options.variant == AttentionVariant::linear) {
-            fail<ConfigError>(where, ": options.variant is linear, but the forward call ran softmax attention");
-        }
-        // context = flash(q, k, v) on the heads in the rows: the gradients land in rows too.
-        const std::size_t h = config_.num_heads, hkv = config_.kv_heads();
-        dq_rows.resize({batch, t, c});
-        dk_rows.resize({batch, s, kv_width});
-        dv_rows.resize({batch, s, kv_width});
-        flash_attention_backward(heads_in_rows(std::as_const(dconcat), h), heads_in_rows(cache.q_rows, h),
-                                 heads_in_rows(cache.k_rows, hkv), heads_in_rows(cache.v_rows, hkv),
-                                 heads_in_rows(cache.concat, h), cache.attention.logsumexp, cache.attention.mask,
-                                 options.scale, heads_in_rows(dq_rows, h), heads_in_rows(dk_rows, hkv),
-                                 heads_in_rows(dv_rows, hkv), nullptr, &cache.attention.one_tile_weights,
-                                 cache.attention.normalizer);
-    } else {
-        // concat = merge_heads(context)
-        split_heads(dconcat, config_.num_heads, w.dcontext);
-        // context = attention(q, k, v)
-        Tensor4 &dq = w.dq, &dk = w.dk, &dv = w.dv;
-        if (options.variant == AttentionVariant::linear) {
-            linear_attention_backward(w.dcontext, cache.v, cache.linear, dq, dk, dv);
-        } else {
-            scaled_dot_product_attention_backward(w.dcontext, cache.q, cache.k, cache.v, cache.attention,
-                                                  options.scale, dq, dk, dv, options.precision);
-        }
-        // q, k = rope(q), rope(k): the gradient rotates back by the same angles.
-        if (options.rope) {
-            apply_rope(dq, options.position_offset, options.rope_base, /*inverse=*/true);
-            apply_rope(dk, cross ? 0 : options.position_offset, options.rope_base, /*inverse=*/true);
-            round_span(format, dq.data(), dq.size());
-            round_span(format, dk.data(), dk.size());
-        }
-        merge_heads(dq, dq_rows);  // (B, T, C)
-        merge_heads(dk, dk_rows);  // (B, S, Hkv·D)
-        merge_heads(dv, dv_rows);  // (B, S, Hkv·D)
-        ATTNLAB_DEBUG_ASSERT(dk_rows.shape(2) == kv_width);
-    }
-
-    if (cache.input.used) {
-        // q, k, v = the tables' rows · W: their input gradient goes to the tables (da, db), and
-        // dx is the residual alone.
-        const TableRows& tables = *cache.input.tables;
-        if (!tables.da) {
-            fail<ConfigError>(where, ": the forward projected cache.input.tables, but its da (where the tables' "
-                                     "gradient goes) is null");
-        }
-        for (auto [proj, dy, grad] : {std::tuple{&q_proj, &dq_rows, &grads.q_proj},
-                                      std::tuple{&key_proj(), &dk_rows, &key_grad},
-                                      std::tuple{&v_proj, &dv_rows, &grads.v_proj}}) {
-            linear_backward_tables(*proj, tables, dy->data(), *grad, w.tables);
-        }
-        dx.resize({batch, t, c});
-        if (residual) std::copy(residual->begin(), residual->end(), dx.begin());
-        else dx.fill(0.0f);
-        return;
-    }
-    // q = x·W_Qᵀ + b_Q; k, v = source·W_{K,V}ᵀ + b: dx = dq·W_Q, dsource = dk·W_K + dv·W_V
-    // (self-attention: source = x, so all three land in dx, accumulated in that order), then
-    // the residual in the store of dx's last product
-    dx.resize({batch, t, c});
-    linear_backward(q_proj, cache.x.data(), batch * t, dq_rows.data(), grads.q_proj, dx.data(), Accumulate::no,
+    dx.resize({batch, t, config_.d_model});
+    linear_backward(q_proj, cache.x.data(), batch * t, w.dq_rows.data(), grads.q_proj, dx.data(), Accumulate::no,
                     cross ? plus_residual : kernels::Epilogue{});
     if (cross) dmemory->resize(source.shape());
     Tensor3& dsource = cross ? *dmemory : dx;
-    linear_backward(key_proj(), source.data(), batch * s, dk_rows.data(), key_grad, dsource.data(),
+    linear_backward(key_proj(), source.data(), batch * s, w.dk_rows.data(), key_grad, dsource.data(),
                     cross ? Accumulate::no : Accumulate::yes);
-    linear_backward(v_proj, source.data(), batch * s, dv_rows.data(), grads.v_proj, dsource.data(), Accumulate::yes,
+    linear_backward(v_proj, source.data(), batch * s, w.dv_rows.data(), grads.v_proj, dsource.data(), Accumulate::yes,
                     cross ? kernels::Epilogue{} : plus_residual);
     if (format != Precision::fp32) {
         round_span(format, dx.data(), dx.size());

@@ -215,11 +215,29 @@ public:
     Linear out_proj;  // (C, C)
 
 private:
-    // buffers.concat (B, T, C) through q, k, v split into buffers.q, .k, .v (RoPE, or the
-    // recorded path); forward's other path reads the heads in place (heads_in_rows).
+    // forward's two ways to buffers.concat (B, T, C), and their backwards from
+    // cache.scratch.dconcat to the projections' output gradients cache.scratch.dq_rows, .dk_rows,
+    // .dv_rows. split_heads_attention: q, k, v split into buffers.q, .k, .v (RoPE, or the
+    // recorded path); heads_in_rows_attention: the flash path on the heads read in place from
+    // the projections' rows (attention/heads.hpp heads_in_rows).
     void split_heads_attention(const Tensor3& x, const Tensor3* memory, const AttentionOptions& options,
                                StageObserver* observer, MultiHeadAttentionCache& buffers,
                                AttentionCache* attention) const;
+    void split_heads_attention_backward(const MultiHeadAttentionCache& cache, const AttentionOptions& options) const;
+    void heads_in_rows_attention(const Tensor3& x, const Tensor3* memory, const AttentionOptions& options,
+                                 StageObserver* observer, MultiHeadAttentionCache& buffers,
+                                 MultiHeadAttentionCache* cache) const;
+    void heads_in_rows_attention_backward(const MultiHeadAttentionCache& cache, const AttentionOptions& options) const;
+    // out (B, T, C) = concat·W_Oᵀ + b_O (+ residual), rounded and reported as the output stage.
+    void output_projection(const Tensor3& concat, const AttentionOptions& options, StageObserver* observer,
+                           const Tensor3* residual, Tensor3& out) const;
+    // The projections' backward from cache.scratch.dq_rows, .dk_rows, .dv_rows: into dx (and
+    // dmemory), or into the input tables when the forward projected them.
+    void projections_backward(const MultiHeadAttentionCache& cache, const AttentionOptions& options,
+                              MultiHeadAttentionGrad& grads, Tensor3& dx, Tensor3* dmemory,
+                              const Tensor3* residual) const;
+    void input_tables_backward(const MultiHeadAttentionCache& cache, MultiHeadAttentionGrad& grads,
+                               const Tensor3* residual, Tensor3& dx) const;
 
     MultiHeadAttentionConfig config_;
 };
