@@ -108,6 +108,145 @@ float* align64(float* p) {
     return p + ((64 - address % 64) % 64) / sizeof(float);
 }
 
+// One product, C (M, N) (+)= op(A) (M, K) · op(B) (K, N), as gemm's steps read it.
+struct GemmCall {
+    bool trans_a, trans_b;
+    const float* a;
+    std::size_t lda;
+    const float* b;
+    std::size_t ldb;
+    float* c;
+    std::size_t ldc;
+    std::size_t m, n, k;
+    Accumulate acc;
+    const float* bias;
+    const Epilogue& epilogue;
+};
+
+// The product with K = 0, an empty sum: C = bias or 0, or C itself when accumulating; then the
+// epilogue.
+void gemm_empty_sum(const GemmCall& g) {
+    if (g.acc == Accumulate::yes && g.epilogue.kind == Epilogue::Kind::none) return;
+    for (std::size_t i = 0; i < g.m; ++i) {
+        for (std::size_t j = 0; j < g.n; ++j) {
+            const float* operand = g.epilogue.operand ? g.epilogue.operand + i * g.ldc + j : nullptr;
+            const float sum = g.acc == Accumulate::yes ? g.c[i * g.ldc + j] : g.bias ? g.bias[j] : 0.0f;
+            g.c[i * g.ldc + j] = epilogue_scalar(sum, g.epilogue.kind, operand);
+        }
+    }
+}
+
+// One B panel: columns [j0, j0 + nc) in `strips` strips of NR, K rows [pb, pb + kb) in `blocks`
+// blocks of kc_block. Read in place, its rows are B's rows (row_stride = ldb) and its strips NR
+// columns apart; packed, block q (rows pb + q·kc_block ..) starts at q·kc_block·strips·NR, its
+// strip s at s·kc_q·NR, rows NR apart.
+struct BPanel {
+    std::size_t j0, nc, strips, pb, kb, kc_block, blocks, nr;
+    bool in_place;
+    const float* in_place_rows;  // b + pb·ldb + j0, when in place
+    float* packed;               // (blocks, strips, kc_q, NR), when packed
+    std::size_t row_stride;      // floats between a strip's rows
+    std::size_t block_kc(std::size_t q) const { return std::min(kc_block, kb - q * kc_block); }
+    const float* block(std::size_t q, std::size_t ldb) const {
+        return in_place ? in_place_rows + q * kc_block * ldb : packed + q * kc_block * strips * nr;
+    }
+    // floats between the strips of block q
+    std::size_t strip(std::size_t q) const { return in_place ? nr : block_kc(q) * nr; }
+};
+
+// Packs the panel's B strips. Packing is a plain copy, so splitting it cannot change any result;
+// it matters when few rows of C (decoding one token) leave packing as much work as the FMAs.
+void pack_b_panel(const GemmCall& g, const KernelTable& isa, const BPanel& p) {
+    const std::size_t nr = p.nr;
+    parallel_for(
+        0, p.blocks * p.strips,
+        [&](std::size_t u_begin, std::size_t u_end) {
+            for (std::size_t u = u_begin; u < u_end;) {
+                const std::size_t q = u / p.strips, s_begin = u % p.strips;
+                const std::size_t s_end = std::min(p.strips, s_begin + (u_end - u));
+                const std::size_t kc = p.block_kc(q), cols_end = std::min(s_end * nr, p.nc);
+                isa.pack_b(g.trans_b, g.b, g.ldb, p.pb + q * p.kc_block, kc, p.j0 + s_begin * nr, cols_end - s_begin * nr,
+                           p.packed + q * p.kc_block * p.strips * nr + s_begin * kc * nr);
+                u += s_end - s_begin;
+            }
+        },
+        std::max<std::size_t>(1, kMinPackPerChunk / (std::min(p.kc_block, p.kb) * nr)));
+}
+
+// Few rows of C and a long K (a weight gradient dW = dYᵀ·X): the panel split over K blocks too.
+// Block q's product goes to its own partial P_q (partial: (blocks, M, nc)), then C = (C + P_0) +
+// P_1 ... in block order: the same additions, in the same order, as gemm_tiles.
+template <class PackedA>
+void gemm_split_k(const GemmCall& g, const KernelTable& isa, const BPanel& p, std::size_t row_groups, std::size_t want,
+                  float* partial, const PackedA& packed_a) {
+    const std::size_t m = g.m, nc = p.nc, blocks = p.blocks;
+    const bool add = g.acc == Accumulate::yes;
+    const bool last_panel = p.pb + p.kb == g.k;  // the epilogue goes with the last K rows
+    const std::size_t row_tiles = std::min(row_groups, (want + blocks - 1) / blocks);
+    parallel_for(0, blocks * row_tiles, [&](std::size_t t_begin, std::size_t t_end) {
+        float* ap = packed_a();
+        for (std::size_t t = t_begin; t < t_end; ++t) {
+            const std::size_t q = t / row_tiles, rt = t % row_tiles, kc = p.block_kc(q);
+            const std::size_t i_begin = rt * row_groups / row_tiles * MR;
+            const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
+            isa.gemm_rows(g.trans_a, g.a, g.lda, ap, p.block(q, g.ldb), p.row_stride, p.strip(q), partial + q * m * nc,
+                          nc, i_begin, i_end, 0, nc, p.pb + q * p.kc_block, kc, false, nullptr, Epilogue{});
+        }
+    });
+    parallel_for(
+        0, m,
+        [&](std::size_t i_begin, std::size_t i_end) {
+            for (std::size_t i = i_begin; i < i_end; ++i) {
+                float* ci = g.c + i * g.ldc + p.j0;  // (nc)
+                for (std::size_t q = 0; q < blocks; ++q) {
+                    const float* pi = partial + (q * m + i) * nc;  // (nc)
+                    const bool first = q == 0 && p.pb == 0 && !add;
+                    if (first && g.bias) {
+                        for (std::size_t j = 0; j < nc; ++j) ci[j] = g.bias[p.j0 + j] + pi[j];
+                        continue;
+                    }
+                    for (std::size_t j = 0; j < nc; ++j) ci[j] = first ? pi[j] : ci[j] + pi[j];
+                }
+                if (last_panel && g.epilogue.kind != Epilogue::Kind::none) {
+                    const float* gi = g.epilogue.operand ? g.epilogue.operand + i * g.ldc + p.j0 : nullptr;
+                    for (std::size_t j = 0; j < nc; ++j) {
+                        ci[j] = epilogue_scalar(ci[j], g.epilogue.kind, gi ? gi + j : nullptr);
+                    }
+                }
+            }
+        },
+        std::max<std::size_t>(1, kMinPackPerChunk / (blocks * nc)));
+}
+
+// The panel's product as row_tiles x strip_tiles tiles of C, rows first (a tile reads its A rows
+// once per K block, for all its strips), strips only when the rows alone are too few.
+template <class PackedA>
+void gemm_tiles(const GemmCall& g, const KernelTable& isa, const BPanel& p, std::size_t row_groups, std::size_t want,
+                const PackedA& packed_a) {
+    const std::size_t nr = p.nr;
+    const bool add = g.acc == Accumulate::yes;
+    const std::size_t row_tiles = std::min(row_groups, want);
+    const std::size_t strip_tiles = std::min(p.strips, (want + row_tiles - 1) / row_tiles);
+    parallel_for(0, row_tiles * strip_tiles, [&](std::size_t t_begin, std::size_t t_end) {
+        float* ap = packed_a();
+        // K blocks outermost: a block of packed B is reused by every tile of the chunk while it
+        // is in cache (one thread: the whole panel, the textbook order).
+        for (std::size_t q = 0; q < p.blocks; ++q) {
+            const std::size_t kc = p.block_kc(q), p0 = p.pb + q * p.kc_block;
+            for (std::size_t t = t_begin; t < t_end; ++t) {
+                const std::size_t rt = t / strip_tiles, st = t % strip_tiles;
+                const std::size_t i_begin = rt * row_groups / row_tiles * MR;
+                const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, g.m);
+                const std::size_t s_begin = st * p.strips / strip_tiles, s_end = (st + 1) * p.strips / strip_tiles;
+                const std::size_t cols = std::min(s_end * nr, p.nc) - s_begin * nr;
+                isa.gemm_rows(g.trans_a, g.a, g.lda, ap, p.block(q, g.ldb) + s_begin * p.strip(q), p.row_stride,
+                              p.strip(q), g.c, g.ldc, i_begin, i_end, p.j0 + s_begin * nr, cols, p0, kc,
+                              add || p0 > 0, g.bias, p0 + kc == g.k ? g.epilogue : Epilogue{});
+            }
+        }
+    });
+}
+
 // C (M, N) (+)= op(A) (M, K) · op(B) (K, N); see the file comment for the loop nest.
 template <bool TransA, bool TransB>
 void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc, std::size_t m,
@@ -118,15 +257,9 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     ATTNLAB_DEBUG_ASSERT(TransA ? (k <= 1 || lda >= m) : (m <= 1 || lda >= k));
     ATTNLAB_DEBUG_ASSERT(TransB ? (n <= 1 || ldb >= k) : (k <= 1 || ldb >= n));
     if (m == 0 || n == 0) return;
-    if (k == 0) {  // empty sum: C = bias or 0, or C itself when accumulating; then the epilogue
-        if (acc == Accumulate::yes && epilogue.kind == Epilogue::Kind::none) return;
-        for (std::size_t i = 0; i < m; ++i) {
-            for (std::size_t j = 0; j < n; ++j) {
-                const float* operand = epilogue.operand ? epilogue.operand + i * ldc + j : nullptr;
-                const float sum = acc == Accumulate::yes ? c[i * ldc + j] : bias ? bias[j] : 0.0f;
-                c[i * ldc + j] = epilogue_scalar(sum, epilogue.kind, operand);
-            }
-        }
+    const GemmCall g{TransA, TransB, a, lda, b, ldb, c, ldc, m, n, k, acc, bias, epilogue};
+    if (k == 0) {
+        gemm_empty_sum(g);
         return;
     }
     const KernelTable& isa = table();
@@ -163,102 +296,17 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
         for (std::size_t pb = 0; pb < k; pb += kb_max) {
             const std::size_t kb = std::min(kb_max, k - pb);
             const std::size_t blocks = (kb + kc_block - 1) / kc_block;
-            const auto block_kc = [&](std::size_t q) { return std::min(kc_block, kb - q * kc_block); };
-            // B read in place: its rows are the panel's rows (bs = ldb) and its strips NR
-            // columns apart. Packed: block q (rows pb + q·kc_block ..) starts at
-            // q·kc_block·strips·NR, its strip s at s·kc_q·NR, rows NR apart.
-            const float* const b_panel = b_in_place ? b + pb * ldb + j0 : nullptr;
             float* const bp = b_in_place ? nullptr
                                          : b_external ? align64(b_external) : b_scratch.get(strips * NR * kb);
-            const std::size_t bs = b_in_place ? ldb : NR;
-            const auto b_block = [&](std::size_t q) -> const float* {
-                return b_in_place ? b_panel + q * kc_block * ldb : bp + q * kc_block * strips * NR;
-            };
-            const auto b_strip = [&](std::size_t q) { return b_in_place ? NR : block_kc(q) * NR; };
-            // Packing is a plain copy, so splitting it cannot change any result; it matters when
-            // few rows of C (decoding one token) leave packing as much work as the FMAs.
-            if (!b_in_place) {
-                parallel_for(
-                    0, blocks * strips,
-                    [&](std::size_t u_begin, std::size_t u_end) {
-                        for (std::size_t u = u_begin; u < u_end;) {
-                            const std::size_t q = u / strips, s_begin = u % strips;
-                            const std::size_t s_end = std::min(strips, s_begin + (u_end - u));
-                            const std::size_t kc = block_kc(q), cols_end = std::min(s_end * NR, nc);
-                            isa.pack_b(TransB, b, ldb, pb + q * kc_block, kc, j0 + s_begin * NR, cols_end - s_begin * NR,
-                                       bp + q * kc_block * strips * NR + s_begin * kc * NR);
-                            u += s_end - s_begin;
-                        }
-                    },
-                    std::max<std::size_t>(1, kMinPackPerChunk / (std::min(kc_block, kb) * NR)));
-            }
-
-            const bool add = acc == Accumulate::yes;
-            const bool last_panel = pb + kb == k;  // the epilogue goes with the last K rows
+            const BPanel panel{j0, nc, strips, pb, kb, kc_block, blocks, NR, b_in_place,
+                               b_in_place ? b + pb * ldb + j0 : nullptr, bp, b_in_place ? ldb : NR};
+            if (!b_in_place) pack_b_panel(g, isa, panel);
             const std::size_t want = tile_count(m * nc * kb, threads);
             if (blocks > 1 && row_groups < want && threads > 1 && blocks * m * nc <= kMaxSplitFloats) {
-                // Few rows of C and a long K (a weight gradient dW = dYᵀ·X): split over K blocks
-                // too. Block q's product goes to its own partial P_q, then C = (C + P_0) + P_1 ...
-                // in block order: the same additions, in the same order, as the loop below.
-                float* partial = p_scratch.get(blocks * m * nc);  // (blocks, M, nc)
-                const std::size_t row_tiles = std::min(row_groups, (want + blocks - 1) / blocks);
-                parallel_for(0, blocks * row_tiles, [&](std::size_t t_begin, std::size_t t_end) {
-                    float* ap = packed_a();
-                    for (std::size_t t = t_begin; t < t_end; ++t) {
-                        const std::size_t q = t / row_tiles, rt = t % row_tiles, kc = block_kc(q);
-                        const std::size_t i_begin = rt * row_groups / row_tiles * MR;
-                        const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
-                        isa.gemm_rows(TransA, a, lda, ap, b_block(q), bs, b_strip(q), partial + q * m * nc, nc, i_begin,
-                                      i_end, 0, nc, pb + q * kc_block, kc, false, nullptr, Epilogue{});
-                    }
-                });
-                parallel_for(
-                    0, m,
-                    [&](std::size_t i_begin, std::size_t i_end) {
-                        for (std::size_t i = i_begin; i < i_end; ++i) {
-                            float* ci = c + i * ldc + j0;  // (nc)
-                            for (std::size_t q = 0; q < blocks; ++q) {
-                                const float* pi = partial + (q * m + i) * nc;  // (nc)
-                                const bool first = q == 0 && pb == 0 && !add;
-                                if (first && bias) {
-                                    for (std::size_t j = 0; j < nc; ++j) ci[j] = bias[j0 + j] + pi[j];
-                                    continue;
-                                }
-                                for (std::size_t j = 0; j < nc; ++j) ci[j] = first ? pi[j] : ci[j] + pi[j];
-                            }
-                            if (last_panel && epilogue.kind != Epilogue::Kind::none) {
-                                const float* gi = epilogue.operand ? epilogue.operand + i * ldc + j0 : nullptr;
-                                for (std::size_t j = 0; j < nc; ++j) {
-                                    ci[j] = epilogue_scalar(ci[j], epilogue.kind, gi ? gi + j : nullptr);
-                                }
-                            }
-                        }
-                    },
-                    std::max<std::size_t>(1, kMinPackPerChunk / (blocks * nc)));
-                continue;
+                gemm_split_k(g, isa, panel, row_groups, want, p_scratch.get(blocks * m * nc), packed_a);
+            } else {
+                gemm_tiles(g, isa, panel, row_groups, want, packed_a);
             }
-            // Tiles: row_tiles x strip_tiles, rows first (a tile reads its A rows once per K
-            // block, for all its strips), strips only when the rows alone are too few.
-            const std::size_t row_tiles = std::min(row_groups, want);
-            const std::size_t strip_tiles = std::min(strips, (want + row_tiles - 1) / row_tiles);
-            parallel_for(0, row_tiles * strip_tiles, [&](std::size_t t_begin, std::size_t t_end) {
-                float* ap = packed_a();
-                // K blocks outermost: a block of packed B is reused by every tile of the chunk
-                // while it is in cache (one thread: the whole panel, the textbook order).
-                for (std::size_t q = 0; q < blocks; ++q) {
-                    const std::size_t kc = block_kc(q), p0 = pb + q * kc_block;
-                    for (std::size_t t = t_begin; t < t_end; ++t) {
-                        const std::size_t rt = t / strip_tiles, st = t % strip_tiles;
-                        const std::size_t i_begin = rt * row_groups / row_tiles * MR;
-                        const std::size_t i_end = std::min((rt + 1) * row_groups / row_tiles * MR, m);
-                        const std::size_t s_begin = st * strips / strip_tiles, s_end = (st + 1) * strips / strip_tiles;
-                        const std::size_t cols = std::min(s_end * NR, nc) - s_begin * NR;
-                        isa.gemm_rows(TransA, a, lda, ap, b_block(q) + s_begin * b_strip(q), bs, b_strip(q), c, ldc,
-                                      i_begin, i_end, j0 + s_begin * NR, cols, p0, kc, add || p0 > 0, bias,
-                                      p0 + kc == k ? epilogue : Epilogue{});
-                    }
-                }
-            });
         }
     }
 }
