@@ -102,40 +102,98 @@ Tensor4 scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const T
     return context;
 }
 
+namespace {
+
+// The flash path, when the backend allows it and can_use_flash says the call can take it (with
+// SdpBackend::flash, ConfigError listing the reasons when it cannot). Returns whether it ran.
+bool forward_on_flash(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
+                      const ScaleOptions& scale, StageObserver* observer, AttentionCache* cache, SdpBackend backend,
+                      Tensor4& context, Normalizer normalizer, const PrecisionOptions& precision, const char* where) {
+    if (backend == SdpBackend::math) return false;
+    // The reasons are only spelled out for an error (auto falls back silently, allocating nothing).
+    std::vector<std::string> reasons;
+    if (can_use_flash(observer, cache, backend == SdpBackend::flash ? &reasons : nullptr, precision)) {
+        flash_attention_forward(q, k, v, mask, scale, cache ? &cache->logsumexp : nullptr, nullptr, context, nullptr,
+                                normalizer);
+        observe_context(observer, context);
+        if (cache) {
+            cache->flash = true;
+            cache->normalizer = normalizer;
+            cache->weights = Tensor4();
+            if (&cache->context != &context) cache->context = context;
+            cache->mask = mask;
+        }
+        return true;
+    }
+    if (backend == SdpBackend::flash) {
+        std::string why;
+        for (const std::string& r : reasons) why += (why.empty() ? "" : "; ") + r;
+        fail<ConfigError>(where, ": the flash backend cannot serve this call: ", why);
+    }
+    return false;
+}
+
+// What every (batch, head) of one recorded forward reads.
+struct MathForward {
+    const AttentionMask& mask;
+    StageObserver* observer;
+    float factor;               // the scale
+    Normalizer normalizer;
+    const PrecisionOptions& precision;
+    const float* visible;       // sigmoid, relu: (B, T) n_i; null for softmax
+    std::size_t t, s, d, dv;
+};
+
+// One (batch, head) of the recorded path, one stage at a time, each observed (and rounded to
+// the emulated format): scores = q·kᵀ, scaled, masked, weights, context = weights·v.
+// qh (T, D), kh (S, D), vh (S, Dv) -> w (T, S) the weights, ch (T, Dv) the context.
+void math_head_forward(const MathForward& c, std::size_t b, std::size_t h, const float* qh, const float* kh,
+                       const float* vh, float* w, float* ch, float* packing, FlushedCells& cells) {
+    const std::size_t t = c.t, s = c.s, d = c.d, dv = c.dv;
+    const Precision format = c.precision.format;  // fp32: every rounding below is a no-op
+    StageObserver* const observer = c.observer;
+    const auto head = static_cast<std::ptrdiff_t>(h);
+    kernels::matmul_nt(qh, d, kh, d, w, s, t, s, d, Accumulate::no, nullptr, packing);
+    observe(observer, Stage::scores, b, head, t, s, s, w, round_observed(observer, Stage::scores, format, w, t, s, cells));
+    if (c.factor != 1.0f) {
+        for (std::size_t i = 0; i < t * s; ++i) w[i] *= c.factor;
+    }
+    observe(observer, Stage::scaled, b, head, t, s, s, w, round_observed(observer, Stage::scaled, format, w, t, s, cells));
+    if (c.mask.any()) {
+        c.mask.apply(w, b, t, s, s);
+        c.mask.add_score_bias(w, b, h, 0, t, 0, s, s, 1.0f);
+    }
+    observe(observer, Stage::masked, b, head, t, s, s, w);
+    // The softmax has its own emulation (softmax_precision, stable_softmax); sigmoid and relu
+    // compute in fp32 and round the weights they store.
+    const FlushedCells* flushed = nullptr;
+    if (c.normalizer == Normalizer::softmax && !c.precision.is_plain()) {
+        cells.clear();
+        const bool mark = observer && observer->wants(Stage::weights);
+        softmax_rows_emulated(w, t, s, s, c.precision, mark ? &cells : nullptr);
+        flushed = mark ? &cells : nullptr;
+    } else {
+        normalize_rows(c.normalizer, w, t, s, s, c.visible ? c.visible + b * t : nullptr);
+        flushed = round_observed(observer, Stage::weights, format, w, t, s, cells);
+    }
+    observe(observer, Stage::weights, b, head, t, s, s, w, flushed);
+    kernels::matmul_nn(w, s, vh, dv, ch, dv, t, dv, s, Accumulate::no, nullptr, packing);
+    observe(observer, Stage::context, b, head, t, dv, dv, ch, round_observed(observer, Stage::context, format, ch, t, dv, cells));
+}
+
+}  // namespace
+
 void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tensor4& v, const AttentionMask& mask,
                                   const ScaleOptions& scale, StageObserver* observer, AttentionCache* cache,
                                   SdpBackend backend, Tensor4& context, Normalizer normalizer,
                                   const PrecisionOptions& precision) {
     constexpr const char* where = "scaled_dot_product_attention";
     detail::require_attention_inputs(q, k, v, mask, where);
-    if (backend != SdpBackend::math) {
-        // The reasons are only spelled out for an error (auto falls back silently, allocating nothing).
-        std::vector<std::string> reasons;
-        if (can_use_flash(observer, cache, backend == SdpBackend::flash ? &reasons : nullptr, precision)) {
-            flash_attention_forward(q, k, v, mask, scale, cache ? &cache->logsumexp : nullptr, nullptr, context,
-                                    nullptr, normalizer);
-            observe_context(observer, context);
-            if (cache) {
-                cache->flash = true;
-                cache->normalizer = normalizer;
-                cache->weights = Tensor4();
-                if (&cache->context != &context) cache->context = context;
-                cache->mask = mask;
-            }
-            return;
-        }
-        if (backend == SdpBackend::flash) {
-            std::string why;
-            for (const std::string& r : reasons) why += (why.empty() ? "" : "; ") + r;
-            fail<ConfigError>(where, ": the flash backend cannot serve this call: ", why);
-        }
-    }
+    if (forward_on_flash(q, k, v, mask, scale, observer, cache, backend, context, normalizer, precision, where)) return;
     require_allocatable({q.shape(0), q.shape(1), q.shape(2), k.shape(2)}, where, "the (B, H, T, S) attention matrix");
     const std::size_t batch = q.shape(0), heads = q.shape(1), t = q.shape(2), d = q.shape(3);
     const std::size_t kv_heads = k.shape(1), s = k.shape(2), dv = v.shape(3);
     const std::size_t group = heads / kv_heads;
-    const float factor = scale.effective(d);
-    const Precision format = precision.format;  // fp32: every round_span below is a no-op
 
     context.resize({batch, heads, t, dv});
     const bool pointwise = normalizer != Normalizer::softmax;
@@ -153,6 +211,7 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
     // n_i per (batch row, query) for sigmoid and relu (softmax needs none).
     float* const visible = pointwise ? thread_buffer<kVisibleCounts>(batch * t) : nullptr;  // (B, T)
     if (visible) visible_key_counts(mask, batch, t, s, visible);
+    const MathForward call{mask, observer, scale.effective(d), normalizer, precision, visible, t, s, d, dv};
 
     // One (batch, head) pair per task. With a cache (training) the score matrix is computed
     // directly into it (no extra copy); without one (inference) it lives in a buffer of the
@@ -167,39 +226,12 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
         FlushedCells cells;  // a traced stage's flushed cells (round_observed)
         for (std::size_t bh = begin; bh < end; ++bh) {
             const std::size_t b = bh / heads, h = bh % heads, hk = h / group;
-            const float* qh = q.data() + bh * t * d;            // (T, D)
+            const float* qh = q.data() + bh * t * d;                    // (T, D)
             const float* kh = k.data() + (b * kv_heads + hk) * s * d;   // (S, D)
             const float* vh = v.data() + (b * kv_heads + hk) * s * dv;  // (S, Dv)
             float* w = cache ? cache->weights.data() + bh * t * s : scratch.data();  // (T, S)
-            float* ch = context.data() + bh * t * dv;            // (T, Dv)
-
-            const auto head = static_cast<std::ptrdiff_t>(h);
-            kernels::matmul_nt(qh, d, kh, d, w, s, t, s, d, Accumulate::no, nullptr, packing);
-            observe(observer, Stage::scores, b, head, t, s, s, w, round_observed(observer, Stage::scores, format, w, t, s, cells));
-            if (factor != 1.0f) {
-                for (std::size_t i = 0; i < t * s; ++i) w[i] *= factor;
-            }
-            observe(observer, Stage::scaled, b, head, t, s, s, w, round_observed(observer, Stage::scaled, format, w, t, s, cells));
-            if (mask.any()) {
-                mask.apply(w, b, t, s, s);
-                mask.add_score_bias(w, b, h, 0, t, 0, s, s, 1.0f);
-            }
-            observe(observer, Stage::masked, b, head, t, s, s, w);
-            // The softmax has its own emulation (softmax_precision, stable_softmax); sigmoid and
-            // relu compute in fp32 and round the weights they store.
-            const FlushedCells* flushed = nullptr;
-            if (normalizer == Normalizer::softmax && !precision.is_plain()) {
-                cells.clear();
-                const bool mark = observer && observer->wants(Stage::weights);
-                softmax_rows_emulated(w, t, s, s, precision, mark ? &cells : nullptr);
-                flushed = mark ? &cells : nullptr;
-            } else {
-                normalize_rows(normalizer, w, t, s, s, pointwise ? visible + b * t : nullptr);
-                flushed = round_observed(observer, Stage::weights, format, w, t, s, cells);
-            }
-            observe(observer, Stage::weights, b, head, t, s, s, w, flushed);
-            kernels::matmul_nn(w, s, vh, dv, ch, dv, t, dv, s, Accumulate::no, nullptr, packing);
-            observe(observer, Stage::context, b, head, t, dv, dv, ch, round_observed(observer, Stage::context, format, ch, t, dv, cells));
+            float* ch = context.data() + bh * t * dv;                               // (T, Dv)
+            math_head_forward(call, b, h, qh, kh, vh, w, ch, packing, cells);
         }
     });
 }
@@ -207,6 +239,49 @@ void scaled_dot_product_attention(const Tensor4& q, const Tensor4& k, const Tens
 }  // namespace attnlab
 
 namespace attnlab {
+
+namespace {
+
+// What every query head of one recorded backward reads.
+struct MathBackward {
+    Normalizer normalizer;
+    float factor;          // the scale
+    Precision format;      // fp32: every rounding is a no-op
+    const float* visible;  // sigmoid, relu: (B, T) n_i; null for softmax
+    std::size_t t, s, d, dv;
+};
+
+// The backward of math_head_forward for one query head of batch row b, from its weights w (T, S)
+// and dcontext dc (T, Dv): dq (T, D) overwritten; dk (S, D) and dv (S, Dv) of its kv head
+// accumulate (the group's heads share them); dscores (T, S), when not null, gets dL/dmasked (the
+// score bias's gradient before the sum over batch rows). dw: (T, S) scratch.
+void math_head_backward(const MathBackward& c, std::size_t b, const float* w, const float* dc, const float* qh,
+                        const float* kh, const float* vh, float* dqh, float* dkh, float* dvh, float* dscores,
+                        float* dw, float* packing) {
+    const std::size_t t = c.t, s = c.s, d = c.d, dvw = c.dv;
+    const Precision format = c.format;
+    // context = weights·v  =>  dweights = dcontext·vᵀ, dv += weightsᵀ·dcontext
+    kernels::matmul_nt(dc, dvw, vh, dvw, dw, s, t, s, dvw, Accumulate::no, nullptr, packing);
+    round_span(format, dw, t * s);
+    kernels::matmul_tn(w, s, dc, dvw, dvh, dvw, s, dvw, t, Accumulate::yes, nullptr, packing);
+    // weights = normalizer(masked): masked entries have weight 0 and get gradient 0.
+    // The naive softmax has the same weights, so the same Jacobian.
+    normalize_rows_backward(c.normalizer, w, dw, t, s, s, c.visible ? c.visible + b * t : nullptr);
+    round_span(format, dw, t * s);
+    // masked = scaled + bias  =>  dbias = dmasked (summed over the batch rows by the caller)
+    if (dscores) std::copy(dw, dw + t * s, dscores);
+    // scaled = scores·factor
+    if (c.factor != 1.0f) {
+        for (std::size_t i = 0; i < t * s; ++i) dw[i] *= c.factor;
+    }
+    round_span(format, dw, t * s);
+    // scores = q·kᵀ  =>  dq = dscores·k, dk += dscoresᵀ·q
+    kernels::matmul_nn(dw, s, kh, d, dqh, d, t, d, s, Accumulate::no, nullptr, packing);
+    round_span(format, dqh, t * d);
+    kernels::matmul_tn(dw, s, qh, d, dkh, d, s, d, t, Accumulate::yes, nullptr, packing);
+}
+
+}  // namespace
 
 void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor4& q, const Tensor4& k,
                                            const Tensor4& v, const AttentionCache& cache, const ScaleOptions& scale,
@@ -238,6 +313,7 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
     const bool pointwise = cache.normalizer != Normalizer::softmax;
     float* const visible = pointwise ? thread_buffer<kVisibleCounts>(batch * t) : nullptr;  // (B, T) n_i
     if (visible) visible_key_counts(cache.mask, batch, t, s, visible);
+    const MathBackward call{cache.normalizer, factor, format, visible, t, s, d, dvw};
 
     // One (batch, kv head) per task, so the query heads that share a kv head accumulate into
     // its dk and dv without races.
@@ -265,28 +341,9 @@ void scaled_dot_product_attention_backward(const Tensor4& dcontext, const Tensor
             float* dvh = dv.data() + bk * s * dvw;       // (S, Dv)
             for (std::size_t g = 0; g < group; ++g) {
                 const std::size_t bh = b * heads + hk * group + g;
-                const float* w = cache.weights.data() + bh * t * s;  // (T, S)
-                const float* dc = dcontext.data() + bh * t * dvw;    // (T, Dv)
-                const float* qh = q.data() + bh * t * d;              // (T, D)
-                // context = weights·v  =>  dweights = dcontext·vᵀ, dv += weightsᵀ·dcontext
-                kernels::matmul_nt(dc, dvw, vh, dvw, dw, s, t, s, dvw, Accumulate::no, nullptr, packing);
-                round_span(format, dw, t * s);
-                kernels::matmul_tn(w, s, dc, dvw, dvh, dvw, s, dvw, t, Accumulate::yes, nullptr, packing);
-                // weights = normalizer(masked): masked entries have weight 0 and get gradient 0.
-                // The naive softmax has the same weights, so the same Jacobian.
-                normalize_rows_backward(cache.normalizer, w, dw, t, s, s, pointwise ? visible + b * t : nullptr);
-                round_span(format, dw, t * s);
-                // masked = scaled + bias  =>  dbias = dmasked (summed over the batch rows below)
-                if (!dscores.empty()) std::copy(dw, dw + t * s, dscores.data() + bh * t * s);
-                // scaled = scores·factor
-                if (factor != 1.0f) {
-                    for (std::size_t i = 0; i < t * s; ++i) dw[i] *= factor;
-                }
-                round_span(format, dw, t * s);
-                // scores = q·kᵀ  =>  dq = dscores·k, dk += dscoresᵀ·q
-                kernels::matmul_nn(dw, s, kh, d, dq.data() + bh * t * d, d, t, d, s, Accumulate::no, nullptr, packing);
-                round_span(format, dq.data() + bh * t * d, t * d);
-                kernels::matmul_tn(dw, s, qh, d, dkh, d, s, d, t, Accumulate::yes, nullptr, packing);
+                math_head_backward(call, b, cache.weights.data() + bh * t * s, dcontext.data() + bh * t * dvw,
+                                   q.data() + bh * t * d, kh, vh, dq.data() + bh * t * d, dkh, dvh,
+                                   dscores.empty() ? nullptr : dscores.data() + bh * t * s, dw, packing);
             }
             // dk and dv accumulate the group's heads in float32 and are rounded when stored.
             round_span(format, dkh, s * d);
