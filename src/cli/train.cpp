@@ -58,47 +58,16 @@ std::string regression_summary(const EvalResult& e) {
 
 }  // namespace
 
-int run_train(int argc, char** argv) {
-    Args args("train", "Trains a tiny Transformer on a generated task and reports loss and accuracy.\n"
-                       "Classification tasks (brackets) train an encoder classifier, the others a decoder LM.\n"
-                       "example: attnlab train --task reverse --layers 2 --d-model 64 --heads 4 --pe rope \\\n"
-                       "           --norm pre --steps 3000 --seed 1 --save model.safetensors");
-    add_task_flags(args);
-    add_model_flags(args);
-    add_training_flags(args);
-    add_run_flags(args);
-    args.add("save", "", "write the trained model here (safetensors)");
-    args.add("eval-every", "500", "evaluate on held-out batches every N steps (0 = only at the end)");
-    args.add("eval-batches", "8", "batches per evaluation");
-    args.add("target-accuracy", "0", "stop early once evaluation accuracy reaches this (0..1; 0 = never)");
-    args.add("log", "", "write per-step metrics as CSV to this file");
-    args.add_switch("quiet", "no progress bar");
-    if (!args.parse(argc, argv, 2)) return 0;
-    apply_threads(args);
+namespace {
 
-    const std::unique_ptr<Task> task = task_from(args);
-    const ModelConfig config = model_config(args, *task);
-    const TrainerOptions options = trainer_options(args);
-    Model model(config, options.seed);
-    Trainer trainer(model, *task, options);
-    const std::size_t steps = args.get_size("steps");
-    const std::size_t eval_every = args.get_size("eval-every");
-    const std::size_t eval_batches = std::max<std::size_t>(1, args.get_size("eval-batches"));
-    const double target = args.get_double("target-accuracy");
-    const bool quiet = args.get_switch("quiet");
-    const bool tty = isatty(fileno(stderr));
-
-    std::ofstream log;
-    if (!args.get("log").empty()) {
-        log.open(args.get("log"));
-        if (!log) fail<IoError>("attnlab train: cannot write --log file '", args.get("log"), "'");
-        log << "step,loss,accuracy,grad_norm,max_score,lr,ms\n";
-    }
+// The run's first line: the task, the model and its size, the threads (and, for emulated
+// precision, the attention's formats and the loss scale).
+void print_run(const Task& task, const ModelConfig& config, const Model& model, const TrainerOptions& options) {
     const std::string kind(model_kind_name(config.kind));
     if (config.is_forecaster()) {
         std::printf("attnlab train: task %s (context %zu, horizon %zu, %zu feature%s), %s forecaster with %zu layers, "
                     "d_model %zu%s, pe %s; %zu parameters; %zu threads\n",
-                    task->name().c_str(), task->seq_len(), config.horizon, config.num_features,
+                    task.name().c_str(), task.seq_len(), config.horizon, config.num_features,
                     config.num_features == 1 ? "" : "s", std::string(architecture_name(config.architecture)).c_str(),
                     config.num_layers, config.d_model,
                     config.architecture == Architecture::lstm
@@ -111,7 +80,7 @@ int run_train(int argc, char** argv) {
     } else if (config.is_image()) {
         std::printf("attnlab train: task %s (%zux%zu images, %zu classes), %s with %zu layers%s, d_model %zu, %zu heads, "
                     "ff %zu, patch %zu, pe %s, %s-LN; %zu parameters; %zu threads\n",
-                    task->name().c_str(), config.image_size, config.image_size, config.num_classes,
+                    task.name().c_str(), config.image_size, config.image_size, config.num_classes,
                     std::string(architecture_name(config.architecture)).c_str(), config.num_layers,
                     config.architecture == Architecture::swin ? " per stage" : "", config.d_model, config.num_heads,
                     config.ff_dim, config.patch_size, std::string(positional_name(config.positional)).c_str(),
@@ -120,19 +89,19 @@ int run_train(int argc, char** argv) {
         std::printf("attnlab train: task %s (%zux%zu images, captions of %zu words, %zu classes), crossmodal with %zu "
                     "text and %zu image layers, d_model %zu, common width %zu, %zu heads, ff %zu, patch %zu, loss %s; "
                     "%zu parameters; %zu threads\n",
-                    task->name().c_str(), config.image_size, config.image_size, task->seq_len(), config.num_classes,
+                    task.name().c_str(), config.image_size, config.image_size, task.seq_len(), config.num_classes,
                     config.num_layers, config.num_layers, config.d_model, config.common_width(), config.num_heads,
                     config.ff_dim, config.patch_size, std::string(pair_loss_name(config.loss)).c_str(),
                     model.num_parameters(), num_threads());
     } else if (config.architecture == Architecture::lstm) {
         std::printf("attnlab train: task %s (vocab %zu, length %zu), lstm %s with %zu layers, hidden %zu; "
                     "%zu parameters; %zu threads\n",
-                    task->name().c_str(), task->vocab_size(), task->seq_len(), kind.c_str(), config.num_layers,
+                    task.name().c_str(), task.vocab_size(), task.seq_len(), kind.c_str(), config.num_layers,
                     config.d_model, model.num_parameters(), num_threads());
     } else {
         std::printf("attnlab train: task %s (vocab %zu, length %zu), %s with %zu layers, d_model %zu, %zu heads "
                     "(%zu kv), ff %zu, pe %s, %s-LN, scaling %s; %zu parameters; %zu threads\n",
-                    task->name().c_str(), task->vocab_size(), task->seq_len(), kind.c_str(), config.num_layers,
+                    task.name().c_str(), task.vocab_size(), task.seq_len(), kind.c_str(), config.num_layers,
                     config.d_model, config.num_heads, config.kv_heads(), config.ff_dim,
                     std::string(positional_name(config.positional)).c_str(),
                     std::string(norm_placement_name(config.norm)).c_str(), config.scale_attention ? "on" : "off",
@@ -145,9 +114,33 @@ int run_train(int argc, char** argv) {
                         options.loss_scale.to_string().c_str());
         }
     }
+}
 
+// What one run of the training loop did.
+struct TrainLoopResult {
+    std::size_t done = 0;     // steps taken (fewer than asked when the target accuracy was reached)
+    std::size_t skipped = 0;  // dynamic loss scaling: steps whose gradients overflowed
+    EvalResult last_eval;
+    double seconds = 0;
+};
+
+// The loop's settings from the flags.
+struct TrainLoopFlags {
+    std::size_t steps, eval_every, eval_batches;
+    double target;       // stop once evaluation accuracy reaches it (0: never)
+    bool quiet, tty;     // no progress bar; stderr is a terminal (the bar redraws in place)
+    std::ofstream& log;  // per-step CSV rows (left unopened without --log)
+};
+
+// Steps the trainer, with a smoothed progress line, a CSV row per step, evaluations every
+// eval_every steps and at the end, and an early stop at the target accuracy.
+TrainLoopResult train_loop(Trainer& trainer, const ModelConfig& config, const TrainLoopFlags& f) {
     const auto start = std::chrono::steady_clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+    const std::size_t steps = f.steps, eval_every = f.eval_every, eval_batches = f.eval_batches;
+    const double target = f.target;
+    const bool quiet = f.quiet, tty = f.tty;
+    std::ofstream& log = f.log;
     double smooth_loss = 0, smooth_acc = 0;
     EvalResult last_eval;
     std::size_t done = 0;
@@ -185,17 +178,68 @@ int run_train(int argc, char** argv) {
             }
         }
     }
+    return TrainLoopResult{done, skipped, last_eval, elapsed()};
+}
+
+// The run's last lines: the steps, the time and the final evaluation (and the loss scale's).
+void print_done(const TrainLoopResult& r, const ModelConfig& config, const TrainerOptions& options,
+                const Trainer& trainer) {
+    const std::size_t done = r.done;
+    const EvalResult& last_eval = r.last_eval;
     if (config.is_forecaster()) {
-        std::printf("done: %zu steps in %.1fs (%.1f steps/s); final eval %s\n", done, elapsed(), done / elapsed(),
+        std::printf("done: %zu steps in %.1fs (%.1f steps/s); final eval %s\n", done, r.seconds, done / r.seconds,
                     regression_summary(last_eval).c_str());
     } else {
         std::printf("done: %zu steps in %.1fs (%.1f steps/s); final eval loss %.4f, accuracy %.2f%%\n", done,
-                    elapsed(), done / elapsed(), last_eval.loss, 100.0 * last_eval.accuracy);
+                    r.seconds, done / r.seconds, last_eval.loss, 100.0 * last_eval.accuracy);
     }
     if (options.loss_scale.dynamic) {
-        std::printf("dynamic loss scale: %zu steps skipped on overflow, scale now %g\n", skipped,
+        std::printf("dynamic loss scale: %zu steps skipped on overflow, scale now %g\n", r.skipped,
                     static_cast<double>(trainer.loss_scale()));
     }
+}
+
+}  // namespace
+
+int run_train(int argc, char** argv) {
+    Args args("train", "Trains a tiny Transformer on a generated task and reports loss and accuracy.\n"
+                       "Classification tasks (brackets) train an encoder classifier, the others a decoder LM.\n"
+                       "example: attnlab train --task reverse --layers 2 --d-model 64 --heads 4 --pe rope \\\n"
+                       "           --norm pre --steps 3000 --seed 1 --save model.safetensors");
+    add_task_flags(args);
+    add_model_flags(args);
+    add_training_flags(args);
+    add_run_flags(args);
+    args.add("save", "", "write the trained model here (safetensors)");
+    args.add("eval-every", "500", "evaluate on held-out batches every N steps (0 = only at the end)");
+    args.add("eval-batches", "8", "batches per evaluation");
+    args.add("target-accuracy", "0", "stop early once evaluation accuracy reaches this (0..1; 0 = never)");
+    args.add("log", "", "write per-step metrics as CSV to this file");
+    args.add_switch("quiet", "no progress bar");
+    if (!args.parse(argc, argv, 2)) return 0;
+    apply_threads(args);
+
+    const std::unique_ptr<Task> task = task_from(args);
+    const ModelConfig config = model_config(args, *task);
+    const TrainerOptions options = trainer_options(args);
+    Model model(config, options.seed);
+    Trainer trainer(model, *task, options);
+    const std::size_t steps = args.get_size("steps");
+    const std::size_t eval_every = args.get_size("eval-every");
+    const std::size_t eval_batches = std::max<std::size_t>(1, args.get_size("eval-batches"));
+    const double target = args.get_double("target-accuracy");
+    const bool quiet = args.get_switch("quiet");
+    const bool tty = isatty(fileno(stderr));
+
+    std::ofstream log;
+    if (!args.get("log").empty()) {
+        log.open(args.get("log"));
+        if (!log) fail<IoError>("attnlab train: cannot write --log file '", args.get("log"), "'");
+        log << "step,loss,accuracy,grad_norm,max_score,lr,ms\n";
+    }
+    print_run(*task, config, model, options);
+    const TrainLoopResult r = train_loop(trainer, config, {steps, eval_every, eval_batches, target, quiet, tty, log});
+    print_done(r, config, options, trainer);
     if (!args.get("save").empty()) {
         write_checkpoint(model, args, args.get("save"));
         std::printf("saved %s\n", args.get("save").c_str());
