@@ -43,10 +43,56 @@ TEST(TraceRecorder, RecordsOnlyWantedStagesAsCopies) {
     EXPECT_EQ(trace.num_heads(Stage::weights), 1u);
 }
 
-TEST(TraceRecorder, NullObserverIsANoOp) {
-    float data[1] = {1};
-    observe(nullptr, Stage::x, 0, -1, 1, 1, 1, data);  // must not crash
-    SUCCEED();
+// Counts what it is asked and what it is given; wants only `wanted`.
+class CountingObserver final : public StageObserver {
+public:
+    explicit CountingObserver(Stage wanted) : wanted_(wanted) {}
+    bool wants(Stage stage) const override {
+        ++asked;
+        return stage == wanted_;
+    }
+    void on_stage(const StageView& view) override {
+        ++seen;
+        last_rows = view.rows;
+    }
+    mutable int asked = 0;
+    int seen = 0;
+    std::size_t last_rows = 0;
+
+private:
+    Stage wanted_;
+};
+
+TEST(Observe, AStageReachesTheObserverOnlyWhenWantedAndANullObserverReadsNothing) {
+    CountingObserver o(Stage::weights);
+    const float data[4] = {1, 2, 3, 4};
+    observe(&o, Stage::scores, 0, 0, 2, 2, 2, data);
+    EXPECT_EQ(o.asked, 1);
+    EXPECT_EQ(o.seen, 0);
+    observe(&o, Stage::weights, 0, 0, 2, 2, 2, data);
+    EXPECT_EQ(o.asked, 2);
+    EXPECT_EQ(o.seen, 1);
+    EXPECT_EQ(o.last_rows, 2u);
+    // Without an observer the data is never read: a null pointer for a (4, 4) matrix is fine.
+    observe(nullptr, Stage::x, 0, -1, 4, 4, 4, nullptr);
+}
+
+TEST(Observe, RoundingWithoutAnObserverStillRoundsAndNotesNothing) {
+    float v[3] = {1.0f + 1e-4f, 1e-9f, 2.0f};  // fp16: 1 + 1e-4 rounds to 1, 1e-9 flushes to 0
+    FlushedCells cells = {7};                  // cleared by the call
+    EXPECT_EQ(round_observed(nullptr, Stage::q, Precision::fp16, v, 1, 3, cells), nullptr);
+    EXPECT_TRUE(cells.empty());
+    EXPECT_EQ(v[0], 1.0f);
+    EXPECT_EQ(v[1], 0.0f);
+    EXPECT_EQ(v[2], 2.0f);
+    // An observer that wants the stage gets the flushed cell noted.
+    CountingObserver o(Stage::q);
+    float w[3] = {1.0f + 1e-4f, 1e-9f, 2.0f};
+    const FlushedCells* flushed = round_observed(&o, Stage::q, Precision::fp16, w, 1, 3, cells);
+    ASSERT_NE(flushed, nullptr);
+    EXPECT_EQ(*flushed, FlushedCells{1});
+    EXPECT_EQ(w[0], 1.0f);
+    EXPECT_EQ(w[1], 0.0f);
 }
 
 }  // namespace
