@@ -28,16 +28,10 @@ const MessageTemplates& mask_messages() {
          "the claim held for the unmasked model, but the masked model generates only {masked_generated} "
          "right (train longer)"},
         {"not_held", "the claim did NOT hold here"},
-        {"masked_only",
-         "masked decoder only (no switch for the unmasked one): training loss {loss}, teacher-forced "
-         "accuracy {forced}, generated accuracy {generated}"},
     };
     return m;
 }
 
-// The metadata key a decoder's mask switch is expected under (ModelConfig::to_metadata lists
-// every field, so its presence is the feature test).
-constexpr const char* kCausalKey = "causal";
 
 // Text in double quotes with newlines and quotes escaped, so a sample stays on one line.
 std::string quoted(const std::string& text) {
@@ -98,12 +92,6 @@ Generated generate_answers(Model& model, const Task& task, std::size_t examples,
 
 }  // namespace
 
-bool decoder_mask_switch_supported() {
-    ModelConfig probe;
-    probe.vocab_size = 2;
-    return probe.to_metadata().count(kCausalKey) > 0;
-}
-
 Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
     constexpr const char* where = "run_mask";
     o.train.validate(where);
@@ -119,19 +107,11 @@ Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
                 {"generation", detail::format("greedy, full recompute per token, %zu held-out prompts", o.gen_examples)}};
     detail::add_training_config(r, o.train);
 
-    std::vector<std::string> names{"causal mask"};
-    std::vector<ModelConfig> configs{masked};
-    if (decoder_mask_switch_supported()) {
-        auto meta = masked.to_metadata();
-        meta[kCausalKey] = "false";
-        names.push_back("no mask");
-        configs.push_back(ModelConfig::from_metadata(meta));
-    } else {
-        r.notes.push_back(
-            "the unmasked run is not supported by this engine: ModelConfig has no switch to turn the decoder's causal "
-            "mask off (expected field `bool causal = true`, metadata key \"causal\", read by DecoderLM when it sets "
-            "AttentionOptions::mask.causal); only the masked run was done");
-    }
+    // The same decoder with its causal mask off (ModelConfig::causal): each position sees its answer.
+    ModelConfig unmasked = masked;
+    unmasked.causal = false;
+    const std::vector<std::string> names{"causal mask", "no mask"};
+    const std::vector<ModelConfig> configs{masked, unmasked};
 
     std::vector<detail::RunOutcome> runs;
     Table table{"final",
@@ -159,36 +139,27 @@ Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
     r.tables.insert(r.tables.begin(), table);
     r.series.push_back(detail::loss_series(names, runs));
 
-    if (configs.size() == 2) {
-        // Held: the unmasked loss ends lower, yet its generated answers trail the masked model's
-        // by 30 points while the masked model generates at least 80% right.
-        const bool collapsed = last_loss[1] < last_loss[0];
-        const bool fails = generated[1] + 0.3 < generated[0];
-        const bool masked_good = generated[0] >= 0.8;
-        r.verdict = collapsed && fails && masked_good ? Verdict::held
-                    : collapsed && fails              ? Verdict::partly
-                                                      : Verdict::not_held;
-        const Message verdict = collapsed && fails && masked_good ? Message{"held", {}}
-                                : collapsed && fails ? Message{"partly", {{"masked_generated", detail::percent(generated[0])}}}
-                                                     : Message{"not_held", {}};
-        detail::conclude(r,
-                         {"conclusion",
-                          {{"verdict", verdict},
-                           {"unmasked_loss", detail::format("%.3f", last_loss[1])},
-                           {"masked_loss", detail::format("%.3f", last_loss[0])},
-                           {"unmasked_forced", detail::percent(forced[1])},
-                           {"unmasked_generated", detail::percent(generated[1])},
-                           {"masked_forced", detail::percent(forced[0])},
-                           {"masked_generated", detail::percent(generated[0])}}},
-                         mask_messages());
-    } else {
-        detail::conclude(r,
-                         {"masked_only",
-                          {{"loss", detail::format("%.3f", last_loss[0])},
-                           {"forced", detail::percent(forced[0])},
-                           {"generated", detail::percent(generated[0])}}},
-                         mask_messages());
-    }
+    // Held: the unmasked loss ends lower, yet its generated answers trail the masked model's
+    // by 30 points while the masked model generates at least 80% right.
+    const bool collapsed = last_loss[1] < last_loss[0];
+    const bool fails = generated[1] + 0.3 < generated[0];
+    const bool masked_good = generated[0] >= 0.8;
+    r.verdict = collapsed && fails && masked_good ? Verdict::held
+                : collapsed && fails              ? Verdict::partly
+                                                  : Verdict::not_held;
+    const Message verdict = collapsed && fails && masked_good ? Message{"held", {}}
+                            : collapsed && fails ? Message{"partly", {{"masked_generated", detail::percent(generated[0])}}}
+                                                 : Message{"not_held", {}};
+    detail::conclude(r,
+                     {"conclusion",
+                      {{"verdict", verdict},
+                       {"unmasked_loss", detail::format("%.3f", last_loss[1])},
+                       {"masked_loss", detail::format("%.3f", last_loss[0])},
+                       {"unmasked_forced", detail::percent(forced[1])},
+                       {"unmasked_generated", detail::percent(generated[1])},
+                       {"masked_forced", detail::percent(forced[0])},
+                       {"masked_generated", detail::percent(generated[0])}}},
+                     mask_messages());
     return r;
 }
 

@@ -211,8 +211,6 @@ struct MaskOptions {
     TrainingOptions train{400, 16, 3e-3f, 20, 25, 4, 1};
 };
 Result run_mask(const MaskOptions& options, const ProgressFn& progress = {});
-// Whether this build's DecoderLM can be trained without its causal mask (see run_mask).
-bool decoder_mask_switch_supported();
 
 // §3.2/§3.3: a sweep over the number of heads at each width in d_models (head dim = width /
 // heads; head counts that do not divide a width, or leave RoPE an odd head dim, are skipped

@@ -76,7 +76,6 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     held: '论断成立',
     partly: '论断对无掩码模型成立，但有掩码的模型生成只答对 {masked_generated}（需要训练更久）',
     not_held: '论断在此未成立',
-    masked_only: '只有带掩码的解码器（没有关闭掩码的开关）：训练损失 {loss}，教师强制准确率 {forced}，生成准确率 {generated}',
   },
   fp16: {
     held: '论断成立：softmax 用 fp16 时，运行在第 {step} 步出错（此前各步的最大分数 {peak}；朴素 exp 在超过 {limit} 时溢出 fp16）；softmax 改用 fp32 后，同样的运行撑过了全部 {steps} 步（最大分数 {fixed_peak}）',
@@ -293,9 +292,6 @@ export const TERMS_ZH: Record<string, string> = {
   'Transformer (sinusoidal)': 'Transformer（正弦）',
   'Transformer (time-aware)': 'Transformer（感知时间）',
   'seasonal naive': '季节性朴素预测',
-  // notes
-  'the unmasked run is not supported by this engine: ModelConfig has no switch to turn the decoder\'s causal mask off (expected field `bool causal = true`, metadata key "causal", read by DecoderLM when it sets AttentionOptions::mask.causal); only the masked run was done':
-    '此引擎不支持无掩码的运行：ModelConfig 没有关闭解码器因果掩码的开关（应有字段 `bool causal = true`，元数据键 "causal"，由 DecoderLM 在设置 AttentionOptions::mask.causal 时读取）；只做了带掩码的运行',
 };
 
 /** Where one experiment needs another word than TERMS_ZH. */
