@@ -1,5 +1,5 @@
-// The JavaScript `Model` class: attnlab::Model (an encoder classifier or a decoder LM) with
-// options objects, token tensors and safetensors bytes.
+// The JavaScript `Model` class: attnlab::Model (any of its seven model classes) with options
+// objects, token tensors and safetensors bytes.
 //
 //   const model = new lab.Model({ kind: 'decoder', vocabSize: 12, maxLen: 32, dModel: 64, numHeads: 4,
 //                                 numLayers: 2, positional: 'rope', seed: 1 });

@@ -1,7 +1,7 @@
 // web/bindings/model.hpp: the JavaScript `Model` object (model.cpp) and what the Trainer binding
 // needs of it.
 //
-// What it is for: holding one attnlab::Model (encoder classifier or decoder LM) in shared
+// What it is for: holding one attnlab::Model (any of its seven model classes) in shared
 // ownership, so that a Trainer built on it keeps it alive: deleting the JavaScript Model while a
 // Trainer still uses it is safe (the C++ model dies with the last of the two). Not for: training
 // (trainer.cpp) or task data (task.hpp).

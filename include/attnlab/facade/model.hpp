@@ -1,15 +1,17 @@
-// attnlab/facade/model.hpp: either kind of model behind one interface.
+// attnlab/facade/model.hpp: any of the seven model classes behind one interface.
 //
 // What it is for: the trainer, the CLI and the JavaScript bindings work with "a model" whose
-// kind (encoder classifier or decoder LM) and architecture (transformer or lstm) come from its
-// config or its checkpoint. Model forwards each call to the EncoderClassifier, DecoderLM,
-// LstmClassifier, LstmLM, ImageClassifier (vit, swin), CrossModalModel or Forecaster it holds and
+// class comes from its config or its checkpoint (kind: encoder, decoder or forecaster;
+// architecture: transformer, lstm, vit, swin or crossmodal). Model holds an AnyModel
+// (facade/any_model.hpp), forwards each call to the EncoderClassifier, DecoderLM,
+// LstmClassifier, LstmLM, ImageClassifier (vit, swin), CrossModalModel or Forecaster in it, and
 // turns a task Batch into the right call (an image batch's pixels go to the image classifier, a
 // batch of pixels and tokens to the crossmodal model, a series batch's values and timestamps to
 // the Forecaster, whose loss is the MSE: regression_loss_and_backward). An LSTM has no
-// attention: its attention_stats() are empty, attention_maps() and trace_layer() refuse it. It sits above io/ (it loads and saves checkpoints) and below train/ (the Trainer trains
-// it), so no folder includes one above it. Not for: model-specific features (CLS pooling
-// details, KV caches): reach them through encoder() / decoder() / lstm_lm() / lstm_classifier().
+// attention: its attention_stats() are empty, attention_maps() and trace_layer() refuse it. It
+// sits above io/ (it loads and saves checkpoints) and below train/ (the Trainer trains it), so
+// no folder includes one above it. Not for: model-specific features (CLS pooling details, KV
+// caches): reach them through encoder() / decoder() / lstm_lm() / image_classifier() / ...
 //
 //   attnlab::ModelConfig config; config.kind = attnlab::ModelKind::decoder; config.vocab_size = 11;
 //   attnlab::Model model(config, /*seed=*/1);
