@@ -1,8 +1,11 @@
 // tests/docs/no_history.test.mjs: the repository's documentation and comments say what holds,
 // not how it was reached (CONVENTIONS.md, "Docs say what holds"). Fails on history narration
 // in Markdown files and in the comments of source files: quoted before/after timings
-// ("12.0 -> 11.5 ms"), "interleaved rounds", sessions, earlier hosts, diaries of what was tried.
-// Measurements over time belong in bench/compare/RESULTS.md, the one file exempt.
+// ("12.0 -> 11.5 ms"), "interleaved rounds", sessions, earlier hosts, diaries of what was tried,
+// and the issue that asked for something ("issue 12", "#12"). Measurements over time belong in
+// bench/compare/RESULTS.md, the one file exempt; it and docs/testing.md (the suite's timings)
+// are also the only Markdown that may name the commit a measurement ran at ("a clean-clone run of
+// d2870ae").
 //
 //   node --test tests/docs/
 import { test } from 'node:test';
@@ -26,6 +29,15 @@ const PATTERNS = [
   { name: 'an earlier host', re: /\b(?:previous|earlier|old|new|current) host\b/i },
   { name: 'runs of the day', re: /\b(?:earlier|later) today\b|\bthis morning\b|\bruns? of the day\b/i },
   { name: 'a diary of attempts', re: /\btried and not kept\b/i },
+  // "issue 12", "issues 3 and 4", "issue #12", "#12" (not "#440154", a colour, nor "V8 issues 128-bit loads")
+  { name: 'an issue number', re: /\b[Ii]ssues? #?\d+(?![\w-])|(?<![\w&#])#\d{1,4}(?![\w-])/ },
+];
+
+// Markdown that may say which commit a measurement ran at: the dated results and the suite's timings.
+const COMMITS_ALLOWED = new Set(['bench/compare/RESULTS.md', 'docs/testing.md']);
+const COMMIT_PATTERNS = [
+  { name: 'a commit hash', re: /\b(?:commit|run of|at|of)\s+[0-9a-f]{7,40}\b/i },
+  { name: 'a bare commit hash', re: /(?<![\w/.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}(?![\w/.-])/ },
 ];
 
 const SOURCE_EXT = /\.(?:c|cc|cpp|h|hpp|ts|mts|js|mjs|cjs|sh|py|cmake|css|html)$|(?:^|\/)CMakeLists\.txt$/;
@@ -53,7 +65,8 @@ function trackedFiles() {
 }
 
 // The comment text of a source file as [line number, text] pairs: // and # comments to the end
-// of the line, and the lines of /* ... */ blocks. Code, strings and URLs are not checked.
+// of the line, /* ... */ within a line, and the lines of /* ... */ blocks. Code, strings and URLs
+// are not checked.
 function commentLines(file, text) {
   const hash = HASH_COMMENTS.test(file);
   const lines = text.split('\n');
@@ -73,9 +86,13 @@ function commentLines(file, text) {
         return;
       }
     }
+    // /* ... */ within the line (a CSS section header, a note inside code), then a // comment
+    const inline = hash ? [] : [...line.matchAll(/\/\*(.*?)\*\//g)].map((m) => m[1]);
+    const rest = hash ? line : line.replace(/\/\*.*?\*\//g, ' ');
     const marker = hash ? /(?:^|\s)#(?!!)(.*)$/ : /(?:^|[^:'"`])\/\/(.*)$/;
-    const m = marker.exec(line);
-    if (m) out.push([i + 1, m[1]]);
+    const m = marker.exec(rest);
+    if (m) inline.push(m[1]);
+    if (inline.length > 0) out.push([i + 1, inline.join(' ')]);
   });
   return out;
 }
@@ -97,7 +114,8 @@ function findings(file) {
     joined += t.replace(/^\s*(?:\*|\/\/|#)?\s*/, '') + ' ';
   }
   const found = [];
-  for (const { name, re } of PATTERNS) {
+  const patterns = file.endsWith('.md') && !COMMITS_ALLOWED.has(file) ? [...PATTERNS, ...COMMIT_PATTERNS] : PATTERNS;
+  for (const { name, re } of patterns) {
     const global = new RegExp(re.source, re.flags.includes('g') ? re.flags : re.flags + 'g');
     for (const m of joined.matchAll(global)) {
       let line = 0;
@@ -111,19 +129,29 @@ function findings(file) {
 test('the patterns catch what they are meant to catch', () => {
   const hit = (s) => PATTERNS.some(({ re }) => re.test(s));
   for (const s of ['12.0 -> 11.5 ms', '0.275 → 0.258 ms', '(5 interleaved rounds)', 'in this session',
-                   'the previous host', 'tried and not kept', '156-174 -> 176 GFLOP/s', 'two sessions ago']) {
+                   'the previous host', 'tried and not kept', '156-174 -> 176 GFLOP/s', 'two sessions ago',
+                   'the order of the table (issue 23)', 'Issue 6: no allocation', 'issues 3 and 4', 'see #12',
+                   'a fix (#7)']) {
     assert.ok(hit(s), s);
   }
   for (const s of ['(B, T, C) -> (B, H, T, D)', 'x -> y', 'rotate-half, not interleaved', 'a 16.03 ms run',
-                   'tokens -> embeddings', 'MR = 4: V8 spills at 6']) {
+                   'tokens -> embeddings', 'MR = 4: V8 spills at 6', 'its darkest colour is #440154',
+                   'how fast V8 issues 128-bit loads', 'the issue rate of FMAs', 'step #include']) {
     assert.ok(!hit(s), s);
+  }
+  const commit = (s) => COMMIT_PATTERNS.some(({ re }) => re.test(s));
+  for (const s of ['a clean-clone run of d2870ae', 'measured at commit 727bf23', '(the Xeon, 482599f)']) {
+    assert.ok(commit(s), s);
+  }
+  for (const s of ['fp16 and bf16', 'the 2-core machine', 'sha256 of the file', 'a 1e-5 tolerance']) {
+    assert.ok(!commit(s), s);
   }
 });
 
-test('no history narration in documentation or comments (outside bench/compare/RESULTS.md)', () => {
+test('no history narration, issue numbers or pinned commits in documentation or comments', () => {
   const problems = trackedFiles()
     .filter((f) => !EXEMPT.has(f) && fs.existsSync(path.join(ROOT, f)))
     .flatMap(findings);
   assert.deepEqual(problems, [], `history narration found (state what holds and why; measurements over ` +
-    `time go to bench/compare/RESULTS.md):\n${problems.join('\n')}`);
+    `time, with the commit they ran at, go to bench/compare/RESULTS.md):\n${problems.join('\n')}`);
 });

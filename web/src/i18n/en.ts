@@ -509,7 +509,7 @@ export const en = {
   'fig.tt.row': 'row {i}',
   'fig.tt.col': 'col {j}',
   'fig.numbersHidden': 'too small for numbers: hover, tap or Tab to a cell',
-  // ---- walkthrough: backward mode (issue 25) ----
+  // ---- walkthrough: backward mode ----
   'walk.steps.backward': 'Backward pass: gradients',
   'step.back.none': 'The backward steps use the random-weights layer: switch “model” to random weights to see its gradients.',
   'step.backLoss.title': 'Backward: a loss on the output',
@@ -551,7 +551,7 @@ export const en = {
     '<p>Each projection was y = x·Wᵀ + b, so dW = dyᵀ·x: dW_Q from dQ and x, dW_K from dK, dW_V from dV, dW_O from dOutput and concat. A training step subtracts a small multiple of these. The input’s gradient dX sums what Q, K and V send back.</p>',
   'fig.grad.memory': 'dMemory (the context sentence: K’s and V’s input)',
   'fig.grad.x': 'dX',
-  // ---- lab: training-dynamics curves and run comparison (issue 25) ----
+  // ---- lab: training-dynamics curves and run comparison ----
   'lab.curve.gradNorm': 'gradient norm (before clipping)',
   'lab.curve.maxScore': 'largest |attention score|',
   'lab.curve.entropy': 'attention entropy per head (nats)',
@@ -566,7 +566,7 @@ export const en = {
   'lab.compare.clear': 'Forget the runs',
   'lab.compare.on': 'on',
   'lab.compare.off': 'off',
-  // ---- walkthrough: cross-attention (issue 25) ----
+  // ---- walkthrough: cross-attention ----
   'walk.context': 'context sentence (cross-attention)',
   'walk.context.hint': 'empty: self-attention. Otherwise Q comes from the sentence above, K and V from this one.',
   'walk.cross.context': 'context',
@@ -575,7 +575,7 @@ export const en = {
   'walk.cross.note': 'Cross-attention: {T} queries from “{query}”, {S} keys and values from “{context}”. Every (T, S) matrix has a row per query token and a column per context token.',
   'walk.problem.crossMask': 'Cross-attention here runs without a mask: set the mask to none (a causal mask needs one sequence).',
   'walk.problem.crossPositions': 'Cross-attention here runs without positions: set positions to none.',
-  // ---- walkthrough: normalisers and precision (issue 25) ----
+  // ---- walkthrough: normalisers and precision ----
   'walk.normalizer': 'normaliser',
   'walk.precision': 'number format',
   'walk.inputScale': 'input size',
@@ -593,7 +593,7 @@ export const en = {
   'lab.headView.title': 'Head view: each line joins a query token (left) to a key token (right), as thick and dark as its attention weight',
   'lab.headView.layer': 'layer',
   'lab.headView.head': 'head',
-  // ---- walkthrough: generation with a KV cache (issue 25) ----
+  // ---- walkthrough: generation with a KV cache ----
   'walk.steps.generation': 'Generation',
   'step.kvCache.title': 'Generating with a KV cache',
   'step.kvCache.caption': 'token {t} (“{token}”): one query row against the {t}+1 cached keys',
@@ -606,7 +606,7 @@ export const en = {
   'fig.kv.cached': 'with cache (multiply-adds)',
   'fig.kv.recompute': 'recompute all rows',
   'fig.kv.linearCost': 'linear attention step',
-  // ---- lab: engine switches (issue 25) ----
+  // ---- lab: engine switches ----
   'lab.switches': 'Engine switches',
   'lab.switch.normalizer': 'normaliser',
   'lab.switch.variant': 'attention variant',
@@ -632,7 +632,7 @@ export const en = {
   'lab.choice.cosine': 'cosine decay',
   'lab.choice.constant': 'constant',
   'lab.choice.dynamic': 'dynamic',
-  // ---- chapters: §7 the series forecast (issue 24) ----
+  // ---- chapters: §7 the series forecast ----
   'fig.forecast.title': 'A held-out series: {T} context steps, then the {horizon} steps forecast',
   'fig.forecast.result': 'Transformer forecaster ({pe}) trained {steps} steps on the series task: held-out MSE {mse} (MAE {mae}); seasonal naive {base} (MAE {baseMae}) (engine evaluate)',
   'fig.forecast.pos': 'positions',
@@ -644,7 +644,7 @@ export const en = {
   'fig.forecast.forecast': 'forecast',
   'fig.forecast.baseline': 'seasonal naive',
   'fig.forecast.note': 'The model reads the grey context and predicts the next steps at once (model.forecast). The seasonal-naive baseline repeats the last season of the context; a forecaster is only useful when it beats it. With the time-aware encoding the model reads where each step falls in the series’ periods; with the sinusoidal table it sees only positions in the window.',
-  // ---- the lab's series and shapes tasks (issue 25) ----
+  // ---- the lab's series and shapes tasks ----
   'lab.task.series': 'series forecast',
   'lab.task.series.what': 'read a window of a noisy seasonal series with a trend, then forecast the next values (loss: MSE)',
   'lab.task.shapes': 'shapes (images)',
@@ -670,7 +670,7 @@ export const en = {
   'lab.picture.noTry': 'This model reads values or images, not text: the picture above shows what it does.',
   'lab.imagePositions': 'An image model sets its own positions: a ViT learns one per patch, a Swin reads them from its windows.',
   'lab.mapsPicture': 'This task draws its attention on the picture above.',
-  // ---- walkthrough: flushed cells, trained-model KV cache (issue 25) ----
+  // ---- walkthrough: flushed cells, trained-model KV cache ----
   'fig.flushed': 'flushed to 0: a non-zero result below the format’s smallest subnormal (engine’s rounding)',
   'step.kvCache.trained': 'This is layer {layer} of the decoder you trained in the lab, with its trained weights: it reads the sequence one token at a time as generation does, each new token one query row against the keys and values cached so far (the engine’s incremental forward).',
   'step.kvCache.encoder': 'The lab’s model is an encoder: it reads the whole input at once and generates nothing, so it keeps no KV cache. Train a decoder task (e.g. reverse or copy) to see one.',

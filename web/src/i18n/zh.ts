@@ -509,7 +509,7 @@ export const zh: Strings = {
   'fig.tt.row': '第 {i} 行',
   'fig.tt.col': '第 {j} 列',
   'fig.numbersHidden': '单元格太小，不显示数字：悬停、轻触或用 Tab 键聚焦单元格查看',
-  // ---- walkthrough: backward mode (issue 25) ----
+  // ---- walkthrough: backward mode ----
   'walk.steps.backward': '反向传播：梯度',
   'step.back.none': '反向传播步骤使用随机权重的注意力层：把“模型”切换为随机权重即可查看其梯度。',
   'step.backLoss.title': '反向传播：输出上的损失',
@@ -551,7 +551,7 @@ export const zh: Strings = {
     '<p>每个投影都是 y = x·Wᵀ + b，因此 dW = dyᵀ·x：dW_Q 来自 dQ 和 x，dW_K 来自 dK，dW_V 来自 dV，dW_O 来自 dOutput 和 concat。一次训练步会减去这些梯度的一个小倍数。输入的梯度 dX 是 Q、K、V 三路传回的梯度之和。</p>',
   'fig.grad.memory': '上下文句子的梯度（K 和 V 的输入）',
   'fig.grad.x': 'dX',
-  // ---- lab: training-dynamics curves and run comparison (issue 25) ----
+  // ---- lab: training-dynamics curves and run comparison ----
   'lab.curve.gradNorm': '梯度范数（裁剪前）',
   'lab.curve.maxScore': '最大 |注意力分数|',
   'lab.curve.entropy': '各注意力头的熵（nats）',
@@ -566,7 +566,7 @@ export const zh: Strings = {
   'lab.compare.clear': '清除这些运行',
   'lab.compare.on': '开',
   'lab.compare.off': '关',
-  // ---- walkthrough: cross-attention (issue 25) ----
+  // ---- walkthrough: cross-attention ----
   'walk.context': '上下文句子（交叉注意力）',
   'walk.context.hint': '留空：自注意力。否则 Q 来自上面的句子，K 和 V 来自这个句子。',
   'walk.cross.context': '上下文',
@@ -575,7 +575,7 @@ export const zh: Strings = {
   'walk.cross.note': '交叉注意力：{T} 个查询来自“{query}”，{S} 个键和值来自“{context}”。每个 (T, S) 矩阵的每一行对应一个查询词元，每一列对应一个上下文词元。',
   'walk.problem.crossMask': '这里的交叉注意力不使用掩码：请把掩码设为“无”（因果掩码只适用于同一个序列）。',
   'walk.problem.crossPositions': '这里的交叉注意力不使用位置编码：请把位置设为“无”。',
-  // ---- walkthrough: normalisers and precision (issue 25) ----
+  // ---- walkthrough: normalisers and precision ----
   'walk.normalizer': '归一化函数',
   'walk.precision': '数值格式',
   'walk.inputScale': '输入幅度',
@@ -593,7 +593,7 @@ export const zh: Strings = {
   'lab.headView.title': '头视图：每条线把左侧的查询词元连到右侧的键词元，线越粗越深，注意力权重越大',
   'lab.headView.layer': '层',
   'lab.headView.head': '头',
-  // ---- walkthrough: generation with a KV cache (issue 25) ----
+  // ---- walkthrough: generation with a KV cache ----
   'walk.steps.generation': '生成',
   'step.kvCache.title': '用 KV 缓存生成',
   'step.kvCache.caption': '词元 {t}（“{token}”）：一行查询对 {t}+1 个缓存的键',
@@ -606,7 +606,7 @@ export const zh: Strings = {
   'fig.kv.cached': '使用缓存（乘加次数）',
   'fig.kv.recompute': '重算所有行',
   'fig.kv.linearCost': '线性注意力一步',
-  // ---- lab: engine switches (issue 25) ----
+  // ---- lab: engine switches ----
   'lab.switches': '引擎开关',
   'lab.switch.normalizer': '归一化函数',
   'lab.switch.variant': '注意力变体',
@@ -632,7 +632,7 @@ export const zh: Strings = {
   'lab.choice.cosine': '余弦衰减',
   'lab.choice.constant': '恒定',
   'lab.choice.dynamic': '动态',
-  // ---- chapters: §7 the series forecast (issue 24) ----
+  // ---- chapters: §7 the series forecast ----
   'fig.forecast.title': '一条留出序列：{T} 步上下文，之后是预测的 {horizon} 步',
   'fig.forecast.result': 'Transformer 预测模型（{pe}）在 series 任务上训练 {steps} 步：留出集 MSE {mse}（MAE {mae}）；季节性朴素预测 {base}（MAE {baseMae}）（引擎 evaluate）',
   'fig.forecast.pos': '位置编码',
@@ -644,7 +644,7 @@ export const zh: Strings = {
   'fig.forecast.forecast': '预测',
   'fig.forecast.baseline': '季节性朴素预测',
   'fig.forecast.note': '模型读入灰色的上下文，一次性预测之后的若干步（model.forecast）。季节性朴素基线重复上下文的最后一个周期；预测模型只有胜过它才有用。使用时间感知编码时，模型能读到每一步在序列周期中的相位；使用正弦位置编码时，它只看到窗口内的位置。',
-  // ---- 实验室的序列预测与图像任务（issue 25）----
+  // ---- 实验室的序列预测与图像任务 ----
   'lab.task.series': '时间序列预测',
   'lab.task.series.what': '读入一段带趋势和噪声的季节性序列，预测接下来的若干个值（损失：MSE）',
   'lab.task.shapes': '形状分类（图像）',
@@ -670,7 +670,7 @@ export const zh: Strings = {
   'lab.picture.noTry': '该模型读入的是数值或图像，而不是文本：上方的图展示了它的行为。',
   'lab.imagePositions': '图像模型自带位置信息：ViT 为每个图像块学习一个位置，Swin 通过窗口获得位置。',
   'lab.mapsPicture': '该任务的注意力画在上方的图上。',
-  // ---- walkthrough: flushed cells, trained-model KV cache (issue 25) ----
+  // ---- walkthrough: flushed cells, trained-model KV cache ----
   'fig.flushed': '下溢为 0：非零结果小于该格式最小的次正规数（引擎的舍入）',
   'step.kvCache.trained': '这是你在实验室训练的解码器的第 {layer} 层，使用训练得到的权重：它像生成时一样逐个词元读入序列，每个新词元都是一行查询，对照目前缓存的键和值（引擎的增量前向）。',
   'step.kvCache.encoder': '实验室的模型是编码器：它一次读入整个输入，不生成任何词元，因此没有 KV 缓存。训练一个解码器任务（如 reverse 或 copy）即可看到。',
