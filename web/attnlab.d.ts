@@ -592,7 +592,10 @@ export interface ExperimentInfo {
   parameters: ExperimentParameter[];
   /** The values `quick: true` applies (a few seconds on one thread). */
   quick: Record<string, number | string | number[] | string[]>;
-  /** The English templates of its conclusion and timing messages: id -> text with {name} placeholders. */
+  /**
+   * The English templates of its messages (conclusion, timing, phrases; the notes' templates every
+   * experiment shares come last): id -> text with {name} placeholders.
+   */
   messages: Record<string, string>;
 }
 
@@ -634,6 +637,12 @@ export interface ExperimentResult {
   /** y is null where a run had stopped (non-finite loss). */
   series: { name: string; xLabel: string; yLabel: string; x: (number | null)[]; lines: { name: string; y: (number | null)[] }[] }[];
   notes: string[];
+  /**
+   * The texts of tables, charts and notes made from a template (a run name "MHA kv=4", a column
+   * "loss @48", a note "unscaled stopped: <error>"), each with its message (an id of `messages`):
+   * a page says them in another language by template id. The other texts are fixed words.
+   */
+  phrases: { text: string; message: ExperimentMessage }[];
   /** Computed from the measured numbers; says whether the article's claim held. */
   conclusion: string;
   /** The conclusion as template id + values (conclusion is it rendered with the English templates). */

@@ -140,6 +140,31 @@ void set_timing(Result& result, Message message, const MessageTemplates& templat
     result.timing_message = std::move(message);
 }
 
+const MessageTemplates& common_messages() {
+    static const MessageTemplates m = {
+        {"stopped", "{run} stopped: {error}"},
+        {"run_error", "{run}: {error}"},
+        {"training_stopped", "training stopped: {error}"},
+    };
+    return m;
+}
+
+std::string phrase(Result& result, Message message, const MessageTemplates& templates) {
+    MessageTemplates all = templates;
+    all.insert(all.end(), common_messages().begin(), common_messages().end());
+    std::string text = render_message(message, all);
+    result.phrases.emplace_back(text, std::move(message));
+    return text;
+}
+
+void note(Result& result, Message message, const MessageTemplates& templates) {
+    result.notes.push_back(phrase(result, std::move(message), templates));
+}
+
+void stopped_note(Result& result, const std::string& run, const std::string& error) {
+    note(result, {"stopped", {{"run", run}, {"error", error}}});
+}
+
 Series loss_series(const std::vector<std::string>& names, const std::vector<RunOutcome>& runs) {
     Series s;
     s.name = "train_loss";

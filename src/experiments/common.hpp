@@ -75,6 +75,17 @@ void conclude(Result& result, Message message, const MessageTemplates& templates
 // Sets result.timing_message and result.timing the same way.
 void set_timing(Result& result, Message message, const MessageTemplates& templates);
 
+// The templates every experiment's notes share (experiments() lists them with each experiment's
+// own): a run that stopped, a run's error. A value named `error` is an engine error message.
+const MessageTemplates& common_messages();
+// A text of a table, a chart or a note made from a template: `message` rendered with `templates`
+// and the common ones, kept in result.phrases with its message.
+std::string phrase(Result& result, Message message, const MessageTemplates& templates = {});
+// A note made from a template: phrase() added to result.notes.
+void note(Result& result, Message message, const MessageTemplates& templates = {});
+// The note of a run that stopped on a non-finite loss or gradient: "{run} stopped: {error}".
+void stopped_note(Result& result, const std::string& run, const std::string& error);
+
 // Key/value config entries shared by every experiment.
 void add_training_config(Result& result, const TrainingOptions& train);
 

@@ -121,7 +121,7 @@ Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
         const detail::RunOutcome& run = runs.back();
         double loss = std::numeric_limits<double>::quiet_NaN(), acc = loss;
         if (run.failed_step) {
-            r.notes.push_back(names.back() + ": " + run.error);
+            detail::note(r, {"run_error", {{"run", names.back()}, {"error", run.error}}});
         } else {
             const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
             loss = e.loss;

@@ -25,6 +25,8 @@ const MessageTemplates& heads_messages() {
                   "(loss {worst_loss}, accuracy {worst_accuracy})"},
         {"timing", "training speed {widths}"},
         {"width_speed", "d_model {width}: {fastest} steps/s (h={fastest_h}) to {slowest} (h={slowest_h})"},
+        {"run", "C={width} h={h}"},
+        {"skipped", "h={h} skipped at d_model {width}: the head dim must be a whole even number (RoPE rotates pairs)"},
     };
     return m;
 }
@@ -57,8 +59,8 @@ Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
     for (std::size_t width : o.d_models) {
         for (std::size_t h : o.heads) {
             if (h == 0 || width % h != 0 || (width / h) % 2 != 0) {
-                r.notes.push_back(detail::format("h=%zu skipped at d_model %zu: the head dim must be a whole even "
-                                                 "number (RoPE rotates pairs)", h, width));
+                detail::note(r, {"skipped", {{"h", std::to_string(h)}, {"width", std::to_string(width)}}},
+                             heads_messages());
                 continue;
             }
             plan.emplace_back(width, h);
@@ -71,10 +73,11 @@ Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
         const ModelConfig config = detail::decoder_config(*task, width, h, o.num_layers);
         config.validate();
         Model model(config, o.train.seed);
-        names.push_back(detail::format("C=%zu h=%zu", width, h));
+        names.push_back(
+            detail::phrase(r, {"run", {{"width", std::to_string(width)}, {"h", std::to_string(h)}}}, heads_messages()));
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                          {names.back(), i, plan.size()}, progress));
-        if (runs.back().failed_step) r.notes.push_back(names.back() + " stopped: " + runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, names.back(), runs.back().error);
         const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
         done.push_back({width, h, e, runs.back().steps_per_second()});
         table.rows.push_back({std::to_string(width), std::to_string(h), std::to_string(config.head_dim()),

@@ -25,6 +25,7 @@ const MessageTemplates& kv_heads_messages() {
         {"held", "the claim held"},
         {"not_held", "the claim did NOT hold for quality"},
         {"timing", "KV-cached generation: {first} {first_rate} tokens/s, {kv} {rate} tokens/s"},
+        {"run", "{kind} kv={kv}"},
     };
     return m;
 }
@@ -62,10 +63,10 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
         Model model(config, o.train.seed);
         const std::size_t hkv = config.kv_heads();
         const char* kind = hkv == config.num_heads ? "MHA" : hkv == 1 ? "MQA" : "GQA";
-        names.push_back(detail::format("%s kv=%zu", kind, hkv));
+        names.push_back(detail::phrase(r, {"run", {{"kind", kind}, {"kv", std::to_string(hkv)}}}, kv_heads_messages()));
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                          {names.back(), i, o.kv_heads.size()}, progress));
-        if (runs.back().failed_step) r.notes.push_back(names.back() + " stopped: " + runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, names.back(), runs.back().error);
         finals.push_back(detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size));
         params.push_back(model.num_parameters());
         // Each block caches k and v, (B, Hkv, S, D): per token 2 · Hkv · D floats per layer.

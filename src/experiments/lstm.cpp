@@ -26,6 +26,7 @@ const MessageTemplates& lstm_messages() {
         {"not_held", "the claim did NOT hold here: the LSTM recalled the largest distance about as well"},
         {"distance", "k={k} LSTM {lstm}, Transformer {transformer}"},
         {"timing", "at k={k} a training step takes {lstm_ms} ms (LSTM) vs {transformer_ms} ms (Transformer)"},
+        {"run", "{model} k={k}"},
     };
     return m;
 }
@@ -95,10 +96,11 @@ Result run_lstm(const LstmOptions& o, const ProgressFn& progress) {
         double acc[2], speed[2];
         for (std::size_t m = 0; m < 2; ++m) {
             Model model(configs[m], o.train.seed);
-            const std::string name = detail::format("%s k=%zu", m == 0 ? "LSTM" : "Transformer", k);
+            const std::string name = detail::phrase(
+                r, {"run", {{"model", m == 0 ? "LSTM" : "Transformer"}, {"k", std::to_string(k)}}}, lstm_messages());
             const detail::RunOutcome run = detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                                              {name, 2 * i + m, runs}, progress);
-            if (run.failed_step) r.notes.push_back(name + " stopped: " + run.error);
+            if (run.failed_step) detail::stopped_note(r, name, run.error);
             acc[m] = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size).accuracy;
             speed[m] = run.steps_per_second();
         }

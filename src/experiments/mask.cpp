@@ -28,6 +28,7 @@ const MessageTemplates& mask_messages() {
          "the claim held for the unmasked model, but the masked model generates only {masked_generated} "
          "right (train longer)"},
         {"not_held", "the claim did NOT hold here"},
+        {"samples", "samples: {run}"},
     };
     return m;
 }
@@ -123,7 +124,7 @@ Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
         Model model(configs[i], o.train.seed);
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                          {names[i], i, configs.size()}, progress));
-        if (runs.back().failed_step) r.notes.push_back(names[i] + " stopped: " + runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, names[i], runs.back().error);
         const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
         const Generated g = generate_answers(model, *task, std::max(o.gen_examples, o.samples), o.samples);
         const double gen_acc = g.total ? static_cast<double>(g.right) / static_cast<double>(g.total) : 0.0;
@@ -132,7 +133,9 @@ Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
         last_loss.push_back(runs.back().loss.back());
         table.rows.push_back({names[i], detail::number(runs.back().loss.back()), detail::number(e.loss),
                               detail::percent(e.accuracy), detail::percent(gen_acc)});
-        Table samples{"samples: " + names[i], {"prompt -> greedy generation   (expected)"}, {}};
+        Table samples{detail::phrase(r, {"samples", {{"run", names[i]}}}, mask_messages()),
+                      {"prompt -> greedy generation   (expected)"},
+                      {}};
         for (const std::string& s : g.samples) samples.rows.push_back({s});
         r.tables.push_back(samples);
     }

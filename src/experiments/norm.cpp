@@ -98,7 +98,7 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
         double loss = std::numeric_limits<double>::quiet_NaN(), acc = loss;
         if (run.failed_step) {
             status.push_back({"diverged", {{"step", std::to_string(*run.failed_step)}}});
-            r.notes.push_back(names.back() + ": " + run.error);
+            detail::note(r, {"run_error", {{"run", names.back()}, {"error", run.error}}});
         } else {
             const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
             loss = e.loss;
@@ -109,7 +109,7 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
         table.rows.push_back({names.back(), detail::number(last_finite(run.loss)), detail::number(loss),
                               detail::percent(acc), run.failed_step ? std::to_string(*run.failed_step) : "none",
                               detail::format("%.3g", static_cast<double>(run.max_grad_norm)),
-                              render_message(status.back(), norm_messages())});
+                              detail::phrase(r, status.back(), norm_messages())});
     }
     r.tables.push_back(table);
     r.series.push_back(detail::loss_series(names, runs));

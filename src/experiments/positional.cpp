@@ -33,6 +33,9 @@ const MessageTemplates& positional_messages() {
         {"pe_accuracy", "{pe} {accuracy}"},
         {"pe_cannot_run", "{pe} cannot run"},
         {"pe_gap", "{pe} {gap}"},
+        {"loss_at", "loss @{length}"},
+        {"accuracy_at", "accuracy @{length}"},
+        {"cannot_run", "{pe} cannot run at length {length}: {error}"},
     };
     return m;
 }
@@ -69,7 +72,8 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
     std::vector<detail::RunOutcome> runs;
     Table table{"final",
                 {"pe", "parameters", "loss @train length", "accuracy @train length",
-                 detail::format("loss @%zu", test_length), detail::format("accuracy @%zu", test_length),
+                 detail::phrase(r, {"loss_at", {{"length", std::to_string(test_length)}}}, positional_messages()),
+                 detail::phrase(r, {"accuracy_at", {{"length", std::to_string(test_length)}}}, positional_messages()),
                  "permutation gap"},
                 {}};
     struct Scores {
@@ -87,7 +91,7 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
         Model model(config, o.train.seed);
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                          {o.encodings[i], i, o.encodings.size()}, progress));
-        if (runs.back().failed_step) r.notes.push_back(o.encodings[i] + " stopped: " + runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, o.encodings[i], runs.back().error);
         const EvalResult at_train = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
         std::vector<std::string> row{o.encodings[i], std::to_string(model.num_parameters()),
                                      detail::number(at_train.loss), detail::percent(at_train.accuracy)};
@@ -100,8 +104,10 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
         } catch (const ValueError& e) {
             row.push_back("n/a");
             row.push_back("n/a");
-            r.notes.push_back(detail::format("%s cannot run at length %zu: ", o.encodings[i].c_str(), test_length) +
-                              e.what());
+            detail::note(r,
+                         {"cannot_run",
+                          {{"pe", o.encodings[i]}, {"length", std::to_string(test_length)}, {"error", e.what()}}},
+                         positional_messages());
         }
         ModelConfig unmasked = config;
         unmasked.causal = false;

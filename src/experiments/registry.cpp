@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/core/error.hpp"
+#include "common.hpp"
 #include "entries.hpp"
 
 namespace attnlab::experiments {
@@ -138,13 +139,19 @@ std::vector<std::size_t> Values::sizes(const std::string& name) const {
 std::vector<std::string> Values::texts(const std::string& name) const { return split_list(text(name)); }
 
 const std::vector<Experiment>& experiments() {
-    // The order the CLI, the page and the README's table list them in; a new experiment is one line here.
-    static const std::vector<Experiment> all = {
-        detail::scaling_entry(),  detail::heads_entry(),      detail::cost_entry(), detail::lstm_entry(),
-        detail::positional_entry(), detail::permutation_entry(), detail::mask_entry(), detail::fp16_entry(),
-        detail::norm_entry(),     detail::kv_heads_entry(),   detail::variants_entry(), detail::normalizer_entry(),
-        detail::tie_qk_entry(),   detail::importance_entry(), detail::series_entry(),
-    };
+    // The order the CLI, the page and the README's table list them in; a new experiment is one line
+    // here. Each lists the shared templates of its notes after its own.
+    static const std::vector<Experiment> all = [] {
+        std::vector<Experiment> list = {
+            detail::scaling_entry(),  detail::heads_entry(),      detail::cost_entry(), detail::lstm_entry(),
+            detail::positional_entry(), detail::permutation_entry(), detail::mask_entry(), detail::fp16_entry(),
+            detail::norm_entry(),     detail::kv_heads_entry(),   detail::variants_entry(), detail::normalizer_entry(),
+            detail::tie_qk_entry(),   detail::importance_entry(), detail::series_entry(),
+        };
+        const MessageTemplates& common = detail::common_messages();
+        for (Experiment& e : list) e.messages.insert(e.messages.end(), common.begin(), common.end());
+        return list;
+    }();
     return all;
 }
 
@@ -248,6 +255,10 @@ std::string result_to_json(const Result& r) {
         j["series"].push_back({{"name", s.name}, {"xLabel", s.x_label}, {"yLabel", s.y_label}, {"x", x}, {"lines", lines}});
     }
     j["notes"] = r.notes;
+    j["phrases"] = nlohmann::json::array();
+    for (const auto& [text, message] : r.phrases) {
+        j["phrases"].push_back({{"text", text}, {"message", message_json(message)}});
+    }
     j["conclusion"] = r.conclusion;
     j["conclusionMessage"] = message_json(r.conclusion_message);
     j["verdict"] = verdict_name(r.verdict);

@@ -29,6 +29,7 @@ const MessageTemplates& series_messages() {
         {"model", "{model}"},
         {"none", "none"},
         {"timing", "steps/s: {sinusoidal} (Transformer sinusoidal), {time} (time-aware), {lstm} (LSTM)"},
+        {"run", "{model} seed {seed}"},
     };
     return m;
 }
@@ -132,10 +133,11 @@ Result run_series(const SeriesExperimentOptions& o, const ProgressFn& progress) 
             TrainingOptions train = o.train;
             train.seed = o.train.seed + s;
             Model model(configs[m], train.seed);
-            const std::string name = detail::format("%s seed %llu", kNames[m], static_cast<unsigned long long>(train.seed));
+            const std::string name =
+                detail::phrase(r, {"run", {{"model", kNames[m]}, {"seed", std::to_string(train.seed)}}}, series_messages());
             const detail::RunOutcome run = detail::train_run(model, *task, detail::trainer_options(train), train,
                                                              {name, m * o.seeds + s, runs}, progress);
-            if (run.failed_step) r.notes.push_back(name + " stopped: " + run.error);
+            if (run.failed_step) detail::stopped_note(r, name, run.error);
             const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
             mse[m].push_back(e.loss);
             mae[m].push_back(e.mae);

@@ -33,6 +33,7 @@ const MessageTemplates& tie_qk_messages() {
         {"not_held", "the claim did NOT hold here"},
         {"failed", "what the tied model failed to learn as well"},
         {"learned", "learned nearly as well by the tied model here"},
+        {"weight_on", "weight on t-{k}"},
     };
     return m;
 }
@@ -105,7 +106,8 @@ Result run_tie_qk(const TieQkOptions& o, const ProgressFn& progress) {
     std::vector<WhereWeightsGo> weights;
     Table table{"final",
                 {"W_Q, W_K", "parameters", "held-out loss", "held-out accuracy", "weight on self",
-                 detail::format("weight on t-%zu", k), "rows whose top key is self"},
+                 detail::phrase(r, {"weight_on", {{"k", std::to_string(k)}}}, tie_qk_messages()),
+                 "rows whose top key is self"},
                 {}};
     for (bool tied : {false, true}) {
         ModelConfig config = detail::decoder_config(*task, o.d_model, o.num_heads, o.num_layers);
@@ -116,7 +118,7 @@ Result run_tie_qk(const TieQkOptions& o, const ProgressFn& progress) {
         const std::size_t i = names.size() - 1;
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train, {names.back(), i, 2},
                                          progress));
-        if (runs.back().failed_step) r.notes.push_back(names.back() + " stopped: " + runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, names.back(), runs.back().error);
         finals.push_back(detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size));
         weights.push_back(where_weights_go(model, *task, k, o.sequences));
         table.rows.push_back({names.back(), std::to_string(model.num_parameters()), detail::number(finals.back().loss),

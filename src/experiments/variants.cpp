@@ -40,6 +40,7 @@ const MessageTemplates& variants_messages() {
         {"timing",
          "forward and backward times of one layer per variant and n in the variants table; their log-log "
          "slope in log_log"},
+        {"run", "{variant} n={n}"},
     };
     return m;
 }
@@ -170,12 +171,13 @@ Result run_variants(const VariantsOptions& o, const ProgressFn& progress) {
             apply_variant(variant, o, config, unused);
             config.validate();
             Model model(config, o.train.seed);
-            const std::string name = detail::format("%s n=%zu", variant.c_str(), n);
+            const std::string name =
+                detail::phrase(r, {"run", {{"variant", variant}, {"n", std::to_string(n)}}}, variants_messages());
             const detail::RunOutcome run = detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                                              {name, li * o.variants.size() + vi, runs}, progress);
             double acc = std::numeric_limits<double>::quiet_NaN();
             if (run.failed_step) {
-                r.notes.push_back(name + " stopped: " + run.error);
+                detail::stopped_note(r, name, run.error);
             } else {
                 acc = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size).accuracy;
             }

@@ -1,5 +1,5 @@
 // tests/experiments/result_cells.hpp: reading the cells of an experiment's Result in tests, and
-// checking that its conclusion and timing are messages of its experiment's template table.
+// checking that its conclusion, timing and phrases are messages of its experiment's template table.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -40,10 +40,11 @@ inline double value(const Result& r, const std::string& table_name, const std::s
     return std::stod(text(r, table_name, row, column));
 }
 
-// The conclusion and timing lines are messages of the experiment's own table (registry entry):
-// every id is a template there, every placeholder has a value and every value a placeholder
-// (render_message throws otherwise), nothing is left in braces, and the rendering is exactly the
-// English text the result carries, so a translated table with the same placeholders says the same.
+// The conclusion and timing lines, and the texts made from templates (Result::phrases), are
+// messages of the experiment's own table (registry entry): every id is a template there, every
+// placeholder has a value and every value a placeholder (render_message throws otherwise), nothing
+// is left in braces, and the rendering is exactly the English text the result carries, so a
+// translated table with the same placeholders says the same.
 inline void expect_messages_render(const Result& r) {
     const MessageTemplates& templates = find_experiment(r.name).messages;
     ASSERT_FALSE(r.conclusion_message.id.empty()) << r.name << ": no conclusion message";
@@ -51,6 +52,12 @@ inline void expect_messages_render(const Result& r) {
     ASSERT_NO_THROW(conclusion = render_message(r.conclusion_message, templates)) << r.name;
     EXPECT_EQ(conclusion, r.conclusion) << r.name;
     EXPECT_EQ(conclusion.find('{'), std::string::npos) << r.name << ": " << conclusion;
+    // Each text made from a template renders from its message with the experiment's templates.
+    for (const auto& [text, message] : r.phrases) {
+        std::string rendered;
+        ASSERT_NO_THROW(rendered = render_message(message, templates)) << r.name << ": phrase " << text;
+        EXPECT_EQ(rendered, text) << r.name;
+    }
     EXPECT_EQ(r.timing_message.id.empty(), r.timing.empty()) << r.name << ": timing " << r.timing;
     if (r.timing_message.id.empty()) return;
     std::string timing;

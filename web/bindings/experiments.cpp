@@ -7,7 +7,7 @@
 //     postMessage({ progress: p });          // p: { run, runIndex, numRuns, step, total, loss }
 //     return true;                           // false (exactly) stops the run: it throws 'cancelled'
 //   });
-//   r.tables, r.series, r.notes, r.conclusion, r.conclusionMessage, r.verdict, r.timing, r.timingMessage,
+//   r.tables, r.series, r.notes, r.phrases, r.conclusion, r.conclusionMessage, r.verdict, r.timing, r.timingMessage,
 //   r.command                                // as `--json` writes them
 //
 // runExperiment is one synchronous call that reports through onProgress after every training

@@ -118,6 +118,11 @@ struct Result {
     std::vector<Table> tables;
     std::vector<Series> series;
     std::vector<std::string> notes;                            // unsupported runs, caught errors
+    // The texts of tables, charts and notes made from a template (a run name "MHA kv=4", a column
+    // "loss @48", a note "unscaled stopped: <error>"), each with its message (ids of the
+    // experiment's templates), so a page can say them in another language; the other texts are
+    // fixed words.
+    std::vector<std::pair<std::string, Message>> phrases;
     std::string conclusion;                                    // one line computed from the numbers
     Message conclusion_message;                                // conclusion as template id + values (conclusion renders it)
     Verdict verdict = Verdict::untested;                       // the opening phrase of conclusion, as a value
