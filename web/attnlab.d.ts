@@ -396,7 +396,12 @@ export interface Model {
 
 export interface ModelConstructor {
   new (options: ModelOptions): Model;
-  /** A model from safetensors bytes; an Error names what is wrong with a bad file. save(load(bytes)) equals bytes for bytes written by save(). */
+  /**
+   * A model from safetensors bytes; an Error names what is wrong with a bad file, and for the kinds
+   * core/error.hpp's FileProblem names it carries `problem` ('too_short', 'header_too_long',
+   * 'truncated', 'bad_header', 'not_a_checkpoint', 'mismatch'). save(load(bytes)) equals bytes for
+   * bytes written by save().
+   */
   load(bytes: Uint8Array | ArrayBuffer): Model;
   /** The "task.*" notes of a checkpoint (keys without the prefix), e.g. { task: 'reverse', length: '4' }. */
   checkpointNotes(bytes: Uint8Array | ArrayBuffer): Record<string, string>;

@@ -53,6 +53,8 @@ SafeTensors to_safetensors(const M& model) {
 SafeTensors parse(const std::vector<std::uint8_t>& bytes, const char* where) {
     try {
         return SafeTensors::parse(bytes);
+    } catch (const FileError& e) {
+        fail_file(e.problem(), where, ": not a valid safetensors image: ", e.what());
     } catch (const IoError& e) {
         fail<IoError>(where, ": not a valid safetensors image: ", e.what());
     }
@@ -62,13 +64,13 @@ ModelConfig config_of(const SafeTensors& st, const char* where) {
     std::map<std::string, std::string> meta = st.metadata();
     const auto format = meta.find("format");
     if (format == meta.end() || format->second != kCheckpointFormat) {
-        fail<IoError>(where, ": metadata \"format\" must be \"", kCheckpointFormat, "\", got ",
-                      format == meta.end() ? std::string("nothing") : "\"" + format->second + "\"");
+        fail_file(FileProblem::not_a_checkpoint, where, ": metadata \"format\" must be \"", kCheckpointFormat,
+                  "\", got ", format == meta.end() ? std::string("nothing") : "\"" + format->second + "\"");
     }
     const auto version = meta.find("version");
     if (version == meta.end() || version->second != kCheckpointVersion) {
-        fail<IoError>(where, ": metadata \"version\" must be \"", kCheckpointVersion, "\", got ",
-                      version == meta.end() ? std::string("nothing") : "\"" + version->second + "\"");
+        fail_file(FileProblem::not_a_checkpoint, where, ": metadata \"version\" must be \"", kCheckpointVersion,
+                  "\", got ", version == meta.end() ? std::string("nothing") : "\"" + version->second + "\"");
     }
     meta.erase("format");
     meta.erase("version");
@@ -80,7 +82,7 @@ ModelConfig config_of(const SafeTensors& st, const char* where) {
     try {
         return ModelConfig::from_metadata(meta);
     } catch (const ConfigError& e) {
-        fail<IoError>(where, ": the stored model config is invalid: ", e.what());
+        fail_file(FileProblem::not_a_checkpoint, where, ": the stored model config is invalid: ", e.what());
     }
 }
 
@@ -95,7 +97,7 @@ void validate_against(const SafeTensors& st, const ModelConfig& config, const st
         diffs += (diffs.empty() ? "" : ", ") + key + " is " + stored.at(key) + " in the file but " + value +
                  " in the model";
     }
-    if (!diffs.empty()) fail<IoError>(where, ": config mismatch: ", diffs);
+    if (!diffs.empty()) fail_file(FileProblem::mismatch, where, ": config mismatch: ", diffs);
 
     std::set<std::string> wanted;
     std::string missing, bad;
@@ -116,9 +118,9 @@ void validate_against(const SafeTensors& st, const ModelConfig& config, const st
     for (const auto& name : st.names()) {
         if (wanted.count(name) == 0) extra += (extra.empty() ? "" : ", ") + name;
     }
-    if (!missing.empty()) fail<IoError>(where, ": missing tensors: ", missing);
-    if (!extra.empty()) fail<IoError>(where, ": unexpected tensors: ", extra);
-    if (!bad.empty()) fail<IoError>(where, ": mismatched tensors: ", bad);
+    if (!missing.empty()) fail_file(FileProblem::mismatch, where, ": missing tensors: ", missing);
+    if (!extra.empty()) fail_file(FileProblem::mismatch, where, ": unexpected tensors: ", extra);
+    if (!bad.empty()) fail_file(FileProblem::mismatch, where, ": mismatched tensors: ", bad);
 }
 
 template <class M>
@@ -161,6 +163,8 @@ M load_new(const SafeTensors& st, const ModelConfig& config, const char* where) 
 SafeTensors read(const std::string& path, const char* where) {
     try {
         return SafeTensors::read_file(path);
+    } catch (const FileError& e) {
+        fail_file(e.problem(), where, ": ", e.what());
     } catch (const IoError& e) {
         fail<IoError>(where, ": ", e.what());
     }

@@ -87,7 +87,7 @@ public:
         return true;
     }
     bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-        fail<IoError>("SafeTensors::parse: header is not valid JSON (", e.what(), ")");
+        fail_file(FileProblem::bad_header, "SafeTensors::parse: header is not valid JSON (", e.what(), ")");
     }
 
 private:
@@ -109,7 +109,7 @@ json parse_header_json(const char* begin, const char* end) {
     try {
         return json::parse(begin, end);
     } catch (const json::exception& e) {
-        fail<IoError>("SafeTensors::parse: header is not valid JSON (", e.what(), ")");
+        fail_file(FileProblem::bad_header, "SafeTensors::parse: header is not valid JSON (", e.what(), ")");
     }
 }
 
@@ -142,27 +142,31 @@ struct ParsedEntry {
 
 ParsedEntry parse_entry(const std::string& name, const json& desc, std::size_t buffer_size) {
     const std::string where = "tensor '" + name + "'";
-    if (!desc.is_object()) fail<IoError>("SafeTensors::parse: ", where, " must be a JSON object, got ", preview(desc));
+    if (!desc.is_object()) {
+        fail_file(FileProblem::bad_header, "SafeTensors::parse: ", where, " must be a JSON object, got ", preview(desc));
+    }
     for (const auto& [key, value] : desc.items()) {
         (void)value;
         if (key != "dtype" && key != "shape" && key != "data_offsets") {
-            fail<IoError>("SafeTensors::parse: ", where, " has unexpected key '", key,
-                          "' (expected dtype, shape, data_offsets)");
+            fail_file(FileProblem::bad_header, "SafeTensors::parse: ", where, " has unexpected key '", key,
+                      "' (expected dtype, shape, data_offsets)");
         }
     }
     for (const char* key : {"dtype", "shape", "data_offsets"}) {
-        if (!desc.contains(key)) fail<IoError>("SafeTensors::parse: ", where, " has no '", key, "'");
+        if (!desc.contains(key)) fail_file(FileProblem::bad_header, "SafeTensors::parse: ", where, " has no '", key, "'");
     }
 
     ParsedEntry e{name, Dtype::F32, {}, 0, 0};
     const json& dtype = desc["dtype"];
     if (!dtype.is_string() || !parse_dtype(dtype.get<std::string>(), e.dtype)) {
-        fail<IoError>("SafeTensors::parse: ", where, " has unknown dtype ", preview(dtype),
-                      " (supported: F32, I32, I64, U8, BOOL)");
+        fail_file(FileProblem::bad_header, "SafeTensors::parse: ", where, " has unknown dtype ", preview(dtype),
+                  " (supported: F32, I32, I64, U8, BOOL)");
     }
 
     const json& shape = desc["shape"];
-    if (!shape.is_array()) fail<IoError>("SafeTensors::parse: ", where, " shape must be an array, got ", preview(shape));
+    if (!shape.is_array()) {
+        fail_file(FileProblem::bad_header, "SafeTensors::parse: ", where, " shape must be an array, got ", preview(shape));
+    }
     if (shape.size() > SafeTensors::max_rank) {
         fail<IoError>("SafeTensors::parse: ", where, " has rank ", shape.size(), ", beyond the limit of ",
                       SafeTensors::max_rank);
@@ -191,8 +195,8 @@ ParsedEntry parse_entry(const std::string& name, const json& desc, std::size_t b
     e.begin = as_size(offsets[0], where + " data_offsets[0]");
     e.end = as_size(offsets[1], where + " data_offsets[1]");
     if (e.begin > e.end || e.end > buffer_size) {
-        fail<IoError>("SafeTensors::parse: ", where, " data_offsets [", e.begin, ", ", e.end,
-                      "] are not a range within the data buffer of ", buffer_size, " bytes");
+        fail_file(FileProblem::truncated, "SafeTensors::parse: ", where, " data_offsets [", e.begin, ", ", e.end,
+                  "] are not a range within the data buffer of ", buffer_size, " bytes");
     }
     if (e.end - e.begin != numel * elem) {
         fail<IoError>("SafeTensors::parse: ", where, " byte length ", e.end - e.begin, " does not match shape ",
@@ -259,21 +263,22 @@ SafeTensors SafeTensors::parse(const std::uint8_t* data, std::size_t size) {
                       " bytes per file");
     }
     if (size < 8) {
-        fail<IoError>("SafeTensors::parse: truncated: ", size, " bytes, fewer than the 8-byte header length");
+        fail_file(FileProblem::too_short, "SafeTensors::parse: truncated: ", size,
+                  " bytes, fewer than the 8-byte header length");
     }
     const std::uint64_t header_len = read_u64_le(data);
     if (header_len > max_header_size) {
-        fail<IoError>("SafeTensors::parse: header length ", header_len, " exceeds the limit of ", max_header_size,
-                      " bytes");
+        fail_file(FileProblem::header_too_long, "SafeTensors::parse: header length ", header_len, " exceeds the limit of ",
+                  max_header_size, " bytes");
     }
     if (header_len > size - 8) {
-        fail<IoError>("SafeTensors::parse: truncated: header length ", header_len, " exceeds the ", size - 8,
-                      " bytes after the length field");
+        fail_file(FileProblem::truncated, "SafeTensors::parse: truncated: header length ", header_len, " exceeds the ",
+                  size - 8, " bytes after the length field");
     }
     const char* text = reinterpret_cast<const char*>(data + 8);
     const json header = parse_header_json(text, text + header_len);
     if (!header.is_object()) {
-        fail<IoError>("SafeTensors::parse: header must be a JSON object, got ", header.type_name());
+        fail_file(FileProblem::bad_header, "SafeTensors::parse: header must be a JSON object, got ", header.type_name());
     }
 
     const std::uint8_t* buffer = data + 8 + header_len;
@@ -327,6 +332,8 @@ SafeTensors SafeTensors::read_file(const std::string& path) {
     if (in.bad()) fail<IoError>("SafeTensors::read_file: error while reading '", path, "'");
     try {
         return parse(bytes);
+    } catch (const FileError& e) {
+        fail_file(e.problem(), "SafeTensors::read_file: '", path, "': ", e.what());
     } catch (const IoError& e) {
         fail<IoError>("SafeTensors::read_file: '", path, "': ", e.what());
     }

@@ -264,3 +264,50 @@ for (const flavour of FLAVOURS) {
     model.delete();
   });
 }
+
+// A refused checkpoint says which kind of problem it is (core/error.hpp's FileProblem, the
+// Error's `problem`), so the page can say it in its own words; other refusals carry none.
+function withHeader(bytes, edit) {
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const text = new TextEncoder().encode(JSON.stringify(edit(header)));
+  const out = new Uint8Array(8 + text.length + bytes.length - 8 - n);
+  new DataView(out.buffer).setBigUint64(0, BigInt(text.length), true);
+  out.set(text, 8);
+  out.set(bytes.subarray(8 + n), 8 + text.length);
+  return out;
+}
+function problemOf(call) {
+  try {
+    call();
+  } catch (e) {
+    assert.ok(e instanceof Error, 'an Error');
+    return e.problem ?? null;
+  }
+  assert.fail('no error');
+}
+for (const flavour of FLAVOURS) {
+  test(`${flavour}: a refused checkpoint's Error names its problem`, async () => {
+    const lab = await loadLab(flavour);
+    const model = new lab.Model(DECODER);
+    const good = model.save();
+    model.delete();
+    const length = (n) => { const b = new Uint8Array(16); new DataView(b.buffer).setBigUint64(0, BigInt(n), true); return b; };
+    const renamed = withHeader(good, (h) => {
+      const { 'tok_emb.weight': emb, ...rest } = h;
+      return { ...rest, 'tok_emb.weights': emb };
+    });
+    const cases = [
+      ['too_short', Uint8Array.of(1, 2, 3)],
+      ['header_too_long', length(2 ** 40)],
+      ['truncated', length(100)],
+      ['truncated', good.subarray(0, good.length - 100)],
+      ['bad_header', withHeader(new Uint8Array([2, 0, 0, 0, 0, 0, 0, 0, 123, 125]), () => [1, 2])],
+      ['not_a_checkpoint', withHeader(good, (h) => ({ ...h, __metadata__: { ...h.__metadata__, format: 'other' } }))],
+      ['mismatch', renamed],
+      [null, withHeader(good, (h) => ({ ...h, __metadata__: 'not an object' }))],
+    ];
+    for (const [problem, bytes] of cases) assert.equal(problemOf(() => lab.Model.load(bytes)), problem, `problem ${problem}`);
+    assert.equal(problemOf(() => lab.Model.load('model.safetensors')), null, 'a wrong argument is no file problem');
+  });
+}

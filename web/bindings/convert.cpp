@@ -36,20 +36,33 @@ std::string& kept_message() {
     static std::string message;  // reused: its capacity stays, so failing calls do not allocate
     return message;
 }
+// The kept FileError's problem (file_problem_name), or nullptr.
+const char*& kept_problem() {
+    static const char* problem = nullptr;
+    return problem;
+}
 }  // namespace
 
-EM_JS(void, attnlab_throw_js_error, (const char* message, std::uintptr_t stack_base), {
+// A refused file's Error also carries `problem` (file_problem_name: "truncated", ...), so a page
+// can say which in its own words without reading the English message.
+EM_JS(void, attnlab_throw_js_error, (const char* message, const char* problem, std::uintptr_t stack_base), {
     var text = UTF8ToString(message);
     queueMicrotask(function() { stackRestore(stack_base); });
-    throw new Error(text);
+    var error = new Error(text);
+    if (problem) error.problem = UTF8ToString(problem);
+    throw error;
 });
 
 namespace detail {
 
 void keep_current_exception_message(const char* where) noexcept {
     std::string& out = kept_message();
+    kept_problem() = nullptr;
     try {
         throw;
+    } catch (const attnlab::FileError& e) {
+        out = e.what();
+        kept_problem() = attnlab::file_problem_name(e.problem());
     } catch (const attnlab::Error& e) {
         out = e.what();  // engine and conversion messages already name the function
     } catch (const std::bad_alloc&) {
@@ -62,7 +75,7 @@ void keep_current_exception_message(const char* where) noexcept {
 }
 
 void throw_kept_message() {
-    attnlab_throw_js_error(kept_message().c_str(), emscripten_stack_get_base());
+    attnlab_throw_js_error(kept_message().c_str(), kept_problem(), emscripten_stack_get_base());
     __builtin_unreachable();
 }
 

@@ -49,6 +49,40 @@ public:
     using Error::Error;
 };
 
+// Why a file (a safetensors image, a checkpoint) was refused, as a value for callers that say it
+// in their own words (the page, in English or Chinese); the message says it with the values.
+enum class FileProblem {
+    too_short,         // fewer bytes than the 8-byte header length
+    header_too_long,   // a header length beyond the limit: not the start of a safetensors file
+    truncated,         // the header or a tensor's data promises more bytes than the file holds
+    bad_header,        // the header is not safetensors JSON (its syntax, an entry's keys, dtype or shape)
+    not_a_checkpoint,  // a safetensors file attnlab did not save (format, version, model config)
+    mismatch,          // tensors that do not match the model the checkpoint's config describes
+};
+
+// "too_short", "header_too_long", ...: the name JavaScript reads (an Error's `problem`).
+inline const char* file_problem_name(FileProblem p) {
+    switch (p) {
+        case FileProblem::too_short: return "too_short";
+        case FileProblem::header_too_long: return "header_too_long";
+        case FileProblem::truncated: return "truncated";
+        case FileProblem::bad_header: return "bad_header";
+        case FileProblem::not_a_checkpoint: return "not_a_checkpoint";
+        case FileProblem::mismatch: return "mismatch";
+    }
+    return "";
+}
+
+// An IoError that says which FileProblem it is (other refusals of a file are plain IoErrors).
+class FileError : public IoError {
+public:
+    FileError(FileProblem problem, const std::string& message) : IoError(message), problem_(problem) {}
+    FileProblem problem() const noexcept { return problem_; }
+
+private:
+    FileProblem problem_;
+};
+
 namespace detail {
 template <class... Args>
 std::string concat(Args&&... args) {
@@ -63,6 +97,12 @@ std::string concat(Args&&... args) {
 template <class E = Error, class... Args>
 [[noreturn]] void fail(Args&&... args) {
     throw E(detail::concat(std::forward<Args>(args)...));
+}
+
+// Throws FileError(problem) with the concatenation of args as its message.
+template <class... Args>
+[[noreturn]] void fail_file(FileProblem problem, Args&&... args) {
+    throw FileError(problem, detail::concat(std::forward<Args>(args)...));
 }
 
 }  // namespace attnlab
