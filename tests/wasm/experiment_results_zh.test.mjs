@@ -1,12 +1,14 @@
 // Everything an experiment's run returns has its 简体中文 in web/src/i18n/results_zh.ts:
-// - every message id the engine lists (lab.experiments()[i].messages) has a Chinese template with
-//   exactly the placeholders of the English one, in Chinese wherever the English has words, and
-//   no Chinese template is left over for an id the engine no longer has;
+// - every message id the engine lists (lab.experiments()[i].messages: the experiment's own, then
+//   the notes' shared ones) has a Chinese template (CONCLUSIONS_ZH, COMMON_ZH) with exactly the
+//   placeholders of the English one, in Chinese wherever the English has words, and no Chinese
+//   template is left over for an id the engine no longer has;
 // - every text the engine puts in a table, a chart or a note (caption, column, text cell, series
 //   title, axis label, line name, note), and every text value of a message, is translated (a term,
-//   an experiment's own term or a pattern), or a number, or notation kept as is (KEEP). The texts
-//   come from each experiment run once at toy sizes (1–2 training steps, tiny models: about a
-//   second in all), plus the notes of branches toy runs do not reach (a diverged run).
+//   or a phrase the engine made from a template, rendered by its id), or a number, or notation
+//   kept as is (KEEP). The texts come from each experiment run once at toy sizes (1–2 training
+//   steps, tiny models: about a second in all), plus the notes of branches toy runs do not reach (a
+//   diverged run), given as the messages the engine makes them from.
 // The Chinese conclusion of each toy run renders (every placeholder filled) and holds no English
 // sentence. Reads results_zh.ts as JavaScript once each `export const NAME: Type =` lost its type.
 import { test } from 'node:test';
@@ -18,42 +20,49 @@ import { ROOT, loadLab } from './harness.mjs';
 
 function tables() {
   const source = readFileSync(path.join(ROOT, 'web/src/i18n/results_zh.ts'), 'utf8').replace(/^export const (\w+): [^=]+ = /gm, 'const $1 = ');
-  return new Function(`${source}\nreturn { CONCLUSIONS_ZH, TERMS_ZH, TERMS_ZH_BY_EXPERIMENT, PATTERNS_ZH, KEEP };`)();
+  return new Function(`${source}\nreturn { COMMON_ZH, CONCLUSIONS_ZH, TERMS_ZH, KEEP };`)();
 }
 const zh = tables();
+/** The Chinese templates of one experiment: the shared notes' and its own. */
+const templatesZh = (experiment) => ({ ...zh.COMMON_ZH, ...(zh.CONCLUSIONS_ZH[experiment] ?? {}) });
 
-// The lookup of web/src/i18n/results.ts (termZh, sameInZh).
-function termZh(experiment, text) {
-  const own = zh.TERMS_ZH_BY_EXPERIMENT[experiment]?.[text] ?? zh.TERMS_ZH[text];
-  if (own !== undefined) return own;
-  for (const p of zh.PATTERNS_ZH) {
-    const m = p.en.exec(text);
-    if (m) return p.zh.replace(/\$(\d)/g, (_, i) => (Number(i) === p.error ? m[i] : (termZh(experiment, m[i]) ?? m[i])));
-  }
-  return undefined;
+// The lookup of web/src/i18n/results.ts (ResultText.termZh, sameInZh): a phrase of the result by
+// its message, else a term.
+function termZh(experiment, phrases, text) {
+  const m = phrases.get(text);
+  if (m) return render(m, templatesZh(experiment), experiment, phrases);
+  return zh.TERMS_ZH[text];
 }
 const NUMBER = /^-?\d+(\.\d+)?(e[-+]\d+)?%?$/;
-const covered = (experiment, text) => zh.KEEP.has(text) || NUMBER.test(text) || termZh(experiment, text) !== undefined;
+const covered = (experiment, phrases, text) => zh.KEEP.has(text) || NUMBER.test(text) || termZh(experiment, phrases, text) !== undefined;
 
 const placeholders = (s) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 const HAN = /[\u4e00-\u9fff]/;
 // Three English words in a row: a sentence (or most of one) left in English.
 const ENGLISH = /\b[A-Za-z]{2,} [A-Za-z]{2,} [A-Za-z]{2,}\b/;
 
-function render(m, templates, experiment) {
+function render(m, templates, experiment, phrases) {
   const template = templates[m.id];
   assert.ok(template !== undefined, `${experiment}: no zh template '${m.id}'`);
   return template.replace(/\{(\w+)\}/g, (_, name) => {
     const v = m.values[name];
     assert.ok(v !== undefined, `${experiment}: '${m.id}' has no value '${name}'`);
-    if (typeof v === 'string') return termZh(experiment, v) ?? v;
-    return v.parts.map((p) => render(p, templates, experiment)).join({ '; ': '；', ', ': '、' }[v.separator] ?? v.separator);
+    if (typeof v === 'string') return name === 'error' ? v : (termZh(experiment, phrases, v) ?? v);
+    return v.parts.map((p) => render(p, templates, experiment, phrases)).join({ '; ': '；', ', ': '、' }[v.separator] ?? v.separator);
   });
 }
 
-// Every text value of a message, with its parts'.
+// The English of a message with the engine's templates (web/src/i18n/results.ts renderMessage).
+function renderEnglish(m, templates) {
+  return templates[m.id].replace(/\{(\w+)\}/g, (_, name) => {
+    const v = m.values[name];
+    return typeof v === 'string' ? v : v.parts.map((p) => renderEnglish(p, templates)).join(v.separator);
+  });
+}
+
+// Every text value of a message, with its parts', but an engine error (shown as it is).
 function messageTexts(m) {
-  return m ? Object.values(m.values).flatMap((v) => (typeof v === 'string' ? [v] : v.parts.flatMap(messageTexts))) : [];
+  return m ? Object.entries(m.values).flatMap(([name, v]) => (typeof v === 'string' ? (name === 'error' ? [] : [v]) : v.parts.flatMap(messageTexts))) : [];
 }
 
 // Toy sizes: 1–2 steps of models a few numbers wide. heads 3 does not divide 16 (a "skipped" note).
@@ -75,16 +84,18 @@ const TOY = {
   importance: { ...TRAIN, length: 6, k: 1, dModel: 8, heads: 2, layers: 1, sequences: 1 },
   series: { ...TRAIN, seeds: 2, dModel: 8, layers: 1 },
 };
-// Notes of branches the toy runs do not reach: the engine's run name and error framing.
+// Notes of branches the toy runs do not reach: each as the message the engine makes it from (the
+// run's own name, also a phrase, beside it) and the English the engine shows.
+const stopped = (run, error) => ({ id: 'stopped', values: { run, error } });
 const NOTES = {
-  scaling: ['unscaled stopped: Trainer::step: loss is not finite at step 3'],
-  positional: ['learned cannot run at length 48: positional: position 40 exceeds max_len 24'],
-  fp16: ['fp16, fp16 softmax: Trainer::step: loss is not finite at step 7'],
-  norm: ['post-LN, no warm-up: Trainer::step: gradient is not finite at step 9'],
-  variants: ['linear n=64 stopped: Trainer::step: loss is not finite at step 2'],
-  importance: ['training stopped: Trainer::step: loss is not finite at step 2'],
-  series: ['Transformer (time-aware) seed 2 stopped: Trainer::step: loss is not finite at step 4'],
-  lstm: ['Transformer k=100 stopped: Trainer::step: loss is not finite at step 4'],
+  scaling: [[stopped('unscaled', 'Trainer::step: loss is not finite at step 3'), 'unscaled stopped: Trainer::step: loss is not finite at step 3']],
+  positional: [[{ id: 'cannot_run', values: { pe: 'learned', length: '48', error: 'positional: position 40 exceeds max_len 24' } }, 'learned cannot run at length 48: positional: position 40 exceeds max_len 24']],
+  fp16: [[{ id: 'run_error', values: { run: 'fp16, fp16 softmax', error: 'Trainer::step: loss is not finite at step 7' } }, 'fp16, fp16 softmax: Trainer::step: loss is not finite at step 7']],
+  norm: [[{ id: 'run_error', values: { run: 'post-LN, no warm-up', error: 'Trainer::step: gradient is not finite at step 9' } }, 'post-LN, no warm-up: Trainer::step: gradient is not finite at step 9']],
+  variants: [[stopped('linear n=64', 'Trainer::step: loss is not finite at step 2'), 'linear n=64 stopped: Trainer::step: loss is not finite at step 2', { id: 'run', values: { variant: 'linear', n: '64' } }]],
+  importance: [[{ id: 'training_stopped', values: { error: 'Trainer::step: loss is not finite at step 2' } }, 'training stopped: Trainer::step: loss is not finite at step 2']],
+  series: [[stopped('Transformer (time-aware) seed 2', 'Trainer::step: loss is not finite at step 4'), 'Transformer (time-aware) seed 2 stopped: Trainer::step: loss is not finite at step 4', { id: 'run', values: { model: 'Transformer (time-aware)', seed: '2' } }]],
+  lstm: [[stopped('Transformer k=100', 'Trainer::step: loss is not finite at step 4'), 'Transformer k=100 stopped: Trainer::step: loss is not finite at step 4', { id: 'run', values: { model: 'Transformer', k: '100' } }]],
 };
 
 test('every message id has a Chinese template with the same placeholders', async () => {
@@ -94,8 +105,9 @@ test('every message id has a Chinese template with the same placeholders', async
   for (const e of list) {
     const ids = Object.keys(e.messages);
     assert.ok(ids.length > 0, `${e.name}: the engine lists its templates`);
-    const table = zh.CONCLUSIONS_ZH[e.name];
-    assert.deepEqual(Object.keys(table).filter((id) => !(id in e.messages)), [], `${e.name}: zh templates for ids the engine does not have`);
+    assert.deepEqual(Object.keys(zh.COMMON_ZH).filter((id) => !(id in e.messages)), [], `${e.name}: lists the shared notes' templates`);
+    assert.deepEqual(Object.keys(zh.CONCLUSIONS_ZH[e.name]).filter((id) => !(id in e.messages)), [], `${e.name}: zh templates for ids the engine does not have`);
+    const table = templatesZh(e.name);
     for (const id of ids) {
       const english = e.messages[id];
       assert.ok(typeof table[id] === 'string', `${e.name}: no zh template '${id}' (English: ${english})`);
@@ -114,12 +126,19 @@ test('every text of a toy run of each experiment is in Chinese, a number or kept
   const names = lab.experiments().map((e) => e.name);
   assert.deepEqual(Object.keys(TOY).sort(), [...names].sort(), 'a toy run for every experiment');
   const missing = new Set();
+  let phrases = new Map();
   const need = (experiment, text, where) => {
-    if (!covered(experiment, text)) missing.add(`${experiment} ${where}: ${JSON.stringify(text)}`);
+    if (!covered(experiment, phrases, text)) missing.add(`${experiment} ${where}: ${JSON.stringify(text)}`);
   };
   const start = performance.now();
   for (const name of names) {
     const r = lab.runExperiment(name, TOY[name], () => true);
+    const info = lab.experiments().find((e) => e.name === name);
+    phrases = new Map(r.phrases.map((p) => [p.text, p.message]));
+    for (const p of r.phrases) {
+      assert.equal(renderEnglish(p.message, info.messages), p.text, `${name}: phrase ${p.text} renders from its message`);
+      messageTexts(p.message).forEach((v) => need(name, v, `value of the phrase ${JSON.stringify(p.text)}`));
+    }
     for (const t of r.tables) {
       need(name, t.name, 'caption');
       t.columns.forEach((c) => need(name, c, 'column'));
@@ -130,12 +149,18 @@ test('every text of a toy run of each experiment is in Chinese, a number or kept
       [s.name, s.xLabel, s.yLabel].forEach((text) => need(name, text, 'series'));
       s.lines.forEach((l) => need(name, l.name, `${s.name} line`));
     }
-    for (const note of [...r.notes, ...(NOTES[name] ?? [])]) need(name, note, 'note');
+    for (const note of r.notes) need(name, note, 'note');
+    for (const [message, english, ...runs] of NOTES[name] ?? []) {
+      assert.equal(renderEnglish(message, info.messages), english, `${name}: the note's template`);
+      phrases = new Map([...phrases, [english, message], ...runs.map((m) => [renderEnglish(m, info.messages), m])]);
+      assert.doesNotMatch(render(message, templatesZh(name), name, phrases), /[{}]/, `${name}: zh note ${english}`);
+      need(name, english, 'note');
+      messageTexts(message).forEach((v) => need(name, v, `value of the note ${JSON.stringify(english)}`));
+    }
     for (const v of [...messageTexts(r.conclusionMessage), ...messageTexts(r.timingMessage)]) need(name, v, 'message value');
 
-    const info = lab.experiments().find((e) => e.name === name);
     for (const m of [r.conclusionMessage, r.timingMessage].filter(Boolean)) {
-      const text = render(m, zh.CONCLUSIONS_ZH[name], name);
+      const text = render(m, templatesZh(name), name, phrases);
       assert.match(text, HAN, `${name}: zh ${m.id}`);
       assert.doesNotMatch(text, /[{}]/, `${name}: zh ${m.id} leaves no placeholder: ${text}`);
       assert.doesNotMatch(text, ENGLISH, `${name}: zh ${m.id} has no English sentence: ${text}`);

@@ -3,12 +3,14 @@
 // worker reads no messages); the next run starts a new one.
 import { EngineClient } from '../engine/client/client';
 import type { ExperimentInfo, ExperimentOptions, ExperimentProgress, ExperimentResult } from '../engine/protocol/chapters';
-import type { ExperimentRunner } from '../ui/experiment_panel';
+import { RunStopped, type ExperimentRunner } from '../ui/experiment_panel';
 
 export class ExperimentWorker implements ExperimentRunner {
   private client: EngineClient | null = null;
   private ready: Promise<unknown> | null = null;
   private listener: ((points: ExperimentProgress[]) => void) | null = null;
+  /** Workers ended by stop(): what they still ran rejects with a RunStopped. */
+  private readonly stopped = new WeakSet<EngineClient>();
 
   private engine(): { client: EngineClient; ready: Promise<unknown> } {
     if (!this.client) {
@@ -28,16 +30,20 @@ export class ExperimentWorker implements ExperimentRunner {
 
   async run(name: string, options: ExperimentOptions, onProgress: (points: ExperimentProgress[]) => void): Promise<ExperimentResult> {
     const { client, ready } = this.engine();
-    await ready;
-    this.listener = onProgress;
     try {
+      await ready;
+      this.listener = onProgress;
       return (await client.call('experiment', { kind: 'experiment.run', name, options })).result;
+    } catch (e) {
+      if (this.stopped.has(client)) throw new RunStopped(e instanceof Error ? e.message : String(e));
+      throw e;
     } finally {
       this.listener = null;
     }
   }
 
   stop() {
+    if (this.client) this.stopped.add(this.client);
     this.client?.dispose('stopped by the reader');
     this.client = null;
     this.ready = null;

@@ -1,13 +1,21 @@
 // 简体中文 for what an experiment's run returns. The engine gives its conclusion and timing line as
-// a message (template id + values, numbers already formatted) and lists its English templates in
-// lab.experiments()[i].messages; CONCLUSIONS_ZH holds the Chinese template of every id, with the
-// same {placeholders}. Tables and charts carry the engine's English texts (captions, column names,
-// text cells, series titles, axis labels, line names, notes): TERMS_ZH translates them whole,
-// TERMS_ZH_BY_EXPERIMENT where one experiment needs another word, PATTERNS_ZH those with a number
-// or a run name inside, and KEEP lists the texts that are notation in both languages.
-// results.ts renders them in the page language. tests/wasm/experiment_results_zh.test.mjs fails
-// when a template id or a text the engine can show has no entry here; it reads this file as
-// JavaScript once each `export const NAME: Type =` lost its type, so keep that form.
+// a message (template id + values, numbers already formatted), and so each text of its tables,
+// charts and notes made from a template (result.phrases: run names, columns with a number, notes);
+// it lists the English templates in lab.experiments()[i].messages. CONCLUSIONS_ZH holds the Chinese
+// template of every id of each experiment, COMMON_ZH those of the notes every experiment shares,
+// with the same {placeholders}. The other texts of tables and charts are fixed English words
+// (captions, column names, text cells, series titles, axis labels, line names): TERMS_ZH
+// translates them, and KEEP lists the texts that are notation in both languages. results.ts
+// renders them in the page language. tests/wasm/experiment_results_zh.test.mjs fails when a
+// template id or a text the engine can show has no entry here; it reads this file as JavaScript
+// once each `export const NAME: Type =` lost its type, so keep that form.
+
+/** Chinese templates of the notes every experiment shares (the last entries of its `messages`). */
+export const COMMON_ZH: Record<string, string> = {
+  stopped: '{run} 已停止：{error}',
+  run_error: '{run}：{error}',
+  training_stopped: '训练已停止：{error}',
+};
 
 /** Chinese templates by experiment (registry name) and message id. */
 export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
@@ -31,6 +39,8 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     width: 'd_model {width} 时最好的是 h={best}（损失 {best_loss}，准确率 {best_accuracy}），最差的是 h={worst}（损失 {worst_loss}，准确率 {worst_accuracy}）',
     timing: '训练速度：{widths}',
     width_speed: 'd_model {width}：{fastest} 步/秒（h={fastest_h}）到 {slowest}（h={slowest_h}）',
+    run: 'C={width} h={h}',
+    skipped: 'd_model {width} 时跳过 h={h}：头维度必须是偶数整数（RoPE 按对旋转）',
   },
   cost: {
     conclusion: '{verdict}：在 d_model {d_model}、T {length} 时，引擎统计到{forward}，以及{backward}；按形状推算前向为 {predicted}（{prediction}）',
@@ -52,6 +62,7 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     not_held: '论断在此未成立：LSTM 在最大距离上的回忆与 Transformer 差不多好',
     distance: 'k={k} 时 LSTM {lstm}，Transformer {transformer}',
     timing: 'k={k} 时一个训练步耗时 {lstm_ms} 毫秒（LSTM）对 {transformer_ms} 毫秒（Transformer）',
+    run: '{model} k={k}',
   },
   positional: {
     conclusion: '{verdicts}。训练长度 {length} 上的准确率：{at_train}（最好：{best}）；长度 {test_length} 上：{at_test}；不加掩码时的置换差距：{gaps}',
@@ -64,6 +75,9 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     pe_accuracy: '{pe} {accuracy}',
     pe_cannot_run: '{pe} 无法运行',
     pe_gap: '{pe} {gap}',
+    loss_at: '长度 {length} 上的损失',
+    accuracy_at: '长度 {length} 上的准确率',
+    cannot_run: '{pe} 无法在长度 {length} 上运行：{error}',
   },
   permutation: {
     held: '论断成立：{encodings}',
@@ -76,6 +90,7 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     held: '论断成立',
     partly: '论断对无掩码模型成立，但有掩码的模型生成只答对 {masked_generated}（需要训练更久）',
     not_held: '论断在此未成立',
+    samples: '生成示例：{run}',
   },
   fp16: {
     held: '论断成立：softmax 用 fp16 时，运行在第 {step} 步出错（此前各步的最大分数 {peak}；朴素 exp 在超过 {limit} 时溢出 fp16）；softmax 改用 fp32 后，同样的运行撑过了全部 {steps} 步（最大分数 {fixed_peak}）',
@@ -105,6 +120,7 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     held: '论断成立',
     not_held: '论断在质量上未成立',
     timing: '使用 KV 缓存生成：{first} {first_rate} 词元/秒，{kv} {rate} 词元/秒',
+    run: '{kind} kv={kv}',
   },
   variants: {
     no_full: '没有运行完整注意力：没有可比较的对象',
@@ -117,6 +133,7 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     less: '更少',
     not_less: '并不更少',
     timing: '每个变体和 n 下单层的前向与反向时间见“注意力变体”表；它们的对数-对数斜率见“对数-对数斜率”表',
+    run: '{variant} n={n}',
   },
   normalizer: {
     conclusion: '{verdict}（{steps} 步之后）；留出损失（准确率）：{runs}',
@@ -132,6 +149,7 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     not_held: '论断在此未成立',
     failed: '绑定模型没能学得同样好',
     learned: '在这里绑定模型也学得差不多好',
+    weight_on: 't-{k} 上的权重',
   },
   importance: {
     conclusion: '{verdict}：在 {queries} 个查询上，按权重给键排序与按删除效果排序的平均 Spearman 相关为 {rho_weight}（权重最大的键有 {top_weight} 的时候正是删除影响最大的键）；权重 x ||v W_O|| 为 {rho_value}（{top_value}）；模型留出准确率 {accuracy}',
@@ -146,6 +164,7 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     model: '{model}',
     none: '无',
     timing: '步/秒：{sinusoidal}（Transformer 正弦），{time}（感知时间），{lstm}（LSTM）',
+    run: '{model} 种子 {seed}',
   },
 };
 
@@ -294,40 +313,9 @@ export const TERMS_ZH: Record<string, string> = {
   'seasonal naive': '季节性朴素预测',
 };
 
-/** Where one experiment needs another word than TERMS_ZH. */
-export const TERMS_ZH_BY_EXPERIMENT: Record<string, Record<string, string>> = {
-  // A run's status, not the learned (trainable) position table of positional/permutation.
-  norm: { learned: '学会了' },
-};
-
-/**
- * Texts with a number or a run name inside: the English form (a RegExp anchored at both ends) and
- * the Chinese one, $1.. the captured parts (each translated again when it is itself a term).
- * `error`: the capture that is the engine's error message in a note, shown as code, untranslated.
- */
-export const PATTERNS_ZH: { en: RegExp; zh: string; error?: number }[] = [
-  { en: /^loss @(\d+)$/, zh: '长度 $1 上的损失' },
-  { en: /^accuracy @(\d+)$/, zh: '长度 $1 上的准确率' },
-  { en: /^weight on t-(\d+)$/, zh: 't-$1 上的权重' },
-  { en: /^samples: (.+)$/, zh: '生成示例：$1' },
-  { en: /^diverged at step (\d+)$/, zh: '在第 $1 步发散' },
-  { en: /^(LSTM|Transformer) k=(\d+)$/, zh: '$1 k=$2' },
-  { en: /^C=(\d+) h=(\d+)$/, zh: 'C=$1 h=$2' },
-  { en: /^(MHA|GQA|MQA) kv=(\d+)$/, zh: '$1 kv=$2' },
-  { en: /^(.+) n=(\d+)$/, zh: '$1 n=$2' },
-  { en: /^(.+) seed (\d+)$/, zh: '$1 种子 $2' },
-  // notes
-  { en: /^training stopped: (.+)$/s, zh: '训练已停止：$1', error: 1 },
-  { en: /^(.+?) stopped: (.+)$/s, zh: '$1 已停止：$2', error: 2 },
-  { en: /^(.+?) cannot run at length (\d+): (.+)$/s, zh: '$1 无法在长度 $2 上运行：$3', error: 3 },
-  { en: /^h=(\d+) skipped at d_model (\d+): the head dim must be a whole even number \(RoPE rotates pairs\)$/, zh: 'd_model $2 时跳过 h=$1：头维度必须是偶数整数（RoPE 按对旋转）' },
-  // fp16's and norm's "<run>: <engine error>"
-  { en: /^(fp32|fp16, fp16 softmax|fp16, fp32 softmax|(?:pre|post)-LN, (?:no )?warm-up): (.+)$/s, zh: '$1：$2', error: 2 },
-];
-
 /**
  * Texts that read the same in Chinese: notation, model names, units. A text the engine shows is
- * either here, a number, in TERMS_ZH (or its experiment's table) or matched by a pattern.
+ * either here, a number, in TERMS_ZH or a phrase (rendered by its message).
  */
 export const KEEP: ReadonlySet<string> = new Set([
   'd_model', 'd_k', 'h', 'T', 'n', 'C', 'LSTM', 'Transformer', 'MHA', 'GQA', 'MQA', 'fp32', 'softmax', 'sigmoid', 'relu',

@@ -253,7 +253,7 @@ export async function loadCheckpoint(name: string, bytes: Uint8Array): Promise<L
     });
     return r.settings;
   } catch (e) {
-    labStore.set({ error: checkpointError(name, (e as Error).message) });
+    labStore.set({ error: checkpointError(name, e as Error) });
     return null;
   }
 }

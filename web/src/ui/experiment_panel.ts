@@ -4,16 +4,19 @@
 // exportable as CSV, SVG and PNG. The run itself happens in a Web Worker (ExperimentRunner).
 import { lang, t } from '../i18n';
 import { EXPERIMENTS_ZH, PARAMETERS_ZH } from '../i18n/experiments_zh';
-import { messageText, noteHtml, term } from '../i18n/results';
+import { ResultText } from '../i18n/results';
 import type { ExperimentInfo, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult } from '../engine/protocol/chapters';
 import { exportButtons, saveCsv } from './export';
 import { logAxes, renderLineChart, type Line } from './line_chart';
 
 export interface ExperimentRunner {
   run(name: string, options: ExperimentOptions, onProgress: (points: ExperimentProgress[]) => void): Promise<ExperimentResult>;
-  /** Ends the run in progress (its promise rejects). */
+  /** Ends the run in progress: its promise rejects with a RunStopped. */
   stop(): void;
 }
+
+/** How a run ended by stop() rejects. */
+export class RunStopped extends Error {}
 
 type Value = ExperimentParameter['default'];
 
@@ -149,7 +152,7 @@ export class ExperimentPanel {
       this.el.dataset.phase = 'done';
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
-      this.el.dataset.phase = /stopped/.test(msg) ? 'stopped' : 'error';
+      this.el.dataset.phase = e instanceof RunStopped ? 'stopped' : 'error';
       status.textContent = this.el.dataset.phase === 'stopped' ? t('exp.stopped') : t('exp.failed', { message: msg });
     } finally {
       this.running = false;
@@ -252,19 +255,20 @@ export class ExperimentPanel {
 
   private resultHtml(r: ExperimentResult, info: ExperimentInfo): string {
     // Texts in the page language (i18n/results.ts); data-table keeps the engine's table name.
-    const tr = (s: string) => esc(term(info.name, s));
+    const text = new ResultText(info.name, info.messages, r);
+    const tr = (s: string) => esc(text.term(s));
     const table = (tb: ExperimentResult['tables'][number]) =>
       `<div class="exp-table"><table data-table="${esc(tb.name)}"><caption>${tr(tb.name)}</caption><thead><tr>${tb.columns.map((c) => `<th>${tr(c)}</th>`).join('')}</tr></thead><tbody>${tb.rows
         .map((row) => `<tr>${row.map((c) => `<td>${tr(c)}</td>`).join('')}</tr>`)
         .join('')}</tbody></table></div>`;
-    const timing = r.timingMessage ? messageText(info.name, info.messages, r.timingMessage) : r.timing;
+    const timing = r.timingMessage ? text.message(r.timingMessage) : r.timing;
     return `
       <div class="exp-result">
         <p class="exp-verdict" data-verdict="${esc(r.verdict)}">${t(`exp.verdict.${r.verdict}`)}</p>
-        <p class="exp-conclusion"><b>${t('exp.conclusion')}:</b> <span>${esc(messageText(info.name, info.messages, r.conclusionMessage))}</span></p>
+        <p class="exp-conclusion"><b>${t('exp.conclusion')}:</b> <span>${esc(text.message(r.conclusionMessage))}</span></p>
         ${r.tables.map(table).join('')}
         <div class="exp-series"></div>
-        ${r.notes.length ? `<p class="small muted exp-notes"><b>${t('exp.notes')}:</b> ${r.notes.map((n) => noteHtml(info.name, n)).join(' ')}</p>` : ''}
+        ${r.notes.length ? `<p class="small muted exp-notes"><b>${t('exp.notes')}:</b> ${r.notes.map((n) => text.noteHtml(n)).join(' ')}</p>` : ''}
         ${timing ? `<p class="small muted exp-timing"><b>${t('exp.timing')}:</b> ${esc(timing)}</p>` : ''}
         <div class="exp-command"><span class="small">${t('exp.command')}</span><code>${esc(r.command)}</code>
           <button type="button" data-act="copy">${t('exp.copy')}</button><button type="button" data-act="csv">${t('exp.csv')}</button></div>
@@ -275,7 +279,8 @@ export class ExperimentPanel {
   private renderSeries(r: ExperimentResult, info: ExperimentInfo) {
     const host = this.el.querySelector<HTMLElement>('.exp-series');
     if (!host) return;
-    const tr = (s: string) => term(info.name, s);
+    const text = new ResultText(info.name, info.messages, r);
+    const tr = (s: string) => text.term(s);
     r.series.forEach((s, i) => {
       const cell = document.createElement('div');
       cell.className = 'fig-cell';

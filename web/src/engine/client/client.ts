@@ -64,7 +64,7 @@ export class EngineClient {
       if (!p) return;
       this.pending.delete(msg.id);
       if (msg.ok) p.resolve(msg.body);
-      else p.reject(new Error(msg.error));
+      else p.reject(Object.assign(new Error(msg.error), msg.problem ? { problem: msg.problem } : {}));
     };
     // An uncaught error in the worker, or a script that could not load: the worker is not trusted
     // further, so it ends and a new one starts.

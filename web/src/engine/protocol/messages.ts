@@ -85,4 +85,5 @@ export interface RequestEnvelope {
 }
 export type ReplyEnvelope =
   | { id: number; ok: true; body: Reply }
-  | { id: number; ok: false; error: string };
+  /** problem: the engine's name for why it refused a file (its Error's `problem`, e.g. 'truncated'), when it gave one. */
+  | { id: number; ok: false; error: string; problem?: string };

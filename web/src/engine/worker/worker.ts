@@ -178,6 +178,7 @@ self.onmessage = async (ev: MessageEvent<RequestEnvelope>) => {
     post({ id, ok: true, body: await handle(body) });
   } catch (e) {
     if (fatal(e)) return; // the page rejects this request when it learns the worker ended
-    post({ id, ok: false, error: e instanceof Error ? e.message : String(e) });
+    const problem = (e as { problem?: unknown } | null)?.problem;
+    post({ id, ok: false, error: e instanceof Error ? e.message : String(e), ...(typeof problem === 'string' ? { problem } : {}) });
   }
 };
