@@ -44,4 +44,4 @@ export const CHAPTERS: Chapter[] = [
   { n: 10, sections: '10', figures: [], experiments: [], leadsTo: 'lab' },
 ];
 
-export const chapterKey = (n: number, part: 'title' | 'lead' | 'body' | 'sec') => `ch.${n}.${part}` as Key;
+export const chapterKey = (n: number, part: 'title' | 'lead' | 'body') => `ch.${n}.${part}` as Key;

@@ -46,13 +46,13 @@ export class LiveFigure {
       .join('');
     this.el.dataset.state = 'loading';
     const request = this.figure.request(this.value);
-    if (this.figure.trained) this.el.innerHTML = `<div class="fig-training"><p class="small" role="status">${t('fig.train.start')}</p><progress max="1" value="0"></progress></div>`;
+    if (this.figure.trained) this.el.innerHTML = `<div class="fig-training"><p class="small" role="status">${t('ch.fig.training.start')}</p><progress max="1" value="0"></progress></div>`;
     let data: FigureData;
     try {
       data = await this.source(request, (p) => {
         if (v !== this.version) return;
         const status = this.el.querySelector<HTMLElement>('.fig-training p');
-        if (status) status.textContent = t('fig.train.progress', { step: p.step, total: p.total, loss: p.loss.toFixed(3) });
+        if (status) status.textContent = t('ch.fig.training.progress', { step: p.step, total: p.total, loss: p.loss.toFixed(3) });
         const progress = this.el.querySelector<HTMLProgressElement>('.fig-training progress');
         if (progress) progress.value = p.step / p.total;
       });

@@ -22,13 +22,13 @@ export const EXPERIMENTS_ZH: Record<string, ExperimentZh> = {
     claim: '§2.1：独立的 W_Q 和 W_K 比共享的一个矩阵表达力更强：Q = K 绑定时分数对称，无法表达不对称的关系',
     summary: '在 k_back 上比较独立的 W_Q、W_K 与绑定的 Q = K：准确率，以及落在自身与 t−k 上的权重',
   },
-  cost: {
-    claim: '§3.2：多头注意力与一个全宽度的单头计算量相同（同样的乘加次数，只是拆成 h 个更小的矩阵乘）',
-    summary: '固定 d_model 时，h = 1..16 的单层注意力：FLOPs 以及实测的前向/反向时间',
-  },
   heads: {
     claim: '§3.2/§3.3：固定 d_model 时头数是一种权衡；文章称 d_model 512 时 h = 8 最好，h = 16 欠拟合（每个头太窄）',
     summary: '在 d_model 512 和 64 上扫描头数 1..16：损失、准确率、每秒步数',
+  },
+  cost: {
+    claim: '§3.2：多头注意力与一个全宽度的单头计算量相同（同样的乘加次数，只是拆成 h 个更小的矩阵乘）',
+    summary: '固定 d_model 时，h = 1..16 的单层注意力：FLOPs 以及实测的前向/反向时间',
   },
   'kv-heads': {
     claim: '§3.3：MQA/GQA 让多个查询头共享键/值头：KV 缓存缩小 num_heads/num_kv_heads 倍，参数更少，质量损失很小',
@@ -72,8 +72,12 @@ export const EXPERIMENTS_ZH: Record<string, ExperimentZh> = {
   },
 };
 
-/** Parameter labels by flag (without "--"); the page shows the label with the flag. */
+/**
+ * Parameter labels by flag (without "--"); the page shows the label with the flag. The training
+ * flags every training experiment takes, then each experiment's own, in the order of the chapters.
+ */
 export const PARAMETERS_ZH: Record<string, string> = {
+  // every training experiment
   steps: '每次运行的优化步数',
   batch: '每步的序列数',
   lr: '峰值学习率（AdamW，余弦衰减到 lr/10）',
@@ -81,42 +85,56 @@ export const PARAMETERS_ZH: Record<string, string> = {
   'log-every': '每隔 N 步记录一个曲线点',
   'eval-batches': '最终评估用的留出批次数',
   seed: '随机种子',
-  batches: '序列数（每条有自己的打乱顺序）',
-  clip: '梯度范数裁剪（0 = 不裁剪）',
-  'd-model': '模型宽度 C',
-  'd-models': '要扫描的模型宽度（逗号分隔）',
+  // §1 lstm
   distances: '回忆距离 k（逗号分隔）',
   extra: '每条序列的打分位置数（T = k + extra）',
-  ff: '前馈层宽度',
-  'gen-examples': '用于评分生成答案的留出提示数',
-  'gen-tokens': '测 KV 缓存解码时生成的词元数',
-  'gradient-dims': 'softmax 梯度表中的 d_k 取值',
-  heads: '注意力头数',
-  k: 'k_back：要回忆的距离',
-  'kv-heads': '要比较的键/值头数（heads 的因数）',
-  layers: 'Transformer 块数',
-  length: '任务长度',
-  'lstm-width': 'LSTM 宽度（0 = 与 Transformer 参数量相当）',
-  pe: '要比较的位置编码',
-  repeats: '每个头数计时的调用次数（取最好）',
-  samples: '展示的生成示例数',
-  sequences: '分析的留出序列数',
-  task: '任务',
-  'test-length': '外推长度（0 = 2 × length）',
-  tolerance: '视为相等的相对差距',
   vocab: '符号数',
-  'score-scale': '糟糕的初始化：分数乘以这个数而不是 1/√D',
-  softmax: 'softmax 的写法：naive 直接计算 exp(s)/Σexp(s)（会溢出），stable 先减去每行最大值',
+  'd-model': '模型宽度 C',
+  'lstm-width': 'LSTM 宽度（0 = 与 Transformer 参数量相当）',
+  // §2 scaling
+  task: '任务',
+  length: '任务长度',
+  layers: 'Transformer 块数',
+  heads: '注意力头数',
+  ff: '前馈层宽度',
+  'gradient-dims': 'softmax 梯度表中的 d_k 取值',
+  // §2 tie-qk
+  k: 'k_back：要回忆的距离',
+  sequences: '分析的留出序列数',
+  // §3 heads
+  'd-models': '要扫描的模型宽度（逗号分隔）',
+  // §3 cost
+  repeats: '每个头数计时的调用次数（取最好）',
+  // §3 kv-heads
+  'kv-heads': '要比较的键/值头数（heads 的因数）',
+  'gen-tokens': '测 KV 缓存解码时生成的词元数',
+  // §4 positional
+  'test-length': '外推长度（0 = 2 × length）',
+  pe: '要比较的位置编码',
+  // §4 permutation
+  batches: '序列数（每条有自己的打乱顺序）',
+  tolerance: '视为相等的相对差距',
+  // §5 variants
   lengths: '序列长度 n',
   variants: '注意力变体',
   window: 'window 变体的窗口 W',
   'block-size': 'block_sparse 变体的块大小 b',
   'timed-batch': '计时层的序列数',
-  normalizers: '归一化方式',
+  // §6 mask
+  samples: '展示的生成示例数',
+  'gen-examples': '用于评分生成答案的留出提示数',
+  // §6 fp16
+  'score-scale': '糟糕的初始化：分数乘以这个数而不是 1/√D',
+  softmax: 'softmax 的写法：naive 直接计算 exp(s)/Σexp(s)（会溢出），stable 先减去每行最大值',
+  // §7 series
   context: '模型读取的步数',
   horizon: '预测的步数',
   periods: '周期',
   noise: '噪声',
   drift: '漂移',
   seeds: '随机种子数',
+  // §9 normalizer
+  normalizers: '归一化方式',
+  // §9 norm
+  clip: '梯度范数裁剪（0 = 不裁剪）',
 };

@@ -211,7 +211,7 @@ export async function save(): Promise<{ bytes: Uint8Array; filename: string } | 
 export async function tryModel(text: string, describe: (settings: LabSettings, r: TryResult) => string, maxNew: (settings: LabSettings) => number) {
   const m = labStore.get().model;
   if (!m) {
-    labStore.set({ tryOutput: { text: t('lab.tryFirst'), error: true } });
+    labStore.set({ tryOutput: { text: t('lab.try.first'), error: true } });
     return;
   }
   const input = checkTryInput(text, m.settings, m.task);
@@ -223,14 +223,14 @@ export async function tryModel(text: string, describe: (settings: LabSettings, r
     const r = (await client().call('try', { kind: 'lab.try', text: input.text, maxNew: maxNew(m.settings) })).result;
     labStore.set({ tryOutput: { text: describe(m.settings, r), error: false } });
   } catch (e) {
-    labStore.set({ tryOutput: { text: t('lab.tryFailed', { message: (e as Error).message }), error: true } });
+    labStore.set({ tryOutput: { text: t('lab.try.failed', { message: (e as Error).message }), error: true } });
   }
 }
 
 /** A picked file the browser could not read (moved, deleted or unreadable after it was chosen). */
 export function checkpointFileUnreadable(name: string, e: unknown) {
   const details = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  labStore.set({ error: { text: t('ckpt.refused', { file: name, why: t('ckpt.fileUnreadable') }), details } });
+  labStore.set({ error: { text: t('lab.ckpt.refused', { file: name, why: t('lab.ckpt.fileUnreadable') }), details } });
 }
 
 /** Loads a checkpoint file; the settings follow it. Returns them, or null when the file was refused. */

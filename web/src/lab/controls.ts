@@ -21,10 +21,10 @@ export const buttonsHtml = () => `
       </div>`;
 
 export const tryHtml = () => `
-      <h3 data-i18n="lab.try">${t('lab.try')}</h3>
+      <h3 data-i18n="lab.try.title">${t('lab.try.title')}</h3>
       <form class="try" onsubmit="return false">
         <input name="prompt" type="text" spellcheck="false" />
-        <button type="submit" data-act="try" data-i18n="lab.run">${t('lab.run')}</button>
+        <button type="submit" data-act="try" data-i18n="lab.try.run">${t('lab.try.run')}</button>
         <span class="try-hint muted"></span>
       </form>
       <pre class="try-out"></pre>`;
@@ -34,7 +34,7 @@ const tryLength = (s: LabSettings) => (s.task === 'assoc_recall' ? 1 : s.length)
 function tryText(s: LabSettings, r: TryResult) {
   if (r.probabilities) {
     const p = r.probabilities[1];
-    return `${r.input}  →  ${t(p >= 0.5 ? 'lab.balanced' : 'lab.notBalanced')} (p(${t('lab.balanced')}) = ${p.toFixed(3)})`;
+    return `${r.input}  →  ${t(p >= 0.5 ? 'lab.try.balanced' : 'lab.try.notBalanced')} (p(${t('lab.try.balanced')}) = ${p.toFixed(3)})`;
   }
   return s.task === 'char_lm' ? `${r.input}▌${r.output}` : `${r.input}  →  ${r.output}`;
 }
@@ -100,7 +100,7 @@ export function mountControls(root: HTMLElement, form: LabForm): (s: LabState) =
     const change = s.model ? settingsChange(s.model.settings, s.settings) : 'model';
     el<HTMLButtonElement>('button[data-act="train"]').textContent =
       s.phase === 'paused' && change === 'none' ? t('lab.resume') : s.model && change !== 'model' && s.phase !== 'error' && s.phase !== 'ready' ? t('lab.trainMore', { n: s.settings.steps }) : t('lab.train');
-    el<HTMLElement>('.try-hint').textContent = s.model ? tryHint(s.model.settings) : t('lab.tryFirst');
+    el<HTMLElement>('.try-hint').textContent = s.model ? tryHint(s.model.settings) : t('lab.try.first');
     const tokens = s.model?.task.kind !== 'regression' && s.model?.settings.task !== 'shapes';
     el<HTMLInputElement>('form.try input[name="prompt"]').disabled = !s.model || !tokens;
     el<HTMLButtonElement>('form.try button').disabled = !s.model || !tokens;

@@ -5,16 +5,16 @@ import type { LabError } from './state';
 
 /** The sentence for each kind of refused file the engine names (an Error's `problem`, core/error.hpp FileProblem). */
 const FILE_PROBLEM: Record<string, Key> = {
-  too_short: 'ckpt.short',
-  header_too_long: 'ckpt.notSafetensors',
-  truncated: 'ckpt.truncated',
-  bad_header: 'ckpt.badJson',
-  not_a_checkpoint: 'ckpt.notAttnlab',
-  mismatch: 'ckpt.mismatch',
+  too_short: 'lab.ckpt.short',
+  header_too_long: 'lab.ckpt.notSafetensors',
+  truncated: 'lab.ckpt.truncated',
+  bad_header: 'lab.ckpt.badJson',
+  not_a_checkpoint: 'lab.ckpt.notAttnlab',
+  mismatch: 'lab.ckpt.mismatch',
 };
 
 /** Why a checkpoint file was refused, from the engine's Model.load error. */
 export function checkpointError(file: string, error: Error & { problem?: string }): LabError {
-  const why = t((error.problem && FILE_PROBLEM[error.problem]) || 'ckpt.unreadable');
-  return { text: t('ckpt.refused', { file, why }), details: error.message };
+  const why = t((error.problem && FILE_PROBLEM[error.problem]) || 'lab.ckpt.unreadable');
+  return { text: t('lab.ckpt.refused', { file, why }), details: error.message };
 }

@@ -27,14 +27,14 @@ export const formHtml = () => `
         <label class="field" data-field="vocab"><span data-label="vocab"></span> <input name="vocab" type="number" step="1" /></label>
         <label class="field">${span('lab.layers')} <select name="layers">${[1, 2, 3, 4].map((v) => option(v)).join('')}</select></label>
         <label class="field">d_model <select name="dModel">${[16, 32, 48, 64, 128].map((v) => option(v)).join('')}</select></label>
-        <label class="field">${span('walk.heads')} <select name="heads">${[1, 2, 4, 8].map((v) => option(v)).join('')}</select></label>
-        <label class="field">${span('walk.kvHeads')} <select name="kvHeads">${[1, 2, 4, 8].map((v) => option(v)).join('')}</select></label>
-        <label class="field">${span('walk.positions')} <select name="positional"><option value="none" data-i18n="walk.pos.none"></option><option value="sinusoidal" data-i18n="walk.pos.sinusoidal"></option><option value="learned" data-i18n="lab.pos.learned"></option>${option('rope', 'RoPE')}</select></label>
+        <label class="field">${span('form.heads')} <select name="heads">${[1, 2, 4, 8].map((v) => option(v)).join('')}</select></label>
+        <label class="field">${span('form.kvHeads')} <select name="kvHeads">${[1, 2, 4, 8].map((v) => option(v)).join('')}</select></label>
+        <label class="field">${span('form.positions')} <select name="positional"><option value="none" data-i18n="form.pos.none"></option><option value="sinusoidal" data-i18n="form.pos.sinusoidal"></option><option value="learned" data-i18n="lab.pos.learned"></option>${option('rope', 'RoPE')}</select></label>
         <label class="field">${span('lab.norm')} <select name="norm">${option('pre', 'Pre-LN')}${option('post', 'Post-LN')}</select></label>
         <label class="field">${span('lab.lr')} <input name="lr" type="number" min="${TRAINING.lr.min}" max="${TRAINING.lr.max}" step="0.0005" /></label>
         <label class="field">${span('lab.batch')} <select name="batch">${[8, 16, 32, 64].map((v) => option(v)).join('')}</select></label>
         <label class="field">${span('lab.steps')} <input name="steps" type="number" min="${TRAINING.steps.min}" max="${TRAINING.steps.max}" step="50" /></label>
-        <label class="field">${span('walk.seed')} <input name="seed" type="number" min="${TRAINING.seed.min}" max="${TRAINING.seed.max}" step="1" /></label>
+        <label class="field">${span('form.seed')} <input name="seed" type="number" min="${TRAINING.seed.min}" max="${TRAINING.seed.max}" step="1" /></label>
         <label class="field check wide"><input name="scale" type="checkbox" /> ${span('lab.scale')}</label>
         <details class="engine-switches wide"><summary data-i18n="lab.switches">${t('lab.switches')}</summary>
           ${ENGINE_SWITCHES.map((w) =>

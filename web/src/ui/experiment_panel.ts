@@ -96,7 +96,7 @@ export class ExperimentPanel {
       this.onState(this.state);
       this.render();
     } else if (act === 'copy') {
-      void navigator.clipboard?.writeText(this.result?.command ?? '').then(() => (b.textContent = t('exp.copied')), () => {});
+      void navigator.clipboard?.writeText(this.result?.command ?? '').then(() => (b.textContent = t('ch.exp.copied')), () => {});
     } else if (act === 'csv' && this.result) saveCsv(resultCsv(this.result), `attnlab-${this.name}`);
   }
 
@@ -153,7 +153,7 @@ export class ExperimentPanel {
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
       this.el.dataset.phase = e instanceof RunStopped ? 'stopped' : 'error';
-      status.textContent = this.el.dataset.phase === 'stopped' ? t('exp.stopped') : t('exp.failed', { message: msg });
+      status.textContent = this.el.dataset.phase === 'stopped' ? t('ch.exp.stopped') : t('ch.exp.failed', { message: msg });
     } finally {
       this.running = false;
       clearTimeout(this.liveTimer);
@@ -175,7 +175,7 @@ export class ExperimentPanel {
     const eta = done > 0.02 ? Math.max(0, (elapsed * (1 - done)) / done) : NaN;
     const status = this.el.querySelector<HTMLElement>('.exp-status');
     if (status) {
-      status.textContent = `${t('exp.progress', { run: p.run, i: p.runIndex + 1, n: p.numRuns, step: p.step, total: p.total, loss: Number.isFinite(p.loss) ? p.loss.toFixed(3) : 'NaN' })}${Number.isFinite(eta) ? ` · ${t('exp.eta', { s: Math.ceil(eta) })}` : ''}`;
+      status.textContent = `${t('ch.exp.progress', { run: p.run, i: p.runIndex + 1, n: p.numRuns, step: p.step, total: p.total, loss: Number.isFinite(p.loss) ? p.loss.toFixed(3) : 'NaN' })}${Number.isFinite(eta) ? ` · ${t('ch.exp.eta', { s: Math.ceil(eta) })}` : ''}`;
     }
     const bar = this.el.querySelector<HTMLProgressElement>('progress');
     if (bar) bar.value = done;
@@ -191,7 +191,7 @@ export class ExperimentPanel {
   private drawLive() {
     const host = this.el.querySelector<HTMLElement>('.exp-live');
     if (!host || !this.live.size) return;
-    renderLineChart(host, { name: `${this.name}-live`, title: t('exp.live'), xLabel: t('exp.step'), yLabel: t('exp.loss'), lines: [...this.live.values()], height: 180 });
+    renderLineChart(host, { name: `${this.name}-live`, title: t('ch.exp.live'), xLabel: t('ch.exp.step'), yLabel: t('ch.exp.loss'), lines: [...this.live.values()], height: 180 });
   }
 
   private renderControls() {
@@ -217,17 +217,17 @@ export class ExperimentPanel {
         return `<label class="field${changed}" title="${zh ? `${esc(zh)} (${title})` : title}"><span>${label}</span>${control}</label>`;
       })
       .join('');
-    host.innerHTML = `${fields}<label class="field quick" title="${esc(t('exp.quickHelp'))}"><span>${t('exp.quick')}</span><input type="checkbox" data-quick ${this.state.quick ? 'checked' : ''} ${disabled}></label>`;
+    host.innerHTML = `${fields}<label class="field quick" title="${esc(t('ch.exp.quickHelp'))}"><span>${t('ch.exp.quick')}</span><input type="checkbox" data-quick ${this.state.quick ? 'checked' : ''} ${disabled}></label>`;
   }
 
   render() {
     const info = this.info;
     if (this.el.dataset.available === '') {
-      this.el.innerHTML = `<h4><code>${esc(this.name)}</code></h4><p class="muted small">${t('exp.waiting')}</p>`;
+      this.el.innerHTML = `<h4><code>${esc(this.name)}</code></h4><p class="muted small">${t('ch.exp.waiting')}</p>`;
       return;
     }
     if (!info) {
-      this.el.innerHTML = `<h4><code>${esc(this.name)}</code></h4><p class="muted small exp-missing">${esc(t('exp.notInBuild', { name: this.name }))}</p>`;
+      this.el.innerHTML = `<h4><code>${esc(this.name)}</code></h4><p class="muted small exp-missing">${esc(t('ch.exp.notInBuild', { name: this.name }))}</p>`;
       return;
     }
     const r = this.result;
@@ -236,13 +236,13 @@ export class ExperimentPanel {
     const zh = lang() === 'zh' ? EXPERIMENTS_ZH[info.name] : undefined;
     this.el.innerHTML = `
       <h4><code>${esc(info.name)}</code> <span class="muted small">${esc(t('ch.cite', { s: info.section.replace('§', '') }))}</span></h4>
-      <p class="exp-claim"><b>${t('exp.claim')}:</b> ${esc(zh?.claim ?? info.claim)}</p>
+      <p class="exp-claim"><b>${t('ch.exp.claim')}:</b> ${esc(zh?.claim ?? info.claim)}</p>
       <p class="muted small exp-summary">${esc(zh?.summary ?? info.summary)}</p>
       <div class="exp-controls"></div>
       <div class="exp-buttons">
-        <button type="button" class="primary" data-act="run" ${this.running ? 'disabled' : ''}>${t('exp.run')}</button>
-        <button type="button" data-act="stop" ${this.running ? '' : 'disabled'}>${t('exp.stop')}</button>
-        <button type="button" data-act="reset" ${this.running ? 'disabled' : ''}>${t('exp.reset')}</button>
+        <button type="button" class="primary" data-act="run" ${this.running ? 'disabled' : ''}>${t('ch.exp.run')}</button>
+        <button type="button" data-act="stop" ${this.running ? '' : 'disabled'}>${t('ch.exp.stop')}</button>
+        <button type="button" data-act="reset" ${this.running ? 'disabled' : ''}>${t('ch.exp.reset')}</button>
         ${this.running ? '<progress max="1" value="0"></progress>' : ''}
         <span class="exp-status small" role="status">${phase === 'stopped' || phase === 'error' ? esc(status) : ''}</span>
       </div>
@@ -264,15 +264,15 @@ export class ExperimentPanel {
     const timing = r.timingMessage ? text.message(r.timingMessage) : r.timing;
     return `
       <div class="exp-result">
-        <p class="exp-verdict" data-verdict="${esc(r.verdict)}">${t(`exp.verdict.${r.verdict}`)}</p>
-        <p class="exp-conclusion"><b>${t('exp.conclusion')}:</b> <span>${esc(text.message(r.conclusionMessage))}</span></p>
+        <p class="exp-verdict" data-verdict="${esc(r.verdict)}">${t(`ch.exp.verdict.${r.verdict}`)}</p>
+        <p class="exp-conclusion"><b>${t('ch.exp.conclusion')}:</b> <span>${esc(text.message(r.conclusionMessage))}</span></p>
         ${r.tables.map(table).join('')}
         <div class="exp-series"></div>
-        ${r.notes.length ? `<p class="small muted exp-notes"><b>${t('exp.notes')}:</b> ${r.notes.map((n) => text.noteHtml(n)).join(' ')}</p>` : ''}
-        ${timing ? `<p class="small muted exp-timing"><b>${t('exp.timing')}:</b> ${esc(timing)}</p>` : ''}
-        <div class="exp-command"><span class="small">${t('exp.command')}</span><code>${esc(r.command)}</code>
-          <button type="button" data-act="copy">${t('exp.copy')}</button><button type="button" data-act="csv">${t('exp.csv')}</button></div>
-        <p class="small muted">${t('exp.elapsed', { s: this.elapsed.toFixed(1) })}</p>
+        ${r.notes.length ? `<p class="small muted exp-notes"><b>${t('ch.exp.notes')}:</b> ${r.notes.map((n) => text.noteHtml(n)).join(' ')}</p>` : ''}
+        ${timing ? `<p class="small muted exp-timing"><b>${t('ch.exp.timing')}:</b> ${esc(timing)}</p>` : ''}
+        <div class="exp-command"><span class="small">${t('ch.exp.command')}</span><code>${esc(r.command)}</code>
+          <button type="button" data-act="copy">${t('ch.exp.copy')}</button><button type="button" data-act="csv">${t('ch.exp.csv')}</button></div>
+        <p class="small muted">${t('ch.exp.elapsed', { s: this.elapsed.toFixed(1) })}</p>
       </div>`;
   }
 
@@ -287,7 +287,7 @@ export class ExperimentPanel {
       host.appendChild(cell);
       const name = `${this.name}-${i}`;
       const svg = renderLineChart(cell, { name, title: tr(s.name), xLabel: tr(s.xLabel), yLabel: tr(s.yLabel), lines: s.lines.map((l) => ({ name: tr(l.name), x: s.x, y: l.y })), ...logAxes(s.x, s.lines.map((l) => l.y)) });
-      exportButtons(cell, () => svg, `attnlab-${name}`, { svg: t('fig.export.svg'), png: t('fig.export.png') });
+      exportButtons(cell, () => svg, `attnlab-${name}`, { svg: t('ch.export.svg'), png: t('ch.export.png') });
     });
   }
 }

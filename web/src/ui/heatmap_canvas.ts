@@ -42,7 +42,7 @@ export function renderHeatmap(host: HTMLElement, p: HeatmapProps) {
       const [rows, cols] = q.data.shape;
       if (i < 0 || j < 0 || i >= rows || j >= cols) return hideTooltip();
       const v = q.data.data[i * cols + j];
-      const label = `${q.rowLabels?.[i] ?? tr('fig.tt.row', { i })} · ${q.colLabels?.[j] ?? tr('fig.tt.col', { j })}`;
+      const label = `${q.rowLabels?.[i] ?? tr('ui.tt.row', { i })} · ${q.colLabels?.[j] ?? tr('ui.tt.col', { j })}`;
       showTooltip(`<div class="tt-head">${q.title} [${i}][${j}] <span class="muted">${label}</span></div><div class="tt-val">${exactFloat32(v)}</div>`, ev, canvas);
     });
   }

@@ -163,7 +163,7 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   }
   const fontSize = cellFont(p.cell, cells.map((d) => d.text));
   const showText = fontSize > 0;
-  const hidden = showText ? '' : `<span class="c numbers-hidden">${tr('fig.numbersHidden')}</span>`;
+  const hidden = showText ? '' : `<span class="c numbers-hidden">${tr('ui.numbersHidden')}</span>`;
   fig.select('figcaption').html(`<span class="t">${p.title}</span>${p.caption ? `<span class="c">${p.caption}</span>` : ''}${hidden}`);
   const svg = fig.select<SVGSVGElement>('svg').attr('width', size.width).attr('height', size.height).attr('data-rows', R).attr('data-cols', K);
 
@@ -209,7 +209,7 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
   const active = at[0] < R && at[1] < K ? at : [0, 0];
   figEl.dataset.focus = active.join(',');
   const title = p.title.replace(/<[^>]*>/g, '');
-  const ariaOf = (d: Cell) => tr('fig.cellAria', { title, i: d.i, row: p.rowLabels?.[d.i] ?? d.i, j: d.j, col: p.colLabels?.[d.j] ?? d.j, v: d.exact });
+  const ariaOf = (d: Cell) => tr('ui.cellAria', { title, i: d.i, row: p.rowLabels?.[d.i] ?? d.i, j: d.j, col: p.colLabels?.[d.j] ?? d.j, v: d.exact });
   const inner = String(p.cell - 2);
   const middle = String(p.cell / 2);
   g.each(function (d) {
@@ -259,12 +259,12 @@ export function renderMatrix(host: HTMLElement, p: MatrixProps) {
     }
   });
   const tip = (d: Cell) => {
-    const label = `${p.rowLabels?.[d.i] ?? tr('fig.tt.row', { i: d.i })} · ${p.colLabels?.[d.j] ?? tr('fig.tt.col', { j: d.j })}`;
+    const label = `${p.rowLabels?.[d.i] ?? tr('ui.tt.row', { i: d.i })} · ${p.colLabels?.[d.j] ?? tr('ui.tt.col', { j: d.j })}`;
     const extra = p.detail ? p.detail(d.i, d.j, d.v) : '';
     return (
       `<div class="tt-head">${p.title} [${d.i}][${d.j}] <span class="muted">${label}</span></div>` +
-      `<div class="tt-val">${d.exact}</div>${d.masked ? `<div class="muted">${tr('fig.masked')}</div>` : ''}` +
-      `${d.flushed ? `<div class="muted">${tr('fig.flushed')}</div>` : ''}${extra}`
+      `<div class="tt-val">${d.exact}</div>${d.masked ? `<div class="muted">${tr('ui.masked')}</div>` : ''}` +
+      `${d.flushed ? `<div class="muted">${tr('ui.flushed')}</div>` : ''}${extra}`
     );
   };
   if (!live.has(figEl)) listenToCells(figEl);

@@ -28,10 +28,10 @@ export const formHtml = () => `
           <select name="example"><option value="" data-i18n="walk.example.choose">${t('walk.example.choose')}</option>${EXAMPLES.map((_, i) => option(i)).join('')}</select>
         </label>
         <label class="field random-only">d_model <select name="dModel">${D_MODELS.map((v) => option(v)).join('')}</select></label>
-        <label class="field random-only">${span('walk.heads')} <select name="heads">${HEAD_COUNTS.map((v) => option(v)).join('')}</select></label>
-        <label class="field random-only">${span('walk.kvHeads')} <select name="kvHeads">${HEAD_COUNTS.map((v) => option(v)).join('')}</select></label>
-        <label class="field random-only">${span('walk.positions')} <select name="positional">${POSITIONALS.map((p) => option(p.id)).join('')}</select></label>
-        <label class="field random-only">${span('walk.seed')} <input name="seed" type="number" min="0" max="${MAX_SEED}" step="1" /></label>
+        <label class="field random-only">${span('form.heads')} <select name="heads">${HEAD_COUNTS.map((v) => option(v)).join('')}</select></label>
+        <label class="field random-only">${span('form.kvHeads')} <select name="kvHeads">${HEAD_COUNTS.map((v) => option(v)).join('')}</select></label>
+        <label class="field random-only">${span('form.positions')} <select name="positional">${POSITIONALS.map((p) => option(p.id)).join('')}</select></label>
+        <label class="field random-only">${span('form.seed')} <input name="seed" type="number" min="0" max="${MAX_SEED}" step="1" /></label>
         <label class="field check random-only"><input name="scale" type="checkbox" /> ${span('walk.scale')}</label>
         <label class="field wide random-only">${span('walk.mask')} <select name="mask">${MASKS.map((m) => option(m.id)).join('')}</select></label>
         <label class="field random-only">${span('walk.normalizer')} <select name="normalizer">${NORMALIZERS.map((n) => option(n)).join('')}</select></label>

@@ -49,8 +49,8 @@ export const MAX_TOKENS = 10;
 export const D_MODELS = [4, 6, 8, 12, 16, 32, 64];
 export const HEAD_COUNTS = [1, 2, 4, 8];
 export const POSITIONALS: { id: Positional; label: () => string }[] = [
-  { id: 'none', label: () => t('walk.pos.none') },
-  { id: 'sinusoidal', label: () => t('walk.pos.sinusoidal') },
+  { id: 'none', label: () => t('form.pos.none') },
+  { id: 'sinusoidal', label: () => t('form.pos.sinusoidal') },
   { id: 'rope', label: () => 'RoPE' },
 ];
 export const MAX_SEED = 99999;

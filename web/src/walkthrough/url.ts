@@ -52,45 +52,45 @@ export function walkFromUrl(url: URL): WalkFromUrl {
   const s: WalkSettings = { ...DEFAULT_SETTINGS };
   const notices: string[] = [];
   const bad = (key: string, raw: string, why: string, used: string | number) =>
-    notices.push(t('url.bad', { key, raw, why, used }));
+    notices.push(t('walk.url.bad', { key, raw, why, used }));
   /** The number at `key` if it is one of `allowed`, else null (and a notice when present). */
   const oneOf = (key: string, allowed: number[], fallback: number, what: string): number => {
     const raw = q.get(key);
     if (raw == null) return fallback;
     const v = Number(raw);
     if (raw.trim() !== '' && allowed.includes(v)) return v;
-    bad(key, raw, t('url.notOf', { what, allowed: allowed.join(', ') }), fallback);
+    bad(key, raw, t('walk.url.notOf', { what, allowed: allowed.join(', ') }), fallback);
     return fallback;
   };
   const sentence = q.get(KEY.sentence);
   if (sentence != null) {
     if (tokenize(sentence).length > 0) s.sentence = sentence;
-    else bad(KEY.sentence, sentence, t('url.noWords'), `“${s.sentence}”`);
+    else bad(KEY.sentence, sentence, t('walk.url.noWords'), `“${s.sentence}”`);
   }
-  s.dModel = oneOf(KEY.dModel, D_MODELS, s.dModel, t('url.dModel'));
-  s.heads = oneOf(KEY.heads, HEAD_COUNTS, s.heads, t('url.heads'));
-  s.kvHeads = oneOf(KEY.kvHeads, HEAD_COUNTS, s.kvHeads, t('url.kvHeads'));
+  s.dModel = oneOf(KEY.dModel, D_MODELS, s.dModel, t('walk.url.dModel'));
+  s.heads = oneOf(KEY.heads, HEAD_COUNTS, s.heads, t('walk.url.heads'));
+  s.kvHeads = oneOf(KEY.kvHeads, HEAD_COUNTS, s.kvHeads, t('walk.url.kvHeads'));
   const positional = q.get(KEY.positional);
   if (positional != null) {
     const p = POSITIONALS.find((x) => x.id === positional);
     if (p) s.positional = p.id;
-    else bad(KEY.positional, positional, t('url.notOneOf', { allowed: POSITIONALS.map((x) => x.id).join(', ') }), s.positional);
+    else bad(KEY.positional, positional, t('walk.url.notOneOf', { allowed: POSITIONALS.map((x) => x.id).join(', ') }), s.positional);
   }
   const mask = q.get(KEY.mask);
   if (mask != null) {
     const m = MASKS.find((x) => x.id === mask);
     if (m) s.mask = m.id;
-    else bad(KEY.mask, mask, t('url.notOneOf', { allowed: MASKS.map((x) => x.id).join(', ') }), s.mask);
+    else bad(KEY.mask, mask, t('walk.url.notOneOf', { allowed: MASKS.map((x) => x.id).join(', ') }), s.mask);
   }
   const seed = q.get(KEY.seed);
   if (seed != null) {
     if (/^\d+$/.test(seed) && Number(seed) <= MAX_SEED) s.seed = Number(seed);
-    else bad(KEY.seed, seed, t('url.seed', { max: MAX_SEED }), s.seed);
+    else bad(KEY.seed, seed, t('walk.url.seed', { max: MAX_SEED }), s.seed);
   }
   const scale = q.get(KEY.scale);
   if (scale != null) {
     if (scale === '0' || scale === '1') s.scale = scale === '1';
-    else bad(KEY.scale, scale, t('url.zeroOne'), s.scale ? 1 : 0);
+    else bad(KEY.scale, scale, t('walk.url.zeroOne'), s.scale ? 1 : 0);
   }
   // Cross-attention's context sentence: written only when set, so self-attention links stay as they were.
   const context = q.get(KEY.context);
@@ -103,12 +103,12 @@ export function walkFromUrl(url: URL): WalkFromUrl {
   const normalizer = q.get(KEY.normalizer);
   if (normalizer != null) {
     if ((NORMALIZERS as string[]).includes(normalizer)) s.normalizer = normalizer as WalkSettings['normalizer'];
-    else bad(KEY.normalizer, normalizer, t('url.notOneOf', { allowed: NORMALIZERS.join(', ') }), 'softmax');
+    else bad(KEY.normalizer, normalizer, t('walk.url.notOneOf', { allowed: NORMALIZERS.join(', ') }), 'softmax');
   }
   const precision = q.get(KEY.precision);
   if (precision != null) {
     if ((PRECISIONS as string[]).includes(precision)) s.precision = precision as WalkSettings['precision'];
-    else bad(KEY.precision, precision, t('url.notOneOf', { allowed: PRECISIONS.join(', ') }), 'fp32');
+    else bad(KEY.precision, precision, t('walk.url.notOneOf', { allowed: PRECISIONS.join(', ') }), 'fp32');
   }
   const inputScale = oneOf(KEY.inputScale, INPUT_SCALES, 1, t('walk.inputScale'));
   if (inputScale !== 1) s.inputScale = inputScale;
@@ -116,11 +116,11 @@ export function walkFromUrl(url: URL): WalkFromUrl {
   if (problems.length) {
     const d = DEFAULT_SETTINGS;
     Object.assign(s, { dModel: d.dModel, heads: d.heads, kvHeads: d.kvHeads, positional: d.positional });
-    notices.push(t('url.architecture', { problems: problems.join(' '), d: d.dModel, h: d.heads, kv: d.kvHeads, pos: d.positional }));
+    notices.push(t('walk.url.architecture', { problems: problems.join(' '), d: d.dModel, h: d.heads, kv: d.kvHeads, pos: d.positional }));
   }
-  const speed = oneOf(KEY.speed, SPEEDS, DEFAULT_SPEED, t('url.speed'));
-  const step = oneOf(KEY.step, STEPS.map((_, i) => i + 1), 1, t('url.step', { n: STEPS.length })) - 1;
-  const head = oneOf(KEY.head, Array.from({ length: s.heads }, (_, h) => h), 0, t('url.head', { n: s.heads }));
+  const speed = oneOf(KEY.speed, SPEEDS, DEFAULT_SPEED, t('walk.url.speed'));
+  const step = oneOf(KEY.step, STEPS.map((_, i) => i + 1), 1, t('walk.url.step', { n: STEPS.length })) - 1;
+  const head = oneOf(KEY.head, Array.from({ length: s.heads }, (_, h) => h), 0, t('walk.url.head', { n: s.heads }));
   return { settings: s, speed, step, head, notices };
 }
 

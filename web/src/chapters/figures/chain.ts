@@ -16,14 +16,14 @@ export const chainFigure = defineFigure({
     const T = d.weights.shape[0];
     const w = Math.min(620, Math.max(300, host.clientWidth || 600));
     const chart = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'chain');
-    const svg = chart.append('svg').attr('width', w).attr('height', 250).attr('role', 'img').attr('aria-label', t('fig.chain.title'));
+    const svg = chart.append('svg').attr('width', w).attr('height', 250).attr('role', 'img').attr('aria-label', t('ch.fig.chain.title'));
     const xs = (i: number) => 24 + (i * (w - 48)) / (T - 1);
     const g1 = svg.append('g');
-    g1.append('text').attr('x', 8).attr('y', 18).attr('class', 'fig-label').text(t('fig.chain.rnn', { n: T, steps: T - 1 }));
+    g1.append('text').attr('x', 8).attr('y', 18).attr('class', 'fig-label').text(t('ch.fig.chain.rnn', { n: T, steps: T - 1 }));
     for (let i = 0; i < T - 1; i++) g1.append('line').attr('x1', xs(i) + 8).attr('x2', xs(i + 1) - 8).attr('y1', 50).attr('y2', 50).attr('class', 'edge').attr('marker-end', '');
     for (let i = 0; i < T; i++) g1.append('circle').attr('cx', xs(i)).attr('cy', 50).attr('r', 8).attr('class', 'node');
     const g2 = svg.append('g');
-    g2.append('text').attr('x', 8).attr('y', 100).attr('class', 'fig-label').text(t('fig.chain.attn'));
+    g2.append('text').attr('x', 8).attr('y', 100).attr('class', 'fig-label').text(t('ch.fig.chain.attn'));
     const y0 = 230;
     for (let i = 0; i < T; i++)
       for (let j = 0; j < T; j++) {

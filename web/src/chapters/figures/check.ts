@@ -18,7 +18,7 @@ export const checkFigure = defineFigure({
     const out = d.stages.find((s) => s.name === 'output')!;
     const scale = divergingScale(maxAbs(out.engine.data));
     const c = cellFor(host, 2 * out.engine.shape[1], 40);
-    matrix(host, 'check-engine', `${t('fig.check.title', { name: 'output' })} — engine`, out.engine, scale, { cell: c });
-    matrix(host, 'check-plain', `${t('fig.check.title', { name: 'output' })} — JavaScript`, out.plain, scale, { cell: c });
+    matrix(host, 'check-engine', `${t('ch.fig.check.title', { name: 'output' })} — engine`, out.engine, scale, { cell: c });
+    matrix(host, 'check-plain', `${t('ch.fig.check.title', { name: 'output' })} — JavaScript`, out.plain, scale, { cell: c });
   },
 });

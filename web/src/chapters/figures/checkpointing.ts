@@ -18,16 +18,16 @@ export const checkpointingFigure = defineFigure({
     const mib = (b: number) => b / 2 ** 20;
     const x = d3.scaleBand().domain(d.rows.map((r) => String(r.layers))).range([m.left, w - m.right]).padding(0.25);
     const y = d3.scaleLinear().domain([0, mib(Math.max(...d.rows.map((r) => r.full)))]).nice().range([h - m.bottom, m.top]);
-    const title = t('fig.ckpt.title', { T: d.seqLen, B: d.batch, C: d.dModel });
+    const title = t('ch.fig.checkpointing.title', { T: d.seqLen, B: d.batch, C: d.dModel });
     const fig = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'checkpointing');
     fig.append('figcaption').attr('class', 'matrix-title').append('span').attr('class', 't').text(title);
     const svg = fig.append('svg').attr('width', w).attr('height', h).attr('role', 'img').attr('aria-label', `${title}: ${d.rows.map((r) => `${r.layers}: ${fmt(mib(r.full), 2)} / ${fmt(mib(r.checkpointed), 2)} MiB`).join('; ')}`);
     svg.append('g').attr('transform', `translate(0,${h - m.bottom})`).call(d3.axisBottom(x));
     svg.append('g').attr('transform', `translate(${m.left},0)`).call(d3.axisLeft(y).ticks(5));
-    svg.append('text').attr('x', (m.left + w) / 2).attr('y', h - 4).attr('text-anchor', 'middle').attr('class', 'fig-label').text(t('fig.ckpt.layers'));
+    svg.append('text').attr('x', (m.left + w) / 2).attr('y', h - 4).attr('text-anchor', 'middle').attr('class', 'fig-label').text(t('ch.fig.checkpointing.layers'));
     svg.append('text').attr('transform', `translate(12,${(h - m.bottom + m.top) / 2}) rotate(-90)`).attr('text-anchor', 'middle').attr('class', 'fig-label').text('MiB');
     const bw = x.bandwidth() / 2;
-    const kinds = [['full', HEAD_COLORS[2], t('fig.ckpt.without')], ['checkpointed', HEAD_COLORS[0], t('fig.ckpt.with')]] as const;
+    const kinds = [['full', HEAD_COLORS[2], t('ch.fig.checkpointing.without')], ['checkpointed', HEAD_COLORS[0], t('ch.fig.checkpointing.with')]] as const;
     for (const r of d.rows)
       kinds.forEach(([k, color], i) => {
         svg.append('rect').attr('x', x(String(r.layers))! + i * bw).attr('width', bw - 1).attr('y', y(mib(r[k]))).attr('height', y(0) - y(mib(r[k])))
@@ -39,6 +39,6 @@ export const checkpointingFigure = defineFigure({
     });
     figureExport(fig.node()!, svg.node()!, 'attnlab-checkpointing');
     const last = d.rows[d.rows.length - 1];
-    note(host, t('fig.ckpt.note', { L: last.layers, full: fmt(mib(last.full), 2), kept: fmt(mib(last.checkpointed), 2), x: (last.full / last.checkpointed).toFixed(1) }));
+    note(host, t('ch.fig.checkpointing.note', { L: last.layers, full: fmt(mib(last.full), 2), kept: fmt(mib(last.checkpointed), 2), x: (last.full / last.checkpointed).toFixed(1) }));
   },
 });

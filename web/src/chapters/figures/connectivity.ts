@@ -16,11 +16,11 @@ export const connectivityFigure = defineFigure({
     const i = Math.floor(T / 2);
     const w = Math.min(620, Math.max(300, host.clientWidth || 600));
     const xs = (k: number) => 24 + (k * (w - 48)) / (T - 1);
-    const svg = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'connectivity').append('svg').attr('width', w).attr('height', 260).attr('role', 'img').attr('aria-label', t('fig.conn.title', { i }));
+    const svg = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'connectivity').append('svg').attr('width', w).attr('height', 260).attr('role', 'img').attr('aria-label', t('ch.fig.connectivity.title', { i }));
     const rows: [Key, (j: number) => number][] = [
-      ['fig.conn.conv', (j) => (Math.abs(j - i) <= 1 ? 1 : 0)],
-      ['fig.conn.rnn', (j) => (j === i - 1 ? 1 : 0)],
-      ['fig.conn.attn', (j) => weights.data[i * T + j]],
+      ['ch.fig.connectivity.conv', (j) => (Math.abs(j - i) <= 1 ? 1 : 0)],
+      ['ch.fig.connectivity.rnn', (j) => (j === i - 1 ? 1 : 0)],
+      ['ch.fig.connectivity.attn', (j) => weights.data[i * T + j]],
     ];
     rows.forEach(([label, weight], r) => {
       const y = 60 + r * 80;
@@ -32,6 +32,6 @@ export const connectivityFigure = defineFigure({
       }
       svg.append('circle').attr('cx', xs(i)).attr('cy', y - 22).attr('r', 5).attr('class', 'node out');
     });
-    note(host, t('fig.conn.title', { i }));
+    note(host, t('ch.fig.connectivity.title', { i }));
   },
 });

@@ -10,7 +10,7 @@ import { defineFigure } from './figure';
 
 export const dkFigure = defineFigure({
   id: 'dk',
-  controls: [{ name: 'dk', label: 'fig.dk.slider', values: [4, 16, 64, 128, 256, 512], value: 64 }],
+  controls: [{ name: 'dk', label: 'ch.fig.dk.slider', values: [4, 16, 64, 128, 256, 512], value: 64 }],
   request: (v) => ({ figure: 'dk', dk: Number(v('dk')), T: 12, seed: 7 }),
   draw(host, d) {
     const bins = (s: Tensor, lo: number, hi: number) => {
@@ -23,19 +23,19 @@ export const dkFigure = defineFigure({
     const cell = document.createElement('div');
     cell.className = 'fig-cell';
     host.appendChild(cell);
-    renderHistogram(cell, 'dk', `${t('fig.dk.title', { dk: d.dk })} — ${t('fig.dk.hist')}`, [
-      { label: t('fig.dk.unscaled'), color: HEAD_COLORS[2], bins: bins(d.unscaledScores, -m, m) },
-      { label: t('fig.dk.scaled'), color: HEAD_COLORS[0], bins: bins(d.scaledScores, -m, m) },
+    renderHistogram(cell, 'dk', `${t('ch.fig.dk.title', { dk: d.dk })} — ${t('ch.fig.dk.hist')}`, [
+      { label: t('ch.fig.dk.unscaled'), color: HEAD_COLORS[2], bins: bins(d.unscaledScores, -m, m) },
+      { label: t('ch.fig.dk.scaled'), color: HEAD_COLORS[0], bins: bins(d.scaledScores, -m, m) },
     ], [-m, m], Math.min(420, Math.max(280, host.clientWidth - 20)), 170);
     figureExport(cell, cell.querySelector<SVGSVGElement>('svg')!, 'attnlab-dk-hist');
     const tb = document.createElement('table');
     tb.className = 'fig-stats';
     tb.dataset.stats = 'dk';
-    const row = (k: keyof typeof d.stats) => `<tr data-row="${k}"><th>${t(k === 'scaled' ? 'fig.dk.scaled' : 'fig.dk.unscaled')}</th><td data-v="scoreStd">${fmt(d.stats[k].scoreStd)}</td><td data-v="entropy">${fmt(d.stats[k].entropy)}</td><td data-v="gradNorm">${d.stats[k].gradNorm.toExponential(2)}</td></tr>`;
-    tb.innerHTML = `<thead><tr><th></th><th>${t('fig.dk.std')}</th><th>${t('fig.dk.entropy')}</th><th>${t('fig.dk.grad')}</th></tr></thead><tbody>${row('scaled')}${row('unscaled')}</tbody>`;
+    const row = (k: keyof typeof d.stats) => `<tr data-row="${k}"><th>${t(k === 'scaled' ? 'ch.fig.dk.scaled' : 'ch.fig.dk.unscaled')}</th><td data-v="scoreStd">${fmt(d.stats[k].scoreStd)}</td><td data-v="entropy">${fmt(d.stats[k].entropy)}</td><td data-v="gradNorm">${d.stats[k].gradNorm.toExponential(2)}</td></tr>`;
+    tb.innerHTML = `<thead><tr><th></th><th>${t('ch.fig.dk.std')}</th><th>${t('ch.fig.dk.entropy')}</th><th>${t('ch.fig.dk.grad')}</th></tr></thead><tbody>${row('scaled')}${row('unscaled')}</tbody>`;
     host.appendChild(tb);
     const T = d.scaledWeights.shape[0];
-    matrix(host, 'dk-weights-scaled', t('fig.dk.weightsScaled'), d.scaledWeights, sequentialScale(1), { cell: cellFor(host, 2 * T, 26) });
-    matrix(host, 'dk-weights-unscaled', t('fig.dk.weightsUnscaled'), d.unscaledWeights, sequentialScale(1), { cell: cellFor(host, 2 * T, 26) });
+    matrix(host, 'dk-weights-scaled', t('ch.fig.dk.weightsScaled'), d.scaledWeights, sequentialScale(1), { cell: cellFor(host, 2 * T, 26) });
+    matrix(host, 'dk-weights-unscaled', t('ch.fig.dk.weightsUnscaled'), d.unscaledWeights, sequentialScale(1), { cell: cellFor(host, 2 * T, 26) });
   },
 });

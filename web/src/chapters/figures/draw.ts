@@ -77,7 +77,7 @@ function drawMatrix(cell: HTMLElement, name: string, title: string, data: Tensor
 }
 
 /** The SVG / PNG export buttons of a drawing. */
-export const figureExport = (host: HTMLElement, svg: SVGSVGElement, file: string) => exportButtons(host, () => svg, file, { svg: t('fig.export.svg'), png: t('fig.export.png') });
+export const figureExport = (host: HTMLElement, svg: SVGSVGElement, file: string) => exportButtons(host, () => svg, file, { svg: t('ch.export.svg'), png: t('ch.export.png') });
 
 /** A line of text under the figure; attrs become data-* attributes (tests read the exact numbers). */
 export function note(host: HTMLElement, text: string, attrs: Record<string, string | number> = {}) {

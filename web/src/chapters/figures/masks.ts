@@ -13,9 +13,9 @@ export const masksFigure = defineFigure({
     const T = d.causal.shape[0];
     const s = divergingScale(maxAbs(d.causal.data, d.padding.data));
     const c = cellFor(host, 2 * T, 40);
-    matrix(host, 'mask-causal', t('fig.masks.causal'), d.causal, s, { cell: c });
-    matrix(host, 'mask-padding', t('fig.masks.padding', { pad: 2 }), d.padding, s, { cell: c });
-    matrix(host, 'mask-both', t('fig.masks.both'), d.both, s, { cell: c });
-    matrix(host, 'mask-weights', t('fig.masks.weights'), d.weightsBoth, sequentialScale(1), { cell: c });
+    matrix(host, 'mask-causal', t('ch.fig.masks.causal'), d.causal, s, { cell: c });
+    matrix(host, 'mask-padding', t('ch.fig.masks.padding', { pad: 2 }), d.padding, s, { cell: c });
+    matrix(host, 'mask-both', t('ch.fig.masks.both'), d.both, s, { cell: c });
+    matrix(host, 'mask-weights', t('ch.fig.masks.weights'), d.weightsBoth, sequentialScale(1), { cell: c });
   },
 });

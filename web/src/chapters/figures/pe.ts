@@ -10,7 +10,7 @@ export const peFigure = defineFigure({
   request: () => ({ figure: 'pe', T: 24, C: 16 }),
   draw(host, d) {
     const [T, C] = d.table.shape;
-    matrix(host, 'pe-table', t('fig.pe.table'), d.table, divergingScale(1), { cell: cellFor(host, C + T, 18) });
-    matrix(host, 'pe-sim', t('fig.pe.sim'), d.similarity, divergingScale(maxAbs(d.similarity.data)), { cell: cellFor(host, C + T, 18) });
+    matrix(host, 'pe-table', t('ch.fig.pe.table'), d.table, divergingScale(1), { cell: cellFor(host, C + T, 18) });
+    matrix(host, 'pe-sim', t('ch.fig.pe.sim'), d.similarity, divergingScale(maxAbs(d.similarity.data)), { cell: cellFor(host, C + T, 18) });
   },
 });

@@ -10,16 +10,16 @@ const WORDS_EN = ['I', 'love', 'you'];
 
 export const permutationFigure = defineFigure({
   id: 'permutation',
-  controls: [{ name: 'pos', label: 'fig.perm.pos', values: ['none', 'sinusoidal', 'rope'], value: 'none' }],
+  controls: [{ name: 'pos', label: 'ch.fig.permutation.pos', values: ['none', 'sinusoidal', 'rope'], value: 'none' }],
   request: (v) => ({ figure: 'permutation', T: 3, C: 8, seed: 11, perm: [2, 1, 0], positional: v('pos') as PermutationRequest['positional'] }),
   draw(host, d, v) {
     const scale = divergingScale(maxAbs(d.permutedY.data, d.yOfPermuted.data));
     const words = [2, 1, 0].map((i) => WORDS_EN[i]);
     const C = d.y.shape[1];
-    note(host, t('fig.perm.title', { perm: '“I love you” → “you love I”' }));
-    matrix(host, 'perm-y', t('fig.perm.y'), d.permutedY, scale, { rowLabels: words, cell: cellFor(host, 2 * C, 30) });
-    matrix(host, 'perm-yp', t('fig.perm.yp'), d.yOfPermuted, scale, { rowLabels: words, cell: cellFor(host, 2 * C, 30) });
+    note(host, t('ch.fig.permutation.title', { perm: '“I love you” → “you love I”' }));
+    matrix(host, 'perm-y', t('ch.fig.permutation.y'), d.permutedY, scale, { rowLabels: words, cell: cellFor(host, 2 * C, 30) });
+    matrix(host, 'perm-yp', t('ch.fig.permutation.yp'), d.yOfPermuted, scale, { rowLabels: words, cell: cellFor(host, 2 * C, 30) });
     const equal = d.maxDiff < 1e-5;
-    note(host, `${t('ch.maxDiff', { v: d.maxDiff.toExponential(2) })} (${v('pos')}) — ${t(equal ? 'fig.perm.equal' : 'fig.perm.differ')}`, { maxDiff: d.maxDiff });
+    note(host, `${t('ch.maxDiff', { v: d.maxDiff.toExponential(2) })} (${v('pos')}) — ${t(equal ? 'ch.fig.permutation.equal' : 'ch.fig.permutation.differ')}`, { maxDiff: d.maxDiff });
   },
 });

@@ -15,10 +15,10 @@ export const reshapeFigure = defineFigure({
     const D = C / H;
     const scale = divergingScale(maxAbs(d.q.data));
     const tok = range(T, (i) => `t${i}`);
-    matrix(host, 'reshape-q', t('fig.reshape.q'), d.q, scale, { rowLabels: tok, colBands: range(C, (j) => HEAD_COLORS[Math.floor(j / D)]), cell: cellFor(host, C, 40) });
-    for (let h = 0; h < H; h++) matrix(host, `reshape-right-${h}`, t('fig.reshape.right', { h }), d.right[h], scale, { rowLabels: tok, cell: cellFor(host, 2 * D, 40) });
+    matrix(host, 'reshape-q', t('ch.fig.reshape.q'), d.q, scale, { rowLabels: tok, colBands: range(C, (j) => HEAD_COLORS[Math.floor(j / D)]), cell: cellFor(host, C, 40) });
+    for (let h = 0; h < H; h++) matrix(host, `reshape-right-${h}`, t('ch.fig.reshape.right', { h }), d.right[h], scale, { rowLabels: tok, cell: cellFor(host, 2 * D, 40) });
     for (let h = 0; h < H; h++) {
-      matrix(host, `reshape-wrong-${h}`, `${t('fig.reshape.wrong', { h })} — ${t('fig.reshape.rows', { tokens: d.wrongTokens[h].map((x) => `t${x}`).join(', ') })}`, d.wrong[h], scale, { rowLabels: range(T, (i) => `t${d.wrongTokens[h][i]}`), cell: cellFor(host, 2 * D, 40) });
+      matrix(host, `reshape-wrong-${h}`, `${t('ch.fig.reshape.wrong', { h })} — ${t('ch.fig.reshape.rows', { tokens: d.wrongTokens[h].map((x) => `t${x}`).join(', ') })}`, d.wrong[h], scale, { rowLabels: range(T, (i) => `t${d.wrongTokens[h][i]}`), cell: cellFor(host, 2 * D, 40) });
     }
   },
 });

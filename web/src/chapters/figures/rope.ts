@@ -11,7 +11,7 @@ export const ropeFigure = defineFigure({
   request: () => ({ figure: 'rope', T: 10, C: 8, seed: 2 }),
   draw(host, d) {
     const T = d.scores.shape[0];
-    matrix(host, 'rope-scores', t('fig.rope.title'), d.scores, divergingScale(maxAbs(d.scores.data)), { cell: cellFor(host, T, 34), rowLabels: range(T, (i) => `m=${i}`), colLabels: range(T, (i) => `n=${i}`) });
-    note(host, t('fig.rope.note', { v: d.diagonalSpread.toExponential(2) }), { spread: d.diagonalSpread });
+    matrix(host, 'rope-scores', t('ch.fig.rope.title'), d.scores, divergingScale(maxAbs(d.scores.data)), { cell: cellFor(host, T, 34), rowLabels: range(T, (i) => `m=${i}`), colLabels: range(T, (i) => `n=${i}`) });
+    note(host, t('ch.fig.rope.note', { v: d.diagonalSpread.toExponential(2) }), { spread: d.diagonalSpread });
   },
 });

@@ -11,8 +11,8 @@ import type { VisionRequest } from './vision.compute';
 export const visionFigure = defineFigure({
   id: 'vision',
   controls: [
-    { name: 'arch', label: 'fig.vision.arch', values: ['swin', 'vit'], value: 'swin' },
-    { name: 'layer', label: 'fig.vision.layer', values: [0, 1], value: 1 },
+    { name: 'arch', label: 'ch.fig.vision.arch', values: ['swin', 'vit'], value: 'swin' },
+    { name: 'layer', label: 'ch.fig.vision.layer', values: [0, 1], value: 1 },
   ],
   request: (v) => ({ figure: 'vision', arch: v('arch') as VisionRequest['arch'], layer: Number(v('layer')), seed: 3 }),
   draw(host, d) {
@@ -25,8 +25,8 @@ export const visionFigure = defineFigure({
     const px = Math.max(8, Math.min(22, Math.floor((Math.min(host.clientWidth || 600, 640) - 40) / (2 * S))));
     const size = S * px;
     const fig = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', 'vision');
-    fig.append('figcaption').attr('class', 'matrix-title').append('span').attr('class', 't').text(t('fig.vision.title', { grid: L.grid, windows: nW, shift: L.shift }));
-    const svg = fig.append('svg').attr('width', 2 * size + 30).attr('height', size + 4).attr('role', 'img').attr('aria-label', t('fig.vision.title', { grid: L.grid, windows: nW, shift: L.shift }));
+    fig.append('figcaption').attr('class', 'matrix-title').append('span').attr('class', 't').text(t('ch.fig.vision.title', { grid: L.grid, windows: nW, shift: L.shift }));
+    const svg = fig.append('svg').attr('width', 2 * size + 30).attr('height', size + 4).attr('role', 'img').attr('aria-label', t('ch.fig.vision.title', { grid: L.grid, windows: nW, shift: L.shift }));
     const gray = d3.scaleLinear<string>().domain([Math.min(...d.image.data), Math.max(...d.image.data)]).range(['#111', '#eee']);
     const patchAt = (w: number, n: number) => {
       const wy = Math.floor(w / L.windowsPerSide), wx = w % L.windowsPerSide;
@@ -56,6 +56,6 @@ export const visionFigure = defineFigure({
       }
     }
     figureExport(fig.node()!, svg.node()!, 'attnlab-vision');
-    note(host, t('fig.vision.note'));
+    note(host, t('ch.fig.vision.note'));
   },
 });

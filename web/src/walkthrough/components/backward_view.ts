@@ -70,5 +70,5 @@ function drawRows(host: HTMLElement, p: BackwardProps, from: number, later: (dra
     });
   }
   const legends = section(host, 'legend', 'legends');
-  renderLegend(legends, divergingScale(1), tr('fig.grad.legend'), 'grad');
+  renderLegend(legends, divergingScale(1), tr('walk.fig.grad.legend'), 'grad');
 }

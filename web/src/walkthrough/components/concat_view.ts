@@ -61,7 +61,7 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
       .attr('x', (D * u) / 2)
       .attr('y', layer === 'split' ? -6 : (T * u) / 2 + 4)
       .attr('text-anchor', 'middle')
-      .text((h) => (layer === 'split' ? tr('step.heads.caption', { h }) : `h${h}`));
+      .text((h) => (layer === 'split' ? tr('walk.step.heads.caption', { h }) : `h${h}`));
     if (layer === 'joined') {
       if (p.joined) blocks.transition().duration(800).delay((h) => h * 120).attr('transform', together);
       else blocks.interrupt().attr('transform', apart);
@@ -78,8 +78,8 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
   const mat = section(host, 'concat-mat');
   renderMatrix(mat, {
     name: 'concat',
-    title: tr('fig.concat'),
-    caption: shape('T', 'C') + ' = ' + shape(T, C) + ' · ' + tr('fig.concatColour'),
+    title: tr('walk.fig.concat'),
+    caption: shape('T', 'C') + ' = ' + shape(T, C) + ' · ' + tr('walk.fig.concatColour'),
     data: p.concat,
     scale: divergingScale(maxAbs(p.concat.data)),
     cell: p.cell,
@@ -87,5 +87,5 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
     colLabels: idx(C, 'c'),
     colBands: d3.range(C).map((c) => HEAD_COLORS[Math.floor(c / D) % HEAD_COLORS.length]),
   });
-  renderLegend(section(host, 'legend', 'legends'), divergingScale(maxAbs(p.concat.data)), tr('fig.legend.value'), 'concat');
+  renderLegend(section(host, 'legend', 'legends'), divergingScale(maxAbs(p.concat.data)), tr('walk.fig.legend.value'), 'concat');
 }

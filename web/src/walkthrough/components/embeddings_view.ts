@@ -24,13 +24,13 @@ export function renderEmbeddings(host: HTMLElement, p: EmbeddingsProps) {
   const common = { scale, cell: p.cell, colLabels: idx(C, 'c'), highlightRows: p.highlightRow == null ? [] : [p.highlightRow] };
   if (!p.positions) {
     // Nothing is added: what attention reads (the engine's stage x) is the token vectors themselves.
-    renderMatrix(row, { name: 'x', title: tr('fig.xTokenVectors'), caption: shape('T', 'C') + ' = ' + shape(T, C), data: p.x, rowLabels: p.tokens, ...common });
+    renderMatrix(row, { name: 'x', title: tr('walk.fig.xTokenVectors'), caption: shape('T', 'C') + ' = ' + shape(T, C), data: p.x, rowLabels: p.tokens, ...common });
   } else {
-    renderMatrix(row, { name: 'embeddings', title: tr('fig.tokenVectorsE'), caption: shape('T', 'C') + ' = ' + shape(T, C), data: p.embeddings, rowLabels: p.tokens, ...common });
+    renderMatrix(row, { name: 'embeddings', title: tr('walk.fig.tokenVectorsE'), caption: shape('T', 'C') + ' = ' + shape(T, C), data: p.embeddings, rowLabels: p.tokens, ...common });
     operator(row, '+', 'plus');
-    renderMatrix(row, { name: 'positions', title: tr('fig.positionsP'), caption: shape(T, C), data: p.positions, rowLabels: idx(T, 'pos '), ...common });
+    renderMatrix(row, { name: 'positions', title: tr('walk.fig.positionsP'), caption: shape(T, C), data: p.positions, rowLabels: idx(T, 'pos '), ...common });
     operator(row, '=', 'eq');
     renderMatrix(row, { name: 'x', title: 'x = E + P', caption: shape(T, C), data: p.x, rowLabels: p.tokens, ...common });
   }
-  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.signed'), 'emb');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('walk.fig.legend.signed'), 'emb');
 }

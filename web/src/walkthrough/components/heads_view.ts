@@ -28,7 +28,7 @@ export function renderHeads(host: HTMLElement, p: HeadsProps) {
     const box = section(row, `kv-group-${g}`, 'kv-group');
     box.dataset.kvHead = String(g);
     const label = section(box, 'kv-label', 'kv-label');
-    label.textContent = tr('fig.kvShared', { g, heads: members.join(', ') });
+    label.textContent = tr('walk.fig.kvShared', { g, heads: members.join(', ') });
     return box;
   };
   p.weights.forEach((w, h) => {
@@ -36,7 +36,7 @@ export function renderHeads(host: HTMLElement, p: HeadsProps) {
     wrap.style.setProperty('--head', HEAD_COLORS[h % HEAD_COLORS.length]);
     renderMatrix(wrap, {
       name: `heads-weights-h${h}`,
-      title: tr('step.heads.caption', { h }),
+      title: tr('walk.step.heads.caption', { h }),
       caption: p.kvOf.length > 1 && new Set(p.kvOf).size < p.kvOf.length ? `reads K/V head ${p.kvOf[h]}` : '',
       data: w,
       scale,
@@ -45,5 +45,5 @@ export function renderHeads(host: HTMLElement, p: HeadsProps) {
       colLabels: p.keyTokens,
     });
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.weight'), 'heads');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('walk.fig.legend.weight'), 'heads');
 }

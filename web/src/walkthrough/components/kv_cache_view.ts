@@ -29,7 +29,7 @@ export function renderKvCache(host: HTMLElement, p: KvCacheProps) {
   const row = section(host, 'kv-row');
   renderMatrix(row, {
     name: 'kv-k',
-    title: `${tr('fig.kv.cache')} ${p.headLabel}`,
+    title: `${tr('walk.fig.kv.cache')} ${p.headLabel}`,
     caption: shape('t+1', 'D') + ' = ' + shape(p.t + 1, D),
     data: p.k,
     scale: divergingScale(maxAbs(p.k.data)),
@@ -43,7 +43,7 @@ export function renderKvCache(host: HTMLElement, p: KvCacheProps) {
   const w = step.weights[p.head];
   renderMatrix(row, {
     name: 'kv-weights',
-    title: tr('fig.kv.query', { t: p.t, token: p.tokens[p.t] }),
+    title: tr('walk.fig.kv.query', { t: p.t, token: p.tokens[p.t] }),
     caption: shape(1, p.t + 1),
     data: w,
     scale: sequentialScale(1),
@@ -54,8 +54,8 @@ export function renderKvCache(host: HTMLElement, p: KvCacheProps) {
   const cost = section(host, 'kv-cost', 'kv-cost');
   const maxMacs = Math.max(...p.steps.map((s) => s.macsRecompute));
   cost.innerHTML =
-    `<p class="note">${tr('fig.kv.sizes', { full: step.cacheFloats, rows: step.cacheLength, linear: p.linear[p.t].cacheFloats })}</p>` +
-    `<table class="kv-table"><thead><tr><th>t</th><th>${tr('fig.kv.cached')}</th><th>${tr('fig.kv.recompute')}</th><th>${tr('fig.kv.linearCost')}</th></tr></thead><tbody>` +
+    `<p class="note">${tr('walk.fig.kv.sizes', { full: step.cacheFloats, rows: step.cacheLength, linear: p.linear[p.t].cacheFloats })}</p>` +
+    `<table class="kv-table"><thead><tr><th>t</th><th>${tr('walk.fig.kv.cached')}</th><th>${tr('walk.fig.kv.recompute')}</th><th>${tr('walk.fig.kv.linearCost')}</th></tr></thead><tbody>` +
     p.steps
       .slice(0, p.t + 1)
       .map(

@@ -21,11 +21,11 @@ export function renderMask(host: HTMLElement, p: MaskProps) {
   const scale = divergingScale(maxAbs(p.scaled.data));
   const isMasked = (i: number, j: number) => p.masked.data[i * S + j] === -Infinity;
   const row = section(host, 'mask');
-  renderMatrix(row, { name: 'mask-scaled', title: tr('fig.scaled'), caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
+  renderMatrix(row, { name: 'mask-scaled', title: tr('walk.fig.scaled'), caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
   operator(row, '→', 'arrow');
   renderMatrix(row, {
     name: 'masked',
-    title: tr('fig.masked'),
+    title: tr('ui.masked'),
     caption: shape(T, S),
     data: p.masked,
     scale,
@@ -35,5 +35,5 @@ export function renderMask(host: HTMLElement, p: MaskProps) {
     masked: isMasked,
     pending: (i) => i >= p.rowsShown,
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.masked'), 'mask');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('walk.fig.legend.masked'), 'mask');
 }

@@ -19,14 +19,14 @@ export interface NormalizersProps {
 
 export function renderNormalizers(host: HTMLElement, p: NormalizersProps) {
   const title = section(host, 'norm-title', 'note');
-  title.textContent = tr('fig.norm.title');
+  title.textContent = tr('walk.fig.norm.title');
   const row = section(host, 'normalizers');
   const max = Math.max(1, ...(['softmax', 'sigmoid', 'relu'] as const).flatMap((n) => Array.from(p.weights[n].data).filter(Number.isFinite)));
   for (const n of ['softmax', 'sigmoid', 'relu'] as const) {
     const w = p.weights[n];
     renderMatrix(row, {
       name: `norm-${n}`,
-      title: tr(`fig.norm.${n}`) + (n === p.current ? ' ✓' : ''),
+      title: tr(`walk.fig.norm.${n}`) + (n === p.current ? ' ✓' : ''),
       caption: shape(w.shape[0], w.shape[1]),
       data: w,
       scale: sequentialScale(max),

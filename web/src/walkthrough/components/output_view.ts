@@ -22,13 +22,13 @@ export function renderOutput(host: HTMLElement, p: OutputProps) {
   const scale = divergingScale(maxAbs(p.concat.data, p.woT.data, p.output.data));
   const hi = p.activeRow == null ? [] : [p.activeRow];
   const row = section(host, 'output');
-  renderMatrix(row, { name: 'out-concat', title: tr('fig.concat'), caption: shape(T, C), data: p.concat, scale, cell: p.cell, rowLabels: p.tokens, highlightRows: hi });
+  renderMatrix(row, { name: 'out-concat', title: tr('walk.fig.concat'), caption: shape(T, C), data: p.concat, scale, cell: p.cell, rowLabels: p.tokens, highlightRows: hi });
   operator(row, '×', 'times');
   renderMatrix(row, { name: 'out-w', title: 'W_Oᵀ', caption: shape(C, C), data: p.woT, scale, cell: p.cell, rowLabels: idx(C, 'c'), colLabels: idx(C, 'c') });
   operator(row, '=', 'eq');
   renderMatrix(row, {
     name: 'output',
-    title: tr('fig.output'),
+    title: tr('walk.fig.output'),
     caption: shape('T', 'C') + ' = ' + shape(T, C),
     data: p.output,
     scale,
@@ -39,8 +39,8 @@ export function renderOutput(host: HTMLElement, p: OutputProps) {
     pending: p.activeRow == null ? undefined : (i) => i > (p.activeRow as number),
     detail: (i, j, v) => {
       const t = p.terms(i, j);
-      return `<div class="terms">Σ<sub>c</sub> concat[i][c]·W_Oᵀ[c][j] = ${t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ')}</div><div class="muted">${tr('fig.tt.sum')} ${(t.sum + t.bias).toPrecision(7)} · ${tr('fig.tt.engine')} ${exactFloat32(v)}</div>`;
+      return `<div class="terms">Σ<sub>c</sub> concat[i][c]·W_Oᵀ[c][j] = ${t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ')}</div><div class="muted">${tr('walk.fig.tt.sum')} ${(t.sum + t.bias).toPrecision(7)} · ${tr('walk.fig.tt.engine')} ${exactFloat32(v)}</div>`;
     },
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.value'), 'output');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('walk.fig.legend.value'), 'output');
 }

@@ -39,7 +39,7 @@ export interface ProjectionProps {
 
 function termsHtml(t: { terms: number[]; sum: number; bias: number }, v: number) {
   const list = t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ');
-  return `<div class="terms">Σ<sub>c</sub> x[i][c]·Wᵀ[c][j] = ${list}${t.bias ? ` + ${tr('fig.tt.bias')} ${exactFloat32(t.bias)}` : ''}</div><div class="muted">${tr('fig.tt.sum')} ${(t.sum + t.bias).toPrecision(7)} · ${tr('fig.tt.engine')} ${exactFloat32(v)}</div>`;
+  return `<div class="terms">Σ<sub>c</sub> x[i][c]·Wᵀ[c][j] = ${list}${t.bias ? ` + ${tr('walk.fig.tt.bias')} ${exactFloat32(t.bias)}` : ''}</div><div class="muted">${tr('walk.fig.tt.sum')} ${(t.sum + t.bias).toPrecision(7)} · ${tr('walk.fig.tt.engine')} ${exactFloat32(v)}</div>`;
 }
 
 export function renderProjections(host: HTMLElement, p: ProjectionProps) {
@@ -87,5 +87,5 @@ export function renderProjections(host: HTMLElement, p: ProjectionProps) {
       detail: (i, j, v) => termsHtml(r.terms(i, j), v),
     });
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.signed'), 'proj');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('walk.fig.legend.signed'), 'proj');
 }

@@ -31,14 +31,14 @@ export function renderScaling(host: HTMLElement, p: ScalingProps) {
   const [T, S] = p.scores.shape;
   const scale = divergingScale(maxAbs(p.scores.data, p.scaled.data));
   const row = section(host, 'scaling');
-  renderMatrix(row, { name: 'scaling-scores', title: tr('fig.scoresS'), caption: shape(T, S), data: p.scores, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
+  renderMatrix(row, { name: 'scaling-scores', title: tr('walk.fig.scoresS'), caption: shape(T, S), data: p.scores, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
   operator(row, `× ${p.factorLabel} =`, 'times');
-  renderMatrix(row, { name: 'scaled', title: p.wouldBe ? tr('fig.scaledOff') : tr('fig.scaled'), caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
+  renderMatrix(row, { name: 'scaled', title: p.wouldBe ? tr('walk.fig.scaledOff') : tr('walk.fig.scaled'), caption: shape(T, S), data: p.scaled, scale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens });
   if (p.wouldBe) {
     operator(row, `with × ${p.wouldBe.factorLabel} it would be`, 'would-be');
     renderMatrix(row, {
       name: 'scaled-would-be',
-      title: tr('fig.scaledIfOn'),
+      title: tr('walk.fig.scaledIfOn'),
       caption: shape(T, S),
       data: p.wouldBe.scaled,
       scale,
@@ -48,16 +48,16 @@ export function renderScaling(host: HTMLElement, p: ScalingProps) {
     });
   }
   const stats = section(host, 'scaling-stats');
-  renderHistogram(stats, 'scores', tr('fig.histTitle'), p.hist.series, p.hist.domain);
+  renderHistogram(stats, 'scores', tr('walk.fig.histTitle'), p.hist.series, p.hist.domain);
   renderMatrix(stats, {
     name: 'entropy',
-    title: tr('fig.entropy'),
-    caption: tr('fig.entropyMax', { max: p.maxEntropy.toFixed(2) }),
+    title: tr('walk.fig.entropy'),
+    caption: tr('walk.fig.entropyMax', { max: p.maxEntropy.toFixed(2) }),
     data: p.entropy,
     scale: sequentialScale(p.maxEntropy),
     cell: Math.max(p.cell, 40),
     rowLabels: p.tokens,
     colLabels: p.entropyLabels,
   });
-  renderLegend(section(host, 'legend', 'legends'), scale, tr('fig.legend.score'), 'scaling');
+  renderLegend(section(host, 'legend', 'legends'), scale, tr('walk.fig.legend.score'), 'scaling');
 }

@@ -37,7 +37,7 @@ export function renderScores(host: HTMLElement, p: ScoresProps) {
   operator(row, '=', 'eq');
   renderMatrix(row, {
     name: 'scores',
-    title: tr('fig.scoresS'),
+    title: tr('walk.fig.scoresS'),
     caption: shape('T', 'S') + ' = ' + shape(T, S),
     data: p.scores,
     scale: sScale,
@@ -49,10 +49,10 @@ export function renderScores(host: HTMLElement, p: ScoresProps) {
     onHover: p.onHover,
     detail: (i, j, v) => {
       const t = p.terms(i, j);
-      return `<div class="terms">q<sub>${i}</sub>·k<sub>${j}</sub> = ${t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ')}</div><div class="muted">${tr('fig.tt.sum')} ${t.sum.toPrecision(7)} · ${tr('fig.tt.engine')} ${exactFloat32(v)}</div>`;
+      return `<div class="terms">q<sub>${i}</sub>·k<sub>${j}</sub> = ${t.terms.map((x) => exactFloat32(Math.fround(x))).join(' + ')}</div><div class="muted">${tr('walk.fig.tt.sum')} ${t.sum.toPrecision(7)} · ${tr('walk.fig.tt.engine')} ${exactFloat32(v)}</div>`;
     },
   });
   const legends = section(host, 'legend', 'legends');
-  renderLegend(legends, vecScale, tr('fig.legend.qk'), 'qk');
-  renderLegend(legends, sScale, tr('fig.legend.score'), 'scores');
+  renderLegend(legends, vecScale, tr('walk.fig.legend.qk'), 'qk');
+  renderLegend(legends, sScale, tr('walk.fig.legend.score'), 'scores');
 }

@@ -24,11 +24,11 @@ export function renderSoftmax(host: HTMLElement, p: SoftmaxProps) {
   const isMasked = (i: number, j: number) => p.masked.data[i * S + j] === -Infinity;
   const hi = p.activeRow == null ? [] : [p.activeRow];
   const row = section(host, 'softmax');
-  renderMatrix(row, { name: 'softmax-masked', title: tr('fig.masked'), caption: shape(T, S), data: p.masked, scale: sScale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens, masked: isMasked, highlightRows: hi });
+  renderMatrix(row, { name: 'softmax-masked', title: tr('ui.masked'), caption: shape(T, S), data: p.masked, scale: sScale, cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens, masked: isMasked, highlightRows: hi });
   operator(row, 'softmax →', 'arrow');
   renderMatrix(row, {
     name: 'weights',
-    title: tr('fig.weightsA'),
+    title: tr('walk.fig.weightsA'),
     caption: shape(T, S),
     data: p.weights,
     scale: wScale,
@@ -39,9 +39,9 @@ export function renderSoftmax(host: HTMLElement, p: SoftmaxProps) {
     highlightRows: hi,
     pending: p.activeRow == null ? undefined : (i) => i > (p.activeRow as number),
     rightLabels: p.rowSums.map((s, i) => (p.activeRow == null || i <= p.activeRow ? `Σ ${cellText(s, 3)}` : '')),
-    rightTitle: tr('fig.rowSum'),
+    rightTitle: tr('walk.fig.rowSum'),
   });
   const legends = section(host, 'legend', 'legends');
-  renderLegend(legends, sScale, tr('fig.legend.score'), 'softmax-in');
-  renderLegend(legends, wScale, tr('fig.legend.weight'), 'softmax-out');
+  renderLegend(legends, sScale, tr('walk.fig.legend.score'), 'softmax-in');
+  renderLegend(legends, wScale, tr('walk.fig.legend.weight'), 'softmax-out');
 }

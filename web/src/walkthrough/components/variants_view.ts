@@ -20,7 +20,7 @@ export interface VariantsProps {
 export function renderVariants(host: HTMLElement, p: VariantsProps) {
   const [T, S] = p.softmax.shape;
   if (p.linear) {
-    section(host, 'linear-title', 'note').textContent = tr('fig.linear.title');
+    section(host, 'linear-title', 'note').textContent = tr('walk.fig.linear.title');
     const row = section(host, 'linear');
     const D = p.linear.phiQ.shape[1];
     const phiScale = sequentialScale(maxAbs(p.linear.phiQ.data, p.linear.phiK.data) || 1);
@@ -28,16 +28,16 @@ export function renderVariants(host: HTMLElement, p: VariantsProps) {
     renderMatrix(row, { name: 'linear-phi-k', title: 'φ(k)', caption: shape(S, D), data: p.linear.phiK, scale: phiScale, cell: p.cell, rowLabels: p.keyTokens, colLabels: idx(D, 'd') });
     operator(row, '→', 'linear-arrow');
     const wScale = sequentialScale(Math.max(1e-6, ...p.linear.weights.data, ...p.softmax.data));
-    renderMatrix(row, { name: 'linear-weights', title: tr('fig.linear.weights'), caption: shape(T, S), data: p.linear.weights, scale: wScale, cell: p.cell, colLabels: p.keyTokens });
-    renderMatrix(row, { name: 'linear-softmax', title: tr('fig.norm.softmax'), caption: shape(T, S), data: p.softmax, scale: wScale, cell: p.cell, colLabels: p.keyTokens });
+    renderMatrix(row, { name: 'linear-weights', title: tr('walk.fig.linear.weights'), caption: shape(T, S), data: p.linear.weights, scale: wScale, cell: p.cell, colLabels: p.keyTokens });
+    renderMatrix(row, { name: 'linear-softmax', title: tr('walk.fig.norm.softmax'), caption: shape(T, S), data: p.softmax, scale: wScale, cell: p.cell, colLabels: p.keyTokens });
   }
   if (p.blockSparse) {
     const b = p.blockSparse;
-    section(host, 'sparse-title', 'note').textContent = tr('fig.sparse.title', { b: b.blockSize });
+    section(host, 'sparse-title', 'note').textContent = tr('walk.fig.sparse.title', { b: b.blockSize });
     const row = section(host, 'sparse');
     const hidden = (i: number, j: number) => b.masked.data[i * S + j] === -Infinity;
-    renderMatrix(row, { name: 'sparse-masked', title: tr('fig.sparse.scores'), caption: shape(T, S), data: b.masked, scale: divergingScale(maxAbs(Array.from(b.masked.data).filter(Number.isFinite)) || 1), cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens, masked: hidden });
+    renderMatrix(row, { name: 'sparse-masked', title: tr('walk.fig.sparse.scores'), caption: shape(T, S), data: b.masked, scale: divergingScale(maxAbs(Array.from(b.masked.data).filter(Number.isFinite)) || 1), cell: p.cell, rowLabels: p.tokens, colLabels: p.keyTokens, masked: hidden });
     operator(row, 'softmax →', 'sparse-arrow');
-    renderMatrix(row, { name: 'sparse-weights', title: tr('fig.sparse.weights'), caption: shape(T, S), data: b.weights, scale: sequentialScale(1), cell: p.cell, colLabels: p.keyTokens, masked: hidden });
+    renderMatrix(row, { name: 'sparse-weights', title: tr('walk.fig.sparse.weights'), caption: shape(T, S), data: b.weights, scale: sequentialScale(1), cell: p.cell, colLabels: p.keyTokens, masked: hidden });
   }
 }

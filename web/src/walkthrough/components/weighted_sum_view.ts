@@ -33,22 +33,22 @@ export function renderWeightedSum(host: HTMLElement, p: WeightedSumProps) {
   operator(row, '×', 'times');
   renderMatrix(row, { name: 'wsum-v', title: `${p.vName} ${p.headLabel}`, caption: shape('S', 'D') + ' = ' + shape(S, D), data: p.v, scale: vScale, cell: p.cell, rowLabels: p.keyTokens, colLabels: idx(D, 'd') });
   operator(row, '=', 'eq');
-  renderMatrix(row, { name: 'context', title: `${tr('fig.context')} ${p.headLabel}`, caption: shape('T', 'D') + ' = ' + shape(T, D), data: p.context, scale: vScale, cell: p.cell, rowLabels: p.tokens, colLabels: idx(D, 'd'), highlightRows: [i] });
+  renderMatrix(row, { name: 'context', title: `${tr('walk.fig.context')} ${p.headLabel}`, caption: shape('T', 'D') + ' = ' + shape(T, D), data: p.context, scale: vScale, cell: p.cell, rowLabels: p.tokens, colLabels: idx(D, 'd'), highlightRows: [i] });
   const detail = section(host, 'wsum-detail');
   renderMatrix(detail, {
     name: 'contributions',
-    title: tr('fig.recipe', { i, token: p.tokens[i] }),
-    caption: tr('fig.contributions'),
+    title: tr('walk.fig.recipe', { i, token: p.tokens[i] }),
+    caption: tr('walk.fig.contributions'),
     data: p.contributions,
     scale: vScale,
     cell: p.cell,
     rowLabels: p.keyTokens.map((t, j) => `${(p.weights.data[i * S + j] * 100).toFixed(0)}% × ${t}`),
     colLabels: idx(D, 'd'),
   });
-  operator(detail, tr('fig.sumRows'), 'sum');
+  operator(detail, tr('walk.fig.sumRows'), 'sum');
   renderMatrix(detail, {
     name: 'context-row',
-    title: tr('fig.contextRow', { i }),
+    title: tr('walk.fig.contextRow', { i }),
     caption: shape(1, D),
     data: { shape: [1, D], data: p.context.data.subarray(i * D, (i + 1) * D) },
     scale: vScale,
@@ -62,10 +62,10 @@ export function renderWeightedSum(host: HTMLElement, p: WeightedSumProps) {
   const prod = Float32Array.from(wRow, (w, j) => w * p.valueNorms[j]);
   const nScale = sequentialScale(Math.max(1e-6, ...p.valueNorms));
   const wnTitle = section(host, 'wsum-norms-title', 'wnorm-note');
-  wnTitle.textContent = tr('fig.wnorm.title', { i });
+  wnTitle.textContent = tr('walk.fig.wnorm.title', { i });
   host.insertBefore(wnTitle, wn);
-  renderMatrix(wn, { name: 'wnorm-w', title: tr('fig.wnorm.w'), caption: shape(1, S), data: { shape: [1, S], data: wRow }, scale: sequentialScale(1), cell: p.cell, rowLabels: [p.tokens[i]], colLabels: p.keyTokens, digits: 2 });
-  renderMatrix(wn, { name: 'wnorm-norm', title: tr('fig.wnorm.norm'), caption: shape(1, S), data: { shape: [1, S], data: p.valueNorms }, scale: nScale, cell: p.cell, colLabels: p.keyTokens, digits: 2 });
-  renderMatrix(wn, { name: 'wnorm-prod', title: tr('fig.wnorm.prod'), caption: shape(1, S), data: { shape: [1, S], data: prod }, scale: nScale, cell: p.cell, colLabels: p.keyTokens, digits: 2 });
-  renderLegend(section(host, 'legend', 'legends'), vScale, tr('fig.legend.value'), 'wsum');
+  renderMatrix(wn, { name: 'wnorm-w', title: tr('walk.fig.wnorm.w'), caption: shape(1, S), data: { shape: [1, S], data: wRow }, scale: sequentialScale(1), cell: p.cell, rowLabels: [p.tokens[i]], colLabels: p.keyTokens, digits: 2 });
+  renderMatrix(wn, { name: 'wnorm-norm', title: tr('walk.fig.wnorm.norm'), caption: shape(1, S), data: { shape: [1, S], data: p.valueNorms }, scale: nScale, cell: p.cell, colLabels: p.keyTokens, digits: 2 });
+  renderMatrix(wn, { name: 'wnorm-prod', title: tr('walk.fig.wnorm.prod'), caption: shape(1, S), data: { shape: [1, S], data: prod }, scale: nScale, cell: p.cell, colLabels: p.keyTokens, digits: 2 });
+  renderLegend(section(host, 'legend', 'legends'), vScale, tr('walk.fig.legend.value'), 'wsum');
 }

@@ -5,15 +5,15 @@ import type { Step } from '../step';
 
 export const tokensStep: Step = {
   id: 'tokens',
-  title: () => t('step.tokens.title'),
+  title: () => t('walk.step.tokens.title'),
   perHead: false,
   beats: (c) => c.input.tokens.length + 1,
   columns: () => 10,
-  caption: (c) => (c.beat > 0 && c.beat <= c.input.tokens.length ? t('step.tokens.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
+  caption: (c) => (c.beat > 0 && c.beat <= c.input.tokens.length ? t('walk.step.tokens.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
   explain: (c) =>
-    t('step.tokens.explain') +
+    t('walk.step.tokens.explain') +
     (c.input.padded.some(Boolean)
-      ? t('step.tokens.padding', { n: PAD_COUNT })
+      ? t('walk.step.tokens.padding', { n: PAD_COUNT })
       : ''),
   render(host, c) {
     renderTokens(host, { tokens: c.input.tokens, padded: c.input.padded, shown: c.beat === 0 ? c.input.tokens.length : c.beat });

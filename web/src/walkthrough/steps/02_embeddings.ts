@@ -6,21 +6,21 @@ import { stage, tokens } from './helpers';
 
 export const embeddingsStep: Step = {
   id: 'embeddings',
-  title: () => t('step.embeddings.title'),
+  title: () => t('walk.step.embeddings.title'),
   perHead: false,
   beats: (c) => c.input.tokens.length + 1,
   columns: (c) => (c.settings.positional === 'sinusoidal' ? 3 * c.derived.C + 2 : c.derived.C),
-  caption: (c) => (c.beat > 0 ? t('step.embeddings.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
+  caption: (c) => (c.beat > 0 ? t('walk.step.embeddings.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
   explain: (c) => {
     const C = c.derived.C;
     let pos: string;
     if (c.settings.positional === 'sinusoidal')
-      pos = t('step.embeddings.sinusoidal');
+      pos = t('walk.step.embeddings.sinusoidal');
     else if (c.settings.positional === 'rope')
-      pos = t('step.embeddings.rope');
+      pos = t('walk.step.embeddings.rope');
     else
-      pos = t('step.embeddings.none', permutedPair(c.settings.sentence));
-    return t('step.embeddings.explain', { C }) + pos;
+      pos = t('walk.step.embeddings.none', permutedPair(c.settings.sentence));
+    return t('walk.step.embeddings.explain', { C }) + pos;
   },
   render(host, c) {
     renderEmbeddings(host, {

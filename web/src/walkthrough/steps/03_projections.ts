@@ -31,7 +31,7 @@ function rows(c: StepContext): ProjectionRow[] {
 
 export const projectionsStep: Step = {
   id: 'projections',
-  title: () => t('step.projections.title'),
+  title: () => t('walk.step.projections.title'),
   perHead: true,
   beats: (c) => c.derived.T * c.derived.D + 1,
   columns: (c) => c.derived.C + 2 * c.derived.D + 6,
@@ -40,14 +40,14 @@ export const projectionsStep: Step = {
     const D = c.derived.D;
     const i = Math.floor((c.beat - 1) / D);
     const j = (c.beat - 1) % D;
-    return t('step.projections.caption', { i, j, token: c.input.tokens[i] });
+    return t('walk.step.projections.caption', { i, j, token: c.input.tokens[i] });
   },
   explain: (c) => {
     const { C, D, H, Hkv } = c.derived;
     return (
-      t('step.projections.explain', { C }) +
-      `<p>${H > 1 ? t('step.projections.heads', { H, D, C, head: c.head }) : t('step.projections.oneHead', { C })}${Hkv < H ? ' ' + t(Hkv > 1 ? 'step.projections.gqa' : 'step.projections.gqaOne', { Hkv }) : ''}</p>` +
-      `<p>${c.trace.model ? t('step.projections.trained', { layer: c.trace.model.layer, task: taskLabel(c.trace.model.task) }) : t('step.projections.random', { seed: c.settings.seed })}</p>`
+      t('walk.step.projections.explain', { C }) +
+      `<p>${H > 1 ? t('walk.step.projections.heads', { H, D, C, head: c.head }) : t('walk.step.projections.oneHead', { C })}${Hkv < H ? ' ' + t(Hkv > 1 ? 'walk.step.projections.gqa' : 'walk.step.projections.gqaOne', { Hkv }) : ''}</p>` +
+      `<p>${c.trace.model ? t('walk.step.projections.trained', { layer: c.trace.model.layer, task: taskLabel(c.trace.model.task) }) : t('walk.step.projections.random', { seed: c.settings.seed })}</p>`
     );
   },
   render(host, c) {

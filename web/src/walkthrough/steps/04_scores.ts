@@ -6,18 +6,18 @@ import { headLabel, kvHead, rope, stage, tokens, keyTokens, sourceTag } from './
 
 export const scoresStep: Step = {
   id: 'scores',
-  title: () => t('step.scores.title'),
+  title: () => t('walk.step.scores.title'),
   perHead: true,
   beats: (c) => c.derived.T * c.derived.S + 1,
   columns: (c) => 2 * c.derived.D + c.derived.S + 4,
   caption: (c) => {
-    if (c.beat === 0) return t('step.scores.captionRest');
+    if (c.beat === 0) return t('walk.step.scores.captionRest');
     const S = c.derived.S;
     const i = Math.floor((c.beat - 1) / S);
     const j = (c.beat - 1) % S;
-    return t('step.scores.caption', { i, j, q: c.input.tokens[i], k: (c.input.context?.tokens ?? c.input.tokens)[j] });
+    return t('walk.step.scores.caption', { i, j, q: c.input.tokens[i], k: (c.input.context?.tokens ?? c.input.tokens)[j] });
   },
-  explain: (c) => t('step.scores.explain', { D: c.derived.D }) + (rope(c) ? t('step.scores.rope') : ''),
+  explain: (c) => t('walk.step.scores.explain', { D: c.derived.D }) + (rope(c) ? t('walk.step.scores.rope') : ''),
   render(host, c) {
     const kv = kvHead(c);
     const q = stage(c, rope(c) ? 'q_rot' : 'q', c.head);

@@ -6,7 +6,7 @@ import { stage, tokens, keyTokens } from './helpers';
 
 export const scalingStep: Step = {
   id: 'scaling',
-  title: () => t('step.scaling.title'),
+  title: () => t('walk.step.scaling.title'),
   perHead: true,
   beats: () => 1,
   columns: (c) => (c.scaledOn ? 3 : 2) * c.derived.S + 6,
@@ -17,7 +17,7 @@ export const scalingStep: Step = {
     const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
     const on = c.settings.scale;
     const p = { D, factor: (1 / Math.sqrt(D)).toPrecision(4), max: c.derived.maxEntropy.toFixed(2), head: c.head, unscaled: mean(h.entropyUnscaled).toFixed(3), scaled: mean(h.entropyScaled).toFixed(3) };
-    return t('step.scaling.why') + t(on ? 'step.scaling.factorOn' : 'step.scaling.factorOff', p) + t(on ? 'step.scaling.entropyOn' : 'step.scaling.entropyOff', p);
+    return t('walk.step.scaling.why') + t(on ? 'walk.step.scaling.factorOn' : 'walk.step.scaling.factorOff', p) + t(on ? 'walk.step.scaling.entropyOn' : 'walk.step.scaling.entropyOff', p);
   },
   render(host, c) {
     const d = c.derived;
@@ -39,12 +39,12 @@ export const scalingStep: Step = {
       hist: {
         domain,
         series: [
-          { label: t('step.scaling.seriesUnscaled'), color: '#e08214', bins: bins(d.scoreValues.unscaled, domain) },
-          { label: t(c.settings.scale ? 'step.scaling.seriesScaled' : 'step.scaling.seriesScaledIf', { D: d.D }), color: '#542788', bins: bins(d.scoreValues.scaled, domain) },
+          { label: t('walk.step.scaling.seriesUnscaled'), color: '#e08214', bins: bins(d.scoreValues.unscaled, domain) },
+          { label: t(c.settings.scale ? 'walk.step.scaling.seriesScaled' : 'walk.step.scaling.seriesScaledIf', { D: d.D }), color: '#542788', bins: bins(d.scoreValues.scaled, domain) },
         ],
       },
       entropy: { shape: [T, 2], data: entropy },
-      entropyLabels: [t('step.scaling.colUnscaled'), t(c.scaledOn ? 'step.scaling.colScaledIf' : 'step.scaling.colScaled')],
+      entropyLabels: [t('walk.step.scaling.colUnscaled'), t(c.scaledOn ? 'walk.step.scaling.colScaledIf' : 'walk.step.scaling.colScaled')],
       wouldBe: c.scaledOn ? { scaled: c.scaledOn.scaled.heads[c.head], factorLabel: `1/√${d.D}` } : null,
       maxEntropy: d.maxEntropy,
     });

@@ -6,30 +6,30 @@ import { stage, tokens, keyTokens } from './helpers';
 
 export const maskStep: Step = {
   id: 'mask',
-  title: () => t('step.mask.title'),
+  title: () => t('walk.step.mask.title'),
   perHead: true,
   beats: (c) => c.derived.T + 1,
   columns: (c) => 2 * c.derived.S + 3,
-  caption: (c) => (c.beat > 0 ? t('step.mask.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
+  caption: (c) => (c.beat > 0 ? t('walk.step.mask.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
   explain: (c) => {
     const m = c.settings.mask;
     const parts: string[] = [];
-    if (m === 'none') parts.push(t('step.mask.none'));
+    if (m === 'none') parts.push(t('walk.step.mask.none'));
     if (m.includes('causal'))
-      parts.push(t('step.mask.causal'));
+      parts.push(t('walk.step.mask.causal'));
     if (m.includes('window')) {
       const T = c.derived.T;
       parts.push(
-        t('step.mask.window', { W: WINDOW, short: T <= WINDOW + 1 ? t('step.mask.windowShort', { T }) : '' }),
+        t('walk.step.mask.window', { W: WINDOW, short: T <= WINDOW + 1 ? t('walk.step.mask.windowShort', { T }) : '' }),
       );
     }
     if (m.includes('global'))
       parts.push(
-        t(GLOBAL_TOKENS === 1 ? 'step.mask.globalOne' : 'step.mask.global', { G: GLOBAL_TOKENS }),
+        t(GLOBAL_TOKENS === 1 ? 'walk.step.mask.globalOne' : 'walk.step.mask.global', { G: GLOBAL_TOKENS }),
       );
     if (m.includes('padding'))
-      parts.push(t('step.mask.padding'));
-    parts.push(t('step.mask.minusInf'));
+      parts.push(t('walk.step.mask.padding'));
+    parts.push(t('walk.step.mask.minusInf'));
     return parts.join('');
   },
   render(host, c) {

@@ -7,13 +7,13 @@ import { kvHead, stage, tokens, keyTokens } from './helpers';
 
 export const softmaxStep: Step = {
   id: 'softmax',
-  title: () => t('step.softmax.title'),
+  title: () => t('walk.step.softmax.title'),
   perHead: true,
   beats: (c) => c.derived.T + 1,
   // The normaliser and variant rows (random weights only) are wider than masked → weights.
   columns: (c) => (c.trace.normalizerWeights ? Math.max(3 * c.derived.S + 6, 2 * c.derived.D + 2 * c.derived.S + 4) : 2 * c.derived.S + 6),
-  caption: (c) => (c.beat > 0 ? t('step.softmax.caption', { i: c.beat - 1 }) : ''),
-  explain: () => t('step.softmax.explain'),
+  caption: (c) => (c.beat > 0 ? t('walk.step.softmax.caption', { i: c.beat - 1 }) : ''),
+  explain: () => t('walk.step.softmax.explain'),
   render(host, c) {
     renderSoftmax(host, {
       tokens: tokens(c),

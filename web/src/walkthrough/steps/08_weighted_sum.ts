@@ -5,12 +5,12 @@ import { headLabel, kvHead, stage, tokens, keyTokens, sourceTag } from './helper
 
 export const weightedSumStep: Step = {
   id: 'weighted-sum',
-  title: () => t('step.weightedSum.title'),
+  title: () => t('walk.step.weightedSum.title'),
   perHead: true,
   beats: (c) => c.derived.T + 1,
   columns: (c) => c.derived.S + 2 * c.derived.D + 6,
-  caption: (c) => t('step.weightedSum.caption', { i: c.beat > 0 ? c.beat - 1 : 0 }),
-  explain: (c) => t('step.weightedSum.explain', { token: c.input.tokens[c.input.tokens.length - 1] }),
+  caption: (c) => t('walk.step.weightedSum.caption', { i: c.beat > 0 ? c.beat - 1 : 0 }),
+  explain: (c) => t('walk.step.weightedSum.explain', { token: c.input.tokens[c.input.tokens.length - 1] }),
   render(host, c) {
     const i = c.beat > 0 ? c.beat - 1 : 0;
     const w = stage(c, 'weights', c.head);

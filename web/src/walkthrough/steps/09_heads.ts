@@ -5,14 +5,14 @@ import { tokens, keyTokens } from './helpers';
 
 export const headsStep: Step = {
   id: 'heads',
-  title: () => t('step.heads.title'),
+  title: () => t('walk.step.heads.title'),
   perHead: false,
   beats: (c) => c.derived.H + 1,
   columns: (c) => c.derived.H * (c.derived.S + 1) + 3,
-  caption: (c) => (c.beat > 0 ? t('step.heads.caption', { h: c.beat - 1 }) : ''),
+  caption: (c) => (c.beat > 0 ? t('walk.step.heads.caption', { h: c.beat - 1 }) : ''),
   explain: (c) => {
     const { H, Hkv, D, C } = c.derived;
-    return t('step.heads.explain', { H, D, C }) + (Hkv < H ? t(Hkv > 1 ? 'step.heads.gqa' : 'step.heads.gqaOne', { H, Hkv }) : '') + t('step.heads.train');
+    return t('walk.step.heads.explain', { H, D, C }) + (Hkv < H ? t(Hkv > 1 ? 'walk.step.heads.gqa' : 'walk.step.heads.gqaOne', { H, Hkv }) : '') + t('walk.step.heads.train');
   },
   render(host, c) {
     const s = c.trace.stages.weights;

@@ -7,14 +7,14 @@ import { stage, tokens } from './helpers';
 
 export const outputStep: Step = {
   id: 'output',
-  title: () => t('step.output.title'),
+  title: () => t('walk.step.output.title'),
   perHead: false,
   beats: (c) => c.derived.T + 1,
   columns: (c) => 3 * c.derived.C + 2,
-  caption: (c) => (c.beat > 0 ? t('step.output.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
+  caption: (c) => (c.beat > 0 ? t('walk.step.output.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
   explain: (c) => {
     const { a, b } = permutedPair(c.settings.sentence);
-    return t('step.output.explain', { C: c.derived.C }) + t(c.settings.positional === 'none' ? 'step.output.none' : 'step.output.positions', { a, b });
+    return t('walk.step.output.explain', { C: c.derived.C }) + t(c.settings.positional === 'none' ? 'walk.step.output.none' : 'walk.step.output.positions', { a, b });
   },
   render(host, c) {
     const concat = stage(c, 'concat');

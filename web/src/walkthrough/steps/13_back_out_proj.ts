@@ -7,12 +7,12 @@ import { headLabel, tokens } from './helpers';
 
 export const backOutProjStep: Step = {
   id: 'back-out-proj',
-  title: () => t('step.backOutProj.title'),
+  title: () => t('walk.step.backOutProj.title'),
   perHead: true,
   beats: () => 1,
   columns: (c) => 2 * c.derived.C + c.derived.D + 4,
   caption: () => '',
-  explain: (c) => (gradientsOf(null, c) ? t('step.backOutProj.explain', { D: c.derived.D }) : t('step.back.none')),
+  explain: (c) => (gradientsOf(null, c) ? t('walk.step.backOutProj.explain', { D: c.derived.D }) : t('walk.step.back.none')),
   render(host, c) {
     const g = gradientsOf(host, c);
     if (!g) return;
@@ -25,18 +25,18 @@ export const backOutProjStep: Step = {
         {
           name: 'back-wo',
           items: [
-            { matrix: { name: 'grad-output', title: t('fig.grad.output'), caption: shape(T, C), data: g.gradOutput, rowLabels: tokens(c), colLabels: idx(C, 'c') } },
-            { op: '× W_O =', matrix: { name: 'grad-concat', title: t('fig.grad.concat'), caption: shape('T', 'C') + ' = ' + shape(T, C), data: g.gradConcat, rowLabels: tokens(c), colLabels: idx(C, 'c') } },
+            { matrix: { name: 'grad-output', title: t('walk.fig.grad.output'), caption: shape(T, C), data: g.gradOutput, rowLabels: tokens(c), colLabels: idx(C, 'c') } },
+            { op: '× W_O =', matrix: { name: 'grad-concat', title: t('walk.fig.grad.concat'), caption: shape('T', 'C') + ' = ' + shape(T, C), data: g.gradConcat, rowLabels: tokens(c), colLabels: idx(C, 'c') } },
             {
               op: '→',
               matrix: {
                 name: 'grad-context',
-                title: `${t('fig.grad.context')} ${headLabel(c)}`,
+                title: `${t('walk.fig.grad.context')} ${headLabel(c)}`,
                 caption: shape('T', 'D') + ' = ' + shape(T, D),
                 data: g.gradContext[h],
                 rowLabels: tokens(c),
                 colLabels: idx(D, 'd'),
-                detail: (i, j) => t('fig.grad.contextFrom', { c: h * D + j, v: concatSlice.data[i * D + j].toPrecision(4) }),
+                detail: (i, j) => t('walk.fig.grad.contextFrom', { c: h * D + j, v: concatSlice.data[i * D + j].toPrecision(4) }),
               },
             },
           ],

@@ -7,12 +7,12 @@ import { headLabel, keyTokens, kvHead, stage, tokens } from './helpers';
 
 export const backWeightedSumStep: Step = {
   id: 'back-weighted-sum',
-  title: () => t('step.backWeightedSum.title'),
+  title: () => t('walk.step.backWeightedSum.title'),
   perHead: true,
   beats: () => 1,
   columns: (c) => 2 * c.derived.S + 2 * c.derived.D + 6,
   caption: () => '',
-  explain: (c) => (gradientsOf(null, c) ? t('step.backWeightedSum.explain') : t('step.back.none')),
+  explain: (c) => (gradientsOf(null, c) ? t('walk.step.backWeightedSum.explain') : t('walk.step.back.none')),
   render(host, c) {
     const g = gradientsOf(host, c);
     if (!g) return;
@@ -26,16 +26,16 @@ export const backWeightedSumStep: Step = {
         {
           name: 'back-dw',
           items: [
-            { matrix: { name: 'grad-context', title: `${t('fig.grad.context')} ${headLabel(c)}`, caption: shape(T, D), data: g.gradContext[h], rowLabels: tokens(c), colLabels: idx(D, 'd') } },
+            { matrix: { name: 'grad-context', title: `${t('walk.fig.grad.context')} ${headLabel(c)}`, caption: shape(T, D), data: g.gradContext[h], rowLabels: tokens(c), colLabels: idx(D, 'd') } },
             { op: '× Vᵀ', matrix: { name: 'back-v', title: `v ${headLabel(c, true)}`, caption: shape(S, D), data: stage(c, 'v', kvHead(c)), rowLabels: keyTokens(c), colLabels: idx(D, 'd') } },
-            { op: '=', matrix: { name: 'grad-weights', title: `${t('fig.grad.weights')} ${headLabel(c)}`, caption: shape('T', 'S') + ' = ' + shape(T, S), data: g.gradWeights[h], rowLabels: tokens(c), colLabels: keyTokens(c), masked: isMasked } },
+            { op: '=', matrix: { name: 'grad-weights', title: `${t('walk.fig.grad.weights')} ${headLabel(c)}`, caption: shape('T', 'S') + ' = ' + shape(T, S), data: g.gradWeights[h], rowLabels: tokens(c), colLabels: keyTokens(c), masked: isMasked } },
           ],
         },
         {
           name: 'back-dv',
           items: [
             { matrix: { name: 'back-weights-t', title: 'Aᵀ', caption: shape(S, T), data: transposeOf(g.weights[h]), kind: 'weight', rowLabels: keyTokens(c), colLabels: tokens(c) } },
-            { op: '× dContext =', matrix: { name: 'grad-v', title: `${t('fig.grad.v')} ${headLabel(c, true)}`, caption: shape('S', 'D') + ' = ' + shape(S, D) + (c.derived.H !== c.derived.Hkv ? ` · ${t('fig.grad.groupSum', { n: c.derived.H / c.derived.Hkv })}` : ''), data: g.gradV[kvHead(c)], rowLabels: keyTokens(c), colLabels: idx(D, 'd') } },
+            { op: '× dContext =', matrix: { name: 'grad-v', title: `${t('walk.fig.grad.v')} ${headLabel(c, true)}`, caption: shape('S', 'D') + ' = ' + shape(S, D) + (c.derived.H !== c.derived.Hkv ? ` · ${t('walk.fig.grad.groupSum', { n: c.derived.H / c.derived.Hkv })}` : ''), data: g.gradV[kvHead(c)], rowLabels: keyTokens(c), colLabels: idx(D, 'd') } },
           ],
         },
       ],

@@ -7,12 +7,12 @@ import { headLabel, keyTokens, stage, tokens } from './helpers';
 
 export const backSoftmaxStep: Step = {
   id: 'back-softmax',
-  title: () => t('step.backSoftmax.title'),
+  title: () => t('walk.step.backSoftmax.title'),
   perHead: true,
   beats: (c) => c.derived.T + 1,
   columns: (c) => 3 * c.derived.S + 8,
-  caption: (c) => (c.beat > 0 ? t('step.backSoftmax.caption', { i: c.beat - 1 }) : ''),
-  explain: (c) => (gradientsOf(null, c) ? t('step.backSoftmax.explain', { scale: c.trace.backward!.scaleFactor.toPrecision(4) }) : t('step.back.none')),
+  caption: (c) => (c.beat > 0 ? t('walk.step.backSoftmax.caption', { i: c.beat - 1 }) : ''),
+  explain: (c) => (gradientsOf(null, c) ? t('walk.step.backSoftmax.explain', { scale: c.trace.backward!.scaleFactor.toPrecision(4) }) : t('walk.step.back.none')),
   render(host, c) {
     const g = gradientsOf(host, c);
     if (!g) return;
@@ -34,19 +34,19 @@ export const backSoftmaxStep: Step = {
           name: 'back-jacobian',
           items: [
             { matrix: { name: 'back-weights', title: `A ${headLabel(c)}`, caption: shape(T, S), data: w, kind: 'weight', rowLabels: labels, colLabels: keys, masked: isMasked, highlightRows: hi } },
-            { op: '⊙ (', matrix: { name: 'grad-weights', title: t('fig.grad.weights'), caption: shape(T, S), data: dw, rowLabels: labels, colLabels: keys, masked: isMasked, highlightRows: hi, rightLabels: Array.from(delta, (d) => `δ ${d.toPrecision(3)}`), rightTitle: t('fig.grad.delta') } },
+            { op: '⊙ (', matrix: { name: 'grad-weights', title: t('walk.fig.grad.weights'), caption: shape(T, S), data: dw, rowLabels: labels, colLabels: keys, masked: isMasked, highlightRows: hi, rightLabels: Array.from(delta, (d) => `δ ${d.toPrecision(3)}`), rightTitle: t('walk.fig.grad.delta') } },
             {
               op: '− δ) =',
               matrix: {
                 name: 'grad-scaled',
-                title: t('fig.grad.scaled'),
+                title: t('walk.fig.grad.scaled'),
                 caption: shape(T, S),
                 data: ds,
                 rowLabels: labels,
                 colLabels: keys,
                 masked: isMasked,
                 highlightRows: hi,
-                detail: (i, j) => valueLines([['w', w.data[i * S + j]], ['dw', dw.data[i * S + j]], ['δ', delta[i]]]) + `<br>${t('fig.grad.jacobian')}`,
+                detail: (i, j) => valueLines([['w', w.data[i * S + j]], ['dw', dw.data[i * S + j]], ['δ', delta[i]]]) + `<br>${t('walk.fig.grad.jacobian')}`,
               },
             },
           ],
@@ -56,7 +56,7 @@ export const backSoftmaxStep: Step = {
           items: [
             {
               op: `× ${g.scaleFactor.toPrecision(4)} =`,
-              matrix: { name: 'grad-scores', title: `${t('fig.grad.scores')} ${headLabel(c)}`, caption: shape('T', 'S') + ' = ' + shape(T, S), data: g.gradScores[h], rowLabels: labels, colLabels: keys, masked: isMasked, highlightRows: hi },
+              matrix: { name: 'grad-scores', title: `${t('walk.fig.grad.scores')} ${headLabel(c)}`, caption: shape('T', 'S') + ' = ' + shape(T, S), data: g.gradScores[h], rowLabels: labels, colLabels: keys, masked: isMasked, highlightRows: hi },
             },
           ],
         },

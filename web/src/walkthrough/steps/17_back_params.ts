@@ -14,12 +14,12 @@ const PROJ = [
 
 export const backParamsStep: Step = {
   id: 'back-params',
-  title: () => t('step.backParams.title'),
+  title: () => t('walk.step.backParams.title'),
   perHead: false,
   beats: () => 1,
   columns: (c) => 2 * c.derived.C + 4,
   caption: () => '',
-  explain: (c) => (gradientsOf(null, c) ? t('step.backParams.explain') : t('step.back.none')),
+  explain: (c) => (gradientsOf(null, c) ? t('walk.step.backParams.explain') : t('walk.step.back.none')),
   render(host, c) {
     const g = gradientsOf(host, c);
     if (!g) return;
@@ -38,11 +38,11 @@ export const backParamsStep: Step = {
           ? {
               name: 'back-x',
               items: [
-                { matrix: { name: 'grad-x', title: t('fig.grad.x'), caption: `dQ·W_Q = ${shape(T, C)}`, data: g.gradX, rowLabels: tokens(c), colLabels: idx(C, 'c') } },
-                { op: '', matrix: { name: 'grad-memory', title: t('fig.grad.memory'), caption: `dK·W_K + dV·W_V = ${shape(g.gradMemory.shape[0], g.gradMemory.shape[1])}`, data: g.gradMemory, rowLabels: keyTokens(c), colLabels: idx(g.gradMemory.shape[1], 'c') } },
+                { matrix: { name: 'grad-x', title: t('walk.fig.grad.x'), caption: `dQ·W_Q = ${shape(T, C)}`, data: g.gradX, rowLabels: tokens(c), colLabels: idx(C, 'c') } },
+                { op: '', matrix: { name: 'grad-memory', title: t('walk.fig.grad.memory'), caption: `dK·W_K + dV·W_V = ${shape(g.gradMemory.shape[0], g.gradMemory.shape[1])}`, data: g.gradMemory, rowLabels: keyTokens(c), colLabels: idx(g.gradMemory.shape[1], 'c') } },
               ],
             }
-          : { name: 'back-x', items: [{ matrix: { name: 'grad-x', title: t('fig.grad.x'), caption: `dQ·W_Q + dK·W_K + dV·W_V = ${shape(T, C)}`, data: g.gradX, rowLabels: tokens(c), colLabels: idx(C, 'c') } }] },
+          : { name: 'back-x', items: [{ matrix: { name: 'grad-x', title: t('walk.fig.grad.x'), caption: `dQ·W_Q + dK·W_K + dV·W_V = ${shape(T, C)}`, data: g.gradX, rowLabels: tokens(c), colLabels: idx(C, 'c') } }] },
       ],
     });
   },

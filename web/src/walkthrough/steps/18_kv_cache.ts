@@ -16,22 +16,22 @@ const labels = (c: StepContext) => {
 
 export const kvCacheStep: Step = {
   id: 'kv-cache',
-  title: () => t('step.kvCache.title'),
+  title: () => t('walk.step.kvCache.title'),
   perHead: true,
   beats: (c) => fed(c).length + 1,
   columns: (c) => 2 * fed(c).length + c.derived.D + 4,
-  caption: (c) => (c.beat > 0 ? t('step.kvCache.caption', { t: c.beat - 1, token: fed(c)[c.beat - 1] }) : ''),
+  caption: (c) => (c.beat > 0 ? t('walk.step.kvCache.caption', { t: c.beat - 1, token: fed(c)[c.beat - 1] }) : ''),
   explain: (c) => {
     const g = generation(c);
-    if (!c.trace.model) return c.trace.kvCache ? t('step.kvCache.explain') : t('step.kvCache.none');
-    if (!c.trace.kvCache) return t(c.trace.model.kind === 'decoder' ? 'step.kvCache.trainedNone' : 'step.kvCache.encoder');
-    const trained = t('step.kvCache.trained', { layer: c.trace.model.layer });
-    return `${t('step.kvCache.explain')} ${trained}${g ? ` ${t('step.kvCache.generated', { prompt: g.prompt, n: g.tokens.length - g.prompt })}` : ''}`;
+    if (!c.trace.model) return c.trace.kvCache ? t('walk.step.kvCache.explain') : t('walk.step.kvCache.none');
+    if (!c.trace.kvCache) return t(c.trace.model.kind === 'decoder' ? 'walk.step.kvCache.trainedNone' : 'walk.step.kvCache.encoder');
+    const trained = t('walk.step.kvCache.trained', { layer: c.trace.model.layer });
+    return `${t('walk.step.kvCache.explain')} ${trained}${g ? ` ${t('walk.step.kvCache.generated', { prompt: g.prompt, n: g.tokens.length - g.prompt })}` : ''}`;
   },
   render(host, c) {
     const kv = c.trace.kvCache;
     if (!kv) {
-      const why = !c.trace.model ? 'step.kvCache.none' : c.trace.model.kind === 'decoder' ? 'step.kvCache.trainedNone' : 'step.kvCache.encoder';
+      const why = !c.trace.model ? 'walk.step.kvCache.none' : c.trace.model.kind === 'decoder' ? 'walk.step.kvCache.trainedNone' : 'walk.step.kvCache.encoder';
       note(host, 'no-kv', `<p>${t(why)}</p>`);
       return;
     }

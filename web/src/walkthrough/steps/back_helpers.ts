@@ -8,7 +8,7 @@ import type { StepContext } from '../step';
 /** The trace's gradients, or null after writing why there are none into `host` (a lab model's layer). */
 export function gradientsOf(host: HTMLElement | null, c: StepContext): BackwardResult | null {
   const g = c.trace.backward ?? null;
-  if (!g && host) note(host, 'no-backward', `<p>${t('step.back.none')}</p>`);
+  if (!g && host) note(host, 'no-backward', `<p>${t('walk.step.back.none')}</p>`);
   return g;
 }
 

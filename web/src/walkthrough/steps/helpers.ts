@@ -20,7 +20,7 @@ export const sourceTag = (ctx: StepContext, side: 'query' | 'context') => (ctx.i
 export const headLabel = (ctx: StepContext, kv = false) => {
   const { H, Hkv } = ctx.derived;
   if (H === 1) return '';
-  return kv && Hkv !== H ? t('step.kvHeadLabel', { h: kvHead(ctx) }) : t('step.headLabel', { h: ctx.head });
+  return kv && Hkv !== H ? t('walk.step.kvHeadLabel', { h: kvHead(ctx) }) : t('walk.step.headLabel', { h: ctx.head });
 };
 
 /** The head's slice of a projection weight, transposed to (in, D), and its bias slice. */
