@@ -20,7 +20,7 @@ export interface TaskLimits {
   /** Steps the default model needs to learn the task with the defaults above. */
   steps: number;
   /** The engine's task option a form field sets where it is not length or vocab (series: context and horizon). */
-  options?: Partial<Record<'length' | 'vocab', string>>;
+  options?: Record<string, string>;
 }
 
 export const taskLimits = (task: TaskName): TaskLimits => (LIMITS.tasks as Record<TaskName, TaskLimits>)[task];
