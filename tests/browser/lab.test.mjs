@@ -146,6 +146,8 @@ test('the checkpoint downloads as safetensors and loads back', async () => {
   await page.waitForFunction(() => window.__attnlab.lab().phase === 'idle');
   await page.locator('input[name="checkpoint"]').setInputFiles({ name: 'reverse.safetensors', mimeType: 'application/octet-stream', buffer: checkpoint });
   await page.waitForFunction(() => window.__attnlab.lab().phase === 'ready');
+  // The page draws the store's change in its next animation frame.
+  await page.waitForFunction(() => /Loaded/.test(document.querySelector('.lab-banner').textContent));
   assert.match(await page.locator('.lab-banner').textContent(), /Loaded reverse\.safetensors \(reverse\)/);
   assert.equal(await tryModel('5 0 3 2 |'), '5 0 3 2 |  →  2 3 0 5', 'the loaded model is the trained one');
   await page.waitForFunction(() => document.querySelectorAll('.lab-maps figure').length === 8, null, { timeout: 5000 });  // maps of the loaded model
