@@ -34,6 +34,27 @@ export function renderMessage(m: ExperimentMessage, templates: Record<string, st
   return out + literal(template.slice(at));
 }
 
+/**
+ * English titles of the tables the experiments return, by the engine's table name (an identifier,
+ * kept in data-table). A name not listed reads as words: "train_loss" -> "Train loss".
+ */
+const TABLE_TITLES: Record<string, string> = {
+  final: 'Final results',
+  init: 'At initialisation',
+  train_loss: 'Training loss by step',
+  recall: 'Recall accuracy by distance',
+  cost: 'Cost by head count',
+  model: 'The trained model',
+  importance: 'Key rankings',
+  permutation: 'Permutation gaps',
+};
+
+/** A table name as a title: the listed one, else its words with a capital. */
+export function tableTitle(name: string): string {
+  const words = TABLE_TITLES[name] ?? name.replace(/[_-]+/g, ' ').trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 /** Whether a text reads the same in Chinese: a number or percentage, or notation (KEEP). */
 export const sameInZh = (text: string) => KEEP.has(text) || /^-?\d+(\.\d+)?(e[-+]\d+)?%?$/.test(text);
 
@@ -57,6 +78,12 @@ export class ResultText {
   /** A table's or chart's text in the page language (as the engine gave it when there is no entry). */
   term(text: string): string {
     return lang() === 'zh' ? (this.termZh(text) ?? text) : text;
+  }
+
+  /** A table's caption in the page language: the Chinese term, else tableTitle (a phrase stays as made). */
+  tableTitle(name: string): string {
+    if (lang() === 'zh') return this.termZh(name) ?? tableTitle(name);
+    return this.phrases.has(name) ? name : tableTitle(name);
   }
 
   /**

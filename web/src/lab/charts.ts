@@ -32,7 +32,8 @@ export function renderSeries(host: HTMLElement, name: string, title: string, ser
   // view redraws when the host is resized (shown).
   const width = Math.max(260, Math.min(520, host.clientWidth || 260));
   const height = 190;
-  const m = { top: 10, right: 12, bottom: 28, left: 52 }; // left: room for '0.0001'
+  // left: room for '0.0001'; right: half of the last tick's label ("20,000") centred on the end.
+  const m = { top: 10, right: 24, bottom: 28, left: 52 };
   let fig = d3.select(host).select<HTMLElement>(`figure[data-curve="${name}"]`);
   if (fig.empty()) {
     fig = d3.select(host).append('figure').attr('class', 'curve').attr('data-curve', name);

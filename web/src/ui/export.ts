@@ -27,20 +27,86 @@ export function svgMarkup(svg: SVGSVGElement): string {
   return new XMLSerializer().serializeToString(copy);
 }
 
-export function saveSvg(svg: SVGSVGElement, name: string) {
-  save(new Blob([svgMarkup(svg)], { type: 'image/svg+xml' }), `${name}.svg`);
+const escapeXml = (s: string) => s.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** A key of the figure's legend: its label and how its line or swatch is drawn. */
+interface FigureKey {
+  label: string;
+  color: string;
+  dash: string | null;
 }
 
-/** Draws the SVG onto a canvas at twice its size and saves it as a PNG. */
-export async function pngBlob(svg: SVGSVGElement): Promise<Blob> {
+/** The keys a figure shows beside its SVG (line charts' and curves' legends), in order. */
+function figureKeys(fig: Element): FigureKey[] {
+  return Array.from(fig.querySelectorAll<HTMLElement>('.hist-keys > span, .curve-keys > .key')).map((k) => {
+    const line = k.querySelector<SVGLineElement>('svg.swatch line');
+    const swatch = k.querySelector<HTMLElement>('i');
+    const color = line?.getAttribute('stroke') ?? (swatch ? getComputedStyle(swatch).backgroundColor : 'currentColor');
+    return { label: (k.textContent ?? '').trim(), color, dash: line?.getAttribute('stroke-dasharray') ?? null };
+  });
+}
+
+/**
+ * The figure an SVG is drawn in, as one standalone SVG: its title (the figure's caption) above,
+ * the drawing with its axis labels, and its legend's keys below, wrapped to the drawing's width.
+ * A file carries what the page shows around the drawing, not only the drawing.
+ */
+export function figureMarkup(svg: SVGSVGElement): { markup: string; width: number; height: number } {
   const w = svg.width.baseVal.value || svg.getBoundingClientRect().width;
   const h = svg.height.baseVal.value || svg.getBoundingClientRect().height;
+  const fig = svg.closest('figure');
+  const caption = fig?.querySelector('figcaption');
+  const title = ((caption?.querySelector('.t') ?? caption)?.textContent ?? '').trim();
+  const keys = fig ? figureKeys(fig) : [];
+  const style = getComputedStyle(svg);
+  const font = style.fontFamily;
+  const ink = getComputedStyle(document.body).color;
+  const measure = document.createElement('canvas').getContext('2d');
+  const textWidth = (text: string, px: number) => {
+    if (!measure) return text.length * px * 0.6;
+    measure.font = `${px}px ${font}`;
+    return measure.measureText(text).width;
+  };
+  const titleHeight = title ? 22 : 0;
+  // Keys flow left to right and wrap at the drawing's width (at least 260 px).
+  const width = Math.max(w, 260, title ? textWidth(title, 13) + 12 : 0);
+  const placed: { key: FigureKey; x: number; y: number }[] = [];
+  let x = 6;
+  let y = titleHeight + h + 14;
+  for (const key of keys) {
+    const kw = 24 + textWidth(key.label, 12) + 14;
+    if (x > 6 && x + kw > width) {
+      x = 6;
+      y += 16;
+    }
+    placed.push({ key, x, y });
+    x += kw;
+  }
+  const height = titleHeight + h + (keys.length ? y - (titleHeight + h) + 8 : 0);
+  const keyMarkup = placed
+    .map(({ key, x, y }) => `<line x1="${x}" y1="${y - 4}" x2="${x + 18}" y2="${y - 4}" stroke="${key.color}" stroke-width="2.4"${key.dash ? ` stroke-dasharray="${key.dash}"` : ''}/><text x="${x + 24}" y="${y}" font-size="12" fill="${ink}">${escapeXml(key.label)}</text>`)
+    .join('');
+  const markup =
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" style="font-family:${escapeXml(font)};font-size:${style.fontSize}">` +
+    `<rect width="100%" height="100%" fill="${getComputedStyle(document.body).backgroundColor}"/>` +
+    (title ? `<text x="6" y="15" font-size="13" font-weight="600" fill="${ink}">${escapeXml(title)}</text>` : '') +
+    `<g transform="translate(0,${titleHeight})">${svgMarkup(svg)}</g>${keyMarkup}</svg>`;
+  return { markup, width, height };
+}
+
+export function saveSvg(svg: SVGSVGElement, name: string) {
+  save(new Blob([figureMarkup(svg).markup], { type: 'image/svg+xml' }), `${name}.svg`);
+}
+
+/** Draws the figure (figureMarkup) onto a canvas at twice its size and saves it as a PNG. */
+export async function pngBlob(svg: SVGSVGElement): Promise<Blob> {
+  const { markup, width, height } = figureMarkup(svg);
   const img = new Image();
-  img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svgMarkup(svg))}`;
+  img.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(markup)}`;
   await img.decode();
   const canvas = document.createElement('canvas');
-  canvas.width = Math.ceil(w * 2);
-  canvas.height = Math.ceil(h * 2);
+  canvas.width = Math.ceil(width * 2);
+  canvas.height = Math.ceil(height * 2);
   const ctx = canvas.getContext('2d')!;
   ctx.fillStyle = getComputedStyle(document.body).backgroundColor;
   ctx.fillRect(0, 0, canvas.width, canvas.height);

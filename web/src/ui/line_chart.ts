@@ -3,6 +3,14 @@
 import * as d3 from 'd3';
 import { HEAD_COLORS } from '../util/color';
 
+/** Dash patterns that, with the colours, tell up to HEAD_COLORS.length × DASHES.length lines apart. */
+const DASHES = [null, '6 3', '2 2', '8 3 2 3'];
+
+/** The colour and dash of line i: the colours first, then each colour again with the next dash. */
+export function lineStyle(i: number): { color: string; dash: string | null } {
+  return { color: HEAD_COLORS[i % HEAD_COLORS.length], dash: DASHES[Math.floor(i / HEAD_COLORS.length) % DASHES.length] };
+}
+
 export interface Line {
   name: string;
   x: (number | null)[];
@@ -54,10 +62,40 @@ export function logAxes(x: (number | null)[], lines: (number | null)[][]): { log
   return { logX: wantsLog(x) || sweep, logY: wantsLog(lines.flat()) || (sweep && lines.length > 0 && lines.every(grows)) };
 }
 
+/**
+ * Sets an axis label's text, broken into lines of at most `room` px (one tspan each, the later
+ * ones below the first in the label's own frame), and returns the number of lines. The x label
+ * uses one line unless its words do not fit; a hidden chart (nothing measured) keeps one line.
+ */
+function wrapLabel(label: d3.Selection<SVGTextElement, unknown, null, undefined>, text: string, room: number): number {
+  const node = label.attr('font-size', 11).text(text).node();
+  if (!node || node.getComputedTextLength() <= room) return 1;
+  const words = text.split(/\s+/);
+  label.text('');
+  const lines: string[] = [];
+  let line = '';
+  const probe = label.append('tspan');
+  for (const w of words) {
+    const next = line ? `${line} ${w}` : w;
+    probe.text(next);
+    if (line && probe.node()!.getComputedTextLength() > room) {
+      lines.push(line);
+      line = w;
+    } else line = next;
+  }
+  lines.push(line);
+  probe.remove();
+  // The label's anchor is its first line's baseline; the others follow below it, in its own frame.
+  lines.forEach((l, i) => label.append('tspan').attr('x', 0).attr('dy', i === 0 ? '0' : '1.1em').text(l));
+  return lines.length;
+}
+
 export function renderLineChart(host: HTMLElement, p: LineChartProps): SVGSVGElement {
   const width = Math.min(p.width ?? 420, Math.max(260, host.clientWidth || 420));
   const height = p.height ?? 220;
-  const m = { top: 10, right: 12, bottom: 38, left: 52 };
+  // right: half of a tick label such as "20,000" centred on the last tick; left: the y tick labels
+  // and, left of them, the rotated y label in as many lines as it needs (set below).
+  const m = { top: 10, right: 22, bottom: 38, left: 58 };
   let fig = d3.select(host).select<HTMLElement>(`figure[data-chart="${p.name}"]`);
   if (fig.empty()) {
     fig = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', p.name);
@@ -72,6 +110,10 @@ export function renderLineChart(host: HTMLElement, p: LineChartProps): SVGSVGEle
   }
   fig.select('figcaption').html(`<span class="t"></span>`).select('.t').text(p.title);
   const svg = fig.select<SVGSVGElement>('svg').attr('width', width).attr('height', height).attr('aria-label', `${p.title}: ${p.yLabel} vs ${p.xLabel}`);
+  const yLines = wrapLabel(svg.select<SVGTextElement>('text.ylabel'), p.yLabel, height - m.top - m.bottom);
+  m.left = 46 + 12 * yLines;
+  const xLines = wrapLabel(svg.select<SVGTextElement>('text.xlabel'), p.xLabel, width - 20);
+  m.bottom = 26 + 12 * xLines;
   const pts = p.lines.flatMap((l) => l.x.map((x, i) => [x, l.y[i]] as const)).filter((d): d is readonly [number, number] => d[0] !== null && d[1] !== null && Number.isFinite(d[1]));
   const xs = pts.map((d) => d[0]);
   const ys = pts.map((d) => d[1]);
@@ -83,8 +125,8 @@ export function renderLineChart(host: HTMLElement, p: LineChartProps): SVGSVGEle
   const y = (p.logY ? d3.scaleLog() : d3.scaleLinear()).domain(yDom).nice().range([height - m.bottom, m.top]);
   svg.select<SVGGElement>('g.xaxis').attr('transform', `translate(0,${height - m.bottom})`).call(d3.axisBottom(x).ticks(5, p.logX ? '~g' : undefined));
   svg.select<SVGGElement>('g.yaxis').attr('transform', `translate(${m.left},0)`).call(d3.axisLeft(y).ticks(5, p.logY ? '~g' : undefined));
-  svg.select('text.xlabel').attr('x', (m.left + width - m.right) / 2).attr('y', height - 4).attr('text-anchor', 'middle').attr('font-size', 11).text(p.xLabel);
-  svg.select('text.ylabel').attr('transform', `translate(12,${(m.top + height - m.bottom) / 2}) rotate(-90)`).attr('text-anchor', 'middle').attr('font-size', 11).text(p.yLabel);
+  svg.select('text.xlabel').attr('transform', `translate(${width / 2},${height - m.bottom + 34})`).attr('text-anchor', 'middle');
+  svg.select('text.ylabel').attr('transform', `translate(12,${(m.top + height - m.bottom) / 2}) rotate(-90)`).attr('text-anchor', 'middle');
   const line = d3
     .line<[number | null, number | null]>()
     .defined((d) => d[0] !== null && d[1] !== null && Number.isFinite(d[1]))
@@ -97,15 +139,23 @@ export function renderLineChart(host: HTMLElement, p: LineChartProps): SVGSVGEle
     .join('path')
     .attr('fill', 'none')
     .attr('stroke-width', 1.8)
-    .attr('stroke', (_, i) => HEAD_COLORS[i % HEAD_COLORS.length])
+    .attr('stroke', (_, i) => lineStyle(i).color)
+    .attr('stroke-dasharray', (_, i) => lineStyle(i).dash)
     .attr('data-line', (d) => d.name)
     .attr('d', (d) => line(d.x.map((xv, i) => [xv, d.y[i]])));
+  // One key per line, its swatch a short stroke drawn as the line is (colour and dash). Only the
+  // keys themselves are selected: each key holds a span of its own.
   fig
     .select('.hist-keys')
-    .selectAll('span')
+    .selectAll<HTMLSpanElement, Line>(':scope > span.key')
     .data(p.lines)
     .join('span')
-    .html((_, i) => `<i style="background:${HEAD_COLORS[i % HEAD_COLORS.length]}"></i>`)
+    .attr('class', 'key')
+    .attr('data-key', (d) => d.name)
+    .html((_, i) => {
+      const { color, dash } = lineStyle(i);
+      return `<svg class="swatch" width="18" height="10" aria-hidden="true"><line x1="1" y1="5" x2="17" y2="5" stroke="${color}" stroke-width="2.4"${dash ? ` stroke-dasharray="${dash}"` : ''}/></svg>`;
+    })
     .append('span')
     .text((d) => d.name);
   return svg.node()!;
