@@ -1,7 +1,8 @@
 // Every experiment the engine lists (lab.experiments()) has its fixed texts in 简体中文 in the page's
 // i18n (web/src/i18n/experiments_zh.ts): a claim and a summary citing the same article section as
-// the engine's English claim, and a label for each of its parameters. Reads the tables as
-// JavaScript (each is one object literal of string literals).
+// the engine's English claim, and a Chinese help line for each of its parameters; and each
+// parameter has a label in both languages (web/src/i18n/parameters.ts). Reads the tables as
+// JavaScript (each is one object literal of literals).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -9,8 +10,8 @@ import path from 'node:path';
 
 import { ROOT, loadLab } from './harness.mjs';
 
-function table(name) {
-  const source = readFileSync(path.join(ROOT, 'web/src/i18n/experiments_zh.ts'), 'utf8');
+function table(name, file = 'experiments_zh.ts') {
+  const source = readFileSync(path.join(ROOT, 'web/src/i18n', file), 'utf8');
   const start = source.search(new RegExp(`^export const ${name}: [^=]+ = \\{$`, 'm'));
   assert.ok(start >= 0, `experiments_zh.ts exports ${name}`);
   const open = source.indexOf('{', source.indexOf('=', start));
@@ -33,5 +34,10 @@ test('each listed experiment has a zh claim, summary and parameter labels', asyn
     assert.match(experiments[e.name].claim, /[\u4e00-\u9fff]/, `${e.name}: the zh claim is Chinese`);
   }
   const unlabelled = [...new Set(list.flatMap((e) => e.parameters.map((p) => p.flag.replace(/^--/, ''))))].filter((f) => !parameters[f]?.trim());
-  assert.deepEqual(unlabelled, [], `parameters without a zh label: ${unlabelled.join(', ')}`);
+  assert.deepEqual(unlabelled, [], `parameters without a zh help line: ${unlabelled.join(', ')}`);
+  const labels = table('PARAMETER_LABELS', 'parameters.ts');
+  const flags = [...new Set(list.flatMap((e) => e.parameters.map((p) => p.flag.replace(/^--/, ''))))];
+  const nameless = flags.filter((f) => !labels[f]?.en?.trim() || !/[\u4e00-\u9fff]/.test(labels[f]?.zh ?? ''));
+  assert.deepEqual(nameless, [], `parameters without an English and a Chinese label: ${nameless.join(', ')}`);
+  assert.deepEqual(Object.keys(labels).filter((f) => !flags.includes(f)), [], 'labels of parameters no experiment has');
 });

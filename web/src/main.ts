@@ -2,6 +2,7 @@
 import './styles.css';
 // d3's transitions patch selection.prototype as a side effect; keep the bundler from dropping it.
 import 'd3-transition';
+import { isChapterKey } from './chapters/url';
 import { mountChapters } from './chapters/view';
 import { ExperimentWorker } from './chapters/experiments';
 import './chapters/chapters.css';
@@ -84,6 +85,10 @@ function startWalkthrough() {
 }
 
 type View = 'chapters' | 'walk' | 'lab';
+/** The URL keys of the views not shown: the chapters', and the walkthrough's and lab's. */
+const urlGroup = (v: View) => (v === 'chapters' ? 'chapters' : 'other');
+const aside: Record<'chapters' | 'other', [string, string][]> = { chapters: [], other: [] };
+let asideHash = '';
 function showView(view: View) {
   // A tablist is one Tab stop (the selected tab); the arrow keys move between its tabs.
   document.querySelectorAll<HTMLButtonElement>('nav.tabs button').forEach((b) => {
@@ -94,8 +99,23 @@ function showView(view: View) {
   document.getElementById('view-lab')!.hidden = view !== 'lab';
   document.getElementById('view-chapters')!.hidden = view !== 'chapters';
   if (view !== 'walk') walk.pause();
-  // The chapters are the page's start (no view in the URL); the other tabs name themselves.
+  // The chapters are the page's start (no view in the URL); the other tabs name themselves. A
+  // view's link holds its own keys only: the chapters' (chapter, x.*, f.*, an anchor) or the
+  // walkthrough's and the lab's; the keys of the views left are kept aside and come back with them.
   const url = new URL(location.href);
+  const mine = urlGroup(view);
+  const away = [...url.searchParams].filter(([k]) => k !== 'view' && k !== 'lang' && (isChapterKey(k) ? 'chapters' : 'other') !== mine);
+  if (away.length) aside[mine === 'chapters' ? 'other' : 'chapters'] = away;
+  for (const [k] of away) url.searchParams.delete(k);
+  for (const [k, v] of aside[mine]) if (!url.searchParams.has(k)) url.searchParams.append(k, v);
+  aside[mine] = [];
+  if (mine !== 'chapters') {
+    if (url.hash) asideHash = url.hash;
+    url.hash = '';
+  } else if (asideHash) {
+    if (!url.hash) url.hash = asideHash;
+    asideHash = '';
+  }
   if (view === 'chapters') url.searchParams.delete('view');
   else url.searchParams.set('view', view);
   history.replaceState(null, '', url);
@@ -106,11 +126,17 @@ document.querySelector('nav.tabs')!.addEventListener('click', (ev) => {
   const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-view]');
   if (b) showView(b.dataset.view as View);
 });
-document.querySelector<HTMLElement>('nav.tabs')!.addEventListener('keydown', (ev: KeyboardEvent) => {
+// A tab focused by a click (not reached with the keyboard) leaves the arrow keys to the view it
+// opened: after clicking the Walkthrough tab, → is the walkthrough's next step, not the next tab.
+let tabClicked = false;
+const tabList = document.querySelector<HTMLElement>('nav.tabs')!;
+tabList.addEventListener('pointerdown', () => (tabClicked = true));
+tabList.addEventListener('focusout', () => (tabClicked = false));
+tabList.addEventListener('keydown', (ev: KeyboardEvent) => {
   const keys: Record<string, number> = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
   const tabs = [...document.querySelectorAll<HTMLButtonElement>('nav.tabs button[data-view]')];
   const at = tabs.indexOf(document.activeElement as HTMLButtonElement);
-  if (at < 0) return;
+  if (at < 0 || tabClicked) return;
   let next: number;
   if (ev.key in keys) next = (at + keys[ev.key] + tabs.length) % tabs.length;
   else if (ev.key === 'Home') next = 0;

@@ -15,13 +15,33 @@ export class LiveFigure {
   private controls: Control[];
   private version = 0;
 
-  constructor(private readonly figure: AnyFigure, private readonly source: FigureSource) {
+  constructor(
+    private readonly figure: AnyFigure,
+    private readonly source: FigureSource,
+    /** A link to this figure as the reader set it (chapters/url.ts figureLink). */
+    private readonly link: () => string = () => location.href,
+  ) {
     const id = figure.id;
     this.el = document.createElement('div');
     this.el.className = 'fig-block';
     this.el.dataset.figure = id;
     const url = new URL(location.href);
     this.controls = figure.controls.map((c) => ({ ...c, value: typeof c.value === 'number' ? readFigure(url, id, c.name, c.value) : readFigureText(url, id, c.name, c.value) }));
+    this.el.addEventListener('click', (ev) => {
+      if (!(ev.target as HTMLElement).closest('button[data-act="fig-link"]')) return;
+      const href = this.link();
+      let share = this.el.querySelector<HTMLElement>('.fig-share');
+      if (!share) {
+        share = document.createElement('label');
+        share.className = 'fig-share small';
+        this.el.querySelector('.fig-controls')!.appendChild(share);
+      }
+      share.innerHTML = `${t('ch.fig.linkTo')} <input type="text" readonly data-link="figure">`;
+      const input = share.querySelector('input')!;
+      input.value = href;
+      input.select();
+      void navigator.clipboard?.writeText(href).catch(() => {});
+    });
     this.el.addEventListener('change', (ev) => {
       const s = ev.target as HTMLSelectElement;
       const c = this.controls.find((k) => k.name === s.dataset.control);
@@ -63,7 +83,7 @@ export class LiveFigure {
       return;
     }
     if (v !== this.version) return;
-    this.el.innerHTML = bar ? `<div class="fig-controls">${bar}</div>` : '';
+    this.el.innerHTML = `<div class="fig-controls">${bar}<button type="button" class="link fig-link" data-act="fig-link">${t('ch.fig.link')}</button></div>`;
     const body = document.createElement('div');
     body.className = 'fig-body';
     this.el.appendChild(body);

@@ -8,7 +8,7 @@ import { ExperimentPanel } from '../ui/experiment_panel';
 import { CHAPTERS, chapterKey, type Chapter } from './chapters';
 import type { ExperimentWorker } from './experiments';
 import { LiveFigure, type FigureSource } from './live_figure';
-import { readChapter, readPanel, writeChapter, writePanel } from './url';
+import { experimentAnchor, experimentLink, figureAnchor, figureLink, forgetRunFlag, linkAsks, readChapter, readPanel, writeChapter, writePanel } from './url';
 
 export interface ChaptersView {
   /** Shows the tab: the current chapter's figures are computed on first show. */
@@ -34,14 +34,30 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
   const toc = host.querySelector<HTMLElement>('nav.toc')!;
   const article = host.querySelector<HTMLElement>('article.chapter')!;
 
+  /** The link the page was opened with: what it asks of experiments is read once. */
+  const opened = new URL(location.href);
+  const chapterOf = (name: string) => CHAPTERS.find((c) => c.experiments.includes(name))?.n ?? current;
   const panel = (name: string) => {
     let p = panels.get(name);
     if (!p) {
-      p = new ExperimentPanel(name, readPanel(new URL(location.href), name), () => experiments, (s) => writePanel(name, s));
+      p = new ExperimentPanel(name, readPanel(new URL(location.href), name), () => experiments, (s) => writePanel(name, s), (s, run) => experimentLink(chapterOf(name), name, s, run), () => forgetRunFlag(name));
+      p.el.id = experimentAnchor(name);
+      const asks = linkAsks(opened, name);
+      if (asks !== 'none') p.askedByLink(asks);
       if (list !== undefined) p.setInfo(list?.find((e) => e.name === name) ?? null);
       panels.set(name, p);
     }
     return p;
+  };
+
+  /** Scrolls to the experiment or figure the opening link's anchor names (once, when it is drawn). */
+  let anchorPending = opened.hash.length > 1;
+  const scrollToAnchor = () => {
+    if (!anchorPending) return;
+    const el = document.getElementById(decodeURIComponent(opened.hash.slice(1)));
+    if (!el || !article.contains(el)) return;
+    anchorPending = false;
+    el.scrollIntoView({ block: 'start' });
   };
 
   function renderToc() {
@@ -71,8 +87,11 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
         ${next ? `<button type="button" data-chapter="${next.n}" class="next">${t('ch.next', { title: t(chapterKey(next.n, 'title')) })}</button>` : '<span></span>'}
       </nav>`;
     const figs = article.querySelector<HTMLElement>('.figures');
-    liveFigures = c.figures.map((f) => new LiveFigure(f, figures));
-    for (const f of liveFigures) figs!.appendChild(f.el);
+    liveFigures = c.figures.map((f) => new LiveFigure(f, figures, () => figureLink(c.n, f.id)));
+    for (const f of liveFigures) {
+      f.el.id = figureAnchor(f.id);
+      figs!.appendChild(f.el);
+    }
     const drawn = Promise.all(liveFigures.map((f) => f.draw()));
     const exps = article.querySelector<HTMLElement>('.experiments');
     for (const name of c.experiments) {
@@ -80,6 +99,8 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       p.render();
       exps!.appendChild(p.el);
     }
+    scrollToAnchor();
+    void drawn.then(scrollToAnchor);
     return drawn;
   }
 

@@ -73,7 +73,8 @@ export const EXPERIMENTS_ZH: Record<string, ExperimentZh> = {
 };
 
 /**
- * Parameter labels by flag (without "--"); the page shows the label with the flag. The training
+ * Parameter help lines by flag (without "--"), the engine's help in Chinese; the page shows it under
+ * the control, the label (parameters.ts) and the flag above it. The training
  * flags every training experiment takes, then each experiment's own, in the order of the chapters.
  */
 export const PARAMETERS_ZH: Record<string, string> = {

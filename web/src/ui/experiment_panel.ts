@@ -4,6 +4,7 @@
 // exportable as CSV, SVG and PNG. The run itself happens in a Web Worker (ExperimentRunner).
 import { lang, t } from '../i18n';
 import { EXPERIMENTS_ZH, PARAMETERS_ZH } from '../i18n/experiments_zh';
+import { PARAMETER_LABELS } from '../i18n/parameters';
 import { ResultText } from '../i18n/results';
 import type { ExperimentInfo, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult } from '../engine/protocol/chapters';
 import { exportButtons, saveCsv } from './export';
@@ -56,12 +57,20 @@ export class ExperimentPanel {
   /** Seconds the finished run took. */
   private elapsed = 0;
   private liveTimer = 0;
+  /** What the link that opened the page asks of this experiment (chapters/url.ts linkAsks). */
+  private asked: 'start' | 'offer' | 'none' = 'none';
+  /** The links shown after "Link" is pressed: [plain, starting the run]. */
+  private links: [string, string] | null = null;
 
   constructor(
     readonly name: string,
     private state: PanelState,
     private readonly runner: () => ExperimentRunner,
     private readonly onState: (s: PanelState) => void,
+    /** A link to this experiment with these settings (run: the link starts it). */
+    private readonly linkFor: (s: PanelState, run: boolean) => string = () => location.href,
+    /** Called when a run the link asked for has started. */
+    private readonly onLinkRun: () => void = () => {},
   ) {
     this.el = document.createElement('section');
     this.el.className = 'experiment';
@@ -83,6 +92,19 @@ export class ExperimentPanel {
     this.info = info ?? null;
     this.el.dataset.available = info ? '1' : info === null ? '0' : '';
     this.render();
+    if (info && this.asked === 'start') {
+      this.asked = 'none';
+      this.onLinkRun();
+      void this.run();
+    }
+  }
+
+  /** A link opened the page on this experiment: offer its run, or start it once the engine lists it. */
+  askedByLink(mode: 'start' | 'offer' | 'none') {
+    this.asked = mode;
+    this.el.dataset.link = mode;
+    if (mode === 'start' && this.info) this.setInfo(this.info);
+    else this.render();
   }
 
   private click(ev: Event) {
@@ -91,7 +113,12 @@ export class ExperimentPanel {
     const act = b.dataset.act;
     if (act === 'run') void this.run();
     else if (act === 'stop') this.runner().stop();
-    else if (act === 'reset') {
+    else if (act === 'link') {
+      this.links = [this.linkFor(this.state, false), this.linkFor(this.state, true)];
+      this.render();
+      void navigator.clipboard?.writeText(this.links[0]).catch(() => {});
+      this.el.querySelector<HTMLInputElement>('.exp-share input')?.select();
+    } else if (act === 'reset') {
       this.state = { quick: this.state.quick, given: {} };
       this.onState(this.state);
       this.render();
@@ -113,6 +140,8 @@ export class ExperimentPanel {
       this.state = { quick: this.state.quick, given };
     } else return;
     this.onState(this.state);
+    this.links = null;
+    this.el.querySelector('.exp-share')?.remove();
     this.updateControls();
   }
 
@@ -136,6 +165,7 @@ export class ExperimentPanel {
   private async run() {
     if (!this.info || this.running) return;
     this.running = true;
+    this.asked = 'none';
     this.result = null;
     this.live.clear();
     this.el.querySelector('.exp-live')?.replaceChildren();
@@ -199,25 +229,34 @@ export class ExperimentPanel {
     if (!host || !this.info) return;
     const info = this.info;
     const disabled = this.running ? 'disabled' : '';
-    const fields = info.parameters
-      .map((p) => {
-        const value = this.state.given[p.name] ?? show(baseValue(info, p, this.state.quick));
-        const changed = p.name in this.state.given ? ' changed' : '';
-        const title = esc(`${p.help}${p.min !== undefined ? ` [${p.min}, ${p.max}]` : ''}`);
-        let control: string;
-        if ((p.kind === 'text') && p.choices?.length) {
-          control = `<select data-param="${p.name}" ${disabled}>${p.choices.map((c) => `<option${c === value ? ' selected' : ''}>${esc(c)}</option>`).join('')}</select>`;
-        } else if (p.kind === 'integer' || p.kind === 'number') {
-          control = `<input type="number" data-param="${p.name}" value="${esc(value)}" ${p.min !== undefined ? `min="${p.min}"` : ''} ${p.max !== undefined ? `max="${p.max}"` : ''} step="${p.kind === 'integer' ? 1 : 'any'}" ${disabled}>`;
-        } else {
-          control = `<input type="text" data-param="${p.name}" value="${esc(value)}" ${disabled}>`;
-        }
-        const zh = lang() === 'zh' ? PARAMETERS_ZH[p.flag.replace(/^--/, '')] : undefined;
-        const label = zh ? `${esc(zh)} <code>${esc(p.flag)}</code>` : esc(p.flag);
-        return `<label class="field${changed}" title="${zh ? `${esc(zh)} (${title})` : title}"><span>${label}</span>${control}</label>`;
-      })
-      .join('');
-    host.innerHTML = `${fields}<label class="field quick" title="${esc(t('ch.exp.quickHelp'))}"><span>${t('ch.exp.quick')}</span><input type="checkbox" data-quick ${this.state.quick ? 'checked' : ''} ${disabled}></label>`;
+    const zh = lang() === 'zh';
+    const field = (p: ExperimentParameter) => {
+      const value = this.state.given[p.name] ?? show(baseValue(info, p, this.state.quick));
+      const changed = p.name in this.state.given ? ' changed' : '';
+      const flag = p.flag.replace(/^--/, '');
+      const label = PARAMETER_LABELS[flag];
+      const range = p.min !== undefined ? ` [${p.min}, ${p.max}]` : '';
+      const engineHelp = label?.help && p.help.trim().toLowerCase() === flag ? label.help.en : p.help;
+      const help = `${zh ? (label?.help?.zh ?? PARAMETERS_ZH[flag] ?? engineHelp) : engineHelp}${range}`;
+      let control: string;
+      if (p.kind === 'text' && p.choices?.length) {
+        control = `<select data-param="${p.name}" ${disabled}>${p.choices.map((c) => `<option${c === value ? ' selected' : ''}>${esc(c)}</option>`).join('')}</select>`;
+      } else if (p.kind === 'integer' || p.kind === 'number') {
+        control = `<input type="number" data-param="${p.name}" value="${esc(value)}" ${p.min !== undefined ? `min="${p.min}"` : ''} ${p.max !== undefined ? `max="${p.max}"` : ''} step="${p.kind === 'integer' ? 1 : 'any'}" ${disabled}>`;
+      } else {
+        control = `<input type="text" data-param="${p.name}" value="${esc(value)}" ${disabled}>`;
+      }
+      // The label in words, the flag small beside it, and the help visible under the control
+      // (a touch screen has no hover).
+      const words = label ? (zh ? label.zh : label.en) : flag;
+      return `<label class="field${changed}"><span class="param-label">${esc(words)} <code class="flag">${esc(p.flag)}</code></span>${control}<span class="param-help">${esc(help)}</span></label>`;
+    };
+    const main = info.parameters.filter((p) => !PARAMETER_LABELS[p.flag.replace(/^--/, '')]?.advanced);
+    const more = info.parameters.filter((p) => PARAMETER_LABELS[p.flag.replace(/^--/, '')]?.advanced);
+    const open = (host.querySelector<HTMLDetailsElement>('details.exp-more')?.open ?? false) || more.some((p) => p.name in this.state.given);
+    host.innerHTML = `${main.map(field).join('')}<label class="field quick"><span class="param-label">${t('ch.exp.quick')}</span><input type="checkbox" data-quick ${this.state.quick ? 'checked' : ''} ${disabled}><span class="param-help">${esc(t('ch.exp.quickHelp'))}</span></label>${
+      more.length ? `<details class="exp-more"${open ? ' open' : ''}><summary>${t('ch.exp.more')}</summary><div class="exp-more-fields">${more.map(field).join('')}</div></details>` : ''
+    }`;
   }
 
   render() {
@@ -243,9 +282,12 @@ export class ExperimentPanel {
         <button type="button" class="primary" data-act="run" ${this.running ? 'disabled' : ''}>${t('ch.exp.run')}</button>
         <button type="button" data-act="stop" ${this.running ? '' : 'disabled'}>${t('ch.exp.stop')}</button>
         <button type="button" data-act="reset" ${this.running ? 'disabled' : ''}>${t('ch.exp.reset')}</button>
+        <button type="button" data-act="link">${t('ch.exp.link')}</button>
         ${this.running ? '<progress max="1" value="0"></progress>' : ''}
         <span class="exp-status small" role="status">${phase === 'stopped' || phase === 'error' ? esc(status) : ''}</span>
       </div>
+      ${this.asked === 'offer' && !this.running && !r ? `<p class="exp-offer" role="note">${t('ch.exp.offer')} <button type="button" class="primary" data-act="run">${t('ch.exp.run')}</button></p>` : ''}
+      ${this.links ? `<div class="exp-share small"><label>${t('ch.exp.linkPlain')} <input type="text" readonly data-link="plain" value="${esc(this.links[0])}"></label><label>${t('ch.exp.linkRun')} <input type="text" readonly data-link="run" value="${esc(this.links[1])}"></label></div>` : ''}
       <div class="exp-live"></div>
       ${r ? this.resultHtml(r, info) : ''}`;
     this.renderControls();
@@ -258,7 +300,7 @@ export class ExperimentPanel {
     const text = new ResultText(info.name, info.messages, r);
     const tr = (s: string) => esc(text.term(s));
     const table = (tb: ExperimentResult['tables'][number]) =>
-      `<div class="exp-table"><table data-table="${esc(tb.name)}"><caption>${tr(tb.name)}</caption><thead><tr>${tb.columns.map((c) => `<th>${tr(c)}</th>`).join('')}</tr></thead><tbody>${tb.rows
+      `<div class="exp-table"><table data-table="${esc(tb.name)}"><caption>${esc(text.tableTitle(tb.name))}</caption><thead><tr>${tb.columns.map((c) => `<th>${tr(c)}</th>`).join('')}</tr></thead><tbody>${tb.rows
         .map((row) => `<tr>${row.map((c) => `<td>${tr(c)}</td>`).join('')}</tr>`)
         .join('')}</tbody></table></div>`;
     const timing = r.timingMessage ? text.message(r.timingMessage) : r.timing;
