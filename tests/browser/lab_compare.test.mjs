@@ -44,7 +44,8 @@ test('a finished run is kept; one click trains the unscaled variant; the overlay
   const items = await page.$$eval('section.compare .run-list li', (li) => li.map((l) => l.textContent));
   s.runs.forEach((r, i) => {
     assert.ok(items[i].includes(`loss ${r.last.loss.toFixed(4)}`), `run ${r.id}'s final loss is the engine's: ${items[i]}`);
-    assert.match(items[i], r.scale ? /scale on/ : /scale off/);
+    // The differing setting by the form's name for it.
+    assert.match(items[i], r.scale ? /scale scores by 1\/√d_k on/ : /scale scores by 1\/√d_k off/);
   });
   // The overlay's readout at the last step is each run's own metric.
   await page.locator('figure[data-curve="compare-loss"]').scrollIntoViewIfNeeded();

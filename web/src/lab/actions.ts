@@ -68,8 +68,13 @@ export function runTarget(s: LabState): number {
   return s.model ? s.runStart + s.model.settings.steps : s.settings.steps;
 }
 
+/** Resolves once the engine has loaded (a Train pressed before that waits for it). */
+let engineLoaded: () => void = () => {};
+const engineUp = new Promise<void>((resolve) => (engineLoaded = resolve));
+
 export function engineReady(info: EngineInfo) {
   labStore.set({ engine: info, phase: info.training ? 'idle' : 'unavailable' });
+  engineLoaded();
   if (info.training) void countParameters(labStore.get().settings);
 }
 
@@ -133,8 +138,17 @@ function adopt(info: RunInfo, settings: LabSettings, patch: Partial<LabState> = 
 let starting = false;
 
 export async function train() {
+  if (!labStore.get().engine && !labStore.get().engineError) {
+    // Pressed while the engine still loads: the banner says so, and the run starts once it is up.
+    if (starting) return;
+    starting = true;
+    labStore.set({ message: t('lab.trainWhenLoaded'), error: null });
+    await engineUp;
+    starting = false;
+    labStore.set({ message: null });
+  }
   const s = labStore.get();
-  if (s.phase === 'unavailable' || s.phase === 'training' || starting) return;
+  if (s.phase === 'unavailable' || s.phase === 'training' || starting || !s.engine) return;
   const problems = labProblems(s.settings);
   if (problems.length) {
     labStore.set({ error: { text: t('lab.fixFirst', { problems: problems.map((p) => p.message).join(' ') }), details: null } });

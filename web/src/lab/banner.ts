@@ -46,7 +46,7 @@ export function renderBanner(banner: HTMLElement, s: LabState) {
   let kind = s.phase as string;
   let actionsHtml = '';
   let detail: string | null = null;
-  if (!s.engine && !s.engineError) text.textContent = t('walk.status.loading');
+  if (!s.engine && !s.engineError) text.textContent = s.message ?? t('walk.status.loading');
   else if (s.engineError) text.textContent = t('page.engineLoadFailed', { message: s.engineError });
   else if (s.phase === 'unavailable') {
     text.innerHTML = t('lab.unavailable', { flavour: s.engine?.flavour ?? '', missing: s.engine?.trainingMissing.join(', ') ?? '' });

@@ -21,6 +21,27 @@ export function differingSettings(runs: FinishedRun[]): (keyof LabSettings)[] {
 
 const last = (r: FinishedRun) => r.metrics[r.metrics.length - 1];
 
+/**
+ * The run "Train again with ..." starts from: the first of the runs compared (the latest run when
+ * none is ticked), so every variant differs from that one baseline in the one setting flipped.
+ */
+export function baselineRun(s: Pick<LabState, 'runs' | 'compare'>): FinishedRun | null {
+  const ticked = s.runs.filter((r) => s.compare.includes(r.id));
+  return ticked[0] ?? s.runs[s.runs.length - 1] ?? null;
+}
+
+/**
+ * A setting's name as the lab's form shows it (its label without the control), so the comparison
+ * says "learning rate", not lr; the key itself where the form has no such field.
+ */
+export function settingLabel(key: string): string {
+  const label = document.querySelector(`form.lab-settings [name="${key}"]`)?.closest('label');
+  if (!label) return key;
+  const copy = label.cloneNode(true) as HTMLElement;
+  copy.querySelectorAll('input, select, textarea').forEach((e) => e.remove());
+  return copy.textContent?.replace(/\s+/g, ' ').trim() || key;
+}
+
 export function mountCompare(host: HTMLElement) {
   host.innerHTML = `
     <h3 data-i18n="lab.compare.title">${tr('lab.compare.title')}</h3>
@@ -41,12 +62,17 @@ export function renderCompare(host: HTMLElement, s: LabState) {
   const diff = differingSettings(selected);
   host.dataset.runs = String(s.runs.length);
   host.querySelector<HTMLElement>('.compare-hint')!.textContent = s.runs.length ? tr('lab.compare.hint') : tr('lab.compare.none');
+  const base = baselineRun(s);
+  const from = base?.settings ?? s.settings;
   const scaleBtn = host.querySelector<HTMLButtonElement>('button[data-act="variant-scale"]')!;
-  scaleBtn.textContent = tr(s.settings.scale ? 'lab.compare.unscaled' : 'lab.compare.scaled');
+  const id = { id: base?.id ?? 0 };
+  scaleBtn.textContent = base ? tr(from.scale ? 'lab.compare.unscaledFrom' : 'lab.compare.scaledFrom', id) : tr(from.scale ? 'lab.compare.unscaled' : 'lab.compare.scaled');
   const normBtn = host.querySelector<HTMLButtonElement>('button[data-act="variant-norm"]')!;
-  normBtn.textContent = tr('lab.compare.norm', { norm: s.settings.norm === 'pre' ? 'Post-LN' : 'Pre-LN' });
+  const norm = from.norm === 'pre' ? 'Post-LN' : 'Pre-LN';
+  normBtn.textContent = base ? tr('lab.compare.normFrom', { norm, ...id }) : tr('lab.compare.norm', { norm });
+  host.querySelectorAll<HTMLButtonElement>('.compare-variants button[data-act^="variant-"]').forEach((b) => (b.dataset.baseline = String(base?.id ?? '')));
   const busy = s.phase === 'training' || s.phase === 'unavailable';
-  scaleBtn.disabled = normBtn.disabled = busy || s.settings.architecture === 'lstm';
+  scaleBtn.disabled = normBtn.disabled = busy || from.architecture === 'lstm';
   host.querySelector<HTMLButtonElement>('button[data-act="runs-clear"]')!.disabled = !s.runs.length;
 
   const list = host.querySelector<HTMLElement>('.run-list')!;
@@ -54,7 +80,7 @@ export function renderCompare(host: HTMLElement, s: LabState) {
     .map((r) => {
       const m = last(r);
       const on = s.compare.includes(r.id);
-      const differs = on && diff.length ? ` · ${diff.map((k) => `<span class="differs">${k} ${escape(show(r.settings[k]))}</span>`).join(' ')}` : '';
+      const differs = on && diff.length ? ` · ${diff.map((k) => `<span class="differs">${escape(settingLabel(k))} ${escape(show(r.settings[k]))}</span>`).join(' ')}` : '';
       return `<li data-run="${r.id}"><label><input type="checkbox" data-compare="${r.id}"${on ? ' checked' : ''} /> <i class="swatch" style="background:${runColor(r.id)}"></i> ${escape(tr('lab.compare.run', { id: r.id, task: r.settings.task, steps: m.step, loss: m.loss.toFixed(4), acc: Number.isFinite(m.accuracy) ? m.accuracy.toFixed(3) : '—' }))}${differs}</label></li>`;
     })
     .join('');
@@ -65,7 +91,7 @@ export function renderCompare(host: HTMLElement, s: LabState) {
   } else {
     const keys = Object.keys(selected[0].settings) as (keyof LabSettings)[];
     table.innerHTML = `<table class="run-settings"><thead><tr><th></th>${selected.map((r) => `<th><i class="swatch" style="background:${runColor(r.id)}"></i> ${r.id}</th>`).join('')}</tr></thead><tbody>${keys
-      .map((k) => `<tr data-setting="${k}"${diff.includes(k) ? ' class="differs"' : ''}><th>${k}</th>${selected.map((r) => `<td>${escape(show(r.settings[k]))}</td>`).join('')}</tr>`)
+      .map((k) => `<tr data-setting="${k}"${diff.includes(k) ? ' class="differs"' : ''}><th>${escape(settingLabel(k))}</th>${selected.map((r) => `<td>${escape(show(r.settings[k]))}</td>`).join('')}</tr>`)
       .join('')}</tbody></table>`;
   }
 
@@ -75,7 +101,7 @@ export function renderCompare(host: HTMLElement, s: LabState) {
     return;
   }
   const total = Math.max(...selected.map((r) => last(r).step));
-  const label = (r: FinishedRun) => `${r.id}${diff.length ? ` (${diff.map((k) => `${k} ${show(r.settings[k])}`).join(', ')})` : ''}`;
+  const label = (r: FinishedRun) => `${r.id}${diff.length ? ` (${diff.map((k) => `${settingLabel(k)} ${show(r.settings[k])}`).join(', ')})` : ''}`;
   const series = (pick: (m: FinishedRun['metrics'][number]) => number): CurveSeries[] =>
     selected.map((r, i) => ({ label: label(r), color: runColor(r.id), dashed: i > 0 && i % 2 === 1, points: r.metrics.map((m) => ({ step: m.step, value: pick(m) })) }));
   renderSeries(curves, 'compare-loss', tr('lab.loss'), series((m) => m.loss), total, { log: true });

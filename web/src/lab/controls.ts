@@ -4,6 +4,7 @@
 import { span, t } from '../i18n';
 import type { LabSettings, TryResult } from '../engine/protocol/lab';
 import * as actions from './actions';
+import { baselineRun } from './compare';
 import type { LabForm } from './form';
 import { settingsChange } from './settings';
 import { labStore, type LabState } from './state';
@@ -63,8 +64,9 @@ export function mountControls(root: HTMLElement, form: LabForm): (s: LabState) =
       const text = (el<HTMLFormElement>('form.try').elements.namedItem('prompt') as HTMLInputElement).value;
       await actions.tryModel(text, tryText, tryLength);
     } else if (act === 'variant-scale' || act === 'variant-norm') {
-      // One click: the same settings with one switch flipped, trained from scratch (a new model).
-      const s = labStore.get().settings;
+      // One click: the baseline run's settings with one switch flipped, trained from scratch (a
+      // new model); with no run kept yet, the form's settings.
+      const s = baselineRun(labStore.get())?.settings ?? labStore.get().settings;
       const settings = act === 'variant-scale' ? { ...s, scale: !s.scale } : { ...s, norm: s.norm === 'pre' ? ('post' as const) : ('pre' as const) };
       form.write(settings);
       actions.changeSettings(settings);
