@@ -5,6 +5,8 @@
 //
 //   node scripts/chapter_screenshots.mjs            all chapters, both languages
 //   node scripts/chapter_screenshots.mjs 4 6        only chapters 4 and 6
+//   node scripts/chapter_screenshots.mjs --width=390 --out=artifacts/phone
+//                                                   a phone's width, into another folder
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -16,15 +18,18 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { chromium } = createRequire(join(root, 'web', 'package.json'))('playwright-core');
 const { startServer } = await import(join(root, 'scripts', 'serve.mjs'));
 
-const chapters = process.argv.slice(2).map(Number);
+const option = (name) => process.argv.slice(2).find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+const chapters = process.argv.slice(2).filter((a) => !a.startsWith('--')).map(Number);
 const which = chapters.length ? chapters : [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
-const out = join(root, 'docs', 'screenshots');
+const width = Number(option('width') ?? 1280);
+if (!(width >= 320 && width <= 3840)) throw new Error(`--width must be 320..3840 px, got '${option('width')}'`);
+const out = option('out') ? join(process.cwd(), option('out')) : join(root, 'docs', 'screenshots');
 mkdirSync(out, { recursive: true });
 
 const { server, url } = await startServer({ port: 0, dir: join(root, 'web', 'dist'), isolation: true });
 const profile = mkdtempSync(join(tmpdir(), 'attnlab-shots-'));
 const context = await chromium.launchPersistentContext(profile, {
-  executablePath: '/usr/bin/chromium', headless: true, viewport: { width: 1280, height: 900 },
+  executablePath: '/usr/bin/chromium', headless: true, viewport: { width, height: 900 }, ...(width < 600 ? { isMobile: true, hasTouch: true, deviceScaleFactor: 1 } : {}),
   args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
 });
 try {

@@ -105,7 +105,31 @@ function fitLabel(s: string): string {
 }
 const fitted_ = new Map<string, string>();
 
-const labelPx = (s: string) => ems(fitLabel(s)) * LABEL_FONT * 0.58;
+/** A 2D context that measures label text in the labels' own font (null where there is no canvas). */
+let measurer: CanvasRenderingContext2D | null | undefined;
+const measured = new Map<string, number>();
+
+/**
+ * The drawn width of a label (px): measured in the page's sans font at LABEL_FONT, so wide letters
+ * ("m=0") get their room; the letter-width estimate where nothing can measure.
+ */
+function labelPx(s: string): number {
+  const text = fitLabel(s);
+  // The font follows the page's language (html:lang(zh-CN) has its own --sans).
+  const lang = typeof document !== 'undefined' ? document.documentElement.lang : '';
+  const key = `${lang}|${text}`;
+  let w = measured.get(key);
+  if (w !== undefined) return w;
+  if (measurer === undefined) measurer = typeof document !== 'undefined' ? document.createElement('canvas').getContext('2d') : null;
+  if (measurer) {
+    const family = getComputedStyle(document.body ?? document.documentElement).getPropertyValue('--sans').trim();
+    measurer.font = `${LABEL_FONT}px ${family || 'sans-serif'}`;
+  }
+  w = Math.max(ems(text) * LABEL_FONT * 0.58, measurer ? measurer.measureText(text).width : 0);
+  if (measured.size > 4096) measured.clear();
+  measured.set(key, w);
+  return w;
+}
 
 export function matrixSize(p: Pick<MatrixProps, 'data' | 'cell' | 'rowLabels' | 'colLabels' | 'rightLabels' | 'rightTitle' | 'colBands'>) {
   const [R, K] = p.data.shape;

@@ -1,7 +1,8 @@
 // §7: modalities meet through cross-attention: a crossmodal model trained in the worker; the
 // caption's words as buttons, the chosen word's weights over the image's patches, per head.
 import * as d3 from 'd3';
-import { t } from '../../i18n';
+import { lang, t } from '../../i18n';
+import { CAPTION_WORDS_ZH } from '../../i18n/words_zh';
 import { exactFloat32, fmt } from '../../util/format';
 import type { CrossmodalFigure } from './crossmodal.compute';
 import { figureExport, note } from './draw';
@@ -28,18 +29,20 @@ function drawCrossmodal(host: HTMLElement, d: CrossmodalFigure) {
   const body = document.createElement('div');
   body.className = 'cross-body';
   host.appendChild(body);
+  // A caption word in the page's language (the engine writes them in English).
+  const said = (w: string) => (lang() === 'zh' ? (CAPTION_WORDS_ZH[w] ?? w) : w);
   const render = () => {
     const p = d.pairs[pairIndex];
     word = Math.min(word, p.words.length - 1);
     bar.innerHTML = `<span class="small">${t('ch.fig.crossmodal.pair')}</span>${d.pairs.map((_, i) => `<button type="button" data-pair="${i}" aria-pressed="${i === pairIndex}">${i + 1}</button>`).join('')}
-      <span class="small">${t('ch.fig.crossmodal.word')}</span>${p.words.map((w, i) => `<button type="button" data-word="${i}" aria-pressed="${i === word}">${w}</button>`).join('')}`;
+      <span class="small">${t('ch.fig.crossmodal.word')}</span>${p.words.map((w, i) => `<button type="button" data-word="${i}" aria-pressed="${i === word}">${said(w)}</button>`).join('')}`;
     body.replaceChildren();
     const [H, , N] = p.maps.shape;
     const [S] = p.image.shape;
     const G = d.grid;
     const px = Math.max(8, Math.min(16, Math.floor((Math.min(host.clientWidth || 600, 640) - 40) / (H * S))));
     const fig = d3.select(body).append('figure').attr('class', 'chart').attr('data-chart', 'crossmodal').attr('data-word', word).attr('data-pair', p.index);
-    const title = t('ch.fig.crossmodal.title', { caption: p.words.join(' '), word: p.words[word], match: p.match.toFixed(2) });
+    const title = t('ch.fig.crossmodal.title', { caption: p.words.map(said).join(lang() === 'zh' ? '' : ' '), word: said(p.words[word]), match: p.match.toFixed(2) });
     fig.append('figcaption').attr('class', 'matrix-title').append('span').attr('class', 't').text(title);
     const svg = fig.append('svg').attr('width', H * (S * px + 24)).attr('height', S * px + 22).attr('role', 'img').attr('aria-label', title);
     const gray = d3.scaleLinear<string>().domain([Math.min(...p.image.data), Math.max(...p.image.data)]).range(['#111', '#eee']);

@@ -20,9 +20,14 @@ export const dkFigure = defineFigure({
       return out;
     };
     const m = Math.max(1, maxAbs(d.unscaledScores.data, d.scaledScores.data));
+    // The histogram with its numbers under it, then the two weight matrices side by side: two
+    // blocks of about the same height, so neither leaves an empty band beside the other.
+    const column = document.createElement('div');
+    column.className = 'fig-column';
+    host.appendChild(column);
     const cell = document.createElement('div');
     cell.className = 'fig-cell';
-    host.appendChild(cell);
+    column.appendChild(cell);
     renderHistogram(cell, 'dk', `${t('ch.fig.dk.title', { dk: d.dk })} — ${t('ch.fig.dk.hist')}`, [
       { label: t('ch.fig.dk.unscaled'), color: HEAD_COLORS[2], bins: bins(d.unscaledScores, -m, m) },
       { label: t('ch.fig.dk.scaled'), color: HEAD_COLORS[0], bins: bins(d.scaledScores, -m, m) },
@@ -33,9 +38,13 @@ export const dkFigure = defineFigure({
     tb.dataset.stats = 'dk';
     const row = (k: keyof typeof d.stats) => `<tr data-row="${k}"><th>${t(k === 'scaled' ? 'ch.fig.dk.scaled' : 'ch.fig.dk.unscaled')}</th><td data-v="scoreStd">${fmt(d.stats[k].scoreStd)}</td><td data-v="entropy">${fmt(d.stats[k].entropy)}</td><td data-v="gradNorm">${d.stats[k].gradNorm.toExponential(2)}</td></tr>`;
     tb.innerHTML = `<thead><tr><th></th><th>${t('ch.fig.dk.std')}</th><th>${t('ch.fig.dk.entropy')}</th><th>${t('ch.fig.dk.grad')}</th></tr></thead><tbody>${row('scaled')}${row('unscaled')}</tbody>`;
-    host.appendChild(tb);
+    column.appendChild(tb);
     const T = d.scaledWeights.shape[0];
-    matrix(host, 'dk-weights-scaled', t('ch.fig.dk.weightsScaled'), d.scaledWeights, sequentialScale(1), { cell: cellFor(host, 2 * T, 26) });
-    matrix(host, 'dk-weights-unscaled', t('ch.fig.dk.weightsUnscaled'), d.unscaledWeights, sequentialScale(1), { cell: cellFor(host, 2 * T, 26) });
+    const size = cellFor(host, 2 * T, 26);
+    const pair = document.createElement('div');
+    pair.className = 'fig-pair';
+    host.appendChild(pair);
+    matrix(pair, 'dk-weights-scaled', t('ch.fig.dk.weightsScaled'), d.scaledWeights, sequentialScale(1), { cell: size });
+    matrix(pair, 'dk-weights-unscaled', t('ch.fig.dk.weightsUnscaled'), d.unscaledWeights, sequentialScale(1), { cell: size });
   },
 });
