@@ -50,13 +50,16 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
     return p;
   };
 
-  /** Scrolls to the experiment or figure the opening link's anchor names (once, when it is drawn). */
+  /**
+   * Scrolls to the experiment or figure the opening link's anchor names: again as the figures above
+   * it are drawn and the experiments listed (each moves it), and no more after that (`last`).
+   */
   let anchorPending = opened.hash.length > 1;
-  const scrollToAnchor = () => {
+  const scrollToAnchor = (last = false) => {
     if (!anchorPending) return;
     const el = document.getElementById(decodeURIComponent(opened.hash.slice(1)));
     if (!el || !article.contains(el)) return;
-    anchorPending = false;
+    if (last) anchorPending = false;
     el.scrollIntoView({ block: 'start' });
   };
 
@@ -100,7 +103,7 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       exps!.appendChild(p.el);
     }
     scrollToAnchor();
-    void drawn.then(scrollToAnchor);
+    void drawn.then(() => scrollToAnchor(list !== undefined));
     return drawn;
   }
 
@@ -143,10 +146,12 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
         (l) => {
           list = l;
           for (const [name, p] of panels) p.setInfo(l.find((e) => e.name === name) ?? null);
+          scrollToAnchor(true);
         },
         () => {
           list = null;
           for (const p of panels.values()) p.setInfo(null);
+          scrollToAnchor(true);
         },
       ));
     },
