@@ -22,13 +22,18 @@ export const buttonsHtml = () => `
       </div>`;
 
 export const tryHtml = () => `
+      <section class="lab-try">
       <h3 data-i18n="lab.try.title">${t('lab.try.title')}</h3>
       <form class="try" onsubmit="return false">
         <input name="prompt" type="text" spellcheck="false" />
         <button type="submit" data-act="try" data-i18n="lab.try.run">${t('lab.try.run')}</button>
         <span class="try-hint muted"></span>
       </form>
-      <pre class="try-out"></pre>`;
+      <pre class="try-out"></pre>
+      </section>`;
+
+/** Tasks whose models read and write tokens (a series forecaster and an image classifier do not). */
+const TOKEN_TASKS_EXCLUDE: LabSettings['task'][] = ['series', 'shapes'];
 
 // Tokens to generate: the answer of a prompt/answer task, one value for recall, a window of text for char-LM.
 const tryLength = (s: LabSettings) => (s.task === 'assoc_recall' ? 1 : s.length);
@@ -104,6 +109,9 @@ export function mountControls(root: HTMLElement, form: LabForm): (s: LabState) =
       s.phase === 'paused' && change === 'none' ? t('lab.resume') : s.model && change !== 'model' && s.phase !== 'error' && s.phase !== 'ready' ? t('lab.trainMore', { n: s.settings.steps }) : t('lab.train');
     el<HTMLElement>('.try-hint').textContent = s.model ? tryHint(s.model.settings) : t('lab.try.first');
     const tokens = s.model?.task.kind !== 'regression' && s.model?.settings.task !== 'shapes';
+    // The box is for token models only: hidden (not shown disabled) for the series and image tasks,
+    // the model's task when there is one, else the form's.
+    el<HTMLElement>('section.lab-try').hidden = s.model ? !tokens : TOKEN_TASKS_EXCLUDE.includes(s.settings.task);
     el<HTMLInputElement>('form.try input[name="prompt"]').disabled = !s.model || !tokens;
     el<HTMLButtonElement>('form.try button').disabled = !s.model || !tokens;
     const out = el<HTMLElement>('.try-out');

@@ -293,6 +293,7 @@ export class ExperimentPanel {
     this.renderControls();
     if (this.live.size) this.drawLive();
     if (r) this.renderSeries(r, info);
+    markOverflow(this.el);
   }
 
   private resultHtml(r: ExperimentResult, info: ExperimentInfo): string {
@@ -333,6 +334,19 @@ export class ExperimentPanel {
     });
   }
 }
+
+/**
+ * Marks each result table wider than its box (data-overflow, with the cue's text): the page then
+ * says it scrolls sideways. Again whenever the window's width changes.
+ */
+function markOverflow(root: ParentNode) {
+  for (const box of Array.from(root.querySelectorAll<HTMLElement>('.exp-table'))) {
+    const over = box.scrollWidth > box.clientWidth + 1;
+    box.toggleAttribute('data-overflow', over);
+    if (over) box.dataset.cue = t('ch.exp.scrollCue');
+  }
+}
+if (typeof window !== 'undefined') window.addEventListener('resize', () => markOverflow(document));
 
 /** Every table, then every series (x, one column per line), as CSV rows separated by a blank row. */
 export function resultCsv(r: ExperimentResult): (string | number | null)[][] {

@@ -49,8 +49,11 @@ export function renderHeatmap(host: HTMLElement, p: HeatmapProps) {
   fig.querySelector('.t')!.textContent = p.title;
   const canvas = fig.querySelector('canvas')! as HTMLCanvasElement & { props?: HeatmapProps; origin?: [number, number] };
   const chars = (labels?: string[]) => Math.max(0, ...(labels ?? []).map((l) => l.length));
-  // Column labels only where they fit under their cell (~7 px per character at 11 px).
-  const colLabels = p.colLabels && chars(p.colLabels) * 7 <= p.cell + 2 ? p.colLabels : undefined;
+  // Labels at 11 px need ~12 px of height per row and ~7 px per character plus a gap per column:
+  // where the cells are smaller, every k-th position is labelled (the tooltip names each cell).
+  const rowEvery = Math.max(1, Math.ceil(12 / p.cell));
+  const colEvery = p.colLabels ? Math.max(1, Math.ceil((chars(p.colLabels) * 7 + 3) / p.cell)) : 1;
+  const colLabels = p.colLabels;
   const left = p.rowLabels ? chars(p.rowLabels) * 7 + 8 : 0, top = 0, bottom = colLabels ? 14 : 0;
   const width = left + K * p.cell, height = top + R * p.cell + bottom;
   const dpr = Math.min(2, window.devicePixelRatio || 1);
@@ -75,6 +78,7 @@ export function renderHeatmap(host: HTMLElement, p: HeatmapProps) {
   ctx.fillStyle = '#6b6560';
   ctx.textBaseline = 'middle';
   ctx.textAlign = 'center';
-  p.rowLabels?.forEach((l, i) => ctx.fillText(l, left / 2, top + (i + 0.5) * p.cell));
-  colLabels?.forEach((l, j) => ctx.fillText(l, left + (j + 0.5) * p.cell, top + R * p.cell + bottom / 2 + 1));
+  p.rowLabels?.forEach((l, i) => i % rowEvery === 0 && ctx.fillText(l, left / 2, top + (i + 0.5) * p.cell));
+  colLabels?.forEach((l, j) => j % colEvery === 0 && ctx.fillText(l, left + (j + 0.5) * p.cell, top + R * p.cell + bottom / 2 + 1));
+  fig.dataset.labelEvery = `${rowEvery},${colEvery}`;
 }

@@ -91,7 +91,10 @@ function wrapLabel(label: d3.Selection<SVGTextElement, unknown, null, undefined>
 }
 
 export function renderLineChart(host: HTMLElement, p: LineChartProps): SVGSVGElement {
-  const width = Math.min(p.width ?? 420, Math.max(260, host.clientWidth || 420));
+  // The room the chart has: its host's width, or (a host just added, still empty) its parent's, so
+  // a phone's 310 px column gets a 310 px chart rather than a cut 420 px one.
+  const room = host.clientWidth || host.parentElement?.clientWidth || 420;
+  const width = Math.min(p.width ?? 420, Math.max(240, room));
   const height = p.height ?? 220;
   // right: half of a tick label such as "20,000" centred on the last tick; left: the y tick labels
   // and, left of them, the rotated y label in as many lines as it needs (set below).

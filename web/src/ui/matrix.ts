@@ -135,7 +135,8 @@ export function matrixSize(p: Pick<MatrixProps, 'data' | 'cell' | 'rowLabels' | 
   const [R, K] = p.data.shape;
   const left = p.rowLabels ? labelWidth(p.rowLabels) + 8 : 0;
   const rad = (COL_LABEL_ANGLE * Math.PI) / 180;
-  const top = p.colLabels ? labelWidth(p.colLabels) * Math.sin(rad) + 12 : p.rightTitle || p.colBands ? 18 : 0;
+  // Rotated column labels rise by their width's sine plus their height's cosine.
+  const top = p.colLabels ? labelWidth(p.colLabels) * Math.sin(rad) + LABEL_FONT * Math.cos(rad) + 8 : p.rightTitle || p.colBands ? 18 : 0;
   const right = p.rightLabels ? 52 : 0;
   // Rotated column labels reach right of their column: keep the last ones inside the figure, so
   // they cannot run into what follows it (an operator, the next matrix).

@@ -26,6 +26,7 @@ export const formHtml = () => `
         </label>
         <label class="field wide random-only">${span('walk.example')}
           <select name="example"><option value="" data-i18n="walk.example.choose">${t('walk.example.choose')}</option>${EXAMPLES.map((_, i) => option(i)).join('')}</select>
+          <span class="hint example-random" data-i18n="walk.example.random">${t('walk.example.random')}</span>
         </label>
         <label class="field random-only">d_model <select name="dModel">${D_MODELS.map((v) => option(v)).join('')}</select></label>
         <label class="field random-only">${span('form.heads')} <select name="heads">${HEAD_COUNTS.map((v) => option(v)).join('')}</select></label>
@@ -128,7 +129,8 @@ export function mountForm(form: HTMLFormElement, root: HTMLElement, onInput: () 
     };
     options('positional', (o) => POSITIONALS.find((p) => p.id === o.value)?.label() ?? null);
     options('mask', (o) => MASKS.find((m) => m.id === o.value)?.label() ?? null);
-    options('example', (o) => EXAMPLES[Number(o.value)]?.label() ?? (o.value === '' ? t('walk.example.choose') : null));
+    // The empty value is the "choose" line, not example 0 (Number('') is 0).
+    options('example', (o) => (o.value === '' ? t('walk.example.choose') : (EXAMPLES[Number(o.value)]?.label() ?? null)));
     options('heads', (o) => o.value);
     options('kvHeads', (o) => o.value);
     form.querySelector<HTMLElement>('.sentence-hint')!.textContent = t('walk.sentence.hint', { n: MAX_TOKENS });

@@ -85,14 +85,22 @@ const PERMUTED = {
 /** The permutation example pair in the sentence's own script (Chinese for CJK text, else English). */
 export const permutedPair = (sentence: string): { a: string; b: string } => (CJK.test(sentence) ? PERMUTED.cjk : PERMUTED.latin);
 
-const example = (name: string, gloss: Key | null, sentence: string) => ({ label: () => (gloss ? `${name} (${t(gloss)})` : name), sentence });
+/**
+ * An example of the picker. One whose point is a word's meaning (bank by a river, bank of money)
+ * says in its label that it runs on random weights: the example picker is the random-weights
+ * walkthrough's, whose patterns carry no meaning.
+ */
+const example = (name: string, gloss: Key | null, sentence: string, meaning = false) => ({
+  label: () => `${gloss ? `${name} (${t(gloss)})` : name}${meaning ? ` · ${t('walk.model.random')}` : ''}`,
+  sentence,
+});
 export const EXAMPLES: { label: () => string; sentence: string }[] = [
   example(PERMUTED.latin.a, null, PERMUTED.latin.a),
   example(PERMUTED.latin.b, 'walk.ex.sameWords', PERMUTED.latin.b),
-  example(PERMUTED.cjk.a, 'walk.ex.iLoveYou', PERMUTED.cjk.a),
+  example(PERMUTED.cjk.a, 'walk.ex.inChinese', PERMUTED.cjk.a),
   example(PERMUTED.cjk.b, 'walk.ex.sameChars', PERMUTED.cjk.b),
-  example('bank', 'walk.ex.river', 'we sat on the river bank'),
-  example('bank', 'walk.ex.money', 'the bank raised the interest rate'),
+  example('bank', 'walk.ex.river', 'we sat on the river bank', true),
+  example('bank', 'walk.ex.money', 'the bank raised the interest rate', true),
   example('the cat sat on the mat', null, 'the cat sat on the mat'),
 ];
 
