@@ -74,7 +74,8 @@ test('the live chart keys every run, without an error; tables are titled in word
 });
 
 test('an exported SVG and PNG carry the title, the legend and the axis labels', async () => {
-  const fig = panel().locator('.exp-series .fig-cell').first();
+  const cell = 'section.experiment[data-experiment="normalizer"] .exp-series > .fig-cell:first-child';
+  const fig = page.locator(cell);
   const shown = await fig.evaluate((cell) => ({
     title: cell.querySelector('figcaption').textContent.trim(),
     keys: Array.from(cell.querySelectorAll('.hist-keys > span'), (k) => k.textContent.trim()),
@@ -84,12 +85,12 @@ test('an exported SVG and PNG carry the title, the legend and the axis labels', 
     width: cell.querySelector('svg').width.baseVal.value,
     height: cell.querySelector('svg').height.baseVal.value,
   }));
-  const [svgFile] = await Promise.all([page.waitForEvent('download'), fig.locator('button[data-export="svg"]').click()]);
+  const [svgFile] = await Promise.all([page.waitForEvent('download'), page.locator(`${cell} button[data-export="svg"]`).click()]);
   const svg = readFileSync(await svgFile.path(), 'utf8');
   const unescape = (s) => s.replace(/&#(\d+);/g, (_, c) => String.fromCharCode(Number(c))).replace(/&amp;/g, '&').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"');
   const texts = [...svg.matchAll(/<text[^>]*>(.*?)<\/text>/g)].map((m) => unescape(m[1].replace(/<\/tspan><tspan[^>]*>/g, ' ').replace(/<[^>]+>/g, '')));
   for (const want of [shown.title, shown.x, shown.y, ...shown.keys]) assert.ok(texts.includes(want), `the SVG file has "${want}" (${texts.join(' | ')})`);
-  const [pngFile] = await Promise.all([page.waitForEvent('download'), fig.locator('button[data-export="png"]').click()]);
+  const [pngFile] = await Promise.all([page.waitForEvent('download'), page.locator(`${cell} button[data-export="png"]`).click()]);
   const png = readFileSync(await pngFile.path());
   assert.equal(png.subarray(1, 4).toString(), 'PNG');
   // Twice the figure's size: the drawing plus the title above it and the keys below.
