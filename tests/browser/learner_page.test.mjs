@@ -63,7 +63,10 @@ test('chapter 2 names its d_k menu as a menu; its figure\'s parts sit together',
   const body = await page.locator('article.chapter').textContent();
   assert.ok(!/slider/i.test(body), 'no slider in chapter 2');
   const g = await page.evaluate(() => {
-    const box = (s) => document.querySelector(s).getBoundingClientRect();
+    const box = (s) => {
+      const r = document.querySelector(s).getBoundingClientRect();
+      return { top: r.top, bottom: r.bottom };
+    };
     return { hist: box('#fig-dk figure.hist'), table: box('#fig-dk table.fig-stats'), a: box('#fig-dk figure[data-matrix="dk-weights-scaled"]'), b: box('#fig-dk figure[data-matrix="dk-weights-unscaled"]') };
   });
   assert.ok(g.table.top - g.hist.bottom < 60, `the numbers right under the histogram (${Math.round(g.table.top - g.hist.bottom)} px apart)`);
@@ -88,8 +91,13 @@ test('a 390 px phone: result charts fit, a wide table says it scrolls, figure ca
   await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="cost"]').dataset.phase === 'done', null, { timeout: 120000, polling: 100 });
   const fit = await page.$$eval('section.experiment[data-experiment="cost"] .exp-series figure[data-chart] svg', (svgs) => svgs.map((s) => [s.getBoundingClientRect().right, s.closest('section.experiment').getBoundingClientRect().right]));
   assert.ok(fit.length > 0 && fit.every(([r, box]) => r <= box), `charts inside the panel: ${JSON.stringify(fit)}`);
-  const tables = await page.$$eval('section.experiment[data-experiment="cost"] .exp-table', (ts) => ts.map((t) => ({ over: t.scrollWidth > t.clientWidth + 1, cue: t.hasAttribute('data-overflow') ? getComputedStyle(t, '::before').content : null })));
-  for (const t of tables) if (t.over) assert.match(t.cue ?? '', /Scroll sideways/, 'a table wider than the phone says it scrolls');
+  // The cue is the box's ::before, its text the data-cue attribute (attr() in the style sheet).
+  const tables = await page.$$eval('section.experiment[data-experiment="cost"] .exp-table', (ts) => ts.map((t) => ({ over: t.scrollWidth > t.clientWidth + 1, cue: t.hasAttribute('data-overflow') ? t.dataset.cue : null, shown: getComputedStyle(t, '::before').display !== 'none' && getComputedStyle(t, '::before').content !== 'none' })));
+  for (const t of tables) {
+    if (!t.over) continue;
+    assert.match(t.cue ?? '', /Scroll sideways/, 'a table wider than the phone says it scrolls');
+    assert.ok(t.shown, 'the cue is drawn');
+  }
   assert.ok(tables.some((t) => t.over), 'the cost table is wider than a phone');
   await chapter(4, 'en', 390);
   const cut = await page.$$eval('article.chapter figcaption', (cs) => cs.filter((c) => c.scrollWidth > c.clientWidth + 1 || c.getBoundingClientRect().right > c.closest('.fig-block').getBoundingClientRect().right + 1).map((c) => c.textContent));

@@ -140,7 +140,7 @@ export function matrixSize(p: Pick<MatrixProps, 'data' | 'cell' | 'rowLabels' | 
   const right = p.rightLabels ? 52 : 0;
   // Rotated column labels reach right of their column: keep the last ones inside the figure, so
   // they cannot run into what follows it (an operator, the next matrix).
-  const reach = Math.max(0, ...(p.colLabels ?? []).map((l, j) => (j + 0.5) * p.cell + labelPx(l) * Math.cos(rad) - K * p.cell));
+  const reach = Math.max(0, ...(p.colLabels ?? []).map((l, j) => (j + 0.5) * p.cell + labelPx(l) * Math.cos(rad) + LABEL_FONT * Math.sin(rad) - K * p.cell));
   return { width: left + K * p.cell + Math.max(right, reach) + 2, height: top + R * p.cell + 6, left, top };
 }
 
