@@ -10,6 +10,7 @@
 #include "args.hpp"
 #include "attnlab/attnlab.hpp"
 #include "commands.hpp"
+#include "engine_flags.hpp"
 
 namespace attnlab::cli {
 namespace {
@@ -89,7 +90,9 @@ int run_demo(int argc, char** argv) {
     args.add("precision", "fp32", "emulate fp32, fp16 or bf16: every stored stage rounded to it (article section 6.3)");
     args.add("softmax-precision", "fp32", "with fp16/bf16: fp32 (softmax of the rounded scores in fp32) or same");
     args.add_switch("unstable-softmax", "the naive exp(s)/sum exp(s) without subtracting the row max");
+    add_engine_flags(args);
     if (!args.parse(argc, argv, 2)) return 0;
+    apply_engine_flags(args);
 
     std::vector<std::string> words = split_words(args.get("text"));
     if (words.empty()) fail<ConfigError>("attnlab demo: --text must contain at least one word");

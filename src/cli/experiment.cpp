@@ -21,6 +21,7 @@
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/experiments/registry.hpp"
 #include "commands.hpp"
+#include "engine_flags.hpp"
 
 namespace attnlab::cli {
 namespace {
@@ -28,7 +29,7 @@ namespace {
 namespace ex = attnlab::experiments;
 
 // The flags the CLI adds to every experiment's parameters.
-const char* const kCliFlags[] = {"quick", "csv", "json", "threads", "quiet"};
+const char* const kCliFlags[] = {"quick", "csv", "json", "quiet"};
 
 void print_list() {
     std::cout << "usage: attnlab experiment <name> [flags]   (attnlab experiment <name> --help for its flags)\n\n"
@@ -36,7 +37,8 @@ void print_list() {
     for (const auto& e : ex::experiments()) {
         std::printf("  %-12s %-10s %s\n", e.name.c_str(), e.section.c_str(), e.summary.c_str());
     }
-    std::cout << "\nEvery experiment takes --quick (its few-second form), --csv FILE, --json FILE, --threads N, --quiet.\n";
+    std::cout << "\nEvery experiment takes --quick (its few-second form), --csv FILE, --json FILE, --threads N, --isa NAME,\n"
+                 "--quiet.\n";
 }
 
 std::string range_text(const ex::Parameter& p) {
@@ -155,10 +157,10 @@ int run_experiment(int argc, char** argv) {
     args.add_switch(kCliFlags[0], quick_help);
     args.add(kCliFlags[1], "", "write the curves here as CSV (one file per series when there are several)");
     args.add(kCliFlags[2], "", "write the whole result here as JSON (the form the JavaScript API returns)");
-    args.add(kCliFlags[3], "0", "engine threads (0 = all cores)");
-    args.add_switch(kCliFlags[4], "no progress on stderr");
+    args.add_switch(kCliFlags[3], "no progress on stderr");
+    add_engine_flags(args);
     if (!args.parse(argc, argv, 3)) return 0;
-    if (args.get_size("threads") > 0) set_num_threads(args.get_size("threads"));
+    apply_engine_flags(args);
 
     std::map<std::string, std::string> given;
     for (const auto& p : e.parameters) {

@@ -14,6 +14,7 @@
 #include "attnlab/io/safetensors.hpp"
 #include "checkpoint_file.hpp"
 #include "commands.hpp"
+#include "engine_flags.hpp"
 #include "model_flags.hpp"
 
 namespace attnlab::cli {
@@ -37,13 +38,6 @@ std::string progress_line(std::size_t done, std::size_t total, float loss, float
                   bar.c_str(), loss, 100.0 * acc, rate,
                   format_seconds(rate > 0 ? static_cast<double>(total - done) / rate : 0).c_str());
     return buf;
-}
-
-void add_run_flags(Args& args) {
-    args.add("threads", "0", "engine threads (0 = all cores)");
-}
-void apply_threads(const Args& args) {
-    if (args.get_size("threads") > 0) set_num_threads(args.get_size("threads"));
 }
 
 // "model mse 0.0123, mae 0.0876; seasonal-naive baseline mse 0.0456, mae 0.1702 (the model beats it)"
@@ -209,7 +203,7 @@ int run_train(int argc, char** argv) {
     add_task_flags(args);
     add_model_flags(args);
     add_training_flags(args);
-    add_run_flags(args);
+    add_engine_flags(args);
     args.add("save", "", "write the trained model here (safetensors)");
     args.add("eval-every", "500", "evaluate on held-out batches every N steps (0 = only at the end)");
     args.add("eval-batches", "8", "batches per evaluation");
@@ -217,7 +211,7 @@ int run_train(int argc, char** argv) {
     args.add("log", "", "write per-step metrics as CSV to this file");
     args.add_switch("quiet", "no progress bar");
     if (!args.parse(argc, argv, 2)) return 0;
-    apply_threads(args);
+    apply_engine_flags(args);
 
     const std::unique_ptr<Task> task = task_from(args);
     const ModelConfig config = model_config(args, *task);
@@ -252,12 +246,12 @@ int run_eval(int argc, char** argv) {
                       "example: attnlab eval --model model.safetensors");
     args.add("model", "", "checkpoint written by attnlab train --save");
     add_task_flags(args);
-    add_run_flags(args);
+    add_engine_flags(args);
     args.add("batches", "16", "evaluation batches");
     args.add("batch", "32", "sequences per batch");
     args.add("seed", "12345", "seed of the evaluation batches");
     if (!args.parse(argc, argv, 2)) return 0;
-    apply_threads(args);
+    apply_engine_flags(args);
     LoadedCheckpoint loaded = read_checkpoint(args);
     TrainerOptions options;
     options.batch_size = args.get_size("batch");
@@ -282,7 +276,7 @@ int run_generate(int argc, char** argv) {
                           "          attnlab generate --model charlm.safetensors --text \"The \" --tokens 200 --temperature 0.8");
     args.add("model", "", "decoder checkpoint written by attnlab train --save");
     add_task_flags(args);
-    add_run_flags(args);
+    add_engine_flags(args);
     args.add("prompt", "", "prompt as space-separated token ids");
     args.add("text", "", "prompt as text (character-level tasks)");
     args.add("tokens", "0", "tokens to generate (0 = the answer length of the task)");
@@ -290,7 +284,7 @@ int run_generate(int argc, char** argv) {
     args.add("samples", "3", "prompts to sample from the task when no prompt is given");
     args.add("seed", "1", "seed of the sampling and of the sampled prompts");
     if (!args.parse(argc, argv, 2)) return 0;
-    apply_threads(args);
+    apply_engine_flags(args);
     LoadedCheckpoint loaded = read_checkpoint(args);
     const Model& lm = loaded.model;
     if (lm.is_forecaster()) {

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/core/thread_pool.hpp"
+#include "attnlab/kernels/isa.hpp"
 #include "common.hpp"
 #include "entries.hpp"
 
@@ -212,6 +214,14 @@ std::string rerun_command(const Experiment& e, const Values& values) {
         std::string value = values.text(p.name);
         if (value.find_first_of(" \"'") != std::string::npos) value = "'" + value + "'";
         s += " --" + p.name + " " + value;
+    }
+    // The WebAssembly kernels compute the same numbers on every machine, natively as in the
+    // page, so a run on them names them and its thread count: a training batch of more than 512
+    // rows runs as micro-batches on one lane per thread (src/model/token/micro_batches.hpp), and
+    // its gradient sums round differently on another thread count. Any other instruction set is this CPU's own (its last bits differ
+    // from another's, docs/testing.md) and the command leaves both choices to the CPU.
+    if (kernels::active_isa() == kernels::kWasmIsa) {
+        s += std::string(" --isa ") + kernels::kWasmIsa + " --threads " + std::to_string(num_threads());
     }
     return s;
 }

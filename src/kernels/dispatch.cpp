@@ -2,8 +2,9 @@
 //
 // Candidates, best first: AVX-512 (F + DQ), then AVX2 + FMA (each only if its arch_<isa>.cpp
 // was compiled with those flags and the CPU and OS support them: __builtin_cpu_supports checks
-// CPUID and that the OS saves the ZMM / YMM registers), SSE2 (every x86-64 CPU), then the
-// portable table of non-x86 builds.
+// CPUID and that the OS saves the ZMM / YMM registers), SSE2 (every x86-64 CPU), the portable
+// table of non-x86 builds, then the WebAssembly kernels: the only table of the WebAssembly SIMD
+// build, and natively (on CPUs with SSE4.1) never the first choice, only asked for by name.
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -36,6 +37,15 @@ bool cpu_runs_avx2_fma() {
 #endif
 }
 
+bool cpu_runs_sse41() {
+#if ATTNLAB_X86_DISPATCH && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("sse4.1");
+#else
+    return true;  // the WebAssembly build: its table exists only where simd128 does
+#endif
+}
+
 // Tables usable on this CPU, best first.
 const std::vector<const KernelTable*>& usable_tables() {
     static const std::vector<const KernelTable*> tables = [] {
@@ -44,6 +54,7 @@ const std::vector<const KernelTable*>& usable_tables() {
         if (const KernelTable* t = table_avx2(); t && cpu_runs_avx2_fma()) out.push_back(t);
         if (const KernelTable* t = table_sse2()) out.push_back(t);
         if (const KernelTable* t = table_portable()) out.push_back(t);
+        if (const KernelTable* t = table_wasm(); t && cpu_runs_sse41()) out.push_back(t);
         return out;
     }();
     return tables;

@@ -48,6 +48,25 @@ void relu_backward(const float* x, const float* dy, float* dx, std::size_t n, bo
     }
 }
 
+// The WebAssembly kernels take the tail of an elementwise loop (fewer than W elements) as one
+// vector padded with zeros, f applied to it as to the body, instead of libm's scalar erf and exp:
+// glibc's erff, which the native tables' tails call, and Emscripten's musl erff round some
+// inputs differently (docs/testing.md), where the vector code is the same arithmetic in both
+// builds. f(x, dy) gets the padded x and dy (dy zeros when there is none)
+// and returns the tail's values; the pad's are dropped.
+template <class Arch, class F>
+inline void padded_tail(const float* x, const float* dy, std::size_t m, float* out, const F& f) {
+    using Batch = simd::Batch<Arch>;
+    constexpr std::size_t W = Batch::size;
+    alignas(64) float xs[W] = {}, ds[W] = {}, ys[W];
+    for (std::size_t j = 0; j < m; ++j) xs[j] = x[j];
+    if (dy) {
+        for (std::size_t j = 0; j < m; ++j) ds[j] = dy[j];
+    }
+    f(Batch::load_aligned(xs), Batch::load_aligned(ds)).store_aligned(ys);
+    for (std::size_t j = 0; j < m; ++j) out[j] = ys[j];
+}
+
 // y = x·Φ(x) = 0.5·x·(1 + erf(x/√2))   (Hendrycks & Gimpel 2016; torch.nn.GELU() default)
 template <class Arch>
 void gelu_forward(const float* x, float* y, std::size_t n) {
@@ -58,6 +77,14 @@ void gelu_forward(const float* x, float* y, std::size_t n) {
     for (; i + W <= n; i += W) {
         const Batch v = Batch::load_unaligned(x + i);
         (v * (half * (one + simd::erf(v * inv_sqrt2)))).store_unaligned(y + i);
+    }
+    if constexpr (simd::kWasmKernels<Arch>) {
+        if (i < n) {
+            padded_tail<Arch>(x + i, nullptr, n - i, y + i, [&](const Batch& v, const Batch&) {
+                return v * (half * (one + simd::erf(v * inv_sqrt2)));  // the body's
+            });
+        }
+        return;
     }
     for (; i < n; ++i) y[i] = x[i] * (0.5f * (1.0f + std::erf(x[i] * kInvSqrt2)));
 }
@@ -75,6 +102,18 @@ void gelu_backward(const float* x, const float* dy, float* dx, std::size_t n, bo
         const Batch local = cdf + v * inv_sqrt2pi * simd::exp(minus_half * v * v);
         const Batch g = Batch::load_unaligned(dy + i) * local;
         (add ? Batch::load_unaligned(dx + i) + g : g).store_unaligned(dx + i);
+    }
+    if constexpr (simd::kWasmKernels<Arch>) {
+        if (i < n) {
+            alignas(64) float g[W];
+            padded_tail<Arch>(x + i, dy + i, n - i, g, [&](const Batch& v, const Batch& d) {
+                const Batch cdf = half * (one + simd::erf(v * inv_sqrt2));  // the body's
+                const Batch local = cdf + v * inv_sqrt2pi * simd::exp(minus_half * v * v);
+                return d * local;
+            });
+            for (std::size_t j = 0; j < n - i; ++j) dx[i + j] = add ? dx[i + j] + g[j] : g[j];  // a lane's add
+        }
+        return;
     }
     for (; i < n; ++i) {
         const float v = x[i];

@@ -31,7 +31,7 @@ static inline float epilogue_scalar(float x, Epilogue::Kind kind, const float* o
 constexpr std::size_t kMatmulMR = 6;
 
 struct KernelTable {
-    const char* isa;    // "avx512", "avx2+fma", "sse2", "wasm-simd128", "scalar", ... (active_isa())
+    const char* isa;    // "avx512", "avx2+fma", "sse2", "wasm", "scalar", ... (active_isa())
     std::size_t lanes;  // floats per vector
     std::size_t nr;     // columns of a matmul micro-tile (a whole number of vectors)
     std::size_t flash_nr;  // rows per packed strip of the flash tile kernels' score products
@@ -41,6 +41,10 @@ struct KernelTable {
     // Whether a partial matmul strip computes only the vectors that hold its columns (else the
     // whole strip of nr columns is read from B).
     bool trims_partial_strips;
+    // matmul's K block when A is read transposed (its other K blocks are 256 floats), and the
+    // widest ldb of a row-major B it reads in place, unpacked (0: it packs every B).
+    std::size_t matmul_kc_trans_a;
+    std::size_t matmul_max_ldb_in_place;
 
     // --- matmul (matmul_arch.hpp) ---
     // Packs op(B) rows [p0, p0 + kc) x columns [j0, j0 + nc) into strips of nr columns.
@@ -137,18 +141,6 @@ constexpr std::size_t kMatmulMC = 16 * kMatmulMR;
 // gemm_rows reads A in place, without packing it (and without ap), when lda is at most this
 // (see matmul_arch.hpp for the measurements).
 constexpr std::size_t kMatmulMaxLdaInPlace = 1024;
-// matmul reads a row-major B in place, without packing it, when ldb is at most this (see
-// matmul.cpp for the other conditions). Farther apart (1024³, 512³: a strip's rows 2-4 KiB
-// apart, every row its own page or cache set) packed B is faster; up to 256 floats in place is
-// as fast on 1 thread and faster on 2, with no packing job and its barrier. WebAssembly always
-// packs: in V8 the products read B in place are slower than the packing costs
-// (docs/performance.md).
-#if defined(__wasm__)
-constexpr std::size_t kMatmulMaxLdbInPlace = 0;
-#else
-constexpr std::size_t kMatmulMaxLdbInPlace = 256;
-#endif
-
 // The table in use: chosen on first call (the best ISA the CPU supports, or ATTNLAB_ISA from
 // the environment), replaced by set_isa (kernels/isa.hpp).
 const KernelTable& table();
@@ -158,7 +150,10 @@ const KernelTable& table();
 const KernelTable* table_avx512();
 const KernelTable* table_avx2();
 const KernelTable* table_sse2();
-const KernelTable* table_portable();  // xsimd::default_arch or scalar: everything but x86 dispatch
+// The WebAssembly kernels: the one table of the WebAssembly SIMD build, and natively on x86 the
+// same kernels on SSE4.1 ("wasm"), which compute the WebAssembly build's results bit for bit.
+const KernelTable* table_wasm();
+const KernelTable* table_portable();  // non-x86 native builds (xsimd::default_arch) and the scalar flavour
 
 }  // namespace kernels
 }  // namespace attnlab

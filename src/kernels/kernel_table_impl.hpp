@@ -25,6 +25,8 @@ constexpr KernelTable make_table(const char* isa) {
         FlashShape<Arch>::MR,
         FlashShape<Arch>::kLazyExp,
         MatmulShape<Arch>::kTrimsPartialStrips,
+        MatmulShape<Arch>::kKcTransA,
+        MatmulShape<Arch>::kMaxLdbInPlace,
         &pack_b<Arch>,
         &gemm_rows<Arch>,
         &softmax_rows<Arch>,

@@ -48,14 +48,8 @@ namespace {
 // loop nest, the scratch buffers and the threading, the same for every ISA.
 constexpr std::size_t MR = kMatmulMR;  // rows of a micro-tile; its columns NR = table().nr
 constexpr std::size_t KC = 256;        // K block: one B strip (KC, NR) is 8-16 KiB, stays in L1
-// K block when A is read transposed (the weight gradients dW = dYᵀ·X, K = tokens): in
-// WebAssembly 128, so the A rows a micro-tile reads, 64-256 floats apart, fit L1's sets;
-// natively 128 is no better than KC (docs/performance.md).
-#if defined(__wasm__)
-constexpr std::size_t KC_TRANS_A = 128;
-#else
-constexpr std::size_t KC_TRANS_A = KC;
-#endif
+// (A product that reads A transposed takes the table's K block, matmul_kc_trans_a: 128 in the
+// WebAssembly kernels, matmul_arch.hpp.)
 constexpr std::size_t MC = kMatmulMC;  // row block of gemm_rows (packed A (MC, KC) is 96 KiB, in L2)
 constexpr std::size_t NC = 512;        // column panel
 // K rows of B packed per panel when several threads share the work: one job packs them and one
@@ -264,8 +258,8 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
     }
     const KernelTable& isa = table();
     const std::size_t NR = isa.nr;
-    // K block: KC, or KC_TRANS_A when A is read transposed (see there).
-    constexpr std::size_t kc_block = TransA ? KC_TRANS_A : KC;
+    // K block: KC, or the table's when A is read transposed (matmul_arch.hpp).
+    const std::size_t kc_block = TransA ? isa.matmul_kc_trans_a : KC;
     thread_local Scratch b_scratch;  // the calling thread's; workers only read it
     thread_local Scratch p_scratch;  // partial products of a K split, written by every thread
     // Packed A blocks, one slot per pool thread (thread_index()), only when A is too far apart
@@ -287,10 +281,10 @@ void gemm(const float* a, std::size_t lda, const float* b, std::size_t ldb, floa
         const std::size_t nc = std::min(NC, n - j0);
         const std::size_t strips = (nc + NR - 1) / NR;
         // B is read in place, not packed, when it is row-major (not transposed), its rows are
-        // near enough (kMatmulMaxLdbInPlace) and the micro-kernel reads no column past the
+        // near enough (matmul_max_ldb_in_place) and the micro-kernel reads no column past the
         // panel: whole strips, or (where partial strips are trimmed to their vectors) whole
         // vectors. The micro-kernel does the same operations either way.
-        const bool b_in_place = !TransB && ldb <= kMatmulMaxLdbInPlace &&
+        const bool b_in_place = !TransB && ldb <= isa.matmul_max_ldb_in_place &&
                                 (nc % NR == 0 || (isa.trims_partial_strips && nc % isa.lanes == 0));
         const std::size_t kb_max = threads > 1 ? KB : kc_block;
         for (std::size_t pb = 0; pb < k; pb += kb_max) {

@@ -17,31 +17,44 @@ struct MatmulShape {
     using Batch = simd::Batch<Arch>;
     static constexpr std::size_t W = Batch::size;  // floats per vector: 1, 4 (SSE, WASM), 8 (AVX2), 16 (AVX-512)
     static constexpr std::size_t MR = kMatmulMR;   // rows of a micro-tile (micro_dispatch may split them)
-#if defined(__wasm_simd128__)
+    static constexpr bool kWasm = simd::kWasmKernels<Arch>;
     // WebAssembly: 4 vectors (16 columns) per row, run 2 rows at a time (micro_dispatch). There
     // is no FMA, so each multiply-add is a mul and an add, on separate pipes; 2 x 4 needs 4 loads
     // and 2 broadcasts per 8 of each, where 3 x 2 needs 2 and 3 per 6, and it is the faster
     // tile in V8 (docs/performance.md). 8 accumulators, 4 B vectors, a broadcast and a product
     // temporary: 14 of x64's 16 registers (V8 keeps one as scratch).
-    static constexpr std::size_t NV = 4;
-#else
     // SSE2/AVX2: 6 x 2 accumulators + 2 B vectors + 1 broadcast (+1 product temporary without
     // FMA) = 16 registers, their 16 without spills. AVX-512 (W = 16) has 32 registers: 6 x 4
     // accumulators + 4 + 1 = 29, so a row's broadcast feeds 4 FMAs instead of 2, which speeds up
     // the weight gradients, whose operands stream from memory (docs/performance.md). Narrow
     // products (p·V at head dimension 16) compute only the vectors they need
     // (micro_dispatch).
-    static constexpr std::size_t NV = W == 16 ? 4 : 2;
-#endif
+    static constexpr std::size_t NV = kWasm ? 4 : W == 16 ? 4 : 2;
     static constexpr std::size_t NR = NV * W;  // columns of a micro-tile
     // A partial strip (the right edge of C, or a product narrower than NR) computes, packs and
     // stores only the vectors that hold its columns (micro_dispatch, pack_b). Not in
     // WebAssembly, whose strips are 16 columns and whose tiles run 2 rows at a time: 6 rows of
     // trimmed strips would spill in V8.
-#if defined(__wasm_simd128__)
-    static constexpr bool kTrimsPartialStrips = false;
+    static constexpr bool kTrimsPartialStrips = !kWasm;
+    // K block of a product that reads A transposed (the weight gradients dW = dYᵀ·X, K = tokens):
+    // in WebAssembly 128, so the A rows a micro-tile reads, 64-256 floats apart, fit L1's sets;
+    // natively 128 is no better than matmul.cpp's KC of 256 (docs/performance.md).
+    static constexpr std::size_t kKcTransA = kWasm ? 128 : 256;
+    // matmul reads a row-major B in place, without packing it, when ldb is at most this (see
+    // matmul.cpp for the other conditions). Farther apart (1024³, 512³: a strip's rows 2-4 KiB
+    // apart, every row its own page or cache set) packed B is faster; up to 256 floats in place is
+    // as fast on 1 thread and faster on 2, with no packing job and its barrier. WebAssembly always
+    // packs: in V8 the products read B in place are slower than the packing costs
+    // (docs/performance.md).
+    static constexpr std::size_t kMaxLdbInPlace = kWasm ? 0 : 256;
+    // Whether the micro-kernel addresses A's rows by index (x86's base plus scaled index)
+    // rather than by pointer bumps: never when compiled to WebAssembly, which has no scaled-index
+    // addressing, and not in the WebAssembly kernels natively either (the same sums in the same
+    // order; the same code).
+#if defined(__wasm__)
+    static constexpr bool kIndexedA = false;
 #else
-    static constexpr bool kTrimsPartialStrips = true;
+    static constexpr bool kIndexedA = !kWasm;
 #endif
 };
 
@@ -166,12 +179,11 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
     const float* arow[R];  // A row r at the current p, advanced by cs
     ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) arow[r] = a + r * rs;
     const float* bcur = bp;  // the B row of the current p (bs floats apart)
-#if !defined(__wasm__)
     // x86 with A's rows in place (cs = 1): one index for every row (arow[r][p], base plus
     // scaled index), not R pointer bumps per p. Both loops unrolled 4 times, which GCC does not
     // do by itself: the weight gradients (64 x 256 x 2048 and kin) gain most
-    // (docs/performance.md).
-    if (cs == 1) {
+    // (docs/performance.md). The same multiply-adds in the same order as the loop below.
+    if (S::kIndexedA && cs == 1) {
 #pragma GCC unroll 4
         for (std::size_t p = 0; p < kc; ++p, bcur += bs) {
             Batch bv[NV];
@@ -181,7 +193,7 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
                 ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(av, bv[v], acc[r][v]);
             }
         }
-    } else if (rs == 1) {
+    } else if (S::kIndexedA && rs == 1) {
         // A transposed in place (or packed): row r at a constant offset from one pointer.
         const float* acur = a;
 #pragma GCC unroll 4
@@ -193,15 +205,15 @@ void micro_kernel(std::size_t kc, const float* a, std::size_t rs, std::size_t cs
                 ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(av, bv[v], acc[r][v]);
             }
         }
-    } else
-#endif
-    for (std::size_t p = 0; p < kc; ++p, bcur += bs) {
-        Batch bv[NV];
-        ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bcur + v * W);
-        ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
-            const Batch av(*arow[r]);
-            arow[r] += cs;
-            ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(av, bv[v], acc[r][v]);
+    } else {
+        for (std::size_t p = 0; p < kc; ++p, bcur += bs) {
+            Batch bv[NV];
+            ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) bv[v] = Batch::load_unaligned(bcur + v * W);
+            ATTNLAB_UNROLL_ALL for (std::size_t r = 0; r < R; ++r) {
+                const Batch av(*arow[r]);
+                arow[r] += cs;
+                ATTNLAB_UNROLL_ALL for (std::size_t v = 0; v < NV; ++v) acc[r][v] = simd::fma(av, bv[v], acc[r][v]);
+            }
         }
     }
     // Every vector computed lies inside the valid columns: the whole strip, or a trimmed one
@@ -297,22 +309,22 @@ void micro_dispatch(std::size_t rows, std::size_t kc, const float* a, std::size_
             return;
         }
     }
-#if defined(__wasm_simd128__)
-    // WebAssembly: 2 rows at a time (see MatmulShape); an odd last row runs alone.
-    if (rows >= 3) {
-        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
-        micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, bs, c + 2 * ldc, ldc, cols, add, bias, kind,
-                             operand ? operand + 2 * ldc : nullptr);
-    } else if (rows == 2) {
-        micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
+    if constexpr (MatmulShape<Arch>::kWasm) {
+        // WebAssembly: 2 rows at a time (see MatmulShape); an odd last row runs alone.
+        if (rows >= 3) {
+            micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
+            micro_dispatch<Arch>(rows - 2, kc, a + 2 * rs, rs, cs, bp, bs, c + 2 * ldc, ldc, cols, add, bias, kind,
+                                 operand ? operand + 2 * ldc : nullptr);
+        } else if (rows == 2) {
+            micro_kernel<Arch, 2>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
+        } else {
+            micro_kernel<Arch, 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
+        }
     } else {
-        micro_kernel<Arch, 1>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
+        simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
+            micro_kernel<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
+        });
     }
-#else
-    simd::dispatch_rows<kMatmulMR>(rows, [&](auto r) {
-        micro_kernel<Arch, decltype(r)::value>(kc, a, rs, cs, bp, bs, c, ldc, cols, add, bias, kind, operand);
-    });
-#endif
 }
 
 // gemm_rows reads A in place, without packing it, when lda is at most kMatmulMaxLdaInPlace. The micro-kernel broadcasts one A

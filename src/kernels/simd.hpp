@@ -6,8 +6,18 @@
 // flags (see the top-level CMakeLists.txt); dispatch.cpp picks one table at run time. Tags:
 //   xsimd::sse2              baseline of every x86-64 CPU (the portable default build)
 //   xsimd::fma3<xsimd::avx2> AVX2 + FMA, only in arch_avx2.cpp (compiled with -mavx2 -mfma)
-//   xsimd::default_arch      WebAssembly (sse4_1 mapped onto simd128 by Emscripten) and non-x86
+//   xsimd::avx512f           AVX-512, only in arch_avx512.cpp
+//   WasmArch (xsimd::sse4_1) the WebAssembly kernels (arch_wasm.cpp): in the WebAssembly build
+//                            Emscripten maps sse4_1 onto simd128; natively the same file compiled
+//                            with -msse4.1 (no FMA) is the "wasm" table, which computes what the
+//                            WebAssembly build computes, in the same order, bit for bit
+//   xsimd::default_arch      non-x86 native builds (arch_portable.cpp)
 //   simd::scalar             ATTNLAB_NO_SIMD (the scalar WASM flavour): one lane, plain floats
+//
+// Where the WebAssembly kernels take other choices than the native ones (tile shapes, packing,
+// the lazy-reference flash forward, the row maximum's last steps), the templates ask
+// kWasmKernels<Arch>, a compile-time property of the architecture tag, never of the compiler
+// target: so the native "wasm" table takes every choice the WebAssembly build takes.
 //
 // Rule for code included by the arch_*.cpp files: raw pointers and loops only — no std::vector,
 // std::function, <algorithm> or other inline library templates. A library template instantiated
@@ -27,6 +37,8 @@
 #endif
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
+#elif !defined(ATTNLAB_NO_SIMD) && defined(ATTNLAB_WASM_TABLE_FILE) && defined(__SSE4_1__)
+#include <smmintrin.h>
 #endif
 // 4 x 4 transposes for packing (simd::transpose4). xsimd 8.1 has no transpose, but the four
 // 128-bit SSE shuffles it takes exist on every x86 table and map 1:1 onto simd128 shuffles in
@@ -48,12 +60,32 @@
 #define ATTNLAB_X86_DISPATCH 0
 #endif
 
+// True where this file is compiled for the WebAssembly kernels' vectors: in the WebAssembly
+// build, and natively in arch_wasm.cpp (ATTNLAB_WASM_TABLE_FILE, compiled with SSE4.1) alone.
+#if !defined(ATTNLAB_NO_SIMD) && \
+    (defined(__wasm_simd128__) || (defined(ATTNLAB_WASM_TABLE_FILE) && defined(__SSE4_1__)))
+#define ATTNLAB_WASM_VECTORS 1
+#else
+#define ATTNLAB_WASM_VECTORS 0
+#endif
+
 namespace attnlab {
 namespace kernels {
 namespace simd {
 
 // The one-lane "architecture" of the scalar flavour.
 struct scalar {};
+
+// Whether Arch is the WebAssembly kernels' architecture (WasmArch). Every choice the
+// WebAssembly kernels make differently from the native ones is `if constexpr
+// (kWasmKernels<Arch>)`, so the native "wasm" table makes it too.
+template <class Arch>
+inline constexpr bool kWasmKernels = false;
+#if !defined(ATTNLAB_NO_SIMD)
+using WasmArch = xsimd::sse4_1;
+template <>
+inline constexpr bool kWasmKernels<WasmArch> = true;
+#endif
 
 // A batch of one float with the subset of xsimd::batch<float>'s interface the kernels use.
 struct ScalarBatch {
@@ -138,46 +170,98 @@ inline xsimd::batch<float, A> select(const xsimd::batch_bool<float, A>& c, const
 }
 #endif
 
-#if defined(__wasm_simd128__) && !defined(ATTNLAB_NO_SIMD)
-// WebAssembly: xsimd's sse4_1 batches go through Emscripten's SSE emulation, and Emscripten
-// 3.1.6 emulates two of the SSE operations the hot loops need badly (read with wasm-dis):
-// _mm_max_ps becomes f32x4.gt + v128.bitselect, and _mm_cvtps_epi32 inside xsimd::exp becomes a
-// per-lane loop through memory (f32.nearest, i32.trunc_f32_s, stores). These overloads (exact
-// matches, so preferred over the templates above) use simd128 instructions that map 1:1.
-using WasmBatch = xsimd::batch<float, xsimd::sse4_1>;
+#if ATTNLAB_WASM_VECTORS
+// The WebAssembly kernels' max and exp. In the WebAssembly build xsimd's sse4_1 batches go
+// through Emscripten's SSE emulation, which emulates two of the operations the hot loops need
+// badly (read with wasm-dis): _mm_max_ps becomes f32x4.gt + v128.bitselect, and _mm_cvtps_epi32
+// inside xsimd::exp becomes a per-lane loop through memory (f32.nearest, i32.trunc_f32_s,
+// stores). These overloads (exact matches, so preferred over the templates above) are written
+// once against the f32x4 operations below: simd128 instructions that map 1:1 in the WebAssembly
+// build, and the SSE4.1 instructions that compute the same lanes natively (the "wasm" table).
+// static: every translation unit keeps its own copy (see the rule at the top).
+using WasmBatch = xsimd::batch<float, WasmArch>;
 
-inline v128_t to_v128(const WasmBatch& x) { return (v128_t)(__m128)x; }
-inline WasmBatch from_v128(v128_t x) { return WasmBatch((__m128)x); }
+namespace f32x4 {
+#if defined(__wasm_simd128__)
+using F = v128_t;  // four floats
+using I = v128_t;  // four int32
+static inline F splat(float x) { return wasm_f32x4_splat(x); }
+static inline F add(F a, F b) { return wasm_f32x4_add(a, b); }
+static inline F sub(F a, F b) { return wasm_f32x4_sub(a, b); }
+static inline F mul(F a, F b) { return wasm_f32x4_mul(a, b); }
+static inline F nearest(F a) { return wasm_f32x4_nearest(a); }  // round half to even
+static inline F pmax(F a, F b) { return wasm_f32x4_pmax(a, b); }  // a < b ? b : a
+static inline F lt(F a, F b) { return wasm_f32x4_lt(a, b); }
+static inline F gt(F a, F b) { return wasm_f32x4_gt(a, b); }
+static inline F select(F mask, F a, F b) { return wasm_v128_bitselect(a, b, mask); }  // mask ? a : b
+static inline I trunc_i32(F a) { return wasm_i32x4_trunc_sat_f32x4(a); }
+static inline I splat_i32(int x) { return wasm_i32x4_splat(x); }
+static inline I add_i32(I a, I b) { return wasm_i32x4_add(a, b); }
+static inline I sub_i32(I a, I b) { return wasm_i32x4_sub(a, b); }
+static inline I shr_i32(I a, int n) { return wasm_i32x4_shr(a, n); }  // arithmetic
+static inline I shl_i32(I a, int n) { return wasm_i32x4_shl(a, n); }
+static inline F bits_f32(I a) { return a; }
+static inline F of(const WasmBatch& x) { return (v128_t)(__m128)x; }
+static inline WasmBatch batch(F x) { return WasmBatch((__m128)x); }
+#else
+using F = __m128;
+using I = __m128i;
+static inline F splat(float x) { return _mm_set1_ps(x); }
+static inline F add(F a, F b) { return _mm_add_ps(a, b); }
+static inline F sub(F a, F b) { return _mm_sub_ps(a, b); }
+static inline F mul(F a, F b) { return _mm_mul_ps(a, b); }
+static inline F nearest(F a) { return _mm_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+// maxps(x, y) = x > y ? x : y, so maxps(b, a) = a < b ? b : a: f32x4.pmax, NaN lanes included.
+static inline F pmax(F a, F b) { return _mm_max_ps(b, a); }
+static inline F lt(F a, F b) { return _mm_cmplt_ps(a, b); }
+static inline F gt(F a, F b) { return _mm_cmpgt_ps(a, b); }
+static inline F select(F mask, F a, F b) { return _mm_or_ps(_mm_and_ps(mask, a), _mm_andnot_ps(mask, b)); }
+// cvttps gives INT_MIN where trunc_sat saturates (|a| >= 2^31) or gives 0 (NaN): exp below uses
+// it only for lanes its range selects overwrite or that are NaN whatever 2^k is.
+static inline I trunc_i32(F a) { return _mm_cvttps_epi32(a); }
+static inline I splat_i32(int x) { return _mm_set1_epi32(x); }
+static inline I add_i32(I a, I b) { return _mm_add_epi32(a, b); }
+static inline I sub_i32(I a, I b) { return _mm_sub_epi32(a, b); }
+static inline I shr_i32(I a, int n) { return _mm_srai_epi32(a, n); }
+static inline I shl_i32(I a, int n) { return _mm_slli_epi32(a, n); }
+static inline F bits_f32(I a) { return _mm_castsi128_ps(a); }
+static inline F of(const WasmBatch& x) { return x; }
+static inline WasmBatch batch(F x) { return WasmBatch(x); }
+#endif
+}  // namespace f32x4
 
 // f32x4.pmax: b < a ? a : b, one instruction (like maxps; inputs here are never NaN).
-inline WasmBatch max(const WasmBatch& a, const WasmBatch& b) { return from_v128(wasm_f32x4_pmax(to_v128(a), to_v128(b))); }
+static inline WasmBatch max(const WasmBatch& a, const WasmBatch& b) {
+    return f32x4::batch(f32x4::pmax(f32x4::of(a), f32x4::of(b)));
+}
 
 // exp(x) in the Cephes single-precision form (the algorithm xsimd uses too, ~1 ulp):
 // k = nearest(x·log2 e), r = x - k·ln 2 (in two parts), exp(r) by a degree-7 polynomial,
 // times 2^k built in the exponent bits. x < ln(FLT_MIN) (including -inf) gives 0, x > ln(FLT_MAX)
 // gives +inf.
-inline WasmBatch exp(const WasmBatch& xb) {
-    const v128_t x = to_v128(xb);
-    const v128_t k = wasm_f32x4_nearest(wasm_f32x4_mul(x, wasm_f32x4_splat(1.44269504088896341f)));
-    v128_t r = wasm_f32x4_sub(x, wasm_f32x4_mul(k, wasm_f32x4_splat(0.693359375f)));
-    r = wasm_f32x4_sub(r, wasm_f32x4_mul(k, wasm_f32x4_splat(-2.12194440e-4f)));
-    v128_t p = wasm_f32x4_splat(1.9875691500e-4f);
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.3981999507e-3f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(8.3334519073e-3f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(4.1665795894e-2f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(1.6666665459e-1f));
-    p = wasm_f32x4_add(wasm_f32x4_mul(p, r), wasm_f32x4_splat(5.0000001201e-1f));
-    p = wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_mul(p, wasm_f32x4_mul(r, r)), r), wasm_f32x4_splat(1.0f));
+static inline WasmBatch exp(const WasmBatch& xb) {
+    using namespace f32x4;
+    const F x = of(xb);
+    const F k = nearest(mul(x, splat(1.44269504088896341f)));
+    F r = sub(x, mul(k, splat(0.693359375f)));
+    r = sub(r, mul(k, splat(-2.12194440e-4f)));
+    F p = splat(1.9875691500e-4f);
+    p = add(mul(p, r), splat(1.3981999507e-3f));
+    p = add(mul(p, r), splat(8.3334519073e-3f));
+    p = add(mul(p, r), splat(4.1665795894e-2f));
+    p = add(mul(p, r), splat(1.6666665459e-1f));
+    p = add(mul(p, r), splat(5.0000001201e-1f));
+    p = add(add(mul(p, mul(r, r)), r), splat(1.0f));
     // 2^k as 2^h · 2^(k-h), h = k/2, so k = 128 (x just below ln FLT_MAX) builds no infinity.
-    const v128_t ki = wasm_i32x4_trunc_sat_f32x4(k);
-    const v128_t h = wasm_i32x4_shr(ki, 1);
-    const v128_t bias = wasm_i32x4_splat(127);
-    const v128_t pow2_h = wasm_i32x4_shl(wasm_i32x4_add(h, bias), 23);
-    const v128_t pow2_rest = wasm_i32x4_shl(wasm_i32x4_add(wasm_i32x4_sub(ki, h), bias), 23);
-    v128_t y = wasm_f32x4_mul(wasm_f32x4_mul(p, pow2_h), pow2_rest);
-    y = wasm_v128_bitselect(wasm_f32x4_splat(0.0f), y, wasm_f32x4_lt(x, wasm_f32x4_splat(-87.3365447504f)));
-    y = wasm_v128_bitselect(wasm_f32x4_splat(__builtin_inff()), y, wasm_f32x4_gt(x, wasm_f32x4_splat(88.7228391117f)));
-    return from_v128(y);
+    const I ki = trunc_i32(k);
+    const I h = shr_i32(ki, 1);
+    const I bias = splat_i32(127);
+    const F pow2_h = bits_f32(shl_i32(add_i32(h, bias), 23));
+    const F pow2_rest = bits_f32(shl_i32(add_i32(sub_i32(ki, h), bias), 23));
+    F y = mul(mul(p, pow2_h), pow2_rest);
+    y = select(lt(x, splat(-87.3365447504f)), splat(0.0f), y);
+    y = select(gt(x, splat(88.7228391117f)), splat(__builtin_inff()), y);
+    return batch(y);
 }
 #endif
 
@@ -329,12 +413,19 @@ static inline void prefetch(const float* p) {
 // latency of a short softmax row); a maximum is exact, so the order changes nothing.
 // On x86 the tree runs in registers (halves, then the 128-bit shuffles) instead of through a
 // stack copy of the lanes, which matters for the fused one-tile forward's short rows.
-// WebAssembly keeps the memory form (Emscripten
-// emulates _mm_max_ps with a compare and select).
+// The WebAssembly kernels keep the memory form (Emscripten emulates _mm_max_ps with a compare
+// and select), natively too: the two forms may differ in the sign of a zero maximum.
+template <class B>
+inline constexpr bool kWasmBatch = false;
+#if !defined(ATTNLAB_NO_SIMD)
+template <class A>
+inline constexpr bool kWasmBatch<xsimd::batch<float, A>> = kWasmKernels<A>;
+#endif
+
 template <class B>
 inline float max_lane(const B& v) {
 #if ATTNLAB_SSE_TRANSPOSE && !defined(__EMSCRIPTEN__)
-    if constexpr (B::size == 4 || B::size == 8 || B::size == 16) {
+    if constexpr ((B::size == 4 || B::size == 8 || B::size == 16) && !kWasmBatch<B>) {
         __m128 m;
         if constexpr (B::size == 16) {
 #if defined(__AVX512F__) && defined(__AVX512DQ__)

@@ -29,14 +29,12 @@ template <class Arch>
 struct FlashShape {
     using Batch = simd::Batch<Arch>;
     static constexpr std::size_t W = Batch::size;
-#if defined(__wasm_simd128__)
-    // MR = 4: WebAssembly has no FMA, so a multiply-add needs a product temporary, and V8
-    // keeps one of x64's 16 vector registers as scratch: 6 x 2 accumulators spill, and 4 rows
-    // run fastest there (docs/performance.md).
-    static constexpr std::size_t MR = 4;
-#else
-    static constexpr std::size_t MR = 6;  // rows of a micro-tile (keys of a score tile, queries of p·V)
-#endif
+    static constexpr bool kWasm = simd::kWasmKernels<Arch>;
+    // Rows of a micro-tile (keys of a score tile, queries of p·V): 6, and 4 in WebAssembly,
+    // which has no FMA, so a multiply-add needs a product temporary, and V8 keeps one of x64's
+    // 16 vector registers as scratch: 6 x 2 accumulators spill, and 4 rows run fastest there
+    // (docs/performance.md).
+    static constexpr std::size_t MR = kWasm ? 4 : 6;
     // The score products (q·kᵀ, and dp = dO·vᵀ in the backward) load SV vectors of a packed
     // strip per step: 6 x 4 = 24 accumulators where AVX-512's 32 registers hold them, else 6 x 2
     // (fewer loads of the broadcast operand per FMA; docs/performance.md).
@@ -52,19 +50,11 @@ struct FlashShape {
     // The forward's exponentials in the score kernel's epilogue, against the running reference
     // of the previous key tiles (flash_scores_exp): where the separate exp pass over a stored
     // tile cannot overlap with the products (V8); natively both run alike (docs/performance.md).
-#if defined(__wasm_simd128__)
-    static constexpr bool kLazyExp = true;
-#else
-    static constexpr bool kLazyExp = false;
-#endif
-#if defined(__wasm_simd128__)
-    // One strip per score micro-kernel call: V8 compiles the kernel with the strip loop inside
-    // to slower code; native compilers keep the accumulators in registers only with the loop
-    // inside (a call per strip spills them to the stack).
-    static constexpr bool kOneStripPerCall = true;
-#else
-    static constexpr bool kOneStripPerCall = false;
-#endif
+    static constexpr bool kLazyExp = kWasm;
+    // One strip per score micro-kernel call in WebAssembly: V8 compiles the kernel with the
+    // strip loop inside to slower code; native compilers keep the accumulators in registers only
+    // with the loop inside (a call per strip spills them to the stack).
+    static constexpr bool kOneStripPerCall = kWasm;
 };
 
 // x: (rows, D), rows ld floats apart -> xp: (ceil(rows / G), D, G), xp[(g·D + p)·G + r] = scale · x[g·G + r][p],

@@ -40,11 +40,7 @@ struct OneTileShape {
     // Accumulators a block may keep in registers: AVX-512 has 32 (24 + the loaded vectors and
     // broadcasts), SSE2/AVX2 16, WebAssembly 16 of which V8 keeps one as scratch and each
     // multiply-add needs a product temporary.
-#if defined(__wasm_simd128__)
-    static constexpr std::size_t kAccumulators = 8;
-#else
-    static constexpr std::size_t kAccumulators = W == 16 ? 24 : 12;
-#endif
+    static constexpr std::size_t kAccumulators = simd::kWasmKernels<Arch> ? 8 : W == 16 ? 24 : 12;
     static constexpr std::size_t kMaxKeyVectors = 8;    // keys <= 8·W (and <= kOneTileLd)
     static constexpr std::size_t kMaxValueVectors = 4;  // product columns <= 4·W
     static constexpr std::size_t kMaxKeys = W * (kMaxKeyVectors < kAccumulators ? kMaxKeyVectors : kAccumulators);
