@@ -108,7 +108,9 @@ test('every chapter\'s experiments run in their --quick form to the conclusion t
         assert.equal(s.conclusion, ref.conclusion, `${name}: the engine's conclusion`);
         assert.equal(s.verdict, ref.verdict, `${name}: the engine's verdict`);
         assert.deepEqual(s.tables, ref.tables, `${name}: the engine's tables`);
-        assert.equal(s.command, ref.command, `${name}: the engine's command`);
+        // The reference module runs on its own thread count, which the command names last.
+        const threadless = (c) => c.replace(/ --threads \d+$/, '');
+        assert.equal(threadless(s.command), threadless(ref.command), `${name}: the engine's command`);
       }
     }
   }
