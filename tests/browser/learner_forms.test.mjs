@@ -7,7 +7,7 @@
 //   node --test tests/browser/learner_forms.test.mjs
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { BROWSER, labUrl, launch, waitForLabPhase, waitForLabSteps, waitForWalkthrough } from './support.mjs';
+import { BROWSER, labUrl, launch, waitForLabDone, waitForLabPhase, waitForLabSteps, waitForWalkthrough } from './support.mjs';
 
 let b;
 let page;
@@ -93,7 +93,9 @@ test('Train pressed while the engine loads waits for it, then trains', { skip: B
     await p.goto(c.url + labUrl({ task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, steps: 20, seed: 1 }));
     assert.equal(await p.evaluate(() => window.__attnlab.info), null, 'the engine is still loading');
     await p.locator('.lab button[data-act="train"]').click();
-    assert.match(await p.locator('.lab-banner .text').textContent(), /still loading/);
+    // The banner says so on its next frame, while the loader is still 3 s away.
+    await p.waitForFunction(() => /still loading/.test(document.querySelector('.lab-banner .text').textContent), null, { timeout: 2500, polling: 50 });
+    assert.equal(await p.evaluate(() => window.__attnlab.info), null, 'said before the engine loaded');
     await waitForLabSteps(p, 1, 60000);
     assert.doesNotMatch(await p.locator('.lab-banner .text').textContent(), /refused/);
   } finally {
@@ -105,13 +107,19 @@ test('"Train again with ..." starts from the baseline run; the comparison names 
   await page.goto(b.url + labUrl({ task: 'reverse', length: 4, vocab: 6, layers: 1, dModel: 16, heads: 2, kvHeads: 2, positional: 'rope', norm: 'pre', scale: 1, lr: 0.003, batch: 16, steps: 20, seed: 1 }));
   await page.evaluate(() => window.__attnlab.ready);
   await waitForLabPhase(page, 'idle');
+  // Each run trains to its end (on a loaded machine the page may ask first whether to train a long run).
+  const trainedRuns = async (n) => {
+    await page.waitForFunction((k) => window.__attnlab.lab().phase === 'training' || window.__attnlab.lab().runs.length >= k, n, { timeout: 60000, polling: 50 });
+    await waitForLabDone(page, 120000);
+    await page.waitForFunction((k) => window.__attnlab.lab().runs.length === k, n, { timeout: 10000, polling: 100 });
+  };
   await page.locator('.lab button[data-act="train"]').click();
-  await page.waitForFunction(() => window.__attnlab.lab().runs.length === 1, null, { timeout: 120000, polling: 250 });
+  await trainedRuns(1);
   assert.match(await page.locator('section.compare button[data-act="variant-scale"]').textContent(), /run 1/);
   await page.locator('section.compare button[data-act="variant-scale"]').click();
-  await page.waitForFunction(() => window.__attnlab.lab().runs.length === 2 && window.__attnlab.lab().phase === 'done', null, { timeout: 120000, polling: 250 });
+  await trainedRuns(2);
   await page.locator('section.compare button[data-act="variant-norm"]').click();
-  await page.waitForFunction(() => window.__attnlab.lab().runs.length === 3 && window.__attnlab.lab().phase === 'done', null, { timeout: 120000, polling: 250 });
+  await trainedRuns(3);
   const runs = await page.evaluate(() => window.__attnlab.lab().runs.map((r) => r.settings));
   const differs = (a, x) => Object.keys(a).filter((k) => a[k] !== x[k]);
   assert.deepEqual(differs(runs[0], runs[1]), ['scale']);

@@ -1,5 +1,6 @@
 // Live loss / accuracy curves (render layer). Draws whatever series the lab store holds.
 import * as d3 from 'd3';
+import { swatchHtml } from '../ui/line_chart';
 
 export interface CurvePoint {
   step: number;
@@ -20,7 +21,12 @@ export interface CurveSeries {
   points: CurvePoint[];
   /** Drawn dashed (a compared run, not the current one). */
   dashed?: boolean;
+  /** Its own dash pattern (SVG stroke-dasharray), where colours alone repeat. */
+  dash?: string | null;
 }
+
+/** The stroke-dasharray a series is drawn with. */
+const dashOf = (d: CurveSeries) => d.dash ?? (d.dashed ? '5 3' : null);
 
 /**
  * A chart of one or more series over the steps 0..totalSteps. Every chart drawn into the same
@@ -82,11 +88,12 @@ export function renderSeries(host: HTMLElement, name: string, title: string, ser
     .attr('fill', 'none')
     .attr('stroke', (d) => d.color)
     .attr('stroke-width', (_, i) => (i === 0 ? 1.8 : 1.4))
-    .attr('stroke-dasharray', (d) => (d.dashed ? '5 3' : null))
+    .attr('stroke-dasharray', dashOf)
     .attr('d', (d) => line(d.points) ?? '');
   // Keys only when the lines need telling apart.
   const keys = fig.select('.curve-keys').selectAll<HTMLSpanElement, CurveSeries>('span.key').data(series.length > 1 ? series : []).join('span').attr('class', 'key');
-  keys.html((d) => `<i style="background:${d.color}${d.dashed ? ';opacity:.6' : ''}"></i>${escapeHtml(d.label)}`);
+  // A key's swatch is a short stroke drawn as its line is (colour and dash).
+  keys.html((d) => `${swatchHtml(d.color, dashOf(d))}${escapeHtml(d.label)}`);
   const el = fig.node() as HTMLElement & { __curve?: CurveGeometry };
   el.__curve = { x, series, top: m.top, bottom: height - m.bottom };
 }

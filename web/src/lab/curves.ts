@@ -4,7 +4,7 @@
 // them per step (StepMetrics), on one x-axis (charts.ts links them).
 import type { LabSettings, StepMetrics } from '../engine/protocol/lab';
 import { t as tr } from '../i18n';
-import { HEAD_COLORS } from '../util/color';
+import { lineStyle } from '../ui/line_chart';
 import { renderCurve, renderSeries, type CurveSeries } from './charts';
 
 /** Every curve of the run: `settings` are the held model's (or the form's before there is one), `total` its last step. */
@@ -31,8 +31,9 @@ export function entropySeries(metrics: StepMetrics[], settings: Pick<LabSettings
   const H = settings.heads > 0 && n % settings.heads === 0 ? settings.heads : n;
   return Array.from({ length: n }, (_, k) => ({
     label: `L${Math.floor(k / H)} H${k % H}`,
-    color: HEAD_COLORS[k % HEAD_COLORS.length],
-    dashed: Math.floor(k / H) % 2 === 1,
+    // One colour and dash per (layer, head): up to 8 colours × 4 dashes, no two alike.
+    color: lineStyle(k).color,
+    dash: lineStyle(k).dash,
     points: metrics.map((m) => ({ step: m.step, value: m.headEntropy?.[k] ?? NaN })),
   }));
 }

@@ -39,10 +39,9 @@ interface FigureKey {
 /** The keys a figure shows beside its SVG (line charts' and curves' legends), in order. */
 function figureKeys(fig: Element): FigureKey[] {
   return Array.from(fig.querySelectorAll<HTMLElement>('.hist-keys > span, .curve-keys > .key')).map((k) => {
-    const line = k.querySelector<SVGLineElement>('svg.swatch line');
     const swatch = k.querySelector<HTMLElement>('i');
-    const color = line?.getAttribute('stroke') ?? (swatch ? getComputedStyle(swatch).backgroundColor : 'currentColor');
-    return { label: (k.textContent ?? '').trim(), color, dash: line?.getAttribute('stroke-dasharray') ?? null };
+    const color = swatch?.dataset.color ?? (swatch ? getComputedStyle(swatch).backgroundColor : 'currentColor');
+    return { label: (k.textContent ?? '').trim(), color, dash: swatch?.dataset.dash ?? null };
   });
 }
 

@@ -6,6 +6,26 @@ import { HEAD_COLORS } from '../util/color';
 /** Dash patterns that, with the colours, tell up to HEAD_COLORS.length × DASHES.length lines apart. */
 const DASHES = [null, '6 3', '2 2', '8 3 2 3'];
 
+/**
+ * A legend key's swatch drawn as its line is: a short bar in the line's colour, broken into the
+ * line's dash pattern (an HTML element, so a figure's only SVG stays its drawing). export.ts reads
+ * the colour and dash back from data-color and data-dash.
+ */
+export function swatchHtml(color: string, dash: string | null): string {
+  let fill = color;
+  if (dash) {
+    const lengths = dash.split(/[\s,]+/).map(Number);
+    let at = 0;
+    const stops = lengths.map((len, i) => {
+      const stop = `${i % 2 === 0 ? color : 'transparent'} ${at}px ${at + len}px`;
+      at += len;
+      return stop;
+    });
+    fill = `repeating-linear-gradient(to right, ${stops.join(', ')})`;
+  }
+  return `<i class="swatch-line" data-color="${color}"${dash ? ` data-dash="${dash}"` : ''} style="background:${fill}"></i>`;
+}
+
 /** The colour and dash of line i: the colours first, then each colour again with the next dash. */
 export function lineStyle(i: number): { color: string; dash: string | null } {
   return { color: HEAD_COLORS[i % HEAD_COLORS.length], dash: DASHES[Math.floor(i / HEAD_COLORS.length) % DASHES.length] };
@@ -155,10 +175,7 @@ export function renderLineChart(host: HTMLElement, p: LineChartProps): SVGSVGEle
     .join('span')
     .attr('class', 'key')
     .attr('data-key', (d) => d.name)
-    .html((_, i) => {
-      const { color, dash } = lineStyle(i);
-      return `<svg class="swatch" width="18" height="10" aria-hidden="true"><line x1="1" y1="5" x2="17" y2="5" stroke="${color}" stroke-width="2.4"${dash ? ` stroke-dasharray="${dash}"` : ''}/></svg>`;
-    })
+    .html((_, i) => swatchHtml(lineStyle(i).color, lineStyle(i).dash))
     .append('span')
     .text((d) => d.name);
   return svg.node()!;
