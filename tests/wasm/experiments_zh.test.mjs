@@ -40,4 +40,6 @@ test('each listed experiment has a zh claim, summary and parameter labels', asyn
   const nameless = flags.filter((f) => !labels[f]?.en?.trim() || !/[\u4e00-\u9fff]/.test(labels[f]?.zh ?? ''));
   assert.deepEqual(nameless, [], `parameters without an English and a Chinese label: ${nameless.join(', ')}`);
   assert.deepEqual(Object.keys(labels).filter((f) => !flags.includes(f)), [], 'labels of parameters no experiment has');
+  // The Chinese help line says more than the label above it.
+  assert.deepEqual(flags.filter((f) => !labels[f].help && parameters[f].trim() === labels[f].zh.trim()), [], 'zh help lines that only repeat the label');
 });

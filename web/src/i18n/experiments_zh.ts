@@ -85,19 +85,19 @@ export const PARAMETERS_ZH: Record<string, string> = {
   warmup: '线性预热步数',
   'log-every': '每隔 N 步记录一个曲线点',
   'eval-batches': '最终评估用的留出批次数',
-  seed: '随机种子',
+  seed: '权重、数据与输入的随机种子（相同种子给出相同结果）',
   // §1 lstm
   distances: '回忆距离 k（逗号分隔）',
   extra: '每条序列的打分位置数（T = k + extra）',
-  vocab: '符号数',
+  vocab: '任务所用的符号个数',
   'd-model': '模型宽度 C',
   'lstm-width': 'LSTM 宽度（0 = 与 Transformer 参数量相当）',
   // §2 scaling
   task: '任务',
-  length: '任务长度',
+  length: '每条序列的词元数（任务长度）',
   layers: 'Transformer 块数',
   heads: '注意力头数',
-  ff: '前馈层宽度',
+  ff: '每个块中前馈层的隐藏宽度',
   'gradient-dims': 'softmax 梯度表中的 d_k 取值',
   // §2 tie-qk
   k: 'k_back：要回忆的距离',
@@ -117,7 +117,7 @@ export const PARAMETERS_ZH: Record<string, string> = {
   tolerance: '视为相等的相对差距',
   // §5 variants
   lengths: '序列长度 n',
-  variants: '注意力变体',
+  variants: '要比较的注意力变体（逗号分隔）',
   window: 'window 变体的窗口 W',
   'block-size': 'block_sparse 变体的块大小 b',
   'timed-batch': '计时层的序列数',
@@ -129,13 +129,13 @@ export const PARAMETERS_ZH: Record<string, string> = {
   softmax: 'softmax 的写法：naive 直接计算 exp(s)/Σexp(s)（会溢出），stable 先减去每行最大值',
   // §7 series
   context: '模型读取的步数',
-  horizon: '预测的步数',
-  periods: '周期',
-  noise: '噪声',
-  drift: '漂移',
+  horizon: '模型一次预测的未来步数',
+  periods: '正弦波的周期（也是时间感知编码的周期），逗号分隔',
+  noise: '噪声的标准差',
+  drift: '一个样本内周期的相对增长',
   seeds: '随机种子数',
   // §9 normalizer
-  normalizers: '归一化方式',
+  normalizers: '要比较的注意力权重归一化方式（逗号分隔）',
   // §9 norm
   clip: '梯度范数裁剪（0 = 不裁剪）',
 };
