@@ -50,6 +50,19 @@ ModelConfig decoder_config(const Task& task, std::size_t d_model, std::size_t nu
     return c;
 }
 
+namespace {
+// A NonFiniteLoss as the common template that renders to its message word for word.
+Message nonfinite_message(const NonFiniteLoss& e) {
+    Message m{e.precision.empty() ? "loss_not_finite" : e.naive_softmax ? "loss_not_finite_naive" : "loss_not_finite_precision",
+              {{"loss", e.loss}, {"step", std::to_string(e.step)}}};
+    if (!e.precision.empty()) {
+        m.values.emplace_back("precision", e.precision);
+        m.values.emplace_back("softmax", e.softmax_precision);
+    }
+    return m;
+}
+}  // namespace
+
 RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& trainer_opts, const TrainingOptions& train,
                      const RunLabel& label, const ProgressFn& progress) {
     RunOutcome out;
@@ -72,6 +85,7 @@ RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& train
         } catch (const ValueError& e) {
             out.failed_step = step;
             out.error = e.what();
+            if (const auto* loss = dynamic_cast<const NonFiniteLoss*>(&e)) out.stop = nonfinite_message(*loss);
             // The largest score of the steps since the last point: what led up to the failure.
             if (in_interval > 0) out.max_score[point] = score_max;
             break;
@@ -143,6 +157,15 @@ void set_timing(Result& result, Message message, const MessageTemplates& templat
 const MessageTemplates& common_messages() {
     static const MessageTemplates m = {
         {"stopped", "{run} stopped: {error}"},
+        // The trainer's NonFiniteLoss, word for word as its message (train/trainer.cpp).
+        {"loss_not_finite", "Trainer: the loss is {loss} at step {step}; training stopped (try a lower learning rate, "
+                            "clipping, or scaling on)"},
+        {"loss_not_finite_precision", "Trainer: the loss is {loss} at step {step}; training stopped (try a lower "
+                                      "learning rate, clipping, or scaling on; attention runs in {precision} with "
+                                      "softmax {softmax}: a softmax in fp32 (stable) keeps large scores finite)"},
+        {"loss_not_finite_naive", "Trainer: the loss is {loss} at step {step}; training stopped (try a lower learning "
+                                  "rate, clipping, or scaling on; attention runs in {precision} with softmax {softmax}, "
+                                  "naive: a softmax in fp32 (stable) keeps large scores finite)"},
         {"run_error", "{run}: {error}"},
         {"training_stopped", "training stopped: {error}"},
     };
@@ -161,8 +184,13 @@ void note(Result& result, Message message, const MessageTemplates& templates) {
     result.notes.push_back(phrase(result, std::move(message), templates));
 }
 
-void stopped_note(Result& result, const std::string& run, const std::string& error) {
-    note(result, {"stopped", {{"run", run}, {"error", error}}});
+MessageValue error_value(const RunOutcome& run) {
+    if (run.stop) return MessageValue(*run.stop);
+    return MessageValue(run.error);
+}
+
+void stopped_note(Result& result, const std::string& run, const RunOutcome& outcome) {
+    note(result, {"stopped", {{"run", run}, {"error", error_value(outcome)}}});
 }
 
 Series loss_series(const std::vector<std::string>& names, const std::vector<RunOutcome>& runs) {

@@ -39,6 +39,7 @@ struct RunOutcome {
     std::size_t steps_done = 0;
     std::optional<std::size_t> failed_step;  // the step whose loss or gradient was not finite
     std::string error;                 // the trainer's message for that step
+    std::optional<Message> stop;       // that message by template (common_messages), when it has one
     float first_loss = 0.0f;           // loss of step 0
     float first_grad_norm = 0.0f;      // gradient norm of step 0 (before clipping)
     float max_grad_norm = 0.0f;        // largest gradient norm seen
@@ -83,8 +84,11 @@ const MessageTemplates& common_messages();
 std::string phrase(Result& result, Message message, const MessageTemplates& templates = {});
 // A note made from a template: phrase() added to result.notes.
 void note(Result& result, Message message, const MessageTemplates& templates = {});
+// A stopped run's error as a message value: its template message when it has one (a phrase the
+// page renders in its language), else the trainer's text.
+MessageValue error_value(const RunOutcome& run);
 // The note of a run that stopped on a non-finite loss or gradient: "{run} stopped: {error}".
-void stopped_note(Result& result, const std::string& run, const std::string& error);
+void stopped_note(Result& result, const std::string& run, const RunOutcome& outcome);
 
 // Key/value config entries shared by every experiment.
 void add_training_config(Result& result, const TrainingOptions& train);

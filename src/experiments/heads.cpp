@@ -77,7 +77,7 @@ Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
             detail::phrase(r, {"run", {{"width", std::to_string(width)}, {"h", std::to_string(h)}}}, heads_messages()));
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                          {names.back(), i, plan.size()}, progress));
-        if (runs.back().failed_step) detail::stopped_note(r, names.back(), runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, names.back(), runs.back());
         const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
         done.push_back({width, h, e, runs.back().steps_per_second()});
         table.rows.push_back({std::to_string(width), std::to_string(h), std::to_string(config.head_dim()),

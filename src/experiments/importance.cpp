@@ -104,7 +104,7 @@ Result run_importance(const ImportanceOptions& o, const ProgressFn& progress) {
     Model model(config, o.train.seed);
     const detail::RunOutcome run =
         detail::train_run(model, *task, detail::trainer_options(o.train), o.train, {"decoder", 0, 1}, progress);
-    if (run.failed_step) detail::note(r, {"training_stopped", {{"error", run.error}}});
+    if (run.failed_step) detail::note(r, {"training_stopped", {{"error", detail::error_value(run)}}});
     const EvalResult eval = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
 
     const std::size_t layer = o.num_layers - 1, c = o.d_model, d = config.head_dim();

@@ -66,7 +66,7 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
         names.push_back(detail::phrase(r, {"run", {{"kind", kind}, {"kv", std::to_string(hkv)}}}, kv_heads_messages()));
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                          {names.back(), i, o.kv_heads.size()}, progress));
-        if (runs.back().failed_step) detail::stopped_note(r, names.back(), runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, names.back(), runs.back());
         finals.push_back(detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size));
         params.push_back(model.num_parameters());
         // Each block caches k and v, (B, Hkv, S, D): per token 2 · Hkv · D floats per layer.

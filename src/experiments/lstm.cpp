@@ -100,7 +100,7 @@ Result run_lstm(const LstmOptions& o, const ProgressFn& progress) {
                 r, {"run", {{"model", m == 0 ? "LSTM" : "Transformer"}, {"k", std::to_string(k)}}}, lstm_messages());
             const detail::RunOutcome run = detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                                              {name, 2 * i + m, runs}, progress);
-            if (run.failed_step) detail::stopped_note(r, name, run.error);
+            if (run.failed_step) detail::stopped_note(r, name, run);
             acc[m] = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size).accuracy;
             speed[m] = run.steps_per_second();
         }

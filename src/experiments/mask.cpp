@@ -124,7 +124,7 @@ Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
         Model model(configs[i], o.train.seed);
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                          {names[i], i, configs.size()}, progress));
-        if (runs.back().failed_step) detail::stopped_note(r, names[i], runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, names[i], runs.back());
         const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
         const Generated g = generate_answers(model, *task, std::max(o.gen_examples, o.samples), o.samples);
         const double gen_acc = g.total ? static_cast<double>(g.right) / static_cast<double>(g.total) : 0.0;

@@ -98,7 +98,7 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
         double loss = std::numeric_limits<double>::quiet_NaN(), acc = loss;
         if (run.failed_step) {
             status.push_back({"diverged", {{"step", std::to_string(*run.failed_step)}}});
-            detail::note(r, {"run_error", {{"run", names.back()}, {"error", run.error}}});
+            detail::note(r, {"run_error", {{"run", names.back()}, {"error", detail::error_value(run)}}});
         } else {
             const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
             loss = e.loss;

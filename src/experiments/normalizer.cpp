@@ -115,7 +115,7 @@ Result run_normalizer(const NormalizerOptions& o, const ProgressFn& progress) {
         WeightStats w;
         w.entropy = w.uniform_entropy = w.row_sum = w.zero_rows = loss;
         if (runs.back().failed_step) {
-            detail::stopped_note(r, names.back(), runs.back().error);
+            detail::stopped_note(r, names.back(), runs.back());
         } else {
             const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
             loss = e.loss;

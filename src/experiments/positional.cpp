@@ -91,7 +91,7 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
         Model model(config, o.train.seed);
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train,
                                          {o.encodings[i], i, o.encodings.size()}, progress));
-        if (runs.back().failed_step) detail::stopped_note(r, o.encodings[i], runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, o.encodings[i], runs.back());
         const EvalResult at_train = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
         std::vector<std::string> row{o.encodings[i], std::to_string(model.num_parameters()),
                                      detail::number(at_train.loss), detail::percent(at_train.accuracy)};

@@ -147,7 +147,7 @@ Result run_scaling(const ScalingOptions& o, const ProgressFn& progress) {
     for (std::size_t i = 0; i < names.size(); ++i) {
         final_table.rows.push_back({names[i], detail::number(finals[i].loss), detail::percent(finals[i].accuracy),
                                     detail::number(runs[i].steps_per_second(), 1)});
-        if (runs[i].failed_step) detail::stopped_note(r, names[i], runs[i].error);
+        if (runs[i].failed_step) detail::stopped_note(r, names[i], runs[i]);
     }
     r.tables.push_back(final_table);
     r.series.push_back(detail::loss_series(names, runs));

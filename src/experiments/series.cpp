@@ -137,7 +137,7 @@ Result run_series(const SeriesExperimentOptions& o, const ProgressFn& progress) 
                 detail::phrase(r, {"run", {{"model", kNames[m]}, {"seed", std::to_string(train.seed)}}}, series_messages());
             const detail::RunOutcome run = detail::train_run(model, *task, detail::trainer_options(train), train,
                                                              {name, m * o.seeds + s, runs}, progress);
-            if (run.failed_step) detail::stopped_note(r, name, run.error);
+            if (run.failed_step) detail::stopped_note(r, name, run);
             const EvalResult e = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size);
             mse[m].push_back(e.loss);
             mae[m].push_back(e.mae);

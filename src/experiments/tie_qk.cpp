@@ -118,7 +118,7 @@ Result run_tie_qk(const TieQkOptions& o, const ProgressFn& progress) {
         const std::size_t i = names.size() - 1;
         runs.push_back(detail::train_run(model, *task, detail::trainer_options(o.train), o.train, {names.back(), i, 2},
                                          progress));
-        if (runs.back().failed_step) detail::stopped_note(r, names.back(), runs.back().error);
+        if (runs.back().failed_step) detail::stopped_note(r, names.back(), runs.back());
         finals.push_back(detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size));
         weights.push_back(where_weights_go(model, *task, k, o.sequences));
         table.rows.push_back({names.back(), std::to_string(model.num_parameters()), detail::number(finals.back().loss),

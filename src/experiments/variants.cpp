@@ -177,7 +177,7 @@ Result run_variants(const VariantsOptions& o, const ProgressFn& progress) {
                                                              {name, li * o.variants.size() + vi, runs}, progress);
             double acc = std::numeric_limits<double>::quiet_NaN();
             if (run.failed_step) {
-                detail::stopped_note(r, name, run.error);
+                detail::stopped_note(r, name, run);
             } else {
                 acc = detail::evaluate(model, *task, o.train.eval_batches, o.train.batch_size).accuracy;
             }

@@ -189,14 +189,17 @@ void Trainer::step(StepMetrics& m) {
     if (!std::isfinite(result.loss)) {
         const ModelConfig& c = model_.config();
         const bool emulated = !c.precision_options().is_plain();
-        fail<ValueError>("Trainer: the loss is ", result.loss, " at step ", step_,
-                         "; training stopped (try a lower learning rate, clipping, or scaling on",
-                         emulated ? std::string("; attention runs in ") + std::string(precision_name(c.precision)) +
-                                        " with softmax " + std::string(softmax_precision_name(c.softmax_precision)) +
-                                        (c.stable_softmax ? "" : ", naive") +
-                                        ": a softmax in fp32 (stable) keeps large scores finite"
-                                  : std::string(),
-                         ")");
+        const std::string precision = emulated ? std::string(precision_name(c.precision)) : std::string();
+        const std::string softmax = emulated ? std::string(softmax_precision_name(c.softmax_precision)) : std::string();
+        const bool naive = emulated && !c.stable_softmax;
+        throw NonFiniteLoss(
+            detail::concat("Trainer: the loss is ", result.loss, " at step ", step_,
+                           "; training stopped (try a lower learning rate, clipping, or scaling on",
+                           emulated ? "; attention runs in " + precision + " with softmax " + softmax + (naive ? ", naive" : "") +
+                                          ": a softmax in fp32 (stable) keeps large scores finite"
+                                    : std::string(),
+                           ")"),
+            detail::concat(result.loss), step_, precision, softmax, naive);
     }
     m.step = step_;
     m.loss_scale = scale_;

@@ -1,5 +1,5 @@
 // Smaller things a learner meets on the page: the Chinese chapters say 我爱你/你爱我 and have no
-// English or code words left in chapter 7's figures; on a 390 px phone result charts fit, a wide
+// English or code words left in chapter 7's figures, and a run's note of a non-finite loss; on a 390 px phone result charts fit, a wide
 // table says it scrolls, and the lab's attention maps label only the positions they have room for;
 // chapter 2 names its menu as a menu; RoPE's row labels and the lab's 20,000-step axis fit their
 // drawings; the Try box is not shown for image and series tasks; the walkthrough's examples name
@@ -56,6 +56,22 @@ test('the Chinese chapters: 我爱你 in chapter 4\'s figure, chapter 7 without 
   assert.doesNotMatch(title, /\b(small|large|square|circle|triangle|top|bottom|left|right)\b/, `caption words in Chinese: ${title}`);
   const words = await page.$$eval('.cross-words button[data-word]', (bs) => bs.map((x) => x.textContent));
   assert.ok(words.length >= 3 && words.every((w) => /[\u4e00-\u9fff]/.test(w)), `word buttons: ${words}`);
+});
+
+test('on the Chinese page a run\'s note of a non-finite loss is Chinese (by its template), the numbers as the engine wrote them', async () => {
+  // A bad init of twice the scale: the fp16 arm's loss is not finite at once.
+  await page.goto(`${b.url}?lang=zh&x.fp16.score-scale=2#exp-fp16`);
+  await page.waitForFunction(() => document.querySelector('#exp-fp16')?.dataset.available === '1', null, { timeout: 90000, polling: 100 });
+  await page.locator('#exp-fp16 button[data-act="run"]').first().click();
+  await page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('#exp-fp16').dataset.phase), null, { timeout: 120000, polling: 100 });
+  const r = await page.evaluate(() => window.__attnlab.chapters().results.fp16);
+  const english = r.notes.find((n) => n.includes('Trainer: the loss is'));
+  assert.ok(english, `a note of the non-finite loss: ${r.notes}`);
+  const shown = await page.locator('#exp-fp16 .exp-notes').textContent();
+  assert.doesNotMatch(shown, /Trainer: the loss is|training stopped|try a lower/, `no English sentence left: ${shown}`);
+  assert.match(shown, /训练器：第 \d+ 步的损失为 -?nan/);
+  await page.locator('.lang-switch button[data-lang="en"]').click();
+  assert.ok((await page.locator('#exp-fp16 .exp-notes').textContent()).includes(english), 'English: the engine\'s own note');
 });
 
 test('chapter 2 names its d_k menu as a menu; its figure\'s parts sit together', async () => {

@@ -1,5 +1,6 @@
 // Tiny versions of the article's experiments: each asserts the qualitative claim on the numbers
 // the experiment returns (not on its printed conclusion), at sizes that run in a second or two.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -169,6 +170,18 @@ TEST(NormExperiment, NonFiniteLossIsReportedWithItsStep) {
     ASSERT_EQ(t.rows.size(), 4u);
     for (const auto& row : t.rows) EXPECT_EQ(row.back().rfind("diverged at step ", 0), 0u) << row[0];
     EXPECT_EQ(r.notes.size(), 4u);
+    // Each note nests the trainer's message by its template (the page says it in Chinese by id),
+    // and renders to the trainer's own words (expect_messages_render above).
+    for (const std::string& n : r.notes) {
+        const auto phrase = std::find_if(r.phrases.begin(), r.phrases.end(), [&](const auto& p) { return p.first == n; });
+        ASSERT_NE(phrase, r.phrases.end()) << n;
+        const auto error = std::find_if(phrase->second.values.begin(), phrase->second.values.end(), [](const auto& v) { return v.first == "error"; });
+        ASSERT_NE(error, phrase->second.values.end()) << n;
+        ASSERT_TRUE(error->second.is_list) << n;
+        ASSERT_EQ(error->second.parts.size(), 1u);
+        EXPECT_EQ(error->second.parts[0].id, "loss_not_finite") << n;
+        EXPECT_NE(n.find("Trainer: the loss is "), std::string::npos) << n;
+    }
     // The curve ends in NaN after the stop instead of pretending the run finished.
     EXPECT_TRUE(std::isnan(r.series[0].lines[2].y.back()));
 }

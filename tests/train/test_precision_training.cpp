@@ -185,8 +185,14 @@ TEST(PrecisionTraining, NaiveFp16SoftmaxTurnsTheLossNanAndFp32SoftmaxSurvives) {
     try {
         train(SoftmaxPrecision::same, false, &max_score);
         FAIL() << "the naive fp16 softmax trained without a NaN; largest score " << max_score;
-    } catch (const ValueError& e) {
+    } catch (const NonFiniteLoss& e) {
         EXPECT_NE(std::string(e.what()).find("the loss is nan"), std::string::npos) << e.what();
+        // The facts the message states, for a caller to say in its own words.
+        EXPECT_EQ(e.loss, "nan");
+        EXPECT_NE(std::string(e.what()).find(" at step " + std::to_string(e.step) + ";"), std::string::npos) << e.what();
+        EXPECT_EQ(e.precision, "fp16");
+        EXPECT_EQ(e.softmax_precision, "same");  // the softmax in the attention's own precision
+        EXPECT_TRUE(e.naive_softmax);
     }
     EXPECT_NO_THROW(train(SoftmaxPrecision::fp32, false, &max_score));
     EXPECT_GT(max_score, 11.09f) << "the fp32 softmax must have met scores the fp16 one cannot";

@@ -87,10 +87,22 @@ const TOY = {
 // Notes of branches the toy runs do not reach: each as the message the engine makes it from (the
 // run's own name, also a phrase, beside it) and the English the engine shows.
 const stopped = (run, error) => ({ id: 'stopped', values: { run, error } });
+/** The trainer's NonFiniteLoss as the one-part list a note nests it in. */
+const nonfinite = (id, values) => ({ separator: '', parts: [{ id, values }] });
 const NOTES = {
-  scaling: [[stopped('unscaled', 'Trainer::step: loss is not finite at step 3'), 'unscaled stopped: Trainer::step: loss is not finite at step 3']],
+  scaling: [
+    [stopped('unscaled', 'Trainer::step: loss is not finite at step 3'), 'unscaled stopped: Trainer::step: loss is not finite at step 3'],
+    [stopped('unscaled', nonfinite('loss_not_finite', { loss: 'nan', step: '3' })), 'unscaled stopped: Trainer: the loss is nan at step 3; training stopped (try a lower learning rate, clipping, or scaling on)'],
+  ],
   positional: [[{ id: 'cannot_run', values: { pe: 'learned', length: '48', error: 'positional: position 40 exceeds max_len 24' } }, 'learned cannot run at length 48: positional: position 40 exceeds max_len 24']],
-  fp16: [[{ id: 'run_error', values: { run: 'fp16, fp16 softmax', error: 'Trainer::step: loss is not finite at step 7' } }, 'fp16, fp16 softmax: Trainer::step: loss is not finite at step 7']],
+  fp16: [
+    [{ id: 'run_error', values: { run: 'fp16, fp16 softmax', error: 'Trainer::step: loss is not finite at step 7' } }, 'fp16, fp16 softmax: Trainer::step: loss is not finite at step 7'],
+    // The trainer's non-finite loss by its template (a phrase nested in the note), in each form.
+    [{ id: 'run_error', values: { run: 'fp16, fp16 softmax', error: nonfinite('loss_not_finite_naive', { loss: '-nan', step: '22', precision: 'fp16', softmax: 'same' }) } },
+      'fp16, fp16 softmax: Trainer: the loss is -nan at step 22; training stopped (try a lower learning rate, clipping, or scaling on; attention runs in fp16 with softmax same, naive: a softmax in fp32 (stable) keeps large scores finite)'],
+    [{ id: 'run_error', values: { run: 'fp16, fp32 softmax', error: nonfinite('loss_not_finite_precision', { loss: 'inf', step: '30', precision: 'fp16', softmax: 'fp32' }) } },
+      'fp16, fp32 softmax: Trainer: the loss is inf at step 30; training stopped (try a lower learning rate, clipping, or scaling on; attention runs in fp16 with softmax fp32: a softmax in fp32 (stable) keeps large scores finite)'],
+  ],
   norm: [[{ id: 'run_error', values: { run: 'post-LN, no warm-up', error: 'Trainer::step: gradient is not finite at step 9' } }, 'post-LN, no warm-up: Trainer::step: gradient is not finite at step 9']],
   variants: [[stopped('linear n=64', 'Trainer::step: loss is not finite at step 2'), 'linear n=64 stopped: Trainer::step: loss is not finite at step 2', { id: 'run', values: { variant: 'linear', n: '64' } }]],
   importance: [[{ id: 'training_stopped', values: { error: 'Trainer::step: loss is not finite at step 2' } }, 'training stopped: Trainer::step: loss is not finite at step 2']],

@@ -87,6 +87,22 @@ struct EvalResult {
 EvalResult evaluate_model(Model& model, const Task& task, std::size_t batches, std::size_t batch_size,
                           std::uint64_t seed);
 
+// The loss of a training step was not finite: training stops there. Beside its message it
+// carries the facts the message states, so a caller can say them in its own words (the
+// experiments' notes render them by template, and the page in Chinese).
+class NonFiniteLoss : public ValueError {
+public:
+    NonFiniteLoss(const std::string& message, std::string loss_text, std::size_t at_step, std::string attention_precision,
+                  std::string softmax, bool naive)
+        : ValueError(message), loss(std::move(loss_text)), step(at_step), precision(std::move(attention_precision)),
+          softmax_precision(std::move(softmax)), naive_softmax(naive) {}
+    std::string loss;               // as the message prints it: "nan", "-nan", "inf"
+    std::size_t step = 0;           // the step whose loss it was
+    std::string precision;          // the emulated attention precision ("fp16"); empty: plain fp32
+    std::string softmax_precision;  // the softmax's precision when `precision` is set
+    bool naive_softmax = false;     // the softmax skipped its max subtraction (when `precision` is set)
+};
+
 class Trainer {
 public:
     // Checks that the model fits the task (kind, vocabulary, classes, length for learned

@@ -15,6 +15,9 @@ export const COMMON_ZH: Record<string, string> = {
   stopped: '{run} 已停止：{error}',
   run_error: '{run}：{error}',
   training_stopped: '训练已停止：{error}',
+  loss_not_finite: '训练器：第 {step} 步的损失为 {loss}，训练已停止（可以试试更低的学习率、梯度裁剪，或打开缩放）',
+  loss_not_finite_precision: '训练器：第 {step} 步的损失为 {loss}，训练已停止（可以试试更低的学习率、梯度裁剪，或打开缩放；注意力以 {precision} 计算，softmax 用 {softmax}：用 fp32 计算的稳定 softmax 能让大分数保持有限）',
+  loss_not_finite_naive: '训练器：第 {step} 步的损失为 {loss}，训练已停止（可以试试更低的学习率、梯度裁剪，或打开缩放；注意力以 {precision} 计算，softmax 用 {softmax} 且不减最大值：用 fp32 计算的稳定 softmax 能让大分数保持有限）',
 };
 
 /** Chinese templates by experiment (registry name) and message id, in the order of the chapters. */
@@ -174,6 +177,8 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
  * the order of the chapters.
  */
 export const TERMS_ZH: Record<string, string> = {
+  // the softmax's precision in the trainer's note: the attention's own
+  same: '同一精度',
   // shown by several experiments
   final: '最终结果',
   train_loss: '训练损失',
@@ -334,4 +339,6 @@ export const TERMS_ZH: Record<string, string> = {
 export const KEEP: ReadonlySet<string> = new Set([
   'd_model', 'd_k', 'h', 'T', 'n', 'C', 'LSTM', 'Transformer', 'MHA', 'GQA', 'MQA', 'fp32', 'softmax', 'sigmoid', 'relu',
   'max |f(Px) - P f(x)|', 'max |f(x)|', '-', 'nan',
+  // a non-finite loss as printed, and the number formats of the trainer's note
+  '-nan', 'inf', '-inf', 'fp16', 'bf16',
 ]);
