@@ -1,38 +1,16 @@
-// The three normalisers (attention/normalizer.hpp): names, n_i, and the row and column loops the
+// The normalisers (attention/normalizer.hpp): n_i, and the row and column loops the
 // recorded path (scaled_dot_product.cpp) and the tiled path (src/attention/flash/) share.
 #include "attnlab/attention/normalizer.hpp"
 
 #include <algorithm>
-#include <string>
 
+#include "attnlab/attention/mask.hpp"
 #include "attnlab/core/error.hpp"
 #include "attnlab/kernels/elementwise.hpp"
 #include "attnlab/kernels/softmax.hpp"
 #include "visible_counts.hpp"
 
 namespace attnlab {
-
-namespace {
-constexpr Normalizer kNormalizers[] = {Normalizer::softmax, Normalizer::sigmoid, Normalizer::relu};
-}  // namespace
-
-std::string_view normalizer_name(Normalizer normalizer) {
-    switch (normalizer) {
-        case Normalizer::softmax: return "softmax";
-        case Normalizer::sigmoid: return "sigmoid";
-        case Normalizer::relu: return "relu";
-    }
-    return "softmax";
-}
-
-Normalizer normalizer_from_name(std::string_view name) {
-    std::string valid;
-    for (Normalizer n : kNormalizers) {
-        if (normalizer_name(n) == name) return n;
-        valid += (valid.empty() ? "" : ", ") + std::string(normalizer_name(n));
-    }
-    fail<ConfigError>("normalizer: unknown normalizer '", name, "'; valid: ", valid);
-}
 
 void visible_key_counts(const AttentionMask& mask, std::size_t batch, std::size_t t, std::size_t s, float* counts) {
     if (mask.at_most_causal()) {  // n_i then has a closed form
@@ -73,7 +51,7 @@ void normalize_rows(Normalizer normalizer, float* x, std::size_t rows, std::size
         kernels::softmax_rows(x, rows, cols, ld);
         return;
     }
-    kernels::pointwise_weight_rows(normalizer == Normalizer::sigmoid, x, rows, cols, ld, visible);
+    kernels::pointwise_weight_rows(normalizer, x, rows, cols, ld, visible);
 }
 
 void normalize_columns(Normalizer normalizer, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
@@ -82,7 +60,7 @@ void normalize_columns(Normalizer normalizer, float* x, std::size_t rows, std::s
         fail<ConfigError>("normalize_columns: softmax needs the online softmax of the tiled path, not a "
                           "pointwise pass");
     }
-    kernels::pointwise_weight_columns(normalizer == Normalizer::sigmoid, x, rows, cols, ld, visible);
+    kernels::pointwise_weight_columns(normalizer, x, rows, cols, ld, visible);
 }
 
 void normalize_rows_backward(Normalizer normalizer, const float* w, float* dw, std::size_t rows, std::size_t cols,

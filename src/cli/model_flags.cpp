@@ -39,9 +39,12 @@ ModelConfig cli_defaults() {
     return c;
 }
 
-// A flag's help: the field's doc, and what a 0 stands for where cli_defaults says.
+// A flag's help: the field's doc, what a 0 stands for where cli_defaults says, and a choice's
+// values with what each means.
+template <class T>
 std::string flag_help(const ModelConfigField& field) {
     const std::string name = field.name;
+    if constexpr (is_choice_v<T>) return choice_help<T>(field.doc);
     if (name == "ff_dim") return std::string(field.doc) + " (0 = 4 x d-model)";
     if (name == "max_len") return std::string(field.doc) + " (0 = the task's length)";
     return field.doc;
@@ -56,7 +59,7 @@ void add_model_flags(Args& args) {
         if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
             args.add_switch(field.cli, std::string(field.name) + " = " + format_field(!value) + ": " + field.doc);
         } else {
-            args.add(field.cli, format_field(value), flag_help(field));
+            args.add(field.cli, format_field(value), flag_help<std::decay_t<decltype(value)>>(field));
         }
     });
     args.add("scale", "on", "attention scaling: on (1/sqrt(D)), off (scale_attention = false), or a number to multiply "

@@ -7,9 +7,6 @@
 namespace attnlab {
 
 namespace {
-constexpr Precision kPrecisions[] = {Precision::fp32, Precision::fp16, Precision::bf16};
-constexpr SoftmaxPrecision kSoftmaxPrecisions[] = {SoftmaxPrecision::fp32, SoftmaxPrecision::same};
-
 // The vector forms of detail::round_fp16 and round_bf16 (the scalar references in the header,
 // tested equal on every fp16 boundary and a sweep of float32 bit patterns): every case is
 // computed and one selected with all-ones masks instead of branches, so the loop below
@@ -61,33 +58,6 @@ void round_rows_marking_with(float* data, std::size_t rows, std::size_t cols, st
     }
 }
 }  // namespace
-
-std::string_view precision_name(Precision precision) {
-    switch (precision) {
-        case Precision::fp16: return "fp16";
-        case Precision::bf16: return "bf16";
-        case Precision::fp32: break;
-    }
-    return "fp32";
-}
-
-Precision precision_from_name(std::string_view name) {
-    for (Precision p : kPrecisions) {
-        if (precision_name(p) == name) return p;
-    }
-    fail<ConfigError>("unknown precision '", name, "'; valid: fp32, fp16, bf16");
-}
-
-std::string_view softmax_precision_name(SoftmaxPrecision softmax) {
-    return softmax == SoftmaxPrecision::same ? "same" : "fp32";
-}
-
-SoftmaxPrecision softmax_precision_from_name(std::string_view name) {
-    for (SoftmaxPrecision p : kSoftmaxPrecisions) {
-        if (softmax_precision_name(p) == name) return p;
-    }
-    fail<ConfigError>("unknown softmax precision '", name, "'; valid: fp32, same");
-}
 
 std::size_t round_span(Precision precision, float* data, std::size_t n) {
     switch (precision) {

@@ -248,6 +248,14 @@ std::vector<std::string> sequence_task_names() {
     return names;
 }
 
+std::vector<std::string> token_positional_names() {
+    std::vector<std::string> out;
+    for (const auto& v : choice_values<PositionalKind>()) {
+        if (v.value != PositionalKind::time) out.emplace_back(v.name);
+    }
+    return out;
+}
+
 void add_training_parameters(std::vector<Parameter>& p, const TrainingOptions& t) {
     p.push_back(integer_parameter("steps", t.steps, 1, 100000, "optimisation steps per run"));
     p.push_back(integer_parameter("batch", t.batch_size, 1, 1024, "sequences per step"));

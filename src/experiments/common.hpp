@@ -116,6 +116,8 @@ Parameter texts_parameter(const std::string& name, const std::vector<std::string
                           std::vector<std::string> choices, const std::string& help);
 // The sequence tasks, for a task parameter's choices.
 std::vector<std::string> sequence_task_names();
+// The positional encodings of a token model: every PositionalKind but time (a forecaster's).
+std::vector<std::string> token_positional_names();
 // steps, batch, lr, warmup, log-every, eval-batches, seed, with the defaults of `train`.
 void add_training_parameters(std::vector<Parameter>& parameters, const TrainingOptions& train);
 TrainingOptions training_from(const Values& values);

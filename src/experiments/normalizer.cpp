@@ -169,7 +169,7 @@ Experiment detail::normalizer_entry() {
         integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
         integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
         integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        texts_parameter("normalizers", o.normalizers, {"softmax", "sigmoid", "relu"}, "normalisers to compare"),
+        texts_parameter("normalizers", o.normalizers, choice_name_list<Normalizer>(), "normalisers to compare"),
         integer_parameter("sequences", o.sequences, 1, 256, "held-out sequences whose weights are measured"),
     };
     detail::add_training_parameters(e.parameters, o.train);

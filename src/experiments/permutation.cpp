@@ -129,7 +129,7 @@ Experiment detail::permutation_entry() {
         integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
         integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
         integer_parameter("batches", o.batches, 1, 256, "sequences (each with its own permutation)"),
-        texts_parameter("pe", o.encodings, {"none", "sinusoidal", "learned", "rope"}, "encodings to compare"),
+        texts_parameter("pe", o.encodings, token_positional_names(), "encodings to compare"),
         number_parameter("tolerance", static_cast<float>(o.tolerance), 1e-9, 1, "relative gap that counts as equal"),
         integer_parameter("seed", static_cast<std::size_t>(o.seed), 0, 4294967295.0, "seed of the weights and inputs"),
     };

@@ -186,7 +186,7 @@ Experiment detail::positional_entry() {
         integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
         integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
         integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        texts_parameter("pe", o.encodings, {"none", "sinusoidal", "learned", "rope"}, "encodings to compare"),
+        texts_parameter("pe", o.encodings, token_positional_names(), "encodings to compare"),
     };
     detail::add_training_parameters(e.parameters, o.train);
     e.quick = {{"length", "16"}, {"steps", "120"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}};

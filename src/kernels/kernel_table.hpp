@@ -9,6 +9,7 @@
 
 #include <cstddef>
 
+#include "attnlab/attention/normalizer.hpp"
 #include "attnlab/kernels/adamw.hpp"
 #include "attnlab/kernels/epilogue.hpp"
 #include "attnlab/kernels/flash_tiles.hpp"
@@ -71,10 +72,11 @@ struct KernelTable {
     // Flash attention backward, one tile: see softmax_arch.hpp.
     void (*flash_backward_tile)(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
                                 const float* lse, const float* delta);
-    // The sigmoid and relu normalisers of attention, rows and keys-by-queries tiles: see softmax_arch.hpp.
-    void (*pointwise_weight_rows)(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+    // The pointwise normalisers of attention (sigmoid, relu), rows and keys-by-queries tiles: see
+    // softmax_arch.hpp.
+    void (*pointwise_weight_rows)(Normalizer normalizer, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
                                   const float* visible);
-    void (*pointwise_weight_columns)(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+    void (*pointwise_weight_columns)(Normalizer normalizer, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
                                      const float* visible);
 
     // --- flash attention tiles (flash/flash_arch.hpp): strips of nr rows, groups of flash_mr rows ---

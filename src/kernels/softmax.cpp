@@ -73,16 +73,16 @@ void flash_backward_tile(float* s, float* dp, std::size_t rows, std::size_t cols
     table().flash_backward_tile(s, dp, rows, cols, ld, scale, lse, delta);
 }
 
-void pointwise_weight_rows(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+void pointwise_weight_rows(Normalizer normalizer, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
                            const float* visible) {
     ATTNLAB_DEBUG_ASSERT(rows <= 1 || ld >= cols);
-    table().pointwise_weight_rows(sigmoid, x, rows, cols, ld, visible);
+    table().pointwise_weight_rows(normalizer, x, rows, cols, ld, visible);
 }
 
-void pointwise_weight_columns(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+void pointwise_weight_columns(Normalizer normalizer, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
                               const float* visible) {
     ATTNLAB_DEBUG_ASSERT(cols <= 1 || ld >= rows);
-    table().pointwise_weight_columns(sigmoid, x, rows, cols, ld, visible);
+    table().pointwise_weight_columns(normalizer, x, rows, cols, ld, visible);
 }
 
 }  // namespace kernels

@@ -13,7 +13,9 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
+#include "attnlab/attention/normalizer.hpp"
 #include "simd.hpp"
 
 namespace attnlab {
@@ -214,49 +216,81 @@ void flash_backward_tile(float* s, float* dp, std::size_t rows, std::size_t cols
 // The pointwise normalisers of attention (attention/normalizer.hpp) on a scaled score s (-inf
 // where masked) of a row with n visible keys: sigmoid w = σ(s − ln n) = 1 / (1 + n·e^(−s)),
 // relu w = max(s, 0)·(1/n); 0 for a row with n = 0. e^(−s) overflows to +inf for masked and
-// very negative scores, giving w = 0 exactly. The scalar form is the tails'.
-static inline float pointwise_weight(bool sigmoid, float s, float n) {
+// very negative scores, giving w = 0 exactly. The scalar form is the tails'. A new pointwise
+// normaliser is one case in each of the two forms.
+template <Normalizer F>
+inline float pointwise_weight(float s, float n) {
     if (!(n > 0.0f)) return 0.0f;
-    return sigmoid ? 1.0f / (1.0f + n * std::exp(-s)) : (s > 0.0f ? s : 0.0f) * (1.0f / n);
+    if constexpr (F == Normalizer::sigmoid) {
+        return 1.0f / (1.0f + n * std::exp(-s));
+    } else if constexpr (F == Normalizer::relu) {
+        return (s > 0.0f ? s : 0.0f) * (1.0f / n);
+    } else {
+        static_assert(F == Normalizer::sigmoid, "no pointwise weight for this normaliser (softmax: softmax_rows)");
+        return 0.0f;
+    }
 }
-template <class Arch>
-simd::Batch<Arch> pointwise_weight(bool sigmoid, const simd::Batch<Arch>& s, const simd::Batch<Arch>& n) {
+template <class Arch, Normalizer F>
+simd::Batch<Arch> pointwise_weight(const simd::Batch<Arch>& s, const simd::Batch<Arch>& n) {
     using Batch = simd::Batch<Arch>;
     const Batch zero(0.0f), one(1.0f);
-    if (sigmoid) return simd::select(n > zero, one / (one + n * simd::exp(zero - s)), zero);
-    return simd::max(s, zero) * simd::select(n > zero, one / n, zero);
+    if constexpr (F == Normalizer::sigmoid) {
+        return simd::select(n > zero, one / (one + n * simd::exp(zero - s)), zero);
+    } else if constexpr (F == Normalizer::relu) {
+        return simd::max(s, zero) * simd::select(n > zero, one / n, zero);
+    } else {
+        static_assert(F == Normalizer::sigmoid, "no pointwise weight for this normaliser (softmax: softmax_rows)");
+        return zero;
+    }
+}
+
+// Calls body(std::integral_constant<Normalizer, F>{}) for the pointwise normaliser f, so each
+// loop below is compiled once per normaliser; softmax (not pointwise) does nothing.
+template <class Body>
+void with_pointwise(Normalizer f, Body&& body) {
+    switch (f) {
+        case Normalizer::sigmoid: body(std::integral_constant<Normalizer, Normalizer::sigmoid>{}); return;
+        case Normalizer::relu: body(std::integral_constant<Normalizer, Normalizer::relu>{}); return;
+        case Normalizer::softmax: return;
+    }
 }
 
 // x: (rows, cols) with ld -> the weights, in place; visible: (rows) each row's n.
 template <class Arch>
-void pointwise_weight_rows(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+void pointwise_weight_rows(Normalizer f, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
                            const float* visible) {
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size;
-    for (std::size_t r = 0; r < rows; ++r) {
-        float* row = x + r * ld;
-        const Batch n(visible[r]);
-        std::size_t j = 0;
-        for (; j + W <= cols; j += W) pointwise_weight<Arch>(sigmoid, Batch::load_unaligned(row + j), n).store_unaligned(row + j);
-        for (; j < cols; ++j) row[j] = pointwise_weight(sigmoid, row[j], visible[r]);
-    }
+    with_pointwise(f, [&](auto kind) {
+        constexpr Normalizer F = decltype(kind)::value;
+        for (std::size_t r = 0; r < rows; ++r) {
+            float* row = x + r * ld;
+            const Batch n(visible[r]);
+            std::size_t j = 0;
+            for (; j + W <= cols; j += W) pointwise_weight<Arch, F>(Batch::load_unaligned(row + j), n).store_unaligned(row + j);
+            for (; j < cols; ++j) row[j] = pointwise_weight<F>(row[j], visible[r]);
+        }
+    });
 }
 
 // The same on a tile stored keys by queries: x (cols, ld), x[c·ld + r] query r's score of key c.
 template <class Arch>
-void pointwise_weight_columns(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+void pointwise_weight_columns(Normalizer f, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
                               const float* visible) {
     using Batch = simd::Batch<Arch>;
     constexpr std::size_t W = Batch::size;
-    for (std::size_t c = 0; c < cols; ++c) {
-        float* col = x + c * ld;
-        std::size_t r = 0;
-        for (; r + W <= rows; r += W) {
-            pointwise_weight<Arch>(sigmoid, Batch::load_unaligned(col + r), Batch::load_unaligned(visible + r))
-                .store_unaligned(col + r);
+    with_pointwise(f, [&](auto kind) {
+        constexpr Normalizer F = decltype(kind)::value;
+        for (std::size_t c = 0; c < cols; ++c) {
+            float* col = x + c * ld;
+            std::size_t r = 0;
+            for (; r + W <= rows; r += W) {
+                pointwise_weight<Arch, F>(Batch::load_unaligned(col + r), Batch::load_unaligned(visible + r))
+                    .store_unaligned(col + r);
+            }
+            for (; r < rows; ++r) col[r] = pointwise_weight<F>(col[r], visible[r]);
         }
-        for (; r < rows; ++r) col[r] = pointwise_weight(sigmoid, col[r], visible[r]);
-    }
+    });
 }
 
 }  // namespace arch

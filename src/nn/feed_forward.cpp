@@ -4,21 +4,6 @@
 
 namespace attnlab {
 
-std::string_view activation_name(Activation activation) {
-    switch (activation) {
-        case Activation::gelu: return "gelu";
-        case Activation::relu: return "relu";
-    }
-    return "gelu";
-}
-
-Activation activation_from_name(std::string_view name) {
-    for (Activation a : {Activation::gelu, Activation::relu}) {
-        if (activation_name(a) == name) return a;
-    }
-    fail<ConfigError>("activation_from_name: unknown activation '", name, "'; valid: gelu, relu");
-}
-
 FeedForward::FeedForward(std::size_t width, std::size_t hidden, Activation activation, bool bias, Rng& rng)
     : fc1(width, hidden, bias, rng), fc2(hidden, width, bias, rng), activation_(activation) {}
 

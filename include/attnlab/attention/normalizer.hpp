@@ -22,16 +22,28 @@
 #include <cstddef>
 #include <string_view>
 
-#include "attnlab/attention/mask.hpp"
+#include "attnlab/core/choice.hpp"
 #include "attnlab/core/tensor.hpp"
 
 namespace attnlab {
 
-enum class Normalizer { softmax, sigmoid, relu };
+struct AttentionMask;  // attention/mask.hpp
+
+// The normalisers, one line each (core/choice.hpp). This header depends only on core/, so the
+// kernels that compute the pointwise weights (src/kernels/softmax_arch.hpp) switch on the same
+// enum. A new normaliser is a line here, its weight in pointwise_weight (softmax_arch.hpp) and
+// its derivative in normalize_rows_backward (normalizer.cpp).
+#define ATTNLAB_NORMALIZER_VALUES(X)                                   \
+    X(softmax, "exp(s_ij) / sum_j exp(s_ij), every row sums to 1")      \
+    X(sigmoid, "sigma(s_ij - ln n_i), each weight from its own score")    \
+    X(relu, "max(s_ij, 0) / n_i")
+ATTNLAB_CHOICE(Normalizer, "normalizer", ATTNLAB_NORMALIZER_VALUES,
+               "attention weights from the scaled, masked scores s (n_i = keys query i may see); masked keys weigh "
+               "0 (article section 9.1)")
 
 // "softmax", "sigmoid", "relu"; from_name throws ConfigError naming the value and the valid ones.
-std::string_view normalizer_name(Normalizer normalizer);
-Normalizer normalizer_from_name(std::string_view name);
+inline std::string_view normalizer_name(Normalizer normalizer) { return choice_name(normalizer); }
+inline Normalizer normalizer_from_name(std::string_view name) { return choice_from_name<Normalizer>(name); }
 
 // n_i of every (batch row, query): the keys of S that query i of batch row b may see under
 // `mask` (AttentionMask::is_masked is false), as floats -> (B, T).

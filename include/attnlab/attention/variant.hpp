@@ -13,12 +13,21 @@
 
 #include <string_view>
 
+#include "attnlab/core/choice.hpp"
+
 namespace attnlab {
 
-enum class AttentionVariant { full, linear, block_sparse };
+#define ATTNLAB_ATTENTION_VARIANT_VALUES(X)                                                           \
+    X(full, "scaled dot-product attention over every key the masks leave")                           \
+    X(linear, "phi(q) . phi(k), phi = elu + 1 (Katharopoulos et al. 2020): O(T) time, constant state") \
+    X(block_sparse, "local, global and random key blocks (BigBird layout, attention/block_sparse.hpp)")
+ATTNLAB_CHOICE(AttentionVariant, "attention variant", ATTNLAB_ATTENTION_VARIANT_VALUES,
+               "the attention mechanism (article section 5.3)")
 
-std::string_view attention_variant_name(AttentionVariant variant);
 // ConfigError "unknown attention variant '<name>'; valid: full, linear, block_sparse".
-AttentionVariant attention_variant_from_name(std::string_view name);
+inline std::string_view attention_variant_name(AttentionVariant variant) { return choice_name(variant); }
+inline AttentionVariant attention_variant_from_name(std::string_view name) {
+    return choice_from_name<AttentionVariant>(name);
+}
 
 }  // namespace attnlab

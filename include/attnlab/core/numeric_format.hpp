@@ -22,20 +22,25 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlab/core/choice.hpp"
+
 namespace attnlab {
 
-enum class Precision : std::uint8_t {
-    fp32,  // float32: no rounding (the default)
-    fp16,  // IEEE binary16: 1 sign, 5 exponent, 10 fraction bits; largest finite 65504
-    bf16,  // bfloat16: 1 sign, 8 exponent, 7 fraction bits (float32's range, 8 significant bits)
-};
+// The formats, one line each (core/choice.hpp).
+#define ATTNLAB_PRECISION_VALUES(X)                                                               \
+    X(fp32, "float32: no rounding")                                                              \
+    X(fp16, "IEEE binary16: 5 exponent, 10 fraction bits, largest finite 65504")                  \
+    X(bf16, "bfloat16: 8 exponent, 7 fraction bits (float32's range, 8 significant bits)")
+ATTNLAB_CHOICE(Precision, "precision", ATTNLAB_PRECISION_VALUES,
+               "number format the attention layers emulate, forward and backward (round-to-nearest-even, overflow "
+               "to inf; article section 6.3)")
 
 // Where the softmax of a low-precision attention computes.
-enum class SoftmaxPrecision : std::uint8_t {
-    fp32,  // reads the rounded scores, computes max, exp, sum and the division in float32, then
-           // rounds the weights (what mixed-precision training does)
-    same,  // every step (difference, exp, each partial sum, division) rounded to the format
-};
+#define ATTNLAB_SOFTMAX_PRECISION_VALUES(X)                                                           \
+    X(fp32, "max, exp, sum and division of the rounded scores in float32, then the weights rounded")  \
+    X(same, "every step of the softmax (difference, exp, each partial sum, division) rounded")
+ATTNLAB_CHOICE(SoftmaxPrecision, "softmax precision", ATTNLAB_SOFTMAX_PRECISION_VALUES,
+               "with fp16/bf16: where the softmax computes")
 
 // How an attention call emulates a number format (attention/multi_head_attention.hpp
 // AttentionOptions::precision; model/config.hpp's precision, softmax_precision, stable_softmax).
@@ -52,14 +57,14 @@ struct PrecisionOptions {
     bool rounds() const { return format != Precision::fp32; }
 };
 
-// "fp32", "fp16", "bf16".
-std::string_view precision_name(Precision precision);
-// Inverse of precision_name; ConfigError "unknown precision 'x'; valid: fp32, fp16, bf16".
-Precision precision_from_name(std::string_view name);
-// "fp32", "same".
-std::string_view softmax_precision_name(SoftmaxPrecision softmax);
-// Inverse of softmax_precision_name; ConfigError listing the valid names.
-SoftmaxPrecision softmax_precision_from_name(std::string_view name);
+// "fp32", "fp16", "bf16" and back: ConfigError "unknown precision 'x'; valid: fp32, fp16, bf16".
+inline std::string_view precision_name(Precision precision) { return choice_name(precision); }
+inline Precision precision_from_name(std::string_view name) { return choice_from_name<Precision>(name); }
+// "fp32", "same" and back (ConfigError listing the valid names).
+inline std::string_view softmax_precision_name(SoftmaxPrecision softmax) { return choice_name(softmax); }
+inline SoftmaxPrecision softmax_precision_from_name(std::string_view name) {
+    return choice_from_name<SoftmaxPrecision>(name);
+}
 
 namespace detail {
 inline std::uint32_t float_bits(float x) {

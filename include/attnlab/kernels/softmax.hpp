@@ -12,6 +12,7 @@
 
 #include <cstddef>
 
+#include "attnlab/attention/normalizer.hpp"
 #include "attnlab/core/tensor.hpp"
 
 namespace attnlab {
@@ -41,14 +42,15 @@ void softmax_tile(float* s, std::size_t rows, std::size_t cols, std::size_t ld, 
 void flash_backward_tile(float* s, float* dp, std::size_t rows, std::size_t cols, std::size_t ld, float scale,
                          const float* lse, const float* delta);
 
-// The pointwise normalisers of attention (attention/normalizer.hpp), SIMD, serial: scaled
-// scores s (-inf where masked) become sigmoid weights σ(s − ln n) = 1 / (1 + n·e^(−s)) or relu
-// weights max(s, 0) / n, in place, n the row's visible keys; rows with n = 0 get zeros.
+// The pointwise normalisers of attention (attention/normalizer.hpp: every one but softmax, for
+// which these do nothing), SIMD, serial: scaled scores s (-inf where masked) become sigmoid
+// weights σ(s − ln n) = 1 / (1 + n·e^(−s)) or relu weights max(s, 0) / n, in place, n the
+// row's visible keys; rows with n = 0 get zeros.
 // x: (rows, cols) with ld; visible: (rows).
-void pointwise_weight_rows(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+void pointwise_weight_rows(Normalizer normalizer, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
                            const float* visible);
 // The same on a tile stored keys by queries: x (cols, ld), x[c·ld + r] query r's score of key c.
-void pointwise_weight_columns(bool sigmoid, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
+void pointwise_weight_columns(Normalizer normalizer, float* x, std::size_t rows, std::size_t cols, std::size_t ld,
                               const float* visible);
 }  // namespace kernels
 

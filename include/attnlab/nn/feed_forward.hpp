@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attnlab/core/choice.hpp"
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/tensor.hpp"
 #include "attnlab/nn/linear.hpp"
@@ -26,12 +27,14 @@
 
 namespace attnlab {
 
-enum class Activation { gelu, relu };
+#define ATTNLAB_ACTIVATION_VALUES(X)                                  \
+    X(gelu, "x * Phi(x), the exact erf form (GPT-2, BERT)")            \
+    X(relu, "max(x, 0) (the original Transformer)")
+ATTNLAB_CHOICE(Activation, "activation", ATTNLAB_ACTIVATION_VALUES, "the feed-forward non-linearity")
 
-// "gelu", "relu"
-std::string_view activation_name(Activation activation);
-// Inverse of activation_name; throws ConfigError listing the valid names for an unknown one.
-Activation activation_from_name(std::string_view name);
+// "gelu", "relu" and back (ConfigError listing the valid names for an unknown one).
+inline std::string_view activation_name(Activation activation) { return choice_name(activation); }
+inline Activation activation_from_name(std::string_view name) { return choice_from_name<Activation>(name); }
 
 class FeedForward;
 

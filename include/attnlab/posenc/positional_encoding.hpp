@@ -15,12 +15,21 @@
 
 #include <string_view>
 
+#include "attnlab/core/choice.hpp"
+
 namespace attnlab {
 
-enum class PositionalKind { none, sinusoidal, learned, rope, time };
+#define ATTNLAB_POSITIONAL_VALUES(X)                                                                      \
+    X(none, "no position information")                                                                   \
+    X(sinusoidal, "the fixed sin/cos table added to the embeddings")                                     \
+    X(learned, "a trained table added to the embeddings, at most max_len positions")                     \
+    X(rope, "q and k rotated per head by their position")                                                \
+    X(time, "for forecasters, the sinusoidal table plus sin/cos of each timestamp at time_periods (section 7.2)")
+ATTNLAB_CHOICE(PositionalKind, "positional encoding", ATTNLAB_POSITIONAL_VALUES,
+               "how position enters (article section 4)")
 
-std::string_view positional_name(PositionalKind kind);
 // Throws ConfigError listing the valid names for an unknown one.
-PositionalKind positional_from_name(std::string_view name);
+inline std::string_view positional_name(PositionalKind kind) { return choice_name(kind); }
+inline PositionalKind positional_from_name(std::string_view name) { return choice_from_name<PositionalKind>(name); }
 
 }  // namespace attnlab
