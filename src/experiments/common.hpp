@@ -4,9 +4,11 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "attnlab/experiments/experiments.hpp"
@@ -121,5 +123,82 @@ std::vector<std::string> token_positional_names();
 // steps, batch, lr, warmup, log-every, eval-batches, seed, with the defaults of `train`.
 void add_training_parameters(std::vector<Parameter>& parameters, const TrainingOptions& train);
 TrainingOptions training_from(const Values& values);
+
+// An experiment's parameters written once: each row names the member of its options struct it
+// sets, so the list the CLI and JavaScript read (parameters(): defaults from Options{}) and the
+// options a run gets back from the resolved values (read()) come from the same line.
+//
+//   static const auto table = ParameterTable<NormOptions>()
+//       .text("task", &NormOptions::task, sequence_task_names(), "task")
+//       .integer("layers", &NormOptions::num_layers, 1, 48, "Transformer blocks")
+//       .training(&NormOptions::train);
+//   run_norm(table.read(values), progress);
+template <class Options>
+class ParameterTable {
+public:
+    // A non-negative integer member (std::size_t, or a std::uint64_t seed).
+    template <class Int>
+    ParameterTable& integer(const std::string& name, Int Options::*member, double min, double max,
+                            const std::string& help) {
+        static_assert(std::is_integral_v<Int>, "integer parameters set integer members");
+        parameters_.push_back(integer_parameter(name, static_cast<std::size_t>(Options{}.*member), min, max, help));
+        readers_.push_back([=](const Values& v, Options& o) { o.*member = static_cast<Int>(v.size(name)); });
+        return *this;
+    }
+    // A float or double member (the text form and the value read back are float's).
+    template <class Real>
+    ParameterTable& number(const std::string& name, Real Options::*member, double min, double max,
+                           const std::string& help) {
+        static_assert(std::is_floating_point_v<Real>, "number parameters set floating-point members");
+        parameters_.push_back(number_parameter(name, static_cast<float>(Options{}.*member), min, max, help));
+        readers_.push_back([=](const Values& v, Options& o) { o.*member = v.number(name); });
+        return *this;
+    }
+    // One of `choices` (empty: any text).
+    ParameterTable& text(const std::string& name, std::string Options::*member, std::vector<std::string> choices,
+                         const std::string& help) {
+        parameters_.push_back(text_parameter(name, Options{}.*member, std::move(choices), help));
+        readers_.push_back([=](const Values& v, Options& o) { o.*member = v.text(name); });
+        return *this;
+    }
+    // A bool member as one of two words: `off` (false) or `on` (true).
+    ParameterTable& text(const std::string& name, bool Options::*member, const std::string& off, const std::string& on,
+                         const std::string& help) {
+        parameters_.push_back(text_parameter(name, Options{}.*member ? on : off, {off, on}, help));
+        readers_.push_back([=](const Values& v, Options& o) { o.*member = v.text(name) == on; });
+        return *this;
+    }
+    ParameterTable& integers(const std::string& name, std::vector<std::size_t> Options::*member, double min, double max,
+                             const std::string& help) {
+        parameters_.push_back(integers_parameter(name, Options{}.*member, min, max, help));
+        readers_.push_back([=](const Values& v, Options& o) { o.*member = v.sizes(name); });
+        return *this;
+    }
+    ParameterTable& texts(const std::string& name, std::vector<std::string> Options::*member,
+                          std::vector<std::string> choices, const std::string& help) {
+        parameters_.push_back(texts_parameter(name, Options{}.*member, std::move(choices), help));
+        readers_.push_back([=](const Values& v, Options& o) { o.*member = v.texts(name); });
+        return *this;
+    }
+    // The training parameters (add_training_parameters) of the TrainingOptions member.
+    ParameterTable& training(TrainingOptions Options::*member) {
+        add_training_parameters(parameters_, Options{}.*member);
+        readers_.push_back([=](const Values& v, Options& o) { o.*member = training_from(v); });
+        return *this;
+    }
+
+    // The registry's parameter list, in the table's order.
+    const std::vector<Parameter>& parameters() const { return parameters_; }
+    // Options{} with every parameter's resolved value.
+    Options read(const Values& values) const {
+        Options o;
+        for (const auto& reader : readers_) reader(values, o);
+        return o;
+    }
+
+private:
+    std::vector<Parameter> parameters_;
+    std::vector<std::function<void(const Values&, Options&)>> readers_;
+};
 
 }  // namespace attnlab::experiments::detail

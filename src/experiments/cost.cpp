@@ -190,33 +190,30 @@ Result run_cost(const CostOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<CostOptions>& cost_parameters() {
+    using O = CostOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .integer("d-model", &O::d_model, 1, 4096, "model width C")
+        .integer("length", &O::length, 1, 4096, "sequence length T = S")
+        .integer("batch", &O::batch, 1, 256, "sequences per call")
+        .integers("heads", &O::heads, 1, 4096, "head counts (each must divide d-model)")
+        .integer("repeats", &O::repeats, 1, 1000, "calls timed per head count (the best is kept)")
+        .integer("seed", &O::seed, 0, 4294967295.0, "seed of the weights and inputs");
+    return table;
+}
+}  // namespace
+
 Experiment detail::cost_entry() {
-    const CostOptions o;
     Experiment e;
     e.name = "cost";
     e.section = "§3.2";
     e.claim = kCostClaim;
     e.summary = "FLOPs and measured forward/backward time of one attention layer for h = 1..16 at a fixed d_model";
-    e.parameters = {
-        integer_parameter("d-model", o.d_model, 1, 4096, "model width C"),
-        integer_parameter("length", o.length, 1, 4096, "sequence length T = S"),
-        integer_parameter("batch", o.batch, 1, 256, "sequences per call"),
-        integers_parameter("heads", o.heads, 1, 4096, "head counts (each must divide d-model)"),
-        integer_parameter("repeats", o.repeats, 1, 1000, "calls timed per head count (the best is kept)"),
-        integer_parameter("seed", static_cast<std::size_t>(o.seed), 0, 4294967295.0, "seed of the weights and inputs"),
-    };
+    e.parameters = cost_parameters().parameters();
     e.quick = {{"d-model", "128"}, {"length", "64"}, {"repeats", "3"}};
     e.messages = cost_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        CostOptions o;
-        o.d_model = v.size("d-model");
-        o.length = v.size("length");
-        o.batch = v.size("batch");
-        o.heads = v.sizes("heads");
-        o.repeats = v.size("repeats");
-        o.seed = v.size("seed");
-        return run_cost(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_cost(cost_parameters().read(v), progress); };
     return e;
 }
 

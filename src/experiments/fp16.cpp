@@ -169,39 +169,34 @@ Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<Fp16Options>& fp16_parameters() {
+    using O = Fp16Options;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 1, 512, "task length")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .number("score-scale", &O::score_scale, 1e-3, 1e3, "the bad init: scores multiplied by this instead of 1/sqrt(D)")
+        .text("softmax", &O::stable_softmax, "naive", "stable",
+              "naive exp(s)/sum exp(s) (overflows) or stable (row max subtracted)")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::fp16_entry() {
-    const Fp16Options o;
     Experiment e;
     e.name = "fp16";
     e.section = "§6.3";
     e.claim = kFp16Claim;
     e.summary = "fp32 / fp16 with an fp16 softmax / fp16 with an fp32 softmax from a bad init at a high learning rate: "
                 "the step it broke, the max-score curve";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 1, 512, "task length"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        number_parameter("score-scale", o.score_scale, 1e-3, 1e3, "the bad init: scores multiplied by this instead of 1/sqrt(D)"),
-        text_parameter("softmax", o.stable_softmax ? "stable" : "naive", {"naive", "stable"},
-                       "naive exp(s)/sum exp(s) (overflows) or stable (row max subtracted)"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = fp16_parameters().parameters();
     e.quick = {{"steps", "80"}, {"lr", "0.004"}, {"log-every", "5"}, {"warmup", "0"}, {"eval-batches", "2"}};
     e.messages = fp16_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        Fp16Options o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.num_layers = v.size("layers");
-        o.score_scale = v.number("score-scale");
-        o.stable_softmax = v.text("softmax") == "stable";
-        o.train = detail::training_from(v);
-        return run_fp16(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_fp16(fp16_parameters().read(v), progress); };
     return e;
 }
 

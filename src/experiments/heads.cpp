@@ -130,34 +130,31 @@ Result run_heads(const HeadsOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<HeadsOptions>& heads_parameters() {
+    using O = HeadsOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 1, 512, "task length")
+        .integers("d-models", &O::d_models, 2, 2048, "model widths to sweep, comma-separated")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .integers("heads", &O::heads, 1, 256, "head counts to compare, comma-separated")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::heads_entry() {
-    const HeadsOptions o;
     Experiment e;
     e.name = "heads";
     e.section = "§3.2 §3.3";
     e.claim = kHeadsClaim;
     e.summary = "head-count sweep 1..16 at d_model 512 and 64: loss, accuracy, steps/s";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 1, 512, "task length"),
-        integers_parameter("d-models", o.d_models, 2, 2048, "model widths to sweep, comma-separated"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        integers_parameter("heads", o.heads, 1, 256, "head counts to compare, comma-separated"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = heads_parameters().parameters();
     e.quick = {{"d-models", "128,64"}, {"length", "6"}, {"steps", "60"}, {"log-every", "10"}, {"warmup", "6"},
                {"batch", "8"}, {"eval-batches", "2"}};
     e.messages = heads_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        HeadsOptions o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.d_models = v.sizes("d-models");
-        o.num_layers = v.size("layers");
-        o.heads = v.sizes("heads");
-        o.train = detail::training_from(v);
-        return run_heads(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_heads(heads_parameters().read(v), progress); };
     return e;
 }
 

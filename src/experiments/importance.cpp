@@ -185,37 +185,32 @@ Result run_importance(const ImportanceOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<ImportanceOptions>& importance_parameters() {
+    using O = ImportanceOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 3, 512, "task length")
+        .integer("k", &O::k, 1, 512, "k_back: distance to recall")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .integer("sequences", &O::sequences, 1, 256, "held-out sequences analysed")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::importance_entry() {
-    const ImportanceOptions o;
     Experiment e;
     e.name = "importance";
     e.section = "§9.2";
     e.claim = kImportanceClaim;
     e.summary = "trained decoder: keys ranked by weight, by weight·||v||, by removing them; rank correlations";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 3, 512, "task length"),
-        integer_parameter("k", o.k, 1, 512, "k_back: distance to recall"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        integer_parameter("sequences", o.sequences, 1, 256, "held-out sequences analysed"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = importance_parameters().parameters();
     e.quick = {{"steps", "100"}, {"log-every", "20"}, {"warmup", "10"}, {"sequences", "4"}, {"eval-batches", "2"}};
     e.messages = importance_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        ImportanceOptions o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.k = v.size("k");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.num_layers = v.size("layers");
-        o.sequences = v.size("sequences");
-        o.train = detail::training_from(v);
-        return run_importance(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_importance(importance_parameters().read(v), progress); };
     return e;
 }
 

@@ -113,37 +113,32 @@ Result run_kv_heads(const KvHeadsOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<KvHeadsOptions>& kv_heads_parameters() {
+    using O = KvHeadsOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 1, 512, "task length")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "query heads")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .integers("kv-heads", &O::kv_heads, 1, 64, "key/value head counts to compare (divisors of heads)")
+        .integer("gen-tokens", &O::gen_tokens, 1, 4096, "tokens generated to time the KV-cached decoder")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::kv_heads_entry() {
-    const KvHeadsOptions o;
     Experiment e;
     e.name = "kv-heads";
     e.section = "§3.3";
     e.claim = kKvHeadsClaim;
     e.summary = "MHA / GQA / MQA (num_kv_heads 4, 2, 1): parameters, accuracy, KV cache per token";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 1, 512, "task length"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "query heads"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        integers_parameter("kv-heads", o.kv_heads, 1, 64, "key/value head counts to compare (divisors of heads)"),
-        integer_parameter("gen-tokens", o.gen_tokens, 1, 4096, "tokens generated to time the KV-cached decoder"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = kv_heads_parameters().parameters();
     e.quick = {{"steps", "100"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}, {"gen-tokens", "50"}};
     e.messages = kv_heads_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        KvHeadsOptions o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.num_layers = v.size("layers");
-        o.kv_heads = v.sizes("kv-heads");
-        o.gen_tokens = v.size("gen-tokens");
-        o.train = detail::training_from(v);
-        return run_kv_heads(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_kv_heads(kv_heads_parameters().read(v), progress); };
     return e;
 }
 

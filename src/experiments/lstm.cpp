@@ -144,33 +144,30 @@ Result run_lstm(const LstmOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<LstmOptions>& lstm_parameters() {
+    using O = LstmOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .integers("distances", &O::distances, 1, 4000, "recall distances k, comma-separated")
+        .integer("extra", &O::extra, 1, 512, "scored positions per sequence (T = k + extra)")
+        .integer("vocab", &O::vocab, 2, 512, "symbols")
+        .integer("d-model", &O::d_model, 2, 1024, "Transformer width")
+        .integer("lstm-width", &O::lstm_width, 0, 1024, "LSTM width (0 = about the Transformer's parameters)")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::lstm_entry() {
-    const LstmOptions o;
     Experiment e;
     e.name = "lstm";
     e.section = "§1.1 §5.1";
     e.claim = kLstmClaim;
     e.summary = "k_back recall at distances up to 500: LSTM vs Transformer of about equal parameters, time per step";
-    e.parameters = {
-        integers_parameter("distances", o.distances, 1, 4000, "recall distances k, comma-separated"),
-        integer_parameter("extra", o.extra, 1, 512, "scored positions per sequence (T = k + extra)"),
-        integer_parameter("vocab", o.vocab, 2, 512, "symbols"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "Transformer width"),
-        integer_parameter("lstm-width", o.lstm_width, 0, 1024, "LSTM width (0 = about the Transformer's parameters)"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = lstm_parameters().parameters();
     e.quick = {{"distances", "5,30,100"}, {"steps", "120"}, {"log-every", "20"}, {"warmup", "8"}};
     e.messages = lstm_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        LstmOptions o;
-        o.distances = v.sizes("distances");
-        o.extra = v.size("extra");
-        o.vocab = v.size("vocab");
-        o.d_model = v.size("d-model");
-        o.lstm_width = v.size("lstm-width");
-        o.train = detail::training_from(v);
-        return run_lstm(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_lstm(lstm_parameters().read(v), progress); };
     return e;
 }
 

@@ -166,37 +166,32 @@ Result run_mask(const MaskOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<MaskOptions>& mask_parameters() {
+    using O = MaskOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 1, 512, "task length")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .integer("samples", &O::samples, 0, 100, "generated examples to show")
+        .integer("gen-examples", &O::gen_examples, 1, 1000, "held-out prompts whose generated answers are scored")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::mask_entry() {
-    const MaskOptions o;
     Experiment e;
     e.name = "mask";
     e.section = "§6.1";
     e.claim = kMaskClaim;
     e.summary = "decoder with and without the causal mask: leaked training loss vs generated answers";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 1, 512, "task length"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        integer_parameter("samples", o.samples, 0, 100, "generated examples to show"),
-        integer_parameter("gen-examples", o.gen_examples, 1, 1000, "held-out prompts whose generated answers are scored"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = mask_parameters().parameters();
     e.quick = {{"steps", "200"}, {"log-every", "25"}, {"warmup", "10"}, {"gen-examples", "16"}, {"eval-batches", "2"}};
     e.messages = mask_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        MaskOptions o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.num_layers = v.size("layers");
-        o.samples = v.size("samples");
-        o.gen_examples = v.size("gen-examples");
-        o.train = detail::training_from(v);
-        return run_mask(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_mask(mask_parameters().read(v), progress); };
     return e;
 }
 

@@ -148,35 +148,31 @@ Result run_norm(const NormOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<NormOptions>& norm_parameters() {
+    using O = NormOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 1, 512, "task length")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads")
+        .integer("layers", &O::num_layers, 1, 48, "Transformer blocks")
+        .number("clip", &O::clip_norm, 0, 1e6, "clip the gradient norm (0 = off: clipping hides the instability)")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::norm_entry() {
-    const NormOptions o;
     Experiment e;
     e.name = "norm";
     e.section = "§9.3";
     e.claim = kNormClaim;
     e.summary = "deep Pre-LN vs Post-LN, with and without warm-up, at a high learning rate: every arm's loss and divergence";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 1, 512, "task length"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
-        integer_parameter("layers", o.num_layers, 1, 48, "Transformer blocks"),
-        number_parameter("clip", o.clip_norm, 0, 1e6, "clip the gradient norm (0 = off: clipping hides the instability)"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = norm_parameters().parameters();
     e.quick = {{"steps", "100"}, {"log-every", "20"}, {"warmup", "25"}, {"eval-batches", "2"}};
     e.messages = norm_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        NormOptions o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.num_layers = v.size("layers");
-        o.clip_norm = v.number("clip");
-        o.train = detail::training_from(v);
-        return run_norm(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_norm(norm_parameters().read(v), progress); };
     return e;
 }
 

@@ -156,37 +156,32 @@ Result run_normalizer(const NormalizerOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<NormalizerOptions>& normalizer_parameters() {
+    using O = NormalizerOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 1, 512, "task length")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .texts("normalizers", &O::normalizers, choice_name_list<Normalizer>(), "normalisers to compare")
+        .integer("sequences", &O::sequences, 1, 256, "held-out sequences whose weights are measured")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::normalizer_entry() {
-    const NormalizerOptions o;
     Experiment e;
     e.name = "normalizer";
     e.section = "§9.1";
     e.claim = kNormalizerClaim;
     e.summary = "the same decoder with softmax, sigmoid and relu attention weights: loss curves, accuracy, entropy";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 1, 512, "task length"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        texts_parameter("normalizers", o.normalizers, choice_name_list<Normalizer>(), "normalisers to compare"),
-        integer_parameter("sequences", o.sequences, 1, 256, "held-out sequences whose weights are measured"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = normalizer_parameters().parameters();
     e.quick = {{"steps", "120"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}, {"sequences", "4"}};
     e.messages = normalizer_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        NormalizerOptions o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.num_layers = v.size("layers");
-        o.normalizers = v.texts("normalizers");
-        o.sequences = v.size("sequences");
-        o.train = detail::training_from(v);
-        return run_normalizer(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_normalizer(normalizer_parameters().read(v), progress); };
     return e;
 }
 

@@ -115,39 +115,33 @@ Result run_permutation(const PermutationOptions& o, const ProgressFn& progress) 
     return r;
 }
 
+namespace {
+const detail::ParameterTable<PermutationOptions>& permutation_parameters() {
+    using O = PermutationOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .integer("length", &O::length, 2, 1024, "tokens per sequence")
+        .integer("vocab", &O::vocab, 2, 4096, "vocabulary")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .integer("batches", &O::batches, 1, 256, "sequences (each with its own permutation)")
+        .texts("pe", &O::encodings, detail::token_positional_names(), "encodings to compare")
+        .number("tolerance", &O::tolerance, 1e-9, 1, "relative gap that counts as equal")
+        .integer("seed", &O::seed, 0, 4294967295.0, "seed of the weights and inputs");
+    return table;
+}
+}  // namespace
+
 Experiment detail::permutation_entry() {
-    const PermutationOptions o;
     Experiment e;
     e.name = "permutation";
     e.section = "§4.1";
     e.claim = kPermutationClaim;
     e.summary = "f(permuted x) vs permuted f(x), unmasked, for none and each encoding: the max difference";
-    e.parameters = {
-        integer_parameter("length", o.length, 2, 1024, "tokens per sequence"),
-        integer_parameter("vocab", o.vocab, 2, 4096, "vocabulary"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        integer_parameter("batches", o.batches, 1, 256, "sequences (each with its own permutation)"),
-        texts_parameter("pe", o.encodings, token_positional_names(), "encodings to compare"),
-        number_parameter("tolerance", static_cast<float>(o.tolerance), 1e-9, 1, "relative gap that counts as equal"),
-        integer_parameter("seed", static_cast<std::size_t>(o.seed), 0, 4294967295.0, "seed of the weights and inputs"),
-    };
+    e.parameters = permutation_parameters().parameters();
     e.quick = {{"batches", "4"}};
     e.messages = permutation_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        PermutationOptions o;
-        o.length = v.size("length");
-        o.vocab = v.size("vocab");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.num_layers = v.size("layers");
-        o.batches = v.size("batches");
-        o.encodings = v.texts("pe");
-        o.tolerance = v.number("tolerance");
-        o.seed = v.size("seed");
-        return run_permutation(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_permutation(permutation_parameters().read(v), progress); };
     return e;
 }
 

@@ -171,39 +171,33 @@ Result run_positional(const PositionalOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<PositionalOptions>& positional_parameters() {
+    using O = PositionalOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 1, 512, "training length L")
+        .integer("test-length", &O::test_length, 0, 2048, "extrapolation length (0 = 2 x length)")
+        .integer("k", &O::k, 1, 512, "k_back: distance to recall")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .texts("pe", &O::encodings, detail::token_positional_names(), "encodings to compare")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::positional_entry() {
-    const PositionalOptions o;
     Experiment e;
     e.name = "positional";
     e.section = "§4.1 §4.3";
     e.claim = kPositionalClaim;
     e.summary = "none / sinusoidal / learned / rope: accuracy at length L and 2L, permutation gap without positions";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 1, 512, "training length L"),
-        integer_parameter("test-length", o.test_length, 0, 2048, "extrapolation length (0 = 2 x length)"),
-        integer_parameter("k", o.k, 1, 512, "k_back: distance to recall"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        texts_parameter("pe", o.encodings, token_positional_names(), "encodings to compare"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = positional_parameters().parameters();
     e.quick = {{"length", "16"}, {"steps", "120"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}};
     e.messages = positional_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        PositionalOptions o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.test_length = v.size("test-length");
-        o.k = v.size("k");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.num_layers = v.size("layers");
-        o.encodings = v.texts("pe");
-        o.train = detail::training_from(v);
-        return run_positional(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_positional(positional_parameters().read(v), progress); };
     return e;
 }
 

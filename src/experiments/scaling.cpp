@@ -248,37 +248,32 @@ double softmax_jacobian_norm(std::size_t d_k, std::size_t keys, std::size_t rows
     return total / static_cast<double>(rows);
 }
 
+namespace {
+const detail::ParameterTable<ScalingOptions>& scaling_parameters() {
+    using O = ScalingOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 1, 512, "task length")
+        .integer("d-model", &O::d_model, 2, 2048, "model width C")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads (d_k = d-model / heads)")
+        .integer("ff", &O::ff_dim, 1, 8192, "feed-forward width")
+        .integers("gradient-dims", &O::gradient_dims, 1, 8192, "d_k values of the softmax-gradient table")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::scaling_entry() {
-    const ScalingOptions o;
     Experiment e;
     e.name = "scaling";
     e.section = "§2.2";
     e.claim = kScalingClaim;
     e.summary = "one large head with and without 1/sqrt(d_k): saturation at init, softmax-gradient norm vs d_k, loss curves";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 1, 512, "task length"),
-        integer_parameter("d-model", o.d_model, 2, 2048, "model width C"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads (d_k = d-model / heads)"),
-        integer_parameter("ff", o.ff_dim, 1, 8192, "feed-forward width"),
-        integers_parameter("gradient-dims", o.gradient_dims, 1, 8192, "d_k values of the softmax-gradient table"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = scaling_parameters().parameters();
     e.quick = {{"d-model", "128"}, {"steps", "100"}, {"log-every", "20"}, {"warmup", "10"}};
     e.messages = scaling_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        ScalingOptions o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.d_model = v.size("d-model");
-        o.num_layers = v.size("layers");
-        o.num_heads = v.size("heads");
-        o.ff_dim = v.size("ff");
-        o.gradient_dims = v.sizes("gradient-dims");
-        o.train = detail::training_from(v);
-        return run_scaling(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_scaling(scaling_parameters().read(v), progress); };
     return e;
 }
 

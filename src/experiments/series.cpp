@@ -203,41 +203,34 @@ Result run_series(const SeriesExperimentOptions& o, const ProgressFn& progress) 
     return r;
 }
 
+namespace {
+const detail::ParameterTable<SeriesExperimentOptions>& series_parameters() {
+    using O = SeriesExperimentOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .integer("context", &O::context, 2, 4096, "steps the models read")
+        .integer("horizon", &O::horizon, 1, 1024, "steps to forecast")
+        .integers("periods", &O::periods, 2, 4096, "periods of the sines (and of the time-aware encoding), comma-separated")
+        .number("noise", &O::noise, 0, 10, "noise standard deviation")
+        .number("drift", &O::drift, 0, 0.99, "relative growth of the periods over an example")
+        .integer("d-model", &O::d_model, 4, 1024, "Transformer width (4 heads)")
+        .integer("layers", &O::layers, 1, 16, "Transformer blocks")
+        .integer("lstm-width", &O::lstm_width, 0, 1024, "LSTM width (0 = about the Transformer's parameters)")
+        .integer("seeds", &O::seeds, 2, 16, "runs per model (the spread is measured across them)")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::series_entry() {
-    const SeriesExperimentOptions o;
     Experiment e;
     e.name = "series";
     e.section = "§7.2";
     e.claim = kSeriesClaim;
     e.summary = "forecasting a periodic series: Transformer (sinusoidal, time-aware) vs LSTM vs seasonal naive, over seeds";
-    e.parameters = {
-        integer_parameter("context", o.context, 2, 4096, "steps the models read"),
-        integer_parameter("horizon", o.horizon, 1, 1024, "steps to forecast"),
-        integers_parameter("periods", o.periods, 2, 4096, "periods of the sines (and of the time-aware encoding), comma-separated"),
-        number_parameter("noise", o.noise, 0, 10, "noise standard deviation"),
-        number_parameter("drift", o.drift, 0, 0.99, "relative growth of the periods over an example"),
-        integer_parameter("d-model", o.d_model, 4, 1024, "Transformer width (4 heads)"),
-        integer_parameter("layers", o.layers, 1, 16, "Transformer blocks"),
-        integer_parameter("lstm-width", o.lstm_width, 0, 1024, "LSTM width (0 = about the Transformer's parameters)"),
-        integer_parameter("seeds", o.seeds, 2, 16, "runs per model (the spread is measured across them)"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = series_parameters().parameters();
     e.quick = {{"steps", "150"}, {"seeds", "2"}, {"log-every", "25"}, {"warmup", "10"}, {"eval-batches", "4"}};
     e.messages = series_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        SeriesExperimentOptions o;
-        o.context = v.size("context");
-        o.horizon = v.size("horizon");
-        o.periods = v.sizes("periods");
-        o.noise = v.number("noise");
-        o.drift = v.number("drift");
-        o.d_model = v.size("d-model");
-        o.layers = v.size("layers");
-        o.lstm_width = v.size("lstm-width");
-        o.seeds = v.size("seeds");
-        o.train = detail::training_from(v);
-        return run_series(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_series(series_parameters().read(v), progress); };
     return e;
 }
 

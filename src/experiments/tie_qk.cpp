@@ -149,37 +149,32 @@ Result run_tie_qk(const TieQkOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<TieQkOptions>& tie_qk_parameters() {
+    using O = TieQkOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .text("task", &O::task, detail::sequence_task_names(), "task")
+        .integer("length", &O::length, 2, 512, "task length")
+        .integer("k", &O::k, 1, 511, "k_back: distance to recall")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads")
+        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .integer("sequences", &O::sequences, 1, 256, "held-out sequences whose weights are measured")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::tie_qk_entry() {
-    const TieQkOptions o;
     Experiment e;
     e.name = "tie-qk";
     e.section = "§2.1";
     e.claim = kTieQkClaim;
     e.summary = "separate W_Q, W_K vs tied Q = K on k_back: accuracy, weight on self vs on t-k";
-    e.parameters = {
-        text_parameter("task", o.task, sequence_task_names(), "task"),
-        integer_parameter("length", o.length, 2, 512, "task length"),
-        integer_parameter("k", o.k, 1, 511, "k_back: distance to recall"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
-        integer_parameter("layers", o.num_layers, 1, 24, "Transformer blocks"),
-        integer_parameter("sequences", o.sequences, 1, 256, "held-out sequences whose weights are measured"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = tie_qk_parameters().parameters();
     e.quick = {{"steps", "120"}, {"log-every", "20"}, {"warmup", "10"}, {"eval-batches", "2"}, {"sequences", "4"}};
     e.messages = tie_qk_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        TieQkOptions o;
-        o.task = v.text("task");
-        o.length = v.size("length");
-        o.k = v.size("k");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.num_layers = v.size("layers");
-        o.sequences = v.size("sequences");
-        o.train = detail::training_from(v);
-        return run_tie_qk(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_tie_qk(tie_qk_parameters().read(v), progress); };
     return e;
 }
 

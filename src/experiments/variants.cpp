@@ -261,39 +261,33 @@ Result run_variants(const VariantsOptions& o, const ProgressFn& progress) {
     return r;
 }
 
+namespace {
+const detail::ParameterTable<VariantsOptions>& variants_parameters() {
+    using O = VariantsOptions;
+    static const auto table = detail::ParameterTable<O>()
+        .integers("lengths", &O::lengths, 4, 4096, "sequence lengths n")
+        .texts("variants", &O::variants, {"full", "window", "block_sparse", "linear"}, "variants to compare")
+        .integer("window", &O::window, 1, 4096, "W of the window variant")
+        .integer("block-size", &O::block_size, 1, 1024, "b of the block_sparse variant")
+        .integer("d-model", &O::d_model, 2, 1024, "model width C")
+        .integer("heads", &O::num_heads, 1, 64, "attention heads")
+        .integer("timed-batch", &O::batch, 1, 256, "sequences of the timed layer")
+        .integer("repeats", &O::repeats, 1, 1000, "calls timed per variant and n (the best is kept)")
+        .training(&O::train);
+    return table;
+}
+}  // namespace
+
 Experiment detail::variants_entry() {
-    const VariantsOptions o;
     Experiment e;
     e.name = "variants";
     e.section = "§5.3";
     e.claim = kVariantsClaim;
     e.summary = "full / window / block-sparse / linear as n grows: time, cache memory, k_back accuracy (k = n/2)";
-    e.parameters = {
-        integers_parameter("lengths", o.lengths, 4, 4096, "sequence lengths n"),
-        texts_parameter("variants", o.variants, {"full", "window", "block_sparse", "linear"}, "variants to compare"),
-        integer_parameter("window", o.window, 1, 4096, "W of the window variant"),
-        integer_parameter("block-size", o.block_size, 1, 1024, "b of the block_sparse variant"),
-        integer_parameter("d-model", o.d_model, 2, 1024, "model width C"),
-        integer_parameter("heads", o.num_heads, 1, 64, "attention heads"),
-        integer_parameter("timed-batch", o.batch, 1, 256, "sequences of the timed layer"),
-        integer_parameter("repeats", o.repeats, 1, 1000, "calls timed per variant and n (the best is kept)"),
-    };
-    detail::add_training_parameters(e.parameters, o.train);
+    e.parameters = variants_parameters().parameters();
     e.quick = {{"lengths", "32,64"}, {"steps", "60"}, {"log-every", "20"}, {"warmup", "5"}, {"repeats", "1"}};
     e.messages = variants_messages();
-    e.run = [](const Values& v, const ProgressFn& progress) {
-        VariantsOptions o;
-        o.lengths = v.sizes("lengths");
-        o.variants = v.texts("variants");
-        o.window = v.size("window");
-        o.block_size = v.size("block-size");
-        o.d_model = v.size("d-model");
-        o.num_heads = v.size("heads");
-        o.batch = v.size("timed-batch");
-        o.repeats = v.size("repeats");
-        o.train = detail::training_from(v);
-        return run_variants(o, progress);
-    };
+    e.run = [](const Values& v, const ProgressFn& progress) { return run_variants(variants_parameters().read(v), progress); };
     return e;
 }
 
