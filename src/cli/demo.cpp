@@ -11,6 +11,7 @@
 #include "attnlab/attnlab.hpp"
 #include "commands.hpp"
 #include "engine_flags.hpp"
+#include "field_flags.hpp"
 
 namespace attnlab::cli {
 namespace {
@@ -81,15 +82,11 @@ int run_demo(int argc, char** argv) {
     args.add("kv-heads", "0", "key/value heads (0 = same as heads; 1 = MQA; a divisor of heads = GQA)");
     args.add("pe", "none", "positional encoding: none, sinusoidal or rope");
     args.add("mask", "causal", "none, causal, or padding (appends two padding tokens that no query may see)");
-    args.add("scale", "auto", "auto (1/sqrt(d_k)), off, or a number to multiply the scores by");
-    args.add("normalizer", "softmax",
-             "weights from the scaled, masked scores s (n_i = keys query i may see): softmax, sigmoid "
-             "(sigma(s - ln n_i)) or relu (max(s, 0) / n_i)");
     args.add("head", "-1", "print only this head (-1 = all)");
     args.add("seed", "1", "seed of the random weights and embeddings");
-    args.add("precision", "fp32", "emulate fp32, fp16 or bf16: every stored stage rounded to it (article section 6.3)");
-    args.add("softmax-precision", "fp32", "with fp16/bf16: fp32 (softmax of the rounded scores in fp32) or same");
-    args.add_switch("unstable-softmax", "the naive exp(s)/sum exp(s) without subtracting the row max");
+    // The attention options that have a flag (attention/attention_options.hpp's table).
+    const AttentionOptions defaults;
+    for_each_attention_option(defaults, [&](const auto& field, const auto& value) { add_field_flag(args, field, value); });
     add_engine_flags(args);
     if (!args.parse(argc, argv, 2)) return 0;
     apply_engine_flags(args);
@@ -120,14 +117,8 @@ int run_demo(int argc, char** argv) {
     } else if (mask_kind != "none") {
         fail<ConfigError>("attnlab demo: --mask must be none, causal or padding, got '", mask_kind, "'");
     }
-    const std::string scale = args.get("scale");
-    if (scale == "off") options.scale.enabled = false;
-    else if (scale != "auto") options.scale.factor = args.get_float("scale");
+    for_each_attention_option(options, [&](const auto& field, auto& value) { read_field_flag(args, field, value); });
     options.rope = pe == PositionalKind::rope;
-    options.normalizer = normalizer_from_name(args.get("normalizer"));
-    options.precision.format = precision_from_name(args.get("precision"));
-    options.precision.softmax = softmax_precision_from_name(args.get("softmax-precision"));
-    options.precision.stable_softmax = !args.get_switch("unstable-softmax");
 
     Tensor3 x = embed(words, config.d_model, seed);
     if (pe == PositionalKind::sinusoidal) add_sinusoidal(x);

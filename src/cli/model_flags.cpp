@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "field_flags.hpp"
+
 namespace attnlab::cli {
 
 void add_task_flags(Args& args) {
@@ -39,28 +41,21 @@ ModelConfig cli_defaults() {
     return c;
 }
 
-// A flag's help: the field's doc, what a 0 stands for where cli_defaults says, and a choice's
-// values with what each means.
+// A flag's help: field_flag_help, and what a 0 stands for where cli_defaults says.
 template <class T>
 std::string flag_help(const ModelConfigField& field) {
     const std::string name = field.name;
-    if constexpr (is_choice_v<T>) return choice_help<T>(field.doc);
     if (name == "ff_dim") return std::string(field.doc) + " (0 = 4 x d-model)";
     if (name == "max_len") return std::string(field.doc) + " (0 = the task's length)";
-    return field.doc;
+    return field_flag_help<T>(field);
 }
 }  // namespace
 
 void add_model_flags(Args& args) {
-    // One flag per field of model/config.hpp's table that has one; a bool's flag is a switch to
+    // One flag per field of model/config_fields.hpp's table that has one; a bool's flag is a switch to
     // the opposite of its default.
     cli_defaults().for_each_field([&](const ModelConfigField& field, const auto& value) {
-        if (!field.cli) return;
-        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
-            args.add_switch(field.cli, std::string(field.name) + " = " + format_field(!value) + ": " + field.doc);
-        } else {
-            args.add(field.cli, format_field(value), flag_help<std::decay_t<decltype(value)>>(field));
-        }
+        add_field_flag(args, field, value, flag_help<std::decay_t<decltype(value)>>(field));
     });
     args.add("scale", "on", "attention scaling: on (1/sqrt(D)), off (scale_attention = false), or a number to multiply "
                             "the scores by (attention_scale)");
@@ -112,15 +107,7 @@ std::unique_ptr<Task> task_from(const Args& args) { return make_task(args.get("t
 
 ModelConfig model_config(const Args& args, const Task& task) {
     ModelConfig c;
-    c.for_each_field([&](const ModelConfigField& field, auto& value) {
-        if (!field.cli) return;
-        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, bool>) {
-            if (args.get_switch(field.cli)) value = !value;
-        } else {
-            const std::string flag = std::string("--") + field.cli;
-            parse_field("attnlab", flag.c_str(), args.get(field.cli), value);
-        }
-    });
+    c.for_each_field([&](const ModelConfigField& field, auto& value) { read_field_flag(args, field, value); });
     const bool classification = task.kind() == TaskKind::classification;
     c.kind = classification ? ModelKind::encoder : ModelKind::decoder;
     if (task.kind() == TaskKind::regression) {

@@ -46,10 +46,10 @@ TEST(Choice, EveryChoiceOfTheEngineRoundTripsItsNames) {
 
 TEST(Choice, AnUnknownNameIsAConfigErrorListingTheValidOnes) {
     try {
-        choice_from_name<Normalizer>("tanh", "attnlab demo");
+        choice_from_name<NormPlacement>("sandwich", "attnlab train");
         FAIL() << "no error";
     } catch (const ConfigError& e) {
-        EXPECT_STREQ(e.what(), "attnlab demo: unknown normalizer 'tanh'; valid: softmax, sigmoid, relu");
+        EXPECT_STREQ(e.what(), "attnlab train: unknown norm 'sandwich'; valid: pre, post");
     }
     try {
         choice_from_name<AttentionVariant>("sparse");

@@ -9,7 +9,7 @@
 //   const again = lab.Model.load(bytes);                       // static; again.save() equals bytes
 //
 // Constructor options: the JavaScript names of ModelConfig's field table
-// (include/attnlab/model/config.hpp; lab.modelConfigFields() lists them), vocabSize required,
+// (include/attnlab/model/config_fields.hpp; lab.modelConfigFields() lists them), vocabSize required,
 // ffDim defaulting to 4 * dModel, attentionScale a number or null; plus seed (of the
 // initialisation).
 // Tokens are an Int32Array / number[] (one sequence) or {shape: [T] | [B, T], data: Int32Array};
@@ -41,6 +41,7 @@
 #include "attnlab/io/safetensors.hpp"
 #include "attnlab/kernels/softmax.hpp"
 #include "convert.hpp"
+#include "fields.hpp"
 #include "model_inputs.hpp"
 #include "trace.hpp"
 
@@ -49,46 +50,6 @@ namespace attnlab::web {
 using emscripten::val;
 
 namespace {
-
-// A field from its option, if given (else `value` keeps the default). Each type as JsOptions
-// checks it; enums by name (ConfigError listing the valid names).
-void field_from_js(const JsOptions& opt, const char* key, std::size_t& value) { value = opt.size(key, value); }
-void field_from_js(const JsOptions& opt, const char* key, bool& value) { value = opt.boolean(key, value); }
-void field_from_js(const JsOptions& opt, const char* key, float& value) {
-    value = opt.float32(key, value);
-}
-void field_from_js(const JsOptions& opt, const char* key, std::optional<float>& value) {  // null: unset
-    if (!opt.is_null(key)) value = opt.float32(key, 1.0f);
-}
-void field_from_js(const JsOptions& opt, const char* key, std::vector<std::size_t>& value) {  // number[]
-    if (!opt.has(key)) return;
-    const val array = opt.get(key);
-    if (!array.instanceof(val::global("Array"))) {
-        fail<ConfigError>(opt.where(), ": option '", key, "' must be an array of non-negative integers");
-    }
-    std::vector<std::size_t> out;
-    const std::size_t n = array["length"].as<std::size_t>();
-    for (std::size_t i = 0; i < n; ++i) out.push_back(size_from_js(array[i], opt.where(), key));
-    value = std::move(out);
-}
-template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
-void field_from_js(const JsOptions& opt, const char* key, Enum& value) {
-    if (opt.has(key)) parse_field(opt.where(), key, opt.string(key, ""), value);
-}
-
-val field_to_js(std::size_t value) { return val(value); }
-val field_to_js(bool value) { return val(value); }
-val field_to_js(float value) { return val(value); }
-val field_to_js(const std::optional<float>& value) { return value ? val(*value) : val::null(); }
-val field_to_js(const std::vector<std::size_t>& value) {
-    val out = val::array();
-    for (std::size_t v : value) out.call<void>("push", static_cast<double>(v));
-    return out;
-}
-template <class Enum, class = std::enable_if_t<std::is_enum_v<Enum>>>
-val field_to_js(Enum value) {
-    return val(format_field(value));
-}
 
 // The constructor's options: every field of the table with a JavaScript name, then seed.
 std::vector<const char*> model_options() {
@@ -135,21 +96,6 @@ val config_to_js(const ModelConfig& c) {
     c.for_each_field([&](const ModelConfigField& field, const auto& value) {
         if (field.js) out.set(field.js, field_to_js(value));
     });
-    return out;
-}
-
-// The field table as JavaScript sees it: [{ name, js, cli, doc }] (js / cli null where the field
-// has none); tests/wasm/model_config.test.mjs checks web/attnlab.d.ts against it.
-val model_config_fields() {
-    val out = val::array();
-    for (const ModelConfigField& field : kModelConfigFields) {
-        val row = val::object();
-        row.set("name", std::string(field.name));
-        row.set("js", field.js ? val(std::string(field.js)) : val::null());
-        row.set("cli", field.cli ? val(std::string(field.cli)) : val::null());
-        row.set("doc", std::string(field.doc));
-        out.call<void>("push", row);
-    }
     return out;
 }
 
@@ -498,7 +444,6 @@ void ModelBinding::load_parameters(val bytes) {
 
 EMSCRIPTEN_BINDINGS(attnlab_model) {
     using emscripten::select_overload;
-    emscripten::function("modelConfigFields", &model_config_fields);
     using M = ModelBinding;
     emscripten::class_<M>("Model")
         .constructor(&M::create_without_options)

@@ -8,28 +8,13 @@
 //   const { gradX, grads } = mha.backward(x, gradOutput, { causal: true }); // grads['q_proj.weight'], ...
 //   tr.delete(); mha.delete();
 //
-// Forward options (all optional):
-//   causal          boolean                      hide future keys (bottom-right aligned)
-//   keyPaddingMask  {shape:[B, S], data} | null  1 = padded key ([S] also accepted for unbatched x)
-//   attnMask        {shape:[T, S], data} | null  1 = forbidden (query, key) pair, shared by the batch
-//   window          integer                      sliding window: hide keys more than this many positions away (0 = none)
-//   globalTokens    integer                      with window: the first positions see and are seen by all
-//   scale           true | false | number        1/sqrt(D) (default), none, or this factor
+// Forward options (all optional): every option of AttentionOptions' field table
+// (attention/attention_options.hpp; the TypeScript AttentionOptions is generated from it:
+// causal, keyPaddingMask, attnMask, window, globalTokens, scale, variant and its block-sparse
+// layout, ropeBase, positionOffset, checkFinite, normalizer, precision, softmaxPrecision,
+// stableSoftmax), plus
 //   positional      'none' | 'rope' | 'sinusoidal'   RoPE on q and k, or the sinusoidal table added to x
-//   ropeBase        number                       RoPE base (default 10000)
-//   positionOffset  integer                      absolute position of the first row (default 0)
 //   memory          tensor | null                cross-attention keys/values [S, Ckv] / [B, S, Ckv]
-//   checkFinite     boolean                      Error on NaN/Inf in x or memory
-//   normalizer      'softmax' | 'sigmoid' | 'relu'  weights from the scaled, masked scores s:
-//                                                softmax, σ(s − ln n_i) or max(s, 0) / n_i
-//                                                (n_i: keys query i may see; default 'softmax')
-//   precision       'fp32' | 'fp16' | 'bf16'     emulate this number format: every stored stage (and gradient) rounded
-//   softmaxPrecision 'fp32' | 'same'             with fp16/bf16: softmax in fp32 on the rounded scores, or every step rounded
-//   stableSoftmax   boolean                      subtract the row max (default true); false: naive exp(s)/sum exp(s)
-//   variant         'full' | 'linear' | 'block_sparse'   the attention mechanism (default 'full')
-//   blockSize, windowBlocks, globalBlocks, randomBlocks, sparseSeed   integers: with variant
-//                   'block_sparse', the layout's b, w, g, r and seed (attention/block_sparse.hpp);
-//                   an Error with any other variant
 // trace() also takes `stages: string[]` to record only those stages.
 //
 // lab.sparseLayout(T, S, { blockSize, windowBlocks, globalBlocks, randomBlocks, sparseSeed, causal })
@@ -48,8 +33,8 @@
 #include "attnlab/attention/multi_head_attention.hpp"
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/random.hpp"
-#include "attnlab/posenc/positional_encoding.hpp"
 #include "attnlab/posenc/sinusoidal.hpp"
+#include "attention_options.hpp"
 #include "convert.hpp"
 #include "parameters.hpp"
 #include "trace.hpp"
@@ -59,20 +44,6 @@ namespace attnlab::web {
 using emscripten::val;
 
 namespace {
-
-// The layout options' JavaScript names, in BlockSparseOptions' order.
-constexpr const char* kBlockSparseKeys[] = {"blockSize", "windowBlocks", "globalBlocks", "randomBlocks", "sparseSeed"};
-
-// The block-sparse options of opt (absent ones keep BlockSparseOptions' defaults).
-BlockSparseOptions block_sparse_from_js(const JsOptions& opt) {
-    BlockSparseOptions b;
-    b.block_size = opt.size("blockSize", b.block_size);
-    b.window_blocks = opt.size("windowBlocks", b.window_blocks);
-    b.global_blocks = opt.size("globalBlocks", b.global_blocks);
-    b.random_blocks = opt.size("randomBlocks", b.random_blocks);
-    b.seed = opt.size("sparseSeed", b.seed);
-    return b;
-}
 
 // Everything one forward call needs, converted from JavaScript.
 struct ForwardCall {
@@ -84,57 +55,17 @@ struct ForwardCall {
 };
 
 ForwardCall parse_forward(const val& x, const val& options, bool for_trace, const char* where) {
-    std::vector<const char*> allowed = {"causal", "keyPaddingMask", "attnMask", "scale", "positional",
-                                        "ropeBase", "positionOffset", "memory", "checkFinite", "window",
-                                        "globalTokens", "variant", "normalizer", "precision", "softmaxPrecision",
-                                        "stableSoftmax"};
-    allowed.insert(allowed.end(), std::begin(kBlockSparseKeys), std::end(kBlockSparseKeys));
+    std::vector<const char*> allowed = attention_option_keys();
+    allowed.insert(allowed.end(), {"positional", "memory"});
     if (for_trace) allowed.push_back("stages");
     const JsOptions opt(options, allowed, where);
 
     ForwardCall call;
     call.x = tensor3_from_js(x, where, "x", &call.batched);
     AttentionOptions& o = call.options;
-    o.mask.causal = opt.boolean("causal", false);
-    if (!opt.is_null("keyPaddingMask")) o.mask.key_padding = mask_from_js(opt.get("keyPaddingMask"), where, "keyPaddingMask", !call.batched);
-    if (!opt.is_null("attnMask")) o.mask.explicit_mask = mask_from_js(opt.get("attnMask"), where, "attnMask", false);
-    o.mask.window = opt.size("window", 0);
-    o.mask.global_tokens = opt.size("globalTokens", 0);
-    o.variant = attention_variant_from_name(opt.string("variant", "full"));
-    if (o.variant != AttentionVariant::block_sparse) {
-        for (const char* key : kBlockSparseKeys) {
-            if (opt.has(key)) {
-                fail<ConfigError>(where, ": option '", key, "' applies only with variant 'block_sparse', got variant '",
-                                  attention_variant_name(o.variant), "'");
-            }
-        }
-    }
-    o.block_sparse = block_sparse_from_js(opt);
-
-    const val scale = opt.get("scale");
-    if (scale.isFalse()) {
-        o.scale.enabled = false;
-    } else if (scale.isNumber()) {
-        o.scale.factor = opt.float32("scale", 0.0f);
-    } else if (!scale.isUndefined() && !scale.isTrue()) {
-        fail<ConfigError>(where, ": option 'scale' must be true, false or a number");
-    }
-
-    const PositionalKind positional = positional_from_name(opt.string("positional", "none"));
-    if (positional == PositionalKind::learned || positional == PositionalKind::time) {
-        fail<ConfigError>(where, ": positional '", positional_name(positional), "' needs ",
-                          positional == PositionalKind::learned ? "a trained table, which belongs to a Model"
-                                                                : "timestamps, which a forecaster Model reads",
-                          "; use 'none', 'rope' or 'sinusoidal'");
-    }
-    o.rope = positional == PositionalKind::rope;
-    o.rope_base = opt.number("ropeBase", o.rope_base);
-    o.position_offset = opt.size("positionOffset", 0);
-    o.check_finite = opt.boolean("checkFinite", false);
-    o.normalizer = normalizer_from_name(opt.string("normalizer", "softmax"));  // ConfigError naming the valid ones
-    o.precision.format = precision_from_name(opt.string("precision", "fp32"));  // ConfigError listing the valid names
-    o.precision.softmax = softmax_precision_from_name(opt.string("softmaxPrecision", "fp32"));
-    o.precision.stable_softmax = opt.boolean("stableSoftmax", true);
+    attention_options_from_js(opt, o);
+    attention_masks_from_js(opt, call.batched, o);
+    const PositionalKind positional = layer_positional_from_js(opt, o);
 
     if (!opt.is_null("memory")) {
         bool memory_batched = true;
@@ -280,11 +211,17 @@ private:
 val sparse_layout_js(val t, val s, val options) {
     return guarded("sparseLayout", [&] {
         constexpr const char* where = "sparseLayout";
-        std::vector<const char*> allowed(std::begin(kBlockSparseKeys), std::end(kBlockSparseKeys));
+        std::vector<const char*> allowed;
+        for (const AttentionOptionField& field : kAttentionOptionFields) {
+            if (field.flags & kBlockSparseOnly) allowed.push_back(field.js);
+        }
         allowed.push_back("causal");
         const JsOptions opt(options, allowed, where);
-        return mask_to_js(sparse_layout(size_from_js(t, where, "T"), size_from_js(s, where, "S"),
-                                        block_sparse_from_js(opt), opt.boolean("causal", false)));
+        AttentionOptions o;
+        o.variant = AttentionVariant::block_sparse;  // the layout's options apply
+        attention_options_from_js(opt, o);
+        return mask_to_js(sparse_layout(size_from_js(t, where, "T"), size_from_js(s, where, "S"), o.block_sparse,
+                                        o.mask.causal));
     }, t, s, options);
 }
 val sparse_layout_default(val t, val s) { return sparse_layout_js(t, s, val::undefined()); }

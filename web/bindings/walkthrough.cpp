@@ -35,9 +35,10 @@
 // positional 'rope' rotates each new row at its position.
 //
 // layer: dModel, numHeads, numKvHeads, kvDim, seed (bias is on, as the walkthrough's layer).
-// options: causal, window, globalTokens, scale (boolean), positional ('none' | 'rope' |
-//   'sinusoidal'), keyPaddingMask ({shape: [S]}), memory ({shape: [S, Ckv]}: cross-attention),
-//   normalizer, lossRow (integer < T), target ({shape: [C]}).
+// options: AttentionOptions' causal, keyPaddingMask ({shape: [S]}), window, globalTokens, scale
+//   and normalizer (attention/attention_options.hpp), positional ('none' | 'rope' |
+//   'sinusoidal'), memory ({shape: [S, Ckv]}: cross-attention), lossRow (integer < T), target
+//   ({shape: [C]}).
 #include <algorithm>
 #include <cstddef>
 #include <vector>
@@ -47,11 +48,10 @@
 #include "attnlab/attention/multi_head_attention.hpp"
 #include "attnlab/attention/normalizer.hpp"
 #include "attnlab/model/attention_stats.hpp"
-#include "attnlab/attention/variant.hpp"
 #include "attnlab/core/error.hpp"
 #include "attnlab/core/random.hpp"
-#include "attnlab/posenc/positional_encoding.hpp"
 #include "attnlab/posenc/sinusoidal.hpp"
+#include "attention_options.hpp"
 #include "convert.hpp"
 #include "parameters.hpp"
 
@@ -102,16 +102,9 @@ Call call_from_js(const val& x_js, const JsOptions& opt, const char* where) {
     call.x = tensor3_from_js(x_js, where, "x", &batched);  // (1, T, C)
     if (batched) fail<ShapeError>(where, ": x must be one sequence [T, C], got a batch of ", call.x.shape(0));
     AttentionOptions& o = call.options;
-    o.mask.causal = opt.boolean("causal", false);
-    o.mask.window = opt.size("window", 0);
-    o.mask.global_tokens = opt.size("globalTokens", 0);
-    o.scale.enabled = opt.boolean("scale", true);
-    o.normalizer = normalizer_from_name(opt.string("normalizer", "softmax"));
-    const PositionalKind positional = positional_from_name(opt.string("positional", "none"));
-    if (positional == PositionalKind::learned) fail<ConfigError>(where, ": positional 'learned' needs a Model");
-    o.rope = positional == PositionalKind::rope;
-    if (positional == PositionalKind::sinusoidal) add_sinusoidal(call.x);
-    if (!opt.is_null("keyPaddingMask")) o.mask.key_padding = mask_from_js(opt.get("keyPaddingMask"), where, "keyPaddingMask", true);
+    attention_options_from_js(opt, o);
+    attention_masks_from_js(opt, /*batched=*/false, o);
+    if (layer_positional_from_js(opt, o) == PositionalKind::sinusoidal) add_sinusoidal(call.x);
     call.cross = !opt.is_null("memory");
     if (call.cross) {
         bool memory_batched = false;
@@ -121,10 +114,11 @@ Call call_from_js(const val& x_js, const JsOptions& opt, const char* where) {
     return call;
 }
 
-constexpr const char* kCallKeys[] = {"causal", "window", "globalTokens", "scale", "positional", "keyPaddingMask", "memory", "normalizer"};
-
+// The options of one call: these of AttentionOptions' table, positional, memory, and `more`.
 std::vector<const char*> allowed_keys(std::initializer_list<const char*> more) {
-    std::vector<const char*> keys(std::begin(kCallKeys), std::end(kCallKeys));
+    std::vector<const char*> keys =
+        attention_option_keys({"causal", "keyPaddingMask", "window", "globalTokens", "scale", "normalizer"});
+    keys.insert(keys.end(), {"positional", "memory"});
     keys.insert(keys.end(), more);
     return keys;
 }
@@ -260,7 +254,9 @@ val kv_cache_steps(val layer, val x_js, val options) {
     return guarded(where, [&] {
         MultiHeadAttention mha = layer_from_js(layer, where);
         const MultiHeadAttentionConfig& config = mha.config();
-        const JsOptions opt(options, {"variant", "parameters", "positional", "scale", "scaleFactor", "normalizer"}, where);
+        std::vector<const char*> keys = attention_option_keys({"variant", "scale", "normalizer"});
+        keys.insert(keys.end(), {"parameters", "positional", "scaleFactor"});
+        const JsOptions opt(options, keys, where);
         bool batched = false;
         const Tensor3 x = tensor3_from_js(x_js, where, "x", &batched);  // (1, T, C)
         if (batched) fail<ShapeError>(where, ": x must be one sequence [T, C]");
@@ -272,13 +268,11 @@ val kv_cache_steps(val layer, val x_js, val options) {
             }
         }
         AttentionOptions o;
-        o.variant = attention_variant_from_name(opt.string("variant", "full"));
-        o.normalizer = normalizer_from_name(opt.string("normalizer", "softmax"));
-        o.scale.enabled = opt.boolean("scale", true);
+        attention_options_from_js(opt, o);
         if (opt.has("scaleFactor")) o.scale.factor = static_cast<float>(opt.number("scaleFactor", 1.0));
-        const PositionalKind positional = positional_from_name(opt.string("positional", "none"));
+        const PositionalKind positional = choice_from_name<PositionalKind>(opt.string("positional", "none"), where);
         if (positional != PositionalKind::none && positional != PositionalKind::rope) {
-            fail<ConfigError>(where, ": positional '", opt.string("positional", "none"), "' is added to x by the caller; here only 'none' or 'rope'");
+            fail<ConfigError>(where, ": positional '", choice_name(positional), "' is added to x by the caller; here only 'none' or 'rope'");
         }
         o.rope = positional == PositionalKind::rope;
         if (o.variant == AttentionVariant::block_sparse) fail<ConfigError>(where, ": variant 'block_sparse' has no incremental path here; use 'full' or 'linear'");

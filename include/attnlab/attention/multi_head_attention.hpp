@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "attnlab/attention/attention_options.hpp"
 #include "attnlab/attention/linear_attention.hpp"
 #include "attnlab/attention/block_sparse.hpp"
 #include "attnlab/attention/mask.hpp"
@@ -57,27 +58,6 @@ struct MultiHeadAttentionConfig {
     // Throws ConfigError naming the numbers: d_model % num_heads, num_heads % num_kv_heads, zeros,
     // and tie_qk with fewer key heads than query heads or a memory width other than d_model.
     void validate() const;
-};
-
-// Per-call switches.
-struct AttentionOptions {
-    AttentionMask mask;
-    ScaleOptions scale;
-    AttentionVariant variant = AttentionVariant::full;  // attention/variant.hpp
-    // With variant block_sparse: the layout's options (attention/block_sparse.hpp). The layout
-    // is built per call for (T, S), random blocks drawn among j <= i when mask.causal, and
-    // joins the mask (AttentionMask::block_layout). Refused with it: a window (mask.window).
-    BlockSparseOptions block_sparse;
-    bool rope = false;                   // rotate q and k per head (posenc/rope.hpp)
-    double rope_base = kRopeDefaultBase;
-    std::size_t position_offset = 0;     // absolute position of the first query (and key) row
-    bool check_finite = false;           // throw ValueError on NaN/Inf in x or memory
-    Normalizer normalizer = Normalizer::softmax;  // weights = softmax, sigmoid or relu (normalizer.hpp)
-    // Number format emulation (core/numeric_format.hpp): q, k, v (and after RoPE), the stages of
-    // scaled_dot_product_attention, concat and output rounded when stored; in backward dconcat,
-    // the attention gradients, dq, dk, dv and dx. Anything but plain float32 takes the recorded
-    // path (split heads and scaled_dot_product_attention's math path), never the flash path.
-    PrecisionOptions precision;
 };
 
 // What backward needs from the forward pass.

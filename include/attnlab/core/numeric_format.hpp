@@ -28,9 +28,9 @@ namespace attnlab {
 
 // The formats, one line each (core/choice.hpp).
 #define ATTNLAB_PRECISION_VALUES(X)                                                               \
-    X(fp32, "float32: no rounding")                                                              \
-    X(fp16, "IEEE binary16: 5 exponent, 10 fraction bits, largest finite 65504")                  \
-    X(bf16, "bfloat16: 8 exponent, 7 fraction bits (float32's range, 8 significant bits)")
+    X(fp32, "float32, no rounding")                                                              \
+    X(fp16, "IEEE binary16 (5 exponent, 10 fraction bits), largest finite 65504")                  \
+    X(bf16, "bfloat16 (8 exponent, 7 fraction bits), float32's range with 8 significant bits")
 ATTNLAB_CHOICE(Precision, "precision", ATTNLAB_PRECISION_VALUES,
                "number format the attention layers emulate, forward and backward (round-to-nearest-even, overflow "
                "to inf; article section 6.3)")

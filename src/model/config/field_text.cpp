@@ -26,6 +26,16 @@ std::string format_field(float value) {
     out << value;
     return out.str();
 }
+std::string format_field(double value) {
+    std::ostringstream out;
+    out.precision(17);
+    out << value;
+    return out.str();
+}
+std::string format_field(const ScaleOptions& value) {
+    if (!value.enabled) return "off";
+    return value.factor ? format_field(*value.factor) : "auto";
+}
 std::string format_field(const std::optional<float>& value) { return value ? format_field(*value) : "none"; }
 std::string format_field(const std::vector<std::size_t>& value) {
     std::string out;
@@ -53,6 +63,24 @@ void parse_field(const char* where, const char* key, const std::string& text, fl
     const float x = std::strtof(text.c_str(), &end);
     if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x)) bad_value(where, key, "a finite number", text);
     out = x;
+}
+void parse_field(const char* where, const char* key, const std::string& text, double& out) {
+    char* end = nullptr;
+    errno = 0;
+    const double x = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno == ERANGE || !std::isfinite(x)) bad_value(where, key, "a finite number", text);
+    out = x;
+}
+void parse_field(const char* where, const char* key, const std::string& text, ScaleOptions& out) {
+    ScaleOptions s;
+    if (text == "off") {
+        s.enabled = false;
+    } else if (text != "auto") {
+        float x = 0.0f;
+        parse_field(where, key, text, x);
+        s.factor = x;
+    }
+    out = s;
 }
 void parse_field(const char* where, const char* key, const std::string& text, std::optional<float>& out) {
     if (text == "none") {
