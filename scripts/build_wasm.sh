@@ -7,7 +7,9 @@
 #
 # Each flavour has its own CMake build folder, build-wasm-<flavour>/, configured once and then
 # rebuilt incrementally; the module lands in web/wasm/<flavour>/ (attnlab.mjs, attnlab.wasm and,
-# for threads, attnlab.worker.js). JOBS (default 2) sets the parallel compile jobs.
+# for threads, attnlab.worker.js). JOBS (default 2) sets the parallel compile jobs. Then the
+# TypeScript of the engine's tables is written from the first flavour built into web/generated/
+# (scripts/gen_types.mjs).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -44,6 +46,8 @@ for flavour in "${flavours[@]}"; do
   fi
   echo "build_wasm: $flavour built in $((SECONDS - start)) s"
 done
+
+node "$root/scripts/gen_types.mjs" "${flavours[0]}"
 
 echo
 printf '%-8s %-40s %12s %12s\n' flavour file bytes gzip

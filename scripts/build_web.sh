@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the page into web/dist: TypeScript + D3 bundled by Vite, plus the engine copied verbatim
-# (web/engine/loader.mjs and web/wasm/{threads,single}/, see web/vite.config.mjs).
+# (web/engine/loader.mjs and web/wasm/{threads,single}/, see web/vite.config.mjs). The page's
+# types and choice lists come from web/generated/, written from the module first
+# (scripts/gen_types.mjs).
 #
 #   scripts/build_wasm.sh && scripts/build_web.sh && node scripts/serve.mjs
 #
@@ -18,6 +20,9 @@ for flavour in threads single; do
     exit 1
   fi
 done
+
+# The TypeScript of the engine's tables (web/generated/), from the module just checked.
+node "$root/scripts/gen_types.mjs" single
 
 cd "$web"
 if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.json -nt node_modules/.package-lock.json ]]; then

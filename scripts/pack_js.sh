@@ -7,7 +7,8 @@
 # The package is assembled in build-js/attnlab/ from one source per file, copied at pack time:
 #   packages/attnlab/{package.json,README.md}   package metadata and the user's guide
 #   web/<f> for each f in package.json's files  the loader (engine/loader.mjs), the declarations
-#                                               (attnlab.d.ts) and the built modules (wasm/threads/,
+#                                               (attnlab.d.ts and generated/types.d.ts, which
+#                                               scripts/build_wasm.sh writes), the built modules (wasm/threads/,
 #                                               wasm/single/, each with its {"type": "commonjs"}
 #                                               package.json: the pthread worker is a classic script)
 # The version comes from the CMake project (CMakeLists.txt), the one place it is written.

@@ -1,10 +1,15 @@
 // web/attnlab.d.ts: TypeScript declarations for the attnlab WebAssembly module (Embind API) and
-// its loader. Everything bound in web/bindings/*.cpp is declared here; see web/README.md.
+// its loader. Everything bound in web/bindings/*.cpp is declared here; see web/README.md. The
+// engine's tables (every choice's union, ModelConfig, AttentionOptions, StageName, TaskName) are
+// generated from the C++ tables into generated/types.d.ts (scripts/gen_types.mjs) and re-exported.
 //
 //   import createAttnLab from './wasm/threads/attnlab.mjs';   // or loadAttnLab() from ./engine/loader.mjs
 //   const lab: AttnLab = await createAttnLab();
 //   const mha = new lab.MultiHeadAttention({ dModel: 8, numHeads: 2 });
 //   const y: Tensor = mha.forward({ shape: [4, 8], data: new Float32Array(32) }, { causal: true });
+
+import type { AttentionOptions, ModelConfig, ModelKind, PositionalKind, StageName, TaskName } from './generated/types.js';
+export type * from './generated/types.js';
 
 /** A row-major float32 tensor. Crossing the boundary always copies: `data` is never a view into WASM memory. */
 export interface Tensor {
@@ -17,11 +22,6 @@ export interface Mask {
   shape: number[];
   data: Uint8Array | ArrayLike<number | boolean>;
 }
-
-/** Stage names in canonical order (the order of computation); the single table is attnlab::stage_name. */
-export type StageName =
-  | 'x' | 'q' | 'k' | 'v' | 'q_rot' | 'k_rot' | 'phi_q' | 'phi_k' | 'scores' | 'scaled' | 'masked' | 'weights'
-  | 'context' | 'concat' | 'output';
 
 export type Flavour = 'threads' | 'single' | 'scalar';
 
@@ -68,57 +68,16 @@ export interface MultiHeadAttentionConfig {
   tieQK: boolean;
 }
 
-export interface ForwardOptions {
-  /** Hide future keys (query i sees keys j <= i + S - T). */
-  causal?: boolean;
-  /** (B, S), 1 = padded key; (S) also accepted for unbatched x. */
-  keyPaddingMask?: Mask | null;
-  /** (T, S), 1 = forbidden (query, key) pair, shared by the batch. */
-  attnMask?: Mask | null;
-  /** Sliding window (Longformer): hide keys more than this many positions away (0 = none, default). */
-  window?: number;
-  /** With window: the first N positions see every key and are seen by every query (default 0). */
-  globalTokens?: number;
-  /** Attention mechanism: 'full' (default), 'linear' or 'block_sparse' (article section 5.3). */
-  variant?: 'full' | 'linear' | 'block_sparse';
-  /** block_sparse (an Error with other variants): positions per block, b > 0 (default 16). */
-  blockSize?: number;
-  /** block_sparse: w, query block i sees key blocks i-w .. i+w (default 1). */
-  windowBlocks?: number;
-  /** block_sparse: g, the first g blocks see and are seen by every block (default 1). */
-  globalBlocks?: number;
-  /** block_sparse: r, extra random key blocks per query block (default 1; causal: among blocks j <= i). */
-  randomBlocks?: number;
-  /** block_sparse: seed of the random blocks' draw (default 0). */
-  sparseSeed?: number;
-  /** true: 1/sqrt(D) (default); false: no scaling; a number: that factor. */
-  scale?: boolean | number;
-  /** 'rope' rotates q and k per head; 'sinusoidal' adds the Vaswani table to x first. Default 'none'. */
-  positional?: 'none' | 'rope' | 'sinusoidal';
-  /** 'softmax' (default), 'sigmoid': sigma(s - ln n_i), or 'relu': max(s, 0) / n_i (n_i = keys query i may see). */
-  normalizer?: 'softmax' | 'sigmoid' | 'relu';
-  /** RoPE base (default 10000). */
-  ropeBase?: number;
-  /** Absolute position of the first row (default 0). */
-  positionOffset?: number;
+/** The options of MultiHeadAttention.forward / trace / backward: AttentionOptions, and two inputs that are not options of the layer. */
+export interface ForwardOptions extends AttentionOptions {
+  /**
+   * 'rope' rotates q and k per head; 'sinusoidal' adds the Vaswani table to x first. Default 'none'.
+   * 'learned' and 'time' belong to a Model: an Error.
+   */
+  positional?: PositionalKind;
   /** Cross-attention keys/values: (S, Ckv) for unbatched x, (B, S, Ckv) otherwise. */
   memory?: Tensor | null;
-  /** Throw on NaN/Inf in x or memory. */
-  checkFinite?: boolean;
-  /**
-   * Emulate a number format (default 'fp32'): q, k, v, scores, scaled, weights, context, concat,
-   * output (and in backward the gradients) rounded to it, round-to-nearest-even, overflow to
-   * ±Infinity, subnormals, flush below the smallest; products accumulate in fp32.
-   */
-  precision?: Precision;
-  /** With fp16/bf16: 'fp32' (default) softmax of the rounded scores in fp32, or 'same': every step rounded. */
-  softmaxPrecision?: SoftmaxPrecision;
-  /** Subtract the row max (default true); false: the naive exp(s)/Σexp(s), which overflows fp16 for s > 11.09. */
-  stableSoftmax?: boolean;
 }
-
-export type Precision = 'fp32' | 'fp16' | 'bf16';
-export type SoftmaxPrecision = 'fp32' | 'same';
 
 /** What a trace saw of one stage's numbers, over every batch and head recorded. */
 export interface StageNumerics {
@@ -175,6 +134,8 @@ export interface MultiHeadAttention {
   /** x: (T, C) or (B, T, C) -> the same shape. */
   forward(x: Tensor, options?: ForwardOptions): Tensor;
   trace(x: Tensor, options?: TraceOptions): Trace;
+  /** gradOutput shaped like the output (= x); options as forward's. */
+  backward(x: Tensor, gradOutput: Tensor, options?: ForwardOptions): MultiHeadAttentionBackward;
   delete(): void;
   isDeleted(): boolean;
 }
@@ -194,104 +155,6 @@ export interface IndexTensor {
 /** One sequence (Int32Array or number[]) or {shape: [T] | [B, T], data}. Results keep the rank: a [T] input gives unbatched results. */
 export type Tokens = Int32Array | number[] | { shape: number[]; data: Int32Array | number[] };
 
-/**
- * ModelConfig in camelCase: the fields of include/attnlab/model/config.hpp's table that have a
- * JavaScript name (lab.modelConfigFields(); tests/wasm/model_config.test.mjs checks this list
- * against it).
- */
-export interface ModelConfig {
-  /** 'decoder' (causal LM, default), 'encoder' (classifier with padding masks) or 'forecaster' (the series task: values in, horizon values out). */
-  kind: 'decoder' | 'encoder' | 'forecaster';
-  /** V, token ids including specials (required). */
-  vocabSize: number;
-  /** Rows of the learned position table (default 64). */
-  maxLen: number;
-  /** C (default 32). */
-  dModel: number;
-  /** H (default 4); dModel % numHeads == 0. */
-  numHeads: number;
-  /** Hkv (GQA; 1 = MQA); 0 (default) = numHeads. */
-  numKvHeads: number;
-  /** Blocks (default 2). */
-  numLayers: number;
-  /** Feed-forward width (default 4 * dModel). */
-  ffDim: number;
-  activation: 'gelu' | 'relu';
-  /** Default 'sinusoidal'. 'time' (forecasters only): the sinusoidal table plus sin/cos of each timestamp at timePeriods, read beside the values. */
-  positional: 'none' | 'sinusoidal' | 'learned' | 'rope' | 'time';
-  norm: 'pre' | 'post';
-  /** Scale scores by 1/sqrt(D) (default true). */
-  scale: boolean;
-  /** Multiply scores by this instead of 1/sqrt(D); null = unset. */
-  attentionScale: number | null;
-  dropout: number;
-  /** Decoder: the LM head reuses tok_emb.weight. */
-  tieWeights: boolean;
-  /** Encoder: 'mean' over non-padding positions, or a 'cls' token. */
-  pooling: 'mean' | 'cls';
-  /** Encoder: K classes (required for encoders). */
-  numClasses: number;
-  bias: boolean;
-  gradientCheckpointing: boolean;
-  /** Sliding-window attention: a token sees tokens at most this many positions away; 0 (default) = full. */
-  attentionWindow: number;
-  /** With attentionWindow: the first N positions attend and are attended globally (default 0). */
-  globalTokens: number;
-  /**
-   * 'transformer' (default) or 'lstm': embedding -> numLayers LSTM layers of width dModel -> head.
-   * An LSTM ignores the attention and feed-forward fields, refuses dropout, attentionWindow,
-   * globalTokens and 'cls' pooling, and has no attentionMaps / trace. 'vit' and 'swin' classify
-   * images (the shapes task): patches -> Transformer blocks over all patches, or over shifted
-   * windows with patch merging between stages. 'crossmodal' reads a caption and an image (the
-   * caption_match task): a text encoder and a ViT image encoder, projections to a common width,
-   * cross-attention from the words to the patches and a match / no-match head.
-   */
-  architecture: 'transformer' | 'lstm' | 'vit' | 'swin' | 'crossmodal';
-  /** Attention mechanism (article section 5.3): 'full' (default), 'linear' or 'block_sparse'. */
-  variant: 'full' | 'linear' | 'block_sparse';
-  /**
-   * Attention weights from the scaled, masked scores s, n_i = keys query i may see: 'softmax'
-   * (default), 'sigmoid' (sigma(s - ln n_i)) or 'relu' (max(s, 0) / n_i); masked keys weigh 0.
-   */
-  normalizer: 'softmax' | 'sigmoid' | 'relu';
-  /** One weight and bias serve as W_Q and W_K (checkpoints store it once, as q_proj); needs numKvHeads = numHeads. */
-  tieQK: boolean;
-  /** Number format the attention layers emulate, forward and backward (default 'fp32'); weights and optimiser state stay fp32. */
-  precision: Precision;
-  /** With fp16/bf16: softmax in 'fp32' (default) or every step rounded ('same'). */
-  softmaxPrecision: SoftmaxPrecision;
-  /** Subtract the row max before exp (default true); false: the naive softmax. */
-  stableSoftmax: boolean;
-  /** block_sparse: b, positions per block (> 0; default 16). */
-  blockSize: number;
-  /** block_sparse: w, query block i sees key blocks i-w .. i+w (default 1). */
-  windowBlocks: number;
-  /** block_sparse: g, the first g blocks see and are seen by every block (default 1). */
-  globalBlocks: number;
-  /** block_sparse: r, extra random key blocks per query block; causal models draw among earlier blocks (default 1). */
-  randomBlocks: number;
-  /** block_sparse: seed of the random blocks' draw (default 0). */
-  sparseSeed: number;
-  /** 'vit' / 'swin': S, the side of the (S, S) grayscale images (the task decides it); 0 for token models. */
-  imageSize: number;
-  /** 'vit' / 'swin': P, the side of the square patches (imageSize % patchSize == 0; default 4). */
-  patchSize: number;
-  /** 'swin': M, windows of M x M patches, shifted by M/2 on alternate blocks (default 4). */
-  swinWindow: number;
-  /** 'crossmodal': E, the common width of the projected words and patches; 0 (default) = dModel. */
-  embedDim: number;
-  /** 'crossmodal': 'match' (default; the head's cross-entropy) or 'clip' (plus a symmetric InfoNCE over the matched pairs). */
-  loss: 'match' | 'clip';
-  /** 'crossmodal' with loss 'clip': tau, cosine similarities / tau are the InfoNCE logits (default 0.1). */
-  clipTemperature: number;
-  /** Forecaster: F, values per step (the series task's features); 0 for other models. */
-  numFeatures: number;
-  /** Forecaster: steps forecast by the head (the task's horizon); 0 for other models. */
-  horizon: number;
-  /** Forecaster with positional 'time': the periods whose sin/cos of the timestamp join the values (the task's periods). */
-  timePeriods: number[];
-}
-
 /** A crossmodal model's input: captions [T] or [B, T] and their images [S, S] or [B, S, S] (both single or both batched). */
 export interface CaptionedImages {
   tokens: Tokens;
@@ -308,6 +171,35 @@ export interface ModelConfigField {
   cli: string | null;
   /** What the field means. */
   doc: string;
+  /** Its TypeScript type, e.g. 'number', 'Normalizer'. */
+  type: string;
+  /** Its value in a default config (ModelConfig{}). */
+  default: unknown;
+}
+
+/** One row of AttentionOptions' field table (include/attnlab/attention/attention_options.hpp). */
+export interface AttentionOptionField {
+  /** The member's path in AttentionOptions, e.g. 'mask.causal'. */
+  name: string;
+  /** Its key in AttentionOptions, e.g. 'causal'. */
+  js: string;
+  /** The flag of `attnlab demo`, or null. */
+  cli: string | null;
+  doc: string;
+  /** Its TypeScript type, e.g. 'boolean', 'Normalizer'. */
+  type: string;
+  /** Its value when the option is absent. */
+  default: unknown;
+}
+
+/** One choice of the engine (include/attnlab/core/choice.hpp): its TypeScript type and every value. */
+export interface Choice {
+  /** The union's name, e.g. 'Normalizer'. */
+  type: string;
+  /** The choice in messages, e.g. 'normalizer'. */
+  what: string;
+  doc: string;
+  values: { name: string; help: string }[];
 }
 
 export interface ModelOptions extends Partial<ModelConfig> {
@@ -324,7 +216,7 @@ export interface ModelOptions extends Partial<ModelConfig> {
 export interface Model {
   /** The config as given (feeds back into `new Model({...config(), seed})`). */
   config(): ModelConfig;
-  kind(): 'decoder' | 'encoder' | 'forecaster';
+  kind(): ModelKind;
   numParameters(): number;
   /** PyTorch state_dict names: tok_emb.weight, blocks.0.attn.q_proj.weight, ..., head.weight. */
   parameterNames(): string[];
@@ -406,8 +298,6 @@ export interface ModelConstructor {
   /** The "task.*" notes of a checkpoint (keys without the prefix), e.g. { task: 'reverse', length: '4' }. */
   checkpointNotes(bytes: Uint8Array | ArrayBuffer): Record<string, string>;
 }
-
-export type TaskName = 'copy' | 'reverse' | 'sort' | 'assoc_recall' | 'k_back' | 'brackets' | 'char_lm' | 'shapes' | 'caption_match' | 'series';
 
 export interface TaskOptions {
   /** Prompt length / pairs (assoc_recall) / max length (brackets) / window (char_lm). */
@@ -684,6 +574,10 @@ export interface AttnLab {
   Model: ModelConstructor;
   /** ModelConfig's field table, in its order. */
   modelConfigFields(): ModelConfigField[];
+  /** AttentionOptions' field table, in its order. */
+  attentionOptionFields(): AttentionOptionField[];
+  /** Every choice the two field tables hold, in the order they first name them (generated/choices.mjs holds their names). */
+  choices(): Choice[];
   Task: TaskConstructor;
   Trainer: TrainerConstructor;
   /** Every task name make_task accepts. */
@@ -698,6 +592,27 @@ export interface AttnLab {
    */
   runExperiment(name: string, options?: ExperimentOptions,
                 onProgress?: (p: ExperimentProgress) => boolean | void): ExperimentResult;
+  LSTM: LSTMConstructor;
+  /**
+   * The block-sparse layout for T queries and S keys: shape [ceil(T/b), ceil(S/b)], 1 = live
+   * block (query block i sees key block j). The same matrix as the native sparse_layout.
+   */
+  sparseLayout(t: number, s: number, options?: SparseLayoutOptions): { shape: number[]; data: Uint8Array };
+  attentionGradients(layer: GradientLayer, x: Tensor, options: GradientOptions): AttentionGradients;
+  /**
+   * Generation of x's rows one at a time through one KV cache (causal self-attention). `parameters`
+   * (e.g. a trained Model's `blocks.{l}.attn.*` under their layer names q_proj.weight, ...) replace
+   * the seeded weights; positional 'rope' rotates each new row at its position.
+   */
+  kvCacheSteps(
+    layer: GradientLayer,
+    x: Tensor,
+    options?: KvCacheOptions,
+  ): KvCacheStep[];
+  /** Each row of a (R, K) weights matrix: its sum, and its entropy in nats (the Trainer's AttentionStatsRecorder). */
+  rowStats(w: Tensor): { sum: Tensor; entropy: Tensor };
+  /** The Trainer's attention diagnostics of one forward of the same layer: largest |scaled score|, mean row entropy per head (nats). */
+  attentionStats(layer: GradientLayer, x: Tensor, options?: Omit<GradientOptions, 'lossRow' | 'target'>): { maxAbsScore: number; meanEntropy: Tensor };
   /** Emscripten runtime: the heap view (its length is the memory size) and the live emval handles. */
   HEAP8: Int8Array;
   count_emval_handles(): number;
@@ -737,11 +652,6 @@ export interface MultiHeadAttentionBackward {
   /** Only with the `memory` option (cross-attention): shaped like memory. */
   gradMemory?: Tensor;
   grads: ParameterGradients;
-}
-
-export interface MultiHeadAttention {
-  /** gradOutput shaped like the output (= x); options as forward's. */
-  backward(x: Tensor, gradOutput: Tensor, options?: ForwardOptions): MultiHeadAttentionBackward;
 }
 
 export interface LSTMOptions {
@@ -818,28 +728,8 @@ export interface LSTMConstructor {
   new (options: LSTMOptions): LSTM;
 }
 
-export interface AttnLab {
-  LSTM: LSTMConstructor;
-}
-
-/** The options of lab.sparseLayout (ForwardOptions' block-sparse ones, and causal). */
-export interface SparseLayoutOptions {
-  blockSize?: number;
-  windowBlocks?: number;
-  globalBlocks?: number;
-  randomBlocks?: number;
-  sparseSeed?: number;
-  /** Random blocks only among key blocks j <= i (what a causal layer uses). Default false. */
-  causal?: boolean;
-}
-
-export interface AttnLab {
-  /**
-   * The block-sparse layout for T queries and S keys: shape [ceil(T/b), ceil(S/b)], 1 = live
-   * block (query block i sees key block j). The same matrix as the native sparse_layout.
-   */
-  sparseLayout(t: number, s: number, options?: SparseLayoutOptions): { shape: number[]; data: Uint8Array };
-}
+/** The options of lab.sparseLayout: AttentionOptions' block-sparse ones, and causal (random blocks only among key blocks j <= i). */
+export type SparseLayoutOptions = Pick<AttentionOptions, 'blockSize' | 'windowBlocks' | 'globalBlocks' | 'randomBlocks' | 'sparseSeed' | 'causal'>;
 
 // ---- the walkthrough's backward mode (web/bindings/walkthrough.cpp) ----
 
@@ -852,21 +742,27 @@ export interface GradientLayer {
   seed?: number;
 }
 
-export interface GradientOptions {
-  causal?: boolean;
-  window?: number;
-  globalTokens?: number;
-  scale?: boolean;
-  positional?: 'none' | 'rope' | 'sinusoidal';
-  /** {shape: [S]}, 1 = padded key. */
-  keyPaddingMask?: Mask | null;
+/** The options of lab.attentionGradients: six of AttentionOptions', the call's positions and memory, and the loss. */
+export interface GradientOptions
+  extends Pick<AttentionOptions, 'causal' | 'keyPaddingMask' | 'window' | 'globalTokens' | 'scale' | 'normalizer'> {
+  /** As ForwardOptions' ('learned' and 'time' are an Error). */
+  positional?: PositionalKind;
   /** Cross-attention keys and values, [S, Ckv]. */
   memory?: Tensor | null;
-  normalizer?: 'softmax' | 'sigmoid' | 'relu';
   /** The output row r of the loss ½‖y_r − target‖² (default 0). */
   lossRow?: number;
   /** {shape: [C]}: required. */
   target: Tensor;
+}
+
+/** The options of lab.kvCacheSteps. */
+export interface KvCacheOptions extends Pick<AttentionOptions, 'variant' | 'scale' | 'normalizer'> {
+  /** A trained layer's weights (q_proj.weight, ...) in place of the seeded ones. */
+  parameters?: Record<string, Tensor>;
+  /** 'none' (default) or 'rope' (each new row rotated at its position); the others are an Error. */
+  positional?: PositionalKind;
+  /** Multiply the scores by this (as scale: a number). */
+  scaleFactor?: number;
 }
 
 /** One step of lab.kvCacheSteps: token t against the cache. */
@@ -914,21 +810,3 @@ export interface AttentionGradients {
   grads: Record<string, Tensor>;
 }
 
-export interface AttnLab {
-  attentionGradients(layer: GradientLayer, x: Tensor, options: GradientOptions): AttentionGradients;
-  /** The Trainer's attention diagnostics of one forward of the same layer: largest |scaled score|, mean row entropy per head (nats). */
-  /** Generates x's rows one at a time through one KV cache (causal self-attention); one entry per step. */
-  /**
-   * Generation of x's rows one at a time through one KV cache (causal self-attention). `parameters`
-   * (e.g. a trained Model's `blocks.{l}.attn.*` under their layer names q_proj.weight, ...) replace
-   * the seeded weights; positional 'rope' rotates each new row at its position.
-   */
-  kvCacheSteps(
-    layer: GradientLayer,
-    x: Tensor,
-    options?: { variant?: 'full' | 'linear'; parameters?: Record<string, Tensor>; positional?: 'none' | 'rope'; scale?: boolean; scaleFactor?: number; normalizer?: 'softmax' | 'sigmoid' | 'relu' },
-  ): KvCacheStep[];
-  /** Each row of a (R, K) weights matrix: its sum, and its entropy in nats (the Trainer's AttentionStatsRecorder). */
-  rowStats(w: Tensor): { sum: Tensor; entropy: Tensor };
-  attentionStats(layer: GradientLayer, x: Tensor, options?: Omit<GradientOptions, 'lossRow' | 'target'>): { maxAbsScore: number; meanEntropy: Tensor };
-}

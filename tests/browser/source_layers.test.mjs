@@ -1,6 +1,6 @@
 // The page's source keeps its layers (docs/architecture.md, "The page"): web/src/engine/protocol/
 // is plain data shared by the page and the engine worker and imports nothing else of the page but
-// the figures' message types; the worker (engine/worker/ and the figures' computations,
+// the figures' message types (and the engine's generated tables, web/generated/); the worker (engine/worker/ and the figures' computations,
 // chapters/figures/*.compute.ts) imports only the protocol, the pure utilities and other worker
 // code, never the page's views, components or texts; the page imports nothing but types from worker
 // code (the client starts the worker by URL); and no module imports itself through others. Runs in
@@ -35,19 +35,21 @@ for (const file of sources(src)) {
 
 const isProtocol = (m) => m.startsWith('src/engine/protocol/');
 const isWorker = (m) => m.startsWith('src/engine/worker/') || /^src\/chapters\/figures\/.*\.compute$/.test(m) || m === 'src/chapters/figures/computations';
-/** What worker code may use besides the protocol and itself: the engine's declarations and pure helpers. */
-const WORKER_MAY_USE = new Set(['attnlab', 'src/util/rng']);
+/** The engine's tables as plain data (web/generated/, written from the built module by scripts/gen_types.mjs). */
+const ENGINE_TABLES = new Set(['generated/choices.mjs']);
+/** What worker code may use besides the protocol and itself: the engine's declarations and tables, and pure helpers. */
+const WORKER_MAY_USE = new Set(['attnlab', ...ENGINE_TABLES, 'src/util/rng']);
 
 test('the import graph was read', () => {
   assert.ok(graph.size > 50, `${graph.size} modules`);
   assert.ok(graph.get('src/main')?.length > 5, 'main.ts imports the views');
 });
 
-test('the shared protocol imports only the protocol, the engine declarations and the figures\' message types', () => {
+test('the shared protocol imports only the protocol, the engine declarations and tables and the figures\' message types', () => {
   // The figures' requests and answers are declared by their computations (one module per figure).
-  const types = new Set(['attnlab', 'src/chapters/figures/computations']);
+  const types = new Set(['attnlab', ...ENGINE_TABLES, 'src/chapters/figures/computations']);
   const bad = [...graph].flatMap(([m, deps]) => (isProtocol(m) ? deps.filter((d) => !isProtocol(d) && !types.has(d)).map((d) => `${m} -> ${d}`) : []));
-  const values = [...valueDeps].flatMap(([m, deps]) => (isProtocol(m) ? deps.filter((d) => !isProtocol(d) && !d.endsWith('.json')).map((d) => `${m} -> ${d} (a value)`) : []));
+  const values = [...valueDeps].flatMap(([m, deps]) => (isProtocol(m) ? deps.filter((d) => !isProtocol(d) && !d.endsWith('.json') && !ENGINE_TABLES.has(d)).map((d) => `${m} -> ${d} (a value)`) : []));
   assert.deepEqual([...bad, ...values], []);
 });
 

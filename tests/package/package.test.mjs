@@ -62,10 +62,11 @@ function assertSameTrace(actual, what, tol) {
   assert.deepEqual(actual.output, actual.forward, `${what}: the output stage differs from mha.forward`);
 }
 
-test('the tarball holds the loader, both flavours and the declarations, at the CMake version, with no dependencies', () => {
+test('the tarball holds the loader, both flavours and the declarations (with the generated tables), at the CMake version, with no dependencies', () => {
   const files = run('tar', ['tzf', tarball], repoRoot).trim().split('\n').sort();
   assert.deepEqual(files, [
-    'package/README.md', 'package/attnlab.d.ts', 'package/engine/loader.mjs', 'package/package.json',
+    'package/README.md', 'package/attnlab.d.ts', 'package/engine/loader.mjs', 'package/generated/types.d.ts',
+    'package/package.json',
     'package/wasm/single/attnlab.mjs', 'package/wasm/single/attnlab.wasm', 'package/wasm/single/package.json',
     'package/wasm/threads/attnlab.mjs', 'package/wasm/threads/attnlab.wasm', 'package/wasm/threads/attnlab.worker.js',
     'package/wasm/threads/package.json',

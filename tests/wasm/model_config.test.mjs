@@ -1,6 +1,7 @@
-// ModelConfig's field table (include/attnlab/model/config.hpp) is the one list of its fields:
-// web/attnlab.d.ts's ModelConfig interface must name exactly the fields the table gives a
-// JavaScript name, in the same order, and Model.config() must return exactly those keys.
+// ModelConfig's field table (include/attnlab/model/config_fields.hpp) is the one list of its
+// fields: the generated ModelConfig interface (web/generated/types.d.ts) names exactly the fields
+// the table gives a JavaScript name, in the same order, and Model.config() returns exactly those
+// keys.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -11,16 +12,16 @@ import { ROOT, FLAVOURS, loadLab } from './harness.mjs';
 // The member names of `export interface <name> { ... }` in a declaration file, in order.
 function interfaceFields(source, name) {
   const start = source.indexOf(`export interface ${name} {`);
-  assert.ok(start >= 0, `web/attnlab.d.ts declares no interface ${name}`);
+  assert.ok(start >= 0, `web/generated/types.d.ts declares no interface ${name}`);
   const body = source.slice(source.indexOf('{', start) + 1, source.indexOf('\n}', start));
   const withoutComments = body.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
   return [...withoutComments.matchAll(/^\s*([A-Za-z_$][\w$]*)\??\s*:/gm)].map((m) => m[1]);
 }
 
-const declarations = fs.readFileSync(path.join(ROOT, 'web/attnlab.d.ts'), 'utf8');
+const declarations = fs.readFileSync(path.join(ROOT, 'web/generated/types.d.ts'), 'utf8');
 
 for (const flavour of FLAVOURS) {
-  test(`${flavour}: attnlab.d.ts's ModelConfig has the field table's JavaScript names`, async () => {
+  test(`${flavour}: the generated ModelConfig has the field table's JavaScript names`, async () => {
     const lab = await loadLab(flavour);
     const fields = lab.modelConfigFields();
     assert.ok(fields.length > 0);

@@ -1,5 +1,7 @@
 // The walkthrough's input: a sentence -> tokens -> one seeded vector per word.
 // (Compute layer: pure functions of the settings; no engine call needed for inputs.)
+import type { Normalizer, Precision } from '../../attnlab';
+import { CHOICES } from '../../generated/choices.mjs';
 import { t, type Key } from '../i18n';
 import type { Tensor } from '../engine/protocol/messages';
 import type { MaskKind, Positional, TraceRequest, TraceResult } from '../engine/protocol/walk';
@@ -33,10 +35,8 @@ export interface WalkSettings {
   inputScale?: number;
 }
 
-export type Normalizer = 'softmax' | 'sigmoid' | 'relu';
-export type Precision = 'fp32' | 'fp16' | 'bf16';
-export const NORMALIZERS: Normalizer[] = ['softmax', 'sigmoid', 'relu'];
-export const PRECISIONS: Precision[] = ['fp32', 'fp16', 'bf16'];
+export const NORMALIZERS: readonly Normalizer[] = CHOICES.Normalizer;
+export const PRECISIONS: readonly Precision[] = CHOICES.Precision;
 export const INPUT_SCALES = [1, 10, 100, 1000];
 /** Largest finite value of each format (fp32 FLT_MAX, fp16 65504, bf16 ≈ 3.39e38). */
 export const FORMAT_MAX: Record<Precision, number> = { fp32: 3.4028234663852886e38, fp16: 65504, bf16: 3.3895313892515355e38 };

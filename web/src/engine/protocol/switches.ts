@@ -1,7 +1,9 @@
 // The lab's engine switches: one table of every ModelConfig / TrainerOptions switch the lab's form
 // offers beyond its main fields, with the form's choices and defaults. The form, the URL, the
 // settings comparison and the model and trainer the worker builds (worker/training.ts) all read
-// this table.
+// this table. The choices of an engine enum are the engine's own (web/generated/choices.mjs).
+import type { AttentionVariant, Normalizer, Precision } from '../../../attnlab';
+import { CHOICES } from '../../../generated/choices.mjs';
 
 export interface EngineSwitch {
   /** The LabSettings field (and URL key). */
@@ -15,9 +17,9 @@ export interface EngineSwitch {
 
 /** The switches as LabSettings fields (absent = the default). */
 export interface EngineSwitchSettings {
-  normalizer?: 'softmax' | 'sigmoid' | 'relu';
-  variant?: 'full' | 'linear' | 'block_sparse';
-  precision?: 'fp32' | 'fp16' | 'bf16';
+  normalizer?: Normalizer;
+  variant?: AttentionVariant;
+  precision?: Precision;
   /** 1 (off), a fixed factor, or 'dynamic'. */
   lossScale?: string;
   /** Sliding window W (0 = full attention) and its global tokens. */
@@ -35,9 +37,9 @@ export interface EngineSwitchSettings {
 }
 
 export const ENGINE_SWITCHES: readonly EngineSwitch[] = [
-  { key: 'normalizer', choices: ['softmax', 'sigmoid', 'relu'], default: 'softmax', target: 'model' },
-  { key: 'variant', choices: ['full', 'linear', 'block_sparse'], default: 'full', target: 'model' },
-  { key: 'precision', choices: ['fp32', 'fp16', 'bf16'], default: 'fp32', target: 'model' },
+  { key: 'normalizer', choices: CHOICES.Normalizer, default: 'softmax', target: 'model' },
+  { key: 'variant', choices: CHOICES.AttentionVariant, default: 'full', target: 'model' },
+  { key: 'precision', choices: CHOICES.Precision, default: 'fp32', target: 'model' },
   { key: 'lossScale', choices: ['1', '1024', '65536', 'dynamic'], default: '1', target: 'trainer' },
   { key: 'window', choices: [0, 1, 2, 4, 8], default: 0, target: 'model' },
   { key: 'globalTokens', choices: [0, 1, 2], default: 0, target: 'model' },

@@ -1,9 +1,10 @@
 // The walkthrough's messages: one attention call traced by the engine worker (worker/walk_trace.ts),
 // with its stages, parameters, gradients, KV-cache steps and variants as plain data.
-import type { AttentionGradients, KvCacheStep, StageNumerics, Tensor } from '../../../attnlab';
+import type { AttentionGradients, KvCacheStep, ModelKind, Normalizer, PositionalKind, Precision, StageNumerics, Tensor } from '../../../attnlab';
 import type { TaskName } from './lab';
 
-export type Positional = 'none' | 'sinusoidal' | 'rope';
+/** The walkthrough's positions: the layer's own (none, sinusoidal, rope: walkthrough/inputs.ts POSITIONALS). */
+export type Positional = PositionalKind;
 export type MaskKind = 'none' | 'causal' | 'padding' | 'causal+padding' | 'causal+window' | 'causal+window+global';
 
 /** One attention call of the walkthrough: random (seeded) weights, one sentence. */
@@ -26,9 +27,9 @@ export interface TraceRequest {
   /** Cross-attention: (S, C) the context's embeddings, which K and V are projected from; null or absent = self-attention. */
   memory?: Tensor | null;
   /** The weights' normaliser; absent = softmax. */
-  normalizer?: 'softmax' | 'sigmoid' | 'relu';
+  normalizer?: Normalizer;
   /** The emulated number format; absent = fp32. */
-  precision?: 'fp32' | 'fp16' | 'bf16';
+  precision?: Precision;
 }
 
 /** The backward steps' loss: pull output row `lossRow` towards `target` (the embedding of token `targetToken`). */
@@ -56,7 +57,7 @@ export interface StageData {
 
 /** Where a walkthrough trace came from when it is a layer of the lab's model (null for random weights). */
 export interface ModelTraceInfo {
-  kind: 'encoder' | 'decoder';
+  kind: Exclude<ModelKind, 'forecaster'>;
   task: TaskName;
   /** The block the stages were recorded in, of `layers`. */
   layer: number;
@@ -109,5 +110,5 @@ export interface TraceResult {
     blockSparse: { blockSize: number; layout: { shape: number[]; data: Uint8Array }; masked: StageData; weights: StageData } | null;
   };
   /** The weights of the same layer under each normaliser, per head (the softmax step's side-by-side). */
-  normalizerWeights?: Record<'softmax' | 'sigmoid' | 'relu', StageData>;
+  normalizerWeights?: Record<Normalizer, StageData>;
 }

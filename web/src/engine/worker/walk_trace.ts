@@ -1,6 +1,7 @@
 // Walkthrough traces, computed in the engine worker: one attention call with seeded random weights
 // (MultiHeadAttention.trace), or one layer of the lab's model (Model.trace), as a TraceResult.
-import type { AttnLab, StageName, Trace } from '../../../attnlab';
+import type { AttnLab, Normalizer, PositionalKind, StageName, Trace } from '../../../attnlab';
+import { CHOICES } from '../../../generated/choices.mjs';
 import type { Tensor } from '../protocol/messages';
 import type { BackwardResult, StageData, StageTensor, TraceRequest, TraceResult } from '../protocol/walk';
 import type { TrainingSession } from './training';
@@ -71,8 +72,8 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
       typeof lab.kvCacheSteps === 'function' && !req.memory && req.positional !== 'rope'
         ? { full: lab.kvCacheSteps(layer, stages.x.heads[0], { variant: 'full' }), linear: lab.kvCacheSteps(layer, stages.x.heads[0], { variant: 'linear' }) }
         : null;
-    const normalizerWeights = {} as Record<'softmax' | 'sigmoid' | 'relu', StageData>;
-    for (const n of ['softmax', 'sigmoid', 'relu'] as const) {
+    const normalizerWeights = {} as Record<Normalizer, StageData>;
+    for (const n of CHOICES.Normalizer) {
       const tn = mha.trace(req.x, { ...options, normalizer: n, stages: ['weights'] });
       deletables.push(tn);
       normalizerWeights[n] = readStage(tn, 'weights', PER_HEAD);
@@ -118,7 +119,7 @@ export function trace(lab: AttnLab, req: TraceRequest): TraceResult {
  * The backward steps' numbers: the last token's output pulled towards the first token's
  * embedding, L = ½‖y_{T-1} − x_0‖², every gradient from the engine (lab.attentionGradients).
  */
-function gradients(lab: AttnLab, req: TraceRequest, options: { causal: boolean; keyPaddingMask: { shape: number[]; data: Uint8Array } | null; scale: boolean; positional: TraceRequest['positional']; window: number; globalTokens: number; memory: Tensor | null; normalizer: 'softmax' | 'sigmoid' | 'relu'; precision?: string }): BackwardResult | null {
+function gradients(lab: AttnLab, req: TraceRequest, options: { causal: boolean; keyPaddingMask: { shape: number[]; data: Uint8Array } | null; scale: boolean; positional: TraceRequest['positional']; window: number; globalTokens: number; memory: Tensor | null; normalizer: Normalizer; precision?: string }): BackwardResult | null {
   if (typeof lab.attentionGradients !== 'function') return null; // a build without the binding: the backward steps say so
   const [T, C] = req.x.shape;
   const target = { shape: [C], data: new Float32Array(req.x.data.subarray(0, C)) };
@@ -233,7 +234,7 @@ export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], t
  * The "unscaled" weights of a trained layer: the engine's attention with the layer's weights on the
  * layer's recorded input x, scaling switched off (the scaling step's "before" picture).
  */
-function unscaledTrace(lab: AttnLab, layer: { dModel: number; numHeads: number; numKvHeads: number }, parameters: Record<string, Tensor>, x: Tensor, options: { causal: boolean; window: number; globalTokens: number; positional: 'rope' | 'none'; normalizer: 'softmax' | 'sigmoid' | 'relu' }): StageData {
+function unscaledTrace(lab: AttnLab, layer: { dModel: number; numHeads: number; numKvHeads: number }, parameters: Record<string, Tensor>, x: Tensor, options: { causal: boolean; window: number; globalTokens: number; positional: PositionalKind; normalizer: Normalizer }): StageData {
   // Biases the model lacks stay the layer's zeros.
   const mha = new lab.MultiHeadAttention({ ...layer, bias: true, seed: 0 });
   try {

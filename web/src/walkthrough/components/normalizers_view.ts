@@ -1,5 +1,7 @@
-// The same masked scores under softmax, sigmoid and ReLU (render layer): three weight matrices side
-// by side, each the engine's own trace with that normaliser (attention/normalizer.hpp).
+// The same masked scores under every normaliser (render layer): one weight matrix per normaliser
+// side by side, each the engine's own trace with that normaliser (attention/normalizer.hpp).
+import type { Normalizer } from '../../../attnlab';
+import { CHOICES } from '../../../generated/choices.mjs';
 import { t as tr } from '../../i18n';
 import type { Tensor } from '../../engine/protocol/messages';
 import { renderMatrix } from '../../ui/matrix';
@@ -10,9 +12,9 @@ export interface NormalizersProps {
   tokens: string[];
   keyTokens: string[];
   /** (T, S) weights of the shown head under each normaliser. */
-  weights: { softmax: Tensor; sigmoid: Tensor; relu: Tensor };
+  weights: Record<Normalizer, Tensor>;
   /** The one the layer runs with (drawn first and named). */
-  current: 'softmax' | 'sigmoid' | 'relu';
+  current: Normalizer;
   masked: (i: number, j: number) => boolean;
   cell: number;
 }
@@ -21,8 +23,8 @@ export function renderNormalizers(host: HTMLElement, p: NormalizersProps) {
   const title = section(host, 'norm-title', 'note');
   title.textContent = tr('walk.fig.norm.title');
   const row = section(host, 'normalizers');
-  const max = Math.max(1, ...(['softmax', 'sigmoid', 'relu'] as const).flatMap((n) => Array.from(p.weights[n].data).filter(Number.isFinite)));
-  for (const n of ['softmax', 'sigmoid', 'relu'] as const) {
+  const max = Math.max(1, ...CHOICES.Normalizer.flatMap((n) => Array.from(p.weights[n].data).filter(Number.isFinite)));
+  for (const n of CHOICES.Normalizer) {
     const w = p.weights[n];
     renderMatrix(row, {
       name: `norm-${n}`,

@@ -1,3 +1,6 @@
+import type { Normalizer } from '../../../attnlab';
+import { CHOICES } from '../../../generated/choices.mjs';
+import type { Tensor } from '../../engine/protocol/messages';
 import { t } from '../../i18n';
 import { renderNormalizers } from '../components/normalizers_view';
 import { renderSoftmax } from '../components/softmax_view';
@@ -10,8 +13,9 @@ export const softmaxStep: Step = {
   title: () => t('walk.step.softmax.title'),
   perHead: true,
   beats: (c) => c.derived.T + 1,
-  // The normaliser and variant rows (random weights only) are wider than masked → weights.
-  columns: (c) => (c.trace.normalizerWeights ? Math.max(3 * c.derived.S + 6, 2 * c.derived.D + 2 * c.derived.S + 4) : 2 * c.derived.S + 6),
+  // The normaliser row (one matrix per normaliser) and the variant row (random weights only) are
+  // wider than masked → weights.
+  columns: (c) => (c.trace.normalizerWeights ? Math.max(CHOICES.Normalizer.length * c.derived.S + 6, 2 * c.derived.D + 2 * c.derived.S + 4) : 2 * c.derived.S + 6),
   caption: (c) => (c.beat > 0 ? t('walk.step.softmax.caption', { i: c.beat - 1 }) : ''),
   explain: () => t('walk.step.softmax.explain'),
   render(host, c) {
@@ -31,7 +35,7 @@ export const softmaxStep: Step = {
       renderNormalizers(host, {
         tokens: tokens(c),
         keyTokens: keyTokens(c),
-        weights: { softmax: nw.softmax.heads[c.head], sigmoid: nw.sigmoid.heads[c.head], relu: nw.relu.heads[c.head] },
+        weights: Object.fromEntries(CHOICES.Normalizer.map((n) => [n, nw[n].heads[c.head]])) as Record<Normalizer, Tensor>,
         current: c.settings.normalizer ?? 'softmax',
         masked: (i, j) => masked.data[i * S + j] === -Infinity,
         cell: c.cell,
