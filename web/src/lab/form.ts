@@ -9,13 +9,18 @@ import { ENGINE_SWITCHES, type EngineSwitchSettings } from '../engine/protocol/s
 import { option } from '../ui/markup';
 import * as actions from './actions';
 import { renderFields, renderParameterCount } from './form_render';
-import { ARCHITECTURES, TASKS, withTask } from './settings';
+import { ARCHITECTURES, NORMS, POSITIONALS, TASKS, withTask } from './settings';
 import type { LabState } from './state';
 
 /** The table key of a switch choice (lab.choice.<value>), or null where the engine's own spelling is shown. */
 const choiceKey = (c: string | number): Key | null => (typeof c === 'string' && `lab.choice.${c}` in en ? (`lab.choice.${c}` as Key) : null);
 /** A switch choice's option: in the page's words (following the language) when the tables name it. */
 const choiceOption = (key: Key | null, c: string | number) => (key ? `<option value="${c}" data-i18n="${key}">${t(key)}</option>` : option(c));
+
+/** A position's option: its name in the page's words (filled by relabel), RoPE as written. */
+const POSITION_KEYS: Record<Exclude<(typeof POSITIONALS)[number], 'rope'>, Key> = { none: 'form.pos.none', sinusoidal: 'form.pos.sinusoidal', learned: 'lab.pos.learned' };
+const positionOption = (p: (typeof POSITIONALS)[number]) => (p === 'rope' ? option(p, 'RoPE') : `<option value="${p}" data-i18n="${POSITION_KEYS[p]}"></option>`);
+const NORM_LABELS: Record<(typeof NORMS)[number], string> = { pre: 'Pre-LN', post: 'Post-LN' };
 
 export const formHtml = () => `
       <form class="settings lab-settings" autocomplete="off" novalidate onsubmit="return false">
@@ -29,8 +34,8 @@ export const formHtml = () => `
         <label class="field">d_model <select name="dModel">${[16, 32, 48, 64, 128].map((v) => option(v)).join('')}</select></label>
         <label class="field">${span('form.heads')} <select name="heads">${[1, 2, 4, 8].map((v) => option(v)).join('')}</select></label>
         <label class="field">${span('form.kvHeads')} <select name="kvHeads">${[1, 2, 4, 8].map((v) => option(v)).join('')}</select></label>
-        <label class="field">${span('form.positions')} <select name="positional"><option value="none" data-i18n="form.pos.none"></option><option value="sinusoidal" data-i18n="form.pos.sinusoidal"></option><option value="learned" data-i18n="lab.pos.learned"></option>${option('rope', 'RoPE')}</select></label>
-        <label class="field">${span('lab.norm')} <select name="norm">${option('pre', 'Pre-LN')}${option('post', 'Post-LN')}</select></label>
+        <label class="field">${span('form.positions')} <select name="positional">${POSITIONALS.map(positionOption).join('')}</select></label>
+        <label class="field">${span('lab.norm')} <select name="norm">${NORMS.map((n) => option(n, NORM_LABELS[n])).join('')}</select></label>
         <label class="field">${span('lab.lr')} <input name="lr" type="number" min="${TRAINING.lr.min}" max="${TRAINING.lr.max}" step="0.0005" /></label>
         <label class="field">${span('lab.batch')} <select name="batch">${[8, 16, 32, 64].map((v) => option(v)).join('')}</select></label>
         <label class="field">${span('lab.steps')} <input name="steps" type="number" min="${TRAINING.steps.min}" max="${TRAINING.steps.max}" step="50" /></label>

@@ -1,11 +1,13 @@
 // Lab settings: per-task fields and ranges (engine/protocol/limits.json, checked against the engine
 // by tests/wasm/lab_limits.test.mjs), validation in the form's words, and the URL query string (so
 // a link reproduces a run). Token layouts live in the engine (task.encode / task.decode).
+import type { PositionalKind } from '../../attnlab';
 import { t, type Key } from '../i18n';
 import { en } from '../i18n/en';
 import type { LabSettings, TaskName } from '../engine/protocol/lab';
 import { LAB_DEFAULTS, taskLimits, TRAINING, type Range } from '../engine/protocol/limits';
 import { ENGINE_SWITCHES, SWITCH_DEFAULTS, switchValue } from '../engine/protocol/switches';
+import { CHOICES } from '../../generated/choices.mjs';
 
 export const TASKS: { id: TaskName; label: () => string; what: () => string }[] = (['reverse', 'copy', 'sort', 'assoc_recall', 'brackets', 'char_lm', 'series', 'shapes'] as const).map((id) => ({
   id,
@@ -26,6 +28,11 @@ export const ARCHITECTURES: { id: LabSettings['architecture']; label: string }[]
   { id: 'vit', label: 'ViT' },
   { id: 'swin', label: 'Swin' },
 ];
+/** The positions the form offers: a token model's, every engine PositionalKind but the forecaster's time. */
+export const POSITIONALS = CHOICES.PositionalKind.filter((p): p is Exclude<PositionalKind, 'time'> => p !== 'time');
+/** Pre-LN or Post-LN: the engine's NormPlacement. */
+export const NORMS = CHOICES.NormPlacement;
+
 /** The architectures a task trains: images need a ViT or a Swin; the others read sequences. */
 export const taskArchitectures = (task: TaskName): LabSettings['architecture'][] => (task === 'shapes' ? ['vit', 'swin'] : ['transformer', 'lstm']);
 /** Fields only a Transformer reads: an LSTM has no attention heads, positions, LayerNorm or score scaling. */
@@ -66,9 +73,10 @@ export function settingsFromUrl(url: URL): LabSettings {
     if (v != null && v !== '') (s as unknown as Record<string, number>)[k] = Number(v);
   }
   const pos = q.get('positional');
-  if (pos === 'none' || pos === 'sinusoidal' || pos === 'learned' || pos === 'rope') s.positional = pos;
-  const norm = q.get('norm');
-  if (norm === 'pre' || norm === 'post') s.norm = norm;
+  const positional = POSITIONALS.find((p) => p === pos);
+  if (positional) s.positional = positional;
+  const norm = NORMS.find((n) => n === q.get('norm'));
+  if (norm) s.norm = norm;
   if (q.has('scale')) s.scale = q.get('scale') !== '0';
   const arch = q.get('architecture');
   if (ARCHITECTURES.some((a) => a.id === arch)) s.architecture = arch as LabSettings['architecture'];
