@@ -180,6 +180,14 @@ public:
         readers_.push_back([=](const Values& v, Options& o) { o.*member = v.texts(name); });
         return *this;
     }
+    // The model's shape as most experiments offer it: d-model (2..1024), heads (1..64), layers
+    // (1..24). An experiment with other ranges or words writes its own three rows.
+    template <class Int>
+    ParameterTable& model_shape(Int Options::*d_model, Int Options::*num_heads, Int Options::*num_layers) {
+        return integer("d-model", d_model, 2, 1024, "model width C")
+            .integer("heads", num_heads, 1, 64, "attention heads")
+            .integer("layers", num_layers, 1, 24, "Transformer blocks");
+    }
     // The training parameters (add_training_parameters) of the TrainingOptions member.
     ParameterTable& training(TrainingOptions Options::*member) {
         add_training_parameters(parameters_, Options{}.*member);

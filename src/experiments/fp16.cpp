@@ -175,9 +175,7 @@ const detail::ParameterTable<Fp16Options>& fp16_parameters() {
     static const auto table = detail::ParameterTable<O>()
         .text("task", &O::task, detail::sequence_task_names(), "task")
         .integer("length", &O::length, 1, 512, "task length")
-        .integer("d-model", &O::d_model, 2, 1024, "model width C")
-        .integer("heads", &O::num_heads, 1, 64, "attention heads")
-        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .model_shape(&O::d_model, &O::num_heads, &O::num_layers)
         .number("score-scale", &O::score_scale, 1e-3, 1e3, "the bad init: scores multiplied by this instead of 1/sqrt(D)")
         .text("softmax", &O::stable_softmax, "naive", "stable",
               "naive exp(s)/sum exp(s) (overflows) or stable (row max subtracted)")

@@ -172,9 +172,7 @@ const detail::ParameterTable<MaskOptions>& mask_parameters() {
     static const auto table = detail::ParameterTable<O>()
         .text("task", &O::task, detail::sequence_task_names(), "task")
         .integer("length", &O::length, 1, 512, "task length")
-        .integer("d-model", &O::d_model, 2, 1024, "model width C")
-        .integer("heads", &O::num_heads, 1, 64, "attention heads")
-        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .model_shape(&O::d_model, &O::num_heads, &O::num_layers)
         .integer("samples", &O::samples, 0, 100, "generated examples to show")
         .integer("gen-examples", &O::gen_examples, 1, 1000, "held-out prompts whose generated answers are scored")
         .training(&O::train);

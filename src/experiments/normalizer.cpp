@@ -162,9 +162,7 @@ const detail::ParameterTable<NormalizerOptions>& normalizer_parameters() {
     static const auto table = detail::ParameterTable<O>()
         .text("task", &O::task, detail::sequence_task_names(), "task")
         .integer("length", &O::length, 1, 512, "task length")
-        .integer("d-model", &O::d_model, 2, 1024, "model width C")
-        .integer("heads", &O::num_heads, 1, 64, "attention heads")
-        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .model_shape(&O::d_model, &O::num_heads, &O::num_layers)
         .texts("normalizers", &O::normalizers, choice_name_list<Normalizer>(), "normalisers to compare")
         .integer("sequences", &O::sequences, 1, 256, "held-out sequences whose weights are measured")
         .training(&O::train);

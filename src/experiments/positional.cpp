@@ -179,9 +179,7 @@ const detail::ParameterTable<PositionalOptions>& positional_parameters() {
         .integer("length", &O::length, 1, 512, "training length L")
         .integer("test-length", &O::test_length, 0, 2048, "extrapolation length (0 = 2 x length)")
         .integer("k", &O::k, 1, 512, "k_back: distance to recall")
-        .integer("d-model", &O::d_model, 2, 1024, "model width C")
-        .integer("heads", &O::num_heads, 1, 64, "attention heads")
-        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .model_shape(&O::d_model, &O::num_heads, &O::num_layers)
         .texts("pe", &O::encodings, detail::token_positional_names(), "encodings to compare")
         .training(&O::train);
     return table;

@@ -156,9 +156,7 @@ const detail::ParameterTable<TieQkOptions>& tie_qk_parameters() {
         .text("task", &O::task, detail::sequence_task_names(), "task")
         .integer("length", &O::length, 2, 512, "task length")
         .integer("k", &O::k, 1, 511, "k_back: distance to recall")
-        .integer("d-model", &O::d_model, 2, 1024, "model width C")
-        .integer("heads", &O::num_heads, 1, 64, "attention heads")
-        .integer("layers", &O::num_layers, 1, 24, "Transformer blocks")
+        .model_shape(&O::d_model, &O::num_heads, &O::num_layers)
         .integer("sequences", &O::sequences, 1, 256, "held-out sequences whose weights are measured")
         .training(&O::train);
     return table;
