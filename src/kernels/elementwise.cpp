@@ -72,6 +72,25 @@ void gelu_backward(const float* x, const float* dy, float* dx, std::size_t n, Ac
         kGeluGrain);
 }
 
+// y = x·σ(2u), GELU's tanh form (elementwise_arch.hpp).
+void gelu_tanh_forward(const float* x, float* y, std::size_t n) {
+    parallel_for(
+        0, n,
+        [&](std::size_t begin, std::size_t end) { table().gelu_tanh_forward(x + begin, y + begin, end - begin); },
+        kGeluGrain);
+}
+
+// dx (+)= dy · d/dx[x·σ(2u)] (elementwise_arch.hpp).
+void gelu_tanh_backward(const float* x, const float* dy, float* dx, std::size_t n, Accumulate acc) {
+    const bool add = acc == Accumulate::yes;
+    parallel_for(
+        0, n,
+        [&](std::size_t begin, std::size_t end) {
+            table().gelu_tanh_backward(x + begin, dy + begin, dx + begin, end - begin, add);
+        },
+        kGeluGrain);
+}
+
 // Per row: mean = Σx/N, var = Σ(x - mean)²/N (biased, as torch), rstd = 1/√(var + eps),
 //          y = (x - mean)·rstd·gamma + beta.
 // Float SIMD in two passes, the mean summed as x - x₀ so that rows with a large offset

@@ -5,6 +5,7 @@
 // Legend: n elements (any shape, flattened); rows x cols for layer norm, normalised over cols.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 
 #include "attnlab/kernels/adamw.hpp"
@@ -120,6 +121,76 @@ void gelu_backward(const float* x, const float* dy, float* dx, std::size_t n, bo
         const float local = 0.5f * (1.0f + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
         const float g = dy[i] * local;
         dx[i] = add ? dx[i] + g : g;
+    }
+}
+
+// GELU's tanh approximation, GPT-2's `gelu_new` (Hendrycks & Gimpel 2016, section 2;
+// torch.nn.functional.gelu(x, approximate='tanh')):
+//   y = 0.5·x·(1 + tanh(u)),  u = √(2/π)·(x + 0.044715·x³)
+// computed as y = x·σ(2u) (1 + tanh(u) = 2σ(2u)) from t = exp(-2|u|) <= 1, which never
+// overflows: σ(2u) = 1/(1 + t) for u >= 0, t/(1 + t) for u < 0, and σ(2u)·(1 - σ(2u)) =
+// t/(1 + t)² either way (the backward's term, exact where 1 - σ(2u) would cancel).
+// The last n mod W elements go through a zero-padded vector, so every element takes the same
+// operations (a scalar tail would let the compiler fuse a multiply-add the vector body rounds
+// twice, and Accumulate::yes would differ from adding afterwards).
+constexpr float kSqrt2OverPi = 0.79788456080286535588f;  // √(2/π)
+constexpr float kGeluTanhCubic = 0.044715f;
+
+// σ(2u) and σ(2u)·(1 - σ(2u)) of x.
+template <class Arch>
+inline void gelu_tanh_terms(const simd::Batch<Arch>& v, simd::Batch<Arch>& s, simd::Batch<Arch>& slope) {
+    using Batch = simd::Batch<Arch>;
+    const Batch zero(0.0f), one(1.0f), c(kSqrt2OverPi), cubic(kGeluTanhCubic), minus_two(-2.0f);
+    const Batch u = c * (v + cubic * v * v * v);
+    const Batch t = simd::exp(minus_two * simd::select(u < zero, zero - u, u));
+    const Batch inv = one / (one + t);
+    s = simd::select(u < zero, t * inv, inv);
+    slope = t * inv * inv;
+}
+
+template <class Arch>
+void gelu_tanh_forward(const float* x, float* y, std::size_t n) {
+    using Batch = simd::Batch<Arch>;
+    constexpr std::size_t W = Batch::size;
+    const auto step = [](const float* in, float* out) {
+        const Batch v = Batch::load_unaligned(in);
+        Batch s, slope;
+        gelu_tanh_terms<Arch>(v, s, slope);
+        (v * s).store_unaligned(out);
+    };
+    std::size_t i = 0;
+    for (; i + W <= n; i += W) step(x + i, y + i);
+    if (i < n) {
+        float in[W] = {}, out[W];
+        std::copy(x + i, x + n, in);
+        step(in, out);
+        std::copy(out, out + (n - i), y + i);
+    }
+}
+
+// Differentiates y = x·s, s = σ(2u): dy/dx = s + x·s·(1 - s)·2u', u' = √(2/π)·(1 + 3·0.044715·x²).
+template <class Arch>
+void gelu_tanh_backward(const float* x, const float* dy, float* dx, std::size_t n, bool add) {
+    using Batch = simd::Batch<Arch>;
+    constexpr std::size_t W = Batch::size;
+    const auto step = [add](const float* in, const float* din, float* dout) {
+        const Batch v = Batch::load_unaligned(in);
+        const Batch two_c(2.0f * kSqrt2OverPi), one(1.0f), three_cubic(3.0f * kGeluTanhCubic);
+        Batch s, slope;
+        gelu_tanh_terms<Arch>(v, s, slope);
+        const Batch local = s + v * slope * two_c * (one + three_cubic * v * v);
+        const Batch g = Batch::load_unaligned(din) * local;
+        (add ? Batch::load_unaligned(dout) + g : g).store_unaligned(dout);
+    };
+    std::size_t i = 0;
+    for (; i + W <= n; i += W) step(x + i, dy + i, dx + i);
+    if (i < n) {
+        float in[W] = {}, din[W] = {}, dout[W] = {};
+        std::copy(x + i, x + n, in);
+        std::copy(dy + i, dy + n, din);
+        std::copy(dx + i, dx + n, dout);
+        step(in, din, dout);
+        std::copy(dout, dout + (n - i), dx + i);
     }
 }
 

@@ -119,6 +119,8 @@ struct KernelTable {
     void (*relu_backward)(const float* x, const float* dy, float* dx, std::size_t n, bool add);
     void (*gelu_forward)(const float* x, float* y, std::size_t n);
     void (*gelu_backward)(const float* x, const float* dy, float* dx, std::size_t n, bool add);
+    void (*gelu_tanh_forward)(const float* x, float* y, std::size_t n);
+    void (*gelu_tanh_backward)(const float* x, const float* dy, float* dx, std::size_t n, bool add);
     void (*layer_norm_forward)(const float* x, const float* gamma, const float* beta, float* y, float* mean,
                                float* rstd, std::size_t rows, std::size_t cols, float eps);
     // dx rows of the layer-norm backward (dgamma, dbeta are summed by the caller).

@@ -54,6 +54,8 @@ constexpr KernelTable make_table(const char* isa) {
         &relu_backward<Arch>,
         &gelu_forward<Arch>,
         &gelu_backward<Arch>,
+        &gelu_tanh_forward<Arch>,
+        &gelu_tanh_backward<Arch>,
         &layer_norm_forward<Arch>,
         &layer_norm_backward_rows<Arch>,
         &lstm_cell_forward<Arch>,

@@ -68,9 +68,9 @@ std::size_t TransformerBlockCache::cache_bytes() const {
 TransformerBlock::TransformerBlock(const ModelConfig& config, Rng& rng)
     : norm_(config.norm), dropout_(config.dropout), checkpointing_(config.gradient_checkpointing) {
     config.validate();
-    ln1 = LayerNorm(config.d_model);
+    ln1 = LayerNorm(config.d_model, config.layer_norm_eps);
     attn = MultiHeadAttention(config.attention_config(), rng);
-    ln2 = LayerNorm(config.d_model);
+    ln2 = LayerNorm(config.d_model, config.layer_norm_eps);
     ffn = FeedForward(config.d_model, config.ff_dim, config.activation, config.bias, rng);
 }
 

@@ -23,10 +23,11 @@ void FeedForward::forward(const Tensor3& x, FeedForwardCache* cache, Tensor3& y,
     Tensor3& hidden = cache ? cache->hidden : local_hidden;  // (B, T, F)
     Tensor3& act = cache ? cache->act : local_act;           // (B, T, F)
     act.resize({batch, t, this->hidden()});
-    if (activation_ == Activation::gelu) {
+    if (activation_ != Activation::relu) {
         hidden.resize({batch, t, this->hidden()});
         fc1.forward(x.data(), rows, hidden.data());
-        kernels::gelu_forward(hidden.data(), act.data(), hidden.size());
+        if (activation_ == Activation::gelu) kernels::gelu_forward(hidden.data(), act.data(), hidden.size());
+        else kernels::gelu_tanh_forward(hidden.data(), act.data(), hidden.size());
     } else {
         // act = max(x·W1ᵀ + b1, 0) in fc1's store: the pre-activation is never written (a pass
         // over (B, T, F) less; relu_forward took 2% of the tiny encoder's training step).
@@ -51,11 +52,15 @@ void FeedForward::backward(const Tensor3& dout, const FeedForwardCache& cache, F
     Tensor3& dact = cache.dhidden;  // (B, T, F)
     dact.resize(cache.act.shape());
     Tensor3& dhidden = dact;  // (B, T, F)
-    if (activation_ == Activation::gelu) {
+    if (activation_ != Activation::relu) {
         linear_backward(fc2, cache.act.data(), rows, dout.data(), grad.fc2, dact.data());
         // act = gelu(hidden): dhidden = gelu'(hidden) ⊙ dact, in place in dact (the kernels
         // allow dx aliasing dy elementwise)
-        kernels::gelu_backward(cache.hidden.data(), dact.data(), dhidden.data(), dhidden.size());
+        if (activation_ == Activation::gelu) {
+            kernels::gelu_backward(cache.hidden.data(), dact.data(), dhidden.data(), dhidden.size());
+        } else {
+            kernels::gelu_tanh_backward(cache.hidden.data(), dact.data(), dhidden.data(), dhidden.size());
+        }
     } else {
         // act = relu(hidden): dhidden = [hidden > 0] ⊙ dact = [act > 0] ⊙ dact, gated in the
         // store of fc2's dx (NaN and -0 give 0 either way).

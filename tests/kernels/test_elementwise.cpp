@@ -167,6 +167,79 @@ TEST(Gelu, TensorWrapperAppliesElementwise) {
     EXPECT_NEAR(y(1, 1), 1.9544997f, 1e-6f);
 }
 
+// GELU's tanh form 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) in double, as written in the
+// paper and in torch.nn.functional.gelu(x, approximate='tanh').
+double gelu_tanh_reference(double x) {
+    const double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+    return 0.5 * x * (1.0 + std::tanh(u));
+}
+double gelu_tanh_derivative_reference(double x) {
+    const double u = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
+    const double du = std::sqrt(2.0 / M_PI) * (1.0 + 3.0 * 0.044715 * x * x);
+    const double t = std::tanh(u);
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * du;
+}
+
+TEST(GeluTanh, MatchesTheTanhFormulaInDouble) {
+    std::vector<float> x = random_vector(101, 11, -6.0f, 6.0f);
+    for (float v : {0.0f, -0.0f, 1e-6f, -1e-6f, 10.0f, -10.0f, 50.0f, -50.0f, 1e4f, -1e4f}) x.push_back(v);
+    std::vector<float> y(x.size());
+    attnlab::kernels::gelu_tanh_forward(x.data(), y.data(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double expected = gelu_tanh_reference(x[i]);
+        EXPECT_NEAR(y[i], expected, 1e-7 + 4e-7 * std::fabs(expected)) << "gelu_tanh(" << x[i] << ")";
+    }
+}
+
+TEST(GeluTanh, DiffersFromTheErfFormBySmallAmounts) {
+    // The approximation is within 5e-4 of x·Φ(x) everywhere (Hendrycks & Gimpel 2016) but not equal.
+    const std::vector<float> x = random_vector(64, 12, -4.0f, 4.0f);
+    std::vector<float> exact(x.size()), approx(x.size());
+    attnlab::kernels::gelu_forward(x.data(), exact.data(), x.size());
+    attnlab::kernels::gelu_tanh_forward(x.data(), approx.data(), x.size());
+    float largest = 0.0f;
+    for (std::size_t i = 0; i < x.size(); ++i) largest = std::max(largest, std::fabs(exact[i] - approx[i]));
+    EXPECT_GT(largest, 1e-5f);
+    EXPECT_LT(largest, 5e-4f);
+}
+
+TEST(GeluTanh, BackwardMatchesTheAnalyticDerivative) {
+    std::vector<float> x = random_vector(67, 13, -6.0f, 6.0f);
+    for (float v : {0.0f, 10.0f, -10.0f, 50.0f, -50.0f}) x.push_back(v);
+    const std::vector<float> dy(x.size(), 1.0f);
+    std::vector<float> dx(x.size());
+    attnlab::kernels::gelu_tanh_backward(x.data(), dy.data(), dx.data(), x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        EXPECT_NEAR(dx[i], gelu_tanh_derivative_reference(x[i]), 1e-6) << "gelu_tanh'(" << x[i] << ")";
+    }
+}
+
+TEST(GeluTanh, BackwardMatchesFiniteDifferences) {
+    const std::size_t n = 64;
+    std::vector<float> x = random_vector(n, 14, -4.0f, 4.0f);
+    const std::vector<float> w = random_vector(n, 15);
+    std::vector<float> y(n), dx(n);
+    auto loss = [&] {
+        attnlab::kernels::gelu_tanh_forward(x.data(), y.data(), n);
+        return testutil::dot(y, w);
+    };
+    attnlab::kernels::gelu_tanh_backward(x.data(), w.data(), dx.data(), n);
+    testutil::GradCheckOptions options;
+    options.h = 1e-2;
+    options.atol = 2e-4;  // the truncation error h²/6 times the third derivative stays below 1e-4
+    options.rtol = 1e-3;
+    EXPECT_TRUE(testutil::check_gradient("gelu_tanh dx", loss, x.data(), dx.data(), n, options));
+}
+
+TEST(GeluTanh, BackwardAccumulateAddsToExistingGradient) {
+    const std::vector<float> x = random_vector(19, 16, -2.0f, 2.0f);
+    const std::vector<float> dy = random_vector(19, 17);
+    std::vector<float> fresh(19), acc(19, 0.5f);
+    attnlab::kernels::gelu_tanh_backward(x.data(), dy.data(), fresh.data(), x.size());
+    attnlab::kernels::gelu_tanh_backward(x.data(), dy.data(), acc.data(), x.size(), Accumulate::yes);
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_EQ(acc[i], 0.5f + fresh[i]) << "index " << i;
+}
+
 // ---------------------------------------------------------------- LayerNorm
 
 // torch.nn.LayerNorm written out in double: y = (x - mean) / sqrt(var + eps) · gamma + beta.

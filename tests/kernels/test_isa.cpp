@@ -79,6 +79,11 @@ TEST(Isa, EveryIsaMatchesTheReferences) {
     for (std::size_t i = 0; i < x.size(); ++i) {
         gelu_ref[i] = float(0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0))));
     }
+    std::vector<float> gelu_tanh_ref(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        const double v = x[i];
+        gelu_tanh_ref[i] = float(0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))));
+    }
 
     for (const std::string& isa : kernels::available_isas()) {
         SCOPED_TRACE(isa);
@@ -93,6 +98,8 @@ TEST(Isa, EveryIsaMatchesTheReferences) {
         std::vector<float> g(x.size());
         kernels::gelu_forward(x.data(), g.data(), x.size());
         EXPECT_LT(max_abs_diff(g, gelu_ref), 1e-6f);
+        kernels::gelu_tanh_forward(x.data(), g.data(), x.size());
+        EXPECT_LT(max_abs_diff(g, gelu_tanh_ref), 1e-6f);
         std::vector<float> gamma(cols, 1.5f), beta(cols, 0.25f), y(x.size()), mean(rows), rstd(rows);
         kernels::layer_norm_forward(x.data(), gamma.data(), beta.data(), y.data(), mean.data(), rstd.data(), rows,
                                     cols, 1e-5f);

@@ -121,6 +121,40 @@ TEST(ModelConfig, ValidateNamesTheNumbers) {
     EXPECT_THROW(c.validate(), ConfigError);
 }
 
+TEST(ModelConfig, LayerNormEpsReachesEveryLayerNormAndMustBePositive) {
+    ModelConfig c;
+    c.vocab_size = 5;
+    c.layer_norm_eps = 1e-3f;
+    c.activation = Activation::gelu_tanh;
+    Rng rng(1);
+    const DecoderLM model(c, rng);
+    for (const TransformerBlock& block : model.trunk.blocks) {
+        EXPECT_EQ(block.ln1.eps(), 1e-3f);
+        EXPECT_EQ(block.ln2.eps(), 1e-3f);
+        EXPECT_EQ(block.ffn.activation(), Activation::gelu_tanh);
+    }
+    EXPECT_EQ(model.trunk.ln_f.eps(), 1e-3f);
+    const auto meta = c.to_metadata();
+    EXPECT_EQ(meta.at("layer_norm_eps"), "0.00100000005");
+    EXPECT_EQ(meta.at("activation"), "gelu_tanh");
+    EXPECT_EQ(ModelConfig::from_metadata(meta).layer_norm_eps, 1e-3f);
+    for (float bad : {0.0f, -1e-5f, INFINITY, NAN}) {
+        c.layer_norm_eps = bad;
+        try {
+            c.validate();
+            FAIL() << bad;
+        } catch (const ConfigError& e) {
+            EXPECT_NE(std::string(e.what()).find("layer_norm_eps must be a positive finite number"), std::string::npos)
+                << e.what();
+        }
+    }
+    // A checkpoint written before the field had it at torch.nn.LayerNorm's default.
+    auto older = ModelConfig{}.to_metadata();
+    older["vocab_size"] = "5";
+    older.erase("layer_norm_eps");
+    EXPECT_EQ(ModelConfig::from_metadata(older).layer_norm_eps, 1e-5f);
+}
+
 // The field table drives the metadata: one key per row, in any config, named as the row.
 TEST(ModelConfig, MetadataHasOneKeyPerFieldOfTheTable) {
     ModelConfig c;

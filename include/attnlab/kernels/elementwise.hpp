@@ -23,6 +23,11 @@ void relu_backward(const float* x, const float* dy, float* dx, std::size_t n, Ac
 void gelu_forward(const float* x, float* y, std::size_t n);
 // dx[i] (+)= dy[i] * gelu'(x[i]); x is the forward input; dx may alias dy.
 void gelu_backward(const float* x, const float* dy, float* dx, std::size_t n, Accumulate acc = Accumulate::no);
+// GELU's tanh approximation (GPT-2's gelu_new): y[i] = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+void gelu_tanh_forward(const float* x, float* y, std::size_t n);
+// dx[i] (+)= dy[i] * gelu_tanh'(x[i]); x is the forward input; dx may alias dy.
+void gelu_tanh_backward(const float* x, const float* dy, float* dx, std::size_t n,
+                        Accumulate acc = Accumulate::no);
 
 // x: (rows, cols) -> y: (rows, cols); gamma, beta: (cols). Writes per-row mean and rstd
 // (1 / sqrt(var + eps)), each (rows), when the pointers are non-null (backward needs them).

@@ -129,7 +129,9 @@ namespace attnlab {
     X(std::size_t, horizon, 0, "horizon", nullptr, kOptionalKey,                                                       \
       "forecaster: steps forecast by the regression head (the task decides it); 0 for other models")                  \
     X(std::vector<std::size_t>, time_periods, {}, "timePeriods", nullptr, kOptionalKey,                                \
-      "forecaster with pe time: the periods P_k whose sin/cos of the timestamp join the values (the task's periods)")
+      "forecaster with pe time: the periods P_k whose sin/cos of the timestamp join the values (the task's periods)") \
+    X(float, layer_norm_eps, 1e-5f, "layerNormEps", "layer-norm-eps", kOptionalKey,                                 \
+      "eps of every LayerNorm, inside the square root: (x - mean) / sqrt(var + eps) (> 0; GPT-2's layer_norm_epsilon)")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies

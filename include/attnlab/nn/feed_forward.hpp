@@ -1,8 +1,8 @@
 // attnlab/nn/feed_forward.hpp: the position-wise feed-forward network of a Transformer block.
 //
 // What it is for: FFN(x) = fc2(act(fc1(x))), applied to every position independently
-// (Vaswani et al. 2017, eq. 2), with act = GELU (exact erf form, GPT-2/BERT) or ReLU (the
-// original paper). fc1 is Linear(C, F), fc2 is Linear(F, C), both with PyTorch's layout, so a
+// (Vaswani et al. 2017, eq. 2), with act = GELU (exact erf form, BERT), GELU's tanh approximation
+// (GPT-2's gelu_new) or ReLU (the original paper). fc1 is Linear(C, F), fc2 is Linear(F, C), both with PyTorch's layout, so a
 // state_dict maps one to one: "fc1.weight" (F, C), "fc1.bias" (F), "fc2.weight" (C, F), "fc2.bias" (C).
 // Not for: gated variants (SwiGLU) or mixtures of experts.
 //
@@ -27,12 +27,13 @@
 
 namespace attnlab {
 
-#define ATTNLAB_ACTIVATION_VALUES(X)                                  \
-    X(gelu, "x * Phi(x), the exact erf form (GPT-2, BERT)")            \
-    X(relu, "max(x, 0) (the original Transformer)")
+#define ATTNLAB_ACTIVATION_VALUES(X)                                                          \
+    X(gelu, "x * Phi(x), the exact erf form (BERT)")                                           \
+    X(relu, "max(x, 0) (the original Transformer)")                                            \
+    X(gelu_tanh, "0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), GPT-2's gelu_new")
 ATTNLAB_CHOICE(Activation, "activation", ATTNLAB_ACTIVATION_VALUES, "the feed-forward non-linearity")
 
-// "gelu", "relu" and back (ConfigError listing the valid names for an unknown one).
+// "gelu", "relu", "gelu_tanh" and back (ConfigError listing the valid names for an unknown one).
 inline std::string_view activation_name(Activation activation) { return choice_name(activation); }
 inline Activation activation_from_name(std::string_view name) { return choice_from_name<Activation>(name); }
 
@@ -41,7 +42,7 @@ class FeedForward;
 // What backward needs from the forward pass.
 struct FeedForwardCache {
     Tensor3 x;       // (B, T, C) input: dW1 = dhᵀ·x
-    Tensor3 hidden;  // (B, T, F) fc1 output before the activation: act'(hidden). GELU only: a
+    Tensor3 hidden;  // (B, T, F) fc1 output before the activation: act'(hidden). GELUs only: a
                      // ReLU is fused into fc1's store, and its backward gates by act > 0
     Tensor3 act;     // (B, T, F) activation output, fc2's input: dW2 = doutᵀ·act
     mutable Tensor3 dhidden;  // (B, T, F) backward's scratch, kept so a training loop allocates nothing

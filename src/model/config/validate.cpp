@@ -10,6 +10,9 @@ namespace attnlab {
 
 void ModelConfig::validate() const {
     constexpr const char* where = "ModelConfig";
+    if (!(layer_norm_eps > 0.0f) || !std::isfinite(layer_norm_eps)) {
+        fail<ConfigError>(where, ": layer_norm_eps must be a positive finite number, got ", layer_norm_eps);
+    }
     if (is_image()) {
         validate_image();
         return;
@@ -87,6 +90,9 @@ void ModelConfig::validate_lstm() const {
     // would change what a Transformer computes and an LSTM cannot honour them, so a run
     // asking for them is refused rather than silently trained without.
     if (dropout != 0.0f) fail<ConfigError>(where, ": an lstm has no dropout, got dropout ", dropout);
+    if (layer_norm_eps != ModelConfig{}.layer_norm_eps) {
+        fail<ConfigError>(where, ": an lstm has no LayerNorm, got layer_norm_eps ", layer_norm_eps);
+    }
     if (attention_window != 0 || global_tokens != 0) {
         fail<ConfigError>(where, ": an lstm has no attention window, got attention_window ", attention_window,
                           " and global_tokens ", global_tokens);

@@ -50,7 +50,7 @@ Forecaster::Forecaster(const ModelConfig& config, Rng& rng) : config_(config) {
             blocks.emplace_back(config, rng);
             blocks.back().set_gradient_checkpointing(config.gradient_checkpointing);
         }
-        if (config.norm == NormPlacement::pre) ln_f = LayerNorm(c);
+        if (config.norm == NormPlacement::pre) ln_f = LayerNorm(c, config.layer_norm_eps);
     }
     head = Linear(c, config.horizon, config.bias, rng);
     grads_ = ForecasterGrad(*this);

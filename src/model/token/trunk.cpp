@@ -122,7 +122,7 @@ Trunk::Trunk(const ModelConfig& config, Rng& rng) : config_(config) {
         for (auto& v : cls_token) v = 0.02f * rng.normal();
     }
     for (std::size_t l = 0; l < config_.num_layers; ++l) blocks.emplace_back(config_, rng);
-    if (config_.norm == NormPlacement::pre) ln_f = LayerNorm(c);
+    if (config_.norm == NormPlacement::pre) ln_f = LayerNorm(c, config_.layer_norm_eps);
 }
 
 void Trunk::set_gradient_checkpointing(bool on) {

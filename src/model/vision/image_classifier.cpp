@@ -57,14 +57,14 @@ ImageClassifier::ImageClassifier(const ModelConfig& config, Rng& rng) : config_(
             }
             if (k + 1 < plan.size()) {
                 stage.merges = true;
-                stage.merge.norm = LayerNorm(4 * s.width);
+                stage.merge.norm = LayerNorm(4 * s.width, config.layer_norm_eps);
                 stage.merge.reduction = Linear(4 * s.width, 2 * s.width, /*with_bias=*/false, rng);
             }
             last = s.width;
             stages.push_back(std::move(stage));
         }
     }
-    if (config.norm == NormPlacement::pre) ln_f = LayerNorm(last);
+    if (config.norm == NormPlacement::pre) ln_f = LayerNorm(last, config.layer_norm_eps);
     head = Linear(last, config.num_classes, config.bias, rng);
 
     grads_.patch_emb = PatchEmbeddingGrad(patch_emb);
