@@ -33,8 +33,10 @@ void write_u64_le(std::uint64_t v, std::uint8_t* p) {
 }
 
 bool parse_dtype(const std::string& s, Dtype& out) {
-    static const std::pair<const char*, Dtype> table[] = {
-        {"F32", Dtype::F32}, {"I32", Dtype::I32}, {"I64", Dtype::I64}, {"U8", Dtype::U8}, {"BOOL", Dtype::BOOL}};
+    static const std::pair<const char*, Dtype> table[] = {{"F32", Dtype::F32}, {"I32", Dtype::I32},
+                                                          {"I64", Dtype::I64}, {"U8", Dtype::U8},
+                                                          {"BOOL", Dtype::BOOL}, {"F16", Dtype::F16},
+                                                          {"BF16", Dtype::BF16}};
     for (const auto& [name, dtype] : table) {
         if (s == name) {
             out = dtype;
@@ -133,14 +135,9 @@ std::size_t as_size(const json& v, const std::string& what) {
     return static_cast<std::size_t>(u);
 }
 
-struct ParsedEntry {
-    std::string name;
-    Dtype dtype;
-    std::vector<std::size_t> shape;
-    std::size_t begin, end;
-};
+using ParsedEntry = SafeTensorsEntry;
 
-ParsedEntry parse_entry(const std::string& name, const json& desc, std::size_t buffer_size) {
+ParsedEntry parse_entry(const std::string& name, const json& desc, std::uint64_t buffer_size) {
     const std::string where = "tensor '" + name + "'";
     if (!desc.is_object()) {
         fail_file(FileProblem::bad_header, "SafeTensors::parse: ", where, " must be a JSON object, got ", preview(desc));
@@ -160,7 +157,7 @@ ParsedEntry parse_entry(const std::string& name, const json& desc, std::size_t b
     const json& dtype = desc["dtype"];
     if (!dtype.is_string() || !parse_dtype(dtype.get<std::string>(), e.dtype)) {
         fail_file(FileProblem::bad_header, "SafeTensors::parse: ", where, " has unknown dtype ", preview(dtype),
-                  " (supported: F32, I32, I64, U8, BOOL)");
+                  " (supported: F32, I32, I64, U8, BOOL, F16, BF16)");
     }
 
     const json& shape = desc["shape"];
@@ -207,12 +204,12 @@ ParsedEntry parse_entry(const std::string& name, const json& desc, std::size_t b
 }
 
 // The format requires the tensors to tile the buffer: sorted by offset, each starts where the
-// previous one ended, the first at 0 and the last at the end.
-void require_exact_cover(std::vector<ParsedEntry> entries, std::size_t buffer_size) {
+// previous one ended, the first at 0 and the last at the end. Sorts entries by offset.
+void require_exact_cover(std::vector<ParsedEntry>& entries, std::uint64_t buffer_size) {
     std::sort(entries.begin(), entries.end(), [](const ParsedEntry& a, const ParsedEntry& b) {
         return std::tie(a.begin, a.end) < std::tie(b.begin, b.end);
     });
-    std::size_t covered = 0;
+    std::uint64_t covered = 0;
     const ParsedEntry* previous = nullptr;
     for (const ParsedEntry& e : entries) {
         if (e.begin < covered) {
@@ -241,6 +238,8 @@ const char* dtype_name(Dtype dtype) {
         case Dtype::I64: return "I64";
         case Dtype::U8: return "U8";
         case Dtype::BOOL: return "BOOL";
+        case Dtype::F16: return "F16";
+        case Dtype::BF16: return "BF16";
     }
     return "?";
 }
@@ -252,40 +251,89 @@ std::size_t dtype_size(Dtype dtype) {
         case Dtype::I64: return 8;
         case Dtype::U8: return 1;
         case Dtype::BOOL: return 1;
+        case Dtype::F16: return 2;
+        case Dtype::BF16: return 2;
     }
     return 0;
 }
 
-SafeTensors SafeTensors::parse(const std::uint8_t* data, std::size_t size) {
-    if (data == nullptr && size != 0) fail<IoError>("SafeTensors::parse: null data pointer with size ", size);
-    if (size > SafeTensors::max_file_size) {
-        fail<IoError>("SafeTensors::parse: ", size, " bytes exceed the limit of ", SafeTensors::max_file_size,
-                      " bytes per file");
+namespace {
+// IEEE binary16 bits -> float32: every half is exactly a float (subnormals scaled by 2^-24).
+float half_to_float(std::uint16_t h) {
+    const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+    const std::uint32_t exponent = (h >> 10) & 0x1Fu, fraction = h & 0x3FFu;
+    std::uint32_t bits;
+    if (exponent == 0x1F) {
+        bits = sign | 0x7F800000u | (fraction << 13);  // Inf, NaN (payload kept)
+    } else if (exponent != 0) {
+        bits = sign | ((exponent + 112) << 23) | (fraction << 13);  // rebias 15 -> 127
+    } else {
+        const float magnitude = static_cast<float>(fraction) * 5.9604644775390625e-8f;  // fraction·2^-24, exact
+        std::memcpy(&bits, &magnitude, 4);
+        bits |= sign;
     }
+    float out;
+    std::memcpy(&out, &bits, 4);
+    return out;
+}
+}  // namespace
+
+void convert_to_f32(Dtype dtype, const std::uint8_t* src, std::size_t count, float* dst) {
+    switch (dtype) {
+        case Dtype::F32:
+            if (count != 0) std::memcpy(dst, src, count * 4);
+            return;
+        case Dtype::F16:
+            for (std::size_t i = 0; i < count; ++i) {
+                dst[i] = half_to_float(static_cast<std::uint16_t>(src[2 * i] | (src[2 * i + 1] << 8)));
+            }
+            return;
+        case Dtype::BF16:
+            for (std::size_t i = 0; i < count; ++i) {
+                const std::uint32_t bits = static_cast<std::uint32_t>(src[2 * i] | (src[2 * i + 1] << 8)) << 16;
+                std::memcpy(dst + i, &bits, 4);
+            }
+            return;
+        default:
+            fail<IoError>("convert_to_f32: dtype ", dtype_name(dtype), " is not a floating-point format (F32, F16, BF16)");
+    }
+}
+
+std::uint64_t safetensors_header_bytes(const std::uint8_t* data, std::size_t size) {
     if (size < 8) {
         fail_file(FileProblem::too_short, "SafeTensors::parse: truncated: ", size,
                   " bytes, fewer than the 8-byte header length");
     }
     const std::uint64_t header_len = read_u64_le(data);
-    if (header_len > max_header_size) {
+    if (header_len > SafeTensors::max_header_size) {
         fail_file(FileProblem::header_too_long, "SafeTensors::parse: header length ", header_len, " exceeds the limit of ",
-                  max_header_size, " bytes");
+                  SafeTensors::max_header_size, " bytes");
     }
-    if (header_len > size - 8) {
-        fail_file(FileProblem::truncated, "SafeTensors::parse: truncated: header length ", header_len, " exceeds the ",
-                  size - 8, " bytes after the length field");
+    return 8 + header_len;
+}
+
+SafeTensorsHeader parse_safetensors_header(const std::uint8_t* data, std::size_t size, std::uint64_t file_size) {
+    if (data == nullptr && size != 0) fail<IoError>("SafeTensors::parse: null data pointer with size ", size);
+    if (file_size > SafeTensors::max_file_size) {
+        fail<IoError>("SafeTensors::parse: ", file_size, " bytes exceed the limit of ", SafeTensors::max_file_size,
+                      " bytes per file");
+    }
+    const std::uint64_t header_end = safetensors_header_bytes(data, static_cast<std::size_t>(std::min<std::uint64_t>(size, file_size)));
+    if (header_end > file_size) {
+        fail_file(FileProblem::truncated, "SafeTensors::parse: truncated: header length ", header_end - 8, " exceeds the ",
+                  file_size - 8, " bytes after the length field");
+    }
+    if (header_end > size) {
+        fail<IoError>("SafeTensors::parse: the header needs the first ", header_end, " bytes, only ", size, " given");
     }
     const char* text = reinterpret_cast<const char*>(data + 8);
-    const json header = parse_header_json(text, text + header_len);
+    const json header = parse_header_json(text, text + (header_end - 8));
     if (!header.is_object()) {
         fail_file(FileProblem::bad_header, "SafeTensors::parse: header must be a JSON object, got ", header.type_name());
     }
-
-    const std::uint8_t* buffer = data + 8 + header_len;
-    const std::size_t buffer_size = size - 8 - static_cast<std::size_t>(header_len);
-
-    SafeTensors out;
-    std::vector<ParsedEntry> entries;
+    SafeTensorsHeader out;
+    out.data_offset = header_end;
+    out.data_size = file_size - header_end;
     for (const auto& [key, value] : header.items()) {
         if (key == kMetadataKey) {
             if (!value.is_object()) {
@@ -296,15 +344,22 @@ SafeTensors SafeTensors::parse(const std::uint8_t* data, std::size_t size) {
                     fail<IoError>("SafeTensors::parse: __metadata__ value of '", mkey, "' must be a string, got ",
                                   preview(mvalue));
                 }
-                out.metadata_[mkey] = mvalue.get<std::string>();
+                out.metadata[mkey] = mvalue.get<std::string>();
             }
             continue;
         }
-        entries.push_back(parse_entry(key, value, buffer_size));
+        out.entries.push_back(parse_entry(key, value, out.data_size));
     }
-    require_exact_cover(entries, buffer_size);
+    require_exact_cover(out.entries, out.data_size);
+    return out;
+}
 
-    for (ParsedEntry& e : entries) {
+SafeTensors SafeTensors::parse(const std::uint8_t* data, std::size_t size) {
+    SafeTensorsHeader header = parse_safetensors_header(data, size, size);
+    const std::uint8_t* buffer = data + header.data_offset;
+    SafeTensors out;
+    out.metadata_ = std::move(header.metadata);
+    for (SafeTensorsEntry& e : header.entries) {
         Entry stored{e.dtype, std::move(e.shape), std::vector<std::uint8_t>(buffer + e.begin, buffer + e.end)};
         if (stored.dtype == Dtype::BOOL) {
             for (std::size_t i = 0; i < stored.bytes.size(); ++i) {

@@ -326,7 +326,7 @@ TEST(SafeTensors, RefusesMetadataThatIsNotStrings) {
 }
 
 TEST(SafeTensors, RefusesUnknownDtype) {
-    expect_refused(R"({"t":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}})", Bytes(2), "dtype");
+    expect_refused(R"({"t":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}})", Bytes(8), "dtype");
     expect_refused(R"({"t":{"dtype":7,"shape":[1],"data_offsets":[0,4]}})", Bytes(4), "dtype");
 }
 
@@ -406,7 +406,7 @@ TEST(SafeTensorsLimits, RefusesHeadersNestedBeyondTheDepthLimit) {
 }
 
 TEST(SafeTensorsLimits, RefusesEveryDtypeOutsideTheTable) {
-    for (const char* dtype : {"F16", "BF16", "F64", "I8", "I16", "U16", "U32", "U64", "F8_E4M3", "f32", ""}) {
+    for (const char* dtype : {"F64", "I8", "I16", "U16", "U32", "U64", "F8_E4M3", "f16", "f32", ""}) {
         expect_refused(std::string(R"({"t":{"dtype":")") + dtype + R"(","shape":[1],"data_offsets":[0,1]}})",
                        Bytes(1), "unknown dtype");
     }
@@ -571,3 +571,77 @@ TEST(SafeTensorsFixtures, MissingMetadataFailsTheTestWithTheKey) {
 }
 
 }  // namespace
+
+namespace attnlab {
+namespace {
+
+using Bytes = std::vector<std::uint8_t>;
+
+Bytes half_file(const char* dtype, const std::vector<std::uint16_t>& values) {
+    Bytes data;
+    for (std::uint16_t v : values) {
+        data.push_back(static_cast<std::uint8_t>(v & 0xFF));
+        data.push_back(static_cast<std::uint8_t>(v >> 8));
+    }
+    std::string header = std::string(R"({"h":{"dtype":")") + dtype + R"(","shape":[)" + std::to_string(values.size()) +
+                         R"(],"data_offsets":[0,)" + std::to_string(data.size()) + "]}}";
+    header.append((8 - header.size() % 8) % 8, ' ');
+    Bytes out(8);
+    for (int i = 0; i < 8; ++i) out[i] = static_cast<std::uint8_t>(header.size() >> (8 * i));
+    out.insert(out.end(), header.begin(), header.end());
+    out.insert(out.end(), data.begin(), data.end());
+    return out;
+}
+
+TEST(SafeTensorsHalf, F16AndBf16ConvertExactlyToFloat) {
+    // F16: 1, -2, 65504 (largest), 2^-24 (smallest subnormal), 2^-14 (smallest normal), +inf, -0.
+    const std::vector<std::uint16_t> f16 = {0x3C00, 0xC000, 0x7BFF, 0x0001, 0x0400, 0x7C00, 0x8000, 0x7E00};
+    const io::SafeTensors st = io::SafeTensors::parse(half_file("F16", f16));
+    EXPECT_EQ(st.dtype("h"), io::Dtype::F16);
+    EXPECT_THROW(st.get_f32<1>("h"), IoError);  // get_f32 reads F32 only
+    const io::TensorView v = st.view("h");
+    std::vector<float> out(f16.size());
+    io::convert_to_f32(v.dtype, v.data, out.size(), out.data());
+    EXPECT_EQ(out[0], 1.0f);
+    EXPECT_EQ(out[1], -2.0f);
+    EXPECT_EQ(out[2], 65504.0f);
+    EXPECT_EQ(out[3], std::ldexp(1.0f, -24));
+    EXPECT_EQ(out[4], std::ldexp(1.0f, -14));
+    EXPECT_EQ(out[5], INFINITY);
+    EXPECT_TRUE(out[6] == 0.0f && std::signbit(out[6]));
+    EXPECT_TRUE(std::isnan(out[7]));
+    // BF16 is the top half of a float32: 1, -2.5, 3.140625, -inf.
+    const std::vector<std::uint16_t> bf16 = {0x3F80, 0xC020, 0x4049, 0xFF80};
+    const io::SafeTensors sb = io::SafeTensors::parse(half_file("BF16", bf16));
+    const io::TensorView w = sb.view("h");
+    std::vector<float> back(bf16.size());
+    io::convert_to_f32(w.dtype, w.data, back.size(), back.data());
+    EXPECT_EQ(back, (std::vector<float>{1.0f, -2.5f, 3.140625f, -INFINITY}));
+    EXPECT_THROW(io::convert_to_f32(io::Dtype::I32, w.data, 1, back.data()), IoError);
+}
+
+TEST(SafeTensorsHeader, ParsesTheHeaderWithoutTheDataAndRefusesATruncatedFile) {
+    const Bytes file = half_file("F16", {1, 2, 3});
+    const std::uint64_t header = io::safetensors_header_bytes(file.data(), 8);
+    EXPECT_EQ(header, file.size() - 6);
+    // The header alone, with the file's full size: the data need not be there.
+    const io::SafeTensorsHeader h = io::parse_safetensors_header(file.data(), header, file.size());
+    EXPECT_EQ(h.data_offset, header);
+    EXPECT_EQ(h.data_size, 6u);
+    ASSERT_EQ(h.entries.size(), 1u);
+    EXPECT_EQ(h.entries[0].name, "h");
+    EXPECT_EQ(h.entries[0].end, 6u);
+    // A file shorter than its header says is truncated; one whose data is short does not tile.
+    EXPECT_THROW(io::parse_safetensors_header(file.data(), header, header - 1), IoError);
+    try {
+        io::parse_safetensors_header(file.data(), header, file.size() - 2);
+        FAIL();
+    } catch (const IoError& e) {
+        EXPECT_NE(std::string(e.what()).find("not a range within the data buffer of 4 bytes"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_THROW(io::parse_safetensors_header(file.data(), 20, file.size()), IoError);  // header cut
+}
+
+}  // namespace
+}  // namespace attnlab

@@ -3,8 +3,9 @@
 // What it is for: model checkpoints (PyTorch state_dict names, the model config as string
 // metadata) and the PyTorch golden fixtures under tests/reference/fixtures. parse() works on a
 // byte buffer and never touches the filesystem, so WebAssembly callers can hand it an array
-// they fetched. Not for: lazy or memory-mapped loading of multi-gigabyte files (every tensor is
-// copied into its own buffer), nor for dtypes the engine does not use (F16, BF16, F64, ...).
+// they fetched; parse_safetensors_header() reads the header alone, for loaders that stream the
+// data buffer into their own memory (io/hf_gpt2.hpp). Not for: memory-mapped loading (parse()
+// copies every tensor into its own buffer), nor dtypes the engine does not read (F64, I8, ...).
 //
 //   auto st = attnlab::io::SafeTensors::read_file("model.safetensors");
 //   attnlab::Tensor2 w = st.get_f32<2>("q_proj.weight");       // (C, C), IoError if not F32 rank 2
@@ -29,6 +30,8 @@
 //   | I64   | 8     | -                    | get_i32 (IoError if a value leaves int32) |
 //   | U8    | 1     | std::uint8_t         | get_u8                                    |
 //   | BOOL  | 1     | -                    | get_u8 (values are checked to be 0 or 1)  |
+//   | F16   | 2     | -                    | convert_to_f32 (IEEE binary16)            |
+//   | BF16  | 2     | -                    | convert_to_f32 (bfloat16)                 |
 //
 // Every problem with the input throws attnlab::IoError whose message says what is wrong
 // (truncated, header length, JSON, dtype, shape, offsets, overlap, gap, duplicate, ...) and,
@@ -55,7 +58,7 @@
 
 namespace attnlab::io {
 
-enum class Dtype { F32, I32, I64, U8, BOOL };
+enum class Dtype { F32, I32, I64, U8, BOOL, F16, BF16 };
 
 // "F32", "I32", ... as spelled in the header.
 const char* dtype_name(Dtype dtype);
@@ -77,6 +80,36 @@ template <>
 struct dtype_of<std::uint8_t> {
     static constexpr Dtype value = Dtype::U8;
 };
+
+// count little-endian elements of F32, F16 or BF16 at src as float32 into dst (exact: every F16
+// and BF16 value is a float32; NaN stays NaN, ±Inf ±Inf, subnormals are kept). IoError for
+// another dtype.
+void convert_to_f32(Dtype dtype, const std::uint8_t* src, std::size_t count, float* dst);
+
+// One tensor of a header: data_offsets [begin, end) within the data buffer.
+struct SafeTensorsEntry {
+    std::string name;
+    Dtype dtype;
+    std::vector<std::size_t> shape;
+    std::uint64_t begin, end;
+};
+
+// A parsed header, before any tensor data is read.
+struct SafeTensorsHeader {
+    std::uint64_t data_offset = 0;  // 8 + N: where the data buffer starts in the file
+    std::uint64_t data_size = 0;    // the data buffer's bytes: file size - data_offset
+    std::map<std::string, std::string> metadata;
+    std::vector<SafeTensorsEntry> entries;  // in data order (by begin), tiling the buffer exactly
+};
+
+// The bytes a header occupies (8 + N) from the first 8 bytes of a file; IoError naming the
+// limit for N beyond SafeTensors::max_header_size, or for fewer than 8 bytes.
+std::uint64_t safetensors_header_bytes(const std::uint8_t* data, std::size_t size);
+// The header of a file of file_size bytes from its first `size` bytes (at least 8 + N of them;
+// the data buffer need not be there): every check of SafeTensors::parse that needs no tensor
+// data (JSON, dtypes, shapes, offsets within the buffer, exact cover, limits), with the same
+// IoError messages. A file_size shorter than the header says the file is truncated.
+SafeTensorsHeader parse_safetensors_header(const std::uint8_t* data, std::size_t size, std::uint64_t file_size);
 
 // A read-only look at one stored tensor; valid until the SafeTensors is modified or destroyed.
 struct TensorView {
