@@ -9,5 +9,6 @@ int run_train(int argc, char** argv);
 int run_eval(int argc, char** argv);
 int run_generate(int argc, char** argv);
 int run_experiment(int argc, char** argv);
+int run_tokenize(int argc, char** argv);
 
 }  // namespace attnlab::cli

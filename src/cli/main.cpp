@@ -20,6 +20,7 @@ const Command kCommands[] = {
     {"generate", "continue a prompt with a saved decoder model", attnlab::cli::run_generate},
     {"experiment", "re-run a claim of the article as a seeded experiment (scaling, positional, mask, ...)",
      attnlab::cli::run_experiment},
+    {"tokenize", "print the token ids of a text (GPT-2's BPE, or a BERT-style vocab.txt)", attnlab::cli::run_tokenize},
 };
 
 void print_usage() {

@@ -16,6 +16,7 @@
 #include "commands.hpp"
 #include "engine_flags.hpp"
 #include "model_flags.hpp"
+#include "text_flags.hpp"
 
 namespace attnlab::cli {
 namespace {
@@ -205,6 +206,7 @@ int run_train(int argc, char** argv) {
     add_training_flags(args);
     add_engine_flags(args);
     args.add("save", "", "write the trained model here (safetensors)");
+    args.add("tokenizer", "", "a tokenizer directory the saved checkpoint carries (its ids must fit the model's vocabulary)");
     args.add("eval-every", "500", "evaluate on held-out batches every N steps (0 = only at the end)");
     args.add("eval-batches", "8", "batches per evaluation");
     args.add("target-accuracy", "0", "stop early once evaluation accuracy reaches this (0..1; 0 = never)");
@@ -217,6 +219,7 @@ int run_train(int argc, char** argv) {
     const ModelConfig config = model_config(args, *task);
     const TrainerOptions options = trainer_options(args);
     Model model(config, options.seed);
+    apply_tokenizer_flag(args, model);
     Trainer trainer(model, *task, options);
     const std::size_t steps = args.get_size("steps");
     const std::size_t eval_every = args.get_size("eval-every");
@@ -271,22 +274,25 @@ int run_eval(int argc, char** argv) {
 
 int run_generate(int argc, char** argv) {
     Args args("generate", "Continues a prompt with a saved decoder model (greedy or sampled, KV-cached).\n"
+                          "With a tokenizer (the checkpoint's own, or --tokenizer DIR) the prompt is text and so is the output.\n"
                           "Without --prompt/--text it samples prompts from the model's task and shows the expected answer.\n"
                           "examples: attnlab generate --model reverse.safetensors --samples 3\n"
-                          "          attnlab generate --model charlm.safetensors --text \"The \" --tokens 200 --temperature 0.8");
+                          "          attnlab generate --model charlm.safetensors --text \"The \" --max-new 200 --temperature 0.8\n"
+                          "          attnlab generate --model poems.safetensors --prompt \"床前明月光\" --max-new 20 --seed 1");
     args.add("model", "", "decoder checkpoint written by attnlab train --save");
     add_task_flags(args);
     add_engine_flags(args);
-    args.add("prompt", "", "prompt as space-separated token ids");
-    args.add("text", "", "prompt as text (character-level tasks)");
-    args.add("tokens", "0", "tokens to generate (0 = the answer length of the task)");
+    args.add("tokenizer", "", "directory of a tokenizer's files (vocab.json + merges.txt, vocab.txt), replacing the checkpoint's");
+    args.add("prompt", "", "the prompt: text when the model has a tokenizer, else space-separated token ids");
+    args.add("text", "", "prompt as text (character-level tasks, or any model with a tokenizer)");
+    args.add("max-new", "0", "tokens to generate (0 = the answer length of the task; 20 with a tokenizer)");
     args.add("temperature", "0", "0 = greedy, > 0 samples softmax(logits / temperature)");
     args.add("samples", "3", "prompts to sample from the task when no prompt is given");
     args.add("seed", "1", "seed of the sampling and of the sampled prompts");
     if (!args.parse(argc, argv, 2)) return 0;
     apply_engine_flags(args);
     LoadedCheckpoint loaded = read_checkpoint(args);
-    const Model& lm = loaded.model;
+    Model& lm = loaded.model;
     if (lm.is_forecaster()) {
         fail<ConfigError>("attnlab generate: --model holds a forecaster; it forecasts values and has no tokens to "
                           "generate (attnlab eval compares its forecasts with the seasonal-naive baseline)");
@@ -297,6 +303,17 @@ int run_generate(int argc, char** argv) {
     gen.temperature = args.get_float("temperature");
     gen.seed = static_cast<std::uint64_t>(args.get_int("seed"));
 
+    if (const text::Tokenizer* tokenizer = apply_tokenizer_flag(args, lm)) {
+        if (args.given("prompt") && args.given("text")) fail<ConfigError>("attnlab generate: give --prompt or --text, not both");
+        const std::string& text = args.given("text") ? args.get("text") : args.get("prompt");
+        if (text.empty()) fail<ConfigError>("attnlab generate: the model has a tokenizer; give the prompt as --prompt TEXT");
+        const std::vector<std::int32_t> ids = tokenizer->encode(text);
+        if (ids.empty()) fail<ConfigError>("attnlab generate: the prompt \"", text, "\" has no tokens");
+        const std::size_t n = args.get_size("max-new") == 0 ? 20 : args.get_size("max-new");
+        const GenerateResult r = lm.generate(ids, n, gen);
+        std::printf("%s\n", tokenizer->decode(r.tokens).c_str());
+        return 0;
+    }
     std::vector<std::int32_t> prompt;
     if (!args.get("text").empty()) {
         prompt = encode_text(task, args.get("text"));
@@ -306,7 +323,7 @@ int run_generate(int argc, char** argv) {
         if (!in.eof()) fail<ConfigError>("attnlab generate: --prompt must be space-separated integers");
     }
     if (!prompt.empty()) {
-        const std::size_t n = args.get_size("tokens") == 0 ? task.seq_len() : args.get_size("tokens");
+        const std::size_t n = args.get_size("max-new") == 0 ? task.seq_len() : args.get_size("max-new");
         const GenerateResult r = lm.generate(prompt, n, gen);
         std::printf("%s\n", task.decode(r.tokens.data(), r.tokens.size()).c_str());
         return 0;
@@ -323,7 +340,7 @@ int run_generate(int argc, char** argv) {
         std::vector<std::int32_t> p(b.tokens.data(), b.tokens.data() + first + 1);
         std::vector<std::int32_t> expected;
         for (std::size_t i = first; i < t; ++i) expected.push_back(b.targets(0, i));
-        const std::size_t n = args.get_size("tokens") == 0 ? expected.size() : args.get_size("tokens");
+        const std::size_t n = args.get_size("max-new") == 0 ? expected.size() : args.get_size("max-new");
         const GenerateResult r = lm.generate(p, n, gen);
         const std::vector<std::int32_t> got(r.tokens.begin() + static_cast<std::ptrdiff_t>(p.size()), r.tokens.end());
         std::size_t ok = 0;

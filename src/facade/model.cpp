@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/io/safetensors.hpp"
 
 namespace attnlab {
 
@@ -34,10 +35,40 @@ Model::Model(const ModelConfig& config, std::uint64_t seed) : model_(build(confi
 
 Model::Model(AnyModel model) : model_(std::move(model)) {}
 
-Model Model::load(const std::vector<std::uint8_t>& bytes) { return Model(load_checkpoint(bytes)); }
+Model Model::load(const std::vector<std::uint8_t>& bytes) {
+    Model model(load_checkpoint(bytes));
+    const io::SafeTensorsHeader header = io::parse_safetensors_header(bytes.data(), bytes.size(), bytes.size());
+    const auto stored = header.metadata.find(io::kTokenizerMetadataKey);
+    if (stored != header.metadata.end()) {
+        const auto* data = reinterpret_cast<const std::uint8_t*>(stored->second.data());
+        try {
+            model.set_tokenizer(text::tokenizer_from_bytes(data, stored->second.size()));
+        } catch (const Error& e) {
+            fail<IoError>("Model::load: the checkpoint's tokenizer is invalid: ", e.what());
+        }
+    }
+    return model;
+}
 
 std::vector<std::uint8_t> Model::save() const {
-    return std::visit([](const auto& m) { return io::save_checkpoint(m); }, model_);
+    if (!tokenizer_) return std::visit([](const auto& m) { return io::save_checkpoint(m); }, model_);
+    const std::vector<std::uint8_t> bytes = tokenizer_->to_bytes();
+    const io::CheckpointMetadata metadata{{io::kTokenizerMetadataKey, std::string(bytes.begin(), bytes.end())}};
+    return std::visit([&](const auto& m) { return io::save_checkpoint(m, metadata); }, model_);
+}
+
+void Model::set_tokenizer(std::shared_ptr<const text::Tokenizer> tokenizer) {
+    if (tokenizer) {
+        const ModelConfig& c = config();
+        if (c.is_image() || c.is_forecaster()) {
+            fail<ConfigError>("Model::set_tokenizer: this model is ", describe(c), "; it reads no tokens");
+        }
+        if (tokenizer->vocab_size() > c.vocab_size) {
+            fail<ConfigError>("Model::set_tokenizer: the ", tokenizer->kind(), " tokenizer has ", tokenizer->vocab_size(),
+                              " token ids, more than the model's vocab_size of ", c.vocab_size);
+        }
+    }
+    tokenizer_ = std::move(tokenizer);
 }
 
 void Model::load_parameters(const std::vector<std::uint8_t>& bytes) {

@@ -41,9 +41,15 @@ void put_parameter(SafeTensors& st, const ParameterView& p) {
 }
 
 template <class M>
-SafeTensors to_safetensors(const M& model) {
+SafeTensors to_safetensors(const M& model, const std::map<std::string, std::string>& extra = {}) {
     SafeTensors st;
     st.metadata() = model.config().to_metadata();
+    for (const auto& [key, value] : extra) {
+        if (st.metadata().count(key) || key == "format" || key == "version") {
+            fail<IoError>("save_checkpoint: metadata key '", key, "' belongs to the checkpoint itself");
+        }
+        st.metadata()[key] = value;
+    }
     st.metadata()["format"] = kCheckpointFormat;
     st.metadata()["version"] = kCheckpointVersion;
     for (const auto& p : parameters_of(model)) put_parameter(st, p);
@@ -74,6 +80,7 @@ ModelConfig config_of(const SafeTensors& st, const char* where) {
     }
     meta.erase("format");
     meta.erase("version");
+    meta.erase(kTokenizerMetadataKey);
     // Keys under "task." describe what the model was trained on (written by the CLI); they are
     // not part of the model config.
     for (auto it = meta.begin(); it != meta.end();) {
@@ -171,17 +178,31 @@ SafeTensors read(const std::string& path, const char* where) {
 }
 }  // namespace
 
-std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model) { return to_safetensors(model).serialize(); }
-std::vector<std::uint8_t> save_checkpoint(const DecoderLM& model) { return to_safetensors(model).serialize(); }
+std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model, const CheckpointMetadata& metadata) {
+    return to_safetensors(model, metadata).serialize();
+}
+std::vector<std::uint8_t> save_checkpoint(const DecoderLM& model, const CheckpointMetadata& metadata) {
+    return to_safetensors(model, metadata).serialize();
+}
 void save_checkpoint_file(const EncoderClassifier& model, const std::string& path) {
     to_safetensors(model).write_file(path);
 }
 void save_checkpoint_file(const DecoderLM& model, const std::string& path) { to_safetensors(model).write_file(path); }
-std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model) { return to_safetensors(model).serialize(); }
-std::vector<std::uint8_t> save_checkpoint(const LstmLM& model) { return to_safetensors(model).serialize(); }
-std::vector<std::uint8_t> save_checkpoint(const ImageClassifier& model) { return to_safetensors(model).serialize(); }
-std::vector<std::uint8_t> save_checkpoint(const CrossModalModel& model) { return to_safetensors(model).serialize(); }
-std::vector<std::uint8_t> save_checkpoint(const Forecaster& model) { return to_safetensors(model).serialize(); }
+std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model, const CheckpointMetadata& metadata) {
+    return to_safetensors(model, metadata).serialize();
+}
+std::vector<std::uint8_t> save_checkpoint(const LstmLM& model, const CheckpointMetadata& metadata) {
+    return to_safetensors(model, metadata).serialize();
+}
+std::vector<std::uint8_t> save_checkpoint(const ImageClassifier& model, const CheckpointMetadata& metadata) {
+    return to_safetensors(model, metadata).serialize();
+}
+std::vector<std::uint8_t> save_checkpoint(const CrossModalModel& model, const CheckpointMetadata& metadata) {
+    return to_safetensors(model, metadata).serialize();
+}
+std::vector<std::uint8_t> save_checkpoint(const Forecaster& model, const CheckpointMetadata& metadata) {
+    return to_safetensors(model, metadata).serialize();
+}
 
 ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes) {
     constexpr const char* where = "checkpoint_config";

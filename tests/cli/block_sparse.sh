@@ -22,7 +22,7 @@ for kv in '"variant":"block_sparse"' '"sparse_block_size":"8"' '"sparse_seed":"3
   grep -q "$kv" <<<"$meta" || { echo "the checkpoint metadata lacks $kv"; exit 1; }
 done
 grep -q "on task reverse: loss " <<<"$("$cli" eval --model "$dir/lm.safetensors")"
-grep -q "^1 2 3 | " <<<"$("$cli" generate --model "$dir/lm.safetensors" --prompt "1 2 3 10" --tokens 3)"
+grep -q "^1 2 3 | " <<<"$("$cli" generate --model "$dir/lm.safetensors" --prompt "1 2 3 10" --max-new 3)"
 
 if err=$("$cli" train --task reverse --variant block_sparse --block-size 0 --steps 1 2>&1); then
   echo "block size 0 accepted"; exit 1

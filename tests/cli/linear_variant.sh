@@ -18,7 +18,7 @@ last=$(tail -n 1 "$dir/log.csv" | cut -d, -f2)
 awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a) }' || { echo "loss did not fall: $first -> $last"; exit 1; }
 grep -aq '"variant":"linear"' "$dir/lm.safetensors" || { echo "the checkpoint does not record variant linear"; exit 1; }
 grep -q "on task reverse: loss " <<<"$("$cli" eval --model "$dir/lm.safetensors")"
-grep -q "^1 2 3 | " <<<"$("$cli" generate --model "$dir/lm.safetensors" --prompt "1 2 3 10" --tokens 3)"
+grep -q "^1 2 3 | " <<<"$("$cli" generate --model "$dir/lm.safetensors" --prompt "1 2 3 10" --max-new 3)"
 "$cli" train --task brackets --variant linear --d-model 16 --heads 2 --steps 5 --quiet >/dev/null
 
 if err=$("$cli" train --task reverse --variant linear --window 4 --steps 1 2>&1); then echo "window accepted"; exit 1; fi

@@ -13,7 +13,7 @@ out=$("$cli" train --task reverse --architecture lstm --layers 1 --d-model 16 --
 grep -q "lstm decoder with 1 layers, hidden 16; " <<<"$out" || { echo "no LSTM summary in: $out"; exit 1; }
 grep -q " parameters; " <<<"$out" || { echo "no parameter count in: $out"; exit 1; }
 grep -q "on task reverse: loss " <<<"$("$cli" eval --model "$dir/lm.safetensors")"
-grep -q "^1 2 3 | " <<<"$("$cli" generate --model "$dir/lm.safetensors" --prompt "1 2 3 10" --tokens 3)"
+grep -q "^1 2 3 | " <<<"$("$cli" generate --model "$dir/lm.safetensors" --prompt "1 2 3 10" --max-new 3)"
 
 "$cli" train --task brackets --architecture lstm --d-model 16 --steps 5 --quiet --save "$dir/cls.safetensors" >/dev/null
 grep -q "on task brackets: loss " <<<"$("$cli" eval --model "$dir/cls.safetensors")"

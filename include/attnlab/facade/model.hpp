@@ -18,6 +18,10 @@
 //   attnlab::CrossEntropyResult r = model.loss_and_backward(batch);   // batch from a Task
 //   std::vector<std::uint8_t> bytes = model.save();                     // safetensors
 //   attnlab::Model again = attnlab::Model::load(bytes);
+//
+// A token model may carry the tokenizer that turns text into its ids (text/tokenizer.hpp):
+// save() stores it in the checkpoint's metadata (io::kTokenizerMetadataKey) and load() restores
+// it, so `attnlab generate --model FILE --prompt TEXT` needs nothing else.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +40,7 @@
 #include "attnlab/model/vision/image_classifier.hpp"
 #include "attnlab/model/lstm/lstm_models.hpp"
 #include "attnlab/nn/loss.hpp"
+#include "attnlab/text/tokenizer.hpp"
 
 namespace attnlab {
 
@@ -44,14 +49,22 @@ public:
     // A fresh model with parameters drawn from Rng(seed). Throws ConfigError for a bad config.
     Model(const ModelConfig& config, std::uint64_t seed);
     explicit Model(AnyModel model);
-    // From a safetensors checkpoint (IoError on a bad one).
+    // From a safetensors checkpoint (IoError on a bad one), with its tokenizer if it has one.
     static Model load(const std::vector<std::uint8_t>& bytes);
+    // The checkpoint: parameters, config and, when set, the tokenizer.
     std::vector<std::uint8_t> save() const;
     // Overwrites the parameters from a checkpoint of the same config; all-or-nothing.
     void load_parameters(const std::vector<std::uint8_t>& bytes);
 
     const ModelConfig& config() const;
     ModelKind kind() const { return config().kind; }
+
+    // The tokenizer of a token model, or null. set_tokenizer(nullptr) removes it; ConfigError
+    // for a model that reads no tokens (images, series) or a tokenizer with more ids than the
+    // model's vocab_size (naming both).
+    const text::Tokenizer* tokenizer() const { return tokenizer_.get(); }
+    const std::shared_ptr<const text::Tokenizer>& shared_tokenizer() const { return tokenizer_; }
+    void set_tokenizer(std::shared_ptr<const text::Tokenizer> tokenizer);
     bool is_decoder() const { return kind() == ModelKind::decoder; }
     bool is_lstm() const { return config().architecture == Architecture::lstm; }
     bool is_image() const { return config().is_image(); }
@@ -127,6 +140,7 @@ private:
     void require_batch_kind(const Batch& batch, const char* where) const;
     void require_attention(const char* where) const;  // ConfigError for an LSTM
     AnyModel model_;
+    std::shared_ptr<const text::Tokenizer> tokenizer_;
 };
 
 }  // namespace attnlab

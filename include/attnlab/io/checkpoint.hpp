@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -45,18 +46,24 @@ inline constexpr const char* kCheckpointVersion = "1";
 // Metadata keys with this prefix (e.g. "task.name") are free-form notes about the training run;
 // loaders ignore them.
 inline constexpr const char* kTaskMetadataPrefix = "task.";
+// The metadata key of the tokenizer a model carries (text::Tokenizer::to_bytes(), which is UTF-8
+// text; the facade's Model writes and reads it); the model loaders ignore it.
+inline constexpr const char* kTokenizerMetadataKey = "tokenizer";
 
-// The complete safetensors image of the model's parameters and config.
-std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model);
-std::vector<std::uint8_t> save_checkpoint(const DecoderLM& model);
+// The complete safetensors image of the model's parameters and config, with extra metadata
+// entries beside them (the facade's tokenizer; IoError if a key is one the checkpoint itself
+// uses: a config field, "format" or "version").
+using CheckpointMetadata = std::map<std::string, std::string>;
+std::vector<std::uint8_t> save_checkpoint(const EncoderClassifier& model, const CheckpointMetadata& metadata = {});
+std::vector<std::uint8_t> save_checkpoint(const DecoderLM& model, const CheckpointMetadata& metadata = {});
 // The same written to path (IoError naming the path if it cannot be written).
 void save_checkpoint_file(const EncoderClassifier& model, const std::string& path);
 void save_checkpoint_file(const DecoderLM& model, const std::string& path);
-std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model);
-std::vector<std::uint8_t> save_checkpoint(const LstmLM& model);
-std::vector<std::uint8_t> save_checkpoint(const ImageClassifier& model);
-std::vector<std::uint8_t> save_checkpoint(const CrossModalModel& model);
-std::vector<std::uint8_t> save_checkpoint(const Forecaster& model);
+std::vector<std::uint8_t> save_checkpoint(const LstmClassifier& model, const CheckpointMetadata& metadata = {});
+std::vector<std::uint8_t> save_checkpoint(const LstmLM& model, const CheckpointMetadata& metadata = {});
+std::vector<std::uint8_t> save_checkpoint(const ImageClassifier& model, const CheckpointMetadata& metadata = {});
+std::vector<std::uint8_t> save_checkpoint(const CrossModalModel& model, const CheckpointMetadata& metadata = {});
+std::vector<std::uint8_t> save_checkpoint(const Forecaster& model, const CheckpointMetadata& metadata = {});
 
 // The config stored in a checkpoint (IoError if the image or its metadata is bad).
 ModelConfig checkpoint_config(const std::vector<std::uint8_t>& bytes);
