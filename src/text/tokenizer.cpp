@@ -110,33 +110,10 @@ std::unique_ptr<Tokenizer> tokenizer_from_files(std::string_view kind, const Tok
     return k.create(files);
 }
 
-std::unique_ptr<Tokenizer> load_tokenizer_directory(const std::string& dir) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    if (!fs::is_directory(dir, ec)) fail<IoError>("load_tokenizer_directory: '", dir, "' is not a directory");
-    for (const TokenizerKind& kind : tokenizer_kinds()) {
-        for (const std::vector<std::string>& layout : kind.layouts) {
-            bool complete = true;
-            for (const std::string& name : layout) complete = complete && fs::is_regular_file(fs::path(dir) / name, ec);
-            if (!complete) continue;
-            TokenizerFiles files;
-            for (std::size_t i = 0; i < layout.size(); ++i) {
-                files[kind.layouts.front()[i]] = read_text_file(fs::path(dir) / layout[i]);
-            }
-            for (const std::string& name : kind.optional) {
-                if (fs::is_regular_file(fs::path(dir) / name, ec)) files[name] = read_text_file(fs::path(dir) / name);
-            }
-            try {
-                return kind.create(files);
-            } catch (const IoError& e) {
-                fail<IoError>("load_tokenizer_directory: '", dir, "': ", e.what());
-            }
-        }
-    }
-    std::string present, wanted;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        present += (present.empty() ? "" : ", ") + entry.path().filename().string();
-    }
+namespace {
+// "vocab.json + merges.txt (byte_bpe); ...": what each kind needs.
+std::string expected_layouts() {
+    std::string wanted;
     for (const TokenizerKind& kind : tokenizer_kinds()) {
         for (const std::vector<std::string>& layout : kind.layouts) {
             std::string names;
@@ -144,8 +121,77 @@ std::unique_ptr<Tokenizer> load_tokenizer_directory(const std::string& dir) {
             wanted += (wanted.empty() ? "" : "; ") + names + " (" + kind.name + ")";
         }
     }
-    fail<IoError>("load_tokenizer_directory: '", dir, "' holds no tokenizer: it has ",
-                  present.empty() ? std::string("no files") : present, "; expected ", wanted);
+    return wanted;
+}
+}  // namespace
+
+namespace {
+// The first kind with a layout whose files are all in `named`, and that layout; null if none.
+const TokenizerKind* matching_kind(const TokenizerFiles& named, const std::vector<std::string>** layout_out) {
+    for (const TokenizerKind& kind : tokenizer_kinds()) {
+        for (const std::vector<std::string>& layout : kind.layouts) {
+            bool complete = true;
+            for (const std::string& name : layout) complete = complete && named.count(name) != 0;
+            if (!complete) continue;
+            *layout_out = &layout;
+            return &kind;
+        }
+    }
+    return nullptr;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? "no files" : out;
+}
+}  // namespace
+
+std::unique_ptr<Tokenizer> tokenizer_from_named_files(const TokenizerFiles& named) {
+    const std::vector<std::string>* layout = nullptr;
+    const TokenizerKind* kind = matching_kind(named, &layout);
+    if (kind == nullptr) {
+        std::vector<std::string> present;
+        for (const auto& entry : named) present.push_back(entry.first);
+        fail<IoError>("tokenizer_from_named_files: no tokenizer in the files given (", joined(present), "); expected ",
+                      expected_layouts());
+    }
+    TokenizerFiles files;
+    for (std::size_t i = 0; i < layout->size(); ++i) files[kind->layouts.front()[i]] = named.at((*layout)[i]);
+    for (const std::string& name : kind->optional) {
+        if (named.count(name)) files[name] = named.at(name);
+    }
+    return kind->create(files);
+}
+
+std::unique_ptr<Tokenizer> load_tokenizer_directory(const std::string& dir) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) fail<IoError>("load_tokenizer_directory: '", dir, "' is not a directory");
+    std::vector<std::string> present;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) present.push_back(entry.path().filename().string());
+    std::sort(present.begin(), present.end());
+    // The files some kind reads, by their names there.
+    TokenizerFiles named;
+    for (const TokenizerKind& kind : tokenizer_kinds()) {
+        std::vector<std::string> names = kind.optional;
+        for (const auto& layout : kind.layouts) names.insert(names.end(), layout.begin(), layout.end());
+        for (const std::string& name : names) {
+            if (named.count(name) == 0 && fs::is_regular_file(fs::path(dir) / name, ec)) {
+                named[name] = read_text_file(fs::path(dir) / name);
+            }
+        }
+    }
+    const std::vector<std::string>* layout = nullptr;
+    if (matching_kind(named, &layout) == nullptr) {
+        fail<IoError>("load_tokenizer_directory: '", dir, "' holds no tokenizer: it has ", joined(present), "; expected ",
+                      expected_layouts());
+    }
+    try {
+        return tokenizer_from_named_files(named);
+    } catch (const IoError& e) {
+        fail<IoError>("load_tokenizer_directory: '", dir, "': ", e.what());
+    }
 }
 
 std::unique_ptr<Tokenizer> tokenizer_from_bytes(const std::uint8_t* data, std::size_t size) {

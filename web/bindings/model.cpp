@@ -43,6 +43,7 @@
 #include "convert.hpp"
 #include "fields.hpp"
 #include "model_inputs.hpp"
+#include "tokenizer.hpp"
 #include "trace.hpp"
 
 namespace attnlab::web {
@@ -436,6 +437,40 @@ val ModelBinding::save(val notes) const {
     return guarded("Model.save", [&] { return save_of(*model_, notes); }, notes);
 }
 
+namespace {
+const text::Tokenizer& require_tokenizer(const Model& model, const char* where) {
+    if (!model.tokenizer()) {
+        fail<ConfigError>(where, ": the model has no tokenizer (model.setTokenizer(lab.Tokenizer.fromFiles(...)))");
+    }
+    return *model.tokenizer();
+}
+}  // namespace
+
+val ModelBinding::tokenizer() const {
+    return guarded("Model.tokenizer", [&] {
+        return model_->tokenizer() ? val(TokenizerBinding(model_->shared_tokenizer())) : val::null();
+    });
+}
+void ModelBinding::set_tokenizer(val tokenizer) {
+    guarded("Model.setTokenizer", [&] {
+        if (tokenizer.isNull() || tokenizer.isUndefined()) {
+            model_->set_tokenizer(nullptr);
+        } else if (tokenizer.instanceof(val::module_property("Tokenizer"))) {
+            model_->set_tokenizer(tokenizer.as<TokenizerBinding>().shared());
+        } else {
+            fail<ConfigError>("Model.setTokenizer: pass a Tokenizer or null");
+        }
+    }, tokenizer);
+}
+val ModelBinding::encode(val text) const {
+    return guarded("Model.encode", [&] { return encode_to_js(require_tokenizer(*model_, "Model.encode"), text, "Model.encode"); },
+                   text);
+}
+val ModelBinding::decode(val ids) const {
+    return guarded("Model.decode", [&] { return decode_to_js(require_tokenizer(*model_, "Model.decode"), ids, "Model.decode"); },
+                   ids);
+}
+
 void ModelBinding::load_parameters(val bytes) {
     guarded("Model.loadParameters", [&] {
         model_->load_parameters(bytes_from_js(bytes, "Model.loadParameters", "the checkpoint"));
@@ -469,6 +504,10 @@ EMSCRIPTEN_BINDINGS(attnlab_model) {
         .function("windowLayout", &M::window_layout)
         .function("generate", select_overload<val(val, val) const>(&M::generate))
         .function("generate", select_overload<val(val, val, val) const>(&M::generate))
+        .function("tokenizer", &M::tokenizer)
+        .function("setTokenizer", &M::set_tokenizer)
+        .function("encode", &M::encode)
+        .function("decode", &M::decode)
         .function("save", select_overload<val() const>(&M::save))
         .function("save", select_overload<val(val) const>(&M::save))
         .function("loadParameters", &M::load_parameters);

@@ -55,6 +55,13 @@ public:
     emscripten::val generate(emscripten::val prompt, emscripten::val max_new) const;
     emscripten::val generate(emscripten::val prompt, emscripten::val max_new, emscripten::val options) const;
 
+    // The tokenizer the model carries (a new Tokenizer handle), or null; setTokenizer(tok | null).
+    emscripten::val tokenizer() const;
+    void set_tokenizer(emscripten::val tokenizer);
+    // Text <-> ids with the model's tokenizer (Error when it has none).
+    emscripten::val encode(emscripten::val text) const;
+    emscripten::val decode(emscripten::val ids) const;
+
     emscripten::val save() const;
     emscripten::val save(emscripten::val notes) const;
     void load_parameters(emscripten::val bytes);

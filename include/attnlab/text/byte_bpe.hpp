@@ -23,10 +23,9 @@
 //
 // Reference: the pieces follow JavaScript's \p{L}, \p{N} and \s (the class tables are Node's
 // Unicode data; scripts/gen_unicode_tables.mjs), and the ids equal gpt-3-encoder's encode()
-// (tests/wasm/tokenizer.test.mjs) except where that port looks a pair up under the key "a,b":
-// pairs whose joined key equals another merge's (a piece such as `",""`) take that merge's
-// rank there. Here a pair is the two symbols, as in OpenAI's encoder.py and Hugging Face's
-// tokenizers (docs/pretrained.md lists those pairs).
+// (tests/wasm/tokenizer.test.mjs). A pair is its two symbols, as in OpenAI's encoder.py and
+// Hugging Face's tokenizers. Text must be valid UTF-8 (a JavaScript string with a lone surrogate
+// is refused, where TextEncoder would write U+FFFD).
 //
 //   auto bpe = attnlab::text::ByteBpeTokenizer::from_files(vocab_json, merges_txt);
 //   bpe.encode(" world");                  // {995}: one piece, " world" -> "Ġworld"

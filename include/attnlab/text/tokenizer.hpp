@@ -99,7 +99,11 @@ const TokenizerKind& tokenizer_kind(std::string_view name);
 
 // A tokenizer of the named kind from its files by canonical name.
 std::unique_ptr<Tokenizer> tokenizer_from_files(std::string_view kind, const TokenizerFiles& files);
-// The tokenizer a directory holds: the first kind one of whose layouts is all there. IoError naming the directory, the files it holds and what each kind
+// The tokenizer a set of files makes, keyed by their names in a directory (either name of
+// GPT-2's pair; other files are ignored): the first kind one of whose layouts is all there.
+// IoError naming the files given and what each kind needs, when none fits.
+std::unique_ptr<Tokenizer> tokenizer_from_named_files(const TokenizerFiles& files);
+// The same for the files of a directory. IoError naming the directory, the files it holds and what each kind
 // needs, when none fits.
 std::unique_ptr<Tokenizer> load_tokenizer_directory(const std::string& dir);
 // Inverse of Tokenizer::to_bytes; IoError for anything else.

@@ -1,0 +1,143 @@
+// The JavaScript `Tokenizer` class (tokenizer.hpp): text <-> ids with attnlab's tokenizers.
+#include "tokenizer.hpp"
+
+#include <string>
+#include <vector>
+
+#include <emscripten/bind.h>
+
+#include "attnlab/core/error.hpp"
+#include "attnlab/text/unicode.hpp"
+#include "convert.hpp"
+
+namespace attnlab::web {
+
+using emscripten::val;
+
+namespace {
+
+std::string text_from_js(const val& text, const char* where) {
+    if (!text.isString()) fail<ConfigError>(where, ": the text must be a string, got ", text.typeOf().as<std::string>());
+    return text.as<std::string>();
+}
+
+// A file's contents: a string, or its UTF-8 bytes.
+std::string file_from_js(const val& v, const char* where, const std::string& name) {
+    if (v.isString()) return v.as<std::string>();
+    const std::vector<std::uint8_t> bytes = bytes_from_js(v, where, ("file '" + name + "'").c_str());
+    return std::string(bytes.begin(), bytes.end());
+}
+
+// UTF-16 offset of every byte offset of UTF-8 text that starts a code point, and of its end.
+std::vector<std::size_t> utf16_offsets(const std::string& text) {
+    std::vector<std::size_t> at(text.size() + 1, 0);
+    std::size_t units = 0;
+    for (const text::CodePoint& cp : text::decode_utf8(text, "Tokenizer")) {
+        at[cp.begin] = units;
+        units += cp.value >= 0x10000 ? 2 : 1;
+    }
+    at[text.size()] = units;
+    return at;
+}
+
+}  // namespace
+
+val encode_to_js(const text::Tokenizer& tokenizer, const val& text, const char* where) {
+    const std::vector<std::int32_t> ids = tokenizer.encode(text_from_js(text, where));
+    return int32_array_to_js(ids.data(), ids.size());
+}
+
+val tokens_to_js(const text::Tokenizer& tokenizer, const val& text, const char* where) {
+    const std::string utf8 = text_from_js(text, where);
+    const std::vector<text::TokenSpan> spans = tokenizer.encode_spans(utf8);
+    const std::vector<std::size_t> at = utf16_offsets(utf8);
+    val out = val::array();
+    for (const text::TokenSpan& s : spans) {
+        val token = val::object();
+        token.set("id", s.id);
+        token.set("text", text::valid_utf8(tokenizer.token_text(s.id)));
+        token.set("start", at[s.begin]);
+        token.set("end", at[s.end]);
+        out.call<void>("push", token);
+    }
+    return out;
+}
+
+val decode_to_js(const text::Tokenizer& tokenizer, const val& ids, const char* where) {
+    bool batched = false;
+    const Index2 tokens = tokens_from_js(ids, where, "ids", &batched);
+    if (batched && tokens.shape(0) != 1) fail<ShapeError>(where, ": ids must be one sequence, got ", tokens.shape(0), " rows");
+    return val(tokenizer.decode(std::vector<std::int32_t>(tokens.begin(), tokens.end())));
+}
+
+TokenizerBinding TokenizerBinding::from_files(val files) {
+    return guarded("Tokenizer.fromFiles", [&] {
+        constexpr const char* where = "Tokenizer.fromFiles";
+        if (files.isUndefined() || files.isNull() || files.typeOf().as<std::string>() != "object" || files.isArray()) {
+            fail<ConfigError>(where, ": pass the tokenizer's files as { name: contents }, e.g. { 'vocab.json': ..., "
+                              "'merges.txt': ... }");
+        }
+        text::TokenizerFiles named;
+        const val keys = val::global("Object").call<val>("keys", files);
+        for (std::size_t i = 0, n = keys["length"].as<std::size_t>(); i < n; ++i) {
+            const std::string name = keys[i].as<std::string>();
+            named[name] = file_from_js(files[name], where, name);
+        }
+        return TokenizerBinding(text::tokenizer_from_named_files(named));
+    }, files);
+}
+
+TokenizerBinding TokenizerBinding::from_bytes(val bytes) {
+    return guarded("Tokenizer.fromBytes", [&] {
+        const std::vector<std::uint8_t> data = bytes_from_js(bytes, "Tokenizer.fromBytes", "the serialised tokenizer");
+        return TokenizerBinding(text::tokenizer_from_bytes(data));
+    }, bytes);
+}
+
+val TokenizerBinding::kind() const {
+    return guarded("Tokenizer.kind", [&] { return val(std::string(tokenizer_->kind())); });
+}
+val TokenizerBinding::vocab_size() const {
+    return guarded("Tokenizer.vocabSize", [&] { return val(tokenizer_->vocab_size()); });
+}
+val TokenizerBinding::encode(val text) const {
+    return guarded("Tokenizer.encode", [&] { return encode_to_js(*tokenizer_, text, "Tokenizer.encode"); }, text);
+}
+val TokenizerBinding::tokens(val text) const {
+    return guarded("Tokenizer.tokens", [&] { return tokens_to_js(*tokenizer_, text, "Tokenizer.tokens"); }, text);
+}
+val TokenizerBinding::decode(val ids) const {
+    return guarded("Tokenizer.decode", [&] { return decode_to_js(*tokenizer_, ids, "Tokenizer.decode"); }, ids);
+}
+val TokenizerBinding::token_text(val id) const {
+    return guarded("Tokenizer.tokenText", [&] {
+        if (!id.isNumber()) fail<ConfigError>("Tokenizer.tokenText: the id must be a number");
+        const double v = id.as<double>();
+        if (v != static_cast<double>(static_cast<std::int32_t>(v))) {
+            fail<ValueError>("Tokenizer.tokenText: the id must be an integer in int32 range, got ", v);
+        }
+        return val(text::valid_utf8(tokenizer_->token_text(static_cast<std::int32_t>(v))));
+    }, id);
+}
+val TokenizerBinding::to_bytes() const {
+    return guarded("Tokenizer.toBytes", [&] {
+        const std::vector<std::uint8_t> bytes = tokenizer_->to_bytes();
+        return uint8_array_to_js(bytes.data(), bytes.size());
+    });
+}
+
+EMSCRIPTEN_BINDINGS(attnlab_tokenizer) {
+    using T = TokenizerBinding;
+    emscripten::class_<T>("Tokenizer")
+        .class_function("fromFiles", &T::from_files)
+        .class_function("fromBytes", &T::from_bytes)
+        .function("kind", &T::kind)
+        .function("vocabSize", &T::vocab_size)
+        .function("encode", &T::encode)
+        .function("tokens", &T::tokens)
+        .function("decode", &T::decode)
+        .function("tokenText", &T::token_text)
+        .function("toBytes", &T::to_bytes);
+}
+
+}  // namespace attnlab::web
