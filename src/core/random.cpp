@@ -19,6 +19,12 @@ Rng::Rng(std::uint64_t seed) {
     for (auto& s : s_) s = splitmix64(seed);
 }
 
+Rng Rng::zeros() {
+    Rng r;
+    for (auto& s : r.s_) s = 0;
+    return r;
+}
+
 std::uint64_t Rng::next_u64() {  // xoshiro256** (Blackman & Vigna, 2018)
     const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
     const std::uint64_t t = s_[1] << 17;
@@ -36,6 +42,7 @@ float Rng::uniform() { return static_cast<float>(next_u64() >> 40) * (1.0f / 167
 float Rng::uniform(float lo, float hi) { return lo + (hi - lo) * uniform(); }
 
 float Rng::normal() {
+    if ((s_[0] | s_[1] | s_[2] | s_[3]) == 0) return 0.0f;  // Rng::zeros(): skip the transcendentals
     // 1 - u keeps the logarithm's argument in (0, 1].
     const double u1 = 1.0 - static_cast<double>(next_u64() >> 11) * (1.0 / 9007199254740992.0);
     const double u2 = static_cast<double>(next_u64() >> 11) * (1.0 / 9007199254740992.0);
@@ -44,6 +51,7 @@ float Rng::normal() {
 
 std::uint32_t Rng::below(std::uint32_t n) {
     if (n == 0) fail<ValueError>("Rng::below: n must be positive, got 0");
+    if ((s_[0] | s_[1] | s_[2] | s_[3]) == 0) return 0;  // Rng::zeros(): rejection would never end
     // Lemire's multiply-shift with rejection.
     std::uint64_t m = static_cast<std::uint64_t>(static_cast<std::uint32_t>(next_u64() >> 32)) * n;
     std::uint32_t low = static_cast<std::uint32_t>(m);

@@ -161,7 +161,7 @@ void require_parameters_stored(const SafeTensors& st, const ModelConfig& config,
 template <class M>
 M load_new(const SafeTensors& st, const ModelConfig& config, const char* where) {
     require_parameters_stored(st, config, where);
-    Rng rng(0);  // every parameter is overwritten below
+    Rng rng = Rng::zeros();  // every parameter is overwritten below
     M model(config, rng);
     load_into_impl(model, st, where);
     return model;

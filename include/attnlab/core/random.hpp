@@ -17,6 +17,11 @@ namespace attnlab {
 class Rng {
 public:
     explicit Rng(std::uint64_t seed = 0);
+    // A generator that draws only zeros (uniform() 0, uniform(lo, hi) lo, normal() 0, below(n)
+    // 0): for models whose parameters are all overwritten right after they are built (checkpoint
+    // loaders), so building them costs no random draws. Its state, all zero, is one no seed gives
+    // (splitmix64 is a bijection) and that xoshiro256** never leaves.
+    static Rng zeros();
     std::uint64_t next_u64();
     // Uniform in [0, 1) with 24 random bits (exactly representable in float32).
     float uniform();
