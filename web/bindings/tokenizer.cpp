@@ -28,15 +28,24 @@ std::string file_from_js(const val& v, const char* where, const std::string& nam
     return std::string(bytes.begin(), bytes.end());
 }
 
-// UTF-16 offset of every byte offset of UTF-8 text that starts a code point, and of its end.
-std::vector<std::size_t> utf16_offsets(const std::string& text) {
-    std::vector<std::size_t> at(text.size() + 1, 0);
+// For each byte offset b of UTF-8 text (and its end): the UTF-16 offset of the character b is
+// in (first) and of the one after it unless b starts a character (second). A byte-level token
+// may start or end inside a character; its span then takes the whole character.
+struct Utf16Offsets {
+    std::vector<std::size_t> down, up;
+};
+Utf16Offsets utf16_offsets(const std::string& text) {
+    Utf16Offsets at{std::vector<std::size_t>(text.size() + 1), std::vector<std::size_t>(text.size() + 1)};
     std::size_t units = 0;
     for (const text::CodePoint& cp : text::decode_utf8(text, "Tokenizer")) {
-        at[cp.begin] = units;
-        units += cp.value >= 0x10000 ? 2 : 1;
+        const std::size_t next = units + (cp.value >= 0x10000 ? 2 : 1);
+        for (std::size_t b = cp.begin; b < cp.end; ++b) {
+            at.down[b] = units;
+            at.up[b] = b == cp.begin ? units : next;
+        }
+        units = next;
     }
-    at[text.size()] = units;
+    at.down[text.size()] = at.up[text.size()] = units;
     return at;
 }
 
@@ -50,14 +59,14 @@ val encode_to_js(const text::Tokenizer& tokenizer, const val& text, const char* 
 val tokens_to_js(const text::Tokenizer& tokenizer, const val& text, const char* where) {
     const std::string utf8 = text_from_js(text, where);
     const std::vector<text::TokenSpan> spans = tokenizer.encode_spans(utf8);
-    const std::vector<std::size_t> at = utf16_offsets(utf8);
+    const Utf16Offsets at = utf16_offsets(utf8);
     val out = val::array();
     for (const text::TokenSpan& s : spans) {
         val token = val::object();
         token.set("id", s.id);
         token.set("text", text::valid_utf8(tokenizer.token_text(s.id)));
-        token.set("start", at[s.begin]);
-        token.set("end", at[s.end]);
+        token.set("start", at.down[s.begin]);
+        token.set("end", at.up[s.end]);
         out.call<void>("push", token);
     }
     return out;

@@ -30,7 +30,8 @@ public:
     emscripten::val kind() const;
     emscripten::val vocab_size() const;
     emscripten::val encode(emscripten::val text) const;
-    // [{ id, text, start, end }]: start and end index the JavaScript string (UTF-16 code units).
+    // [{ id, text, start, end }]: start and end index the JavaScript string (UTF-16 code units);
+    // a token holding part of a character (byte-level BPE) spans the whole character.
     emscripten::val tokens(emscripten::val text) const;
     emscripten::val decode(emscripten::val ids) const;
     emscripten::val token_text(emscripten::val id) const;
