@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
 targets=("$@")
-(( ${#targets[@]} )) || targets=(safetensors checkpoint tasks cli_args)
+(( ${#targets[@]} )) || targets=(safetensors checkpoint tasks cli_args hf_gpt2)
 
 source scripts/sanitize_build.sh
 configure_asan_build -DATTNLAB_BUILD_FUZZ=ON

@@ -8,6 +8,7 @@
 
 #include "attnlab/io/safetensors.hpp"
 #include "model_flags.hpp"
+#include "pretrained.hpp"
 
 namespace attnlab::cli {
 void write_checkpoint(const Model& model, const Args& args, const std::string& path) {
@@ -18,12 +19,20 @@ void write_checkpoint(const Model& model, const Args& args, const std::string& p
     st.write_file(path);
 }
 
-LoadedCheckpoint read_checkpoint(const Args& args) {
+LoadedCheckpoint read_checkpoint(const Args& args, bool task_free, const std::string& config_path) {
     const std::string& path = args.get("model");
     if (path.empty()) fail<ConfigError>("attnlab ", "--model is required (a checkpoint from attnlab train --save)");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail<IoError>("cannot open checkpoint '", path, "'");
-    const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::vector<std::uint8_t> bytes = read_file_bytes(path, "checkpoint");
+    if (is_hf_gpt2_file(bytes)) {
+        if (!task_free) {
+            fail<ConfigError>("attnlab: '", path, "' is a GPT-2 checkpoint, trained on no task of attnlab's; "
+                              "use attnlab logits or generate");
+        }
+        return LoadedCheckpoint{load_hf_gpt2_model(bytes, config_path), nullptr};
+    }
+    if (!config_path.empty()) {
+        fail<ConfigError>("attnlab: --config is for GPT-2 checkpoints; '", path, "' is an attnlab checkpoint, whose config is inside it");
+    }
     Model model = Model::load(bytes);
     const io::SafeTensors st = io::SafeTensors::parse(bytes);
     auto stored = [&](const char* key) -> std::string {

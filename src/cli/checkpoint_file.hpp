@@ -17,13 +17,15 @@ namespace attnlab::cli {
 
 struct LoadedCheckpoint {
     Model model;
-    std::unique_ptr<Task> task;
+    std::unique_ptr<Task> task;  // null for a GPT-2 checkpoint (Hugging Face's), which has none
 };
 
 // Saves model to path with the task flags of args in the metadata (IoError naming the path).
 void write_checkpoint(const Model& model, const Args& args, const std::string& path);
 // Reads --model, and builds its task from the stored task.* metadata overridden by task flags.
-LoadedCheckpoint read_checkpoint(const Args& args);
+// With task_free, a GPT-2 checkpoint in Hugging Face's format loads too (with config_path's
+// config.json when not empty; cli/pretrained.hpp), without a task; else it is refused.
+LoadedCheckpoint read_checkpoint(const Args& args, bool task_free = false, const std::string& config_path = "");
 // Token ids of text for a character-level task; ConfigError naming a character it lacks.
 std::vector<std::int32_t> encode_text(const Task& task, const std::string& text);
 

@@ -10,5 +10,7 @@ int run_eval(int argc, char** argv);
 int run_generate(int argc, char** argv);
 int run_experiment(int argc, char** argv);
 int run_tokenize(int argc, char** argv);
+int run_logits(int argc, char** argv);
+int run_export(int argc, char** argv);
 
 }  // namespace attnlab::cli

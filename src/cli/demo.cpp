@@ -12,6 +12,8 @@
 #include "commands.hpp"
 #include "engine_flags.hpp"
 #include "field_flags.hpp"
+#include "pretrained.hpp"
+#include "text_flags.hpp"
 
 namespace attnlab::cli {
 namespace {
@@ -71,6 +73,63 @@ const char* explain(Stage s) {
     return "";
 }
 
+// Prints `stage` of the trace: whole-width stages once, per-head stages for each head (or only
+// `only_head` when >= 0), with the tokens as row (and, for the T x T stages, column) labels.
+// `in_model`: the trace is of a model's layer, whose x is its attention input, not an embedding.
+void print_stage(const TraceRecorder& trace, Stage s, const std::vector<std::string>& words, long long only_head,
+                 bool in_model) {
+    const bool keyed = s == Stage::scores || s == Stage::scaled || s == Stage::masked || s == Stage::weights;
+    const std::vector<std::string> no_labels;
+    if (!stage_is_per_head(s)) {
+        const char* what = in_model && s == Stage::x
+                               ? "the layer's attention input (after its LayerNorm for pre-LN), one row per token"
+                               : explain(s);
+        std::printf("\n== %s %s: %s\n", std::string(stage_name(s)).c_str(), shape_string(trace.get(s).shape()).c_str(), what);
+        print_matrix(trace.get(s), words, no_labels);
+        return;
+    }
+    for (std::size_t h = 0; h < trace.num_heads(s); ++h) {
+        if (only_head >= 0 && static_cast<long long>(h) != only_head) continue;
+        const Tensor2& m = trace.get(s, 0, static_cast<std::ptrdiff_t>(h));
+        std::printf("\n== %s, head %zu %s: %s\n", std::string(stage_name(s)).c_str(), h, shape_string(m.shape()).c_str(),
+                    explain(s));
+        print_matrix(m, words, keyed ? words : no_labels);
+    }
+}
+
+// `attnlab demo --model FILE --text TEXT`: every stage of one layer (and head) of a saved or
+// pretrained decoder on the tokens of the text.
+int run_model_demo(const Args& args) {
+    Model model = load_model_file(args.get("model"), args.get("config"), "attnlab demo");
+    if (!model.is_decoder() || model.is_lstm()) {
+        fail<ConfigError>("attnlab demo: --model must hold a transformer decoder (its attention is what the demo shows)");
+    }
+    const text::Tokenizer* tokenizer = apply_tokenizer_flag(args, model);
+    if (!tokenizer) fail<ConfigError>("attnlab demo: --model's text needs a tokenizer: give --tokenizer DIR");
+    const std::vector<text::TokenSpan> spans = tokenizer->encode_spans(args.get("text"));
+    if (spans.empty()) fail<ConfigError>("attnlab demo: the text \"", args.get("text"), "\" has no tokens");
+    require_prompt_fits(model, spans.size(), "attnlab demo");
+    const ModelConfig& c = model.config();
+    const long long layer = args.get_int("layer"), head = args.get_int("head");
+    if (layer < 0 || static_cast<std::size_t>(layer) >= c.num_layers) {
+        fail<ConfigError>("attnlab demo: --layer must be 0 .. ", c.num_layers - 1, ", got ", layer);
+    }
+    if (head < -1 || (head >= 0 && static_cast<std::size_t>(head) >= c.num_heads)) {
+        fail<ConfigError>("attnlab demo: --head must be -1 (all) or 0 .. ", c.num_heads - 1, ", got ", head);
+    }
+    Index2 tokens = Index2::from_shape({1, spans.size()});
+    std::vector<std::string> words;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        tokens(0, i) = spans[i].id;
+        words.push_back(args.get("text").substr(spans[i].begin, spans[i].end - spans[i].begin));
+    }
+    const std::unique_ptr<TraceRecorder> trace = model.trace_layer(tokens, static_cast<std::size_t>(layer));
+    std::printf("attnlab demo: %s, layer %lld of %zu, %zu tokens, d_model %zu, %zu heads of d_k %zu\n",
+                args.get("model").c_str(), layer, c.num_layers, spans.size(), c.d_model, c.num_heads, c.head_dim());
+    for (Stage s : trace->stages()) print_stage(*trace, s, words, head, true);
+    return 0;
+}
+
 }  // namespace
 
 int run_demo(int argc, char** argv) {
@@ -83,6 +142,10 @@ int run_demo(int argc, char** argv) {
     args.add("pe", "none", "positional encoding: none, sinusoidal or rope");
     args.add("mask", "causal", "none, causal, or padding (appends two padding tokens that no query may see)");
     args.add("head", "-1", "print only this head (-1 = all)");
+    args.add("model", "", "a decoder checkpoint (attnlab's, or a GPT-2 model.safetensors): its layer --layer on --text's tokens");
+    args.add("config", "", "with --model: config.json of a GPT-2 checkpoint");
+    args.add("tokenizer", "", "with --model: directory of the tokenizer's files (unless the checkpoint carries one)");
+    args.add("layer", "0", "with --model: the layer whose stages are printed");
     args.add("seed", "1", "seed of the random weights and embeddings");
     // The attention options that have a flag (attention/attention_options.hpp's table).
     const AttentionOptions defaults;
@@ -90,6 +153,7 @@ int run_demo(int argc, char** argv) {
     add_engine_flags(args);
     if (!args.parse(argc, argv, 2)) return 0;
     apply_engine_flags(args);
+    if (!args.get("model").empty()) return run_model_demo(args);
 
     std::vector<std::string> words = split_words(args.get("text"));
     if (words.empty()) fail<ConfigError>("attnlab demo: --text must contain at least one word");
@@ -132,23 +196,7 @@ int run_demo(int argc, char** argv) {
                 words.size(), config.d_model, config.num_heads, config.head_dim(), config.kv_heads(),
                 std::string(positional_name(pe)).c_str(), mask_kind.c_str(), options.scale.effective(config.head_dim()),
                 std::string(normalizer_name(options.normalizer)).c_str());
-    for (Stage s : trace.stages()) {
-        const bool keyed = s == Stage::scores || s == Stage::scaled || s == Stage::masked || s == Stage::weights;
-        const std::vector<std::string> no_labels;
-        if (!stage_is_per_head(s)) {
-            std::printf("\n== %s %s: %s\n", std::string(stage_name(s)).c_str(),
-                        shape_string(trace.get(s).shape()).c_str(), explain(s));
-            print_matrix(trace.get(s), words, no_labels);
-            continue;
-        }
-        for (std::size_t h = 0; h < trace.num_heads(s); ++h) {
-            if (only_head >= 0 && static_cast<long long>(h) != only_head) continue;
-            const Tensor2& m = trace.get(s, 0, static_cast<std::ptrdiff_t>(h));
-            std::printf("\n== %s, head %zu %s: %s\n", std::string(stage_name(s)).c_str(), h,
-                        shape_string(m.shape()).c_str(), explain(s));
-            print_matrix(m, words, keyed ? words : no_labels);
-        }
-    }
+    for (Stage s : trace.stages()) print_stage(trace, s, words, only_head, false);
     if (!options.precision.is_plain()) {
         std::printf("\n== numerics in %s (softmax %s, %s): per stage over all heads\n",
                     std::string(precision_name(options.precision.format)).c_str(),

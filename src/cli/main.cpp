@@ -21,6 +21,9 @@ const Command kCommands[] = {
     {"experiment", "re-run a claim of the article as a seeded experiment (scaling, positional, mask, ...)",
      attnlab::cli::run_experiment},
     {"tokenize", "print the token ids of a text (GPT-2's BPE, or a BERT-style vocab.txt)", attnlab::cli::run_tokenize},
+    {"logits", "the next-token logits of a prompt (an attnlab decoder or a GPT-2 checkpoint), as JSON and the top 5",
+     attnlab::cli::run_logits},
+    {"export", "write a decoder as a Hugging Face GPT-2 (model.safetensors + config.json)", attnlab::cli::run_export},
 };
 
 void print_usage() {

@@ -279,7 +279,8 @@ int run_generate(int argc, char** argv) {
                           "examples: attnlab generate --model reverse.safetensors --samples 3\n"
                           "          attnlab generate --model charlm.safetensors --text \"The \" --max-new 200 --temperature 0.8\n"
                           "          attnlab generate --model poems.safetensors --prompt \"床前明月光\" --max-new 20 --seed 1");
-    args.add("model", "", "decoder checkpoint written by attnlab train --save");
+    args.add("model", "", "decoder checkpoint written by attnlab train --save, or a GPT-2 model.safetensors");
+    args.add("config", "", "config.json of a GPT-2 checkpoint (without it the sizes come from the shapes)");
     add_task_flags(args);
     add_engine_flags(args);
     args.add("tokenizer", "", "directory of a tokenizer's files (vocab.json + merges.txt, vocab.txt), replacing the checkpoint's");
@@ -291,14 +292,13 @@ int run_generate(int argc, char** argv) {
     args.add("seed", "1", "seed of the sampling and of the sampled prompts");
     if (!args.parse(argc, argv, 2)) return 0;
     apply_engine_flags(args);
-    LoadedCheckpoint loaded = read_checkpoint(args);
+    LoadedCheckpoint loaded = read_checkpoint(args, /*task_free=*/true, args.get("config"));
     Model& lm = loaded.model;
     if (lm.is_forecaster()) {
         fail<ConfigError>("attnlab generate: --model holds a forecaster; it forecasts values and has no tokens to "
                           "generate (attnlab eval compares its forecasts with the seasonal-naive baseline)");
     }
     if (!lm.is_decoder()) fail<ConfigError>("attnlab generate: --model holds an encoder classifier, not a decoder");
-    const Task& task = *loaded.task;
     GenerateOptions gen;
     gen.temperature = args.get_float("temperature");
     gen.seed = static_cast<std::uint64_t>(args.get_int("seed"));
@@ -315,6 +315,21 @@ int run_generate(int argc, char** argv) {
         return 0;
     }
     std::vector<std::int32_t> prompt;
+    if (!loaded.task) {
+        // A GPT-2 checkpoint without a tokenizer: the prompt and the output are token ids.
+        if (args.get("prompt").empty()) {
+            fail<ConfigError>("attnlab generate: a GPT-2 checkpoint needs --tokenizer DIR and --prompt TEXT, or --prompt with token ids");
+        }
+        std::istringstream in(args.get("prompt"));
+        for (long long id; in >> id;) prompt.push_back(static_cast<std::int32_t>(id));
+        if (!in.eof()) fail<ConfigError>("attnlab generate: --prompt must be space-separated integers");
+        const std::size_t n = args.get_size("max-new") == 0 ? 20 : args.get_size("max-new");
+        const GenerateResult r = lm.generate(prompt, n, gen);
+        for (std::size_t i = 0; i < r.tokens.size(); ++i) std::printf("%s%d", i ? " " : "", r.tokens[i]);
+        std::printf("\n");
+        return 0;
+    }
+    const Task& task = *loaded.task;
     if (!args.get("text").empty()) {
         prompt = encode_text(task, args.get("text"));
     } else if (!args.get("prompt").empty()) {
