@@ -862,3 +862,64 @@ export interface Model {
   encode(text: string): Int32Array;
   decode(ids: Tokens): string;
 }
+
+// ---- pretrained GPT-2 checkpoints (web/bindings/pretrained.cpp, pretrained.post.js) ----
+
+/** A file's bytes: a File / Blob (read slice by slice), a Uint8Array or an ArrayBuffer. */
+export type FileBytes = Blob | Uint8Array | ArrayBuffer;
+
+export interface LoadPretrainedOptions {
+  /** model.safetensors: Hugging Face's GPT-2 layout or a GPT2LMHeadModel.state_dict(); F32, F16 or BF16. */
+  weights: FileBytes;
+  /**
+   * config.json (its text, bytes, File or parsed object). Without it every size comes from the shapes
+   * and n_head = n_embd / 64; `notes` says so.
+   */
+  config?: FileBytes | string | Record<string, unknown> | null;
+  /** A Tokenizer, or its files by name (vocab.json + merges.txt, encoder.json + vocab.bpe, vocab.txt). */
+  tokenizer?: Tokenizer | Record<string, FileBytes | string> | null;
+  /** Called with the bytes of the weights read so far and their total, from (0, total) to (total, total). */
+  onProgress?: (loaded: number, total: number) => void;
+}
+
+/**
+ * A GPT-2 as an attnlab decoder (learned positions, pre-LN, GELU's tanh form, tied or untied head):
+ * every Model method works on it (logits, trace(tokens, { layer }), attentionMaps, generate with the
+ * KV cache, encode / decode with its tokenizer). Call delete() when done.
+ */
+export interface PretrainedModel extends Model {
+  /** What was inferred rather than read ("no config.json: n_head = n_embd / 64 = 12 ..."). */
+  notes: string[];
+}
+
+/** The engine half of loadPretrained: the loader fed one tensor at a time. */
+export interface Gpt2Loader {
+  /** The byte ranges of the file to feed, in feeding order (the mask buffers are skipped). */
+  reads(): { name: string; begin: number; end: number }[];
+  notes(): string[];
+  layout(): 'huggingface' | 'state_dict';
+  /** bytes: exactly the bytes [begin, end) of reads()[i]; in order. */
+  feed(i: number, bytes: Uint8Array): void;
+  /** The model, once every read was fed. */
+  finish(): Model;
+  delete(): void;
+}
+
+export interface Gpt2LoaderConstructor {
+  /**
+   * header: the file's first headerBytes() bytes; fileSize: its length; config: config.json's text or
+   * null. Every check that needs no tensor data; an Error names the problem (a key missing or of the
+   * wrong shape with both shapes, a bad config, a model over maxParameterBytes() with its size).
+   */
+  new (header: Uint8Array, fileSize: number, config: string | null): Gpt2Loader;
+  /** 8 + N, the bytes of the header, from the file's first 8 bytes. */
+  headerBytes(first8: Uint8Array): number;
+  /** The largest float32 parameter size this build loads: half of buildInfo().maxMemoryMB. */
+  maxParameterBytes(): number;
+}
+
+export interface AttnLab {
+  /** A GPT-2-family checkpoint in Hugging Face's format; rejects with an Error naming what is wrong. */
+  loadPretrained(options: LoadPretrainedOptions): Promise<PretrainedModel>;
+  Gpt2Loader: Gpt2LoaderConstructor;
+}

@@ -15,8 +15,8 @@ for (const flavour of FLAVOURS) {
     assert.equal(info.simd, true);
     assert.equal(info.threads, expectedThreads[flavour]);
     assert.equal(info.poolSize, flavour === 'threads' ? 4 : 1);
-    assert.equal(info.maxMemoryMB, 1024);
-    assert.equal(info.maxTensorElements, (1024 * 1024 * 1024) / 4 / 4);
+    assert.equal(info.maxMemoryMB, 2048);
+    assert.equal(info.maxTensorElements, (2048 * 1024 * 1024) / 8 / 4);
     assert.match(info.version, /^\d+\.\d+\.\d+$/);
   });
 

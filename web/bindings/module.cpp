@@ -45,9 +45,9 @@ constexpr std::size_t kMaxThreads = ATTNLAB_WASM_POOL_SIZE;
 constexpr std::size_t kMaxThreads = 1;
 #endif
 constexpr std::size_t kMaxMemoryBytes = std::size_t{ATTNLAB_WASM_MAX_MEMORY_MB} * 1024 * 1024;
-// One tensor may take at most a quarter of the module's memory, so that a request that cannot
+// One tensor may take at most an eighth of the module's memory, so that a request that cannot
 // fit throws ValueError up front instead of failing inside malloc.
-constexpr std::size_t kMaxTensorElements = kMaxMemoryBytes / 4 / sizeof(float);
+constexpr std::size_t kMaxTensorElements = kMaxMemoryBytes / 8 / sizeof(float);
 
 // Runs while the module starts (static initialisation, before any binding can be called):
 // the Workers of the pthread pool are already loaded by then.
