@@ -332,13 +332,25 @@ void Gpt2Loader::build_model(bool tie) {
     config_.tie_weights = tie;
     Rng rng = Rng::zeros();  // every parameter is overwritten by feed()
     model_.emplace(config_, rng);
+    params_ = model_->parameters();
+}
+
+ParameterView* Gpt2Loader::direct_target(const SafeTensorsEntry& e) {
+    const std::string hf = e.name == "lm_head.weight" ? e.name : e.name.substr(prefix_.size());
+    for (const Target& t : targets_of(config_, true)) {
+        if (t.hf != hf || t.transform != Transform::copy) continue;
+        for (ParameterView& p : params_) {
+            if (p.name == t.engine[0]) return &p;
+        }
+    }
+    return nullptr;
 }
 
 // values: the tensor e as float32, in its stored layout.
 void Gpt2Loader::scatter(const SafeTensorsEntry& e, const float* values) {
     const std::string hf = e.name == "lm_head.weight" ? e.name : e.name.substr(prefix_.size());
     std::map<std::string, ParameterView> params;
-    for (const ParameterView& p : model_->parameters()) params.emplace(p.name, p);
+    for (const ParameterView& p : params_) params.emplace(p.name, p);
     for (const Target& t : targets_of(config_, true)) {
         if (t.hf != hf) continue;
         const std::size_t parts = t.engine.size();
@@ -391,9 +403,15 @@ void Gpt2Loader::feed(std::size_t i, const std::uint8_t* data, std::size_t size)
         ++next_;
         return;
     }
-    std::vector<float> values(n);
-    convert_to_f32(e.dtype, data, n, values.data());
-    scatter(e, values.data());
+    // A tensor the engine stores as it is goes straight into its parameter; Conv1D weights and
+    // the packed q|k|v bias go through one float32 copy to be rearranged.
+    if (ParameterView* p = direct_target(e)) {
+        convert_to_f32(e.dtype, data, n, p->data);
+    } else {
+        std::vector<float> values(n);
+        convert_to_f32(e.dtype, data, n, values.data());
+        scatter(e, values.data());
+    }
     ++next_;
 }
 
@@ -402,6 +420,7 @@ DecoderLM Gpt2Loader::finish() {
         fail<IoError>(kWhere, ": ", reads_.size() - next_, " tensors were not read, the first ", reads_[next_].name);
     }
     if (!model_) fail<IoError>(kWhere, ": the loader was already finished");
+    params_.clear();
     DecoderLM model = std::move(*model_);
     model_.reset();
     return model;

@@ -50,6 +50,7 @@
 #include "attnlab/io/safetensors.hpp"
 #include "attnlab/model/config.hpp"
 #include "attnlab/model/token/decoder_lm.hpp"
+#include "attnlab/nn/parameter.hpp"
 
 namespace attnlab::io {
 
@@ -89,6 +90,8 @@ private:
     struct Route;
     void build_model(bool tie);
     void scatter(const SafeTensorsEntry& e, const float* values);
+    // The parameter e is copied into unchanged, or null when it is rearranged (Conv1D, q|k|v).
+    ParameterView* direct_target(const SafeTensorsEntry& e);
 
     ModelConfig config_;
     Gpt2Layout layout_ = Gpt2Layout::huggingface;
@@ -101,6 +104,7 @@ private:
     std::optional<bool> config_ties_;  // config.json's tie_word_embeddings, when it says
     std::vector<float> wte_;           // (V, C) held until the tying is known
     std::optional<DecoderLM> model_;
+    std::vector<ParameterView> params_;  // model_'s, once it is built
 };
 
 // The whole file in memory: header, loader, every tensor fed.
