@@ -9,7 +9,7 @@
 // stored once, as tok_emb.weight (safetensors cannot alias two names to one buffer); PyTorch code
 // ties it again after loading.
 // Not for: optimiser state or training progress (see train/), or other people's checkpoints
-// (GPT-2 names differ; rename the tensors first).
+// (Hugging Face GPT-2 checkpoints: io/hf_gpt2.hpp).
 //
 // Loading validates everything before it copies anything: a truncated or corrupt image, a
 // wrong "format"/"version", a config that does not parse or differs from the model's, a missing,
