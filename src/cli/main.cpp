@@ -5,6 +5,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "pretrained.hpp"
 
 namespace {
 struct Command {
@@ -42,7 +43,9 @@ int main(int argc, char** argv) {
     for (const auto& c : kCommands) {
         if (name != c.name) continue;
         try {
-            return c.run(argc, argv);
+            const int status = c.run(argc, argv);
+            if (!attnlab::cli::loader_notes().empty()) std::cerr << "attnlab: note: " << attnlab::cli::loader_notes() << "\n";
+            return status;
         } catch (const std::exception& e) {
             std::cerr << "attnlab: error: " << e.what() << "\n";
             return 2;

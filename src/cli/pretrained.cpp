@@ -37,6 +37,11 @@ bool is_hf_gpt2_file(const std::vector<std::uint8_t>& bytes) {
     }
 }
 
+std::string& loader_notes() {
+    static std::string notes;
+    return notes;
+}
+
 Model load_hf_gpt2_model(const std::vector<std::uint8_t>& bytes, const std::string& config_path) {
     std::string config;
     if (!config_path.empty()) {
@@ -45,9 +50,10 @@ Model load_hf_gpt2_model(const std::vector<std::uint8_t>& bytes, const std::stri
     }
     std::vector<std::string> notes;
     DecoderLM lm = io::load_hf_gpt2(bytes, config_path.empty() ? nullptr : &config, &notes);
-    std::string said;
-    for (const std::string& note : notes) said += (said.empty() ? "" : "; ") + note;
-    if (!said.empty()) std::fprintf(stderr, "attnlab: note: %s\n", said.c_str());
+    for (const std::string& note : notes) {
+        std::string& said = loader_notes();
+        said += (said.empty() ? "" : "; ") + note;
+    }
     return Model(AnyModel(std::move(lm)));
 }
 

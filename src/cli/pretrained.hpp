@@ -17,8 +17,12 @@ std::vector<std::uint8_t> read_file_bytes(const std::string& path, const char* w
 // on its header; a file whose header does not parse is left to the attnlab loader to refuse).
 bool is_hf_gpt2_file(const std::vector<std::uint8_t>& bytes);
 
+// What GPT-2 loaders said in this run, joined by "; " (see load_hf_gpt2_model).
+std::string& loader_notes();
+
 // A GPT-2 checkpoint as a Model, with config.json read from config_path when not empty. What the
-// loader inferred (n_head = n_embd / 64, ...) is printed on stderr on one "attnlab: note:" line.
+// loader inferred (n_head = n_embd / 64, ...) joins loader_notes(), which main prints on stderr on
+// one "attnlab: note:" line once the command has succeeded (a refusal stays one line).
 Model load_hf_gpt2_model(const std::vector<std::uint8_t>& bytes, const std::string& config_path);
 
 // --model FILE [--config FILE]: either kind of checkpoint. ConfigError for --config with an

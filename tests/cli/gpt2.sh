@@ -83,6 +83,8 @@ refused "exactly one" "$cli" logits "${vocab[@]}" --tokens 1 --text hi
 refused "got 'x'" "$cli" logits "${vocab[@]}" --tokens 1,x
 refused "--text needs --tokenizer DIR" "$cli" logits "${vocab[@]}" --text hi
 refused "outside the vocabulary" "$cli" logits "${vocab[@]}" --tokens 50257
+# A refusal stays one line when the loader inferred something (its note is printed on success only).
+refused "outside the vocabulary [0, 64)" "$cli" logits --model "$fx/state_dict_f16_untied/model.safetensors" --tokens 1,99
 refused "the prompt has 33 tokens, more than the model's 32 positions" \
   "$cli" logits "${vocab[@]}" --tokens "$(seq -s, 1 33)"
 refused "not a multiple of 64; give config.json" "$cli" logits --model "$fx/hf_f32/model.safetensors" --tokens 1
