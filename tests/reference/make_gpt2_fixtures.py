@@ -31,6 +31,9 @@ The export check: the engine's own checkpoint gpt2/engine_decoder.safetensors (w
 logits in gpt2/export_reference.safetensors. tests/io/test_hf_gpt2.cpp checks the engine's logits
 of engine_decoder equal those (so a PyTorch user gets the same model out), and that loading the
 export back gives the same logits.
+
+It also writes the seeds of tests/fuzz/fuzz_hf_gpt2.cpp (tests/fuzz/corpus/hf_gpt2/): GPT-2s of
+width 4 in each layout and dtype, each after its config.json and a NUL byte, and near-misses.
 """
 
 import json
