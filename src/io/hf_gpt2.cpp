@@ -116,6 +116,24 @@ const char* hf_activation_name(Activation a) {
     return "gelu_new";
 }
 
+// The first few items of a list for a message, and how many there are in all.
+class Listing {
+public:
+    explicit Listing(const char* separator) : separator_(separator) {}
+    void add(const std::string& item) {
+        if (count_++ < kShown) text_ += (text_.empty() ? "" : separator_) + item;
+    }
+    bool empty() const { return count_ == 0; }
+    std::string text() const {
+        return count_ <= kShown ? text_ : text_ + separator_ + "... (" + std::to_string(count_) + " in all)";
+    }
+
+private:
+    static constexpr std::size_t kShown = 8;
+    std::string separator_, text_;
+    std::size_t count_ = 0;
+};
+
 std::string gib(double bytes) {
     char text[32];
     std::snprintf(text, sizeof text, "%.2f GiB", bytes / double(1ull << 30));
@@ -274,28 +292,25 @@ Gpt2Loader::Gpt2Loader(const SafeTensorsHeader& header, const std::string* confi
     // Every tensor: there, of the right shape and a float dtype; nothing unexpected.
     const std::vector<Target> targets = targets_of(config_, has_lm_head_);
     std::set<std::string> wanted;
-    std::string missing, mismatched;
+    Listing missing(", "), mismatched("; "), unexpected(", ");
     for (const Target& t : targets) {
         const std::string k = key(t.hf);
         wanted.insert(k);
         const auto it = by_name.find(k);
         if (it == by_name.end()) {
-            missing += (missing.empty() ? "" : ", ") + k;
+            missing.add(k);
         } else if (it->second->shape != t.shape) {
-            mismatched += (mismatched.empty() ? "" : "; ") + k + " is " + shape_string(it->second->shape) +
-                          ", expected " + shape_string(t.shape);
+            mismatched.add(k + " is " + shape_string(it->second->shape) + ", expected " + shape_string(t.shape));
         } else if (it->second->dtype != Dtype::F32 && it->second->dtype != Dtype::F16 && it->second->dtype != Dtype::BF16) {
-            mismatched += (mismatched.empty() ? "" : "; ") + k + " has dtype " + dtype_name(it->second->dtype) +
-                          ", expected F32, F16 or BF16";
+            mismatched.add(k + " has dtype " + dtype_name(it->second->dtype) + ", expected F32, F16 or BF16");
         }
     }
-    std::string unexpected;
     for (const auto& [name, e] : by_name) {
-        if (!wanted.count(name) && !is_mask_buffer(name)) unexpected += (unexpected.empty() ? "" : ", ") + name;
+        if (!wanted.count(name) && !is_mask_buffer(name)) unexpected.add(name);
     }
-    if (!missing.empty()) fail_file(FileProblem::mismatch, kWhere, ": missing tensors: ", missing);
-    if (!mismatched.empty()) fail_file(FileProblem::mismatch, kWhere, ": mismatched tensors: ", mismatched);
-    if (!unexpected.empty()) fail_file(FileProblem::mismatch, kWhere, ": unexpected tensors: ", unexpected);
+    if (!missing.empty()) fail_file(FileProblem::mismatch, kWhere, ": missing tensors: ", missing.text());
+    if (!mismatched.empty()) fail_file(FileProblem::mismatch, kWhere, ": mismatched tensors: ", mismatched.text());
+    if (!unexpected.empty()) fail_file(FileProblem::mismatch, kWhere, ": unexpected tensors: ", unexpected.text());
     if (config_ties_ && !*config_ties_ && !has_lm_head_) {
         fail_file(FileProblem::mismatch, kWhere, ": config.json unties the head (tie_word_embeddings false) but there "
                   "is no lm_head.weight");

@@ -170,6 +170,13 @@ TEST(HfGpt2, BadFilesAreRefusedByName) {
         << refusal(wide, &config);
     const auto extra = edited([](io::SafeTensors& st) { st.put("transformer.h.0.attn.rotary", Tensor1::from_shape({2})); });
     EXPECT_NE(refusal(extra, &config).find("unexpected tensors: transformer.h.0.attn.rotary"), std::string::npos);
+    // A block index far beyond the others: the missing tensors are counted, the first few named.
+    const auto far = edited([](io::SafeTensors& st) { st.put("transformer.h.99999.ln_1.weight", Tensor1::from_shape({32})); });
+    const std::string heads_only = "{\"n_head\": 4}";
+    const std::string far_message = refusal(far, &heads_only);
+    EXPECT_NE(far_message.find("missing tensors: transformer.h.2.ln_1.weight"), std::string::npos) << far_message;
+    EXPECT_NE(far_message.find("(1199975 in all)"), std::string::npos) << far_message;
+    EXPECT_LT(far_message.size(), 1000u);
     io::SafeTensors other;
     other.put("model.embed_tokens.weight", Tensor2::from_shape({4, 4}));
     EXPECT_NE(refusal(other.serialize(), nullptr).find("not a GPT-2 checkpoint"), std::string::npos);
