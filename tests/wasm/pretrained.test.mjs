@@ -166,6 +166,11 @@ for (const flavour of FLAVOURS) {
       [{ weights, config, tokenizer: { 'vocab.txt': 'a' } }, /tokenizer|vocab/],
       [{ weights: bytesOf(path.join(GPT2, 'engine_decoder.safetensors')) }, /not a GPT-2 checkpoint/],
     ];
+    // A refused file says which problem it is, for the page to put in its own words.
+    await assert.rejects(lab.loadPretrained({ weights: bytesOf(path.join(GPT2, 'engine_decoder.safetensors')) }),
+      (e) => e instanceof Error && e.problem === 'bad_header');
+    await assert.rejects(lab.loadPretrained({ weights: weights.subarray(0, weights.length - 7), config }),
+      (e) => e instanceof Error && e.problem === 'truncated');
     // Run every case once to warm up, then check the heap does not grow over repeats.
     for (const [options, message] of cases) await assert.rejects(lab.loadPretrained(options), message);
     const before = lab.heapUsed();
