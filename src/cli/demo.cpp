@@ -153,7 +153,19 @@ int run_demo(int argc, char** argv) {
     add_engine_flags(args);
     if (!args.parse(argc, argv, 2)) return 0;
     apply_engine_flags(args);
-    if (!args.get("model").empty()) return run_model_demo(args);
+    if (!args.get("model").empty()) {
+        // The model's config decides its layers: the flags of the random layer do not apply.
+        std::vector<std::string> layer_flags = {"d-model", "heads", "kv-heads", "pe", "mask", "seed"};
+        for_each_attention_option(defaults, [&](const auto& field, const auto&) {
+            if (field.cli) layer_flags.emplace_back(field.cli);
+        });
+        for (const std::string& flag : layer_flags) {
+            if (args.given(flag)) {
+                fail<ConfigError>("attnlab demo: --", flag, " sets the random layer; with --model the model's config decides it");
+            }
+        }
+        return run_model_demo(args);
+    }
 
     std::vector<std::string> words = split_words(args.get("text"));
     if (words.empty()) fail<ConfigError>("attnlab demo: --text must contain at least one word");

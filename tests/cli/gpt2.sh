@@ -98,6 +98,9 @@ refused "not a range within the data buffer" "$cli" logits --model "$dir/cut.saf
 refused "--config is for GPT-2 checkpoints" "$cli" logits --model "$fx/engine_decoder.safetensors" --config "$fx/hf_f32/config.json" --tokens 1
 refused "--layer must be 0 .. 0, got 1" "$cli" demo "${vocab[@]}" --tokenizer "$gpt2" --text hi --layer 1
 refused "needs a tokenizer" "$cli" demo "${vocab[@]}" --text hi
+refused "--heads sets the random layer; with --model the model's config decides it" \
+  "$cli" demo "${vocab[@]}" --tokenizer "$gpt2" --text hi --heads 4
+refused "--normalizer sets the random layer" "$cli" demo "${vocab[@]}" --tokenizer "$gpt2" --text hi --normalizer relu
 refused "a GPT-2 checkpoint needs --tokenizer DIR" "$cli" generate "${vocab[@]}"
 refused "is a GPT-2 checkpoint, trained on no task of attnlab's; use attnlab logits or generate" "$cli" eval --model "$fx/state_dict_f16_untied/model.safetensors"
 refused "--format must be hf-gpt2" "$cli" export --model "$fx/engine_decoder.safetensors" --format onnx --out "$dir/x"
