@@ -17,12 +17,20 @@ namespace {
 using attnlab::io::Dtype;
 using attnlab::io::SafeTensors;
 
-// Reads tensor `name` through the getter of its dtype at its own rank (the fuzzer keeps ranks small).
+// Reads tensor `name` through the getter of its dtype at its own rank (the fuzzer keeps ranks small);
+// F16 and BF16 through convert_to_f32.
 void read_back(const SafeTensors& st, const std::string& name) {
     const std::size_t rank = st.shape(name).size();
     const Dtype dtype = st.dtype(name);
     const bool is_float = dtype == Dtype::F32;
     const bool is_int = dtype == Dtype::I32 || dtype == Dtype::I64;
+    if (dtype == Dtype::F16 || dtype == Dtype::BF16) {
+        // The half formats have no typed getter: they are read by widening to float32.
+        const auto view = st.view(name);
+        std::vector<float> widened(view.nbytes / 2);
+        attnlab::io::convert_to_f32(dtype, view.data, widened.size(), widened.data());
+        return;
+    }
     try {
         switch (rank) {
             case 1:
