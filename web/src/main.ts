@@ -12,7 +12,7 @@ import type { EngineInfo } from './engine/protocol/messages';
 import { attachEngine as attachLab, engineFailed as labEngineFailed, engineLost as labEngineLost, engineReady as labEngineReady } from './lab/actions';
 import { labStore } from './lab/state';
 import { mountLab } from './lab/view';
-import { attachEngine, compute as walkCompute } from './walkthrough/actions';
+import { attachEngine, compute as walkCompute, pretrainedLost } from './walkthrough/actions';
 import { walkStore } from './walkthrough/state';
 import { mountWalkthrough } from './walkthrough/view';
 
@@ -210,6 +210,7 @@ engine.onLife((e) => {
     engineInfo = e.info;
     showBadge(e.info);
     labEngineLost(lostReason, e.info);
+    pretrainedLost(lostReason);
     if (walkStarted && walkStore.get().status !== 'ready') void walkCompute(walkStore.get().settings);
     else startWalkthrough();
   } else {

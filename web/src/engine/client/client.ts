@@ -3,6 +3,7 @@
 // every request still waiting, tells its listeners why, and starts a new worker.
 import type { ChapterEvent } from '../protocol/chapters';
 import type { LabEvent } from '../protocol/lab';
+import type { PretrainedEvent } from '../protocol/pretrained';
 import type { EngineInfo, Reply, ReplyEnvelope, Request, RequestEnvelope, WorkerEvent } from '../protocol/messages';
 import type { TraceRequest, TraceResult } from '../protocol/walk';
 
@@ -36,6 +37,7 @@ export class EngineClient {
   private readonly listeners = new Set<(e: LabEvent) => void>();
   private readonly lifeListeners = new Set<(e: EngineLifeEvent) => void>();
   private readonly chapterListeners = new Set<(e: ChapterEvent) => void>();
+  private readonly pretrainedListeners = new Set<(e: PretrainedEvent) => void>();
   private restarts: number[] = [];
   /** When the current worker was started or last sent anything (performance.now()). */
   private lastHeard = 0;
@@ -57,6 +59,7 @@ export class EngineClient {
         if (msg.event === 'engine.alive') this.watch(gen, msg.lock);
         else if (msg.event === 'engine.fatal') this.lost(gen, msg.message); // the worker closes itself
         else if (msg.event === 'experiment.progress' || msg.event === 'figure.progress') for (const l of this.chapterListeners) l(msg);
+        else if (msg.event === 'pretrained.progress') for (const l of this.pretrainedListeners) l(msg);
         else for (const l of this.listeners) l(msg);
         return;
       }
@@ -177,6 +180,12 @@ export class EngineClient {
   onChapterEvent(listener: (e: ChapterEvent) => void): () => void {
     this.chapterListeners.add(listener);
     return () => this.chapterListeners.delete(listener);
+  }
+
+  /** Progress of the walkthrough's model while it opens (protocol/pretrained.ts). */
+  onPretrainedEvent(listener: (e: PretrainedEvent) => void): () => void {
+    this.pretrainedListeners.add(listener);
+    return () => this.pretrainedListeners.delete(listener);
   }
 
   /**

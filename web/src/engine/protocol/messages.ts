@@ -6,6 +6,7 @@
 import type { Flavour, Tensor } from '../../../attnlab';
 import type { ChapterEvent, ChapterReply, ChapterRequest } from './chapters';
 import type { AttentionMaps, LabEvent, LabSettings, RunInfo, TryResult } from './lab';
+import type { PretrainedEvent, PretrainedReply, PretrainedRequest } from './pretrained';
 import type { TraceRequest, TraceResult } from './walk';
 
 export type { Tensor };
@@ -49,7 +50,9 @@ export type Request =
    */
   | { kind: 'test.trap' }
   /** The chapters' figures and experiments (chapters.ts). */
-  | ChapterRequest;
+  | ChapterRequest
+  /** The walkthrough's pretrained model (pretrained.ts). */
+  | PretrainedRequest;
 
 export type Reply =
   | { kind: 'init'; info: EngineInfo }
@@ -63,7 +66,8 @@ export type Reply =
   | { kind: 'loaded'; info: RunInfo; settings: LabSettings; maps: AttentionMaps | null }
   | { kind: 'save'; bytes: Uint8Array }
   | { kind: 'count'; parameters: number }
-  | ChapterReply;
+  | ChapterReply
+  | PretrainedReply;
 
 /** How often a starting worker says it is still working (see 'engine.starting'). */
 export const START_BEAT_MS = 500;
@@ -72,6 +76,7 @@ export const START_BEAT_MS = 500;
 export type WorkerEvent =
   | LabEvent
   | ChapterEvent
+  | PretrainedEvent
   /** The worker holds the Web Lock `lock` until it ends (the page learns of its end from it). */
   | { event: 'engine.alive'; lock: string }
   /** Sent every START_BEAT_MS while the worker loads the engine: the page restarts a worker that falls silent. */

@@ -2,6 +2,7 @@
 // with its stages, parameters, gradients, KV-cache steps and variants as plain data.
 import type { AttentionGradients, KvCacheStep, ModelKind, Normalizer, PositionalKind, Precision, StageNumerics, Tensor } from '../../../attnlab';
 import type { TaskName } from './lab';
+import type { PretrainedToken } from './pretrained';
 
 /** The walkthrough's positions: the layer's own (none, sinusoidal, rope: walkthrough/inputs.ts POSITIONALS). */
 export type Positional = PositionalKind;
@@ -55,10 +56,16 @@ export interface StageData {
   heads: StageTensor[];
 }
 
-/** Where a walkthrough trace came from when it is a layer of the lab's model (null for random weights). */
+/** Where a walkthrough trace came from when it is a layer of a model (null for random weights). */
 export interface ModelTraceInfo {
   kind: Exclude<ModelKind, 'forecaster'>;
-  task: TaskName;
+  /** The lab's task, or null for a checkpoint the reader opened (then `pretrained` is set). */
+  task: TaskName | null;
+  /**
+   * An opened checkpoint (pretrained.ts): its file name, the sentence and how its tokenizer cut it,
+   * and the text of the tokens it generated after it (the KV-cache step's), '' when none.
+   */
+  pretrained?: { name: string; text: string; spans: PretrainedToken[]; continuation: string } | null;
   /** The block the stages were recorded in, of `layers`. */
   layer: number;
   layers: number;

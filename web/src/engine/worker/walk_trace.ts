@@ -1,8 +1,10 @@
 // Walkthrough traces, computed in the engine worker: one attention call with seeded random weights
-// (MultiHeadAttention.trace), or one layer of the lab's model (Model.trace), as a TraceResult.
-import type { AttnLab, Normalizer, PositionalKind, StageName, Trace } from '../../../attnlab';
+// (MultiHeadAttention.trace), or one layer of a token model (Model.trace: the lab's, or a checkpoint
+// the reader opened, pretrained.ts), as a TraceResult.
+import type { AttnLab, Model, Normalizer, PositionalKind, StageName, Trace } from '../../../attnlab';
 import { CHOICES } from '../../../generated/choices.mjs';
 import type { Tensor } from '../protocol/messages';
+import type { TaskName } from '../protocol/lab';
 import type { BackwardResult, StageData, StageTensor, TraceRequest, TraceResult } from '../protocol/walk';
 import type { TrainingSession } from './training';
 
@@ -157,15 +159,34 @@ function variantTraces(lab: AttnLab, mha: { trace: (x: Tensor, o: object) => Tra
   };
 }
 
+/** What a walkthrough trace reads of a model: the lab's session or a checkpoint the reader opened. */
+export interface TracedModel {
+  model: Model;
+  /** The lab's task (ModelTraceInfo.task), or null for an opened checkpoint. */
+  task: TaskName | null;
+  seed: number;
+  /** The text of a sequence, and the label of one token, as the page shows them. */
+  text(tokens: number[]): string;
+  label(token: number): string;
+  /** Tokens a decoder generates after the input for the KV-cache step (fewer if max_len is near). */
+  generate: number;
+}
+
 /** One layer of the lab's model on `text` (empty: the lab's example), recorded by Model.trace. */
 export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], text: string, layer: number): TraceResult {
-  rowStats = typeof lab.rowStats === 'function' ? lab.rowStats.bind(lab) : null;
   if (!s.hasAttention) throw new Error('the lab’s model is an LSTM: it has no attention to walk through (train a Transformer in the lab)');
-  const t0 = performance.now();
   const tokens = text.trim() ? Array.from(s.task.encode(text)) : sample.length ? sample : s.sampleTokens();
   if (!tokens.length) throw new Error('type an input in the task’s syntax first');
-  const c = s.model.config();
-  const tr = s.model.trace(Int32Array.from(tokens), { layer });
+  const traced: TracedModel = { model: s.model, task: s.settings.task, seed: s.settings.seed, text: (t) => s.text(t), label: (t) => s.text([t]), generate: GENERATED };
+  return layerTrace(lab, traced, tokens, layer);
+}
+
+/** Layer `layer` of a token model on `tokens`, recorded by Model.trace, as the walkthrough's TraceResult. */
+export function layerTrace(lab: AttnLab, m: TracedModel, tokens: number[], layer: number): TraceResult {
+  rowStats = typeof lab.rowStats === 'function' ? lab.rowStats.bind(lab) : null;
+  const t0 = performance.now();
+  const c = m.model.config();
+  const tr = m.model.trace(Int32Array.from(tokens), { layer });
   const stages: Record<string, StageData> = {};
   let stageNames: StageName[];
   try {
@@ -175,16 +196,16 @@ export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], t
     tr.delete();
   }
   const parameters: Record<string, Tensor> = {};
-  const names = new Set(s.model.parameterNames());
+  const names = new Set(m.model.parameterNames());
   for (const proj of ['q_proj', 'k_proj', 'v_proj', 'out_proj'])
     for (const kind of ['weight', 'bias']) {
       const name = `blocks.${layer}.attn.${proj}.${kind}`;
-      if (names.has(name)) parameters[`${proj}.${kind}`] = own(s.model.getParameter(name));
+      if (names.has(name)) parameters[`${proj}.${kind}`] = own(m.model.getParameter(name));
     }
   const H = c.numHeads;
   const D = c.dModel / H;
-  const kind = s.model.kind();
-  // The lab trains token models only (its TaskName leaves series out), so a forecaster never gets here.
+  const kind = m.model.kind();
+  // The walkthrough shows token models only (the lab's TaskName leaves series out, a checkpoint is a decoder).
   if (kind === 'forecaster') throw new Error('walkthrough: a forecaster reads values, not tokens; the walkthrough shows token models');
   const x = stages.x.heads[0];
   // tie-qk: one weight and bias serve as W_Q and W_K.
@@ -202,8 +223,8 @@ export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], t
   // kvCacheSteps runs full causal attention in float32: a model trained with a window, global
   // tokens, another variant or an emulated format gets no cache picture rather than a wrong one.
   const plainAttention = !c.attentionWindow && !c.globalTokens && (c.variant ?? 'full') === 'full' && (c.precision ?? 'fp32') === 'fp32';
-  const kvCache = kind === 'decoder' && plainAttention && typeof lab.kvCacheSteps === 'function' ? generation(lab, s, tokens, layer, parameters) : null;
-  const labels = tokens.map((t) => s.text([t]));
+  const kvCache = kind === 'decoder' && plainAttention && typeof lab.kvCacheSteps === 'function' ? generation(lab, m, tokens, layer, parameters) : null;
+  const labels = tokens.map((t) => m.label(t));
   // An encoder with a CLS token records one more row than there are tokens.
   while (labels.length < x.shape[0]) labels.unshift('CLS');
   return {
@@ -212,13 +233,13 @@ export function modelTrace(lab: AttnLab, s: TrainingSession, sample: number[], t
       dModel: c.dModel,
       numHeads: H,
       numKvHeads: c.numKvHeads || H,
-      seed: s.settings.seed,
+      seed: m.seed,
       positional: c.positional === 'rope' ? 'rope' : 'none',
       causal: kind === 'decoder',
       keyPaddingMask: null,
       scale: c.scale,
     },
-    model: { kind, task: s.settings.task, layer, layers: c.numLayers, tokens, text: s.text(tokens), labels },
+    model: { kind, task: m.task, layer, layers: c.numLayers, tokens, text: m.text(tokens), labels },
     kvCache,
     stageNames,
     stages,
@@ -250,7 +271,7 @@ function unscaledTrace(lab: AttnLab, layer: { dModel: number; numHeads: number; 
   }
 }
 
-/** Tokens a trained decoder generates after the walkthrough's input, in step 18 (fewer if max_len is near). */
+/** Tokens a lab-trained decoder generates after the walkthrough's input, in step 18 (fewer if max_len is near). */
 const GENERATED = 4;
 
 /**
@@ -259,12 +280,12 @@ const GENERATED = 4;
  * input rows x come from Model.trace of the whole generated sequence, which equals generation's
  * own, since in a causal decoder no token changes what an earlier position computes.
  */
-function generation(lab: AttnLab, s: TrainingSession, prompt: number[], layer: number, parameters: Record<string, Tensor>): NonNullable<TraceResult['kvCache']> {
-  const c = s.model.config();
-  const room = c.positional === 'learned' ? Math.max(0, c.maxLen - prompt.length) : GENERATED;
-  const n = Math.min(GENERATED, room);
-  const tokens = n > 0 ? Array.from(s.model.generate(Int32Array.from(prompt), n, { temperature: 0 })) : prompt.slice();
-  const tr = s.model.trace(Int32Array.from(tokens), { layer });
+function generation(lab: AttnLab, m: TracedModel, prompt: number[], layer: number, parameters: Record<string, Tensor>): NonNullable<TraceResult['kvCache']> {
+  const c = m.model.config();
+  const room = c.positional === 'learned' ? Math.max(0, c.maxLen - prompt.length) : m.generate;
+  const n = Math.min(m.generate, room);
+  const tokens = n > 0 ? Array.from(m.model.generate(Int32Array.from(prompt), n, { temperature: 0 })) : prompt.slice();
+  const tr = m.model.trace(Int32Array.from(tokens), { layer });
   let x: Tensor;
   const k: Tensor[] = [];
   try {
@@ -286,6 +307,6 @@ function generation(lab: AttnLab, s: TrainingSession, prompt: number[], layer: n
   return {
     full: lab.kvCacheSteps(layerShape, x, { ...options, variant: 'full' }),
     linear: lab.kvCacheSteps(layerShape, x, { ...options, variant: 'linear' }),
-    generation: { tokens, labels: tokens.map((t) => s.text([t])), prompt: prompt.length, k },
+    generation: { tokens, labels: tokens.map((t) => m.label(t)), prompt: prompt.length, k },
   };
 }

