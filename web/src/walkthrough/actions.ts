@@ -1,9 +1,12 @@
 // Walkthrough actions: the only code that changes walkStore (engine calls, navigation, playback).
 import { t } from '../i18n';
 import type { EngineClient } from '../engine/client/client';
+import type { Request } from '../engine/protocol/messages';
+import type { PretrainedInfo } from '../engine/protocol/pretrained';
 import { derive } from './derive';
-import { buildInput, inputFromModelTrace, settingsOfModelTrace, settingsProblems, type WalkSettings } from './inputs';
-import { walkStore, type WalkState } from './state';
+import { GENERATE_COUNTS, buildInput, inputFromModelTrace, settingsOfModelTrace, settingsProblems, type WalkSettings } from './inputs';
+import type { SortedFiles } from './model_files';
+import { walkStore, type PretrainedState, type WalkState } from './state';
 import type { StepContext } from './step';
 import { STEPS } from './steps';
 import type { WalkUrlState } from './url';
@@ -30,9 +33,13 @@ export async function compute(settings: WalkSettings) {
   try {
     let trace, input, traced;
     let scaledOn: WalkState['scaledOn'] = null;
-    if (settings.model === 'trained') {
-      // One layer of the lab's model, recorded by the engine in the worker (Model.trace).
-      trace = (await engine.call('trace', { kind: 'lab.trace', text: settings.modelInput, layer: settings.layer })).result;
+    if (settings.model === 'trained' || settings.model === 'pretrained') {
+      // One layer of the lab's model or of the opened checkpoint, recorded by the engine in the worker (Model.trace).
+      const request: Request =
+        settings.model === 'trained'
+          ? { kind: 'lab.trace', text: settings.modelInput, layer: settings.layer }
+          : { kind: 'pretrained.trace', text: settings.pretrainedText ?? '', layer: settings.pretrainedLayer ?? 0, generate: settings.pretrainedGenerate ?? GENERATE_COUNTS[1] };
+      trace = (await engine.call('trace', request)).result;
       input = inputFromModelTrace(trace);
       traced = settingsOfModelTrace(settings, trace);
     } else {
@@ -65,6 +72,45 @@ export async function compute(settings: WalkSettings) {
     if (seq !== requestSeq) return;
     walkStore.set({ status: 'error', error: t('walk.engineError', { message: e instanceof Error ? e.message : String(e) }) });
   }
+}
+
+/**
+ * Opens the reader's checkpoint in the worker ("Open a model…"), following its progress, and
+ * resolves to what the worker reports of it, or null when it could not be opened (the store's
+ * `pretrained.error` says why). Files `sortModelFiles` could not use are reported, nothing opened.
+ * The model held before is deleted first (two large models do not fit the module's memory).
+ */
+export async function openModel(files: SortedFiles): Promise<PretrainedInfo | null> {
+  const pretrained = (p: Partial<PretrainedState>) => walkStore.set({ pretrained: { ...walkStore.get().pretrained, ...p } });
+  const name = files.weights?.name ?? '';
+  if (!files.weights || files.problems.length) {
+    pretrained({ phase: 'error', name, info: null, error: { message: files.problems.join(' '), picker: true }, ignored: files.ignored });
+    return null;
+  }
+  if (!engine) return null;
+  const client = engine;
+  pause();
+  pretrained({ phase: 'loading', name, loaded: 0, total: files.weights.size, info: null, error: null, ignored: files.ignored });
+  const stop = client.onPretrainedEvent((e) => pretrained({ loaded: e.loaded, total: e.total }));
+  try {
+    const bundledTokenizerUrl = new URL('gpt2/', document.baseURI).href;
+    const { info } = await client.call('pretrained', { kind: 'pretrained.open', files: { weights: files.weights, config: files.config, tokenizer: files.tokenizer, bundledTokenizerUrl } });
+    pretrained({ phase: 'ready', info });
+    return info;
+  } catch (e) {
+    const problem = (e as { problem?: unknown }).problem;
+    pretrained({ phase: 'error', info: null, error: { message: e instanceof Error ? e.message : String(e), ...(typeof problem === 'string' ? { problem } : {}) } });
+    return null;
+  } finally {
+    stop();
+  }
+}
+
+/** The engine worker ended and a new one started: the model opened in the old one is gone. */
+export function pretrainedLost(reason: string) {
+  const p = walkStore.get().pretrained;
+  if (p.phase !== 'ready' && p.phase !== 'loading') return;
+  walkStore.set({ pretrained: { ...p, phase: 'error', info: null, error: { message: t('walk.open.lost', { name: p.name, reason }), picker: true } } });
 }
 
 function contextOf(s: WalkState): StepContext | null {

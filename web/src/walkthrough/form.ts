@@ -1,4 +1,5 @@
-// The walkthrough's settings form: the sentence (or the lab's model and its input), the layer's
+// The walkthrough's settings form: "Open a model…" (open_model.ts) and the model shown; the sentence
+// (or the lab's model and its input, or the opened model's sentence and layer), the layer's
 // architecture, mask, normaliser and number format; the choices that cannot work with the others
 // disabled with their reason; "trained in the lab" offered once the lab holds a model. Every
 // change computes the walkthrough again (actions.compute).
@@ -7,17 +8,18 @@ import { labStore, type LabState } from '../lab/state';
 import { option } from '../ui/markup';
 import { compute } from './actions';
 import { followLabModel } from './lab_model';
-import { D_MODELS, EXAMPLES, HEAD_COUNTS, INPUT_SCALES, MASKS, MAX_SEED, MAX_TOKENS, NORMALIZERS, POSITIONALS, PRECISIONS, headsProblem, kvHeadsProblem, ropeProblem, type WalkSettings } from './inputs';
+import { mountOpenModel, openModelHtml, pretrainedFieldsHtml } from './open_model';
+import { D_MODELS, EXAMPLES, GENERATE_COUNTS, HEAD_COUNTS, INPUT_SCALES, MASKS, MAX_SEED, MAX_TOKENS, NORMALIZERS, POSITIONALS, PRECISIONS, headsProblem, kvHeadsProblem, ropeProblem, type WalkSettings } from './inputs';
 
 export const formHtml = () => `
-      <form class="settings" autocomplete="off" onsubmit="return false" ${attr('aria-label', 'walk.aria.settings')}>
+      <form class="settings" autocomplete="off" onsubmit="return false" ${attr('aria-label', 'walk.aria.settings')}>${openModelHtml()}
         <label class="field wide">${span('walk.model')}
-          <select name="model"><option value="random" data-i18n="walk.model.random">${t('walk.model.random')}</option><option value="trained" disabled></option></select>
+          <select name="model"><option value="random" data-i18n="walk.model.random">${t('walk.model.random')}</option><option value="trained" disabled></option><option value="pretrained" disabled></option></select>
         </label>
         <label class="field wide trained-only">${span('walk.input')} <span class="hint model-hint"></span>
           <input name="modelInput" type="text" spellcheck="false" ${attr('placeholder', 'walk.input.placeholder')} />
         </label>
-        <label class="field trained-only">${span('walk.layer')} <select name="layer"></select></label>
+        <label class="field trained-only">${span('walk.layer')} <select name="layer"></select></label>${pretrainedFieldsHtml()}
         <label class="field wide random-only">${span('walk.sentence')} <span class="hint sentence-hint"></span>
           <input name="sentence" type="text" spellcheck="false" />
         </label>
@@ -67,13 +69,16 @@ export function mountForm(form: HTMLFormElement, root: HTMLElement, onInput: () 
       scale: field<HTMLInputElement>('scale').checked,
       // As typed: a seed out of range or not whole is reported (settingsProblems), not changed.
       seed: String(f.get('seed') ?? '').trim() === '' ? NaN : Number(f.get('seed')),
-      model: f.get('model') === 'trained' ? 'trained' : 'random',
+      model: f.get('model') === 'trained' ? 'trained' : f.get('model') === 'pretrained' ? 'pretrained' : 'random',
       layer: Math.max(0, Number(f.get('layer')) || 0),
       modelInput: String(f.get('modelInput') ?? ''),
       context: String(f.get('context') ?? ''),
       normalizer: (f.get('normalizer') ?? 'softmax') as WalkSettings['normalizer'],
       precision: (f.get('precision') ?? 'fp32') as WalkSettings['precision'],
       inputScale: Number(f.get('inputScale') ?? 1),
+      pretrainedText: String(f.get('pretrainedText') ?? ''),
+      pretrainedLayer: Math.max(0, Number(f.get('pretrainedLayer')) || 0),
+      pretrainedGenerate: Number(f.get('pretrainedGenerate')) || GENERATE_COUNTS[1],
     };
   };
   const write = (s: WalkSettings) => {
@@ -92,6 +97,7 @@ export function mountForm(form: HTMLFormElement, root: HTMLElement, onInput: () 
     set('normalizer', s.normalizer ?? 'softmax');
     set('precision', s.precision ?? 'fp32');
     set('inputScale', String(s.inputScale ?? 1));
+    if (s.pretrainedText != null) set('pretrainedText', s.pretrainedText);
     showModelFields(s.model);
     markChoices();
   };
@@ -135,29 +141,43 @@ export function mountForm(form: HTMLFormElement, root: HTMLElement, onInput: () 
     options('kvHeads', (o) => o.value);
     form.querySelector<HTMLElement>('.sentence-hint')!.textContent = t('walk.sentence.hint', { n: MAX_TOKENS });
     markChoices();
+    openPanel.relabel();
   };
   const showModelFields = (model: WalkSettings['model']) => {
-    root.querySelectorAll<HTMLElement>('.random-only').forEach((e) => (e.hidden = model === 'trained'));
+    root.querySelectorAll<HTMLElement>('.random-only').forEach((e) => (e.hidden = model !== 'random'));
     root.querySelectorAll<HTMLElement>('.trained-only').forEach((e) => (e.hidden = model !== 'trained'));
+    root.querySelectorAll<HTMLElement>('.pretrained-only').forEach((e) => (e.hidden = model !== 'pretrained'));
   };
 
   const followLab = followLabModel(form, read, showModelFields);
+  // An opened model is shown at once; when the one shown is gone (a failed open), random weights are.
+  const modelSelect = field('model');
+  const openPanel = mountOpenModel(form, (opened) => {
+    const was = modelSelect.value;
+    if (opened) modelSelect.value = 'pretrained';
+    else if (was === 'pretrained') modelSelect.value = 'random';
+    if (!opened && was !== 'pretrained') return;
+    showModelFields(read().model);
+    onInput();
+    void compute(read());
+  });
 
   let debounce: number | undefined;
   form.addEventListener('input', (ev) => {
     const target = ev.target as HTMLInputElement;
+    if (target.name === 'modelFiles') return; // the picker opens a model (open_model.ts), then computes
     if (target.name === 'example') {
       const ex = EXAMPLES[Number(target.value)];
       if (ex) field<HTMLInputElement>('sentence').value = ex.sentence;
       target.value = '';
     }
-    if (target.name === 'model') showModelFields(target.value === 'trained' ? 'trained' : 'random');
+    if (target.name === 'model') showModelFields(read().model);
     // Keep K/V heads valid: default to plain multi-head attention.
     if (target.name === 'heads') field('kvHeads').value = target.value;
     markChoices();
     onInput();
     clearTimeout(debounce);
-    debounce = window.setTimeout(() => void compute(read()), target.name === 'sentence' || target.name === 'modelInput' || target.name === 'context' ? 250 : 0);
+    debounce = window.setTimeout(() => void compute(read()), ['sentence', 'modelInput', 'context', 'pretrainedText'].includes(target.name) ? 250 : 0);
   });
 
   labStore.subscribe((l) => followLab(l));

@@ -16,12 +16,19 @@ export interface WalkSettings {
   mask: MaskKind;
   scale: boolean;
   seed: number;
-  /** random: a fresh seeded attention layer on word vectors; trained: one layer of the lab's model. */
-  model: 'random' | 'trained';
+  /**
+   * random: a fresh seeded attention layer on word vectors; trained: one layer of the lab's model;
+   * pretrained: one layer of the checkpoint the reader opened ("Open a model…").
+   */
+  model: 'random' | 'trained' | 'pretrained';
   /** The lab model's layer shown (model = trained). */
   layer: number;
   /** The lab model's input in its task's syntax (model = trained); empty = the lab's example input. */
   modelInput: string;
+  /** The opened model's sentence, layer and tokens to generate (model = pretrained). */
+  pretrainedText?: string;
+  pretrainedLayer?: number;
+  pretrainedGenerate?: number;
   /**
    * Cross-attention (the article's §1.3): a second sentence that K and V come from, while Q comes
    * from `sentence`; empty or absent = self-attention.
@@ -54,6 +61,8 @@ export const POSITIONALS: { id: Positional; label: () => string }[] = [
   { id: 'rope', label: () => 'RoPE' },
 ];
 export const MAX_SEED = 99999;
+/** How many tokens an opened model may generate after the sentence, through its KV cache (step 18). */
+export const GENERATE_COUNTS = [1, 4, 8, 16];
 export const MAX_SENTENCE_CHARS = 80;
 export const PAD = '⟨pad⟩';
 /** How many padding tokens the "padding" mask appends (as if batched with a longer sentence). */
@@ -243,13 +252,15 @@ export function settingsOfModelTrace(s: WalkSettings, trace: TraceResult): WalkS
   return {
     ...s,
     sentence: trace.model?.text ?? s.sentence,
+    // A checkpoint's layer is its own field (the lab's model keeps `layer`).
+    ...(s.model === 'pretrained' ? { pretrainedLayer: trace.model?.layer ?? s.pretrainedLayer } : {}),
     dModel: r.dModel,
     heads: r.numHeads,
     kvHeads: r.numKvHeads,
     positional: r.positional,
     mask: r.causal ? 'causal' : 'none',
     scale: r.scale,
-    layer: trace.model?.layer ?? s.layer,
+    layer: s.model === 'pretrained' ? s.layer : (trace.model?.layer ?? s.layer),
   };
 }
 
@@ -276,6 +287,7 @@ const seedProblem = (seed: number): string | null =>
 /** Problems with the settings a reader can fix, in plain words (empty when fine). */
 export function settingsProblems(s: WalkSettings): string[] {
   if (s.model === 'trained') return []; // the model's own architecture; the engine checks the input
+  if (s.model === 'pretrained') return (s.pretrainedText ?? '').trim() ? [] : [t('walk.pretrained.empty')];
   const out = [
     tokenize(s.sentence).length === 0 ? t('walk.problem.empty') : null,
     headsProblem(s.dModel, s.heads),

@@ -1,8 +1,28 @@
-// The walkthrough's store: settings, the engine's trace of them, and where the reader is.
+// The walkthrough's store: settings, the engine's trace of them, where the reader is, and the model
+// the reader opened.
+import type { PretrainedInfo } from '../engine/protocol/pretrained';
 import type { StageData, TraceResult } from '../engine/protocol/walk';
 import { Store } from '../util/store';
 import type { Derived } from './derive';
 import { DEFAULT_SETTINGS, type WalkInput, type WalkSettings } from './inputs';
+
+/** The model the reader opened ("Open a model…"), while it loads and once it is open. */
+export interface PretrainedState {
+  phase: 'none' | 'loading' | 'ready' | 'error';
+  /** The weights' file name being opened or open. */
+  name: string;
+  /** Bytes of the weights read so far, of total (lab.loadPretrained's onProgress). */
+  loaded: number;
+  total: number;
+  info: PretrainedInfo | null;
+  /**
+   * Why it could not be opened: the engine's message and its name of a refused file's problem, or
+   * (picker) the page's own words on the files picked.
+   */
+  error: { message: string; problem?: string; picker?: boolean } | null;
+  /** Files picked that are not part of a checkpoint (model_files.ts). */
+  ignored: string[];
+}
 
 export interface WalkState {
   settings: WalkSettings;
@@ -31,6 +51,7 @@ export interface WalkState {
   head: number;
   /** Hovered cell of the current step's main matrix, for cross-highlighting. */
   hover: [number, number] | null;
+  pretrained: PretrainedState;
 }
 
 /** The player's speeds (beats per second multipliers). */
@@ -53,4 +74,5 @@ export const walkStore = new Store<WalkState>({
   speed: 1,
   head: 0,
   hover: null,
+  pretrained: { phase: 'none', name: '', loaded: 0, total: 0, info: null, error: null, ignored: [] },
 });

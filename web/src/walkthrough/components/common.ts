@@ -1,4 +1,6 @@
 // Small helpers shared by the stage components (render layer).
+import { t as tr } from '../../i18n';
+import type { Tensor } from '../../engine/protocol/messages';
 export function section(host: HTMLElement, name: string, className = 'eqn'): HTMLElement {
   let el = host.querySelector<HTMLElement>(`:scope > [data-section="${name}"]`);
   if (!el) {
@@ -13,6 +15,25 @@ export function section(host: HTMLElement, name: string, className = 'eqn'): HTM
 export function note(host: HTMLElement, name: string, html: string) {
   const el = section(host, name, 'note');
   el.innerHTML = html;
+}
+
+/**
+ * The most rows and columns a stage's matrix draws. The walkthrough's own layers stay within it
+ * (d_model up to 64); an opened checkpoint's wider ones (GPT-2's d_model 768, a 768 × 768 W_O)
+ * draw their first rows and columns, and the caption says how many of how many.
+ */
+export const MAX_DRAWN = 64;
+
+/** The first `MAX_DRAWN` rows (when `rows`) and columns (when `cols`) of t, and the caption's words for what was left out ('' when nothing). */
+export function firstCells(t: Tensor, cut: { rows?: boolean; cols?: boolean }): { data: Tensor; note: string } {
+  const [R, K] = t.shape;
+  const r = cut.rows ? Math.min(R, MAX_DRAWN) : R;
+  const k = cut.cols ? Math.min(K, MAX_DRAWN) : K;
+  if (r === R && k === K) return { data: t, note: '' };
+  const out = new Float32Array(r * k);
+  for (let i = 0; i < r; i++) out.set(t.data.subarray(i * K, i * K + k), i * k);
+  const parts = [r < R ? tr('walk.fig.firstRows', { n: r, of: R }) : '', k < K ? tr('walk.fig.firstCols', { n: k, of: K }) : ''].filter(Boolean);
+  return { data: { shape: [r, k], data: out }, note: ` · ${parts.join(', ')}` };
 }
 
 export const idx = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);

@@ -5,7 +5,7 @@ import type { Tensor } from '../../engine/protocol/messages';
 import { renderLegend } from '../../ui/legend';
 import { renderMatrix } from '../../ui/matrix';
 import { HEAD_COLORS, divergingScale, maxAbs } from '../../util/color';
-import { idx, section, shape } from './common';
+import { firstCells, idx, section, shape } from './common';
 
 export interface ConcatProps {
   tokens: string[];
@@ -21,7 +21,8 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
   const [T, C] = p.concat.shape;
   const D = C / H;
   const pic = section(host, 'concat-pic', 'shape-pic');
-  const u = 16; // px per element in the picture
+  // px per element in the picture: 16, fewer for a checkpoint's wide d_model (768 would be 12 000 px).
+  const u = Math.max(1, Math.min(16, Math.floor(1100 / C)));
   const gap = 22;
   const x0 = 10;
   const yTop = 40;
@@ -76,16 +77,17 @@ export function renderConcat(host: HTMLElement, p: ConcatProps) {
     .attr('y', (_, k) => (k === 0 ? 14 : yBottom + T * u + 22))
     .text((d) => d);
   const mat = section(host, 'concat-mat');
+  const drawn = firstCells(p.concat, { cols: true });
   renderMatrix(mat, {
     name: 'concat',
     title: tr('walk.fig.concat'),
-    caption: shape('T', 'C') + ' = ' + shape(T, C) + ' · ' + tr('walk.fig.concatColour'),
-    data: p.concat,
+    caption: shape('T', 'C') + ' = ' + shape(T, C) + ' · ' + tr('walk.fig.concatColour') + drawn.note,
+    data: drawn.data,
     scale: divergingScale(maxAbs(p.concat.data)),
     cell: p.cell,
     rowLabels: p.tokens,
-    colLabels: idx(C, 'c'),
-    colBands: d3.range(C).map((c) => HEAD_COLORS[Math.floor(c / D) % HEAD_COLORS.length]),
+    colLabels: idx(drawn.data.shape[1], 'c'),
+    colBands: d3.range(drawn.data.shape[1]).map((c) => HEAD_COLORS[Math.floor(c / D) % HEAD_COLORS.length]),
   });
   renderLegend(section(host, 'legend', 'legends'), divergingScale(maxAbs(p.concat.data)), tr('walk.fig.legend.value'), 'concat');
 }

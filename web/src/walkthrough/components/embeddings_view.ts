@@ -4,7 +4,7 @@ import type { Tensor } from '../../engine/protocol/messages';
 import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs } from '../../util/color';
-import { idx, section, shape } from './common';
+import { firstCells, idx, section, shape } from './common';
 
 export interface EmbeddingsProps {
   tokens: string[];
@@ -24,7 +24,8 @@ export function renderEmbeddings(host: HTMLElement, p: EmbeddingsProps) {
   const common = { scale, cell: p.cell, colLabels: idx(C, 'c'), highlightRows: p.highlightRow == null ? [] : [p.highlightRow] };
   if (!p.positions) {
     // Nothing is added: what attention reads (the engine's stage x) is the token vectors themselves.
-    renderMatrix(row, { name: 'x', title: tr('walk.fig.xTokenVectors'), caption: shape('T', 'C') + ' = ' + shape(T, C), data: p.x, rowLabels: p.tokens, ...common });
+    const x = firstCells(p.x, { cols: true });
+    renderMatrix(row, { name: 'x', title: tr('walk.fig.xTokenVectors'), caption: shape('T', 'C') + ' = ' + shape(T, C) + x.note, data: x.data, rowLabels: p.tokens, ...common, colLabels: idx(x.data.shape[1], 'c') });
   } else {
     renderMatrix(row, { name: 'embeddings', title: tr('walk.fig.tokenVectorsE'), caption: shape('T', 'C') + ' = ' + shape(T, C), data: p.embeddings, rowLabels: p.tokens, ...common });
     operator(row, '+', 'plus');

@@ -5,7 +5,7 @@ import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs } from '../../util/color';
 import { exactFloat32 } from '../../util/format';
-import { idx, section, shape } from './common';
+import { firstCells, idx, section, shape } from './common';
 
 export interface OutputProps {
   tokens: string[];
@@ -22,19 +22,22 @@ export function renderOutput(host: HTMLElement, p: OutputProps) {
   const scale = divergingScale(maxAbs(p.concat.data, p.woT.data, p.output.data));
   const hi = p.activeRow == null ? [] : [p.activeRow];
   const row = section(host, 'output');
-  renderMatrix(row, { name: 'out-concat', title: tr('walk.fig.concat'), caption: shape(T, C), data: p.concat, scale, cell: p.cell, rowLabels: p.tokens, highlightRows: hi });
+  const concat = firstCells(p.concat, { cols: true });
+  const woT = firstCells(p.woT, { rows: true, cols: true });
+  const output = firstCells(p.output, { cols: true });
+  renderMatrix(row, { name: 'out-concat', title: tr('walk.fig.concat'), caption: shape(T, C) + concat.note, data: concat.data, scale, cell: p.cell, rowLabels: p.tokens, highlightRows: hi });
   operator(row, '×', 'times');
-  renderMatrix(row, { name: 'out-w', title: 'W_Oᵀ', caption: shape(C, C), data: p.woT, scale, cell: p.cell, rowLabels: idx(C, 'c'), colLabels: idx(C, 'c') });
+  renderMatrix(row, { name: 'out-w', title: 'W_Oᵀ', caption: shape(C, C) + woT.note, data: woT.data, scale, cell: p.cell, rowLabels: idx(woT.data.shape[0], 'c'), colLabels: idx(woT.data.shape[1], 'c') });
   operator(row, '=', 'eq');
   renderMatrix(row, {
     name: 'output',
     title: tr('walk.fig.output'),
-    caption: shape('T', 'C') + ' = ' + shape(T, C),
-    data: p.output,
+    caption: shape('T', 'C') + ' = ' + shape(T, C) + output.note,
+    data: output.data,
     scale,
     cell: p.cell,
     rowLabels: p.tokens,
-    colLabels: idx(C, 'c'),
+    colLabels: idx(output.data.shape[1], 'c'),
     highlightRows: hi,
     pending: p.activeRow == null ? undefined : (i) => i > (p.activeRow as number),
     detail: (i, j, v) => {

@@ -5,7 +5,7 @@ import { renderLegend } from '../../ui/legend';
 import { operator, renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs } from '../../util/color';
 import { exactFloat32 } from '../../util/format';
-import { idx, section, shape } from './common';
+import { firstCells, idx, section, shape } from './common';
 
 export interface ProjectionRow {
   /** 'q' | 'k' | 'v' */
@@ -49,13 +49,14 @@ export function renderProjections(host: HTMLElement, p: ProjectionProps) {
     const D = r.out.shape[1];
     const a = p.active && p.active.row === k ? p.active : null;
     const row = section(host, `proj-${r.which}`);
-    const input = r.input ?? p.x;
+    const input = firstCells(r.input ?? p.x, { cols: true });
+    const weight = firstCells(r.weightT, { rows: true });
     const rowLabels = r.inputTokens ?? p.tokens;
     renderMatrix(row, {
       name: `proj-x-${r.which}`,
       title: r.inputName ?? 'x',
-      caption: shape(input.shape[0], C),
-      data: input,
+      caption: shape((r.input ?? p.x).shape[0], C) + input.note,
+      data: input.data,
       scale,
       cell: p.cell,
       rowLabels,
@@ -65,11 +66,11 @@ export function renderProjections(host: HTMLElement, p: ProjectionProps) {
     renderMatrix(row, {
       name: `proj-w-${r.which}`,
       title: `${r.weightName}ᵀ ${r.headLabel}`,
-      caption: shape('C', 'D') + ' = ' + shape(C, D),
-      data: r.weightT,
+      caption: shape('C', 'D') + ' = ' + shape(C, D) + weight.note,
+      data: weight.data,
       scale,
       cell: p.cell,
-      rowLabels: idx(C, 'c'),
+      rowLabels: idx(weight.data.shape[0], 'c'),
       highlightCols: a ? [a.j] : [],
     });
     operator(row, '=', 'eq');

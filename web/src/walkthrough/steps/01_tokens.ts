@@ -11,7 +11,9 @@ export const tokensStep: Step = {
   columns: () => 10,
   caption: (c) => (c.beat > 0 && c.beat <= c.input.tokens.length ? t('walk.step.tokens.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
   explain: (c) =>
-    t('walk.step.tokens.explain') +
+    (c.trace.model?.pretrained
+      ? t('walk.step.tokens.pretrained', { n: c.input.tokens.length, ids: c.trace.model.tokens.join(', ') })
+      : t('walk.step.tokens.explain')) +
     (c.input.padded.some(Boolean)
       ? t('walk.step.tokens.padding', { n: PAD_COUNT })
       : ''),

@@ -13,6 +13,7 @@ export const embeddingsStep: Step = {
   caption: (c) => (c.beat > 0 ? t('walk.step.embeddings.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
   explain: (c) => {
     const C = c.derived.C;
+    if (c.trace.model?.pretrained) return t('walk.step.embeddings.pretrained', { C, layer: c.trace.model.layer });
     let pos: string;
     if (c.settings.positional === 'sinusoidal')
       pos = t('walk.step.embeddings.sinusoidal');

@@ -29,6 +29,14 @@ function rows(c: StepContext): ProjectionRow[] {
   });
 }
 
+/** Where the weights come from: an opened checkpoint, the lab's model, or the seed. */
+function origin(c: StepContext): string {
+  const m = c.trace.model;
+  if (m?.pretrained) return t('walk.step.projections.pretrained', { layer: m.layer, name: m.pretrained.name });
+  if (m?.task) return t('walk.step.projections.trained', { layer: m.layer, task: taskLabel(m.task) });
+  return t('walk.step.projections.random', { seed: c.settings.seed });
+}
+
 export const projectionsStep: Step = {
   id: 'projections',
   title: () => t('walk.step.projections.title'),
@@ -47,7 +55,7 @@ export const projectionsStep: Step = {
     return (
       t('walk.step.projections.explain', { C }) +
       `<p>${H > 1 ? t('walk.step.projections.heads', { H, D, C, head: c.head }) : t('walk.step.projections.oneHead', { C })}${Hkv < H ? ' ' + t(Hkv > 1 ? 'walk.step.projections.gqa' : 'walk.step.projections.gqaOne', { Hkv }) : ''}</p>` +
-      `<p>${c.trace.model ? t('walk.step.projections.trained', { layer: c.trace.model.layer, task: taskLabel(c.trace.model.task) }) : t('walk.step.projections.random', { seed: c.settings.seed })}</p>`
+      `<p>${origin(c)}</p>`
     );
   },
   render(host, c) {

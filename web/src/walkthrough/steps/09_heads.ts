@@ -12,7 +12,9 @@ export const headsStep: Step = {
   caption: (c) => (c.beat > 0 ? t('walk.step.heads.caption', { h: c.beat - 1 }) : ''),
   explain: (c) => {
     const { H, Hkv, D, C } = c.derived;
-    return t('walk.step.heads.explain', { H, D, C }) + (Hkv < H ? t(Hkv > 1 ? 'walk.step.heads.gqa' : 'walk.step.heads.gqaOne', { H, Hkv }) : '') + t('walk.step.heads.train');
+    const m = c.trace.model;
+    const weights = m?.pretrained ? t('walk.step.heads.pretrained', { layer: m.layer, name: m.pretrained.name }) : t('walk.step.heads.train');
+    return t('walk.step.heads.explain', { H, D, C }) + (Hkv < H ? t(Hkv > 1 ? 'walk.step.heads.gqa' : 'walk.step.heads.gqaOne', { H, Hkv }) : '') + weights;
   },
   render(host, c) {
     const s = c.trace.stages.weights;

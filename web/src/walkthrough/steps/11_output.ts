@@ -14,6 +14,8 @@ export const outputStep: Step = {
   caption: (c) => (c.beat > 0 ? t('walk.step.output.caption', { i: c.beat - 1, token: c.input.tokens[c.beat - 1] }) : ''),
   explain: (c) => {
     const { a, b } = permutedPair(c.settings.sentence);
+    const m = c.trace.model;
+    if (m?.pretrained) return t('walk.step.output.explain', { C: c.derived.C }) + t('walk.step.output.pretrained', { layer: m.layer, name: m.pretrained.name });
     return t('walk.step.output.explain', { C: c.derived.C }) + t(c.settings.positional === 'none' ? 'walk.step.output.none' : 'walk.step.output.positions', { a, b });
   },
   render(host, c) {

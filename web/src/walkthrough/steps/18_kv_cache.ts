@@ -1,6 +1,7 @@
 import { t } from '../../i18n';
 import { note } from '../components/common';
 import { renderKvCache } from '../components/kv_cache_view';
+import { escapeHtml } from '../components/tokens_view';
 import type { Step, StepContext } from '../step';
 import { headLabel, kvHead, stage, tokens } from './helpers';
 
@@ -25,7 +26,8 @@ export const kvCacheStep: Step = {
     const g = generation(c);
     if (!c.trace.model) return c.trace.kvCache ? t('walk.step.kvCache.explain') : t('walk.step.kvCache.none');
     if (!c.trace.kvCache) return t(c.trace.model.kind === 'decoder' ? 'walk.step.kvCache.trainedNone' : 'walk.step.kvCache.encoder');
-    const trained = t('walk.step.kvCache.trained', { layer: c.trace.model.layer });
+    const m = c.trace.model;
+    const trained = m.pretrained ? t('walk.step.kvCache.pretrained', { layer: m.layer, name: m.pretrained.name, continuation: escapeHtml(m.pretrained.continuation) }) : t('walk.step.kvCache.trained', { layer: m.layer });
     return `${t('walk.step.kvCache.explain')} ${trained}${g ? ` ${t('walk.step.kvCache.generated', { prompt: g.prompt, n: g.tokens.length - g.prompt })}` : ''}`;
   },
   render(host, c) {
