@@ -195,16 +195,20 @@ class Locator {
     }, value);
   }
 
-  // files: { name, mimeType, buffer }, written to a temporary file for the file chooser.
-  async setInputFiles({ name, buffer }) {
+  // files: { name, mimeType, buffer } or an array of them (an <input multiple>), written to
+  // temporary files for the file chooser.
+  async setInputFiles(files) {
     // Firefox hands the page a File that reads the path lazily, after uploadFile returns: the
-    // file must outlive the call, so it stays until the browser closes.
+    // files must outlive the call, so they stay until the browser closes.
     const dir = mkdtempSync(join(tmpdir(), 'attnlab-upload-'));
     tempDirs.push(dir);
-    writeFileSync(join(dir, name), buffer);
+    const paths = (Array.isArray(files) ? files : [files]).map(({ name, buffer }) => {
+      writeFileSync(join(dir, name), buffer);
+      return join(dir, name);
+    });
     const h = await this.element();
     try {
-      await h.uploadFile(join(dir, name));
+      await h.uploadFile(...paths);
     } finally {
       await h.dispose();
     }
