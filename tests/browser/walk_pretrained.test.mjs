@@ -94,7 +94,7 @@ test('Open a model… opens a GPT-2 through the file picker and walks one head t
   assert.ok(opened.total > 0 && opened.total <= weights.length);
   assert.deepEqual([opened.info.layers, opened.info.heads, opened.info.dModel, opened.info.vocab], [1, 2, 8, 50257]);
   assert.equal(opened.info.tokenizer.source, 'bundled', 'no tokenizer files: GPT-2’s own, fetched from the page');
-  assert.match(await page.locator('.open-status').textContent(), /Opened model\.safetensors: 1 layers, 2 heads, d_model 8/);
+  assert.match(await page.locator('.open-status').textContent(), /Opened model\.safetensors: layers 1, heads 2, d_model 8/);
   assert.equal(await page.locator('select[name="model"]').inputValue(), 'pretrained');
 
   await page.locator('input[name="pretrainedText"]').fill(SENTENCE);

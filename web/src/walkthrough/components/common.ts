@@ -18,17 +18,18 @@ export function note(host: HTMLElement, name: string, html: string) {
 }
 
 /**
- * The most rows and columns a stage's matrix draws. The walkthrough's own layers stay within it
- * (d_model up to 64); an opened checkpoint's wider ones (GPT-2's d_model 768, a 768 × 768 W_O)
- * draw their first rows and columns, and the caption says how many of how many.
+ * The most rows and columns a stage's matrix draws whole. The walkthrough's own layers stay within
+ * it (d_model up to 64); an opened checkpoint's wider ones (GPT-2's d_model 768, a 768 × 768 W_O)
+ * draw their first CUT_TO rows and columns, and the caption says how many of how many.
  */
 export const MAX_DRAWN = 64;
+export const CUT_TO = 32;
 
-/** The first `MAX_DRAWN` rows (when `rows`) and columns (when `cols`) of t, and the caption's words for what was left out ('' when nothing). */
+/** t with more than MAX_DRAWN rows (when `rows`) or columns (when `cols`) cut to its first CUT_TO, and the caption's words for what was left out ('' when nothing). */
 export function firstCells(t: Tensor, cut: { rows?: boolean; cols?: boolean }): { data: Tensor; note: string } {
   const [R, K] = t.shape;
-  const r = cut.rows ? Math.min(R, MAX_DRAWN) : R;
-  const k = cut.cols ? Math.min(K, MAX_DRAWN) : K;
+  const r = cut.rows && R > MAX_DRAWN ? CUT_TO : R;
+  const k = cut.cols && K > MAX_DRAWN ? CUT_TO : K;
   if (r === R && k === K) return { data: t, note: '' };
   const out = new Float32Array(r * k);
   for (let i = 0; i < r; i++) out.set(t.data.subarray(i * K, i * K + k), i * k);
