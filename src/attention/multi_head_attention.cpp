@@ -209,6 +209,9 @@ void MultiHeadAttention::forward(const Tensor3& x, const Tensor3* memory, const 
             cache->q_rows = cache->k_rows = cache->v_rows = Tensor3();
         }
     }
+    // Interpretability hooks may replace heads' outputs here (ablation, patching; inference
+    // forwards only: a backward would read the rewritten heads as if computed).
+    offer_rewrite(observer, Stage::concat, buffers.concat);
     observe_rows(observer, Stage::concat, buffers.concat);  // merged rounded heads: nothing new to round
     output_projection(buffers.concat, options, observer, residual, out);
     if (cache) {

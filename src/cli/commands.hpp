@@ -12,5 +12,9 @@ int run_experiment(int argc, char** argv);
 int run_tokenize(int argc, char** argv);
 int run_logits(int argc, char** argv);
 int run_export(int argc, char** argv);
+int run_heads(int argc, char** argv);
+int run_ablate(int argc, char** argv);
+int run_patch(int argc, char** argv);
+int run_lens(int argc, char** argv);
 
 }  // namespace attnlab::cli

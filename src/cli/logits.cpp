@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <fstream>
 #include <numeric>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -16,31 +15,6 @@
 #include "text_flags.hpp"
 
 namespace attnlab::cli {
-namespace {
-
-// "1,2,3" -> {1, 2, 3}; ConfigError naming the item that is not a token id.
-std::vector<std::int32_t> parse_ids(const std::string& list) {
-    std::vector<std::int32_t> ids;
-    std::stringstream in(list);
-    for (std::string item; std::getline(in, item, ',');) {
-        std::size_t used = 0;
-        long long v = -1;
-        try {
-            v = std::stoll(item, &used);
-        } catch (const std::exception&) {
-            used = 0;
-        }
-        if (used == 0 || used != item.size() || v < 0 || v > INT32_MAX) {
-            fail<ConfigError>("attnlab logits: --tokens must be comma-separated token ids (e.g. 15496,995), got '", item, "'");
-        }
-        ids.push_back(static_cast<std::int32_t>(v));
-    }
-    if (ids.empty()) fail<ConfigError>("attnlab logits: --tokens must name at least one token id");
-    return ids;
-}
-
-}  // namespace
-
 int run_logits(int argc, char** argv) {
     Args args("logits", "Prints the top 5 next tokens of a prompt and, with --json, writes the logits of its first and last\n"
                         "positions: {\"tokens\": [...], \"logits_first\": [...], \"logits_last\": [...]} (vocab-many floats each).\n"
@@ -62,7 +36,7 @@ int run_logits(int argc, char** argv) {
     const text::Tokenizer* tokenizer = apply_tokenizer_flag(args, model);
     std::vector<std::int32_t> ids;
     if (args.given("tokens")) {
-        ids = parse_ids(args.get("tokens"));
+        ids = parse_token_ids(args.get("tokens"), "attnlab logits");
     } else {
         if (!tokenizer) fail<ConfigError>("attnlab logits: --text needs --tokenizer DIR (the model carries no tokenizer)");
         ids = tokenizer->encode(args.get("text"));

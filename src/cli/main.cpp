@@ -25,6 +25,10 @@ const Command kCommands[] = {
     {"logits", "the next-token logits of a prompt (an attnlab decoder or a GPT-2 checkpoint), as JSON and the top 5",
      attnlab::cli::run_logits},
     {"export", "write a decoder as a Hugging Face GPT-2 (model.safetensors + config.json)", attnlab::cli::run_export},
+    {"heads", "score every head of a decoder by attention patterns (previous token, induction, ...)", attnlab::cli::run_heads},
+    {"ablate", "switch heads off and report the change in loss and in the next-token distribution", attnlab::cli::run_ablate},
+    {"patch", "activation patching: the share of a logit difference each head or residual restores", attnlab::cli::run_patch},
+    {"lens", "the logit lens at every layer and each head's direct contribution to a logit", attnlab::cli::run_lens},
 };
 
 void print_usage() {

@@ -1,7 +1,9 @@
 #include "text_flags.hpp"
 
+#include <climits>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/io/checkpoint.hpp"
@@ -34,6 +36,26 @@ std::shared_ptr<const text::Tokenizer> tokenizer_from_flags(const Args& args, co
 const text::Tokenizer* apply_tokenizer_flag(const Args& args, Model& model) {
     if (!args.get("tokenizer").empty()) model.set_tokenizer(text::load_tokenizer_directory(args.get("tokenizer")));
     return model.tokenizer();
+}
+
+std::vector<std::int32_t> parse_token_ids(const std::string& list, const char* where) {
+    std::vector<std::int32_t> ids;
+    std::stringstream in(list);
+    for (std::string item; std::getline(in, item, ',');) {
+        std::size_t used = 0;
+        long long v = -1;
+        try {
+            v = std::stoll(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != item.size() || v < 0 || v > INT32_MAX) {
+            fail<ConfigError>(where, ": --tokens must be comma-separated token ids (e.g. 15496,995), got '", item, "'");
+        }
+        ids.push_back(static_cast<std::int32_t>(v));
+    }
+    if (ids.empty()) fail<ConfigError>(where, ": --tokens must name at least one token id");
+    return ids;
 }
 
 }  // namespace attnlab::cli

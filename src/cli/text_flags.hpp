@@ -2,7 +2,10 @@
 // checkpoint given with --model.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "args.hpp"
 #include "attnlab/facade/model.hpp"
@@ -17,5 +20,9 @@ std::shared_ptr<const text::Tokenizer> tokenizer_from_flags(const Args& args, co
 // Sets --tokenizer DIR on model when given (ConfigError if it does not fit the model); returns
 // the model's tokenizer, or null.
 const text::Tokenizer* apply_tokenizer_flag(const Args& args, Model& model);
+
+// "1,2,3" -> {1, 2, 3}; ConfigError starting with `where` naming an item that is not a token id,
+// or for an empty list.
+std::vector<std::int32_t> parse_token_ids(const std::string& list, const char* where);
 
 }  // namespace attnlab::cli

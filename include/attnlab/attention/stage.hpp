@@ -90,6 +90,17 @@ struct StageNumerics {
     std::size_t flushed = 0;   // non-zero values rounded to ±0 (StageView::flushed)
 };
 
+// A writable row-major view of one stage for one batch row, handed to an observer that rewrites
+// it (StageObserver::rewrites). Valid only during the on_rewrite call.
+struct StageEdit {
+    Stage stage;
+    std::size_t batch;
+    std::size_t rows;
+    std::size_t cols;
+    std::size_t ld;  // elements between consecutive rows
+    float* data;
+};
+
 class StageObserver {
 public:
     virtual ~StageObserver() = default;
@@ -97,6 +108,15 @@ public:
     virtual bool wants(Stage stage) const = 0;
     // Called once per (stage, batch, head), possibly from several threads at once.
     virtual void on_stage(const StageView& view) = 0;
+    // Hooks of the interpretability tools (interp/: ablation, patching): whether this observer
+    // rewrites `stage` in place before the computation goes on. Offered only for concat (every
+    // head's output before W_O, one call per batch row, on the calling thread). For inference
+    // forwards: a backward of a rewritten forward would treat the new heads as computed.
+    virtual bool rewrites(Stage stage) const {
+        (void)stage;
+        return false;
+    }
+    virtual void on_rewrite(const StageEdit& edit) { (void)edit; }
 };
 
 // Copies every wanted stage into its own (rows, cols) tensor.
@@ -137,6 +157,13 @@ inline void observe(StageObserver* observer, Stage stage, std::size_t batch, std
     if (observer && observer->wants(stage)) {
         observer->on_stage(StageView{stage, batch, head, rows, cols, ld, data, flushed});
     }
+}
+
+// The one null-checked call that offers a stage for rewriting: t (B, N, W), one batch row at a time.
+inline void offer_rewrite(StageObserver* observer, Stage stage, Tensor3& t) {
+    if (!observer || !observer->rewrites(stage)) return;
+    const std::size_t n = t.shape(1), w = t.shape(2);
+    for (std::size_t b = 0; b < t.shape(0); ++b) observer->on_rewrite(StageEdit{stage, b, n, w, w, t.data() + b * n * w});
 }
 
 // data: (rows, cols), contiguous, rounded in place to `format`. When the observer wants `stage`

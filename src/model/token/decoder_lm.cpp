@@ -184,6 +184,18 @@ Tensor3 DecoderLM::forward_observed(const Index2& tokens, const std::vector<Stag
     return run_logits(tokens, observers);
 }
 
+Tensor3 DecoderLM::forward_hooked(const Index2& tokens, const std::vector<StageObserver*>& observers,
+                                  ResidualHook* residuals) const {
+    constexpr const char* where = "DecoderLM::forward_hooked";
+    if (!observers.empty() && observers.size() != trunk.blocks.size()) {
+        fail<ValueError>(where, ": need one observer per block (", trunk.blocks.size(), "), got ", observers.size());
+    }
+    trunk.check_input(tokens, Mask2(), where);
+    DecoderLMCache local;
+    return logits_of(trunk.forward(tokens, Mask2(), config().causal, observers, local.trunk, /*training=*/false,
+                                   nullptr, residuals));
+}
+
 Tensor4 DecoderLM::attention_maps(const Index2& tokens, std::size_t batch) const {
     return trunk.attention_maps(tokens, Mask2(), config().causal, batch, "DecoderLM::attention_maps", "DecoderLM::forward");
 }

@@ -32,12 +32,15 @@ void learned_positional_backward(const Tensor3& dx, std::size_t offset, Tensor2&
     }
 }
 
-// Inference: x (B, T', C) through the blocks, no caches, no dropout.
+// Inference: x (B, T', C) through the blocks, no caches, no dropout; the residual stream shown
+// to `residuals` (when given) before each block and after the last.
 Tensor3 blocks_inference(const std::vector<TransformerBlock>& blocks, Tensor3 x, const AttentionOptions& options,
-                         const std::vector<StageObserver*>& observers) {
+                         const std::vector<StageObserver*>& observers, ResidualHook* residuals) {
     for (std::size_t l = 0; l < blocks.size(); ++l) {
+        if (residuals) residuals->on_residual(l, x);
         x = blocks[l].forward(x, options, observers.empty() ? nullptr : observers[l]);
     }
+    if (residuals) residuals->on_residual(blocks.size(), x);
     return x;
 }
 
@@ -170,7 +173,10 @@ void Trunk::check_input(const Index2& tokens, const Mask2& padding, const char* 
 
 const Tensor3& Trunk::forward(const Index2& tokens, const Mask2& padding, bool causal,
                               const std::vector<StageObserver*>& observers, TrunkCache& cache, bool training,
-                              Rng* dropout_rng) const {
+                              Rng* dropout_rng, ResidualHook* residuals) const {
+    if (training && residuals) {
+        fail<ConfigError>("Trunk::forward: a residual hook runs in inference forwards only (a training forward is differentiated)");
+    }
     const std::size_t batch = tokens.shape(0), t = tokens.shape(1), c = config_.d_model;
     const bool cls = cls_token.size() > 0;
     const std::size_t positions = this->positions(t);  // T'
@@ -205,7 +211,7 @@ const Tensor3& Trunk::forward(const Index2& tokens, const Mask2& padding, bool c
     add_positional(x, config_.positional, pos_emb, 0);
     cache.positions = positions;
     if (!training) {
-        Tensor3 h = blocks_inference(blocks, std::move(x), options, observers);
+        Tensor3 h = blocks_inference(blocks, std::move(x), options, observers, residuals);
         if (config_.norm != NormPlacement::pre) return cache.out = std::move(h);
         ln_f.forward(h, nullptr, cache.normed);
         return cache.normed;

@@ -118,6 +118,11 @@ public:
 
     // Evaluation forward reporting every block's stages to observers[l] (entries may be null).
     Tensor3 forward_observed(const Index2& tokens, const std::vector<StageObserver*>& observers) const;
+    // The same with the residual stream shown to `residuals` (null: none), which may rewrite it,
+    // as the observers may rewrite each block's concat stage: the interpretability tools' forward
+    // (interp/). tokens (B, T) -> logits (B, T, V).
+    Tensor3 forward_hooked(const Index2& tokens, const std::vector<StageObserver*>& observers,
+                           ResidualHook* residuals) const;
     // Causal attention weights of batch row `batch` in every block: (L, H, T, T).
     Tensor4 attention_maps(const Index2& tokens, std::size_t batch = 0) const;
 

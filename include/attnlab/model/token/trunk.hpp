@@ -90,6 +90,16 @@ struct TrunkGrad {
     void views(std::vector<ParameterView>& out);
 };
 
+// Sees, and may rewrite, the residual stream of an inference forward: the interpretability
+// tools' hook (interp/: the logit lens, residual patching). Called on the calling thread.
+class ResidualHook {
+public:
+    virtual ~ResidualHook() = default;
+    // x (B, T', C): the input of block `layer` (0..L-1, after the positions are added), or with
+    // layer = L the last block's output (before ln_f).
+    virtual void on_residual(std::size_t layer, Tensor3& x) = 0;
+};
+
 class Trunk {
 public:
     Trunk() = default;
@@ -115,10 +125,11 @@ public:
     // or empty; observers: one per block (entries may be null) or empty. Training fills cache
     // for backward, and applies dropout when dropout_rng is non-null; inference uses cache only
     // for its buffers. The result lives in cache until its next forward. Ids are checked by the
-    // embedding; the rest by check_input.
+    // embedding; the rest by check_input. An inference forward shows its residual stream to
+    // `residuals` when given (ConfigError with training: a rewritten forward is not differentiated).
     const Tensor3& forward(const Index2& tokens, const Mask2& padding, bool causal,
                            const std::vector<StageObserver*>& observers, TrunkCache& cache, bool training,
-                           Rng* dropout_rng = nullptr) const;
+                           Rng* dropout_rng = nullptr, ResidualHook* residuals = nullptr) const;
     // The output of the last training forward that filled cache: h (B, T', C).
     const Tensor3& output(const TrunkCache& cache) const;
     // Backward of the training forward that filled cache: cache.dh (B, T', C), the gradient of
