@@ -8,6 +8,7 @@ import { cpSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
+import { sourceExcerpts } from './source_excerpts.mjs';
 
 const webDir = dirname(fileURLToPath(import.meta.url));
 const isolationHeaders = {
@@ -39,7 +40,7 @@ export default defineConfig({
   root: webDir,
   base: './',
   publicDir: false,
-  plugins: [copyEngine()],
+  plugins: [copyEngine(), sourceExcerpts(join(webDir, '..'), join(webDir, 'src/chapters/figures/check.excerpts.json'))],
   worker: { format: 'es' },
   build: {
     outDir: join(webDir, 'dist'),

@@ -9,15 +9,25 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-/** The object literal `file` exports as `name` (its type annotation, if any, left out). */
+/**
+ * The object literal `file` exports as `name` (its type annotation, if any, left out). A table
+ * may spread others it imports (`...handsOn`, from './hands_on'): they are read the same way.
+ */
 function table(file, name) {
   const source = readFileSync(join(root, 'web', 'src', 'i18n', file), 'utf8');
-  const start = source.search(new RegExp(`^export const ${name}(: \\w+)? = \\{$`, 'm'));
+  const start = source.search(new RegExp(`^export const ${name}(: [^=]+)? = \\{$`, 'm'));
   assert.ok(start >= 0, `${file} has a line 'export const ${name} = {' (or '${name}: Strings = {')`);
-  const open = source.indexOf('{', start);
+  const open = source.indexOf('{', source.indexOf('= {', start));
   const close = source.indexOf('\n};', open);
   assert.ok(close > open, `${file}: the table ends with a line '};'`);
-  const value = new Function(`return (${source.slice(open, close + 2)});`)();
+  const body = source.slice(open, close + 2);
+  const spread = [...body.matchAll(/^\s*\.\.\.(\w+),$/gm)].map((m) => m[1]);
+  const parts = spread.map((part) => {
+    const from = source.match(new RegExp(`^import \\{[^}]*\\b${part}\\b[^}]*\\} from '\\./(\\w+)';$`, 'm'));
+    assert.ok(from, `${file} imports the table ${part} it spreads`);
+    return table(`${from[1]}.ts`, part);
+  });
+  const value = new Function(...spread, `return (${body});`)(...parts);
   assert.equal(typeof value, 'object', `${file} exports ${name}`);
   return value;
 }

@@ -37,8 +37,11 @@ const isProtocol = (m) => m.startsWith('src/engine/protocol/');
 const isWorker = (m) => m.startsWith('src/engine/worker/') || /^src\/chapters\/figures\/.*\.compute$/.test(m) || m === 'src/chapters/figures/computations';
 /** The engine's tables as plain data (web/generated/, written from the built module by scripts/gen_types.mjs). */
 const ENGINE_TABLES = new Set(['generated/choices.mjs']);
-/** What worker code may use besides the protocol and itself: the engine's declarations and tables, and pure helpers. */
-const WORKER_MAY_USE = new Set(['attnlab', ...ENGINE_TABLES, 'src/util/rng']);
+/**
+ * What worker code may use besides the protocol and itself: the engine's declarations and tables,
+ * and pure helpers (the seeded RNG; §8's reference layer, plain JavaScript arithmetic).
+ */
+const WORKER_MAY_USE = new Set(['attnlab', ...ENGINE_TABLES, 'src/util/rng', 'src/chapters/figures/reference_layer.mjs']);
 
 test('the import graph was read', () => {
   assert.ok(graph.size > 50, `${graph.size} modules`);

@@ -6,6 +6,7 @@ import { isChapterKey } from './chapters/url';
 import { mountChapters } from './chapters/view';
 import { ExperimentWorker } from './chapters/experiments';
 import './chapters/chapters.css';
+import './chapters/hands_on.css';
 import { EngineClient } from './engine/client/client';
 import { LANGS, lang, onLang, setLang, t, translate, type Lang } from './i18n';
 import type { EngineInfo } from './engine/protocol/messages';

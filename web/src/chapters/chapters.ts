@@ -29,6 +29,8 @@ export interface Chapter {
   /** Experiment names (lab.experiments()); one missing from the engine build shows a plain line. */
   experiments: string[];
   leadsTo?: 'walk' | 'lab';
+  /** A hands-on part after the figures: §10's encoder built and trained step by step (encoder_builder.ts). */
+  builder?: 'encoder';
 }
 
 export const CHAPTERS: Chapter[] = [
@@ -41,7 +43,7 @@ export const CHAPTERS: Chapter[] = [
   { n: 7, sections: '7.1–7.3', figures: [visionFigure, crossmodalFigure, forecastFigure], experiments: ['series'] },
   { n: 8, sections: '8', figures: [checkFigure], experiments: [] },
   { n: 9, sections: '9.1–9.4', figures: [connectivityFigure], experiments: ['normalizer', 'importance', 'norm'] },
-  { n: 10, sections: '10', figures: [], experiments: [], leadsTo: 'lab' },
+  { n: 10, sections: '10', figures: [], experiments: [], builder: 'encoder', leadsTo: 'lab' },
 ];
 
 export const chapterKey = (n: number, part: 'title' | 'lead' | 'body') => `ch.${n}.${part}` as Key;

@@ -62,7 +62,7 @@ export class LiveFigure {
   async draw() {
     const v = ++this.version;
     const bar = this.controls
-      .map((c) => `<label class="field inline"><span>${t(c.label)}</span><select data-control="${c.name}">${c.values.map((x) => `<option${x === c.value ? ' selected' : ''}>${x}</option>`).join('')}</select></label>`)
+      .map((c) => `<label class="field inline"><span>${t(c.label)}</span><select data-control="${c.name}">${c.values.map((x) => `<option value="${x}"${x === c.value ? ' selected' : ''}>${c.labels?.[String(x)] ? t(c.labels[String(x)]) : x}</option>`).join('')}</select></label>`)
       .join('');
     this.el.dataset.state = 'loading';
     const request = this.figure.request(this.value);

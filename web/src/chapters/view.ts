@@ -6,6 +6,7 @@ import { lang, onLang, t } from '../i18n';
 import type { ExperimentInfo, ExperimentResult } from '../engine/protocol/chapters';
 import { ExperimentPanel } from '../ui/experiment_panel';
 import { CHAPTERS, chapterKey, type Chapter } from './chapters';
+import { EncoderBuilder } from './encoder_builder';
 import type { ExperimentWorker } from './experiments';
 import { LiveFigure, type FigureSource } from './live_figure';
 import { experimentAnchor, experimentLink, figureAnchor, figureLink, forgetRunFlag, linkAsks, readChapter, readPanel, writeChapter, writePanel } from './url';
@@ -29,6 +30,8 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
   const panels = new Map<string, ExperimentPanel>();
   let liveFigures: LiveFigure[] = [];
   let firstDrawnMs: number | null = null;
+  /** §10's builder, made on first show and kept (its runs survive a language switch or a visit elsewhere). */
+  let builder: EncoderBuilder | null = null;
 
   host.innerHTML = `<div class="chapters"><nav class="toc"><h2></h2><p class="muted small"></p><ol></ol></nav><article class="chapter"></article></div>`;
   const toc = host.querySelector<HTMLElement>('nav.toc')!;
@@ -84,6 +87,7 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       <p>${t(chapterKey(c.n, 'body'))}</p>
       ${lead}
       ${c.figures.length ? `<h3>${t('ch.figures')}</h3><div class="figures"></div>` : ''}
+      ${c.builder ? '<div class="builder"></div>' : ''}
       ${c.experiments.length ? `<h3>${t('ch.experiments')}</h3><div class="experiments"></div>` : ''}
       <nav class="prevnext">
         ${prev ? `<button type="button" data-chapter="${prev.n}" class="prev">${t('ch.prev', { title: t(chapterKey(prev.n, 'title')) })}</button>` : '<span></span>'}
@@ -96,6 +100,11 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       figs!.appendChild(f.el);
     }
     const drawn = Promise.all(liveFigures.map((f) => f.draw()));
+    if (c.builder) {
+      builder ??= new EncoderBuilder(figures);
+      article.querySelector('.builder')!.appendChild(builder.el);
+      void builder.show();
+    }
     const exps = article.querySelector<HTMLElement>('.experiments');
     for (const name of c.experiments) {
       const p = panel(name);

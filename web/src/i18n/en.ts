@@ -5,6 +5,8 @@
 // the stage's labels walk.fig), lab (the training lab), form (the labels both views' forms share)
 // and ui (the shared components). {name} is filled by t(key, params). The zh table has this
 // table's type, so a key missing there fails the TypeScript build.
+import { handsOn } from './hands_on';
+
 export const en = {
   // ---- the page: header, tabs, engine badge, footer ----
   'page.title': 'attnlab — attention, step by step, on a live engine',
@@ -163,9 +165,9 @@ export const en = {
 
   // ---- chapter 8: its text; figure check ----
   'ch.8.title': 'Writing the layer by hand',
-  'ch.8.lead': 'A hand-written attention layer is only trusted once it matches a reference. The engine is tested against PyTorch and by finite differences; here one of its layers is checked in the browser.',
-  'ch.8.body': 'The figure takes the engine’s input and parameters, recomputes q, the weights, the concatenated heads and the output with the textbook formulas in plain JavaScript, and shows the largest difference for each stage.',
-  'ch.fig.check.title': 'engine vs plain JavaScript, stage {name}',
+  'ch.8.lead': 'The article writes attention by hand in twenty lines, extends it to several heads (where a reshape in the wrong order runs without an error and scrambles the heads), and trusts it only after three tests (shape, causal mask, gradient flow) and a comparison with a reference.',
+  'ch.8.body': 'Here the layer is the engine’s: its C++ for the same steps is shown beside a plain JavaScript reference, and the four checks run live on the engine’s output and gradients for the settings you pick. Then break the layer (split the heads with a plain reshape, or flip the mask) and see which tests catch it and by how much. The engine itself is also checked natively against PyTorch on the same weights and by finite differences.',
+  ...handsOn,
 
   // ---- chapter 9: its text; figure connectivity ----
   'ch.9.title': 'Questions the article leaves open',
@@ -179,7 +181,7 @@ export const en = {
   // ---- chapter 10: its text ----
   'ch.10.title': 'Build your own',
   'ch.10.lead': 'The last section assembles the whole encoder: multi-head attention, feed-forward, residual connections and LayerNorm, trained as a classifier.',
-  'ch.10.body': 'The training lab builds exactly that model in your browser. Every choice of the earlier chapters is a switch there: the positional encoding, the number of heads and key/value heads, Pre-LN or Post-LN, scaling, the task.',
+  'ch.10.body': 'Below you assemble that encoder from the engine’s pieces, train it as a classifier on a task the engine generates, then swap the positional encoding (sinusoidal, learned, RoPE, none) and the attention (full, a sliding window, linear) and compare the runs in one table, the path the article suggests. The training lab builds the same model with every switch of the earlier chapters.',
 
   // ---- the chapters: an experiment (ui/experiment_panel.ts) and its verdict ----
   'ch.exp.claim': 'Claim',

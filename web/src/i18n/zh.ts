@@ -1,6 +1,7 @@
 // 简体中文 texts of the page: the same keys as en.ts, in its order (the type makes a missing or extra
 // key a TypeScript error). Terms follow what Chinese ML texts use: 查询/键/值, 缩放点积注意力, 掩码, 位置编码.
 import type { Strings } from './en';
+import { handsOnZh } from './hands_on_zh';
 
 export const zh: Strings = {
   // ---- the page: header, tabs, engine badge, footer ----
@@ -160,9 +161,9 @@ export const zh: Strings = {
 
   // ---- chapter 8: its text; figure check ----
   'ch.8.title': '手写注意力层',
-  'ch.8.lead': '手写的注意力层只有在与参考实现一致之后才可信。引擎已经与 PyTorch 对比过，并经过有限差分检验；这里在浏览器中再检查它的一层。',
-  'ch.8.body': '下图取引擎的输入和参数，用纯 JavaScript 按教科书公式重新计算 q、注意力权重、拼接后的各头和输出，并给出每个阶段的最大差值。',
-  'ch.fig.check.title': '引擎与纯 JavaScript 对比：阶段 {name}',
+  'ch.8.lead': '文章用二十行代码手写注意力，再扩展成多头（其中 reshape 的顺序一旦搞反，程序照常运行，各头却被打乱），并且只在通过三个测试（形状、因果掩码、梯度流）并与参考实现对照之后才信任它。',
+  'ch.8.body': '这里的层是引擎的：它实现同样步骤的 C++ 与一份纯 JavaScript 参考实现并排展示，四项检查按你选的设置，在引擎的输出和梯度上实时运行。然后把这一层弄坏（用普通的 reshape 拆头，或把掩码弄反），看哪些测试能发现问题、差多少。引擎本身还在本机上用同样的权重与 PyTorch 对照，并经过有限差分检验。',
+  ...handsOnZh,
 
   // ---- chapter 9: its text; figure connectivity ----
   'ch.9.title': '文章留下的问题',
@@ -176,7 +177,7 @@ export const zh: Strings = {
   // ---- chapter 10: its text ----
   'ch.10.title': '动手搭建',
   'ch.10.lead': '最后一部分把整个编码器搭起来：多头注意力、前馈网络、残差连接和层归一化（LayerNorm），训练成一个分类器。',
-  'ch.10.body': '训练实验室就在你的浏览器里搭建这样的模型。前面各章的每个选择在那里都是一个开关：位置编码、头数和键/值头数、Pre-LN 或 Post-LN、是否缩放、任务。',
+  'ch.10.body': '下面用引擎的部件搭起这个编码器，在引擎生成的任务上把它训练成分类器，再替换位置编码（正弦、可学习、RoPE、无）和注意力（完整、滑动窗口、线性），在一张表里比较各次运行——正是文章建议的路径。训练实验室搭建的是同一个模型，前面各章的每个开关在那里都有。',
 
   // ---- the chapters: an experiment (ui/experiment_panel.ts) and its verdict ----
   'ch.exp.claim': '论断',

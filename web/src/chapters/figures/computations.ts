@@ -8,6 +8,7 @@ import { check } from './check.compute';
 import { checkpointing } from './checkpointing.compute';
 import { crossmodal } from './crossmodal.compute';
 import { dk } from './dk.compute';
+import { encoderParts, encoderTrain } from './encoder.compute';
 import { flash } from './flash.compute';
 import { forecast } from './forecast.compute';
 import { fp16 } from './fp16.compute';
@@ -21,7 +22,7 @@ import { sparse } from './sparse.compute';
 import type { Progress } from './training.compute';
 import { vision } from './vision.compute';
 
-const COMPUTATIONS = { chain, dk, reshape, permutation, pe, rope, longrange, sparse, masks, fp16, flash, checkpointing, vision, crossmodal, forecast, check };
+const COMPUTATIONS = { chain, dk, reshape, permutation, pe, rope, longrange, sparse, masks, fp16, flash, checkpointing, vision, crossmodal, forecast, check, encoderParts, encoderTrain };
 
 type Computations = typeof COMPUTATIONS;
 /** The kinds of figure request the worker computes. */
@@ -31,10 +32,10 @@ export type FigureRequest = { [K in FigureKind]: Parameters<Computations[K]>[1] 
 /** The worker's answer to each request. */
 export type FigureData = { [K in FigureKind]: ReturnType<Computations[K]> }[FigureKind];
 /** A trained figure's training progress, posted after each chunk of steps. */
-export interface FigureProgress { figure: FigureKind; step: number; total: number; loss: number }
+export interface FigureProgress { figure: FigureKind; step: number; total: number; loss: number; accuracy: number }
 
 /** Computes the figure `r` asks for; a trained figure reports its training through `progress`. */
 export function computeFigure(lab: AttnLab, r: FigureRequest, progress: (p: FigureProgress) => void = () => {}): FigureData {
   const compute = COMPUTATIONS[r.figure] as (lab: AttnLab, r: FigureRequest, progress: Progress) => FigureData;
-  return compute(lab, r, (step, total, loss) => progress({ figure: r.figure, step, total, loss }));
+  return compute(lab, r, (step, total, loss, accuracy) => progress({ figure: r.figure, step, total, loss, accuracy }));
 }

@@ -13,6 +13,8 @@ export interface Control {
   values: readonly (number | string)[];
   /** The default; a link's f.<id>.<name> overrides it. */
   value: number | string;
+  /** Words for some values (both languages); the others show as they are. */
+  labels?: Record<string, Key>;
 }
 
 /** The current value of each control, by name. */

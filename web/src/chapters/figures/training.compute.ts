@@ -6,8 +6,8 @@ import type { Model, Task, Trainer } from '../../../attnlab';
 /** Steps per chunk between progress reports. */
 const CHUNK = 25;
 
-/** Told after each chunk: the steps done of `total` and the chunk's last loss. */
-export type Progress = (step: number, total: number, loss: number) => void;
+/** Told after each chunk: the steps done of `total`, the chunk's last loss and accuracy. */
+export type Progress = (step: number, total: number, loss: number, accuracy: number) => void;
 
 /** Trains `steps` steps in chunks, reporting after each; the last chunk's loss. */
 export function train(trainer: Trainer, steps: number, progress: Progress): number {
@@ -15,7 +15,7 @@ export function train(trainer: Trainer, steps: number, progress: Progress): numb
   while (trainer.stepsDone() < steps) {
     const m = trainer.step(Math.min(CHUNK, steps - trainer.stepsDone()));
     loss = m.loss;
-    progress(m.step, steps, loss);
+    progress(m.step, steps, loss, m.accuracy);
   }
   return loss;
 }
