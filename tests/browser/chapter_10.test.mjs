@@ -153,5 +153,6 @@ test('§10 in English at 1366 and 390 px, before training', async () => {
 });
 
 test('§10 no console errors', () => {
-  assert.deepEqual(b.problems, []);
+  // A request the tests' own navigation cut short (the next page.goto while a worker still loads) is not the page's.
+  assert.deepEqual(b.problems.filter((p) => !/^request failed: .*\((net::ERR_ABORTED|NS_BINDING_ABORTED)\)$/.test(p)), []);
 });
