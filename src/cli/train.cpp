@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -13,6 +14,9 @@
 #include "attnlab/facade/model.hpp"
 #include "attnlab/io/safetensors.hpp"
 #include "checkpoint_file.hpp"
+#include "corpus.hpp"
+#include "pretrained.hpp"
+#include "attnlab/train/text_task.hpp"
 #include "commands.hpp"
 #include "engine_flags.hpp"
 #include "model_flags.hpp"
@@ -212,13 +216,26 @@ int run_train(int argc, char** argv) {
     args.add("target-accuracy", "0", "stop early once evaluation accuracy reaches this (0..1; 0 = never)");
     args.add("log", "", "write per-step metrics as CSV to this file");
     args.add_switch("quiet", "no progress bar");
+    add_corpus_flags(args);
     if (!args.parse(argc, argv, 2)) return 0;
     apply_engine_flags(args);
 
-    const std::unique_ptr<Task> task = task_from(args);
+    std::optional<TextCorpus> corpus;
+    const std::optional<CorpusSpec> spec = corpus_given(args) ? std::optional<CorpusSpec>(corpus_spec(args)) : std::nullopt;
+    if (spec) {
+        corpus = make_text_corpus(*spec);
+        std::printf("attnlab train: corpus %s: %zu training and %zu held-out documents, %zu training tokens, %s "
+                    "vocabulary of %zu\n",
+                    corpus->name.c_str(), corpus->train.size(), corpus->heldout.size(),
+                    [&] { std::size_t n = 0; for (const auto& d : corpus->train) n += d.size(); return n; }(),
+                    std::string(corpus->tokenizer->kind()).c_str(), corpus->tokenizer->vocab_size());
+    }
+    const std::unique_ptr<Task> task =
+        corpus ? std::make_unique<TextTask>(corpus->task(corpus_length(args))) : task_from(args);
     const ModelConfig config = model_config(args, *task);
     const TrainerOptions options = trainer_options(args);
     Model model(config, options.seed);
+    if (corpus) model.set_tokenizer(corpus->tokenizer);
     apply_tokenizer_flag(args, model);
     Trainer trainer(model, *task, options);
     const std::size_t steps = args.get_size("steps");
@@ -237,6 +254,11 @@ int run_train(int argc, char** argv) {
     print_run(*task, config, model, options);
     const TrainLoopResult r = train_loop(trainer, config, {steps, eval_every, eval_batches, target, quiet, tty, log});
     print_done(r, config, options, trainer);
+    if (corpus) {
+        const TextModelReport report = save_and_evaluate(model, *spec, *corpus, task->seq_len(), args, args.get("save"));
+        write_stats(args, *corpus, model, report, r.done, r.seconds);
+        return 0;
+    }
     if (!args.get("save").empty()) {
         write_checkpoint(model, args, args.get("save"));
         std::printf("saved %s\n", args.get("save").c_str());
@@ -253,8 +275,16 @@ int run_eval(int argc, char** argv) {
     args.add("batches", "16", "evaluation batches");
     args.add("batch", "32", "sequences per batch");
     args.add("seed", "12345", "seed of the evaluation batches");
+    args.add("data", "data", "folder of the corpora, for a model trained with --corpus (scripts/fetch_data.sh)");
     if (!args.parse(argc, argv, 2)) return 0;
     apply_engine_flags(args);
+    if (!args.get("model").empty()) {
+        const StoredCorpus stored = stored_corpus(read_file_bytes(args.get("model"), "checkpoint"), args.get("data"));
+        if (stored.present) {
+            Model model = Model::load(read_file_bytes(args.get("model"), "checkpoint"));
+            return eval_text_model(model, stored, args.get("model"));
+        }
+    }
     LoadedCheckpoint loaded = read_checkpoint(args);
     TrainerOptions options;
     options.batch_size = args.get_size("batch");
@@ -307,9 +337,14 @@ int run_generate(int argc, char** argv) {
         if (args.given("prompt") && args.given("text")) fail<ConfigError>("attnlab generate: give --prompt or --text, not both");
         const std::string& text = args.given("text") ? args.get("text") : args.get("prompt");
         if (text.empty()) fail<ConfigError>("attnlab generate: the model has a tokenizer; give the prompt as --prompt TEXT");
+        const std::size_t n = args.get_size("max-new") == 0 ? 20 : args.get_size("max-new");
+        if (tokenizer->kind() == std::string_view("char")) {
+            // <bos> + the prompt in the model's script, until <eos>, answered in the prompt's script.
+            std::printf("%s%s\n", text.c_str(), continue_text(lm, text, n, gen).c_str());
+            return 0;
+        }
         const std::vector<std::int32_t> ids = tokenizer->encode(text);
         if (ids.empty()) fail<ConfigError>("attnlab generate: the prompt \"", text, "\" has no tokens");
-        const std::size_t n = args.get_size("max-new") == 0 ? 20 : args.get_size("max-new");
         const GenerateResult r = lm.generate(ids, n, gen);
         std::printf("%s\n", tokenizer->decode(r.tokens).c_str());
         return 0;

@@ -114,8 +114,9 @@ void validate_against(const SafeTensors& st, const ModelConfig& config, const st
             missing += (missing.empty() ? "" : ", ") + p.name;
             continue;
         }
-        if (st.dtype(p.name) != Dtype::F32) {
-            bad += (bad.empty() ? "" : "; ") + p.name + " has dtype " + dtype_name(st.dtype(p.name)) + ", expected F32";
+        const Dtype dtype = st.dtype(p.name);
+        if (dtype != Dtype::F32 && dtype != Dtype::F16 && dtype != Dtype::BF16) {
+            bad += (bad.empty() ? "" : "; ") + p.name + " has dtype " + dtype_name(dtype) + ", expected F32, F16 or BF16";
         } else if (st.shape(p.name) != p.shape) {
             bad += (bad.empty() ? "" : "; ") + p.name + " is " + shape_string(st.shape(p.name)) + ", expected " +
                    shape_string(p.shape);
@@ -136,7 +137,7 @@ void load_into_impl(M& model, const SafeTensors& st, const char* where) {
     validate_against(st, model.config(), params, where);
     for (const auto& p : params) {
         const TensorView v = st.view(p.name);
-        std::memcpy(p.data, v.data, v.nbytes);
+        convert_to_f32(v.dtype, v.data, p.size(), p.data);  // F16 and BF16 widen exactly
     }
 }
 
@@ -147,14 +148,16 @@ void require_parameters_stored(const SafeTensors& st, const ModelConfig& config,
     double stored = 0;
     for (const auto& name : st.names()) {
         const TensorView v = st.view(name);
-        if (v.dtype == Dtype::F32) stored += static_cast<double>(v.nbytes / sizeof(float));
+        if (v.dtype == Dtype::F32 || v.dtype == Dtype::F16 || v.dtype == Dtype::BF16) {
+            stored += static_cast<double>(v.nbytes / dtype_size(v.dtype));
+        }
     }
     // parameter_count() is exact for every architecture (tested against parameters()) and
     // refuses a count beyond 64 bits with a ConfigError of its own.
     const double needed = static_cast<double>(config.parameter_count());
     if (needed > stored) {
         fail<IoError>(where, ": the stored config describes a model of ", needed,
-                      " parameters, but the file holds only ", stored, " float32 values");
+                      " parameters, but the file holds only ", stored, " floating-point values");
     }
 }
 
@@ -281,6 +284,19 @@ void load_into_file(EncoderClassifier& model, const std::string& path) {
 }
 void load_into_file(DecoderLM& model, const std::string& path) {
     load_into_impl(model, read(path, "load_into_file"), "load_into_file");
+}
+
+std::vector<std::uint8_t> checkpoint_in_f16(const std::vector<std::uint8_t>& bytes) {
+    SafeTensors st = parse(bytes, "checkpoint_in_f16");
+    config_of(st, "checkpoint_in_f16");  // an attnlab checkpoint, not any safetensors file
+    for (const std::string& name : st.names()) {
+        const TensorView v = st.view(name);
+        if (v.dtype != Dtype::F32) continue;
+        std::vector<float> values(v.nbytes / sizeof(float));
+        convert_to_f32(Dtype::F32, v.data, values.size(), values.data());
+        st.put_f16(name, v.shape, values.data(), values.size());
+    }
+    return st.serialize();
 }
 
 }  // namespace attnlab::io

@@ -1,5 +1,9 @@
 #include "attnlab/io/safetensors.hpp"
 
+#include <cmath>
+
+#include "attnlab/core/numeric_format.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -483,6 +487,38 @@ std::int32_t SafeTensors::narrow_i64(const std::string& name, const Entry& e, st
                       " does not fit in int32");
     }
     return static_cast<std::int32_t>(v);
+}
+
+namespace {
+// A float32 already rounded to binary16 (round_fp16) -> its binary16 bits.
+std::uint16_t exact_half_bits(float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, 4);
+    const auto sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
+    const std::uint32_t exponent = (u >> 23) & 0xFFu, fraction = u & 0x7FFFFFu;
+    if (exponent == 0xFF) return static_cast<std::uint16_t>(sign | 0x7C00u | (fraction ? 0x200u : 0u));
+    if (exponent == 0 && fraction == 0) return sign;
+    if (exponent >= 113) return static_cast<std::uint16_t>(sign | ((exponent - 112) << 10) | (fraction >> 13));
+    // A binary16 subnormal: |x| = m * 2^-24 with m < 1024.
+    const float m = std::fabs(x) * 16777216.0f;
+    return static_cast<std::uint16_t>(sign | static_cast<std::uint16_t>(m));
+}
+}  // namespace
+
+void SafeTensors::put_f16(const std::string& name, std::vector<std::size_t> shape, const float* values,
+                          std::size_t count) {
+    std::vector<std::uint8_t> bytes(2 * count);
+    for (std::size_t i = 0; i < count; ++i) {
+        const float r = round_to(Precision::fp16, values[i]);
+        if (std::isinf(r) && std::isfinite(values[i])) {
+            fail<IoError>("SafeTensors::put_f16: tensor '", name, "' element ", i, " = ", values[i],
+                          " is beyond fp16's largest value 65504");
+        }
+        const std::uint16_t h = exact_half_bits(r);
+        bytes[2 * i] = static_cast<std::uint8_t>(h & 0xFF);
+        bytes[2 * i + 1] = static_cast<std::uint8_t>(h >> 8);
+    }
+    put_bytes(name, Dtype::F16, std::move(shape), bytes.data(), bytes.size());
 }
 
 void SafeTensors::put_bytes(const std::string& name, Dtype dtype, std::vector<std::size_t> shape, const void* data,

@@ -66,10 +66,12 @@ std::size_t TransformerBlockCache::cache_bytes() const {
 }
 
 TransformerBlock::TransformerBlock(const ModelConfig& config, Rng& rng)
-    : norm_(config.norm), dropout_(config.dropout), checkpointing_(config.gradient_checkpointing) {
+    : norm_(config.norm), dropout_(config.dropout), checkpointing_(config.gradient_checkpointing),
+      attention_only_(config.attention_only) {
     config.validate();
     ln1 = LayerNorm(config.d_model, config.layer_norm_eps);
     attn = MultiHeadAttention(config.attention_config(), rng);
+    if (attention_only_) return;  // no ln2, no feed-forward: nothing more drawn from rng
     ln2 = LayerNorm(config.d_model, config.layer_norm_eps);
     ffn = FeedForward(config.d_model, config.ff_dim, config.activation, config.bias, rng);
 }
@@ -127,7 +129,7 @@ void TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions& op
         // h = x + drop(attn(ln1(x))); h is kept as ln2's input in its cache
         Tensor3& normed1 = c.attn.x;
         ln1.forward(x, &c.ln1, normed1);  // (B, T, C)
-        Tensor3& h = c.ln2.x;
+        Tensor3& h = attention_only_ ? y : c.ln2.x;  // attention_only: y = h
         if (dropping) {
             attn.forward(normed1, nullptr, options, observer, &c.attn, w.sub);  // (B, T, C)
             add_dropped(x, c.attn_drop, h);
@@ -135,6 +137,7 @@ void TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions& op
             attn.forward(normed1, nullptr, options, observer, &c.attn, h, &x);
             c.attn_drop = DropoutCache{};
         }
+        if (attention_only_) return;
         // y = h + drop(ffn(ln2(h)))
         Tensor3& normed2 = c.ffn.x;
         ln2.forward_cached_input(c.ln2, normed2);
@@ -154,6 +157,10 @@ void TransformerBlock::forward_full(const Tensor3& x, const AttentionOptions& op
     } else {
         attn.forward(x, nullptr, options, observer, &c.attn, c.ln1.x, &x);
         c.attn_drop = DropoutCache{};
+    }
+    if (attention_only_) {
+        ln1.forward_cached_input(c.ln1, y);  // y = h = ln1(r1)
+        return;
     }
     Tensor3& h = c.ffn.x;
     ln1.forward_cached_input(c.ln1, h);
@@ -181,6 +188,10 @@ void TransformerBlock::backward(const Tensor3& dout, const TransformerBlockCache
     }
     // Intermediate gradients in the cache's scratch: no allocation from step to step.
     TransformerBlockCache::Scratch& w = cache.scratch;
+    if (attention_only_) {
+        backward_attention_only(dout, cache, options, grads, dx);
+        return;
+    }
     if (norm_ == NormPlacement::pre) {
         // y = h + drop(ffn(ln2(h)))  =>  dh = dy + ln2ᵀ(ffnᵀ(dropᵀ(dy)))
         ffn.backward(dropout_gradient(dout, cache.ffn_drop, w.tmp), cache.ffn, grads.ffn, w.dsub);
@@ -202,11 +213,29 @@ void TransformerBlock::backward(const Tensor3& dout, const TransformerBlockCache
                   &w.dr1);
 }
 
+void TransformerBlock::backward_attention_only(const Tensor3& dout, const TransformerBlockCache& cache,
+                                               const AttentionOptions& options, TransformerBlockGrad& grads,
+                                               Tensor3& dx) const {
+    TransformerBlockCache::Scratch& w = cache.scratch;
+    if (norm_ == NormPlacement::pre) {
+        // y = x + drop(attn(ln1(x)))  =>  dx = dy + ln1ᵀ(attnᵀ(dropᵀ(dy)))
+        attn.backward(dropout_gradient(dout, cache.attn_drop, w.tmp), cache.attn, options, grads.attn, w.dsub);
+        ln1.backward(w.dsub, cache.ln1, grads.ln1, dx);
+        add_in_place(dx, dout);
+        return;
+    }
+    // y = ln1(r1), r1 = x + drop(attn(x))  =>  dx = dr1 + attnᵀ(dropᵀ(dr1)), summed in W_V's dx store
+    ln1.backward(dout, cache.ln1, grads.ln1, w.dr1);
+    attn.backward(dropout_gradient(w.dr1, cache.attn_drop, w.tmp), cache.attn, options, grads.attn, dx, nullptr,
+                  &w.dr1);
+}
+
 Tensor3 TransformerBlock::forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,
                                               StageObserver* observer) const {
     if (norm_ == NormPlacement::pre) {
         Tensor3 h = attn.forward_incremental(ln1.forward(x), kv, options, observer);
         add_in_place(h, x);
+        if (attention_only_) return h;
         Tensor3 y = ffn.forward(ln2.forward(h));
         add_in_place(y, h);
         return y;
@@ -214,6 +243,7 @@ Tensor3 TransformerBlock::forward_incremental(const Tensor3& x, KvCache& kv, con
     Tensor3 r1 = attn.forward_incremental(x, kv, options, observer);
     add_in_place(r1, x);
     const Tensor3 h = ln1.forward(r1);
+    if (attention_only_) return h;
     Tensor3 r2 = ffn.forward(h);
     add_in_place(r2, h);
     return ln2.forward(r2);
@@ -221,6 +251,11 @@ Tensor3 TransformerBlock::forward_incremental(const Tensor3& x, KvCache& kv, con
 
 std::vector<ParameterView> TransformerBlock::parameters(const std::string& prefix) {
     std::vector<ParameterView> out = ln1.parameters(prefix + "ln1.");
+    if (attention_only_) {
+        const std::vector<ParameterView> a = attn.parameters(prefix + "attn.");
+        out.insert(out.end(), a.begin(), a.end());
+        return out;
+    }
     for (auto& list : {attn.parameters(prefix + "attn."), ln2.parameters(prefix + "ln2."),
                        ffn.parameters(prefix + "ffn.")}) {
         out.insert(out.end(), list.begin(), list.end());
@@ -229,7 +264,7 @@ std::vector<ParameterView> TransformerBlock::parameters(const std::string& prefi
 }
 
 TransformerBlockGrad::TransformerBlockGrad(const TransformerBlock& block)
-    : ln1(block.ln1), attn(block.attn), ln2(block.ln2), ffn(block.ffn) {}
+    : ln1(block.ln1), attn(block.attn), ln2(block.ln2), ffn(block.ffn), attention_only(block.attention_only()) {}
 
 void TransformerBlockGrad::zero() {
     ln1.zero();
@@ -240,6 +275,11 @@ void TransformerBlockGrad::zero() {
 
 std::vector<ParameterView> TransformerBlockGrad::views(const std::string& prefix) {
     std::vector<ParameterView> out = ln1.views(prefix + "ln1.");
+    if (attention_only) {
+        const std::vector<ParameterView> a = attn.views(prefix + "attn.");
+        out.insert(out.end(), a.begin(), a.end());
+        return out;
+    }
     for (auto& list : {attn.views(prefix + "attn."), ln2.views(prefix + "ln2."), ffn.views(prefix + "ffn.")}) {
         out.insert(out.end(), list.begin(), list.end());
     }

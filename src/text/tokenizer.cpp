@@ -11,6 +11,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/text/byte_bpe.hpp"
+#include "attnlab/text/char_vocab.hpp"
 #include "attnlab/text/unicode.hpp"
 #include "attnlab/text/wordpiece.hpp"
 
@@ -32,6 +33,12 @@ std::unique_ptr<Tokenizer> make_wordpiece(const TokenizerFiles& files) {
     const auto config = files.find("tokenizer_config.json");
     return std::make_unique<WordPieceTokenizer>(
         WordPieceTokenizer::from_files(files.at("vocab.txt"), config == files.end() ? std::string() : config->second));
+}
+
+std::unique_ptr<Tokenizer> make_char(const TokenizerFiles& files) {
+    const auto script = files.find("script.txt");
+    return std::make_unique<CharTokenizer>(
+        CharTokenizer::from_files(files.at("chars.json"), script == files.end() ? std::string() : script->second));
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
@@ -83,6 +90,8 @@ const std::vector<TokenizerKind>& tokenizer_kinds() {
          {{"vocab.json", "merges.txt"}, {"encoder.json", "vocab.bpe"}}, {}, &make_byte_bpe},
         {"wordpiece", "BERT's WordPiece with character-level CJK (vocab.txt [+ tokenizer_config.json])",
          {{"vocab.txt"}}, {"tokenizer_config.json"}, &make_wordpiece},
+        {"char", "one character a token, most frequent first, with script conversion (chars.json [+ script.txt])",
+         {{"chars.json"}}, {"script.txt"}, &make_char},
     };
     return kinds;
 }

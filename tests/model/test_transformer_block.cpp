@@ -14,8 +14,9 @@
 namespace attnlab {
 namespace {
 
-ModelConfig block_config(NormPlacement norm, float dropout = 0.0f) {
+ModelConfig block_config(NormPlacement norm, float dropout = 0.0f, bool attention_only = false) {
     ModelConfig c;
+    c.attention_only = attention_only;
     c.vocab_size = 5;
     c.d_model = 8;
     c.num_heads = 2;
@@ -41,6 +42,7 @@ struct BlockCase {
     NormPlacement norm;
     float dropout;
     bool causal, padding, rope;
+    bool attention_only = false;
 };
 
 std::ostream& operator<<(std::ostream& out, const BlockCase& c) { return out << c.name; }
@@ -49,7 +51,7 @@ class BlockBackward : public ::testing::TestWithParam<BlockCase> {};
 
 TEST_P(BlockBackward, MatchesFiniteDifferences) {
     const BlockCase& tc = GetParam();
-    const TransformerBlock block = make_block(block_config(tc.norm, tc.dropout));
+    const TransformerBlock block = make_block(block_config(tc.norm, tc.dropout, tc.attention_only));
     TransformerBlock mutable_block = block;
     Tensor3 x = test::random_normal<Tensor3>({2, 4, 8}, 1);
     const Tensor3 w = test::random_normal<Tensor3>({2, 4, 8}, 2);
@@ -91,6 +93,10 @@ INSTANTIATE_TEST_SUITE_P(Variants, BlockBackward,
                                            BlockCase{"pre_ln_causal_padding_dropout", NormPlacement::pre, 0.2f, true,
                                                      true, false},
                                            BlockCase{"post_ln_rope_padding_dropout", NormPlacement::post, 0.2f,
+                                                     false, true, true},
+                                           BlockCase{"pre_ln_attention_only_causal_dropout", NormPlacement::pre, 0.2f,
+                                                     true, false, false, true},
+                                           BlockCase{"post_ln_attention_only_rope", NormPlacement::post, 0.0f, true,
                                                      false, true, true}),
                          [](const auto& info) { return std::string(info.param.name); });
 
@@ -154,8 +160,9 @@ TEST(TransformerBlock, GradientCheckpointingGivesBitIdenticalGradientsAndSavesMe
 }
 
 TEST(TransformerBlock, IncrementalForwardEqualsTheCausalForward) {
-    for (NormPlacement norm : {NormPlacement::pre, NormPlacement::post}) {
-        const TransformerBlock block = make_block(block_config(norm));
+    for (int variant = 0; variant < 4; ++variant) {
+        const NormPlacement norm = variant % 2 ? NormPlacement::post : NormPlacement::pre;
+        const TransformerBlock block = make_block(block_config(norm, 0.0f, /*attention_only=*/variant >= 2));
         const Tensor3 x = test::random_normal<Tensor3>({2, 5, 8}, 1);
         AttentionOptions options;
         options.mask.causal = true;
@@ -193,6 +200,42 @@ TEST(TransformerBlock, ParameterNamesFollowPyTorch) {
         "blocks.0.ffn.fc1.weight",      "blocks.0.ffn.fc1.bias",      "blocks.0.ffn.fc2.weight",
         "blocks.0.ffn.fc2.bias"};
     EXPECT_EQ(names, expected);
+}
+
+// attention_only: the block is y = x + attn(ln1(x)) (pre-LN), with no ln2 and no feed-forward
+// parameters, and its parameter count says so.
+TEST(TransformerBlock, AttentionOnlyHasNoFeedForwardAndEqualsItsResidualAttention) {
+    TransformerBlock block = make_block(block_config(NormPlacement::pre, 0.0f, true));
+    std::vector<std::string> names;
+    for (const auto& v : block.parameters()) names.push_back(v.name);
+    const std::vector<std::string> expected = {"ln1.weight",      "ln1.bias",        "attn.q_proj.weight",
+                                               "attn.q_proj.bias", "attn.k_proj.weight", "attn.k_proj.bias",
+                                               "attn.v_proj.weight", "attn.v_proj.bias", "attn.out_proj.weight",
+                                               "attn.out_proj.bias"};
+    EXPECT_EQ(names, expected);
+    const Tensor3 x = test::random_normal<Tensor3>({2, 4, 8}, 5);
+    AttentionOptions options;
+    options.mask.causal = true;
+    const Tensor3 y = block.forward(x, options);
+    Tensor3 expected_y = block.attn.forward(block.ln1.forward(x), nullptr, options);
+    for (std::size_t i = 0; i < x.size(); ++i) EXPECT_NEAR(y.data()[i], expected_y.data()[i] + x.data()[i], 1e-6);
+
+    ModelConfig full = block_config(NormPlacement::pre);
+    ModelConfig only = block_config(NormPlacement::pre, 0.0f, true);
+    full.num_layers = only.num_layers = 2;
+    const std::uint64_t feed_forward = 2 * 8 + (12 * 8 + 12) + (8 * 12 + 8);  // ln2, fc1, fc2
+    EXPECT_EQ(full.parameter_count() - only.parameter_count(), 2 * feed_forward);
+}
+
+TEST(TransformerBlock, AttentionOnlyIsRefusedWhereThereAreNoTransformerBlocks) {
+    ModelConfig c = block_config(NormPlacement::pre, 0.0f, true);
+    c.architecture = Architecture::lstm;
+    try {
+        c.validate();
+        FAIL() << "an lstm with attention_only was accepted";
+    } catch (const ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("attention_only"), std::string::npos) << e.what();
+    }
 }
 
 }  // namespace

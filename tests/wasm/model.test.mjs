@@ -27,7 +27,7 @@ for (const flavour of FLAVOURS) {
         tieQK: false, precision: 'fp32', softmaxPrecision: 'fp32', stableSoftmax: true, blockSize: 16, windowBlocks: 1,
         globalBlocks: 1, randomBlocks: 1, sparseSeed: 0, imageSize: 0, patchSize: 4, swinWindow: 4, embedDim: 0,
         loss: 'match', clipTemperature: 0.10000000149011612, numFeatures: 0, horizon: 0, timePeriods: [],
-        layerNormEps: Math.fround(1e-5) },
+        layerNormEps: Math.fround(1e-5), attentionOnly: false },
     );
     assert.equal(model.kind(), 'decoder');
     const names = model.parameterNames();

@@ -50,6 +50,12 @@ inline constexpr const char* kTaskMetadataPrefix = "task.";
 // text; the facade's Model writes and reads it); the model loaders ignore it.
 inline constexpr const char* kTokenizerMetadataKey = "tokenizer";
 
+// The same checkpoint with every F32 parameter stored as F16 (round to nearest even; the shipped
+// text models are stored so, half the bytes). Loading widens F16 and BF16 parameters to float32
+// exactly, so a model loaded from the result computes with the rounded values. IoError for
+// bytes that are not an attnlab checkpoint, or a parameter beyond fp16's range (naming it).
+std::vector<std::uint8_t> checkpoint_in_f16(const std::vector<std::uint8_t>& bytes);
+
 // The complete safetensors image of the model's parameters and config, with extra metadata
 // entries beside them (the facade's tokenizer; IoError if a key is one the checkpoint itself
 // uses: a config field, "format" or "version").

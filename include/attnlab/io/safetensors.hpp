@@ -169,6 +169,10 @@ public:
     // IoError if name is "__metadata__" (reserved by the format).
     template <class T, std::size_t N>
     void put(const std::string& name, const Array<T, N>& t);
+    // Adds or replaces an F16 tensor of `shape` from float32 values, each rounded to the nearest
+    // binary16 (ties to even). IoError naming the tensor and the element for a finite value
+    // beyond fp16's range (65504), which would become infinite.
+    void put_f16(const std::string& name, std::vector<std::size_t> shape, const float* values, std::size_t count);
     // Removes a tensor; returns whether it was there.
     bool erase(const std::string& name) { return tensors_.erase(name) != 0; }
 

@@ -131,7 +131,10 @@ namespace attnlab {
     X(std::vector<std::size_t>, time_periods, {}, "timePeriods", nullptr, kOptionalKey,                                \
       "forecaster with pe time: the periods P_k whose sin/cos of the timestamp join the values (the task's periods)") \
     X(float, layer_norm_eps, 1e-5f, "layerNormEps", "layer-norm-eps", kOptionalKey,                                 \
-      "eps of every LayerNorm, inside the square root: (x - mean) / sqrt(var + eps) (> 0; GPT-2's layer_norm_epsilon)")
+      "eps of every LayerNorm, inside the square root: (x - mean) / sqrt(var + eps) (> 0; GPT-2's layer_norm_epsilon)") \
+    X(bool, attention_only, false, "attentionOnly", "attention-only", kOptionalKey,                                  \
+      "transformer: blocks without the feed-forward sub-layer and its LayerNorm, attention and residual only "          \
+      "(Elhage et al. 2021, the induction-head models); ff_dim is then unused")
 
 // ModelConfigField::flags
 inline constexpr unsigned kOptionalKey = 1;   // absent from older checkpoints: the default applies

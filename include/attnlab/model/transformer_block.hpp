@@ -5,6 +5,9 @@
 // What it is for: the repeated unit of EncoderClassifier and DecoderLM (nanoGPT's Block):
 //   pre-LN  (GPT-2):        h = x + drop(attn(ln1(x)));   y = h + drop(ffn(ln2(h)))
 //   post-LN (Vaswani, BERT): h = ln1(x + drop(attn(x)));  y = ln2(h + drop(ffn(h)))
+// With config.attention_only the block stops at h (y = h: no ln2, no feed-forward), the
+// attention-only Transformer of Elhage et al. 2021 ("A Mathematical Framework for Transformer
+// Circuits"), where every path through the model is a product of attention heads.
 // The residual adds are plain sums, so in backward the upstream gradient reaches x twice: once
 // straight through the skip connection and once through the sub-layer (tested in
 // tests/model/test_transformer_block.cpp). Names follow PyTorch: "ln1.weight",
@@ -78,6 +81,7 @@ struct TransformerBlockGrad {
     MultiHeadAttentionGrad attn;
     LayerNormGrad ln2;
     FeedForwardGrad ffn;
+    bool attention_only = false;  // the block has no ln2 and ffn: views() leaves them out
 
     TransformerBlockGrad() = default;
     explicit TransformerBlockGrad(const TransformerBlock& block);  // zeros
@@ -97,6 +101,7 @@ public:
     NormPlacement norm() const { return norm_; }
     float dropout() const { return dropout_; }
     bool gradient_checkpointing() const { return checkpointing_; }
+    bool attention_only() const { return attention_only_; }
     void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
 
     // x: (B, T, C) -> (B, T, C). options go to the attention layer (masks, rope, scale), observer
@@ -119,7 +124,7 @@ public:
     Tensor3 forward_incremental(const Tensor3& x, KvCache& kv, const AttentionOptions& options,
                                 StageObserver* observer = nullptr) const;
 
-    // ln1.*, attn.*, ln2.*, ffn.* after `prefix`.
+    // ln1.*, attn.*, ln2.*, ffn.* after `prefix` (attention_only: ln1.*, attn.*).
     std::vector<ParameterView> parameters(const std::string& prefix = "");
 
     LayerNorm ln1;
@@ -131,10 +136,14 @@ private:
     // The forward with every sub-layer cache filled, into y. A null cache means a temporary one.
     void forward_full(const Tensor3& x, const AttentionOptions& options, StageObserver* observer,
                       TransformerBlockCache* cache, Rng* dropout_rng, Tensor3& y) const;
+    // backward of a block without ln2 and ffn (attention_only).
+    void backward_attention_only(const Tensor3& dout, const TransformerBlockCache& cache,
+                                 const AttentionOptions& options, TransformerBlockGrad& grads, Tensor3& dx) const;
 
     NormPlacement norm_ = NormPlacement::pre;
     float dropout_ = 0.0f;
     bool checkpointing_ = false;
+    bool attention_only_ = false;  // y = h: ln2 and ffn stay empty
 };
 
 }  // namespace attnlab

@@ -23,7 +23,7 @@ std::uint64_t ModelConfig::parameter_count() const {
         // q, out: (C, C); k, v: (Hkv·D, C); with tie_qk no k of its own
         const long double attention = (c * c + b * c) * 2 + (c * kv + b * kv) * (tie_qk ? 1 : 2);
         const long double feed_forward = (f * c + b * f) + (c * f + b * c);          // fc1 (F, C), fc2 (C, F)
-        n += num_layers * (2 * c + attention + 2 * c + feed_forward);               // ln1, attn, ln2, ffn
+        n += num_layers * (2 * c + attention + (attention_only ? 0 : 2 * c + feed_forward));  // ln1, attn, ln2, ffn
         if (positional == PositionalKind::learned) n += static_cast<long double>(max_len) * c;
         if (norm == NormPlacement::pre) n += 2 * c;  // ln_f
         if (kind == ModelKind::encoder && pooling == Pooling::cls) n += c;

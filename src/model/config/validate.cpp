@@ -13,6 +13,10 @@ void ModelConfig::validate() const {
     if (!(layer_norm_eps > 0.0f) || !std::isfinite(layer_norm_eps)) {
         fail<ConfigError>(where, ": layer_norm_eps must be a positive finite number, got ", layer_norm_eps);
     }
+    if (attention_only && architecture != Architecture::transformer) {
+        fail<ConfigError>(where, ": attention_only removes a transformer block's feed-forward; architecture ",
+                          architecture_name(architecture), " has no such blocks");
+    }
     if (is_image()) {
         validate_image();
         return;

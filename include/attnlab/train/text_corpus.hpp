@@ -1,0 +1,69 @@
+// attnlab/train/text_corpus.hpp: a named corpus read, split, tokenised and made into a TextTask.
+//
+// What it is for: the one recipe `attnlab train --corpus`, the shipped models' tests and their
+// evaluation share, so a model's stated held-out loss can be recomputed from its checkpoint:
+//   tang   regulated Tang poems (text/corpora.hpp), simplified (or traditional) characters, one
+//          poem a document: <bos> couplet \n couplet \n ... <eos>; a CharTokenizer of the `chars`
+//          most frequent characters of the training poems, with OpenCC's table so prompts may
+//          come in either script. Held out: the poem ids of data/splits/tang_heldout.txt.
+//   brown  the Brown corpus's plain text, one file a document; a byte-level BPE of `merges`
+//          merges learned from the training files (text/bpe_trainer.hpp). Held out: the file ids
+//          of data/splits/brown_heldout.txt.
+//   FILE   any other value: a UTF-8 text file (documents split at blank lines), tokens `char` or
+//          `bpe`; held out: every tenth document (the 10th, 20th, ...), or, with fewer than ten,
+//          the last tenth of each document's tokens.
+// With a tokenizer given (a trained model's own), it is used instead of building one, so the
+// documents are exactly those the model was trained and evaluated on.
+// Not for: sampling or the loss (train/text_task.hpp).
+//
+//   attnlab::CorpusSpec spec; spec.corpus = "tang"; spec.data_dir = "data";
+//   attnlab::TextCorpus c = attnlab::make_text_corpus(spec);
+//   attnlab::TextTask task = c.task(72);   // trains on c.train
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attnlab/text/script.hpp"
+#include "attnlab/text/tokenizer.hpp"
+#include "attnlab/train/text_task.hpp"
+
+namespace attnlab {
+
+struct CorpusSpec {
+    std::string corpus;                          // "tang", "brown" or a file path
+    std::string data_dir = "data";               // holds node_modules/ (scripts/fetch_data.sh), derived/ and splits/
+    std::size_t chars = 4000;                    // char tokens: characters kept (besides <unk>, <bos>, <eos>)
+    std::size_t merges = 2048;                   // bpe tokens: merges learned
+    std::string tokens;                          // FILE: "char" or "bpe" (tang: char, brown: bpe; "" = that)
+    text::Script script = text::Script::simplified;  // tang: the script trained on
+    // The fields as "task." metadata of a checkpoint, and back (ConfigError naming a bad value).
+    std::map<std::string, std::string> to_metadata() const;
+    static CorpusSpec from_metadata(const std::map<std::string, std::string>& task, const std::string& data_dir);
+};
+
+struct TextCorpus {
+    std::string name;                                   // "tang", "brown", the file's name
+    std::shared_ptr<const text::Tokenizer> tokenizer;
+    TokenDocuments train, heldout;
+    std::int32_t pad = 0;                               // the token padding a short document's window
+    // What one "unit" of the bits-per-unit figure is: "character" (tang and char tokens: every
+    // predicted token, punctuation, line breaks and <eos> included) or "byte" (bpe: UTF-8 bytes).
+    std::string unit;
+    std::size_t heldout_units = 0;                      // units in the held-out text
+    double vocabulary_coverage = 1.0;                   // char tokens: share of held-out characters in the vocabulary
+    std::size_t train_documents_read = 0, heldout_ids_listed = 0;
+
+    TextTask task(std::size_t seq_len) const { return TextTask(name, train, seq_len, tokenizer, pad); }
+    // Bits per unit of the held-out text from an evaluation of it.
+    double bits_per_unit(const TextEval& e) const;
+};
+
+// IoError naming what is missing (run scripts/fetch_data.sh), ConfigError for a bad spec,
+// ValueError for a file that is not UTF-8, is empty, or has fewer tokens than one sequence.
+TextCorpus make_text_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Tokenizer> tokenizer = nullptr);
+
+}  // namespace attnlab
