@@ -17,10 +17,11 @@ namespace {
 
 std::string path_in(const CorpusSpec& spec, const std::string& relative) { return (std::filesystem::path(spec.data_dir) / relative).string(); }
 
+// The spec's tokens when given (make_text_corpus refuses one a named corpus does not use), else
+// the corpus's own: characters for Tang poems and a user's file, BPE for Brown.
 std::string tokens_of(const CorpusSpec& spec) {
-    if (spec.corpus == "tang") return "char";
-    if (spec.corpus == "brown") return "bpe";
-    return spec.tokens.empty() ? "char" : spec.tokens;
+    if (!spec.tokens.empty()) return spec.tokens;
+    return spec.corpus == "brown" ? "bpe" : "char";
 }
 
 std::size_t parse_count(const std::map<std::string, std::string>& m, const char* key, std::size_t fallback) {
