@@ -122,7 +122,9 @@ export function mountOpenModel(form: HTMLFormElement, use: (opened: boolean) => 
     renderSpans(form.querySelector<HTMLElement>('.token-spans')!, s);
   };
   const relabel = () => {
-    panel.querySelector<HTMLElement>('.open-hint')!.textContent = t('walk.open.hint', { names: MODEL_FILE_NAMES.slice(0, 2).join(', ') });
+    panel.querySelector<HTMLElement>('.open-hint')!.innerHTML = withFileNames(
+      t('walk.open.hint', { names: MODEL_FILE_NAMES.slice(0, 2).join(', ') }),
+    );
     relabelOption();
     key = '';
     render(walkStore.get());
@@ -130,6 +132,11 @@ export function mountOpenModel(form: HTMLFormElement, use: (opened: boolean) => 
   walkStore.subscribe(render);
   relabel();
   return { relabel };
+}
+
+/** text with every file name (model.safetensors, vocab.json, ...) as <code>: names are typed as they are, in either language. */
+function withFileNames(text: string): string {
+  return escapeHtml(text).replace(/[A-Za-z_-]+\.(?:safetensors|json|txt|bpe)\b/g, (name) => `<code>${name}</code>`);
 }
 
 /** The sentence as the opened model's tokenizer cut it: one box per token, its id on hover. */
