@@ -211,7 +211,9 @@ TEST(BlockSparseAttention, RecordedAndTiledPathsEqualDenseWithTheExpandedMask) {
 // b²·(2D + Dv); plus T·Dv per head for delta = rowsum(dO ⊙ o). Under the causal mask the blocks
 // above the diagonal are hidden whole, and the forward and the dq pass stop each query tile's
 // keys after its last row, so a diagonal block counts only keys < i0 + br of each query tile
-// (rows i0 .. i0 + br - 1); the dk/dv pass computes it whole.
+// (rows i0 .. i0 + br - 1). The dk/dv pass walks key tiles instead: in a diagonal block each key
+// tile of bc keys from j0 meets the query tiles from the one holding row j0 (the first row that
+// sees it) to the block's end, whole, and skips the tiles before it.
 TEST(BlockSparseAttention, TiledWorkIsTheLiveBlocksFormula) {
     const std::size_t b = std::lcm(flash_query_tile(), kFlashKeyTile), d = kernels::flash_padded_value_dim(8);
     const std::size_t heads = 2, t = 5 * b;
@@ -224,17 +226,26 @@ TEST(BlockSparseAttention, TiledWorkIsTheLiveBlocksFormula) {
         const Tensor4 dctx = test::random_normal<Tensor4>({1, heads, t, d}, 10);
         const MaskPair m = masks_for(t, t, o, causal, false);
         const std::size_t br = flash_query_tile();
-        std::uint64_t live = 0, trimmed = 0, all = 0;  // (query, key) pairs of live blocks, of all blocks
+        const std::size_t bc = kFlashKeyTile;
+        // (query, key) pairs of all blocks, of the live blocks as the forward and the dq pass count
+        // them (trimmed), and as the dk/dv pass does (by key tile)
+        std::uint64_t all = 0, live = 0, trimmed = 0, by_key_tile = 0;
         for (std::size_t r = 0; r < 5; ++r) {
             for (std::size_t c = 0; c < 5 && (!causal || c <= r); ++c) {
                 std::uint64_t rows_keys = 0;  // keys < i0 + br of each query tile when causal
                 for (std::size_t i0 = r * b; i0 < (r + 1) * b; i0 += br) {
                     rows_keys += br * (causal ? std::min(b, i0 + br - c * b) : b);
                 }
+                std::uint64_t tile_pairs = b * b;  // rows from the tile holding the key tile's first key
+                if (causal && c == r) {
+                    tile_pairs = 0;
+                    for (std::size_t j0 = c * b; j0 < (c + 1) * b; j0 += bc) tile_pairs += bc * ((r + 1) * b - j0 / br * br);
+                }
                 all += b * b;
                 if (m.layout.block_layout(r, c)) {
                     live += b * b;
                     trimmed += rows_keys;
+                    by_key_tile += tile_pairs;
                 }
             }
         }
@@ -246,7 +257,8 @@ TEST(BlockSparseAttention, TiledWorkIsTheLiveBlocksFormula) {
         EXPECT_EQ(forward.multiply_adds(), heads * trimmed * (d + d)) << what;
         FlopScope backward;
         flash_attention_backward(dctx, q, k, v, ctx, lse, m.layout, {}, dq, dk, dv);
-        EXPECT_EQ(backward.multiply_adds(), heads * (live * (2 * d + 2 * d) + trimmed * (2 * d + d) + t * d)) << what;
+        EXPECT_EQ(backward.multiply_adds(), heads * (by_key_tile * (2 * d + 2 * d) + trimmed * (2 * d + d) + t * d))
+            << what;
         // and the skipped work changes no result
         const test::AttentionResults dense = test::math_path(q, k, v, m.expanded, dctx);
         EXPECT_TRUE(test::all_close(ctx, dense.context, 1e-5)) << what;
