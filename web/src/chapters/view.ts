@@ -112,15 +112,40 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       exps!.appendChild(p.el);
     }
     scrollToAnchor();
-    void drawn.then(() => scrollToAnchor(list !== undefined));
+    void drawn.then(() => scrollToAnchor(list !== undefined || !c.experiments.length));
     return drawn;
+  }
+
+  /**
+   * The experiments' own engine starts when a chapter that has experiments has drawn its figures
+   * (not competing with them), and not for a chapter without any: each engine is a worker with its
+   * pthread pool, and a page left while they still load has them cut off mid-start.
+   */
+  let listed = false;
+  function listExperiments() {
+    if (listed) return;
+    listed = true;
+    experiments.list().then(
+      (l) => {
+        list = l;
+        for (const [name, p] of panels) p.setInfo(l.find((e) => e.name === name) ?? null);
+        scrollToAnchor(true);
+      },
+      () => {
+        list = null;
+        for (const p of panels.values()) p.setInfo(null);
+        scrollToAnchor(true);
+      },
+    );
   }
 
   function go(n: number, focus = false): Promise<unknown> {
     current = n;
     writeChapter(n);
     renderToc();
-    const drawn = renderChapter(CHAPTERS.find((c) => c.n === n)!);
+    const chapter = CHAPTERS.find((c) => c.n === n)!;
+    const drawn = renderChapter(chapter);
+    if (chapter.experiments.length) void drawn.finally(listExperiments);
     if (focus) {
       article.querySelector<HTMLElement>('h2')?.setAttribute('tabindex', '-1');
       article.querySelector<HTMLElement>('h2')?.focus();
@@ -148,21 +173,9 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       writeChapter(current);
       if (shown) return;
       shown = true;
-      // The experiments' own engine starts once the first figures are drawn, not competing with them.
       void go(current).finally(() => {
         if (liveFigures.every((f) => f.el.dataset.state === 'ready')) firstDrawnMs = performance.now();
-      }).finally(() => experiments.list().then(
-        (l) => {
-          list = l;
-          for (const [name, p] of panels) p.setInfo(l.find((e) => e.name === name) ?? null);
-          scrollToAnchor(true);
-        },
-        () => {
-          list = null;
-          for (const p of panels.values()) p.setInfo(null);
-          scrollToAnchor(true);
-        },
-      ));
+      });
     },
     state: () => ({
       chapter: current,
