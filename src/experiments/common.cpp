@@ -86,6 +86,7 @@ RunOutcome train_run(Model& model, const Task& task, const TrainerOptions& train
             out.failed_step = step;
             out.error = e.what();
             if (const auto* loss = dynamic_cast<const NonFiniteLoss*>(&e)) out.stop = nonfinite_message(*loss);
+            out.failed_tokens = trainer.batch().tokens;
             // The largest score of the steps since the last point: what led up to the failure.
             if (in_interval > 0) out.max_score[point] = score_max;
             break;

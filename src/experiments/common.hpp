@@ -42,6 +42,8 @@ struct RunOutcome {
     std::optional<std::size_t> failed_step;  // the step whose loss or gradient was not finite
     std::string error;                 // the trainer's message for that step
     std::optional<Message> stop;       // that message by template (common_messages), when it has one
+    Index2 failed_tokens;              // (B, T) the tokens of that step's batch (token tasks; else empty): the
+                                       // parameters are as they were before it, so its forward can be replayed
     float first_loss = 0.0f;           // loss of step 0
     float first_grad_norm = 0.0f;      // gradient norm of step 0 (before clipping)
     float max_grad_norm = 0.0f;        // largest gradient norm seen

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/attention/stage.hpp"
 #include "attnlab/core/numeric_format.hpp"
 #include "common.hpp"
 #include "entries.hpp"
@@ -25,9 +27,17 @@ constexpr const char* kFp16Claim =
 const MessageTemplates& fp16_messages() {
     static const MessageTemplates m = {
         {"held",
-         "the claim held: with its softmax in fp16 the run broke at step {step} (largest score of the "
-         "steps before it {peak}; naive exp overflows fp16 past {limit}); with the softmax in fp32 the "
-         "same run survived all {steps} steps (largest score {fixed_peak})"},
+         "the claim held: with its softmax in fp16 the run broke at step {step} ({overflow}); with the softmax in "
+         "fp32 the same run survived all {steps} steps (largest score {fixed_peak})"},
+        {"overflow_exp",
+         "replaying that step, the first stage past fp16's range was {stage} of block {layer} ({what}), and its "
+         "largest score was {score}, past ln 65504 = {limit}: exp overflowed to inf, and inf / inf is NaN"},
+        {"overflow_stage",
+         "replaying that step, the first stage past fp16's range was {stage} of block {layer} ({what}); the largest "
+         "score was {score}, the largest finite value going into that stage {input}"},
+        {"overflow_none",
+         "replaying that step, every attention stage stayed finite (largest score {score}): what overflowed came "
+         "after attention"},
         {"not_held_both",
          "the claim did NOT hold: both fp16 runs broke, the fp16 softmax at step {step} and the fp32 "
          "softmax at step {fixed_step} (largest score {fixed_peak}: past what float32's exp holds, or "
@@ -73,6 +83,82 @@ double largest_finite(const std::vector<double>& y) {
     return m;
 }
 
+// What the forward of a failed step shows, stage by stage (the trace's numerics): the first
+// stage holding inf or NaN (the masked stage's -inf is the mask, not an overflow), and the
+// largest score going into the softmax.
+struct Overflow {
+    std::optional<Stage> stage;  // none: every attention stage stayed finite
+    std::size_t layer = 0;       // 0-based block of that stage
+    bool nan = false;            // NaN (else inf)
+    double input_max = 0.0;      // the largest finite |value| of the stage recorded before it
+    double score = 0.0;          // the largest masked score of any block up to it (what exp reads)
+    double score_abs = 0.0;      // the largest |scaled score| (the curve's measure)
+};
+
+// Largest value of a stage over every (batch, head) entry: (T, S) each.
+double largest_value(const TraceRecorder& trace, Stage stage) {
+    double m = -std::numeric_limits<double>::infinity();
+    for (std::size_t b = 0; b < trace.num_batches(stage); ++b) {
+        for (std::size_t h = 0; h < trace.num_heads(stage); ++h) {
+            for (const float v : trace.get(stage, b, static_cast<std::ptrdiff_t>(h))) {
+                if (std::isfinite(v)) m = std::max(m, static_cast<double>(v));
+            }
+        }
+    }
+    return m;
+}
+
+// tokens: (B, T), the failed step's batch; model: its parameters before that step.
+Overflow first_overflow(const Model& model, const Index2& tokens) {
+    Overflow o;
+    for (std::size_t layer = 0; layer < model.config().num_layers; ++layer) {
+        const auto trace = model.trace_layer(tokens, layer);
+        o.score = std::max(layer == 0 ? -std::numeric_limits<double>::infinity() : o.score,
+                           largest_value(*trace, Stage::masked));
+        double before = 0.0;
+        for (const StageNumerics& n : trace->numerics()) {
+            if (n.stage == Stage::scaled) o.score_abs = std::max(o.score_abs, static_cast<double>(n.max_abs));
+            const bool past = n.nan > 0 || n.pos_inf > 0 || (n.neg_inf > 0 && n.stage != Stage::masked);
+            if (past) {
+                o.stage = n.stage;
+                o.layer = layer;
+                o.nan = n.nan > 0;
+                o.input_max = before;
+                return o;
+            }
+            before = n.max_abs;
+        }
+    }
+    return o;
+}
+
+// The phrase of a failed fp16-softmax run: which stage overflowed, and on what score.
+Message overflow_message(const Overflow& o) {
+    const std::string score = detail::format("%.2f", o.score);
+    if (!o.stage) return {"overflow_none", {{"score", score}}};
+    const std::vector<std::pair<std::string, MessageValue>> where{
+        {"stage", std::string(stage_name(*o.stage))},
+        {"layer", std::to_string(o.layer + 1)},
+        {"what", o.nan ? "NaN" : "inf"},
+        {"score", score}};
+    Message m{o.score > kFp16ExpLimit && *o.stage == Stage::weights ? "overflow_exp" : "overflow_stage", where};
+    if (m.id == "overflow_exp") m.values.emplace_back("limit", detail::format("%.2f", kFp16ExpLimit));
+    else m.values.emplace_back("input", detail::format("%.2f", o.input_max));
+    return m;
+}
+
+// The failed step's largest |score| joins the curve point of its interval: the curve then ends
+// on the score that broke the run, not on the steps before it.
+void add_failed_score(detail::RunOutcome& run, double score_abs) {
+    for (std::size_t i = 0; i < run.steps.size(); ++i) {
+        if (run.steps[i] > static_cast<double>(*run.failed_step)) {
+            const double before = std::isfinite(run.max_score[i]) ? run.max_score[i] : 0.0;
+            run.max_score[i] = std::max(before, score_abs);
+            return;
+        }
+    }
+}
+
 }  // namespace
 
 Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
@@ -102,6 +188,7 @@ Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
                                 {"fp16, fp32 softmax", Precision::fp16, SoftmaxPrecision::fp32}};
     std::vector<std::string> names;
     std::vector<detail::RunOutcome> runs;
+    std::vector<std::optional<Overflow>> overflows(arms.size());  // of each run that broke
     Table table{"final",
                 {"run", "broke at step", "largest max score", "max > 11.09 by step", "held-out loss",
                  "held-out accuracy"},
@@ -118,7 +205,11 @@ Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
         trainer.track_attention = true;  // the largest score of each step
         names.push_back(arms[i].name);
         runs.push_back(detail::train_run(model, *task, trainer, o.train, {names.back(), i, arms.size()}, progress));
-        const detail::RunOutcome& run = runs.back();
+        detail::RunOutcome& run = runs.back();
+        if (run.failed_step && run.failed_tokens.size() > 0) {
+            overflows[i] = first_overflow(model, run.failed_tokens);
+            add_failed_score(run, overflows[i]->score_abs);
+        }
         double loss = std::numeric_limits<double>::quiet_NaN(), acc = loss;
         if (run.failed_step) {
             detail::note(r, {"run_error", {{"run", names.back()}, {"error", detail::error_value(run)}}});
@@ -145,8 +236,7 @@ Result run_fp16(const Fp16Options& o, const ProgressFn& progress) {
         detail::conclude(r,
                          {"held",
                           {{"step", std::to_string(*half.failed_step)},
-                           {"peak", detail::format("%.2f", peak)},
-                           {"limit", detail::format("%.2f", kFp16ExpLimit)},
+                           {"overflow", overflow_message(overflows[1].value_or(Overflow{}))},
                            {"steps", std::to_string(o.train.steps)},
                            {"fixed_peak", detail::format("%.2f", largest_finite(fixed.max_score))}}},
                          fp16_messages());

@@ -20,12 +20,27 @@ const MessageTemplates& lstm_messages() {
     static const MessageTemplates m = {
         {"conclusion", "{verdict} (accuracy, chance {chance}): {distances}"},
         {"held", "the claim held"},
+        {"partly_transformer",
+         "the claim held in part: the LSTM fell behind with distance, but the Transformer did not learn the recall "
+         "at {ks} in this many steps"},
+        {"not_shown_lstm",
+         "not shown by this run: the LSTM did not learn the recall even at k={k} ({accuracy}), so it cannot show "
+         "forgetting with distance (more steps, or a shorter first distance)"},
         {"not_held_transformer",
          "the claim did NOT hold here: the Transformer did not learn the recall at the largest distance "
          "in this many steps either"},
         {"not_held", "the claim did NOT hold here: the LSTM recalled the largest distance about as well"},
+        {"k", "k={k}"},
         {"distance", "k={k} LSTM {lstm}, Transformer {transformer}"},
-        {"timing", "at k={k} a training step takes {lstm_ms} ms (LSTM) vs {transformer_ms} ms (Transformer)"},
+        {"timing", "at k={k} (T = {t}) a training step takes {lstm_ms} ms (LSTM) vs {transformer_ms} ms "
+                   "(Transformer){why}"},
+        {"lstm_faster",
+         ": at this size the LSTM is faster, its T updates being small products while attention compares all T x T "
+         "pairs; but each update needs the one before, so its T steps cannot run at once, while the Transformer's "
+         "block is a few large products over every position together (what threads and GPUs speed up)"},
+        {"transformer_faster",
+         ": the LSTM's T updates run one after another (each needs the one before), while the Transformer's block "
+         "is a few large products over every position together"},
         {"run", "{model} k={k}"},
     };
     return m;
@@ -117,29 +132,47 @@ Result run_lstm(const LstmOptions& o, const ProgressFn& progress) {
     r.tables.push_back(table);
     r.series.push_back(series);
 
-    // Held: at the largest distance the Transformer recalls at least 20 points better than the LSTM.
+    // Every arm is weighed. Forgetting with distance needs an LSTM that learned the recall at the
+    // shortest distance (else this run shows nothing about distance); it then holds when the
+    // Transformer recalls the largest distance 20 points better, and fully when the Transformer
+    // learned the recall (more than half right) at every distance.
     const std::size_t last = o.distances.size() - 1;
-    const bool held = tf_acc[last] > lstm_acc[last] + 0.2;
-    const bool transformer_failed = tf_acc[last] < 2.0 / static_cast<double>(o.vocab);
-    std::vector<Message> per;
+    const auto learned = [](double accuracy) { return accuracy > 0.5; };
+    const bool lstm_learned = learned(lstm_acc[0]);
+    const bool falls = tf_acc[last] > lstm_acc[last] + 0.2;
+    std::vector<Message> per, tf_missed;
     for (std::size_t i = 0; i < o.distances.size(); ++i) {
         per.push_back({"distance",
                        {{"k", std::to_string(o.distances[i])},
                         {"lstm", detail::percent(lstm_acc[i])},
                         {"transformer", detail::percent(tf_acc[i])}}});
+        if (!learned(tf_acc[i])) tf_missed.push_back({"k", {{"k", std::to_string(o.distances[i])}}});
     }
-    r.verdict = held ? Verdict::held : Verdict::not_held;
+    Message verdict;
+    if (!lstm_learned) {
+        r.verdict = Verdict::untested;
+        verdict = {"not_shown_lstm", {{"k", std::to_string(o.distances[0])}, {"accuracy", detail::percent(lstm_acc[0])}}};
+    } else if (falls) {
+        r.verdict = tf_missed.empty() ? Verdict::held : Verdict::partly;
+        verdict = tf_missed.empty() ? Message{"held", {}} : Message{"partly_transformer", {{"ks", {tf_missed, ", "}}}};
+    } else {
+        r.verdict = Verdict::not_held;
+        verdict = {learned(tf_acc[last]) ? "not_held" : "not_held_transformer", {}};
+    }
     detail::conclude(r,
                      {"conclusion",
-                      {{"verdict", Message{held ? "held" : transformer_failed ? "not_held_transformer" : "not_held", {}}},
+                      {{"verdict", verdict},
                        {"chance", detail::percent(1.0 / static_cast<double>(o.vocab))},
                        {"distances", {per, "; "}}}},
                      lstm_messages());
+    const double lstm_ms = 1e3 / std::max(lstm_speed[last], 1e-9), tf_ms = 1e3 / std::max(tf_speed[last], 1e-9);
     detail::set_timing(r,
                        {"timing",
                         {{"k", std::to_string(o.distances[last])},
-                         {"lstm_ms", detail::format("%.1f", 1e3 / std::max(lstm_speed[last], 1e-9))},
-                         {"transformer_ms", detail::format("%.1f", 1e3 / std::max(tf_speed[last], 1e-9))}}},
+                         {"t", r.tables.front().rows.back()[1]},
+                         {"lstm_ms", detail::format("%.1f", lstm_ms)},
+                         {"transformer_ms", detail::format("%.1f", tf_ms)},
+                         {"why", Message{lstm_ms < tf_ms ? "lstm_faster" : "transformer_faster", {}}}}},
                        lstm_messages());
     return r;
 }
@@ -165,7 +198,7 @@ Experiment detail::lstm_entry() {
     e.claim = kLstmClaim;
     e.summary = "k_back recall at distances up to 500: LSTM vs Transformer of about equal parameters, time per step";
     e.parameters = lstm_parameters().parameters();
-    e.quick = {{"distances", "5,30,100"}, {"steps", "120"}, {"log-every", "20"}, {"warmup", "8"}};
+    e.quick = {{"distances", "2,8,32"}, {"steps", "300"}, {"log-every", "50"}, {"warmup", "8"}};
     e.messages = lstm_messages();
     e.run = [](const Values& v, const ProgressFn& progress) { return run_lstm(lstm_parameters().read(v), progress); };
     return e;

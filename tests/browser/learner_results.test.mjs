@@ -66,6 +66,9 @@ test('the live chart keys every run, without an error; tables are titled in word
 
   const shown = await charts('section.experiment[data-experiment="normalizer"] .exp-series');
   assert.ok(shown.length >= 1, 'a result chart');
+  for (const title of await panel().locator('.exp-series figure[data-chart] figcaption').allTextContents()) {
+    assert.match(title, /^[A-Z][^_]*$/, `chart title "${title}" is words`);
+  }
   for (const c of shown) {
     assert.deepEqual(c.outside, [], `${c.name}: labels inside the drawing`);
     assert.equal(new Set(c.lines).size, c.lines.length, `${c.name}: no two lines drawn alike (${c.lines.join(' | ')})`);

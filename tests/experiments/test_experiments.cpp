@@ -103,7 +103,7 @@ TEST(PositionalExperiment, OrderNeedsPositionsAndLearnedCannotExtrapolate) {
     EXPECT_GT(value(r, "final", "rope", "accuracy @48"), 80.0);
     EXPECT_LT(value(r, "final", "learned", "accuracy @48"), value(r, "final", "rope", "accuracy @48") - 10.0);
     EXPECT_TRUE(r.notes.empty());
-    EXPECT_NE(r.conclusion.find("at 2L rope beats the learned table (held)"), std::string::npos);
+    EXPECT_NE(r.conclusion.find("at 2L rope beats learned (held)"), std::string::npos);
     // Without positions (and without the mask) the model is permutation-equivariant up to rounding.
     EXPECT_LT(value(r, "final", "none", "permutation gap"), 1e-4);
     EXPECT_GT(value(r, "final", "rope", "permutation gap"), 1e-3);
@@ -254,6 +254,7 @@ TEST(NewExperiments, AreDeterministic) {
     same(ex::run_fp16(f), ex::run_fp16(f));
     ex::VariantsOptions v;
     v.lengths = {16, 32};
+    v.timed_lengths = {16, 64};
     v.window = 4;
     v.block_size = 4;
     v.repeats = 1;
@@ -279,4 +280,60 @@ TEST(NewExperiments, RejectBadOptions) {
     ex::NormalizerOptions n;
     n.normalizers = {"softmax", "tanh"};
     EXPECT_THROW(ex::run_normalizer(n), attnlab::ConfigError);
+}
+
+// A run whose baseline did not learn cannot show what the claim compares: its verdict says so
+// ("not shown by this run"), never a tick.
+TEST(Verdicts, ARunThatLearnedNothingShowsNothing) {
+    ex::LstmOptions l;
+    l.distances = {2, 8};
+    l.train = tiny(6, 3);
+    const ex::Result lstm = ex::run_lstm(l);
+    expect_messages_render(lstm);
+    EXPECT_EQ(lstm.verdict, ex::Verdict::untested) << lstm.conclusion;
+    EXPECT_EQ(lstm.conclusion.rfind("not shown by this run: the LSTM did not learn the recall even at k=2", 0), 0u)
+        << lstm.conclusion;
+
+    ex::KvHeadsOptions k;
+    k.length = 4;
+    k.d_model = 16;
+    k.gen_tokens = 4;
+    k.train = tiny(6, 3);
+    const ex::Result kv = ex::run_kv_heads(k);
+    expect_messages_render(kv);
+    EXPECT_EQ(kv.verdict, ex::Verdict::untested) << kv.conclusion;
+    EXPECT_EQ(kv.conclusion.rfind("not shown by this run: MHA kv=4 itself reached only", 0), 0u) << kv.conclusion;
+}
+
+// The variants' pairs and memory follow their mechanism at any length, whatever path the
+// engine takes: a window scores Σ min(i + 1, W) pairs, full n(n + 1)/2, linear none (its state
+// is D x D + D floats at every n), and the timed table covers the timed lengths only.
+TEST(VariantsExperiment, CountsPairsAndMemoryFromTheMechanism) {
+    ex::VariantsOptions v;
+    v.lengths = {8};
+    v.timed_lengths = {8, 40};
+    v.window = 4;
+    v.block_size = 4;
+    v.repeats = 1;
+    v.train = tiny(6, 3);
+    const ex::Result r = ex::run_variants(v);
+    expect_messages_render(r);
+    const ex::Table& t = table(r, "timed");
+    ASSERT_EQ(t.rows.size(), 8u);
+    auto pairs = [&](const std::string& n, const std::string& variant) {
+        for (const auto& row : t.rows) {
+            if (row[0] == n && row[1] == variant) return std::stod(row[2]);
+        }
+        throw std::runtime_error("no row " + n + " " + variant);
+    };
+    EXPECT_EQ(pairs("40", "full"), 40.0 * 41.0 / 2.0);
+    EXPECT_EQ(pairs("40", "window"), 1.0 + 2.0 + 3.0 + 4.0 * 37.0);
+    EXPECT_EQ(pairs("40", "linear"), 0.0);
+    EXPECT_GT(pairs("40", "block_sparse"), pairs("40", "window"));
+    EXPECT_LT(pairs("40", "block_sparse"), pairs("40", "full"));
+    // At n = 8 the window of 4 is not the whole past, and full holds 36 weights of 4 bytes.
+    EXPECT_EQ(text(r, "variants", "8", "attention KiB / head"), "0.1");
+    for (const auto& row : table(r, "variants").rows) {
+        if (row[1] == "linear") EXPECT_EQ(row[3], "1.1");  // D = 16: (16·16 + 16) floats = 1088 bytes
+    }
 }

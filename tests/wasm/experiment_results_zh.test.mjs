@@ -78,7 +78,7 @@ const TOY = {
   fp16: { ...TRAIN, length: 4, dModel: 8, heads: 2, layers: 1 },
   norm: { ...TRAIN, warmup: 1, length: 3, dModel: 8, heads: 2, layers: 2 },
   'kv-heads': { ...TRAIN, length: 3, dModel: 8, heads: 2, layers: 1, kvHeads: [2, 1], genTokens: 2 },
-  variants: { ...TRAIN, lengths: [8], window: 2, blockSize: 2, dModel: 8, heads: 2, timedBatch: 1, repeats: 1 },
+  variants: { ...TRAIN, lengths: [8], timedLengths: [8, 16], window: 2, blockSize: 2, dModel: 8, heads: 2, timedBatch: 1, repeats: 1 },
   normalizer: { ...TRAIN, length: 3, dModel: 8, heads: 2, layers: 1, sequences: 1 },
   'tie-qk': { ...TRAIN, length: 6, k: 1, dModel: 8, heads: 2, layers: 1, sequences: 1 },
   importance: { ...TRAIN, length: 6, k: 1, dModel: 8, heads: 2, layers: 1, sequences: 1 },

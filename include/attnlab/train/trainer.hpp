@@ -121,6 +121,9 @@ public:
     EvalResult evaluate(std::size_t batches, std::uint64_t seed = 0xE7A1);
 
     std::size_t steps_done() const { return step_; }
+    // The batch of the last step, kept when that step threw: with the parameters left as they
+    // were, model().trace_layer(batch().tokens, layer) replays the forward that failed.
+    const Batch& batch() const { return batch_; }
     float loss_scale() const { return scale_; }  // the scale the next step uses
     float lr_at(std::size_t step) const { return schedule_->lr_at(step); }
     const TrainerOptions& options() const { return options_; }

@@ -218,7 +218,9 @@ export const en = {
   'ch.exp.verdict.held': 'The claim held in this run.',
   'ch.exp.verdict.partly': 'Part of the claim held in this run.',
   'ch.exp.verdict.not_held': 'The claim did not hold in this run.',
-  'ch.exp.verdict.untested': 'This run did not test the claim (its settings leave out what the claim compares).',
+  'ch.exp.verdict.untested': 'This run did not test the claim: its settings leave out what the claim compares, or a model it needs did not learn (the conclusion says which).',
+  'ch.exp.fullOffer': 'The full run, with the sizes the claim needs, tests it (the timing line says how long it takes here).',
+  'ch.exp.runFull': 'Run the full version',
 
   // ---- the walkthrough: player, settings form, status ----
   'walk.aria.main': 'Walkthrough',

@@ -44,7 +44,7 @@ export const EXPERIMENTS_ZH: Record<string, ExperimentZh> = {
   },
   variants: {
     claim: '§5.3：稀疏、滑动窗口和线性注意力把 O(n²) 的开销降向 O(n)，代价是无法触及的关系上准确率下降',
-    summary: 'full / window / block_sparse / linear 随 n 增长：时间、缓存内存、k_back 准确率（k = n/2）',
+    summary: 'full / window / block_sparse / linear 随 n 增长：打分的查询-键对、注意力内存、时间、k_back 准确率（k = n/2）',
   },
   mask: {
     claim: '§6.1：没有因果掩码时训练损失会可疑地迅速下降（每个位置都看得到答案），而生成会失败；加了掩码、训练同样久的模型生成得很好',
@@ -116,7 +116,8 @@ export const PARAMETERS_ZH: Record<string, string> = {
   batches: '序列数（每条有自己的打乱顺序）',
   tolerance: '视为相等的相对差距',
   // §5 variants
-  lengths: '序列长度 n',
+  lengths: '训练模型所用的序列长度 n',
+  'timed-lengths': '给单层计时所用的序列长度 n',
   variants: '要比较的注意力变体（逗号分隔）',
   window: 'window 变体的窗口 W',
   'block-size': 'block_sparse 变体的块大小 b',

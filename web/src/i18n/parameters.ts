@@ -52,7 +52,8 @@ export const PARAMETER_LABELS: Record<string, ParameterLabel> = {
   batches: { en: 'Sequences', zh: '序列数', advanced: true },
   tolerance: { en: 'Tolerance', zh: '容差', advanced: true },
   // §5 variants
-  lengths: { en: 'Sequence lengths', zh: '序列长度' },
+  lengths: { en: 'Trained lengths', zh: '训练长度' },
+  'timed-lengths': { en: 'Timed lengths', zh: '计时长度' },
   variants: { en: 'Attention variants', zh: '注意力变体' },
   window: { en: 'Window width', zh: '窗口宽度' },
   'block-size': { en: 'Block size', zh: '块大小' },

@@ -35,8 +35,8 @@ export function renderMessage(m: ExperimentMessage, templates: Record<string, st
 }
 
 /**
- * English titles of the tables the experiments return, by the engine's table name (an identifier,
- * kept in data-table). A name not listed reads as words: "train_loss" -> "Train loss".
+ * English titles of the tables and charts the experiments return, by the engine's table or series
+ * name (an identifier, kept in data-table). A name not listed reads as words: "per_seed" -> "Per seed".
  */
 const TABLE_TITLES: Record<string, string> = {
   final: 'Final results',
@@ -47,6 +47,15 @@ const TABLE_TITLES: Record<string, string> = {
   model: 'The trained model',
   importance: 'Key rankings',
   permutation: 'Permutation gaps',
+  variants: 'Pairs, memory and accuracy by length',
+  timed: 'One layer timed',
+  log_log: 'Growth with n (log-log slopes)',
+  pairs: 'Query-key pairs per head',
+  attention_memory: 'Attention memory per head',
+  accuracy: 'Accuracy',
+  max_score: 'Largest score by step',
+  softmax_gradient: 'Softmax gradient by d_k',
+  flops: 'Work by head count',
 };
 
 /** A table name as a title: the listed one, else its words with a capital. */

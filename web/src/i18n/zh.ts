@@ -214,7 +214,9 @@ export const zh: Strings = {
   'ch.exp.verdict.held': '本次运行中论断成立。',
   'ch.exp.verdict.partly': '本次运行中论断部分成立。',
   'ch.exp.verdict.not_held': '本次运行中论断未成立。',
-  'ch.exp.verdict.untested': '本次运行未检验该论断（其设置缺少论断所比较的对象）。',
+  'ch.exp.verdict.untested': '本次运行未检验该论断：其设置缺少论断所比较的对象，或它需要的模型没有学会（结论中说明是哪一种）。',
+  'ch.exp.fullOffer': '完整运行使用论断所需的规模，能检验它（计时一行给出它在这里大约要多久）。',
+  'ch.exp.runFull': '运行完整版本',
 
   // ---- the walkthrough: player, settings form, status ----
   'walk.aria.main': '逐步演示',

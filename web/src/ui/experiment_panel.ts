@@ -112,6 +112,12 @@ export class ExperimentPanel {
     if (!b) return;
     const act = b.dataset.act;
     if (act === 'run') void this.run();
+    else if (act === 'full') {
+      // The quick run did not test the claim: the same settings at the full sizes.
+      this.state = { quick: false, given: this.state.given };
+      this.onState(this.state);
+      void this.run();
+    }
     else if (act === 'stop') this.runner().stop();
     else if (act === 'link') {
       this.links = [this.linkFor(this.state, false), this.linkFor(this.state, true)];
@@ -308,6 +314,7 @@ export class ExperimentPanel {
     return `
       <div class="exp-result">
         <p class="exp-verdict" data-verdict="${esc(r.verdict)}">${t(`ch.exp.verdict.${r.verdict}`)}</p>
+        ${r.verdict === 'untested' && this.state.quick ? `<p class="exp-full small">${t('ch.exp.fullOffer')} <button type="button" data-act="full" ${this.running ? 'disabled' : ''}>${t('ch.exp.runFull')}</button></p>` : ''}
         <p class="exp-conclusion"><b>${t('ch.exp.conclusion')}:</b> <span>${esc(text.message(r.conclusionMessage))}</span></p>
         ${r.tables.map(table).join('')}
         <div class="exp-series"></div>
@@ -329,7 +336,7 @@ export class ExperimentPanel {
       cell.className = 'fig-cell';
       host.appendChild(cell);
       const name = `${this.name}-${i}`;
-      const svg = renderLineChart(cell, { name, title: tr(s.name), xLabel: tr(s.xLabel), yLabel: tr(s.yLabel), lines: s.lines.map((l) => ({ name: tr(l.name), x: s.x, y: l.y })), ...logAxes(s.x, s.lines.map((l) => l.y)) });
+      const svg = renderLineChart(cell, { name, title: text.tableTitle(s.name), xLabel: tr(s.xLabel), yLabel: tr(s.yLabel), lines: s.lines.map((l) => ({ name: tr(l.name), x: s.x, y: l.y })), ...logAxes(s.x, s.lines.map((l) => l.y)) });
       exportButtons(cell, () => svg, `attnlab-${name}`, { svg: t('ch.export.svg'), png: t('ch.export.png') });
     });
   }
