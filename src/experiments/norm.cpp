@@ -24,9 +24,9 @@ const MessageTemplates& norm_messages() {
          "{runs}"},
         {"held", "the claim held"},
         {"partly_post",
-         "half the claim held: Post-LN needed warm-up, but Pre-LN without it did not train as well as "
+         "the claim held in part: Post-LN needed warm-up, but Pre-LN without it did not train as well as "
          "with it"},
-        {"partly_pre", "half the claim held: Pre-LN trained without warm-up, but Post-LN did not need warm-up here"},
+        {"partly_pre", "the claim held in part: Pre-LN trained without warm-up, but Post-LN did not need warm-up here"},
         {"not_held", "the claim did NOT hold here"},
         {"pre_ahead", "Pre-LN without warm-up ended ahead of Post-LN with warm-up"},
         {"pre_behind", "Pre-LN without warm-up ended BEHIND Post-LN with warm-up"},

@@ -386,7 +386,7 @@ Experiment detail::variants_entry() {
                 "accuracy (k = n/2)";
     e.parameters = variants_parameters().parameters();
     e.quick = {{"lengths", "32,64"}, {"timed-lengths", "256,1024"}, {"block-size", "8"}, {"steps", "60"},
-               {"log-every", "20"}, {"warmup", "5"}, {"repeats", "1"}};
+               {"log-every", "20"}, {"warmup", "5"}, {"repeats", "3"}};
     e.messages = variants_messages();
     e.run = [](const Values& v, const ProgressFn& progress) { return run_variants(variants_parameters().read(v), progress); };
     return e;

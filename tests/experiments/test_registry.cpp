@@ -31,7 +31,9 @@ void expect_verdict_matches_wording(const ex::Result& r) {
     const bool says_not = contains(r.conclusion, "did NOT");
     switch (r.verdict) {
         case ex::Verdict::held:
-            EXPECT_FALSE(says_not || starts_with(r.conclusion, "half")) << r.name << ": " << r.conclusion;
+            EXPECT_FALSE(says_not || starts_with(r.conclusion, "half") || contains(r.conclusion, "held in part") ||
+                         contains(r.conclusion, "not shown by this run"))
+                << r.name << ": " << r.conclusion;
             break;
         case ex::Verdict::partly:
             EXPECT_TRUE(contains(r.conclusion, "held")) << r.name << ": " << r.conclusion;
