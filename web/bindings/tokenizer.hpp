@@ -34,6 +34,9 @@ public:
     // a token holding part of a character (byte-level BPE) spans the whole character.
     emscripten::val tokens(emscripten::val text) const;
     emscripten::val decode(emscripten::val ids) const;
+    // ids -> text in the script `like` is written in (a character tokenizer that carries a script
+    // table); every other tokenizer decodes as decode() does.
+    emscripten::val decode_like(emscripten::val ids, emscripten::val like) const;
     emscripten::val token_text(emscripten::val id) const;
     emscripten::val to_bytes() const;
 

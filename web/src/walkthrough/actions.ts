@@ -106,6 +106,32 @@ export async function openModel(files: SortedFiles): Promise<PretrainedInfo | nu
   }
 }
 
+/** The models shipped with the page (models/, copied into the page by build_web.sh), fetched only when chosen. */
+export const SHIPPED_MODELS = ['tang', 'brown'] as const;
+export type ShippedModel = (typeof SHIPPED_MODELS)[number];
+
+/** Opens the shipped model `name` in the worker, as openModel opens the reader's files. */
+export async function openShippedModel(name: ShippedModel): Promise<PretrainedInfo | null> {
+  const pretrained = (p: Partial<PretrainedState>) => walkStore.set({ pretrained: { ...walkStore.get().pretrained, ...p } });
+  if (!engine) return null;
+  const client = engine;
+  const file = `${name}.safetensors`;
+  pause();
+  pretrained({ phase: 'loading', name: file, loaded: 0, total: 0, info: null, error: null, ignored: [] });
+  const stop = client.onPretrainedEvent((e) => pretrained({ loaded: e.loaded, total: e.total }));
+  try {
+    const url = new URL(`models/${file}`, document.baseURI).href;
+    const { info } = await client.call('pretrained', { kind: 'pretrained.openShipped', url, name: file });
+    pretrained({ phase: 'ready', info });
+    return info;
+  } catch (e) {
+    pretrained({ phase: 'error', info: null, error: { message: e instanceof Error ? e.message : String(e) } });
+    return null;
+  } finally {
+    stop();
+  }
+}
+
 /** The engine worker ended and a new one started: the model opened in the old one is gone. */
 export function pretrainedLost(reason: string) {
   const p = walkStore.get().pretrained;

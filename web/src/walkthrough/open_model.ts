@@ -4,7 +4,7 @@
 // its layer, the tokens to generate). Opening is actions.openModel; the words are open_words.ts.
 import { attr, span, t } from '../i18n';
 import { option } from '../ui/markup';
-import { openModel } from './actions';
+import { openModel, openShippedModel, SHIPPED_MODELS, type ShippedModel } from './actions';
 import { escapeHtml } from './components/tokens_view';
 import { GENERATE_COUNTS } from './inputs';
 import { MODEL_FILE_NAMES, sortModelFiles } from './model_files';
@@ -12,6 +12,11 @@ import { openedSummary, openError } from './open_words';
 import { walkStore, type WalkState } from './state';
 
 export const DEFAULT_PRETRAINED_TEXT = 'The cat sat on the mat because it';
+/** The text a shipped model opens with: a Tang couplet for tang, an English sentence for brown. */
+const SHIPPED_TEXT: Record<ShippedModel, string> = {
+  tang: '白日依山尽，黄河入海流。',
+  brown: 'He sat on the river bank and watched the water',
+};
 
 export const openModelHtml = () => `
         <div class="field wide open-model" data-phase="none">
@@ -19,6 +24,9 @@ export const openModelHtml = () => `
             <button type="button" class="open-button" data-i18n="walk.open">${t('walk.open')}</button>
             <input type="file" name="modelFiles" class="visually-hidden" tabindex="-1" multiple accept=".safetensors,.json,.txt,.bpe" ${attr('aria-label', 'walk.open')} />
             <span class="hint open-hint"></span>
+          </div>
+          <div class="open-row shipped-row"><span class="hint" data-i18n="walk.shipped">${t('walk.shipped')}</span>
+            ${SHIPPED_MODELS.map((m) => `<button type="button" class="shipped-button" data-model="${m}" data-i18n="walk.shipped.${m}">${t(`walk.shipped.${m}`)}</button>`).join('')}
           </div>
           <div class="open-progress" role="progressbar" aria-valuemin="0" aria-valuemax="100" hidden><div class="bar"></div></div>
           <p class="open-status" role="status"></p>
@@ -53,12 +61,24 @@ export function mountOpenModel(form: HTMLFormElement, use: (opened: boolean) => 
     if (!files.length) return;
     const info = await openModel(sortModelFiles(files));
     if (!info) return; // the store says why; render() leaves the model that is gone
-    layerSelect.innerHTML = Array.from({ length: info.layers }, (_, i) => option(i, t('walk.layer.n', { n: i }))).join('');
+    showLayers(info.layers);
+  };
+  const showLayers = (layers: number) => {
+    layerSelect.innerHTML = Array.from({ length: layers }, (_, i) => option(i, t('walk.layer.n', { n: i }))).join('');
     layerSelect.value = '0';
     relabelOption();
     use(true);
   };
   panel.querySelector('.open-button')!.addEventListener('click', () => input.click());
+  panel.querySelectorAll<HTMLButtonElement>('.shipped-button').forEach((b) =>
+    b.addEventListener('click', async () => {
+      const name = b.dataset.model as ShippedModel;
+      const info = await openShippedModel(name);
+      if (!info) return;
+      (form.elements.namedItem('pretrainedText') as HTMLInputElement).value = SHIPPED_TEXT[name];
+      showLayers(info.layers);
+    }),
+  );
   input.addEventListener('change', () => {
     const files = Array.from(input.files ?? []);
     input.value = ''; // picking the same files again opens them again

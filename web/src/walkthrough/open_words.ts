@@ -5,7 +5,12 @@ import type { PretrainedInfo } from '../engine/protocol/pretrained';
 
 /** "Opened model.safetensors: 12 layers, 12 heads, d_model 768, ..." with the engine's notes. */
 export function openedSummary(info: PretrainedInfo, ignored: string[]): string {
-  const tokenizer = info.tokenizer.source === 'bundled' ? t('walk.open.tokenizerBundled') : t('walk.open.tokenizerFiles', { kind: info.tokenizer.kind });
+  const tokenizer =
+    info.tokenizer.source === 'bundled'
+      ? t('walk.open.tokenizerBundled')
+      : info.tokenizer.source === 'shipped'
+        ? t('walk.open.tokenizerShipped', { kind: info.tokenizer.kind })
+        : t('walk.open.tokenizerFiles', { kind: info.tokenizer.kind });
   const parts = [
     t('walk.open.opened', {
       name: info.name,

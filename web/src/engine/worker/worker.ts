@@ -10,7 +10,7 @@ import { computeFigure } from '../../chapters/figures/computations';
 import { PROGRESS_EVERY_MS, type ExperimentProgress } from '../protocol/chapters';
 import { LabRunner } from './train_loop';
 import { missingTrainingBindings, parameterCount, TrainingSession } from './training';
-import { openPretrained, pretrainedTrace } from './pretrained';
+import { openPretrained, openShipped, pretrainedTrace } from './pretrained';
 import { modelTrace, trace } from './walk_trace';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -149,6 +149,10 @@ async function handle(body: Request): Promise<Reply> {
       return { kind: 'ok' };
     case 'pretrained.open': {
       const info = await openPretrained(loaded().lab, body.files, (loaded, total) => post({ event: 'pretrained.progress', loaded, total }));
+      return { kind: 'pretrained', info };
+    }
+    case 'pretrained.openShipped': {
+      const info = await openShipped(loaded().lab, body.url, body.name, (loaded, total) => post({ event: 'pretrained.progress', loaded, total }));
       return { kind: 'pretrained', info };
     }
     case 'pretrained.trace':
