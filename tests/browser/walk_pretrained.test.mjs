@@ -176,3 +176,23 @@ test('a truncated checkpoint is refused with a named error, in English and in Ch
   assert.equal(await page.locator('.open-button').textContent(), '打开模型…');
   await page.locator('.lang-switch button[data-lang="en"]').click();
 });
+
+test('every other refusal is named too: a vocabulary GPT-2’s tokenizer does not fit, a bad config.json, files that are not a checkpoint', async () => {
+  const other = join(repoRoot, 'tests', 'reference', 'fixtures', 'gpt2', 'hf_f32');
+  const file = (name, buffer, mimeType = 'application/octet-stream') => ({ name, mimeType, buffer });
+  const cases = [
+    // 96 tokens: GPT-2's bundled tokenizer is refused by the engine, naming both sizes.
+    [[file('model.safetensors', readFileSync(join(other, 'model.safetensors'))), file('config.json', readFileSync(join(other, 'config.json')))], 'tokenizer', /could not be opened: the tokenizer does not fit this model/],
+    [[file('model.safetensors', weights), file('config.json', Buffer.from('{"n_head": 3}'))], 'config', /could not be opened: its config\.json was refused.*n_head 3 does not divide n_embd 8/],
+    [[file('config.json', config)], 'picker', /No weights picked/],
+    [[file('model.safetensors', weights), file('vocab.json', Buffer.from('{}'))], 'picker', /not one whole tokenizer: pick vocab\.json \+ merges\.txt, or encoder\.json \+ vocab\.bpe, or vocab\.txt/],
+  ];
+  for (const [picked, kind, words] of cases) {
+    await page.evaluate(() => document.querySelector('.open-error')?.removeAttribute('data-error'));
+    await page.locator('input[name="modelFiles"]').setInputFiles(picked);
+    await page.waitForFunction(() => document.querySelector('.open-error')?.dataset.error, null, { timeout: 30000 });
+    assert.equal(await page.locator('.open-error').getAttribute('data-error'), kind, picked.map((f) => f.name).join(', '));
+    assert.match(await page.locator('.open-error').textContent(), words);
+  }
+  assert.equal(await page.locator('select[name="model"]').inputValue(), 'random');
+});

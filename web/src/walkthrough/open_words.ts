@@ -52,7 +52,7 @@ export function openError(file: string, error: { message: string; problem?: stri
         ? ['too_large', 'walk.open.err.tooLarge']
         : /config\.json/.test(m)
           ? ['config', 'walk.open.err.config']
-          : /set_tokenizer|tokenizer file|Tokenizer\.|vocab\.|merges\.txt|encoder\.json/.test(m)
+          : /tokenizer|vocab\.(json|txt|bpe)|merges\.txt|encoder\.json/i.test(m)
             ? ['tokenizer', 'walk.open.err.tokenizer']
             : /missing|shape|unexpected/.test(m)
               ? ['tensors', 'walk.open.err.tensors']
