@@ -834,6 +834,8 @@ export interface Tokenizer {
   decode(ids: Tokens): string;
   /** ids -> text in the script `like` is written in (simplified or traditional) for a character tokenizer carrying a script table; otherwise as decode. */
   decodeLike(ids: Tokens, like: string): string;
+  /** The id a document starts with, which a model of this tokenizer was trained to read first (a character tokenizer's <bos>), or null (byte-level BPE, WordPiece). */
+  beginId(): number | null;
   tokenText(id: number): string;
   /** The serialisation a checkpoint carries; Tokenizer.fromBytes reads it back. */
   toBytes(): Uint8Array;

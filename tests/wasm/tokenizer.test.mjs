@@ -155,6 +155,41 @@ for (const flavour of FLAVOURS) {
   });
 }
 
+// The models attnlab ships (models/): a text begins with the tokenizer's begin token where it has
+// one (tang's character tokenizer), and the continuation is written in the prompt's script; the
+// JavaScript API continues a prompt exactly as `attnlab generate` does.
+for (const flavour of FLAVOURS) {
+  test(`${flavour}: the shipped models' tokenizers begin a text as trained, and continue a prompt as attnlab generate does`, async () => {
+    const lab = await loadLab(flavour);
+    const cases = [['tang', '白日依山盡，'], ['tang', '白日依山尽，'], ['brown', 'He sat on the']];
+    for (const [name, prompt] of cases) {
+      const model = lab.Model.load(new Uint8Array(fs.readFileSync(path.join(ROOT, 'models', `${name}.safetensors`))));
+      const tok = model.tokenizer();
+      const begin = tok.beginId();
+      if (name === 'tang') assert.equal(tok.tokenText(begin), '<bos>');
+      else assert.equal(begin, null, `${name}: a byte-level BPE adds no begin token`);
+      const ids = [...(begin === null ? [] : [begin]), ...tok.encode(prompt)];
+      const out = model.generate(Int32Array.from(ids), 8, { temperature: 0 });
+      const continuation = tok.decodeLike(out.slice(ids.length), prompt);
+      if (fs.existsSync(CLI)) {
+        const native = execFileSync(CLI, ['generate', '--model', path.join(ROOT, 'models', `${name}.safetensors`), '--prompt', prompt, '--max-new', '8'], { encoding: 'utf8' });
+        assert.equal(prompt + continuation, native.replace(/\n$/, ''), `${name} on ${prompt}`);
+      }
+      tok.delete();
+      model.delete();
+    }
+    const tang = lab.Model.load(new Uint8Array(fs.readFileSync(path.join(ROOT, 'models', 'tang.safetensors'))));
+    const tok = tang.tokenizer();
+    const ids = tok.encode('黃河入海流');
+    assert.deepEqual([...ids], [...tok.encode('黄河入海流')], 'either script reads as the same ids');
+    assert.equal(tok.decodeLike(ids, '白日依山盡'), '黃河入海流');
+    assert.equal(tok.decodeLike(ids, '白日依山尽'), '黄河入海流');
+    assert.throws(() => tok.decodeLike(Int32Array.from([1, 2]), 5), /Tokenizer\.decodeLike/);
+    tok.delete();
+    tang.delete();
+  });
+}
+
 test('the native tool tokenizes the hard cases as gpt-3-encoder does', { skip: !fs.existsSync(CLI) && 'build/attnlab not built' }, () => {
   for (const text of HARD_CASES) {
     const out = execFileSync(CLI, ['tokenize', '--tokenizer', GPT2_DIR, '--text', text], { encoding: 'utf8' });

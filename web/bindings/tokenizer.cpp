@@ -132,6 +132,10 @@ val TokenizerBinding::decode_like(val ids, val like) const {
         return val(chars->decode_in(v, chars->script()->detect(prompt)));
     }, ids, like);
 }
+val TokenizerBinding::begin_id() const {
+    const bool chars = dynamic_cast<const text::CharTokenizer*>(tokenizer_.get()) != nullptr;
+    return chars ? val(text::CharTokenizer::kBos) : val::null();
+}
 val TokenizerBinding::token_text(val id) const {
     return guarded("Tokenizer.tokenText", [&] {
         if (!id.isNumber()) fail<ConfigError>("Tokenizer.tokenText: the id must be a number");
@@ -160,6 +164,7 @@ EMSCRIPTEN_BINDINGS(attnlab_tokenizer) {
         .function("tokens", &T::tokens)
         .function("decode", &T::decode)
         .function("decodeLike", &T::decode_like)
+        .function("beginId", &T::begin_id)
         .function("tokenText", &T::token_text)
         .function("toBytes", &T::to_bytes);
 }

@@ -37,6 +37,9 @@ public:
     // ids -> text in the script `like` is written in (a character tokenizer that carries a script
     // table); every other tokenizer decodes as decode() does.
     emscripten::val decode_like(emscripten::val ids, emscripten::val like) const;
+    // The id a document starts with, the token a model of this tokenizer was trained to read
+    // first (a character tokenizer's <bos>), or null: byte-level BPE and WordPiece add none.
+    emscripten::val begin_id() const;
     emscripten::val token_text(emscripten::val id) const;
     emscripten::val to_bytes() const;
 

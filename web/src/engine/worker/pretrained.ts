@@ -127,9 +127,6 @@ export function closePretrained() {
   opened = null;
 }
 
-/** The begin token of attnlab's character tokenizer (text/char_vocab.hpp). */
-const CHAR_BOS = 1;
-
 /** A token's label in the walkthrough's matrices: its text, a leading space shown as ␣ (GPT-2 keeps it in the token). */
 const label = (text: string) => text.replace(/^ /, '␣').replace(/\n/g, '⏎');
 
@@ -143,14 +140,16 @@ export function pretrainedTrace(lab: AttnLab, text: string, layer: number, gener
   let decode: (ids: number[]) => string;
   try {
     spans = tok.tokens(text).map((s) => ({ id: s.id, text: s.text, start: s.start, end: s.end }));
-    // A character model reads a poem or a passage from its begin token, as it was trained.
-    if (tok.kind() === 'char' && spans.length) spans.unshift({ id: CHAR_BOS, text: '', start: 0, end: 0 });
-    const like = tok.kind() === 'char' ? text : null;
+    // A model whose tokenizer begins documents with a token (a character model's <bos>) reads the
+    // text after it, as it was trained.
+    const begin = tok.beginId();
+    if (begin !== null && spans.length) spans.unshift({ id: begin, text: '', start: 0, end: 0 });
+    // The continuation in the script the sentence is written in (a character tokenizer with a
+    // script table converts; every other tokenizer decodes as usual).
     decode = (ids) => {
-      if (like === null) return model.decode(ids);
       const t = model.tokenizer()!;
       try {
-        return t.decodeLike(ids, like);
+        return t.decodeLike(ids, text);
       } finally {
         t.delete();
       }
@@ -163,7 +162,7 @@ export function pretrainedTrace(lab: AttnLab, text: string, layer: number, gener
   const result = layerTrace(lab, { model, task: null, seed: 0, text: (t) => model.decode(t), label: (t) => label(model.decode([t])), generate }, ids, layer);
   // The sentence's own tokens are labelled by the part of it they cover (a byte of a character decodes to U+FFFD alone).
   if (result.model) {
-    result.model.labels = spans.map((s) => (s.end > s.start || s.id !== CHAR_BOS ? label(text.slice(s.start, s.end)) : '⟨s⟩'));
+    result.model.labels = spans.map((s) => (s.end > s.start ? label(text.slice(s.start, s.end)) : '⟨s⟩'));
     const g = result.kvCache?.generation;
     if (g) g.labels.splice(0, spans.length, ...result.model.labels);
     result.model.pretrained = { name: info.name, text, spans, continuation: g ? decode(g.tokens.slice(g.prompt)) : '' };
