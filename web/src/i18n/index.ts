@@ -51,12 +51,14 @@ export function setLang(l: Lang): void {
 }
 
 /**
- * Fills the static texts under `root` from their keys: data-i18n (text), data-i18n-html (markup
+ * Fills the static texts of `root` and under it from their keys: data-i18n (text), data-i18n-html (markup
  * from the table), data-i18n-title, data-i18n-aria (aria-label), data-i18n-placeholder.
  */
 export function translate(root: ParentNode): void {
   const each = (attr: string, apply: (e: HTMLElement, text: string) => void) =>
-    root.querySelectorAll<HTMLElement>(`[${attr}]`).forEach((e) => apply(e, t(e.getAttribute(attr) as Key)));
+    [...(root instanceof HTMLElement && root.hasAttribute(attr) ? [root] : []), ...root.querySelectorAll<HTMLElement>(`[${attr}]`)].forEach((e) =>
+      apply(e, t(e.getAttribute(attr) as Key)),
+    );
   each('data-i18n', (e, s) => (e.textContent = s));
   each('data-i18n-html', (e, s) => (e.innerHTML = s));
   each('data-i18n-title', (e, s) => (e.title = s));
