@@ -27,8 +27,8 @@ const MessageTemplates& heads_messages() {
         {"timing", "training speed {widths}"},
         {"timing_full",
          "training speed {widths}; the full run (d_model {full_widths}, {full_steps} steps per head count) takes "
-         "about {seconds} s here, timed from the first step of each of its runs: the page's full-run button, or "
-         "attnlab experiment heads"},
+         "about {seconds} s here, timed from the first step of each of its runs: the page's full-run button "
+         "runs it, as does the same command without --quick"},
         {"value", "{value}"},
         {"width_speed", "d_model {width}: {fastest} steps/s (h={fastest_h}) to {slowest} (h={slowest_h})"},
         {"run", "C={width} h={h}"},

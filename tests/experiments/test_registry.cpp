@@ -165,7 +165,7 @@ TEST(QuickExperiment, HeadsNamesTheBestHeadCountOfEachWidth) {
     // from run to run), what the full run costs here and how to start it.
     EXPECT_EQ(r.timing_message.id, "timing_full");
     EXPECT_TRUE(contains(r.timing, "the full run (d_model 512, 64, 150 steps per head count) takes about ")) << r.timing;
-    EXPECT_TRUE(contains(r.timing, "attnlab experiment heads")) << r.timing;
+    EXPECT_TRUE(contains(r.timing, "the same command without --quick")) << r.timing;
     EXPECT_FALSE(contains(r.conclusion, " s here")) << r.conclusion;
 }
 

@@ -65,7 +65,7 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     not_held: '文章的论断在此未成立：在这次短训练中，d_model 512 时 h = 8 并非最好；{widths}',
     width: 'd_model {width} 时最好的是 h={best}（损失 {best_loss}，准确率 {best_accuracy}），最差的是 h={worst}（损失 {worst_loss}，准确率 {worst_accuracy}）',
     timing: '训练速度：{widths}',
-    timing_full: '训练速度：{widths}；完整运行（d_model {full_widths}，每个头数 {full_steps} 步）在这台机器上约需 {seconds} 秒（由其每个运行的第一步计时估得）：点页面上的“运行完整版本”按钮，或运行 attnlab experiment heads',
+    timing_full: '训练速度：{widths}；完整运行（d_model {full_widths}，每个头数 {full_steps} 步）在这台机器上约需 {seconds} 秒（由其每个运行的第一步计时估得）：点页面上的“运行完整版本”按钮即可运行，或在命令行去掉 --quick 运行同一条命令',
     value: '{value}',
     width_speed: 'd_model {width}：{fastest} 步/秒（h={fastest_h}）到 {slowest}（h={slowest_h}）',
     run: 'C={width} h={h}',
