@@ -106,7 +106,7 @@ test('switching to English and back keeps the step, the head, a lab setting and 
 async function englishLeft() {
   return page.evaluate(() => {
     // Names that stay as they are in Chinese ML writing, and the symbols of the formulas.
-    const allowed = new Set(['GPT', 'RoPE', 'SIMD', 'Softmax', 'softmax', 'LSTM', 'Transformer', 'Pre-LN', 'Post-LN', 'WebAssembly', 'threads', 'single', 'nats', 'float64', 'ETA', 'attnlab', 'reshape', 'GQA', 'MQA', 'Query', 'Key', 'Value', 'token', 'Worker', 'Web', 'Longformer', 'COOP', 'COEP', 'SharedArrayBuffer', 'viridis', 'PuOr', 'max', 'rot', 'Tab', 'URL']);
+    const allowed = new Set(['GPT', 'RoPE', 'SIMD', 'Softmax', 'softmax', 'LSTM', 'Transformer', 'Pre-LN', 'Post-LN', 'WebAssembly', 'threads', 'single', 'nats', 'float64', 'ETA', 'attnlab', 'reshape', 'GQA', 'MQA', 'BPE', 'Query', 'Key', 'Value', 'token', 'Worker', 'Web', 'Longformer', 'COOP', 'COEP', 'SharedArrayBuffer', 'viridis', 'PuOr', 'max', 'rot', 'Tab', 'URL']);
     const scopes = ['header.top', '.player', '.step-head', '.beat-caption', '.explain', 'form.settings:not(.lab-settings)', 'nav.steps', '.lab-side', '.lab-main h3', '.lab-banner', '.try-hint', '.stage figcaption', '.stage .legend', 'footer.foot'];
     const out = [];
     for (const scope of scopes)

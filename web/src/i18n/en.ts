@@ -245,8 +245,8 @@ export const en = {
   'walk.model.pretrainedNone': 'a model you open (Open a model… above)',
   // ---- the walkthrough: "Open a model…" (walkthrough/open_model.ts, open_words.ts) ----
   'walk.shipped': 'or a model attnlab trained on real text, fetched when you choose it:',
-  'walk.shipped.tang': 'tang (Tang poems, one character a token)',
-  'walk.shipped.brown': 'brown (English prose, BPE)',
+  'walk.shipped.tang': '(Tang poems, one character a token)',
+  'walk.shipped.brown': '(English prose, BPE)',
   'walk.open': 'Open a model…',
   'walk.open.hint': 'a GPT-2 checkpoint: {names} and, if you have them, its tokenizer files (vocab.json + merges.txt, encoder.json + vocab.bpe, or vocab.txt); pick them together or drop them here. Without tokenizer files GPT-2’s own is used.',
   'walk.open.loading': 'Reading {name}: {read} of {total} MB ({pct}%)…',

@@ -241,8 +241,8 @@ export const zh: Strings = {
   'walk.model.pretrainedNone': '你打开的模型（见上方“打开模型…”）',
   // ---- 演练：“打开模型…”（walkthrough/open_model.ts、open_words.ts）----
   'walk.shipped': '或选一个 attnlab 在真实文本上训练的模型（选中时才下载）：',
-  'walk.shipped.tang': 'tang（唐诗，一字一词元）',
-  'walk.shipped.brown': 'brown（英文散文，BPE）',
+  'walk.shipped.tang': '（唐诗，一字一词元）',
+  'walk.shipped.brown': '（英文散文，BPE）',
   'walk.open': '打开模型…',
   'walk.open.hint': 'GPT-2 检查点：{names}，以及（如果有）它的分词器文件（vocab.json + merges.txt、encoder.json + vocab.bpe 或 vocab.txt）；一起选中，或拖放到这里。没有分词器文件时使用 GPT-2 自带的分词器。',
   'walk.open.loading': '正在读取 {name}：{read} / {total} MB（{pct}%）…',

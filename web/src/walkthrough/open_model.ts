@@ -26,7 +26,7 @@ export const openModelHtml = () => `
             <span class="hint open-hint"></span>
           </div>
           <div class="open-row shipped-row"><span class="hint" data-i18n="walk.shipped">${t('walk.shipped')}</span>
-            ${SHIPPED_MODELS.map((m) => `<button type="button" class="shipped-button" data-model="${m}" data-i18n="walk.shipped.${m}">${t(`walk.shipped.${m}`)}</button>`).join('')}
+            ${SHIPPED_MODELS.map((m) => `<button type="button" class="shipped-button" data-model="${m}"><code>${m}</code> ${span(`walk.shipped.${m}`)}</button>`).join('')}
           </div>
           <div class="open-progress" role="progressbar" aria-valuemin="0" aria-valuemax="100" hidden><div class="bar"></div></div>
           <p class="open-status" role="status"></p>
