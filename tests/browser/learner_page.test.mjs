@@ -8,7 +8,7 @@
 //   node --test tests/browser/learner_page.test.mjs
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { labUrl, launch, waitForLabSteps, waitForWalkthrough } from './support.mjs';
+import { labUrl, launch, screenshot, waitForLabSteps, waitForWalkthrough } from './support.mjs';
 
 let b;
 let page;
@@ -101,20 +101,39 @@ test('chapter 4: each note has its row, and RoPE\'s row labels fit the drawing',
   assert.ok(labels.every(([l, s]) => l >= s - 0.5), 'no row label starts left of the drawing');
 });
 
-test('a 390 px phone: result charts fit, a wide table says it scrolls, figure captions are whole', async () => {
+test('a 390 px phone: result charts fit, a wide table is stacked to fit the width, figure captions are whole', async () => {
   await chapter(3, 'en', 390);
   await page.locator('section.experiment[data-experiment="cost"] button[data-act="run"]').click();
   await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="cost"]').dataset.phase === 'done', null, { timeout: 120000, polling: 100 });
   const fit = await page.$$eval('section.experiment[data-experiment="cost"] .exp-series figure[data-chart] svg', (svgs) => svgs.map((s) => [s.getBoundingClientRect().right, s.closest('section.experiment').getBoundingClientRect().right]));
   assert.ok(fit.length > 0 && fit.every(([r, box]) => r <= box), `charts inside the panel: ${JSON.stringify(fit)}`);
-  // The cue is the box's ::before, its text the data-cue attribute (attr() in the style sheet).
-  const tables = await page.$$eval('section.experiment[data-experiment="cost"] .exp-table', (ts) => ts.map((t) => ({ over: t.scrollWidth > t.clientWidth + 1, cue: t.hasAttribute('data-overflow') ? t.dataset.cue : null, shown: getComputedStyle(t, '::before').display !== 'none' && getComputedStyle(t, '::before').content !== 'none' })));
-  for (const t of tables) {
-    if (!t.over) continue;
-    assert.match(t.cue ?? '', /Scroll sideways/, 'a table wider than the phone says it scrolls');
-    assert.ok(t.shown, 'the cue is drawn');
+  const tables = () => page.$$eval('section.experiment[data-experiment="cost"] .exp-table', (ts) => ts.map((t) => {
+    const table = t.querySelector('table');
+    const columns = Array.from(table.querySelectorAll('thead th'), (th) => th.textContent);
+    const first = Array.from(table.querySelectorAll('tbody tr:first-child td'));
+    return {
+      name: table.dataset.table,
+      stacked: t.hasAttribute('data-stacked'),
+      over: t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right > t.closest('section.experiment').getBoundingClientRect().right + 1,
+      columns,
+      // What a stacked cell shows beside its value: its column's name (the ::before of chapters.css).
+      labels: first.map((td) => getComputedStyle(td, '::before').content.replace(/^"|"$/g, '')),
+      values: first.map((td) => td.textContent),
+    };
+  }));
+  const phone = await tables();
+  assert.ok(phone.some((t) => t.stacked), `the cost table is wider than a phone, so it is stacked (${phone.map((t) => t.name)})`);
+  for (const t of phone) {
+    assert.equal(t.over, false, `${t.name}: fits the phone's width`);
+    if (t.stacked) assert.deepEqual(t.labels, t.columns, `${t.name}: each cell beside its column's name`);
   }
-  assert.ok(tables.some((t) => t.over), 'the cost table is wider than a phone');
+  await page.locator('section.experiment[data-experiment="cost"] .exp-table[data-stacked]').first().scrollIntoViewIfNeeded();
+  await screenshot(page, 'chapter3-cost-table-390');
+  // On a wide screen a table is a table again: it fits, or scrolls sideways and says so.
+  await page.setViewportSize({ width: 1360, height: 900 });
+  await page.waitForFunction(() => !document.querySelector('section.experiment[data-experiment="cost"] .exp-table[data-stacked]'));
+  const wide = await page.$$eval('section.experiment[data-experiment="cost"] .exp-table', (ts) => ts.map((t) => ({ over: t.scrollWidth > t.clientWidth + 1, cue: t.hasAttribute('data-overflow') ? t.dataset.cue : null, shown: getComputedStyle(t, '::before').content !== 'none' })));
+  for (const t of wide) if (t.over) assert.ok(/Scroll sideways/.test(t.cue ?? '') && t.shown, 'a table wider than the column says it scrolls');
   await chapter(4, 'en', 390);
   const cut = await page.$$eval('article.chapter figcaption', (cs) => cs.filter((c) => c.scrollWidth > c.clientWidth + 1 || c.getBoundingClientRect().right > c.closest('.fig-block').getBoundingClientRect().right + 1).map((c) => c.textContent));
   assert.deepEqual(cut, [], 'no figure caption cut');

@@ -308,7 +308,7 @@ export class ExperimentPanel {
     const tr = (s: string) => esc(text.term(s));
     const table = (tb: ExperimentResult['tables'][number]) =>
       `<div class="exp-table"><table data-table="${esc(tb.name)}"><caption>${esc(text.tableTitle(tb.name))}</caption><thead><tr>${tb.columns.map((c) => `<th>${tr(c)}</th>`).join('')}</tr></thead><tbody>${tb.rows
-        .map((row) => `<tr>${row.map((c) => `<td>${tr(c)}</td>`).join('')}</tr>`)
+        .map((row) => `<tr>${row.map((c, i) => `<td data-col="${tr(tb.columns[i] ?? '')}">${tr(c)}</td>`).join('')}</tr>`)
         .join('')}</tbody></table></div>`;
     const timing = r.timingMessage ? text.message(r.timingMessage) : r.timing;
     return `
@@ -342,16 +342,31 @@ export class ExperimentPanel {
   }
 }
 
+/** A result table wider than a box of at most this many pixels (a phone) is stacked. */
+const STACK_BELOW_PX = 560;
+
 /**
- * Marks each result table wider than its box (data-overflow, with the cue's text): the page then
- * says it scrolls sideways. Again whenever the window's width changes.
+ * Fits each result table wider than its box: in a narrow box (a phone) it is stacked (data-stacked:
+ * a row a block, each cell beside its column's name, chapters.css); in a wider one it scrolls
+ * sideways and says so (data-overflow, with the cue's text). Measured again, as a table, whenever
+ * the window's width changes.
  */
 function markOverflow(root: ParentNode) {
-  for (const box of Array.from(root.querySelectorAll<HTMLElement>('.exp-table'))) {
-    const over = box.scrollWidth > box.clientWidth + 1;
-    box.toggleAttribute('data-overflow', over);
-    if (over) box.dataset.cue = t('ch.exp.scrollCue');
+  const boxes = Array.from(root.querySelectorAll<HTMLElement>('.exp-table'));
+  // Every box is reset, then measured, then marked: one layout for them all, not one per table.
+  for (const box of boxes) {
+    box.removeAttribute('data-stacked');
+    box.removeAttribute('data-overflow');
   }
+  const sizes = boxes.map((box) => ({ over: box.scrollWidth > box.clientWidth + 1, narrow: box.clientWidth < STACK_BELOW_PX }));
+  boxes.forEach((box, i) => {
+    if (!sizes[i].over) return;
+    if (sizes[i].narrow) box.setAttribute('data-stacked', '');
+    else {
+      box.setAttribute('data-overflow', '');
+      box.dataset.cue = t('ch.exp.scrollCue');
+    }
+  });
 }
 if (typeof window !== 'undefined') window.addEventListener('resize', () => markOverflow(document));
 
