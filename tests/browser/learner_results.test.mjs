@@ -100,4 +100,31 @@ test('an exported SVG and PNG carry the title, the legend and the axis labels', 
   const w = png.readUInt32BE(16);
   const h = png.readUInt32BE(20);
   assert.ok(w >= 2 * shown.width && h > 2 * shown.height + 40, `PNG ${w}×${h} holds more than the ${shown.width}×${shown.height} drawing`);
+  // Its pixels: text in the title's band above the drawing, and below it each key's line in its
+  // own colour beside its text (the drawing's band is the figure itself).
+  const bands = await page.evaluate(async ({ base64, drawing }) => {
+    const bitmap = await createImageBitmap(new Blob([Uint8Array.from(atob(base64), (c) => c.charCodeAt(0))], { type: 'image/png' }));
+    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(bitmap, 0, 0);
+    const band = (y0, y1) => {
+      const d = ctx.getImageData(0, y0, bitmap.width, y1 - y0).data;
+      const [r0, g0, b0] = d; // the background, at the band's first pixel
+      let ink = 0;
+      const colours = new Set();
+      for (let i = 0; i < d.length; i += 4) {
+        const [r, g, b] = [d[i], d[i + 1], d[i + 2]];
+        if (Math.abs(r - r0) + Math.abs(g - g0) + Math.abs(b - b0) < 120) continue;
+        ink++;
+        // A saturated pixel belongs to a key's line (text is grey): its hue, coarsely.
+        if (Math.max(r, g, b) - Math.min(r, g, b) > 90) colours.add(`${r >> 5},${g >> 5},${b >> 5}`);
+      }
+      return { ink, colours: colours.size };
+    };
+    const titleBottom = 2 * 22;
+    return { title: band(0, titleBottom), keys: band(titleBottom + 2 * drawing, bitmap.height) };
+  }, { base64: png.toString('base64'), drawing: shown.height });
+  assert.ok(bands.title.ink > 200, `the PNG's title band has text (${bands.title.ink} ink pixels)`);
+  assert.ok(bands.keys.ink > 200, `the PNG's key band has text (${bands.keys.ink} ink pixels)`);
+  assert.ok(bands.keys.colours >= shown.keys.length, `the PNG's key band has a colour per key (${bands.keys.colours} for ${shown.keys.length} keys)`);
 });
