@@ -95,3 +95,24 @@ test('the head view draws one line per (query, key) weighted by the engine’s a
   await view.scrollIntoViewIfNeeded();
   await screenshot(page, 'lab-head-view');
 });
+
+test('with more heads than colours, no two entropy lines share a colour and dash, and each key is drawn as its line', async () => {
+  const many = await b.newPage(labUrl({ task: 'reverse', length: 4, vocab: 6, layers: 3, dModel: 16, heads: 4, kvHeads: 4, positional: 'rope', norm: 'pre', scale: 1, lr: 0.003, batch: 8, steps: 6, seed: 1 }));
+  try {
+    await many.evaluate(() => window.__attnlab.ready);
+    await waitForLabPhase(many, 'idle');
+    await many.locator('.lab button[data-act="train"]').click();
+    await many.waitForFunction(() => window.__attnlab.lab().phase === 'done', null, { timeout: 120000, polling: 250 });
+    const chart = await many.$eval('figure[data-curve="entropy"]', (f) => ({
+      lines: Array.from(f.querySelectorAll('path.line'), (p) => `${p.getAttribute('stroke')} ${p.getAttribute('stroke-dasharray') ?? ''}`),
+      keys: Array.from(f.querySelectorAll('.curve-keys .key'), (k) => ({ label: k.textContent, swatch: k.firstElementChild?.getAttribute('style') ?? '' })),
+    }));
+    assert.equal(chart.lines.length, 3 * 4, 'one line per layer and head');
+    assert.equal(new Set(chart.lines).size, chart.lines.length, `every line is told apart: ${chart.lines.join(' | ')}`);
+    assert.equal(new Set(chart.lines.map((l) => l.split(' ')[0])).size < chart.lines.length, true, 'colours alone repeat here: the dashes tell them apart');
+    assert.deepEqual(chart.keys.map((k) => k.label), Array.from({ length: 12 }, (_, k) => `L${Math.floor(k / 4)} H${k % 4}`));
+    assert.equal(new Set(chart.keys.map((k) => k.swatch)).size, chart.keys.length, 'no two keys are drawn alike');
+  } finally {
+    await many.close();
+  }
+});
