@@ -117,7 +117,11 @@ test('a 390 px phone: result charts fit, a wide table is stacked to fit the widt
       over: t.scrollWidth > t.clientWidth + 1 || t.getBoundingClientRect().right > t.closest('section.experiment').getBoundingClientRect().right + 1,
       columns,
       // What a stacked cell shows beside its value: its column's name (the ::before of chapters.css).
-      labels: first.map((td) => getComputedStyle(td, '::before').content.replace(/^"|"$/g, '')),
+      // (firefox-esr reports the rule, attr(data-col), rather than the string it draws.)
+      labels: first.map((td) => {
+        const content = getComputedStyle(td, '::before').content;
+        return content === 'attr(data-col)' ? td.dataset.col : content.replace(/^"|"$/g, '');
+      }),
       values: first.map((td) => td.textContent),
     };
   }));

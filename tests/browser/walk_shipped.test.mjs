@@ -67,7 +67,7 @@ async function tracedOn(text) {
 
 test('the page\'s first load fetches no shipped model', async () => {
   page.on('response', (r) => fetched.push(r.url()));
-  await page.reload();
+  await page.goto(`${b.url}?view=walk`);
   await waitForWalkthrough(page);
   assert.deepEqual(fetched.filter((u) => /\/models\//.test(u)), []);
 });
