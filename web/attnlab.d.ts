@@ -8,7 +8,7 @@
 //   const mha = new lab.MultiHeadAttention({ dModel: 8, numHeads: 2 });
 //   const y: Tensor = mha.forward({ shape: [4, 8], data: new Float32Array(32) }, { causal: true });
 
-import type { AttentionOptions, ModelConfig, ModelKind, PositionalKind, StageName, TaskName } from './generated/types.js';
+import type { AblationMethod, AttentionOptions, ModelConfig, ModelKind, PositionalKind, StageName, TaskName } from './generated/types.js';
 export type * from './generated/types.js';
 
 /** A row-major float32 tensor. Crossing the boundary always copies: `data` is never a view into WASM memory. */
@@ -926,4 +926,68 @@ export interface AttnLab {
   /** A GPT-2-family checkpoint in Hugging Face's format; rejects with an Error naming what is wrong. */
   loadPretrained(options: LoadPretrainedOptions): Promise<PretrainedModel>;
   Gpt2Loader: Gpt2LoaderConstructor;
+}
+
+// ---- reading heads (web/bindings/interp.cpp; definitions in docs/interpretability.md) ----
+
+/** One head's detector scores: the mean share of a query row's weight on the pattern's keys, null when no row has one. */
+export interface HeadScore {
+  layer: number;
+  head: number;
+  previous_token: number | null;
+  duplicate_token: number | null;
+  induction: number | null;
+  first_token: number | null;
+  self: number | null;
+}
+
+export interface Ablation {
+  /** Mean next-token cross-entropy (nats) over positions 0..T-2, clean and with the heads ablated. */
+  lossClean: number;
+  lossAblated: number;
+  /** KL(clean || ablated) of the next-token distributions: at the last position, and averaged over all. */
+  klLast: number;
+  klMean: number;
+  /** The next-token distributions (V) at the last position. */
+  probsClean: Tensor;
+  probsAblated: Tensor;
+}
+
+export interface Patching {
+  /** logit[answer] - logit[wrong] at the last position, clean and corrupted. */
+  cleanDiff: number;
+  corruptedDiff: number;
+  /** (L, H): the share of the difference each head's output (all positions) restores. */
+  heads: Tensor;
+  /** (L, T): the share the residual entering block l at position t restores. */
+  residual: Tensor;
+}
+
+export interface LogitAttribution {
+  /** The model's logit of the token; the parts below sum to it. */
+  logit: number;
+  /** (L, H): each head's direct contribution, the final LayerNorm's scale frozen. */
+  heads: Tensor;
+  attnBias: number[];
+  mlp: number[];
+  embed: number;
+  lnBias: number;
+}
+
+export interface Model {
+  /** Transformer decoders: every head's detector scores on one sequence, layer by layer. */
+  headScores(tokens: Tokens): HeadScore[];
+  /** Ablate heads ([[layer, head], ...]) together: 'zero' (default) or 'mean' over the sequence's positions. */
+  ablate(tokens: Tokens, options: { heads: [number, number][]; method?: AblationMethod }): Ablation;
+  /** Activation patching from clean into corrupted (same length; an Error otherwise). */
+  patch(clean: Tokens, corrupted: Tokens, options: { answer: number; wrong: number }): Patching;
+  /** (L + 1, V): the residual entering each block (and leaving the last) at `position` (default: the last) read out. */
+  logitLens(tokens: Tokens, options?: { position?: number }): Tensor;
+  /** Pre-LN decoders: each part's direct contribution to `token`'s logit at `position` (default: the last). */
+  logitAttribution(tokens: Tokens, options: { token: number; position?: number }): LogitAttribution;
+}
+
+export interface AttnLab {
+  /** n token ids drawn uniformly from 0..vocab-1 by a seeded generator, then the same n again (2n). */
+  randomRepeat(n: number, vocab: number, seed: number): Int32Array;
 }

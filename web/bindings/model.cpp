@@ -508,6 +508,12 @@ EMSCRIPTEN_BINDINGS(attnlab_model) {
         .function("setTokenizer", &M::set_tokenizer)
         .function("encode", &M::encode)
         .function("decode", &M::decode)
+        .function("headScores", &M::head_scores)
+        .function("ablate", &M::ablate)
+        .function("patch", &M::patch)
+        .function("logitLens", select_overload<val(val) const>(&M::logit_lens))
+        .function("logitLens", select_overload<val(val, val) const>(&M::logit_lens))
+        .function("logitAttribution", &M::logit_attribution)
         .function("save", select_overload<val() const>(&M::save))
         .function("save", select_overload<val(val) const>(&M::save))
         .function("loadParameters", &M::load_parameters);

@@ -62,6 +62,14 @@ public:
     emscripten::val encode(emscripten::val text) const;
     emscripten::val decode(emscripten::val ids) const;
 
+    // The interpretability tools (interp.cpp; include/attnlab/interp/), for Transformer decoders.
+    emscripten::val head_scores(emscripten::val tokens) const;
+    emscripten::val ablate(emscripten::val tokens, emscripten::val options) const;
+    emscripten::val patch(emscripten::val clean, emscripten::val corrupted, emscripten::val options) const;
+    emscripten::val logit_lens(emscripten::val tokens) const;
+    emscripten::val logit_lens(emscripten::val tokens, emscripten::val options) const;
+    emscripten::val logit_attribution(emscripten::val tokens, emscripten::val options) const;
+
     emscripten::val save() const;
     emscripten::val save(emscripten::val notes) const;
     void load_parameters(emscripten::val bytes);

@@ -16,6 +16,8 @@
 #include <emscripten/bind.h>
 
 #include "attnlab/attention/attention_options.hpp"
+#include "attnlab/interp/ablation.hpp"
+#include "attnlab/interp/detectors.hpp"
 #include "attnlab/model/config.hpp"
 #include "fields.hpp"
 
@@ -86,6 +88,9 @@ val choices() {
     config.for_each_field([&](const ModelConfigField&, const auto& value) { add(value); });
     const AttentionOptions options;
     for_each_attention_option(options, [&](const AttentionOptionField&, const auto& value) { add(value); });
+    // The interpretability tools' choices (Model.ablate's method; the detector patterns, HeadScore's keys).
+    add(AblationMethod{});
+    add(HeadPattern{});
     return out;
 }
 

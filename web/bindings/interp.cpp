@@ -1,0 +1,168 @@
+// web/bindings/interp.cpp: the interpretability tools of include/attnlab/interp/ as methods of a
+// JavaScript decoder Model, and lab.randomRepeat.
+//
+//   const seq = lab.randomRepeat(20, model.config().vocabSize, 1);         // Int32Array (40)
+//   model.headScores(seq);      // [{ layer, head, previous_token, duplicate_token, induction, first_token, self }]
+//   model.ablate(seq, { heads: [[1, 0]], method: 'mean' });   // { lossClean, lossAblated, klLast, klMean, ... }
+//   model.patch(clean, corrupted, { answer: 7, wrong: 3 });    // { cleanDiff, corruptedDiff, heads, residual }
+//   model.logitLens(seq, { position: 39 });                    // { shape: [L + 1, V], data }
+//   model.logitAttribution(seq, { token: 7 });                 // { logit, heads, attnBias, mlp, embed, lnBias }
+// A score no row has is null; the definitions are docs/interpretability.md's.
+#include <emscripten/bind.h>
+
+#include "attnlab/interp/ablation.hpp"
+#include "attnlab/interp/detectors.hpp"
+#include "attnlab/interp/direct_logit_attribution.hpp"
+#include "attnlab/interp/logit_lens.hpp"
+#include "attnlab/interp/patching.hpp"
+#include "convert.hpp"
+#include "model.hpp"
+#include "model_inputs.hpp"
+
+namespace attnlab::web {
+namespace {
+
+const DecoderLM& decoder_of(const Model& model, const char* where) {
+    if (!model.is_decoder() || model.is_lstm()) {
+        fail<ConfigError>(where, ": the interpretability tools read a Transformer decoder's heads; this model is not one");
+    }
+    return model.decoder();
+}
+
+std::vector<std::int32_t> sequence_of(const val& tokens, const char* where, const char* what) {
+    bool batched = false;
+    const Index2 ids = tokens_from_js(tokens, where, what, &batched);
+    if (batched && ids.shape(0) != 1) fail<ShapeError>(where, ": ", what, " must be one sequence, got ", ids.shape(0));
+    return std::vector<std::int32_t>(ids.begin(), ids.end());
+}
+
+val optional_number(const std::optional<double>& v) { return v ? val(*v) : val::null(); }
+
+val doubles_to_js(const std::vector<double>& xs) {
+    val out = val::array();
+    for (double x : xs) out.call<void>("push", x);
+    return out;
+}
+
+// [[layer, head], ...] -> head ids (checked by the engine).
+std::vector<interp::HeadId> heads_from_js(const val& list, const char* where) {
+    if (!list.isArray()) fail<ConfigError>(where, ": heads must be an array of [layer, head] pairs");
+    std::vector<interp::HeadId> out;
+    const std::size_t n = list["length"].as<std::size_t>();
+    for (std::size_t i = 0; i < n; ++i) {
+        const val pair = list[i];
+        if (!pair.isArray() || pair["length"].as<std::size_t>() != 2) fail<ConfigError>(where, ": heads[", i, "] must be [layer, head]");
+        out.emplace_back(size_from_js(pair[0], where, "layer"), size_from_js(pair[1], where, "head"));
+    }
+    return out;
+}
+
+std::size_t position_of(const JsOptions& opt, std::size_t t) { return opt.size("position", t - 1); }
+
+std::int32_t token_id(const JsOptions& opt, const char* key) {
+    if (!opt.has(key)) fail<ConfigError>(opt.where(), ": options.", key, " (a token id) is required");
+    const std::size_t id = opt.size(key, 0);
+    if (id > static_cast<std::size_t>(INT32_MAX)) fail<ValueError>(opt.where(), ": options.", key, " ", id, " is not a token id");
+    return static_cast<std::int32_t>(id);
+}
+
+val head_scores_of(const Model& model, const val& tokens) {
+    constexpr const char* where = "Model.headScores";
+    const auto scores = interp::detect_heads(decoder_of(model, where), sequence_of(tokens, where, "tokens"));
+    val out = val::array();
+    for (const interp::HeadScores& h : scores) {
+        val row = val::object();
+        row.set("layer", h.layer);
+        row.set("head", h.head);
+        for (const auto& v : choice_values<HeadPattern>()) row.set(std::string(v.name), optional_number(h.score(v.value)));
+        out.call<void>("push", row);
+    }
+    return out;
+}
+
+val ablate_of(const Model& model, const val& tokens, const val& options) {
+    constexpr const char* where = "Model.ablate";
+    const JsOptions opt(options, {"heads", "method"}, where);
+    const DecoderLM& lm = decoder_of(model, where);
+    if (!opt.has("heads")) fail<ConfigError>(where, ": options.heads ([[layer, head], ...]) is required");
+    const AblationMethod method = choice_from_name<AblationMethod>(opt.string("method", "zero"), where);
+    const interp::Ablation a = interp::ablate(lm, sequence_of(tokens, where, "tokens"), heads_from_js(opt.get("heads"), where), method);
+    val out = val::object();
+    out.set("lossClean", a.loss_clean);
+    out.set("lossAblated", a.loss_ablated);
+    out.set("klLast", a.kl_last);
+    out.set("klMean", a.kl_mean);
+    out.set("probsClean", tensor_to_js(a.probs_clean));
+    out.set("probsAblated", tensor_to_js(a.probs_ablated));
+    return out;
+}
+
+val patch_of(const Model& model, const val& clean, const val& corrupted, const val& options) {
+    constexpr const char* where = "Model.patch";
+    const JsOptions opt(options, {"answer", "wrong"}, where);
+    const interp::Patching p = interp::patch(decoder_of(model, where), sequence_of(clean, where, "clean"),
+                                             sequence_of(corrupted, where, "corrupted"), token_id(opt, "answer"),
+                                             token_id(opt, "wrong"));
+    val out = val::object();
+    out.set("cleanDiff", p.clean_diff);
+    out.set("corruptedDiff", p.corrupted_diff);
+    out.set("heads", tensor_to_js(p.heads));
+    out.set("residual", tensor_to_js(p.residual));
+    return out;
+}
+
+val logit_lens_of(const Model& model, const val& tokens, const val& options) {
+    constexpr const char* where = "Model.logitLens";
+    const JsOptions opt(options, {"position"}, where);
+    const auto seq = sequence_of(tokens, where, "tokens");
+    return tensor_to_js(interp::logit_lens(decoder_of(model, where), seq, position_of(opt, seq.size())));
+}
+
+val logit_attribution_of(const Model& model, const val& tokens, const val& options) {
+    constexpr const char* where = "Model.logitAttribution";
+    const JsOptions opt(options, {"position", "token"}, where);
+    const auto seq = sequence_of(tokens, where, "tokens");
+    const interp::Attribution a = interp::direct_logit_attribution(decoder_of(model, where), seq,
+                                                                   position_of(opt, seq.size()), token_id(opt, "token"));
+    val out = val::object();
+    out.set("logit", a.logit);
+    out.set("heads", tensor_to_js(a.heads));
+    out.set("attnBias", doubles_to_js(a.attn_bias));
+    out.set("mlp", doubles_to_js(a.mlp));
+    out.set("embed", a.embed);
+    out.set("lnBias", a.ln_bias);
+    return out;
+}
+
+val random_repeat_of(val n, val vocab, val seed) {
+    return guarded("lab.randomRepeat", [&] {
+        const auto seq = interp::random_repeat(size_from_js(n, "lab.randomRepeat", "n"), size_from_js(vocab, "lab.randomRepeat", "vocab"),
+                                               size_from_js(seed, "lab.randomRepeat", "seed"));
+        return int32_array_to_js(seq.data(), seq.size());
+    }, n, vocab, seed);
+}
+
+}  // namespace
+
+val ModelBinding::head_scores(val tokens) const {
+    return guarded("Model.headScores", [&] { return head_scores_of(*model_, tokens); }, tokens);
+}
+val ModelBinding::ablate(val tokens, val options) const {
+    return guarded("Model.ablate", [&] { return ablate_of(*model_, tokens, options); }, tokens, options);
+}
+val ModelBinding::patch(val clean, val corrupted, val options) const {
+    return guarded("Model.patch", [&] { return patch_of(*model_, clean, corrupted, options); }, clean, corrupted, options);
+}
+val ModelBinding::logit_lens(val tokens) const {
+    return guarded("Model.logitLens", [&] { return logit_lens_of(*model_, tokens, val::undefined()); }, tokens);
+}
+val ModelBinding::logit_lens(val tokens, val options) const {
+    return guarded("Model.logitLens", [&] { return logit_lens_of(*model_, tokens, options); }, tokens, options);
+}
+val ModelBinding::logit_attribution(val tokens, val options) const {
+    return guarded("Model.logitAttribution", [&] { return logit_attribution_of(*model_, tokens, options); }, tokens, options);
+}
+
+EMSCRIPTEN_BINDINGS(attnlab_interp) { emscripten::function("randomRepeat", &random_repeat_of); }
+
+}  // namespace attnlab::web
