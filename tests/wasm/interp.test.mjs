@@ -67,7 +67,7 @@ for (const flavour of FLAVOURS) {
     const w = model.getParameter('blocks.1.attn.out_proj.weight');  // (C, C), head 0 = columns 0..7
     for (let o = 0; o < 16; ++o) for (let k = 0; k < 8; ++k) w.data[o * 16 + k] = 0;
     model.setParameter('blocks.1.attn.out_proj.weight', w);
-    const logits = model.logits(tok);  // (1, T, V)
+    const logits = model.logits(tok);  // (T, V): one sequence
     const v = 13;
     let loss = 0;
     for (let i = 0; i + 1 < tok.length; ++i) {
@@ -89,7 +89,7 @@ for (const flavour of FLAVOURS) {
     const tok = [8, 3, 8, 3, 6];
     const lens = gpt.logitLens(tok);
     const logits = gpt.logits(tok);
-    const v = logits.shape[2];
+    const v = logits.shape[1];  // (T, V): one sequence
     assert.deepEqual(lens.shape, [3, v]);
     for (let i = 0; i < v; ++i) assert.ok(Math.abs(lens.data[2 * v + i] - logits.data[4 * v + i]) < 1e-4);
     const a = gpt.logitAttribution(tok, { token: 7 });
