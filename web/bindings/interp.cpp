@@ -8,6 +8,10 @@
 //   model.logitLens(seq, { position: 39 });                    // { shape: [L + 1, V], data }
 //   model.logitAttribution(seq, { token: 7 });                 // { logit, heads, attnBias, mlp, embed, lnBias }
 // A score no row has is null; the definitions are docs/interpretability.md's.
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include <emscripten/bind.h>
 
 #include "attnlab/interp/ablation.hpp"
@@ -24,7 +28,8 @@ namespace {
 
 const DecoderLM& decoder_of(const Model& model, const char* where) {
     if (!model.is_decoder() || model.is_lstm()) {
-        fail<ConfigError>(where, ": the interpretability tools read a Transformer decoder's heads; this model is not one");
+        fail<ConfigError>(where, ": the interpretability tools read a Transformer decoder's heads; this model's kind is '",
+                          choice_name(model.kind()), "'", model.is_lstm() ? " with the LSTM architecture" : "");
     }
     return model.decoder();
 }
@@ -32,7 +37,7 @@ const DecoderLM& decoder_of(const Model& model, const char* where) {
 std::vector<std::int32_t> sequence_of(const val& tokens, const char* where, const char* what) {
     bool batched = false;
     const Index2 ids = tokens_from_js(tokens, where, what, &batched);
-    if (batched && ids.shape(0) != 1) fail<ShapeError>(where, ": ", what, " must be one sequence, got ", ids.shape(0));
+    if (batched && ids.shape(0) != 1) fail<ShapeError>(where, ": ", what, " must be one sequence, got a batch of ", ids.shape(0));
     return std::vector<std::int32_t>(ids.begin(), ids.end());
 }
 
@@ -44,25 +49,37 @@ val doubles_to_js(const std::vector<double>& xs) {
     return out;
 }
 
-// [[layer, head], ...] -> head ids (checked by the engine).
+// What a JS value is, for a message: "string", "object", "a 3-element array".
+std::string js_kind(const val& v) {
+    if (v.isArray()) return "a " + std::to_string(v["length"].as<std::size_t>()) + "-element array";
+    if (v.isNull()) return "null";
+    return v.typeOf().as<std::string>();
+}
+
+// [[layer, head], ...] -> head ids (their ranges checked by the engine).
 std::vector<interp::HeadId> heads_from_js(const val& list, const char* where) {
-    if (!list.isArray()) fail<ConfigError>(where, ": heads must be an array of [layer, head] pairs");
+    if (!list.isArray()) fail<ConfigError>(where, ": options.heads must be an array of [layer, head] pairs, got ", js_kind(list));
     std::vector<interp::HeadId> out;
     const std::size_t n = list["length"].as<std::size_t>();
     for (std::size_t i = 0; i < n; ++i) {
         const val pair = list[i];
-        if (!pair.isArray() || pair["length"].as<std::size_t>() != 2) fail<ConfigError>(where, ": heads[", i, "] must be [layer, head]");
-        out.emplace_back(size_from_js(pair[0], where, "layer"), size_from_js(pair[1], where, "head"));
+        const std::string name = "options.heads[" + std::to_string(i) + "]";
+        if (!pair.isArray() || pair["length"].as<std::size_t>() != 2) {
+            fail<ConfigError>(where, ": ", name, " must be a [layer, head] pair, got ", js_kind(pair));
+        }
+        out.emplace_back(size_from_js(pair[0], where, (name + "[0] (the layer)").c_str()),
+                         size_from_js(pair[1], where, (name + "[1] (the head)").c_str()));
     }
     return out;
 }
 
 std::size_t position_of(const JsOptions& opt, std::size_t t) { return opt.size("position", t - 1); }
 
-std::int32_t token_id(const JsOptions& opt, const char* key) {
+// options[key]: a token id of the model's vocabulary (the engine checks it again).
+std::int32_t token_id(const JsOptions& opt, const char* key, const DecoderLM& lm) {
     if (!opt.has(key)) fail<ConfigError>(opt.where(), ": options.", key, " (a token id) is required");
-    const std::size_t id = opt.size(key, 0);
-    if (id > static_cast<std::size_t>(INT32_MAX)) fail<ValueError>(opt.where(), ": options.", key, " ", id, " is not a token id");
+    const std::size_t id = opt.size(key, 0), v = lm.config().vocab_size;
+    if (id >= v) fail<ValueError>(opt.where(), ": options.", key, " ", id, " is outside the vocabulary 0..", v - 1);
     return static_cast<std::int32_t>(id);
 }
 
@@ -100,9 +117,9 @@ val ablate_of(const Model& model, const val& tokens, const val& options) {
 val patch_of(const Model& model, const val& clean, const val& corrupted, const val& options) {
     constexpr const char* where = "Model.patch";
     const JsOptions opt(options, {"answer", "wrong"}, where);
-    const interp::Patching p = interp::patch(decoder_of(model, where), sequence_of(clean, where, "clean"),
-                                             sequence_of(corrupted, where, "corrupted"), token_id(opt, "answer"),
-                                             token_id(opt, "wrong"));
+    const DecoderLM& lm = decoder_of(model, where);
+    const interp::Patching p = interp::patch(lm, sequence_of(clean, where, "clean"), sequence_of(corrupted, where, "corrupted"),
+                                             token_id(opt, "answer", lm), token_id(opt, "wrong", lm));
     val out = val::object();
     out.set("cleanDiff", p.clean_diff);
     out.set("corruptedDiff", p.corrupted_diff);
@@ -121,9 +138,9 @@ val logit_lens_of(const Model& model, const val& tokens, const val& options) {
 val logit_attribution_of(const Model& model, const val& tokens, const val& options) {
     constexpr const char* where = "Model.logitAttribution";
     const JsOptions opt(options, {"position", "token"}, where);
+    const DecoderLM& lm = decoder_of(model, where);
     const auto seq = sequence_of(tokens, where, "tokens");
-    const interp::Attribution a = interp::direct_logit_attribution(decoder_of(model, where), seq,
-                                                                   position_of(opt, seq.size()), token_id(opt, "token"));
+    const interp::Attribution a = interp::direct_logit_attribution(lm, seq, position_of(opt, seq.size()), token_id(opt, "token", lm));
     val out = val::object();
     out.set("logit", a.logit);
     out.set("heads", tensor_to_js(a.heads));
@@ -135,9 +152,15 @@ val logit_attribution_of(const Model& model, const val& tokens, const val& optio
 }
 
 val random_repeat_of(val n, val vocab, val seed) {
-    return guarded("lab.randomRepeat", [&] {
-        const auto seq = interp::random_repeat(size_from_js(n, "lab.randomRepeat", "n"), size_from_js(vocab, "lab.randomRepeat", "vocab"),
-                                               size_from_js(seed, "lab.randomRepeat", "seed"));
+    constexpr const char* where = "lab.randomRepeat";
+    return guarded(where, [&] {
+        const std::size_t count = size_from_js(n, where, "n");
+        // 2n ids: refused up front past one array's budget (an allocator failure would abort the module).
+        if (count > max_tensor_elements() / 2) {
+            fail<ValueError>(where, ": n ", count, " (2n = ", 2 * std::uint64_t{count}, " ids) is over the budget of ", max_tensor_elements(),
+                             " elements of one array");
+        }
+        const auto seq = interp::random_repeat(count, size_from_js(vocab, where, "vocab"), size_from_js(seed, where, "seed"));
         return int32_array_to_js(seq.data(), seq.size());
     }, n, vocab, seed);
 }
