@@ -8,7 +8,7 @@
 //   const mha = new lab.MultiHeadAttention({ dModel: 8, numHeads: 2 });
 //   const y: Tensor = mha.forward({ shape: [4, 8], data: new Float32Array(32) }, { causal: true });
 
-import type { AblationMethod, AttentionOptions, ModelConfig, ModelKind, PositionalKind, StageName, TaskName } from './generated/types.js';
+import type { AblationMethod, AttentionOptions, HeadPattern, ModelConfig, ModelKind, PositionalKind, StageName, TaskName } from './generated/types.js';
 export type * from './generated/types.js';
 
 /** A row-major float32 tensor. Crossing the boundary always copies: `data` is never a view into WASM memory. */
@@ -930,16 +930,11 @@ export interface AttnLab {
 
 // ---- reading heads (web/bindings/interp.cpp; definitions in docs/interpretability.md) ----
 
-/** One head's detector scores: the mean share of a query row's weight on the pattern's keys, null when no row has one. */
-export interface HeadScore {
-  layer: number;
-  head: number;
-  previous_token: number | null;
-  duplicate_token: number | null;
-  induction: number | null;
-  first_token: number | null;
-  self: number | null;
-}
+/**
+ * One head's detector scores, a key per HeadPattern (previous_token, duplicate_token, induction,
+ * first_token, self): the mean share of a query row's weight on the pattern's keys, null when no row has one.
+ */
+export type HeadScore = { layer: number; head: number } & { [P in HeadPattern]: number | null };
 
 export interface Ablation {
   /** Mean next-token cross-entropy (nats) over positions 0..T-2, clean and with the heads ablated. */
