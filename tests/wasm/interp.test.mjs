@@ -2,15 +2,16 @@
 // definitions computed here from model.attentionMaps, zero ablation against the model with the
 // head's W_O columns set to 0, the logit lens's last layer against model.logits, attribution parts
 // summing to the logit, patching's tables, lab.randomRepeat, every result against the native
-// CLI's JSON (attnlab heads / ablate / patch / lens, when build/attnlab is built), and every bad
-// call an Error naming it; on an engine decoder and a GPT-2 checkpoint (tests/reference/fixtures/gpt2/hf_f32).
+// CLI's JSON (attnlab heads / ablate / patch / lens, when build/attnlab is built), every bad call
+// an Error naming it, and no call leaking WebAssembly memory; on an engine decoder and a GPT-2
+// checkpoint (tests/reference/fixtures/gpt2/hf_f32).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { FIXTURE_DIR, FLAVOURS, ROOT, loadLab } from './harness.mjs';
+import { FIXTURE_DIR, FLAVOURS, ROOT, assertSameHeap, heapSnapshot, loadLab } from './harness.mjs';
 
 const DECODER = { kind: 'decoder', vocabSize: 13, maxLen: 32, dModel: 16, numHeads: 2, numLayers: 2, positional: 'learned', seed: 3 };
 const GPT2 = path.join(FIXTURE_DIR, 'gpt2/hf_f32');
@@ -186,10 +187,12 @@ for (const flavour of FLAVOURS) {
     fs.rmSync(dir, { recursive: true });
   });
 
-  test(`${flavour}: bad calls are Errors that name the problem`, async () => {
+  test(`${flavour}: bad calls are Errors that name the problem and leak nothing`, async () => {
     const lab = await loadLab(flavour);
     const model = new lab.Model(DECODER);
+    model.headScores([1, 2, 1]);
     assert.throws(() => model.ablate([1, 2, 3], { heads: [[2, 0]] }), /layer 2 out of range: layers are 0\.\.1/);
+    const before = await heapSnapshot(lab);
     assert.throws(() => model.ablate([1, 2, 3], { heads: [[0, 2]] }), /head 2 out of range: heads are 0\.\.1/);
     assert.throws(() => model.ablate([1, 2, 3], { heads: [[0, 0]], method: 'half' }), /unknown ablation method 'half'; valid: zero, mean/);
     assert.throws(() => model.ablate([1, 2, 3], { heads: 5 }), /options\.heads must be an array of \[layer, head\] pairs, got number/);
@@ -211,6 +214,19 @@ for (const flavour of FLAVOURS) {
     assert.throws(() => lab.randomRepeat(2 ** 32 - 1, 13, 1), /n 4294967295 \(2n = 8589934590 ids\) is over the budget of \d+ elements/);
     assert.throws(() => lab.randomRepeat(3, 0, 1), /vocabulary of 0 ids/);
     assert.throws(() => lab.randomRepeat(3, 13, -1), /seed must be a non-negative integer, got -1/);
+    assertSameHeap(assert, before, await heapSnapshot(lab), 'after the refused calls');
+    const calls = () => {
+      const tok = lab.randomRepeat(4, 13, 1);
+      model.headScores(tok);
+      model.ablate(tok, { heads: [[1, 0]], method: 'mean' });
+      model.patch([5, 1, 7, 2, 5], [5, 1, 3, 2, 5], { answer: 7, wrong: 3 });
+      model.logitLens(tok, { position: 2 });
+      model.logitAttribution(tok, { token: 7 });
+    };
+    calls();
+    const warm = await heapSnapshot(lab);
+    for (let i = 0; i < 50; i++) calls();
+    assertSameHeap(assert, warm, await heapSnapshot(lab), 'after 50 rounds of every tool');
     const post = new lab.Model({ ...DECODER, norm: 'post' });
     assert.throws(() => post.logitAttribution([1, 2], { token: 1 }), /needs a pre-LN model/);
     post.delete();
