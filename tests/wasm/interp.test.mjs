@@ -201,6 +201,9 @@ for (const flavour of FLAVOURS) {
     assert.throws(() => model.ablate([1, 2, 3], { heads: [[0, 0], [0, 0]] }), /head 0\.0 is named twice/);
     assert.throws(() => model.ablate([1, 2, 3], { heads: [] }), /name at least one head/);
     assert.throws(() => model.ablate([1, 2, 3], {}), /options\.heads \(\[\[layer, head\], \.\.\.\]\) is required/);
+    assert.throws(() => model.ablate([1, 2, 3]), /Model\.ablate: options\.heads \(\[\[layer, head\], \.\.\.\]\) is required/);
+    assert.throws(() => model.patch([1, 2, 3], [1, 2, 4]), /Model\.patch: options\.answer \(a token id\) is required/);
+    assert.throws(() => model.logitAttribution([1, 2]), /Model\.logitAttribution: options\.token \(a token id\) is required/);
     assert.throws(() => model.ablate([1], { heads: [[0, 0]] }), /needs at least 2 tokens .*got 1/);
     assert.throws(() => model.ablate([1, 2], { head: [[0, 0]] }), /unknown option 'head' \(valid: heads, method\)/);
     assert.throws(() => model.patch([1, 2, 3], [1, 2, 4], { answer: 13, wrong: 1 }), /options\.answer 13 is outside the vocabulary 0\.\.12/);

@@ -170,8 +170,14 @@ val random_repeat_of(val n, val vocab, val seed) {
 val ModelBinding::head_scores(val tokens) const {
     return guarded("Model.headScores", [&] { return head_scores_of(*model_, tokens); }, tokens);
 }
+val ModelBinding::ablate(val tokens) const {
+    return guarded("Model.ablate", [&] { return ablate_of(*model_, tokens, val::undefined()); }, tokens);
+}
 val ModelBinding::ablate(val tokens, val options) const {
     return guarded("Model.ablate", [&] { return ablate_of(*model_, tokens, options); }, tokens, options);
+}
+val ModelBinding::patch(val clean, val corrupted) const {
+    return guarded("Model.patch", [&] { return patch_of(*model_, clean, corrupted, val::undefined()); }, clean, corrupted);
 }
 val ModelBinding::patch(val clean, val corrupted, val options) const {
     return guarded("Model.patch", [&] { return patch_of(*model_, clean, corrupted, options); }, clean, corrupted, options);
@@ -181,6 +187,9 @@ val ModelBinding::logit_lens(val tokens) const {
 }
 val ModelBinding::logit_lens(val tokens, val options) const {
     return guarded("Model.logitLens", [&] { return logit_lens_of(*model_, tokens, options); }, tokens, options);
+}
+val ModelBinding::logit_attribution(val tokens) const {
+    return guarded("Model.logitAttribution", [&] { return logit_attribution_of(*model_, tokens, val::undefined()); }, tokens);
 }
 val ModelBinding::logit_attribution(val tokens, val options) const {
     return guarded("Model.logitAttribution", [&] { return logit_attribution_of(*model_, tokens, options); }, tokens, options);

@@ -64,10 +64,14 @@ public:
 
     // The interpretability tools (interp.cpp; include/attnlab/interp/), for Transformer decoders.
     emscripten::val head_scores(emscripten::val tokens) const;
+    // Without options, the ones that need some say which (an Error naming the missing key).
+    emscripten::val ablate(emscripten::val tokens) const;
     emscripten::val ablate(emscripten::val tokens, emscripten::val options) const;
+    emscripten::val patch(emscripten::val clean, emscripten::val corrupted) const;
     emscripten::val patch(emscripten::val clean, emscripten::val corrupted, emscripten::val options) const;
     emscripten::val logit_lens(emscripten::val tokens) const;
     emscripten::val logit_lens(emscripten::val tokens, emscripten::val options) const;
+    emscripten::val logit_attribution(emscripten::val tokens) const;
     emscripten::val logit_attribution(emscripten::val tokens, emscripten::val options) const;
 
     emscripten::val save() const;
