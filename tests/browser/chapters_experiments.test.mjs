@@ -58,6 +58,7 @@ const shownResult = (name) =>
     })),
     charts: el.querySelectorAll('.exp-series figure[data-chart]').length,
     command: el.querySelector('.exp-command code')?.textContent ?? null,
+    same: el.querySelector('.exp-same')?.textContent ?? null,
   }));
 
 const show = (v) => (Array.isArray(v) ? v.join(',') : String(v));
@@ -99,6 +100,7 @@ test('every chapter\'s experiments run in their --quick form to the conclusion t
       assert.ok(s.tables.length > 0, `${name}: at least one table`);
       assert.equal(s.charts, r.series.length, `${name}: one chart per series`);
       assert.equal(s.command, r.command, `${name}: command`);
+      assert.match(s.same ?? '', /--isa wasm .* bit for bit.* sin and cos/, `${name}: the page says what the command reproduces and what could differ`);
       if (name in QUICK_VERDICT) assert.equal(r.verdict, QUICK_VERDICT[name], `${name}: ${r.conclusion}`);
       // A quick run that did not test the claim offers the full run, and its timing line says
       // how long that takes here.

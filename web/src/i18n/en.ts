@@ -207,6 +207,7 @@ export const en = {
   'ch.exp.conclusion': 'Conclusion (computed by the engine from the measurements)',
   'ch.exp.command': 'The same run on the command line',
   'ch.exp.copy': 'Copy',
+  'ch.exp.sameNumbers': 'Natively, <code>--isa wasm</code> runs the kernels this page runs, in the same order, so the command prints these numbers bit for bit. What is not the engine’s own is the C library’s double sin and cos (the positional tables, the initial weights, the learning-rate schedule): on every run the tests check they round alike; where they did not, one table entry or initial weight would differ in its last bit.',
   'ch.exp.copied': 'Copied',
   'ch.exp.csv': 'CSV',
   'ch.exp.live': 'loss while it runs',

@@ -203,6 +203,7 @@ export const zh: Strings = {
   'ch.exp.conclusion': '结论（引擎根据测量结果得出）',
   'ch.exp.command': '命令行上的同一次运行',
   'ch.exp.copy': '复制',
+  'ch.exp.sameNumbers': '在本机上，<code>--isa wasm</code> 以相同的顺序运行本页所用的内核，所以这条命令逐位打印出这些数字。不属于引擎自身的只有 C 库的双精度 sin 和 cos（位置编码表、初始权重、学习率调度）：在测试检查的每次运行中它们的舍入都相同；若不同，则会有一个表项或初始权重在最后一位上不同。',
   'ch.exp.copied': '已复制',
   'ch.exp.csv': 'CSV',
   'ch.exp.live': '运行中的损失',

@@ -322,6 +322,7 @@ export class ExperimentPanel {
         ${timing ? `<p class="small muted exp-timing"><b>${t('ch.exp.timing')}:</b> ${esc(timing)}</p>` : ''}
         <div class="exp-command"><span class="small">${t('ch.exp.command')}</span><code>${esc(r.command)}</code>
           <button type="button" data-act="copy">${t('ch.exp.copy')}</button><button type="button" data-act="csv">${t('ch.exp.csv')}</button></div>
+        <p class="small muted exp-same">${t('ch.exp.sameNumbers')}</p>
         <p class="small muted">${t('ch.exp.elapsed', { s: this.elapsed.toFixed(1) })}</p>
       </div>`;
   }
