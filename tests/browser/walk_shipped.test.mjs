@@ -6,24 +6,15 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { launch, readMatrix, repoRoot, screenshot, settle, waitForWalkthrough } from './support.mjs';
+import { test } from 'node:test';
+import { readMatrix, repoRoot, screenshot, settle, useWalkthroughPage, waitForWalkthrough } from './support.mjs';
 
-let b;
-let page;
+const w = useWalkthroughPage({ isolation: true });
 const fetched = [];
-before(async () => {
-  b = await launch({ isolation: true });
-  page = await b.newPage('?view=walk');
-  await waitForWalkthrough(page);
-});
-after(async () => {
-  await b?.close();
-});
 
 /** The ids, Model.trace's layer-0 weights of `head` and Model.generate of models/<name>.safetensors on `text`, in a separate engine. */
 function engineReference(name, text, head, generate) {
-  return page.evaluate(async ({ name, text, head, generate }) => {
+  return w.page.evaluate(async ({ name, text, head, generate }) => {
     if (!window.__refLab) {
       const { loadAttnLab } = await import(new URL('engine/loader.mjs', document.baseURI).href);
       window.__refLab = await loadAttnLab({ flavour: 'single' });
@@ -49,8 +40,8 @@ function engineReference(name, text, head, generate) {
 }
 
 async function openShipped(name) {
-  await page.locator(`.shipped-button[data-model="${name}"]`).click();
-  await page.waitForFunction((file) => {
+  await w.page.locator(`.shipped-button[data-model="${name}"]`).click();
+  await w.page.waitForFunction((file) => {
     const p = window.__attnlab.walk().pretrained;
     return p.phase === 'ready' && p.info?.name === file;
   }, `${name}.safetensors`, { timeout: 60000 });
@@ -58,60 +49,60 @@ async function openShipped(name) {
 
 /** Waits until the walkthrough shows the opened model on `text`. */
 async function tracedOn(text) {
-  await page.waitForFunction((text) => {
+  await w.page.waitForFunction((text) => {
     const s = window.__attnlab.walk();
     return s.status === 'ready' && s.trace?.model?.pretrained?.text === text;
   }, text, { timeout: 60000 });
-  await settle(page);
+  await settle(w.page);
 }
 
 test('the page\'s first load fetches no shipped model', async () => {
-  page.on('response', (r) => fetched.push(r.url()));
-  await page.goto(`${b.url}?view=walk`);
-  await waitForWalkthrough(page);
+  w.page.on('response', (r) => fetched.push(r.url()));
+  await w.page.goto(`${w.b.url}?view=walk`);
+  await waitForWalkthrough(w.page);
   assert.deepEqual(fetched.filter((u) => /\/models\//.test(u)), []);
 });
 
 test('tang opens with its own character tokenizer and a Tang couplet; tokens, weights and continuation are the engine\'s', async () => {
   await openShipped('tang');
-  const p = await page.evaluate(() => window.__attnlab.walk().pretrained);
+  const p = await w.page.evaluate(() => window.__attnlab.walk().pretrained);
   const size = readFileSync(join(repoRoot, 'models', 'tang.safetensors')).length;
   assert.equal(p.loaded, size, 'the progress reached the whole file');
   assert.deepEqual(p.info.tokenizer, { kind: 'char', source: 'shipped' });
-  assert.match(await page.locator('.open-status').textContent(), /Opened tang\.safetensors: layers \d+, heads \d+/);
-  const text = await page.locator('input[name="pretrainedText"]').inputValue();
+  assert.match(await w.page.locator('.open-status').textContent(), /Opened tang\.safetensors: layers \d+, heads \d+/);
+  const text = await w.page.locator('input[name="pretrainedText"]').inputValue();
   assert.equal(text, '白日依山尽，黄河入海流。');
   await tracedOn(text);
 
-  const generate = await page.evaluate(() => window.__attnlab.walk().settings.pretrainedGenerate);
+  const generate = await w.page.evaluate(() => window.__attnlab.walk().settings.pretrainedGenerate);
   const ref = await engineReference('tang', text, 1, generate);
-  assert.equal(await page.locator('select[name="pretrainedLayer"] option').count(), ref.layers);
-  const shown = await page.evaluate(() => window.__attnlab.walk().trace.model);
+  assert.equal(await w.page.locator('select[name="pretrainedLayer"] option').count(), ref.layers);
+  const shown = await w.page.evaluate(() => window.__attnlab.walk().trace.model);
   assert.deepEqual(shown.tokens, ref.ids, 'the begin token, then one token a character');
   assert.deepEqual(shown.labels, ['⟨s⟩', ...[...text]]);
 
-  await page.locator('nav.steps button[data-step="6"]').click();
-  await page.waitForFunction(() => document.querySelector('.stage')?.dataset.stage === 'softmax');
-  await page.locator('.head-picker button[data-head="1"]').click();
-  await settle(page);
-  const cells = await readMatrix(page, 'weights');
+  await w.page.locator('nav.steps button[data-step="6"]').click();
+  await w.page.waitForFunction(() => document.querySelector('.stage')?.dataset.stage === 'softmax');
+  await w.page.locator('.head-picker button[data-head="1"]').click();
+  await settle(w.page);
+  const cells = await readMatrix(w.page, 'weights');
   const [R, K] = ref.weights.shape;
   assert.equal(cells.length, R * K);
   for (const c of cells) assert.ok(Math.abs(c.value - ref.weights.data[c.i * K + c.j]) <= 1e-6, `weights[${c.i}][${c.j}]`);
 
-  const g = await page.evaluate(() => window.__attnlab.walk().trace.kvCache.generation);
+  const g = await w.page.evaluate(() => window.__attnlab.walk().trace.kvCache.generation);
   assert.deepEqual(g.tokens, ref.generated, 'the tokens generated equal Model.generate');
   assert.equal(shown.pretrained.continuation, ref.continuation);
-  await screenshot(page, 'walk-shipped-tang-1366');
+  await screenshot(w.page, 'walk-shipped-tang-1366');
 });
 
 test('a prompt in traditional characters reads as the same ids and is answered in traditional characters', async () => {
-  const simplified = await page.locator('input[name="pretrainedText"]').inputValue();
+  const simplified = await w.page.locator('input[name="pretrainedText"]').inputValue();
   const traditional = '白日依山盡，黃河入海流。';
-  await page.locator('input[name="pretrainedText"]').fill(traditional);
+  await w.page.locator('input[name="pretrainedText"]').fill(traditional);
   await tracedOn(traditional);
-  const shown = await page.evaluate(() => window.__attnlab.walk().trace.model);
-  const generate = await page.evaluate(() => window.__attnlab.walk().settings.pretrainedGenerate);
+  const shown = await w.page.evaluate(() => window.__attnlab.walk().trace.model);
+  const generate = await w.page.evaluate(() => window.__attnlab.walk().settings.pretrainedGenerate);
   const ref = await engineReference('tang', simplified, 1, generate);
   assert.deepEqual(shown.tokens, ref.ids, 'the traditional line has the simplified line\'s ids');
   const refTraditional = await engineReference('tang', traditional, 1, generate);
@@ -121,39 +112,39 @@ test('a prompt in traditional characters reads as the same ids and is answered i
 
 test('brown opens with its own BPE and an English sentence; the tokens are its tokenizer\'s', async () => {
   await openShipped('brown');
-  const p = await page.evaluate(() => window.__attnlab.walk().pretrained);
+  const p = await w.page.evaluate(() => window.__attnlab.walk().pretrained);
   assert.equal(p.info.tokenizer.source, 'shipped');
-  const text = await page.locator('input[name="pretrainedText"]').inputValue();
+  const text = await w.page.locator('input[name="pretrainedText"]').inputValue();
   assert.match(text, /^[A-Za-z ]+$/);
   await tracedOn(text);
-  const generate = await page.evaluate(() => window.__attnlab.walk().settings.pretrainedGenerate);
+  const generate = await w.page.evaluate(() => window.__attnlab.walk().settings.pretrainedGenerate);
   const ref = await engineReference('brown', text, 0, generate);
-  const shown = await page.evaluate(() => window.__attnlab.walk().trace.model);
+  const shown = await w.page.evaluate(() => window.__attnlab.walk().trace.model);
   assert.equal(ref.begin, null);
   assert.deepEqual(shown.tokens, ref.ids);
   assert.equal(shown.pretrained.continuation, ref.continuation);
-  const g = await page.evaluate(() => window.__attnlab.walk().trace.kvCache.generation);
+  const g = await w.page.evaluate(() => window.__attnlab.walk().trace.kvCache.generation);
   assert.deepEqual(g.tokens, ref.generated);
 });
 
 test('in Chinese the choice reads in Chinese, and its screenshots at 1366 and 390 px', async () => {
-  await page.locator('.lang-switch button[data-lang="zh"]').click();
-  await page.waitForFunction(() => document.documentElement.lang.startsWith('zh'));
-  const labels = await page.$$eval('.shipped-button', (bs) => bs.map((x) => x.textContent));
+  await w.page.locator('.lang-switch button[data-lang="zh"]').click();
+  await w.page.waitForFunction(() => document.documentElement.lang.startsWith('zh'));
+  const labels = await w.page.$$eval('.shipped-button', (bs) => bs.map((x) => x.textContent));
   assert.ok(labels.every((l) => /[\u4e00-\u9fff]/.test(l)), labels.join(' | '));
-  assert.match(await page.locator('footer.foot').textContent(), /配色/, 'the footer follows the language switch');
+  assert.match(await w.page.locator('footer.foot').textContent(), /配色/, 'the footer follows the language switch');
   await openShipped('tang');
-  await tracedOn(await page.locator('input[name="pretrainedText"]').inputValue());
-  await screenshot(page, 'walk-shipped-zh-1366');
-  await page.setViewportSize({ width: 390, height: 900 });
-  await settle(page);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  await tracedOn(await w.page.locator('input[name="pretrainedText"]').inputValue());
+  await screenshot(w.page, 'walk-shipped-zh-1366');
+  await w.page.setViewportSize({ width: 390, height: 900 });
+  await settle(w.page);
+  const overflow = await w.page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 0, `the page scrolls sideways by ${overflow} px`);
-  await screenshot(page, 'walk-shipped-zh-390');
-  await page.setViewportSize({ width: 1360, height: 900 });
-  await page.locator('.lang-switch button[data-lang="en"]').click();
+  await screenshot(w.page, 'walk-shipped-zh-390');
+  await w.page.setViewportSize({ width: 1360, height: 900 });
+  await w.page.locator('.lang-switch button[data-lang="en"]').click();
 });
 
 test('no console errors or failed requests', () => {
-  assert.deepEqual(b.problems, []);
+  assert.deepEqual(w.b.problems, []);
 });
