@@ -137,23 +137,12 @@ export function pretrainedTrace(lab: AttnLab, text: string, layer: number, gener
   const tok = model.tokenizer();
   if (!tok) throw new Error('the opened model has no tokenizer');
   let spans: PretrainedToken[];
-  let decode: (ids: number[]) => string;
   try {
     spans = tok.tokens(text).map((s) => ({ id: s.id, text: s.text, start: s.start, end: s.end }));
     // A model whose tokenizer begins documents with a token (a character model's <bos>) reads the
     // text after it, as it was trained.
     const begin = tok.beginId();
     if (begin !== null && spans.length) spans.unshift({ id: begin, text: '', start: 0, end: 0 });
-    // The continuation in the script the sentence is written in (a character tokenizer with a
-    // script table converts; every other tokenizer decodes as usual).
-    decode = (ids) => {
-      const t = model.tokenizer()!;
-      try {
-        return t.decodeLike(ids, text);
-      } finally {
-        t.delete();
-      }
-    };
   } finally {
     tok.delete();
   }
@@ -165,7 +154,20 @@ export function pretrainedTrace(lab: AttnLab, text: string, layer: number, gener
     result.model.labels = spans.map((s) => (s.end > s.start ? label(text.slice(s.start, s.end)) : '⟨s⟩'));
     const g = result.kvCache?.generation;
     if (g) g.labels.splice(0, spans.length, ...result.model.labels);
-    result.model.pretrained = { name: info.name, text, spans, continuation: g ? decode(g.tokens.slice(g.prompt)) : '' };
+    result.model.pretrained = { name: info.name, text, spans, continuation: g ? continuation(model, g.tokens.slice(g.prompt), text) : '' };
   }
   return result;
+}
+
+/**
+ * The generated ids as text in the script `prompt` is written in (a character tokenizer with a
+ * script table converts; every other tokenizer decodes as usual).
+ */
+function continuation(model: Model, ids: number[], prompt: string): string {
+  const tok = model.tokenizer()!;
+  try {
+    return tok.decodeLike(ids, prompt);
+  } finally {
+    tok.delete();
+  }
 }
