@@ -976,8 +976,11 @@ export interface Model {
   ablate(tokens: Tokens, options: { heads: [number, number][]; method?: AblationMethod }): Ablation;
   /** Activation patching from clean into corrupted (same length; an Error otherwise). */
   patch(clean: Tokens, corrupted: Tokens, options: { answer: number; wrong: number }): Patching;
-  /** (L + 1, V): the residual entering each block (and leaving the last) at `position` (default: the last) read out. */
-  logitLens(tokens: Tokens, options?: { position?: number }): Tensor;
+  /**
+   * (L + 1, V): the residual entering each block (and leaving the last) at `position` (default: the last) read out,
+   * as logits, or with `probabilities` through the softmax (the last row is then `predict`'s distribution).
+   */
+  logitLens(tokens: Tokens, options?: { position?: number; probabilities?: boolean }): Tensor;
   /** Pre-LN decoders: each part's direct contribution to `token`'s logit at `position` (default: the last). */
   logitAttribution(tokens: Tokens, options: { token: number; position?: number }): LogitAttribution;
 }

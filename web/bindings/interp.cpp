@@ -5,7 +5,8 @@
 //   model.headScores(seq);      // [{ layer, head, previous_token, duplicate_token, induction, first_token, self }]
 //   model.ablate(seq, { heads: [[1, 0]], method: 'mean' });   // { lossClean, lossAblated, klLast, klMean, ... }
 //   model.patch(clean, corrupted, { answer: 7, wrong: 3 });    // { cleanDiff, corruptedDiff, heads, residual }
-//   model.logitLens(seq, { position: 39 });                    // { shape: [L + 1, V], data }
+//   model.logitLens(seq, { position: 39 });                    // { shape: [L + 1, V], data }: logits
+//   model.logitLens(seq, { probabilities: true });             // the same rows through the softmax
 //   model.logitAttribution(seq, { token: 7 });                 // { logit, heads, attnBias, mlp, embed, lnBias }
 // A score no row has is null; the definitions are docs/interpretability.md's.
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "attnlab/interp/direct_logit_attribution.hpp"
 #include "attnlab/interp/logit_lens.hpp"
 #include "attnlab/interp/patching.hpp"
+#include "attnlab/kernels/softmax.hpp"
 #include "convert.hpp"
 #include "model.hpp"
 #include "model_inputs.hpp"
@@ -130,9 +132,11 @@ val patch_of(const Model& model, const val& clean, const val& corrupted, const v
 
 val logit_lens_of(const Model& model, const val& tokens, const val& options) {
     constexpr const char* where = "Model.logitLens";
-    const JsOptions opt(options, {"position"}, where);
+    const JsOptions opt(options, {"position", "probabilities"}, where);
     const auto seq = sequence_of(tokens, where, "tokens");
-    return tensor_to_js(interp::logit_lens(decoder_of(model, where), seq, position_of(opt, seq.size())));
+    const Tensor2 lens = interp::logit_lens(decoder_of(model, where), seq, position_of(opt, seq.size()));  // (L + 1, V)
+    // probabilities: each layer's read-out through the softmax, as the model's own last step turns logits into a distribution.
+    return tensor_to_js(opt.boolean("probabilities", false) ? softmax_rows(lens) : lens);
 }
 
 val logit_attribution_of(const Model& model, const val& tokens, const val& options) {
