@@ -14,6 +14,7 @@ import { attachEngine as attachLab, engineFailed as labEngineFailed, engineLost 
 import { labStore } from './lab/state';
 import { mountLab } from './lab/view';
 import { attachEngine, compute as walkCompute, pretrainedLost } from './walkthrough/actions';
+import { attachLensEngine } from './walkthrough/lens';
 import { walkStore } from './walkthrough/state';
 import { mountWalkthrough } from './walkthrough/view';
 
@@ -53,6 +54,7 @@ onLang(() => {
 const engine = new EngineClient();
 attachEngine(engine);
 attachLab(engine);
+attachLensEngine(engine);
 const walk = mountWalkthrough(document.getElementById('view-walk')!);
 mountLab(document.getElementById('view-lab')!);
 // The chapters' figures ask the shared engine worker once it has loaded the engine; their

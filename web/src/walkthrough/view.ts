@@ -6,7 +6,9 @@ import { labStore } from '../lab/state';
 import { compute, pause, restore } from './actions';
 import { mountControls, playerHtml, stepsHtml } from './controls';
 import { formHtml, mountForm } from './form';
+import { followLens, lensStore } from './lens';
 import { mountStage } from './stage';
+import { STEPS } from './steps';
 import { walkStore, type WalkState } from './state';
 import { walkFromUrl, walkToUrl } from './url';
 
@@ -69,6 +71,12 @@ export function mountWalkthrough(root: HTMLElement) {
   // The form is the source of the settings; the store only follows it.
   walkStore.subscribe((s) => render(s));
   walkStore.subscribe(followUrl);
+  // The logit lens under the output step: asked for when that step shows a trained decoder, drawn when it comes.
+  walkStore.subscribe((s) => followLens(s, STEPS[s.step].id));
+  lensStore.subscribe(() => {
+    followLens(walkStore.get(), STEPS[walkStore.get().step].id);
+    render(walkStore.get());
+  });
   form.followLab(labStore.get());
   render(walkStore.get());
   // A language switch redraws every text in place: the settings, the step, the head, the player

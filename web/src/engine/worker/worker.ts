@@ -10,7 +10,8 @@ import { computeFigure } from '../../chapters/figures/computations';
 import { PROGRESS_EVERY_MS, type ExperimentProgress } from '../protocol/chapters';
 import { LabRunner } from './train_loop';
 import { missingTrainingBindings, parameterCount, TrainingSession } from './training';
-import { openPretrained, openShipped, pretrainedTrace } from './pretrained';
+import { lensOf, patchOf, trainedInterp, type InterpModel } from './lens';
+import { openPretrained, openShipped, pretrainedInterp, pretrainedTrace } from './pretrained';
 import { modelTrace, trace } from './walk_trace';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -65,6 +66,14 @@ function session(): TrainingSession {
   const s = loaded().runner.session;
   if (!s) throw new Error('no model: create one first');
   return s;
+}
+
+/** The decoder the lens and patching read: the lab's trained model or the walkthrough's opened one. */
+function interpModel(source: 'trained' | 'pretrained'): InterpModel {
+  if (source === 'pretrained') return pretrainedInterp();
+  const s = loaded().runner.session;
+  if (!s) throw new Error('the lab has no model yet: train one or load a checkpoint');
+  return trainedInterp(s);
 }
 
 async function handle(body: Request): Promise<Reply> {
@@ -157,6 +166,10 @@ async function handle(body: Request): Promise<Reply> {
     }
     case 'pretrained.trace':
       return { kind: 'trace', result: pretrainedTrace(loaded().lab, body.text, body.layer, body.generate) };
+    case 'lens':
+      return { kind: 'lens', result: lensOf(interpModel(body.source), body) };
+    case 'patch':
+      return { kind: 'patch', result: patchOf(interpModel(body.source), body) };
     case 'figure':
       return { kind: 'figure', data: computeFigure(loaded().lab, body.request, (progress) => post({ event: 'figure.progress', progress })) };
     case 'experiments.list':

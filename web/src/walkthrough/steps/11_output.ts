@@ -1,9 +1,14 @@
 import { t } from '../../i18n';
+import { lensSection } from '../components/lens_view';
 import { renderOutput } from '../components/output_view';
+import { lensSource, lensStore, setLensPosition, setLensToken } from '../lens';
 import { col, dotTerms, row, transpose } from '../derive';
 import { permutedPair } from '../inputs';
 import type { Step } from '../step';
 import { stage, tokens } from './helpers';
+
+/** Cell size (px) of the lens's attribution heat-map. */
+const LENS_CELL = 34;
 
 export const outputStep: Step = {
   id: 'output',
@@ -32,5 +37,9 @@ export const outputStep: Step = {
       activeRow: c.beat > 0 ? c.beat - 1 : null,
       terms: (i, j) => ({ ...dotTerms(row(concat, i), col(woT, j)), bias: bo ? bo.data[j] : 0 }),
     });
+    // Under the layer's output: the logit lens of the whole decoder, when the walkthrough shows one.
+    const m = c.trace.model;
+    const trained = m && lensSource({ trace: c.trace, traced: c.settings, settings: c.settings });
+    lensSection(host, trained ? { state: lensStore.get(), labels: m.labels, cell: LENS_CELL, onPosition: setLensPosition, onToken: setLensToken } : null);
   },
 };
