@@ -110,6 +110,18 @@ for (const flavour of FLAVOURS) {
     const v = logits.shape[1];  // (T, V): one sequence
     assert.deepEqual(lens.shape, [3, v]);
     for (let i = 0; i < v; ++i) assert.ok(Math.abs(lens.data[2 * v + i] - logits.data[4 * v + i]) < 1e-4);
+    // With probabilities: every row is the softmax of its logits, and the last is predict's next-token distribution.
+    const probs = gpt.logitLens(tok, { probabilities: true });
+    assert.deepEqual(probs.shape, lens.shape);
+    for (let l = 0; l < 3; ++l) {
+      const row = lens.data.subarray(l * v, (l + 1) * v);
+      const top = Math.max(...row);
+      const z = row.reduce((s, x) => s + Math.exp(x - top), 0);
+      for (let i = 0; i < v; ++i) assert.ok(Math.abs(probs.data[l * v + i] - Math.exp(row[i] - top) / z) < 1e-6, `probabilities[${l}][${i}]`);
+    }
+    const next = gpt.predict(tok);
+    assert.equal(next.data.length, v);
+    for (let i = 0; i < v; ++i) assert.ok(Math.abs(probs.data[2 * v + i] - next.data[i]) < 1e-6, `probabilities[2][${i}] vs predict`);
     const a = gpt.logitAttribution(tok, { token: 7 });
     const sum = a.embed + a.lnBias + a.heads.data.reduce((s, x) => s + x, 0) + a.attnBias.reduce((s, x) => s + x, 0)
       + a.mlp.reduce((s, x) => s + x, 0);

@@ -47,7 +47,7 @@ export function followLens(s: WalkState, stepId: string) {
   if (!engine || s.status !== 'ready' || stepId !== 'output' || !source || !s.trace?.model) return;
   let l = lensStore.get();
   if (l.version !== s.version) {
-    lensStore.set({ version: s.version, position: null, token: null });
+    lensStore.set({ version: s.version, position: null, token: null, result: null });
     l = lensStore.get();
   }
   const tokens = s.trace.model.tokens;

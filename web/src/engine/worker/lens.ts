@@ -49,7 +49,7 @@ export function lensOf(m: InterpModel, r: Extract<LensRequest, { kind: 'lens' }>
   const probs = m.model.logitLens(tokens, { position: r.position, probabilities: true }); // (L + 1, V)
   const v = probs.shape[1];
   const L = c.numLayers;
-  const top = (row: number): LensToken[] => topIds(probs.data, v, row, r.top).map((id) => ({ id, text: m.label(id), p: probs.data[row * v + id] }));
+  const top = (row: number): LensToken[] => topIds(probs.data, v, row, r.top).map((id) => ({ id, text: m.label(id) || `⟨${id}⟩`, p: probs.data[row * v + id] }));
   const rows = Array.from({ length: L + 1 }, (_, l) => ({ layer: l, top: top(l) }));
   const token = r.token ?? rows[L].top[0].id;
   if (!Number.isInteger(token) || token < 0 || token >= v) throw new Error(`lens: token ${token} is outside the vocabulary 0..${v - 1}`);

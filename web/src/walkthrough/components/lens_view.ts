@@ -9,6 +9,7 @@ import { renderMatrix } from '../../ui/matrix';
 import { divergingScale, maxAbs, sequentialScale } from '../../util/color';
 import { exactFloat32 } from '../../util/format';
 import { section } from './common';
+import './lens.css';
 
 export interface LensProps {
   state: LensState;
@@ -81,7 +82,8 @@ export function renderLens(host: HTMLElement, p: LensProps) {
   if (host.dataset.key === key) return;
   host.dataset.key = key;
   host.dataset.status = s.status;
-  const r = s.status === 'ready' ? s.result : null;
+  // While a new position or token computes, the previous result stays (dimmed by the section's data-status).
+  const r = s.status === 'error' ? null : s.result;
   const position = r?.position ?? s.position ?? p.labels.length - 1;
   const options = p.labels.map((l, i) => `<option value="${i}"${i === position ? ' selected' : ''}>${i} ${esc(l)}</option>`).join('');
   const status = s.status === 'computing' ? tr('walk.lens.computing') : s.status === 'error' ? esc(s.error ?? '') : '';
