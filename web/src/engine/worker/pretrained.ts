@@ -132,39 +132,22 @@ export function closePretrained() {
 /** A token's label in the walkthrough's matrices: its text, a leading space shown as ␣ (GPT-2 keeps it in the token). */
 const label = (text: string) => text.replace(/^ /, '␣').replace(/\n/g, '⏎');
 
-/**
- * `text` as the opened model's tokenizer cuts it; with `begin`, a tokenizer that begins documents
- * with a token (a character model's <bos>) puts it first, as the model was trained to read.
- */
-function promptSpans(model: Model, text: string, begin: boolean): PretrainedToken[] {
-  const tok = model.tokenizer();
-  if (!tok) throw new Error('the opened model has no tokenizer');
-  try {
-    const spans = tok.tokens(text).map((s) => ({ id: s.id, text: s.text, start: s.start, end: s.end }));
-    const first = begin ? tok.beginId() : null;
-    if (first !== null && spans.length) spans.unshift({ id: first, text: '', start: 0, end: 0 });
-    return spans;
-  } finally {
-    tok.delete();
-  }
-}
-
-/** The opened model for the logit lens and patching (lens.ts), its tokens labelled as the walkthrough labels them. */
-export function pretrainedInterp(): InterpModel {
-  if (!opened) throw new Error('no model is open: open a model first (Open a model…)');
-  const { model } = opened;
-  const cut = (text: string, begin: boolean): PatchPrompt => {
-    const spans = promptSpans(model, text, begin);
-    return { ids: spans.map((s) => s.id), labels: spans.map((s) => (s.end > s.start ? label(text.slice(s.start, s.end)) : '⟨s⟩')) };
-  };
-  return { model, prompt: (text) => cut(text, true), pieces: (text) => cut(text, false), label: (t) => label(model.decode([t])) };
-}
-
 /** Layer `layer` of the opened model on `text`, then `generate` greedy tokens through its KV cache. */
 export function pretrainedTrace(lab: AttnLab, text: string, layer: number, generate: number): TraceResult {
   if (!opened) throw new Error('no model is open: open a model first (Open a model…)');
   const { model, info } = opened;
-  const spans = promptSpans(model, text, true);
+  const tok = model.tokenizer();
+  if (!tok) throw new Error('the opened model has no tokenizer');
+  let spans: PretrainedToken[];
+  try {
+    spans = tok.tokens(text).map((s) => ({ id: s.id, text: s.text, start: s.start, end: s.end }));
+    // A model whose tokenizer begins documents with a token (a character model's <bos>) reads the
+    // text after it, as it was trained.
+    const begin = tok.beginId();
+    if (begin !== null && spans.length) spans.unshift({ id: begin, text: '', start: 0, end: 0 });
+  } finally {
+    tok.delete();
+  }
   const ids = spans.map((s) => s.id);
   if (!ids.length) throw new Error('the sentence has no tokens: type a sentence first');
   const result = layerTrace(lab, { model, task: null, seed: 0, text: (t) => model.decode(t), label: (t) => label(model.decode([t])), generate }, ids, layer);
@@ -189,4 +172,28 @@ function continuation(model: Model, ids: number[], prompt: string): string {
   } finally {
     tok.delete();
   }
+}
+
+/**
+ * The opened model for the logit lens and patching (lens.ts): a prompt cut by its tokenizer (with
+ * its begin token first, as the walkthrough reads a sentence), an answer cut alone, tokens labelled
+ * as the walkthrough labels them.
+ */
+export function pretrainedInterp(): InterpModel {
+  if (!opened) throw new Error('no model is open: open a model first (Open a model…)');
+  const { model } = opened;
+  const cut = (text: string, begin: boolean): PatchPrompt => {
+    const tok = model.tokenizer();
+    if (!tok) throw new Error('the opened model has no tokenizer');
+    try {
+      const spans = tok.tokens(text);
+      const first = begin && spans.length ? tok.beginId() : null;
+      const ids = [...(first === null ? [] : [first]), ...spans.map((s) => s.id)];
+      const labels = [...(first === null ? [] : ['⟨s⟩']), ...spans.map((s) => (s.end > s.start ? label(text.slice(s.start, s.end)) : '⟨s⟩'))];
+      return { ids, labels };
+    } finally {
+      tok.delete();
+    }
+  };
+  return { model, prompt: (text) => cut(text, true), pieces: (text) => cut(text, false), label: (t) => label(model.decode([t])) };
 }
