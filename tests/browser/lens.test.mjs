@@ -122,7 +122,7 @@ test('brown: another position, then a clicked token, recompute the lens and the 
   await lensShown(2);
   await compareLens(await engineLens({ name: 'brown' }, tokens, 2, null), 'brown, position 2');
   // The second-ranked token of the embedding row.
-  const pick = await w.page.locator('tbody tr[data-layer="0"] button.lens-token').nth(1);
+  const pick = w.page.locator('tbody tr[data-layer="0"] td:nth-child(3) button.lens-token');
   const id = Number(await pick.getAttribute('data-id'));
   await pick.click();
   await w.page.waitForFunction((id) => document.querySelector(`[data-section="lens"][data-status="ready"] button.lens-token.on[data-id="${id}"]`), id, { timeout: 60000 });
