@@ -11,6 +11,8 @@ import { EngineClient } from './engine/client/client';
 import { LANGS, lang, onLang, setLang, t, translate, type Lang } from './i18n';
 import type { EngineInfo } from './engine/protocol/messages';
 import { attachEngine as attachLab, engineFailed as labEngineFailed, engineLost as labEngineLost, engineReady as labEngineReady } from './lab/actions';
+import { attachEngine as attachHeads } from './heads/actions';
+import { mountHeads } from './heads/view';
 import { labStore } from './lab/state';
 import { mountLab } from './lab/view';
 import { attachEngine, compute as walkCompute, pretrainedLost } from './walkthrough/actions';
@@ -55,8 +57,16 @@ const engine = new EngineClient();
 attachEngine(engine);
 attachLab(engine);
 attachLensEngine(engine);
+attachHeads(engine);
 const walk = mountWalkthrough(document.getElementById('view-walk')!);
 mountLab(document.getElementById('view-lab')!);
+const heads = mountHeads(document.getElementById('view-heads')!, {
+  openHead: (layer, head) => {
+    showView('walk');
+    void walk.openHead(layer, head);
+  },
+  openShipped: (name) => walk.openShipped(name),
+});
 // The chapters' figures ask the shared engine worker once it has loaded the engine; their
 // experiments run in a worker of their own.
 let engineLoaded: () => void = () => {};
@@ -87,7 +97,7 @@ function startWalkthrough() {
   void walk.start();
 }
 
-type View = 'chapters' | 'walk' | 'lab';
+type View = 'chapters' | 'walk' | 'lab' | 'heads';
 /** The URL keys of the views not shown: the chapters', and the walkthrough's and lab's. */
 const urlGroup = (v: View) => (v === 'chapters' ? 'chapters' : 'other');
 const aside: Record<'chapters' | 'other', [string, string][]> = { chapters: [], other: [] };
@@ -101,6 +111,7 @@ function showView(view: View) {
   document.getElementById('view-walk')!.hidden = view !== 'walk';
   document.getElementById('view-lab')!.hidden = view !== 'lab';
   document.getElementById('view-chapters')!.hidden = view !== 'chapters';
+  document.getElementById('view-heads')!.hidden = view !== 'heads';
   if (view !== 'walk') walk.pause();
   // The chapters are the page's start (no view in the URL); the other tabs name themselves. A
   // view's link holds its own keys only: the chapters' (chapter, x.*, f.*, an anchor) or the
@@ -124,6 +135,8 @@ function showView(view: View) {
   history.replaceState(null, '', url);
   startWalkthrough();
   if (view === 'chapters') chapters.show();
+  if (view === 'heads') heads.show();
+  else heads.hide();
 }
 document.querySelector('nav.tabs')!.addEventListener('click', (ev) => {
   const b = (ev.target as HTMLElement).closest<HTMLButtonElement>('button[data-view]');
@@ -149,10 +162,10 @@ tabList.addEventListener('keydown', (ev: KeyboardEvent) => {
   tabs[next].focus();
   showView(tabs[next].dataset.view as View);
 });
-/** ?view=walk (or walkthrough) and ?view=lab open those tabs; anything else opens the chapters. */
+/** ?view=walk (or walkthrough), ?view=lab and ?view=heads open those tabs; anything else opens the chapters. */
 function viewOf(asked: string | null): View {
   if (asked === 'walk' || asked === 'walkthrough') return 'walk';
-  return asked === 'lab' ? 'lab' : 'chapters';
+  return asked === 'lab' || asked === 'heads' ? asked : 'chapters';
 }
 showView(viewOf(new URL(location.href).searchParams.get('view')));
 

@@ -5,6 +5,7 @@
 // the stage's labels walk.fig), lab (the training lab), form (the labels both views' forms share)
 // and ui (the shared components). {name} is filled by t(key, params). The zh table has this
 // table's type, so a key missing there fails the TypeScript build.
+import { heads } from './heads';
 import { handsOn } from './hands_on';
 
 export const en = {
@@ -15,6 +16,7 @@ export const en = {
   'page.tab.chapters': 'Chapters',
   'page.tab.walk': 'Walkthrough',
   'page.tab.lab': 'Training lab',
+  'page.tab.heads': 'Heads',
   'page.lang.aria': 'Language',
   'page.footer': 'Colours: viridis (weights) and PuOr (signed values), both colour-blind safe. Hover any cell for its exact value.',
   'page.badge.title': 'Which WebAssembly build runs',
@@ -168,6 +170,7 @@ export const en = {
   'ch.8.lead': 'The article writes attention by hand in twenty lines, extends it to several heads (where a reshape in the wrong order runs without an error and scrambles the heads), and trusts it only after three tests (shape, causal mask, gradient flow) and a comparison with a reference.',
   'ch.8.body': 'Here the layer is the engine’s: its C++ for the same steps is shown beside a plain JavaScript reference, and the four checks run live on the engine’s output and gradients for the settings you pick. Then break the layer (split the heads with a plain reshape, or flip the mask) and see which tests catch it and by how much. The engine itself is also checked natively against PyTorch on the same weights and by finite differences.',
   ...handsOn,
+  ...heads,
 
   // ---- chapter 9: its text; figure connectivity ----
   'ch.9.title': 'Questions the article leaves open',

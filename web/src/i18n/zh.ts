@@ -1,6 +1,7 @@
 // 简体中文 texts of the page: the same keys as en.ts, in its order (the type makes a missing or extra
 // key a TypeScript error). Terms follow what Chinese ML texts use: 查询/键/值, 缩放点积注意力, 掩码, 位置编码.
 import type { Strings } from './en';
+import { headsZh } from './heads_zh';
 import { handsOnZh } from './hands_on_zh';
 
 export const zh: Strings = {
@@ -11,6 +12,7 @@ export const zh: Strings = {
   'page.tab.chapters': '章节',
   'page.tab.walk': '逐步演示',
   'page.tab.lab': '训练实验室',
+  'page.tab.heads': '注意力头',
   'page.lang.aria': '语言',
   'page.footer': '配色：viridis（权重）与 PuOr（有正负的值），两者对色盲友好。鼠标悬停在任一单元格上可看到精确数值。',
   'page.badge.title': '当前运行的是哪种 WebAssembly 构建',
@@ -164,6 +166,7 @@ export const zh: Strings = {
   'ch.8.lead': '文章用二十行代码手写注意力，再扩展成多头（其中 reshape 的顺序一旦搞反，程序照常运行，各头却被打乱），并且只在通过三个测试（形状、因果掩码、梯度流）并与参考实现对照之后才信任它。',
   'ch.8.body': '这里的层是引擎的：它实现同样步骤的 C++ 与一份纯 JavaScript 参考实现并排展示，四项检查按你选的设置，在引擎的输出和梯度上实时运行。然后把这一层弄坏（用普通的 reshape 拆头，或把掩码弄反），看哪些测试能发现问题、差多少。引擎本身还在本机上用同样的权重与 PyTorch 对照，并经过有限差分检验。',
   ...handsOnZh,
+  ...headsZh,
 
   // ---- chapter 9: its text; figure connectivity ----
   'ch.9.title': '文章留下的问题',

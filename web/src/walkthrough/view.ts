@@ -3,13 +3,14 @@
 // actions.ts. The settings are kept in the URL (url.ts) while they are the random-weights layer's.
 import { attr, onLang, t, translate } from '../i18n';
 import { labStore } from '../lab/state';
-import { compute, pause, restore } from './actions';
+import { compute, gotoStep, pause, restore, setHead } from './actions';
 import { mountControls, playerHtml, stepsHtml } from './controls';
 import { formHtml, mountForm } from './form';
 import { followLens, lensStore } from './lens';
 import { mountStage } from './stage';
 import { STEPS } from './steps';
 import { walkStore, type WalkState } from './state';
+import { STEPS } from './steps';
 import { walkFromUrl, walkToUrl } from './url';
 
 export function mountWalkthrough(root: HTMLElement) {
@@ -93,5 +94,16 @@ export function mountWalkthrough(root: HTMLElement) {
     // words) is said again in the new one.
     if (walkStore.get().status === 'error') void compute(form.read());
   });
-  return { start: () => compute(form.read()), pause };
+  /** Shows layer `layer`, head `head` of the model shown (the Heads tab's gallery), on its attention weights. */
+  const openHead = (layer: number, head: number) => {
+    const s = form.read();
+    const select = root.querySelector<HTMLSelectElement>(`select[name="${s.model === 'pretrained' ? 'pretrainedLayer' : 'layer'}"]`)!;
+    select.value = String(layer);
+    setHead(head);
+    gotoStep(STEPS.findIndex((step) => step.id === 'softmax'));
+    return compute(form.read());
+  };
+  /** Opens a shipped model, as its button in the form does. */
+  const openShipped = (name: string) => root.querySelector<HTMLButtonElement>(`.shipped-button[data-model="${name}"]`)!.click();
+  return { start: () => compute(form.read()), pause, openHead, openShipped };
 }

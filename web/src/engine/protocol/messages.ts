@@ -7,6 +7,7 @@ import type { Flavour, Tensor } from '../../../attnlab';
 import type { ChapterEvent, ChapterReply, ChapterRequest } from './chapters';
 import type { AttentionMaps, LabEvent, LabSettings, RunInfo, TryResult } from './lab';
 import type { LensReply, LensRequest } from './lens';
+import type { HeadsReply, HeadsRequest } from './heads';
 import type { PretrainedEvent, PretrainedReply, PretrainedRequest } from './pretrained';
 import type { TraceRequest, TraceResult } from './walk';
 
@@ -55,7 +56,9 @@ export type Request =
   /** The walkthrough's pretrained model (pretrained.ts). */
   | PretrainedRequest
   /** The logit lens and patching of the walkthrough's decoder (lens.ts). */
-  | LensRequest;
+  | LensRequest
+  /** The Heads tab (heads.ts). */
+  | HeadsRequest;
 
 export type Reply =
   | { kind: 'init'; info: EngineInfo }
@@ -71,7 +74,8 @@ export type Reply =
   | { kind: 'count'; parameters: number }
   | ChapterReply
   | PretrainedReply
-  | LensReply;
+  | LensReply
+  | HeadsReply;
 
 /** How often a starting worker says it is still working (see 'engine.starting'). */
 export const START_BEAT_MS = 500;

@@ -132,8 +132,8 @@ export function closePretrained() {
 /** A token's label in the walkthrough's matrices: its text, a leading space shown as ␣ (GPT-2 keeps it in the token). */
 const label = (text: string) => text.replace(/^ /, '␣').replace(/\n/g, '⏎');
 
-/** Layer `layer` of the opened model on `text`, then `generate` greedy tokens through its KV cache. */
-export function pretrainedTrace(lab: AttnLab, text: string, layer: number, generate: number): TraceResult {
+/** The opened model and `text` as its tokenizer cuts it (a begin token first when it has one), each token labelled by the part of the text it covers. */
+export function pretrainedInput(text: string): { model: Model; info: PretrainedInfo; spans: PretrainedToken[]; ids: number[]; labels: string[] } {
   if (!opened) throw new Error('no model is open: open a model first (Open a model…)');
   const { model, info } = opened;
   const tok = model.tokenizer();
@@ -150,10 +150,20 @@ export function pretrainedTrace(lab: AttnLab, text: string, layer: number, gener
   }
   const ids = spans.map((s) => s.id);
   if (!ids.length) throw new Error('the sentence has no tokens: type a sentence first');
+  // A byte of a character decodes to U+FFFD alone: the sentence's tokens are labelled by the text they cover.
+  const labels = spans.map((s) => (s.end > s.start ? label(text.slice(s.start, s.end)) : '⟨s⟩'));
+  return { model, info, spans, ids, labels };
+}
+
+/** The label of one token id of the opened model (its decoded text, as the walkthrough shows it). */
+export const pretrainedLabel = (model: Model, id: number) => label(model.decode([id]) as string);
+
+/** Layer `layer` of the opened model on `text`, then `generate` greedy tokens through its KV cache. */
+export function pretrainedTrace(lab: AttnLab, text: string, layer: number, generate: number): TraceResult {
+  const { model, info, spans, ids, labels } = pretrainedInput(text);
   const result = layerTrace(lab, { model, task: null, seed: 0, text: (t) => model.decode(t), label: (t) => label(model.decode([t])), generate }, ids, layer);
-  // The sentence's own tokens are labelled by the part of it they cover (a byte of a character decodes to U+FFFD alone).
   if (result.model) {
-    result.model.labels = spans.map((s) => (s.end > s.start ? label(text.slice(s.start, s.end)) : '⟨s⟩'));
+    result.model.labels = labels;
     const g = result.kvCache?.generation;
     if (g) g.labels.splice(0, spans.length, ...result.model.labels);
     result.model.pretrained = { name: info.name, text, spans, continuation: g ? continuation(model, g.tokens.slice(g.prompt), text) : '' };
@@ -165,7 +175,7 @@ export function pretrainedTrace(lab: AttnLab, text: string, layer: number, gener
  * The generated ids as text in the script `prompt` is written in (a character tokenizer with a
  * script table converts; every other tokenizer decodes as usual).
  */
-function continuation(model: Model, ids: number[], prompt: string): string {
+export function continuation(model: Model, ids: number[], prompt: string): string {
   const tok = model.tokenizer()!;
   try {
     return tok.decodeLike(ids, prompt);

@@ -12,6 +12,7 @@ import { LabRunner } from './train_loop';
 import { missingTrainingBindings, parameterCount, TrainingSession } from './training';
 import { lensOf, patchOf, trainedInterp, type InterpModel } from './lens';
 import { openPretrained, openShipped, pretrainedInterp, pretrainedTrace } from './pretrained';
+import { headsAblation, headsGallery } from './heads';
 import { modelTrace, trace } from './walk_trace';
 
 declare const self: DedicatedWorkerGlobalScope;
@@ -170,6 +171,10 @@ async function handle(body: Request): Promise<Reply> {
       return { kind: 'lens', result: lensOf(interpModel(body.source), body) };
     case 'patch':
       return { kind: 'patch', result: patchOf(interpModel(body.source), body) };
+    case 'heads.gallery':
+      return { kind: 'heads.gallery', gallery: headsGallery(body, loaded().runner) };
+    case 'heads.ablate':
+      return { kind: 'heads.ablation', ablation: headsAblation(body, loaded().runner) };
     case 'figure':
       return { kind: 'figure', data: computeFigure(loaded().lab, body.request, (progress) => post({ event: 'figure.progress', progress })) };
     case 'experiments.list':
