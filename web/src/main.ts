@@ -12,6 +12,7 @@ import { LANGS, lang, onLang, setLang, t, translate, type Lang } from './i18n';
 import type { EngineInfo } from './engine/protocol/messages';
 import { attachEngine as attachLab, engineFailed as labEngineFailed, engineLost as labEngineLost, engineReady as labEngineReady } from './lab/actions';
 import { attachEngine as attachHeads } from './heads/actions';
+import { headsStore } from './heads/state';
 import { mountHeads } from './heads/view';
 import { labStore } from './lab/state';
 import { mountLab } from './lab/view';
@@ -29,6 +30,7 @@ declare global {
       walk: () => ReturnType<typeof walkStore.get>;
       lab: () => ReturnType<typeof labStore.get>;
       chapters: () => ReturnType<ReturnType<typeof mountChapters>['state']>;
+      heads: () => ReturnType<typeof headsStore.get>;
     };
   }
 }
@@ -171,7 +173,7 @@ showView(viewOf(new URL(location.href).searchParams.get('view')));
 
 const badge = document.querySelector<HTMLElement>('[data-engine-badge]')!;
 const ready = engine.init();
-window.__attnlab = { ready, info: null, walk: () => walkStore.get(), lab: () => labStore.get(), chapters: () => chapters.state() };
+window.__attnlab = { ready, info: null, walk: () => walkStore.get(), lab: () => labStore.get(), chapters: () => chapters.state(), heads: () => headsStore.get() };
 
 function showBadge(info: EngineInfo) {
   badge.dataset.flavour = info.flavour;
