@@ -104,7 +104,7 @@ function assertBadgesAre(shown, ref) {
 }
 
 test('on random weights the tab says it needs a language model and offers the shipped ones', async () => {
-  await page.waitForSelector('.heads-random:not([hidden])');
+  await page.waitForFunction(() => document.querySelector('.heads-random')?.hidden === false);
   assert.match(await page.locator('.heads-random').textContent(), /not a language model/);
   assert.equal(await page.locator('.heads-random [data-shipped]').count(), 2);
   assert.equal(await page.locator('nav.tabs button[data-view="heads"]').getAttribute('aria-selected'), 'true');
