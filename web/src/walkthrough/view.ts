@@ -10,7 +10,6 @@ import { followLens, lensStore } from './lens';
 import { mountStage } from './stage';
 import { STEPS } from './steps';
 import { walkStore, type WalkState } from './state';
-import { STEPS } from './steps';
 import { walkFromUrl, walkToUrl } from './url';
 
 export function mountWalkthrough(root: HTMLElement) {
