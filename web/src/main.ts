@@ -13,6 +13,8 @@ import type { EngineInfo } from './engine/protocol/messages';
 import { attachEngine as attachLab, engineFailed as labEngineFailed, engineLost as labEngineLost, engineReady as labEngineReady } from './lab/actions';
 import { attachEngine as attachHeads } from './heads/actions';
 import { headsStore } from './heads/state';
+import { attachPatchingEngine } from './heads/patching';
+import { mountPatching } from './heads/patching_view';
 import { mountHeads } from './heads/view';
 import { labStore } from './lab/state';
 import { mountLab } from './lab/view';
@@ -60,6 +62,7 @@ attachEngine(engine);
 attachLab(engine);
 attachLensEngine(engine);
 attachHeads(engine);
+attachPatchingEngine(engine);
 const walk = mountWalkthrough(document.getElementById('view-walk')!);
 mountLab(document.getElementById('view-lab')!);
 const heads = mountHeads(document.getElementById('view-heads')!, {
@@ -69,6 +72,7 @@ const heads = mountHeads(document.getElementById('view-heads')!, {
   },
   openShipped: (name) => walk.openShipped(name),
 });
+mountPatching(heads.sections);
 // The chapters' figures ask the shared engine worker once it has loaded the engine; their
 // experiments run in a worker of their own.
 let engineLoaded: () => void = () => {};

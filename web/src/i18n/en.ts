@@ -7,6 +7,7 @@
 // table's type, so a key missing there fails the TypeScript build.
 import { heads } from './heads';
 import { handsOn } from './hands_on';
+import { patching } from './patching';
 
 export const en = {
   // ---- the page: header, tabs, engine badge, footer ----
@@ -171,6 +172,7 @@ export const en = {
   'ch.8.body': 'Here the layer is the engine’s: its C++ for the same steps is shown beside a plain JavaScript reference, and the four checks run live on the engine’s output and gradients for the settings you pick. Then break the layer (split the heads with a plain reshape, or flip the mask) and see which tests catch it and by how much. The engine itself is also checked natively against PyTorch on the same weights and by finite differences.',
   ...handsOn,
   ...heads,
+  ...patching,
 
   // ---- chapter 9: its text; figure connectivity ----
   'ch.9.title': 'Questions the article leaves open',

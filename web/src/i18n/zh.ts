@@ -3,6 +3,7 @@
 import type { Strings } from './en';
 import { headsZh } from './heads_zh';
 import { handsOnZh } from './hands_on_zh';
+import { patchingZh } from './patching_zh';
 
 export const zh: Strings = {
   // ---- the page: header, tabs, engine badge, footer ----
@@ -167,6 +168,7 @@ export const zh: Strings = {
   'ch.8.body': '这里的层是引擎的：它实现同样步骤的 C++ 与一份纯 JavaScript 参考实现并排展示，四项检查按你选的设置，在引擎的输出和梯度上实时运行。然后把这一层弄坏（用普通的 reshape 拆头，或把掩码弄反），看哪些测试能发现问题、差多少。引擎本身还在本机上用同样的权重与 PyTorch 对照，并经过有限差分检验。',
   ...handsOnZh,
   ...headsZh,
+  ...patchingZh,
 
   // ---- chapter 9: its text; figure connectivity ----
   'ch.9.title': '文章留下的问题',

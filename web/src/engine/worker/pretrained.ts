@@ -185,25 +185,26 @@ export function continuation(model: Model, ids: number[], prompt: string): strin
 }
 
 /**
- * The opened model for the logit lens and patching (lens.ts): a prompt cut by its tokenizer (with
- * its begin token first, as the walkthrough reads a sentence), an answer cut alone, tokens labelled
- * as the walkthrough labels them.
+ * The opened model for the logit lens and patching (lens.ts): a prompt read as the walkthrough reads
+ * a sentence (pretrainedInput), an answer cut alone (no begin token), tokens labelled as the
+ * walkthrough labels them.
  */
 export function pretrainedInterp(): InterpModel {
   if (!opened) throw new Error('no model is open: open a model first (Open a model…)');
   const { model } = opened;
-  const cut = (text: string, begin: boolean): PatchPrompt => {
+  const pieces = (text: string): PatchPrompt => {
     const tok = model.tokenizer();
     if (!tok) throw new Error('the opened model has no tokenizer');
     try {
       const spans = tok.tokens(text);
-      const first = begin && spans.length ? tok.beginId() : null;
-      const ids = [...(first === null ? [] : [first]), ...spans.map((s) => s.id)];
-      const labels = [...(first === null ? [] : ['⟨s⟩']), ...spans.map((s) => (s.end > s.start ? label(text.slice(s.start, s.end)) : '⟨s⟩'))];
-      return { ids, labels };
+      return { ids: spans.map((s) => s.id), labels: spans.map((s) => label(text.slice(s.start, s.end))) };
     } finally {
       tok.delete();
     }
   };
-  return { model, prompt: (text) => cut(text, true), pieces: (text) => cut(text, false), label: (t) => label(model.decode([t])) };
+  const prompt = (text: string): PatchPrompt => {
+    const { ids, labels } = pretrainedInput(text);
+    return { ids, labels };
+  };
+  return { model, prompt, pieces, label: (t) => pretrainedLabel(model, t) };
 }

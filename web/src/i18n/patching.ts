@@ -1,0 +1,31 @@
+// English texts of the Heads tab's patching section (web/src/heads/patching_view.ts).
+export const patching = {
+  'heads.patch.title': 'Patching: which heads carry the answer',
+  'heads.patch.about':
+    'Run the model on a clean prompt and on a corrupted one that differs in a token, and measure the logit difference d = logit(answer) − logit(wrong) at the last position. Then copy one head’s output (at every position) from the clean run into the corrupted run: the share of the difference it restores is (d_patched − d_corrupted) / (d_clean − d_corrupted), 1 when that head alone carries all of it. The second table patches the residual stream entering a block at one position. Click a cell for its numbers.',
+  'heads.patch.clean': 'Clean prompt',
+  'heads.patch.corrupted': 'Corrupted prompt (same number of tokens)',
+  'heads.patch.answer': 'Answer token',
+  'heads.patch.wrong': 'Wrong token',
+  'heads.patch.run': 'Patch',
+  'heads.patch.suggested': 'Pairs for this model:',
+  'heads.patch.pair': 'pair {n}',
+  'heads.patch.noSuggestion': 'No pair is suggested for this model: type a clean and a corrupted prompt and two tokens.',
+  'heads.patch.computing': 'Patching every head and every residual entry…',
+  'heads.patch.computed': '{n} patched runs in {ms} ms (the engine, in the worker).',
+  'heads.patch.error': 'The engine could not patch: {message}',
+  'heads.patch.lengths':
+    'The clean prompt is {clean} tokens and the corrupted one {corrupted}: patching needs the same number of tokens, so that position t of one is position t of the other. Change a word for one that the tokenizer cuts into as many tokens.',
+  'heads.patch.which.answer': 'answer token',
+  'heads.patch.which.wrong': 'wrong token',
+  'heads.patch.notOneToken': 'The {which} “{text}” is {n} tokens for this model ({pieces}): it must be one token. (A word after a space usually begins with the space.)',
+  'heads.patch.diffs': 'logit(“{answer}”) − logit(“{wrong}”) at the last position: clean {clean}, corrupted {corrupted}.',
+  'heads.patch.layer': 'layer {l}',
+  'heads.patch.head': 'head {h}',
+  'heads.patch.map.heads': 'share restored by each head’s output',
+  'heads.patch.map.residual': 'share restored by the residual entering each block, per position',
+  'heads.patch.cell.head': 'Layer {l}, head {h}: its output at every position patched',
+  'heads.patch.cell.residual': 'The residual entering block {l} at position {t} (“{token}”) patched',
+  'heads.patch.cell.share': 'Restored share: {share}',
+  'heads.patch.cell.formula': '= (d_patched − d_corrupted) / (d_clean − d_corrupted), with d_clean = {clean} and d_corrupted = {corrupted} (the engine’s Model.patch).',
+};
