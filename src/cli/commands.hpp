@@ -16,5 +16,6 @@ int run_heads(int argc, char** argv);
 int run_ablate(int argc, char** argv);
 int run_patch(int argc, char** argv);
 int run_lens(int argc, char** argv);
+int run_corpus(int argc, char** argv);
 
 }  // namespace attnlab::cli

@@ -29,6 +29,7 @@ const Command kCommands[] = {
     {"ablate", "switch heads off and report the change in loss and in the next-token distribution", attnlab::cli::run_ablate},
     {"patch", "activation patching: the share of a logit difference each head or residual restores", attnlab::cli::run_patch},
     {"lens", "the logit lens at every layer and each head's direct contribution to a logit", attnlab::cli::run_lens},
+    {"corpus", "write the training text of tang or brown, the text the page's lab trains on", attnlab::cli::run_corpus},
 };
 
 void print_usage() {

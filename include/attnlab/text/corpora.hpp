@@ -72,6 +72,8 @@ std::vector<BrownDocument> load_brown(const std::string& dir);
 // with its line breaks. IoError for an unreadable file, ValueError naming the byte offset for
 // text that is not UTF-8 and for a file with no text.
 std::vector<std::string> load_text_documents(const std::string& path);
+// The same split of text already in memory (a page's file); `where` starts each error message.
+std::vector<std::string> split_text_documents(const std::string& text, const std::string& where);
 
 // A committed held-out split: one id a line ('#' comments). IoError naming the file.
 std::set<std::string> read_id_list(const std::string& path);

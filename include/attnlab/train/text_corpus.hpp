@@ -66,4 +66,14 @@ struct TextCorpus {
 // ValueError for a file that is not UTF-8, is empty, or has fewer tokens than one sequence.
 TextCorpus make_text_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Tokenizer> tokenizer = nullptr);
 
+// A corpus from text in memory (the page's lab: a corpus's training text or a reader's file),
+// read as a FILE corpus is: documents at blank lines, every tenth held out, `spec.tokens` char
+// (the default) or bpe; spec.corpus is its name. The same errors as make_text_corpus (ValueError
+// naming the byte offset for text that is not UTF-8, ConfigError for chars or merges out of range).
+TextCorpus text_corpus_from_text(const std::string& text, const CorpusSpec& spec);
+
+// The training documents of tang or brown (held-out ones left out), as make_text_corpus reads
+// them: what `attnlab corpus` writes for the page's lab, one document a paragraph.
+std::vector<std::string> training_documents(const CorpusSpec& spec);
+
 }  // namespace attnlab
