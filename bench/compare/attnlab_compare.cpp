@@ -4,6 +4,7 @@
 //
 //   attnlab_compare attention --data DIR --sizes 256,1024 --threads 1,2 --seconds 2
 //   attnlab_compare train --threads 1,2 --seconds 2
+//   attnlab_compare train-tang --threads 1,2 --seconds 2
 //   attnlab_compare matmul --sizes 256,512,1024 --threads 1,2 --seconds 2
 //   attnlab_compare lstm --sizes 64,128,256,512 --threads 1,2 --seconds 2
 //
@@ -17,6 +18,11 @@
 //   fixed batch (B = 32, T = 64, vocabulary 16, no padding) with AdamW (lr 1e-3, torch defaults).
 //   A step is zero_grad + forward + cross-entropy + backward + optimiser step, nothing else (no
 //   clipping, no metrics): the same work as torch_bench.py train. The loss must fall.
+// train-tang: tokens/s of the shipped `tang` model's training step (scripts/train_text_models.sh):
+//   DecoderLM, 4 pre-LN layers, C = 128, H = 4, F = 512, GELU, RoPE, tied input and output
+//   embeddings, V = 4003, dropout 0, on one fixed batch (B = 32, T = 72) of token ids from a
+//   fixed generator (the time does not depend on which ids), targets the next ids, AdamW (lr 1e-3,
+//   torch defaults). The same work as torch_bench.py train-tang. The loss must fall.
 // matmul: attnlab::kernels::matmul_nn, C (n, n) = A (n, n) · B (n, n), fp32, inputs from a
 //   fixed generator (the same on both sides is not needed: the time does not depend on values),
 //   checked against a double-precision dot product on a few entries; GFLOP/s = 2n³ / time. The
@@ -48,6 +54,7 @@
 #include "attnlab/core/random.hpp"
 #include "attnlab/core/thread_pool.hpp"
 #include "attnlab/kernels/matmul.hpp"
+#include "attnlab/model/token/decoder_lm.hpp"
 #include "attnlab/model/token/encoder_classifier.hpp"
 #include "attnlab/nn/lstm.hpp"
 #include "attnlab/train/memory.hpp"
@@ -84,11 +91,12 @@ Options parse_options(int argc, char** argv) {
     Options o;
     if (argc < 2) {
         throw std::invalid_argument(
-            "usage: attnlab_compare attention|train|matmul|lstm [--data DIR] [--sizes a,b] [--threads a,b] [--seconds s]");
+            "usage: attnlab_compare attention|train|train-tang|matmul|lstm [--data DIR] [--sizes a,b] [--threads a,b] [--seconds s]");
     }
     o.command = argv[1];
-    if (o.command != "attention" && o.command != "train" && o.command != "matmul" && o.command != "lstm")
-        throw std::invalid_argument("unknown command '" + o.command + "' (valid: attention, train, matmul, lstm)");
+    if (o.command != "attention" && o.command != "train" && o.command != "train-tang" && o.command != "matmul" &&
+        o.command != "lstm")
+        throw std::invalid_argument("unknown command '" + o.command + "' (valid: attention, train, train-tang, matmul, lstm)");
     for (int i = 2; i < argc; i += 2) {
         const std::string key = argv[i];
         if (i + 1 >= argc) throw std::invalid_argument("option " + key + " needs a value");
@@ -271,6 +279,69 @@ json train(const Options& o) {
     return results;
 }
 
+json train_tang(const Options& o) {
+    constexpr std::size_t B = 32, T = 72, vocab = 4003;
+    attnlab::ModelConfig config;
+    config.kind = attnlab::ModelKind::decoder;
+    config.vocab_size = vocab;
+    config.max_len = T;
+    config.d_model = 128;
+    config.num_heads = 4;
+    config.num_layers = 4;
+    config.ff_dim = 512;
+    config.activation = attnlab::Activation::gelu;
+    config.norm = attnlab::NormPlacement::pre;
+    config.positional = attnlab::PositionalKind::rope;
+    config.tie_weights = true;
+    config.dropout = 0.0f;
+
+    // One fixed batch: a stream of ids, each row's targets its tokens one step on.
+    attnlab::Rng data_rng(0);
+    attnlab::Index2 tokens = attnlab::Index2::from_shape({B, T}), targets = attnlab::Index2::from_shape({B, T});
+    for (std::size_t b = 0; b < B; ++b) {
+        std::int32_t next = static_cast<std::int32_t>(data_rng.below(vocab));
+        for (std::size_t t = 0; t < T; ++t) {
+            tokens(b, t) = next;
+            next = static_cast<std::int32_t>(data_rng.below(vocab));
+            targets(b, t) = next;
+        }
+    }
+    attnlab::keep_freed_memory();
+    attnlab::use_huge_pages();
+    json results = json::array();
+    for (std::size_t threads : o.threads) {
+        attnlab::set_num_threads(threads);
+        attnlab::Rng rng(1);
+        attnlab::DecoderLM model(config, rng);
+        attnlab::AdamW opt;
+        std::vector<float> losses;
+        const std::vector<attnlab::ParameterView> params = model.parameters(), grads = model.gradients();
+        std::size_t parameters = 0;
+        for (const auto& p : params) parameters += p.size();
+        losses.reserve(4096);
+        const Timing t = time_calls(
+            [&] {
+                model.zero_grad();
+                losses.push_back(model.loss_and_backward(tokens, targets).loss);
+                opt.step(params, grads, 1e-3f);
+            },
+            o.seconds, 5, 200, 2);
+        const bool finite = std::all_of(losses.begin(), losses.end(), [](float l) { return std::isfinite(l); });
+        results.push_back({{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD + "-train-tang"},
+                           {"variant", "DecoderLM (tang) + AdamW"},
+                           {"threads", threads},
+                           {"ms_per_step", t.ms},
+                           {"steps_per_s", 1e3 / t.ms},
+                           {"tokens_per_s", 1e3 * static_cast<double>(B * T) / t.ms},
+                           {"repeats", t.repeats},
+                           {"first_loss", losses.front()},
+                           {"last_loss", losses.back()},
+                           {"ok", finite && losses.back() < losses.front()},
+                           {"parameters", parameters}});
+    }
+    return results;
+}
+
 json matmul(const Options& o) {
     json results = json::array();
     for (std::size_t n : o.sizes) {
@@ -357,6 +428,7 @@ int main(int argc, char** argv) {
         const Options o = parse_options(argc, argv);
         const json results = o.command == "attention" ? attention(o)
                              : o.command == "train"   ? train(o)
+                             : o.command == "train-tang" ? train_tang(o)
                              : o.command == "lstm"    ? lstm(o)
                                                       : matmul(o);
         std::cout << json{{"system", std::string("attnlab-") + ATTNLAB_COMPARE_BUILD}, {"results", results}}.dump()

@@ -57,7 +57,9 @@ const spread = (r, fmt) => (r.rounds > 1 ? ` (${r.rounds}: ${fmt(r.time_min)}–
 const gflops = (n, ms) => (4 * H * n * n * D) / (ms * 1e6);
 const attention = rows.filter((r) => r.n !== undefined && r.gflops === undefined);
 const matmul = rows.filter((r) => r.gflops !== undefined);
-const training = rows.filter((r) => r.steps_per_s !== undefined);
+const training = rows.filter((r) => r.steps_per_s !== undefined && r.tokens_per_s === undefined);
+// The tang model's training step (train-tang): measured in tokens per second.
+const tang = rows.filter((r) => r.tokens_per_s !== undefined);
 const lstm = rows.filter((r) => r.T !== undefined);
 
 // Display names, in table order.
@@ -113,6 +115,17 @@ for (const [ours, ot, theirs, tt, target] of [
   const a = trainFind(ours, ot), b = trainFind(theirs, tt);
   if (a && b) trainPairs.push({ ours, ours_threads: ot, theirs, theirs_threads: tt, ours_steps_per_s: a.steps_per_s,
     theirs_steps_per_s: b.steps_per_s, ratio: a.ms_per_step / b.ms_per_step, speedup: a.steps_per_s / b.steps_per_s, target });
+}
+
+const tangFind = (system, threads) => tang.find((r) => r.system === system && r.threads === threads && r.ok);
+const tangPairs = [];
+for (const [ours, ot, theirs, tt, target] of [
+  ['attnlab-native-train-tang', 1, 'pytorch-train-tang', 1, 3], ['attnlab-native-train-tang', 2, 'pytorch-train-tang', 2, null],
+  ['attnlab-wasm-threads-train-tang', 1, 'pytorch-train-tang', 1, null], ['attnlab-wasm-threads-train-tang', 2, 'pytorch-train-tang', 2, 1],
+]) {
+  const a = tangFind(ours, ot), b = tangFind(theirs, tt);
+  if (a && b) tangPairs.push({ ours, ours_threads: ot, theirs, theirs_threads: tt, ours_tokens_per_s: a.tokens_per_s,
+    theirs_tokens_per_s: b.tokens_per_s, speedup: a.tokens_per_s / b.tokens_per_s, target });
 }
 
 // Matmul against BLAS sgemm (the issue: at least 80% of OpenBLAS at 512³ on 1 thread).
@@ -189,6 +202,27 @@ if (training.length) {
       + ` | ${f(p.theirs_steps_per_s, 1)} | ${f(p.speedup)}x |${met} |`);
   }
 }
+if (tang.length) {
+  lines.push('');
+  lines.push('The tang model\'s training step (scripts/train_text_models.sh\'s tang: 4 pre-LN layers, d_model 128, 4 heads, ff 512,'
+    + ' GELU, RoPE, tied embeddings, vocabulary 4003, T 72, batch 32, dropout 0, AdamW lr 1e-3; one fixed batch of token ids;'
+    + ' same model and parameter count on both sides):');
+  lines.push('');
+  lines.push('| system | threads | ms/step | tokens/s | loss first → last | load (1 min) |');
+  lines.push('|---|---:|---:|---:|---|---|');
+  for (const r of tang) {
+    lines.push(`| ${r.system} (${r.variant}) | ${r.threads} | ${f(r.ms_per_step, 1)}${spread(r, (x) => f(x, 1))} | ${f(r.tokens_per_s, 0)}`
+      + ` | ${f(r.first_loss, 3)} → ${f(r.last_loss, 3)}${r.ok ? '' : ' FAIL'} | ${loadStr(r.load)} |`);
+  }
+  lines.push('');
+  lines.push('| ours | theirs | ours tokens/s | theirs tokens/s | speed-up | issue target |');
+  lines.push('|---|---|---:|---:|---:|---|');
+  for (const p of tangPairs) {
+    const met = p.target ? ` ≥ ${p.target}x: ${p.speedup >= p.target ? 'met' : 'not met'}` : '';
+    lines.push(`| ${p.ours}, ${p.ours_threads}T | ${p.theirs}, ${p.theirs_threads}T | ${f(p.ours_tokens_per_s, 0)}`
+      + ` | ${f(p.theirs_tokens_per_s, 0)} | ${f(p.speedup)}x |${met} |`);
+  }
+}
 if (matmul.length) {
   lines.push('');
   lines.push('Matmul C = A·B, fp32, square n x n; GFLOP/s = 2n³ / time (median of repeats); ours is'
@@ -234,4 +268,4 @@ if (notOk.length) lines.push(`Results that missed the reference or did not learn
 const md = lines.join('\n') + '\n';
 process.stdout.write(md);
 fs.writeFileSync(path.join(outDir, 'latest.md'), md);
-fs.writeFileSync(path.join(outDir, 'latest.json'), JSON.stringify({ machine, versions, steps, attention, training, matmul, lstm, pairs, train_pairs: trainPairs, matmul_pairs: matmulPairs, lstm_pairs: lstmPairs }, null, 1) + '\n');
+fs.writeFileSync(path.join(outDir, 'latest.json'), JSON.stringify({ machine, versions, steps, attention, training, tang, matmul, lstm, pairs, train_pairs: trainPairs, tang_pairs: tangPairs, matmul_pairs: matmulPairs, lstm_pairs: lstmPairs }, null, 1) + '\n');

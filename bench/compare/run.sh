@@ -7,6 +7,8 @@
 #   bench/compare/run.sh --rounds 3 every measurement step 3 times, round after round; each row
 #                                   of the report is then the median round (a shared machine's
 #                                   load comes and goes: one system alone should not catch it)
+#   bench/compare/run.sh --only train-tang   only the measurement steps whose name contains
+#                                   train-tang (native-, wasm-threads-, pytorch-train-tang)
 #
 # Needs: scripts/build_wasm.sh (threads, single; scalar too for the SIMD ratio). Installs the rest:
 # python3-torch through scripts/bootstrap.sh --torch, OpenBLAS for it (Debian's torch calls
@@ -24,6 +26,7 @@ root=$(cd "$here/../.." && pwd)
 sizes=256,1024,2048
 seconds=3
 rounds=1
+only=""
 args="$*"
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -32,8 +35,12 @@ while [[ $# -gt 0 ]]; do
       rounds=${2:-}
       [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --rounds needs a positive integer, got '${2:-}'" >&2; exit 2; }
       shift ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) echo "run.sh: unknown argument '$1' (valid: --quick, --rounds N)" >&2; exit 2 ;;
+    --only)
+      only=${2:-}
+      [[ -n "$only" ]] || { echo "run.sh: --only needs a step name (e.g. train-tang)" >&2; exit 2; }
+      shift ;;
+    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "run.sh: unknown argument '$1' (valid: --quick, --rounds N, --only NAME)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -123,6 +130,7 @@ EOF
 round=1
 step() {
   local name=$1; shift
+  [[ -z "$only" || "$name" == *"$only"* ]] || return 0
   log "$name (round $round of $rounds): $*"
   local start=$SECONDS before file=$raw/$name.r$round; before=$(load1)
   if "$@" >"$file.json" 2>"$file.err"; then ok=true; else ok=false; tail -5 "$file.err" >&2; fi
@@ -159,6 +167,11 @@ for round in $(seq 1 "$rounds"); do
   [[ " ${wasm_flavours[*]} " == *" threads "* ]] &&
     step wasm-threads-train node "$results/wasm/threads/attnlab_compare.js" train --threads 1,2 --seconds "$seconds"
   step pytorch-train "${torch_train_env[@]}" "$python" "$here/torch_bench.py" train --threads 1,2 --seconds "$seconds"
+  step native-train-tang "$native/attnlab_compare" train-tang --threads 1,2 --seconds "$seconds"
+  if [[ " ${wasm_flavours[*]} " == *" threads "* ]]; then
+    step wasm-threads-train-tang node "$results/wasm/threads/attnlab_compare.js" train-tang --threads 1,2 --seconds "$seconds"
+  fi
+  step pytorch-train-tang "${torch_train_env[@]}" "$python" "$here/torch_bench.py" train-tang --threads 1,2 --seconds "$seconds"
   step native-matmul "$native/attnlab_compare" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
   step pytorch-matmul "${torch_env[@]}" "$python" "$here/torch_bench.py" matmul --sizes 256,512,1024 --threads 1,2 --seconds "$seconds"
   step native-lstm "$native/attnlab_compare" lstm --sizes 64,128,256,512 --threads 1,2 --seconds "$seconds"

@@ -8,6 +8,7 @@ Run by run.sh with Debian's python3-torch (1.13); every subcommand prints JSON.
                                                   DIR/attention.onnx via torch.onnx.export
   attention  --data DIR --sizes ... --threads 1,2 the private fused SDPA of 1.13 and the math path
   train      --threads 1,2                        steps/s of the tiny encoder (see encoder_step)
+  train-tang --threads 1,2                        tokens/s of the shipped tang model's step (see TangLM)
   lstm       --sizes 64,128,256,512 --threads 1,2 torch.nn.LSTM(64, 64, batch_first=True) at B = 32,
                                                   T = each size: forward, and forward + backward
 
@@ -170,6 +171,94 @@ def train(args):
     print(json.dumps({"system": "pytorch", "version": torch.__version__, "results": results}))
 
 
+def rope_tables(T, D, base=10000.0):
+    """(T, D/2) cos and sin of attnlab's RoPE (posenc/rope.hpp): theta_p = base^(-2p/D), angle = pos * theta_p."""
+    theta = base ** (-torch.arange(0, D // 2, dtype=torch.float64) * 2.0 / D)
+    angle = torch.arange(T, dtype=torch.float64)[:, None] * theta
+    return torch.cos(angle).float(), torch.sin(angle).float()
+
+
+def rotate_half(x, cos, sin):  # x: (B, H, T, D) -> (B, H, T, D); pairs p and p + D/2, as attnlab
+    h = x.shape[-1] // 2
+    a, b = x[..., :h], x[..., h:]
+    return torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+
+
+class TangBlock(torch.nn.Module):
+    """attnlab's pre-LN block: x + attn(ln1(x)), then + ff(ln2(x)); Q, K, V, O Linear with bias,
+    RoPE on Q and K, causal softmax(QK^T / sqrt(D)) V, feed-forward Linear-GELU-Linear."""
+
+    def __init__(self, C, H, F_):
+        super().__init__()
+        self.H = H
+        self.ln1, self.ln2 = torch.nn.LayerNorm(C), torch.nn.LayerNorm(C)
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(C, C) for _ in range(4))
+        self.ff1, self.ff2 = torch.nn.Linear(C, F_), torch.nn.Linear(F_, C)
+
+    def forward(self, x, cos, sin, mask):  # x: (B, T, C) -> (B, T, C)
+        B, T, C = x.shape
+        h = self.ln1(x)
+        split = lambda y: y.view(B, T, self.H, C // self.H).transpose(1, 2)  # (B, H, T, D)
+        q, k, v = split(self.q(h)), split(self.k(h)), split(self.v(h))
+        q, k = rotate_half(q, cos, sin), rotate_half(k, cos, sin)
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(C // self.H) + mask  # (B, H, T, T)
+        att = torch.softmax(scores, dim=-1) @ v  # (B, H, T, D)
+        x = x + self.o(att.transpose(1, 2).reshape(B, T, C))
+        return x + self.ff2(F.gelu(self.ff1(self.ln2(x))))
+
+
+class TangLM(torch.nn.Module):
+    """The same model as attnlab_compare's train-tang (the shipped tang model's architecture):
+    token embedding, 4 pre-LN blocks with RoPE, final LayerNorm, logits = h @ tok_emb^T (tied)."""
+
+    def __init__(self, V, T, C, H, F_, L):
+        super().__init__()
+        self.tok_emb = torch.nn.Embedding(V, C)
+        torch.nn.init.normal_(self.tok_emb.weight, std=0.02)  # attnlab's Embedding init (tied: also the head)
+        self.blocks = torch.nn.ModuleList(TangBlock(C, H, F_) for _ in range(L))
+        self.ln_f = torch.nn.LayerNorm(C)
+        cos, sin = rope_tables(T, C // H)
+        self.register_buffer("cos", cos)
+        self.register_buffer("sin", sin)
+        self.register_buffer("mask", torch.full((T, T), float("-inf")).triu(1))
+
+    def forward(self, tokens):  # (B, T) -> (B, T, V)
+        x = self.tok_emb(tokens)
+        for b in self.blocks:
+            x = b(x, self.cos, self.sin, self.mask)
+        return self.ln_f(x) @ self.tok_emb.weight.t()
+
+
+def train_tang(args):
+    B, T, C, H, F_, L, V = 32, 72, 128, 4, 512, 4, 4003
+    torch.manual_seed(0)
+    stream = torch.randint(0, V, (B, T + 1))
+    tokens, targets = stream[:, :T].contiguous(), stream[:, 1:].contiguous()
+    results = []
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        torch.manual_seed(1)
+        model = TangLM(V, T, C, H, F_, L)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+        losses = []
+
+        def step():
+            opt.zero_grad()
+            loss = F.cross_entropy(model(tokens).view(B * T, V), targets.view(B * T))
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+
+        ms, repeats = time_calls(step, args.seconds, min_repeats=5, warmup=2)
+        ok = all(math.isfinite(l) for l in losses) and losses[-1] < losses[0]
+        results.append({"system": "pytorch-train-tang", "variant": "TangLM (RoPE, pre-LN, tied) + AdamW",
+                        "threads": threads, "ms_per_step": ms, "steps_per_s": 1e3 / ms,
+                        "tokens_per_s": 1e3 * B * T / ms, "repeats": repeats,
+                        "first_loss": losses[0], "last_loss": losses[-1], "ok": ok,
+                        "parameters": sum(p.numel() for p in model.parameters())})
+    print(json.dumps({"system": "pytorch", "version": torch.__version__, "results": results}))
+
+
 def matmul(args):
     """torch.mm of two (n, n) fp32 matrices: OpenBLAS sgemm (see blas_library()), the reference
     the native matmul is measured against."""
@@ -232,13 +321,14 @@ def lstm(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["prepare", "attention", "train", "matmul", "lstm"])
+    p.add_argument("command", choices=["prepare", "attention", "train", "train-tang", "matmul", "lstm"])
     p.add_argument("--data", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "data"))
     p.add_argument("--sizes", default="256,1024,2048", type=lambda s: [int(x) for x in s.split(",")])
     p.add_argument("--threads", default="1,2", type=lambda s: [int(x) for x in s.split(",")])
     p.add_argument("--seconds", default=2.0, type=float, help="measuring time per configuration")
     args = p.parse_args()
-    {"prepare": prepare, "attention": attention, "train": train, "matmul": matmul, "lstm": lstm}[args.command](args)
+    {"prepare": prepare, "attention": attention, "train": train, "train-tang": train_tang, "matmul": matmul,
+     "lstm": lstm}[args.command](args)
 
 
 if __name__ == "__main__":
