@@ -1,5 +1,7 @@
 // `attnlab corpus`: a named corpus's training documents as one UTF-8 text, a blank line between
 // documents: the text the page's lab trains on (scripts/build_web.sh writes web/dist/corpora/).
+// --max-bytes keeps every k-th document (k as small as keeps the text under the bound), so a
+// compact text still samples the whole corpus (Brown's files are in category order).
 #include <cstdio>
 #include <fstream>
 
@@ -19,13 +21,25 @@ int run_corpus(int argc, char** argv) {
     args.add("data", "data", "folder of the corpora (scripts/fetch_data.sh)");
     args.add("script", "simplified", "tang: simplified or traditional characters");
     args.add("out", "", "the file to write");
+    args.add("max-bytes", "0", "keep every k-th document, the smallest k that writes at most this many bytes (0: all)");
     if (!args.parse(argc, argv, 2)) return 0;
     if (args.get("out").empty()) fail<ConfigError>("attnlab corpus: --out FILE is required");
     CorpusSpec spec;
     spec.corpus = args.get("corpus");
     spec.data_dir = args.get("data");
     spec.script = text::parse_script(args.get("script"));
-    const std::vector<std::string> docs = training_documents(spec);
+    const std::vector<std::string> all = training_documents(spec);
+    const std::size_t max_bytes = args.get_size("max-bytes");
+    // The bytes written when every stride-th document is kept (each with its blank line).
+    const auto bytes_at = [&](std::size_t stride) {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < all.size(); i += stride) n += all[i].size() + 1;
+        return n;
+    };
+    std::size_t stride = 1;
+    while (max_bytes && stride < all.size() && bytes_at(stride) > max_bytes) ++stride;
+    std::vector<std::string> docs;
+    for (std::size_t i = 0; i < all.size(); i += stride) docs.push_back(all[i]);
     std::string text;
     for (const std::string& d : docs) {
         if (d.find("\n\n") != std::string::npos) fail<ValueError>("attnlab corpus: a document holds a blank line");
@@ -36,7 +50,11 @@ int run_corpus(int argc, char** argv) {
     std::ofstream out(args.get("out"), std::ios::binary);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     if (!out) fail<IoError>("attnlab corpus: cannot write '", args.get("out"), "'");
-    std::printf("wrote %s: %zu documents, %zu bytes\n", args.get("out").c_str(), docs.size(), text.size());
+    if (max_bytes && text.size() > max_bytes) {
+        fail<ValueError>("attnlab corpus: one document alone makes ", text.size(), " bytes, more than --max-bytes ", max_bytes);
+    }
+    std::printf("wrote %s: %zu of %zu documents (every %zu), %zu bytes\n", args.get("out").c_str(), docs.size(), all.size(),
+                stride, text.size());
     return 0;
 }
 

@@ -48,6 +48,10 @@ want=$(node -e "const s=require('$root/models/tang.json');console.log(s.train_do
 got=$(awk 'BEGIN{RS="";n=0}{n++}END{print n}' "$dir/tang.txt")
 [[ "$got" == "$want" ]] || { echo "attnlab corpus tang: $got documents, tang.json says $want"; exit 1; }
 head -c 64 "$dir/tang.txt" | grep -q "，" || { echo "attnlab corpus tang: no verse"; exit 1; }
+# --max-bytes: every k-th document, the smallest k that fits (the page's compact training text).
+"$cli" corpus --corpus brown --data "$root/data" --out "$dir/brown.txt" --max-bytes 1500000 | grep -q "of 475 documents (every 4)"
+[[ $(stat -c %s "$dir/brown.txt") -le 1500000 ]] || { echo "attnlab corpus --max-bytes: $(stat -c %s "$dir/brown.txt") bytes"; exit 1; }
+refused "one document alone makes" "$cli" corpus --corpus brown --data "$root/data" --out "$dir/b" --max-bytes 10
 refused "the corpus must be tang or brown, got 'x.txt'" "$cli" corpus --corpus x.txt --out "$dir/x" --data "$root/data"
 refused "--out FILE is required" "$cli" corpus --corpus tang
 echo "text corpus errors ok"
