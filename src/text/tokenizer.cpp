@@ -69,6 +69,10 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text) const {
     return ids;
 }
 
+std::string Tokenizer::decode_like(const std::vector<std::int32_t>& ids, std::string_view) const {
+    return decode(ids);
+}
+
 void Tokenizer::check_id(std::int32_t id, const char* where) const {
     if (id < 0 || static_cast<std::size_t>(id) >= vocab_size()) {
         fail<ValueError>(where, ": token id ", id, " is outside the vocabulary of ", vocab_size(), " tokens");

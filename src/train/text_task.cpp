@@ -117,16 +117,12 @@ std::string continue_text(const Model& model, const std::string& prompt, std::si
     const text::Tokenizer* tok = model.tokenizer();
     if (!tok) fail<ConfigError>("continue_text: the model carries no tokenizer");
     if (prompt.empty()) fail<ConfigError>("continue_text: the prompt is empty");
-    const auto* chars = dynamic_cast<const text::CharTokenizer*>(tok);
     std::vector<std::int32_t> ids = tok->encode(prompt);
-    if (chars) ids.insert(ids.begin(), text::CharTokenizer::kBos);
+    if (const auto begin = tok->begin_id()) ids.insert(ids.begin(), *begin);
     const GenerateResult r = model.generate(ids, max_new, options);
     std::vector<std::int32_t> out(r.tokens.begin() + static_cast<std::ptrdiff_t>(ids.size()), r.tokens.end());
-    if (!chars) return tok->decode(out);
-    const auto eos = std::find(out.begin(), out.end(), text::CharTokenizer::kEos);
-    out.erase(eos, out.end());
-    const text::Script script = chars->script() ? chars->script()->detect(prompt) : chars->trained_on();
-    return chars->decode_in(out, script);
+    if (const auto end = tok->end_id()) out.erase(std::find(out.begin(), out.end(), *end), out.end());
+    return tok->decode_like(out, prompt);
 }
 
 }  // namespace attnlab

@@ -86,6 +86,15 @@ TEST(ByteBpe, MergesTheLowestRankedPairEverywhereFirst) {
     EXPECT_EQ(bpe.vocab_size(), 256u + 6u);
 }
 
+TEST(ByteBpe, HasNoDocumentTokensAndDecodesLikeAnyPromptAsDecode) {
+    const ByteBpeTokenizer bpe = hello_bpe();
+    const Tokenizer& t = bpe;
+    EXPECT_FALSE(t.begin_id().has_value());  // GPT-2's <|endoftext|> is the checkpoint's choice, not the files'
+    EXPECT_FALSE(t.end_id().has_value());
+    const std::vector<std::int32_t> ids = t.encode("hello world");
+    EXPECT_EQ(t.decode_like(ids, "\xE9\x9B\xB2"), t.decode(ids));
+}
+
 TEST(ByteBpe, SpansCoverTheTextAndDecodeRoundTrips) {
     const ByteBpeTokenizer bpe = hello_bpe();
     std::mt19937 rng(7);

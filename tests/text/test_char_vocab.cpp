@@ -44,6 +44,19 @@ TEST(CharTokenizer, EitherScriptGivesTheSameIdsAndDecodesInTheAskedScript) {
     EXPECT_EQ(spans[1].id, CharTokenizer::kUnk);
 }
 
+TEST(CharTokenizer, SaysThroughTheInterfaceHowADocumentOpensClosesAndIsWrittenBack) {
+    const ScriptConverter conv = ScriptConverter::from_text(kTable, "table");
+    const auto with_table = tokenizer_from_bytes(CharTokenizer::build({"风云"}, 10, &conv).to_bytes());
+    const Tokenizer& t = *with_table;
+    EXPECT_EQ(t.begin_id(), CharTokenizer::kBos);
+    EXPECT_EQ(t.end_id(), CharTokenizer::kEos);
+    const std::vector<std::int32_t> ids = t.encode("风云");
+    EXPECT_EQ(t.decode_like(ids, "風"), "風雲");  // a traditional prompt is answered in traditional
+    EXPECT_EQ(t.decode_like(ids, "风"), "风云");
+    const CharTokenizer plain = CharTokenizer::build({"风云"}, 10, nullptr);
+    EXPECT_EQ(plain.decode_like(plain.encode("风云"), "風"), "风云");  // no table: as decode()
+}
+
 TEST(CharTokenizer, SerialisesWithItsScriptTable) {
     const ScriptConverter conv = ScriptConverter::from_text(kTable, "table");
     const CharTokenizer t = CharTokenizer::build({"风云\n "}, 10, &conv);

@@ -156,7 +156,7 @@ for (const flavour of FLAVOURS) {
 }
 
 // The models attnlab ships (models/): a text begins with the tokenizer's begin token where it has
-// one (tang's character tokenizer), and the continuation is written in the prompt's script; the
+// one (tang's character tokenizer), its continuation stops at the end token and is written in the prompt's script; the
 // JavaScript API continues a prompt exactly as `attnlab generate` does.
 for (const flavour of FLAVOURS) {
   test(`${flavour}: the shipped models' tokenizers begin a text as trained, and continue a prompt as attnlab generate does`, async () => {
@@ -166,11 +166,18 @@ for (const flavour of FLAVOURS) {
       const model = lab.Model.load(new Uint8Array(fs.readFileSync(path.join(ROOT, 'models', `${name}.safetensors`))));
       const tok = model.tokenizer();
       const begin = tok.beginId();
-      if (name === 'tang') assert.equal(tok.tokenText(begin), '<bos>');
-      else assert.equal(begin, null, `${name}: a byte-level BPE adds no begin token`);
+      const end = tok.endId();
+      if (name === 'tang') {
+        assert.equal(tok.tokenText(begin), '<bos>');
+        assert.equal(tok.tokenText(end), '<eos>');
+      } else {
+        assert.equal(begin, null, `${name}: a byte-level BPE adds no begin token`);
+        assert.equal(end, null, `${name}: nor an end token`);
+      }
       const ids = [...(begin === null ? [] : [begin]), ...tok.encode(prompt)];
-      const out = model.generate(Int32Array.from(ids), 8, { temperature: 0 });
-      const continuation = tok.decodeLike(out.slice(ids.length), prompt);
+      const generated = [...model.generate(Int32Array.from(ids), 8, { temperature: 0 }).slice(ids.length)];
+      const stop = end === null ? -1 : generated.indexOf(end);
+      const continuation = tok.decodeLike(Int32Array.from(stop < 0 ? generated : generated.slice(0, stop)), prompt);
       if (fs.existsSync(CLI)) {
         const native = execFileSync(CLI, ['generate', '--model', path.join(ROOT, 'models', `${name}.safetensors`), '--prompt', prompt, '--max-new', '8'], { encoding: 'utf8' });
         assert.equal(prompt + continuation, native.replace(/\n$/, ''), `${name} on ${prompt}`);

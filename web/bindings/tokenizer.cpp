@@ -7,7 +7,7 @@
 #include <emscripten/bind.h>
 
 #include "attnlab/core/error.hpp"
-#include "attnlab/text/char_vocab.hpp"
+#include "attnlab/text/tokenizer.hpp"
 #include "attnlab/text/unicode.hpp"
 #include "convert.hpp"
 
@@ -123,18 +123,19 @@ val TokenizerBinding::decode_like(val ids, val like) const {
     return guarded("Tokenizer.decodeLike", [&] {
         constexpr const char* where = "Tokenizer.decodeLike";
         const std::string prompt = text_from_js(like, where);
-        const auto* chars = dynamic_cast<const text::CharTokenizer*>(tokenizer_.get());
-        if (!chars || !chars->script()) return decode_to_js(*tokenizer_, ids, where);
         bool batched = false;
         const Index2 tokens = tokens_from_js(ids, where, "ids", &batched);
         if (batched && tokens.shape(0) != 1) fail<ShapeError>(where, ": ids must be one sequence, got ", tokens.shape(0), " rows");
-        const std::vector<std::int32_t> v(tokens.begin(), tokens.end());
-        return val(chars->decode_in(v, chars->script()->detect(prompt)));
+        return val(tokenizer_->decode_like(std::vector<std::int32_t>(tokens.begin(), tokens.end()), prompt));
     }, ids, like);
 }
 val TokenizerBinding::begin_id() const {
-    const bool chars = dynamic_cast<const text::CharTokenizer*>(tokenizer_.get()) != nullptr;
-    return chars ? val(text::CharTokenizer::kBos) : val::null();
+    const auto begin = tokenizer_->begin_id();
+    return begin ? val(*begin) : val::null();
+}
+val TokenizerBinding::end_id() const {
+    const auto end = tokenizer_->end_id();
+    return end ? val(*end) : val::null();
 }
 val TokenizerBinding::token_text(val id) const {
     return guarded("Tokenizer.tokenText", [&] {
@@ -165,6 +166,7 @@ EMSCRIPTEN_BINDINGS(attnlab_tokenizer) {
         .function("decode", &T::decode)
         .function("decodeLike", &T::decode_like)
         .function("beginId", &T::begin_id)
+        .function("endId", &T::end_id)
         .function("tokenText", &T::token_text)
         .function("toBytes", &T::to_bytes);
 }

@@ -40,6 +40,7 @@ public:
     // The id a document starts with, the token a model of this tokenizer was trained to read
     // first (a character tokenizer's <bos>), or null: byte-level BPE and WordPiece add none.
     emscripten::val begin_id() const;
+    emscripten::val end_id() const;
     emscripten::val token_text(emscripten::val id) const;
     emscripten::val to_bytes() const;
 

@@ -61,6 +61,10 @@ public:
     std::string decode_in(const std::vector<std::int32_t>& ids, Script script) const;
     std::string token_text(std::int32_t id) const override;
     TokenizerFiles files() const override;
+    std::optional<std::int32_t> begin_id() const override { return kBos; }
+    std::optional<std::int32_t> end_id() const override { return kEos; }
+    // decode_in() the script `like` is in, with a converter; decode() without one.
+    std::string decode_like(const std::vector<std::int32_t>& ids, std::string_view like) const override;
 
     // The converter and the script the vocabulary is in, when built with one.
     const std::optional<ScriptConverter>& script() const { return script_; }

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,16 @@ public:
     // The files that define this tokenizer, by their canonical names (its kind's layouts[0] and
     // optional files); tokenizer_from_files(kind(), files()) makes an equal one.
     virtual TokenizerFiles files() const = 0;
+
+    // The ids that open and close a document, for a tokenizer whose models were trained with
+    // them (the char vocabulary's <bos> and <eos>); encode() adds neither. None for GPT-2's and
+    // BERT's files, whose special tokens a checkpoint's own template decides. A continuation of
+    // a prompt starts from begin_id() + encode(prompt) and stops at end_id().
+    virtual std::optional<std::int32_t> begin_id() const { return std::nullopt; }
+    virtual std::optional<std::int32_t> end_id() const { return std::nullopt; }
+    // decode() written in the script `like` (a prompt) is in: a tokenizer with a script
+    // converter answers a traditional prompt in traditional characters; the others decode().
+    virtual std::string decode_like(const std::vector<std::int32_t>& ids, std::string_view like) const;
 
     // A self-describing serialisation (UTF-8 JSON: {"format": "attnlab-tokenizer", "version": 1,
     // "kind": ..., "files": {...}}), read back by tokenizer_from_bytes.

@@ -106,7 +106,7 @@ export async function openModel(files: SortedFiles): Promise<PretrainedInfo | nu
   }
 }
 
-/** The models shipped with the page (models/, copied into the page by build_web.sh), fetched only when chosen. */
+/** The shipped models the walkthrough offers (each one is in models/, which build_web.sh copies whole into the page), fetched only when chosen. */
 export const SHIPPED_MODELS = ['tang', 'brown'] as const;
 export type ShippedModel = (typeof SHIPPED_MODELS)[number];
 

@@ -172,13 +172,16 @@ export function pretrainedTrace(lab: AttnLab, text: string, layer: number, gener
 }
 
 /**
- * The generated ids as text in the script `prompt` is written in (a character tokenizer with a
- * script table converts; every other tokenizer decodes as usual).
+ * The generated ids up to the tokenizer's end of document, as text in the script `prompt` is
+ * written in (a character tokenizer with a script table converts; every other tokenizer decodes
+ * as usual), as `attnlab generate` prints them.
  */
 export function continuation(model: Model, ids: number[], prompt: string): string {
   const tok = model.tokenizer()!;
   try {
-    return tok.decodeLike(ids, prompt);
+    const end = tok.endId();
+    const stop = end === null ? -1 : ids.indexOf(end);
+    return tok.decodeLike(stop < 0 ? ids : ids.slice(0, stop), prompt);
   } finally {
     tok.delete();
   }
