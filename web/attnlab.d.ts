@@ -983,6 +983,8 @@ export interface Model {
    * as logits, or with `probabilities` through the softmax (the last row is then `predict`'s distribution).
    */
   logitLens(tokens: Tokens, options?: { position?: number; probabilities?: boolean }): Tensor;
+  /** (L + 1, T, C): the residual stream entering each block at every position ([L]: leaving the last block, before the final LayerNorm). */
+  residuals(tokens: Tokens): Tensor;
   /** Pre-LN decoders: each part's direct contribution to `token`'s logit at `position` (default: the last). */
   logitAttribution(tokens: Tokens, options: { token: number; position?: number }): LogitAttribution;
 }

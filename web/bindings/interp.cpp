@@ -7,6 +7,7 @@
 //   model.patch(clean, corrupted, { answer: 7, wrong: 3 });    // { cleanDiff, corruptedDiff, heads, residual }
 //   model.logitLens(seq, { position: 39 });                    // { shape: [L + 1, V], data }: logits
 //   model.logitLens(seq, { probabilities: true });             // the same rows through the softmax
+//   model.residuals(seq);                                      // { shape: [L + 1, T, C], data }
 //   model.logitAttribution(seq, { token: 7 });                 // { logit, heads, attnBias, mlp, embed, lnBias }
 // A score no row has is null; the definitions are docs/interpretability.md's.
 #include <cstdint>
@@ -14,12 +15,14 @@
 #include <vector>
 
 #include <emscripten/bind.h>
+#include <xtensor/xview.hpp>
 
 #include "attnlab/interp/ablation.hpp"
 #include "attnlab/interp/detectors.hpp"
 #include "attnlab/interp/direct_logit_attribution.hpp"
 #include "attnlab/interp/logit_lens.hpp"
 #include "attnlab/interp/patching.hpp"
+#include "attnlab/interp/run.hpp"
 #include "attnlab/kernels/softmax.hpp"
 #include "convert.hpp"
 #include "model.hpp"
@@ -139,6 +142,19 @@ val logit_lens_of(const Model& model, const val& tokens, const val& options) {
     return tensor_to_js(opt.boolean("probabilities", false) ? softmax_rows(lens) : lens);
 }
 
+// tokens (T) -> (L + 1, T, C): the residual stream entering each block, [L] leaving the last (before ln_f).
+val residuals_of(const Model& model, const val& tokens) {
+    constexpr const char* where = "Model.residuals";
+    const DecoderLM& lm = decoder_of(model, where);
+    const auto seq = sequence_of(tokens, where, "tokens");
+    interp::check_tokens(lm, seq, where);
+    const interp::Run r = interp::run(lm, seq);
+    const std::size_t t = seq.size(), c = lm.config().d_model;
+    Tensor3 out = xt::zeros<float>({r.residuals.size(), t, c});
+    for (std::size_t l = 0; l < r.residuals.size(); ++l) xt::view(out, l) = r.residuals[l];
+    return tensor_to_js(out);
+}
+
 val logit_attribution_of(const Model& model, const val& tokens, const val& options) {
     constexpr const char* where = "Model.logitAttribution";
     const JsOptions opt(options, {"position", "token"}, where);
@@ -191,6 +207,9 @@ val ModelBinding::logit_lens(val tokens) const {
 }
 val ModelBinding::logit_lens(val tokens, val options) const {
     return guarded("Model.logitLens", [&] { return logit_lens_of(*model_, tokens, options); }, tokens, options);
+}
+val ModelBinding::residuals(val tokens) const {
+    return guarded("Model.residuals", [&] { return residuals_of(*model_, tokens); }, tokens);
 }
 val ModelBinding::logit_attribution(val tokens) const {
     return guarded("Model.logitAttribution", [&] { return logit_attribution_of(*model_, tokens, val::undefined()); }, tokens);

@@ -515,6 +515,7 @@ EMSCRIPTEN_BINDINGS(attnlab_model) {
         .function("patch", select_overload<val(val, val, val) const>(&M::patch))
         .function("logitLens", select_overload<val(val) const>(&M::logit_lens))
         .function("logitLens", select_overload<val(val, val) const>(&M::logit_lens))
+        .function("residuals", &M::residuals)
         .function("logitAttribution", select_overload<val(val) const>(&M::logit_attribution))
         .function("logitAttribution", select_overload<val(val, val) const>(&M::logit_attribution))
         .function("save", select_overload<val() const>(&M::save))

@@ -71,6 +71,7 @@ public:
     emscripten::val patch(emscripten::val clean, emscripten::val corrupted, emscripten::val options) const;
     emscripten::val logit_lens(emscripten::val tokens) const;
     emscripten::val logit_lens(emscripten::val tokens, emscripten::val options) const;
+    emscripten::val residuals(emscripten::val tokens) const;
     emscripten::val logit_attribution(emscripten::val tokens) const;
     emscripten::val logit_attribution(emscripten::val tokens, emscripten::val options) const;
 
