@@ -7,6 +7,7 @@ import { mountChapters } from './chapters/view';
 import { ExperimentWorker } from './chapters/experiments';
 import './chapters/chapters.css';
 import './chapters/hands_on.css';
+import './chapters/text_figures.css';
 import { EngineClient } from './engine/client/client';
 import { LANGS, lang, onLang, setLang, t, translate, type Lang } from './i18n';
 import type { EngineInfo } from './engine/protocol/messages';
@@ -79,9 +80,13 @@ let engineLoaded: () => void = () => {};
 const engineUp = new Promise<void>((resolve) => (engineLoaded = resolve));
 const chapters = mountChapters(
   document.getElementById('view-chapters')!,
-  async (request, onProgress) => {
+  async (request, onProgress, onLoad) => {
     await engineUp;
-    const off = onProgress ? engine.onChapterEvent((e) => e.event === 'figure.progress' && e.progress.figure === request.figure && onProgress(e.progress)) : () => false;
+    const model = 'shipped' in request ? request.shipped.name : null;
+    const off = engine.onChapterEvent((e) => {
+      if (e.event === 'figure.progress' && e.progress.figure === request.figure) onProgress?.(e.progress);
+      if (e.event === 'figure.load' && e.load.figure === request.figure && e.load.model === model) onLoad?.(e.load);
+    });
     try {
       return (await engine.call('figure', { kind: 'figure', request })).data;
     } finally {

@@ -6,8 +6,10 @@ import { chainFigure } from './figures/chain';
 import { checkFigure } from './figures/check';
 import { checkpointingFigure } from './figures/checkpointing';
 import { connectivityFigure } from './figures/connectivity';
+import { contextBrownFigure, contextTangFigure } from './figures/context';
 import { crossmodalFigure } from './figures/crossmodal';
 import { dkFigure } from './figures/dk';
+import { everyHeadFigure } from './figures/every_head';
 import type { AnyFigure } from './figures/figure';
 import { flashFigure } from './figures/flash';
 import { forecastFigure } from './figures/forecast';
@@ -16,6 +18,7 @@ import { longrangeFigure } from './figures/longrange';
 import { masksFigure } from './figures/masks';
 import { peFigure } from './figures/pe';
 import { permutationFigure } from './figures/permutation';
+import { poemLinksFigure } from './figures/poem_links';
 import { reshapeFigure } from './figures/reshape';
 import { ropeFigure } from './figures/rope';
 import { sparseFigure } from './figures/sparse';
@@ -34,11 +37,11 @@ export interface Chapter {
 }
 
 export const CHAPTERS: Chapter[] = [
-  { n: 1, sections: '1.1–1.3', figures: [chainFigure], experiments: ['lstm'] },
+  { n: 1, sections: '1.1–1.3', figures: [chainFigure, contextBrownFigure, contextTangFigure], experiments: ['lstm'] },
   { n: 2, sections: '2.1–2.3', figures: [dkFigure], experiments: ['scaling', 'tie-qk'], leadsTo: 'walk' },
-  { n: 3, sections: '3.1–3.3', figures: [reshapeFigure], experiments: ['heads', 'cost', 'kv-heads'] },
+  { n: 3, sections: '3.1–3.3', figures: [reshapeFigure, everyHeadFigure], experiments: ['heads', 'cost', 'kv-heads'] },
   { n: 4, sections: '4.1–4.3', figures: [permutationFigure, peFigure, ropeFigure], experiments: ['positional', 'permutation'] },
-  { n: 5, sections: '5.1–5.3', figures: [longrangeFigure, sparseFigure], experiments: ['variants'] },
+  { n: 5, sections: '5.1–5.3', figures: [longrangeFigure, poemLinksFigure, sparseFigure], experiments: ['variants'] },
   { n: 6, sections: '6.1–6.4', figures: [masksFigure, fp16Figure, flashFigure, checkpointingFigure], experiments: ['mask', 'fp16'] },
   { n: 7, sections: '7.1–7.3', figures: [visionFigure, crossmodalFigure, forecastFigure], experiments: ['series'] },
   { n: 8, sections: '8', figures: [checkFigure], experiments: [] },

@@ -1,19 +1,26 @@
 // One chapter figure as the reader sees it: its controls (kept in the URL), a loading or training
 // state while the engine worker computes, an error in words when it cannot, then the figure's
-// drawing of the worker's answer (figures/figure.ts).
+// drawing of the worker's answer (figures/figure.ts). A figure that reads a shipped model waits
+// ('deferred') until it is scrolled into view, so that opening the page fetches no model.
 import { t } from '../i18n';
-import type { FigureData, FigureProgress, FigureRequest } from '../engine/protocol/chapters';
+import type { FigureData, FigureLoad, FigureProgress, FigureRequest } from '../engine/protocol/chapters';
 import { drawAll } from './figures/draw';
 import type { AnyFigure, Control } from './figures/figure';
+import { shippedFile } from './figures/shipped.compute';
 import { readFigure, readFigureText, writeFigure, writeFigureText } from './figures/url';
 
-/** Computes a figure in the engine worker; trained figures report their training progress. */
-export type FigureSource = (r: FigureRequest, onProgress?: (p: FigureProgress) => void) => Promise<FigureData>;
+/** Computes a figure in the engine worker; trained figures report their training progress, shipped-model ones the model's fetch. */
+export type FigureSource = (r: FigureRequest, onProgress?: (p: FigureProgress) => void, onLoad?: (l: FigureLoad) => void) => Promise<FigureData>;
+
+const MB = (bytes: number) => (bytes / 1048576).toFixed(1);
 
 export class LiveFigure {
   readonly el: HTMLElement;
   private controls: Control[];
   private version = 0;
+  /** A shipped-model figure has been in view (until then it is not computed). */
+  private seen = false;
+  private watching: IntersectionObserver | null = null;
 
   constructor(
     private readonly figure: AnyFigure,
@@ -43,7 +50,7 @@ export class LiveFigure {
       void navigator.clipboard?.writeText(href).catch(() => {});
     });
     this.el.addEventListener('change', (ev) => {
-      const s = ev.target as HTMLSelectElement;
+      const s = ev.target as HTMLSelectElement | HTMLInputElement;
       const c = this.controls.find((k) => k.name === s.dataset.control);
       if (!c) return;
       c.value = typeof c.values[0] === 'number' ? Number(s.value) : s.value;
@@ -57,25 +64,63 @@ export class LiveFigure {
     return this.figure.id;
   }
 
-  private value = (name: string): number | string => this.controls.find((c) => c.name === name)!.value;
+  private value = (name: string): number | string => {
+    const c = this.controls.find((k) => k.name === name)!;
+    return c.value === '' && c.fallback ? c.fallback(this.value) : c.value;
+  };
+
+  private controlHtml(c: Control): string {
+    const label = `<span>${t(c.label)}</span>`;
+    if (c.input === 'text') {
+      const v = String(this.value(c.name)).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+      return `<label class="field inline fig-text">${label}<input type="text" spellcheck="false" data-control="${c.name}" value="${v}"></label>`;
+    }
+    return `<label class="field inline">${label}<select data-control="${c.name}">${c.values.map((x) => `<option value="${x}"${x === c.value ? ' selected' : ''}>${c.labels?.[String(x)] ? t(c.labels[String(x)]) : x}</option>`).join('')}</select></label>`;
+  }
+
+  /** A shipped-model figure not yet in view: says what it will fetch, and draws once it is seen. */
+  private defer(): boolean {
+    if (!this.figure.shipped || this.seen) return false;
+    this.el.dataset.state = 'deferred';
+    this.el.innerHTML = `<p class="small muted fig-deferred">${t('ch.fig.shipped.deferred', { file: shippedFile(this.figure.shipped(this.value)) })}</p>`;
+    if (!this.watching && typeof IntersectionObserver !== 'undefined') {
+      this.watching = new IntersectionObserver((entries) => {
+        if (!entries.some((e) => e.isIntersecting)) return;
+        this.watching?.disconnect();
+        this.watching = null;
+        this.seen = true;
+        void this.draw();
+      });
+      this.watching.observe(this.el);
+    }
+    return true;
+  }
 
   async draw() {
     const v = ++this.version;
-    const bar = this.controls
-      .map((c) => `<label class="field inline"><span>${t(c.label)}</span><select data-control="${c.name}">${c.values.map((x) => `<option value="${x}"${x === c.value ? ' selected' : ''}>${c.labels?.[String(x)] ? t(c.labels[String(x)]) : x}</option>`).join('')}</select></label>`)
-      .join('');
+    if (this.defer()) return;
+    const bar = this.controls.map((c) => this.controlHtml(c)).join('');
     this.el.dataset.state = 'loading';
     const request = this.figure.request(this.value);
-    if (this.figure.trained) this.el.innerHTML = `<div class="fig-training"><p class="small" role="status">${t('ch.fig.training.start')}</p><progress max="1" value="0"></progress></div>`;
+    const shipped = this.figure.shipped?.(this.value);
+    if (this.figure.trained || shipped) {
+      const start = shipped ? t('ch.fig.shipped.start', { file: shippedFile(shipped) }) : t('ch.fig.training.start');
+      this.el.innerHTML = `<div class="fig-training"><p class="small" role="status">${start}</p><progress max="1" value="0"></progress></div>`;
+    }
+    const show = (text: string, share: number) => {
+      if (v !== this.version) return;
+      const status = this.el.querySelector<HTMLElement>('.fig-training p');
+      if (status) status.textContent = text;
+      const progress = this.el.querySelector<HTMLProgressElement>('.fig-training progress');
+      if (progress) progress.value = share;
+    };
     let data: FigureData;
     try {
-      data = await this.source(request, (p) => {
-        if (v !== this.version) return;
-        const status = this.el.querySelector<HTMLElement>('.fig-training p');
-        if (status) status.textContent = t('ch.fig.training.progress', { step: p.step, total: p.total, loss: p.loss.toFixed(3) });
-        const progress = this.el.querySelector<HTMLProgressElement>('.fig-training progress');
-        if (progress) progress.value = p.step / p.total;
-      });
+      data = await this.source(
+        request,
+        (p) => show(t('ch.fig.training.progress', { step: p.step, total: p.total, loss: p.loss.toFixed(3) }), p.step / p.total),
+        (l) => show(t('ch.fig.shipped.progress', { file: shippedFile(l.model), loaded: MB(l.loaded), total: MB(l.total) }), l.total ? l.loaded / l.total : 0),
+      );
     } catch (e) {
       if (v !== this.version) return;
       this.el.innerHTML = `<p class="fig-error">${t('ch.figError', { message: e instanceof Error ? e.message : String(e) })}</p>`;

@@ -16,9 +16,10 @@ export interface ChaptersView {
   show(): void;
   /**
    * For tests: the chapter shown, the state of its figures and experiments, and the result object
-   * the experiments' worker returned for each experiment run so far. firstDrawnMs: when the
-   * chapter first shown had every figure drawn from the engine's answer (ms after navigation
-   * start, performance.now()); null until then.
+   * the experiments' worker returned for each experiment run so far (a figure's state: loading,
+   * ready, error, or deferred: a shipped-model figure not yet scrolled into view). firstDrawnMs:
+   * when the chapter first shown had every figure not deferred drawn from the engine's answer (ms
+   * after navigation start, performance.now()); null until then.
    */
   state(): { chapter: number; lang: string; figures: Record<string, string>; experiments: Record<string, string>; results: Record<string, ExperimentResult>; firstDrawnMs: number | null };
 }
@@ -174,7 +175,7 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       if (shown) return;
       shown = true;
       void go(current).finally(() => {
-        if (liveFigures.every((f) => f.el.dataset.state === 'ready')) firstDrawnMs = performance.now();
+        if (liveFigures.every((f) => f.el.dataset.state === 'ready' || f.el.dataset.state === 'deferred')) firstDrawnMs = performance.now();
       });
     },
     state: () => ({

@@ -8,6 +8,7 @@
 import { heads } from './heads';
 import { handsOn } from './hands_on';
 import { patching } from './patching';
+import { textFigures } from './text_figures';
 
 export const en = {
   // ---- the page: header, tabs, engine badge, footer ----
@@ -173,6 +174,7 @@ export const en = {
   ...handsOn,
   ...heads,
   ...patching,
+  ...textFigures,
 
   // ---- chapter 9: its text; figure connectivity ----
   'ch.9.title': 'Questions the article leaves open',

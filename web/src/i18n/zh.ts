@@ -4,6 +4,7 @@ import type { Strings } from './en';
 import { headsZh } from './heads_zh';
 import { handsOnZh } from './hands_on_zh';
 import { patchingZh } from './patching_zh';
+import { textFiguresZh } from './text_figures_zh';
 
 export const zh: Strings = {
   // ---- the page: header, tabs, engine badge, footer ----
@@ -169,6 +170,7 @@ export const zh: Strings = {
   ...handsOnZh,
   ...headsZh,
   ...patchingZh,
+  ...textFiguresZh,
 
   // ---- chapter 9: its text; figure connectivity ----
   'ch.9.title': '文章留下的问题',

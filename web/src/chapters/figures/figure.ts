@@ -5,6 +5,7 @@
 // figure: controls, loading, training progress, errors; the figure only draws.
 import type { Key } from '../../i18n';
 import type { FigureData, FigureKind, FigureRequest } from './computations';
+import type { ShippedName } from './shipped.compute';
 
 /** A select of the figure's bar. */
 export interface Control {
@@ -15,6 +16,10 @@ export interface Control {
   value: number | string;
   /** Words for some values (both languages); the others show as they are. */
   labels?: Record<string, Key>;
+  /** A text field instead of a select (values is then empty). */
+  input?: 'text';
+  /** A text field left empty reads as this (e.g. the chosen model's own default sentence). */
+  fallback?: (v: Values) => string;
 }
 
 /** The current value of each control, by name. */
@@ -29,6 +34,11 @@ export interface Figure<K extends FigureKind = FigureKind> {
   controls: readonly Control[];
   /** The worker trains a model first: the figure shows its progress until it answers. */
   trained?: boolean;
+  /**
+   * The shipped model the figure reads (models/<name>.safetensors): the figure waits until it is
+   * scrolled into view, then the worker fetches the model (once) and the figure shows its progress.
+   */
+  shipped?: (v: Values) => ShippedName;
   request(v: Values): RequestOf<K>;
   draw(host: HTMLElement, data: DataOf<K>, v: Values): void;
 }

@@ -58,7 +58,7 @@ export class EngineClient {
         if (msg.event === 'engine.starting') return;
         if (msg.event === 'engine.alive') this.watch(gen, msg.lock);
         else if (msg.event === 'engine.fatal') this.lost(gen, msg.message); // the worker closes itself
-        else if (msg.event === 'experiment.progress' || msg.event === 'figure.progress') for (const l of this.chapterListeners) l(msg);
+        else if (msg.event === 'experiment.progress' || msg.event === 'figure.progress' || msg.event === 'figure.load') for (const l of this.chapterListeners) l(msg);
         else if (msg.event === 'pretrained.progress') for (const l of this.pretrainedListeners) l(msg);
         else for (const l of this.listeners) l(msg);
         return;

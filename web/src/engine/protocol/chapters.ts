@@ -2,10 +2,10 @@
 // and answers are the figures' own, chapters/figures/computations.ts) and the experiments of the
 // article (lab.experiments, lab.runExperiment). Plain data only; Float32Arrays are transferred.
 import type { ExperimentInfo, ExperimentMessage, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult } from '../../../attnlab';
-import type { FigureData, FigureProgress, FigureRequest } from '../../chapters/figures/computations';
+import type { FigureData, FigureLoad, FigureProgress, FigureRequest } from '../../chapters/figures/computations';
 
 export type { ExperimentInfo, ExperimentMessage, ExperimentOptions, ExperimentParameter, ExperimentProgress, ExperimentResult };
-export type { FigureData, FigureProgress, FigureRequest };
+export type { FigureData, FigureLoad, FigureProgress, FigureRequest };
 
 export type ChapterRequest =
   | { kind: 'figure'; request: FigureRequest }
@@ -19,4 +19,7 @@ export type ChapterReply =
 
 /** Progress of a running experiment, batched: the worker posts at most every PROGRESS_EVERY_MS. */
 export const PROGRESS_EVERY_MS = 100;
-export type ChapterEvent = { event: 'experiment.progress'; points: ExperimentProgress[] } | { event: 'figure.progress'; progress: FigureProgress };
+export type ChapterEvent =
+  | { event: 'experiment.progress'; points: ExperimentProgress[] }
+  | { event: 'figure.progress'; progress: FigureProgress }
+  | { event: 'figure.load'; load: FigureLoad };

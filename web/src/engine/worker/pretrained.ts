@@ -73,7 +73,8 @@ export async function openShipped(lab: AttnLab, url: string, name: string, progr
   }
 }
 
-async function fetchWithProgress(url: string, name: string, progress: (loaded: number, total: number) => void): Promise<Uint8Array> {
+/** The bytes at `url` (the file `name`), `progress(loaded, total)` as they arrive; an Error names the file and why. */
+export async function fetchWithProgress(url: string, name: string, progress: (loaded: number, total: number) => void): Promise<Uint8Array> {
   let r: Response;
   try {
     r = await fetch(url);

@@ -6,11 +6,12 @@
 /// <reference lib="webworker" />
 import type { AttnLab, loadAttnLab } from '../../../attnlab';
 import { START_BEAT_MS, type Reply, type ReplyEnvelope, type Request, type RequestEnvelope, type WorkerEvent } from '../protocol/messages';
-import { computeFigure } from '../../chapters/figures/computations';
+import { computeFigure, shippedOf } from '../../chapters/figures/computations';
 import { PROGRESS_EVERY_MS, type ExperimentProgress } from '../protocol/chapters';
 import { LabRunner } from './train_loop';
 import { missingTrainingBindings, parameterCount, TrainingSession } from './training';
 import { lensOf, patchOf, trainedInterp, type InterpModel } from './lens';
+import { openFigureModel } from './figure_models';
 import { openPretrained, openShipped, pretrainedInterp, pretrainedTrace } from './pretrained';
 import { headsAblation, headsGallery } from './heads';
 import { modelTrace, trace } from './walk_trace';
@@ -175,8 +176,12 @@ async function handle(body: Request): Promise<Reply> {
       return { kind: 'heads.gallery', gallery: headsGallery(body, loaded().runner) };
     case 'heads.ablate':
       return { kind: 'heads.ablation', ablation: headsAblation(body, loaded().runner) };
-    case 'figure':
-      return { kind: 'figure', data: computeFigure(loaded().lab, body.request, (progress) => post({ event: 'figure.progress', progress })) };
+    case 'figure': {
+      const { request } = body;
+      const ref = shippedOf(request);
+      if (ref) await openFigureModel(loaded().lab, ref, (l, total) => post({ event: 'figure.load', load: { figure: request.figure, model: ref.name, loaded: l, total } }));
+      return { kind: 'figure', data: computeFigure(loaded().lab, request, (progress) => post({ event: 'figure.progress', progress })) };
+    }
     case 'experiments.list':
       return { kind: 'experiments', list: loaded().lab.experiments() };
     case 'experiment.run': {
