@@ -23,11 +23,11 @@ after(async () => {
 
 const state = () => page.evaluate(() => window.__attnlab.chapters());
 const query = () => page.evaluate(() => Object.fromEntries(new URL(location.href).searchParams));
-/** Waits until every figure of the chapter shown is drawn from engine data (§5 and §7 train a small model first). */
+/** Waits until every figure of the chapter shown is drawn from engine data (§5 and §7 train a small model first), or deferred (a shipped-model figure not yet scrolled into view). */
 async function figuresReady(p = page) {
   await p.waitForFunction(() => {
     const s = window.__attnlab?.chapters?.();
-    return s && Object.values(s.figures).every((f) => f === 'ready');
+    return s && Object.values(s.figures).every((f) => f === 'ready' || f === 'deferred');
   }, null, { timeout: 90000, polling: 50 });
 }
 

@@ -39,7 +39,7 @@ async function chapterReady(n) {
   await page.locator(`nav.toc button[data-chapter="${n}"]`).click();
   await page.waitForFunction((n) => {
     const s = window.__attnlab?.chapters?.();
-    return s && s.chapter === n && Object.values(s.figures).every((f) => f === 'ready') &&
+    return s && s.chapter === n && Object.values(s.figures).every((f) => f === 'ready' || f === 'deferred') &&
       [...document.querySelectorAll('section.experiment')].every((e) => e.dataset.available !== '');
   }, n, { timeout: 90000, polling: 100 });
 }

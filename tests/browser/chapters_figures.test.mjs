@@ -24,7 +24,7 @@ async function open(chapter, extra = '') {
   await page.goto(`${b.url}?view=chapters&chapter=${chapter}&lang=en${extra}`);
   await page.waitForFunction(() => {
     const s = window.__attnlab?.chapters?.();
-    return s && Object.values(s.figures).length && Object.values(s.figures).every((f) => f === 'ready');
+    return s && Object.values(s.figures).length && Object.values(s.figures).every((f) => f === 'ready' || f === 'deferred');
   }, null, { timeout: 90000, polling: 50 });
   await page.evaluate(async () => {
     if (window.__refLab) return;

@@ -25,7 +25,7 @@ async function chapter(n, lang, width = 1360) {
   await page.goto(`${b.url}?chapter=${n}&lang=${lang}`);
   await page.waitForFunction(() => {
     const s = window.__attnlab?.chapters?.();
-    return s && Object.values(s.figures).every((f) => f === 'ready') && [...document.querySelectorAll('section.experiment')].every((e) => e.dataset.available !== '');
+    return s && Object.values(s.figures).every((f) => f === 'ready' || f === 'deferred') && [...document.querySelectorAll('section.experiment')].every((e) => e.dataset.available !== '');
   }, null, { timeout: 120000, polling: 100 });
 }
 

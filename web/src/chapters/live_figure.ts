@@ -6,7 +6,7 @@ import { t } from '../i18n';
 import type { FigureData, FigureLoad, FigureProgress, FigureRequest } from '../engine/protocol/chapters';
 import { drawAll } from './figures/draw';
 import type { AnyFigure, Control } from './figures/figure';
-import { shippedFile } from './figures/shipped.compute';
+import { shippedFile } from '../engine/protocol/shipped';
 import { readFigure, readFigureText, writeFigure, writeFigureText } from './figures/url';
 
 /** Computes a figure in the engine worker; trained figures report their training progress, shipped-model ones the model's fetch. */

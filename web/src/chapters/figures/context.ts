@@ -5,7 +5,7 @@ import { sequentialScale } from '../../util/color';
 import type { ContextFigure } from './context.compute';
 import { defineFigure } from './figure';
 import { note } from './draw';
-import type { ShippedName } from './shipped.compute';
+import type { ShippedName } from '../../engine/protocol/shipped';
 import { SHIPPED_HEADS, SHIPPED_LAYERS, shippedRef } from './shipped';
 
 /** The default pair of each model: "bank" of a river and of a loan; 行 as a row (háng) and as walking (xíng). */

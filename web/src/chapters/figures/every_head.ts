@@ -6,7 +6,7 @@ import { sequentialScale } from '../../util/color';
 import { matrix } from './draw';
 import type { EveryHeadFigure } from './every_head.compute';
 import { defineFigure } from './figure';
-import type { ShippedName } from './shipped.compute';
+import type { ShippedName } from '../../engine/protocol/shipped';
 import { shippedRef } from './shipped';
 
 /** The text each model reads by default: a Tang couplet pair; an English sentence with a repeated name. */

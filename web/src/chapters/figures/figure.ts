@@ -5,7 +5,7 @@
 // figure: controls, loading, training progress, errors; the figure only draws.
 import type { Key } from '../../i18n';
 import type { FigureData, FigureKind, FigureRequest } from './computations';
-import type { ShippedName } from './shipped.compute';
+import type { ShippedName } from '../../engine/protocol/shipped';
 
 /** A select of the figure's bar. */
 export interface Control {

@@ -8,9 +8,6 @@ import { own } from './layer.compute';
 import { POEM_PATTERNS, poemPattern, poemScores, poemSlots, type PoemPattern, type PoemSlot } from './poem.compute';
 import { readText, shippedModel, type ShippedRef } from './shipped.compute';
 
-/** How many of the longest links are listed. */
-export const LINKS_LISTED = 8;
-
 export interface PoemLinksRequest {
   figure: 'poemLinks';
   shipped: ShippedRef;
@@ -39,7 +36,7 @@ export interface PoemLinksFigure {
   /** The head's (T, T) weights (Model.attentionMaps[layer][head]). */
   weights: Tensor;
   threshold: number;
-  /** Every link at or above the threshold (key ≠ ⟨s⟩, distance ≥ 2), longest first; the first LINKS_LISTED are listed. */
+  /** Every link at or above the threshold (key ≠ ⟨s⟩, distance ≥ 2), longest first (the page lists the first few). */
   links: PoemLink[];
 }
 

@@ -6,7 +6,7 @@ import type { Tensor } from '../../engine/protocol/messages';
 import { sequentialScale } from '../../util/color';
 import { cellFor, matrix, note } from './draw';
 import { defineFigure } from './figure';
-import { LINKS_LISTED, type PoemLink, type PoemLinksFigure } from './poem_links.compute';
+import type { PoemLink, PoemLinksFigure } from './poem_links.compute';
 import { SHIPPED_HEADS, SHIPPED_LAYERS, shippedRef } from './shipped';
 
 /**
@@ -20,6 +20,8 @@ export const HELDOUT_POEMS = [
   { id: 'd748ec83-83cd-4ff8-8af6-bf6b5f22ca09', text: '曾陪鹤驭两三仙，亲侍龙舆四五年。\n天上欢华春有限，世间漂泊海无边。\n荣枯事过都成梦，忧喜心忘便是禅。\n官满更归何处去，香炉峰在宅门前。\n' },
 ] as const;
 
+/** How many of the longest links are drawn and listed. */
+const LINKS_LISTED = 8;
 const HEADS = ['auto', ...SHIPPED_LAYERS.flatMap((l) => SHIPPED_HEADS.map((h) => `${l}.${h}`))];
 const KIND_COLOR: Record<PoemLink['kind'], string> = { rhyme: '#ff725c', paired_line: '#4269d0', same_char: '#a463f2', other: '#9c6b4e' };
 

@@ -3,13 +3,9 @@
 // first time a figure asks for it (engine/worker/figure_models.ts) and keeps it; a computation
 // takes it from here and reads a text with the model's own tokenizer.
 import type { AttnLab, Model } from '../../../attnlab';
+import { shippedFile, type ShippedName, type ShippedRef } from '../../engine/protocol/shipped';
 
-export type ShippedName = 'tang' | 'brown';
-/** What a request that reads a shipped model carries: the model's name and where the page serves it. */
-export interface ShippedRef { name: ShippedName; url: string }
-
-/** The shipped models' file name in the page (models/<name>.safetensors). */
-export const shippedFile = (name: ShippedName) => `${name}.safetensors`;
+export type { ShippedName, ShippedRef };
 
 const held = new Map<ShippedName, Model>();
 

@@ -1,6 +1,6 @@
 // The page side of the shipped models a figure reads: where the page serves them (copied into
 // web/dist/models by scripts/build_web.sh), as the request carries it to the engine worker.
-import { shippedFile, type ShippedName, type ShippedRef } from './shipped.compute';
+import { shippedFile, type ShippedName, type ShippedRef } from '../../engine/protocol/shipped';
 
 export const shippedRef = (name: ShippedName): ShippedRef => ({ name, url: new URL(`models/${shippedFile(name)}`, document.baseURI).href });
 

@@ -2,7 +2,8 @@
 // the engine worker when a figure first asks for one: fetched with its progress, read by
 // Model.load, then kept for every later figure. Two figures asking at once share one fetch.
 import type { AttnLab } from '../../../attnlab';
-import { holdShipped, isHeld, shippedFile, type ShippedName, type ShippedRef } from '../../chapters/figures/shipped.compute';
+import { holdShipped, isHeld } from '../../chapters/figures/shipped.compute';
+import { shippedFile, type ShippedName, type ShippedRef } from '../protocol/shipped';
 import { fetchWithProgress } from './pretrained';
 
 const opening = new Map<ShippedName, Promise<void>>();
