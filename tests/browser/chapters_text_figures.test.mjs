@@ -94,9 +94,14 @@ async function checkContext(id, name) {
   }, id);
   const ref = await reference(name, (lab, model, ids, s) => {
     const out = { distance: [], rows: [], positions: [] };
+    // The last token covering the word's first occurrence (after the begin token, if any).
     const tok = model.tokenizer();
+    const shift = tok.beginId() === null ? 0 : 1;
     const seqs = [s.a, s.b].map(ids);
-    const pos = seqs.map((q) => [...q].findIndex((t) => tok.tokenText(t).trim() === s.word));
+    const pos = [s.a, s.b].map((text) => {
+      const at = text.indexOf(s.word);
+      return shift + tok.tokens(text).findLastIndex((t) => t.start < at + s.word.length && t.end > at);
+    });
     tok.delete();
     const res = seqs.map((q) => model.residuals(q));
     const [L1, , C] = res[0].shape;

@@ -97,10 +97,17 @@ test('§1.3 context: the distances are the cosine distances of Model.residuals, 
     for (const [layer, head] of [[0, -1], [3, 2]]) {
       const d = context(lab, { figure: 'context', shipped: ref(name), a, b, word, layer, head });
       const [A, B] = [a, b].map((s) => idsOf(model, s));
+      // The last token covering the word's first occurrence (after the begin token, if any).
       const tok = model.tokenizer();
-      const pos = [A, B].map((ids) => [...ids].findIndex((id) => tok.tokenText(id).trim() === word));
+      const shift = tok.beginId() === null ? 0 : 1;
+      const pos = [a, b].map((s) => {
+        const at = s.indexOf(word);
+        const spans = tok.tokens(s);
+        return shift + spans.findLastIndex((t) => t.start < at + word.length && t.end > at);
+      });
       tok.delete();
       assert.deepEqual(d.sentences.map((s) => s.position), pos, `${name}: the word's positions`);
+      if (name === 'brown') assert.deepEqual(d.sentences[0].pieces.map((i) => d.sentences[0].labels[i]), ['␣b', 'ank'], 'brown spells " bank" with two tokens');
       assert.ok(pos.every((p) => p > 0));
       const [rA, rB] = [A, B].map((ids) => model.residuals(ids));
       assert.equal(d.distance.length, model.config().numLayers + 1);
@@ -119,10 +126,11 @@ test('§1.3 context: the distances are the cosine distances of Model.residuals, 
   }
 });
 
-test('§1.3 context: a word missing, split by the BPE or empty, a bad layer or head: Errors that say which', () => {
+test('§1.3 context: a word missing, ending in different tokens or empty, a bad layer or head: Errors that say which', () => {
   const base = { figure: 'context', shipped: ref('brown'), a: 'He sat on the river bank.', b: 'She went to the bank.', word: 'bank', layer: 0, head: -1 };
   assert.throws(() => context(lab, { ...base, b: 'She went home.' }), /sentence B has no “bank”/);
-  assert.throws(() => context(lab, { ...base, a: 'The riverbanks flooded.', b: 'The riverbanks dried.', word: 'riverbanks' }), /“riverbanks” is not one token in sentence A: the model's tokenizer reads it as “.+” \+ /);
+  assert.throws(() => context(lab, { ...base, a: 'The riverbanks flooded.' }), /sentence A has no “bank”/, 'a word inside a longer one is not the word');
+  assert.throws(() => context(lab, { ...base, word: 'fall', a: 'fall came early.', b: 'In the fall we left.' }), /“fall” ends in different tokens in the two sentences \(“all” in A, “␣fall” in B\)/);
   assert.throws(() => context(lab, { ...base, word: ' ' }), /the word to compare is empty/);
   assert.throws(() => context(lab, { ...base, layer: 4 }), /layer 4 is not a layer of brown \(0\.\.3\)/);
   assert.throws(() => context(lab, { ...base, head: 4 }), /head 4 is not a head of brown/);

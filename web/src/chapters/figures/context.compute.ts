@@ -21,7 +21,8 @@ export interface ContextRequest {
 export interface ContextSentence {
   text: string;
   labels: string[];
-  /** The word's token position (the first occurrence). */
+  /** The word's tokens (its first occurrence) and the last of them, the one the figure follows. */
+  pieces: number[];
   position: number;
   /** Its attention row at (layer, head): the weight on each key 0..position. */
   row: number[];
@@ -42,16 +43,30 @@ export interface ContextFigure {
   distance: number[];
 }
 
-/** The position of `word` as one token of `tokens`, or an Error saying why it is not one. */
-export function wordPosition(tokens: ReadToken[], text: string, word: string, what: string): number {
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The tokens that spell the first occurrence of `word` in `text` (a whole word: not inside a
+ * longer one, except for Han characters, which have no word boundaries), or an Error saying why
+ * there are none. A BPE may spell a word with several tokens (brown reads " bank" as " b" + "ank");
+ * the figure follows the last of them, where a causal model has read the whole word.
+ */
+export function wordTokens(tokens: ReadToken[], text: string, word: string, what: string): number[] {
   const w = word.trim();
   if (!w) throw new Error('the word to compare is empty: type a word that both sentences contain');
-  const i = tokens.findIndex((t) => text.slice(t.start, t.end).trim() === w);
-  if (i >= 0) return i;
-  const at = text.indexOf(w);
-  if (at < 0) throw new Error(`${what} has no “${w}”: both sentences must contain the word`);
-  const parts = tokens.filter((t) => t.end > at && t.start < at + w.length).map((t) => `“${t.label}”`);
-  throw new Error(`“${w}” is not one token in ${what}: the model's tokenizer reads it as ${parts.join(' + ')}; choose a word it keeps whole`);
+  const edge = /^\p{Script=Han}+$/u.test(w) ? '' : '(?<![\\p{L}\\p{N}])';
+  const m = new RegExp(`${edge}${escapeRegExp(w)}${edge ? '(?![\\p{L}\\p{N}])' : ''}`, 'u').exec(text);
+  if (!m) throw new Error(`${what} has no “${w}”: both sentences must contain the word`);
+  const at = m.index;
+  const end = at + w.length;
+  const pieces = tokens.flatMap((t, i) => (t.end > at && t.start < end ? [i] : []));
+  const first = tokens[pieces[0]];
+  const last = tokens[pieces[pieces.length - 1]];
+  // A token may bring the space before the word (GPT-2-style BPE), never a letter of a neighbour.
+  if (text.slice(first.start, at).trim() !== '' || last.end > end) {
+    throw new Error(`“${w}” in ${what} shares a token with its neighbours (${pieces.map((i) => `“${tokens[i].label}”`).join(' + ')}); choose a word the tokenizer reads on its own`);
+  }
+  return pieces;
 }
 
 export const cosineDistance = (a: Float32Array, b: Float32Array): number => {
@@ -68,7 +83,8 @@ export const cosineDistance = (a: Float32Array, b: Float32Array): number => {
 
 function sentence(model: Model, text: string, word: string, what: string, layer: number, head: number) {
   const tokens = readText(model, text, what);
-  const position = wordPosition(tokens, text, word, what);
+  const pieces = wordTokens(tokens, text, word, what);
+  const position = pieces[pieces.length - 1];
   const ids = Int32Array.from(tokens.map((t) => t.id));
   const maps = model.attentionMaps(ids);
   const H = maps.shape[1];
@@ -77,8 +93,9 @@ function sentence(model: Model, text: string, word: string, what: string, layer:
   for (const h of heads) mapRow(maps, layer, h, position).subarray(0, position + 1).forEach((w, j) => (row[j] += w / heads.length));
   const top = row.map((weight, key) => ({ key, label: tokens[key].label, weight })).sort((x, y) => y.weight - x.weight || x.key - y.key).slice(0, 3);
   const res = model.residuals(ids);
-  const s: ContextSentence = { text, labels: tokens.map((t) => t.label), position, row, top };
-  return { s, res };
+  const id = tokens[position].id;
+  const s: ContextSentence = { text, labels: tokens.map((t) => t.label), pieces, position, row, top };
+  return { s, res, id };
 }
 
 export function context(lab: AttnLab, r: ContextRequest): ContextFigure {
@@ -88,6 +105,9 @@ export function context(lab: AttnLab, r: ContextRequest): ContextFigure {
   if (!Number.isInteger(r.head) || r.head < -1 || r.head >= H) throw new Error(`head ${r.head} is not a head of ${r.shipped.name} (0..${H - 1}, or the mean)`);
   const a = sentence(model, r.a, r.word, 'sentence A', r.layer, r.head);
   const b = sentence(model, r.b, r.word, 'sentence B', r.layer, r.head);
+  if (a.id !== b.id) {
+    throw new Error(`“${r.word.trim()}” ends in different tokens in the two sentences (“${a.s.labels[a.s.position]}” in A, “${b.s.labels[b.s.position]}” in B): write it the same way in both`);
+  }
   // Residuals (L + 1, T, C): each occurrence's vector at every depth.
   const [, Ta, C] = a.res.shape;
   const Tb = b.res.shape[1];

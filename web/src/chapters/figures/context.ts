@@ -66,6 +66,8 @@ function contextFigure(model: ShippedName) {
     request: (v) => ({ figure: 'context', shipped: shippedRef(model), a: String(v('a')), b: String(v('b')), word: String(v('word')), layer: Number(v('layer')), head: Number(v('head')) }),
     draw(host, d) {
       note(host, t(`ch.fig.context.about.${model}` as Key, { word: d.word }));
+      const s = d.sentences[0];
+      if (s.pieces.length > 1) note(host, t('ch.fig.context.pieces', { word: d.word, n: s.pieces.length, pieces: s.pieces.map((i) => s.labels[i]).join(' + '), last: s.labels[s.position] }));
       distanceBars(host, d);
       sentenceRow(host, d, 0);
       sentenceRow(host, d, 1);
