@@ -218,7 +218,8 @@ test('§5.2 a held-out poem\'s longest links: head, weights and links are the en
       arcs: el.querySelectorAll('.link-arc').length,
     };
   });
-  const poem = '江上日多雨，萧萧荆楚秋。\n高风下木叶，永夜揽貂裘。\n勋业频看镜，行藏独倚楼。\n时危思报主，衰谢不能休。\n';
+  // The default: Bai Juyi's regulated verse of 7-character lines, held out of tang's training.
+  const poem = '曾陪鹤驭两三仙，亲侍龙舆四五年。\n天上欢华春有限，世间漂泊海无边。\n荣枯事过都成梦，忧喜心忘便是禅。\n官满更归何处去，香炉峰在宅门前。\n';
   const ref = await reference('tang', (lab, model, ids, poem) => {
     const q = ids(poem);
     const m = model.attentionMaps(q);
@@ -230,11 +231,19 @@ test('§5.2 a held-out poem\'s longest links: head, weights and links are the en
       if (/\p{Script=Han}/u.test(ch)) cur.push(k + 1);
       else if (ch === '，' || ch === '。') { lines.push(cur); cur = []; }
     });
-    const keys = { paired_line: Array.from({ length: T }, () => []), rhyme: Array.from({ length: T }, () => []) };
+    // The poem patterns (chapters/figures/poem.compute.ts) written out again from their definitions.
+    const POEM = ['paired_line', 'paired_next', 'rhyme', 'rhyme_next'];
+    const keys = Object.fromEntries(POEM.map((p) => [p, Array.from({ length: T }, () => [])]));
     lines.forEach((line, n) => {
       if (n % 2 === 0) return;
-      line.forEach((qq, c) => keys.paired_line[qq].push(lines[n - 1][c]));
-      if (n >= 3) keys.rhyme[line.at(-1)].push(lines[n - 2].at(-1));
+      line.forEach((qq, c) => {
+        keys.paired_line[qq].push(lines[n - 1][c]);
+        if (c + 1 < lines[n - 1].length) keys.paired_next[qq].push(lines[n - 1][c + 1]);
+      });
+      if (n >= 3) {
+        keys.rhyme[line.at(-1)].push(lines[n - 2].at(-1));
+        keys.rhyme_next[line.at(-2)].push(lines[n - 2].at(-1));
+      }
     });
     const score = (l, h, p) => {
       let sum = 0, rows = 0;
@@ -242,10 +251,11 @@ test('§5.2 a held-out poem\'s longest links: head, weights and links are the en
       return rows ? sum / rows : -1;
     };
     let best = { s: -1 };
-    for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) for (const p of ['paired_line', 'rhyme']) if (score(l, h, p) > best.s + 1e-12) best = { l, h, p, s: score(l, h, p) };
+    for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) for (const p of POEM) if (score(l, h, p) > best.s + 1e-12) best = { l, h, p, s: score(l, h, p) };
     const w = (i, j) => m.data[((best.l * H + best.h) * T + i) * T + j];
     const links = [];
-    for (let i = 0; i < T; i++) for (let j = 1; j <= i - 2; j++) if (w(i, j) >= 0.3) links.push({ query: i, key: j, weight: w(i, j), distance: i - j });
+    const isChar = (i) => i > 0 && /\p{Script=Han}/u.test([...poem][i - 1]);
+    for (let i = 0; i < T; i++) for (let j = 1; j <= i - 2; j++) if (isChar(i) && isChar(j) && w(i, j) >= 0.3) links.push({ query: i, key: j, weight: w(i, j), distance: i - j });
     links.sort((x, y) => y.distance - x.distance || y.weight - x.weight);
     return { best, links, T, weights: Array.from({ length: T * T }, (_, k) => w(Math.floor(k / T), k % T)) };
   }, poem);

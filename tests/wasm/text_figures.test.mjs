@@ -137,6 +137,9 @@ test('§1.3 context: a word missing, ending in different tokens or empty, a bad 
   assert.throws(() => context(lab, { ...base, a: 'bank '.repeat(200) }), /sentence A is \d+ tokens long; the model reads at most 128/);
 });
 
+/** The poem patterns (web/src/chapters/figures/poem.compute.ts), written out again from their definitions. */
+const POEM = ['paired_line', 'paired_next', 'rhyme', 'rhyme_next'];
+
 /** A poem's patterns read from its characters: token k + 1 is character k (tang: ⟨s⟩, then a token a character). */
 function directPoemKeys(text) {
   const lines = [];
@@ -146,11 +149,17 @@ function directPoemKeys(text) {
     else if (ch === '，' || ch === '。') { lines.push(cur); cur = []; }
   });
   const T = [...text].length + 1;
-  const keys = { paired_line: Array.from({ length: T }, () => []), rhyme: Array.from({ length: T }, () => []) };
+  const keys = Object.fromEntries(POEM.map((p) => [p, Array.from({ length: T }, () => [])]));
   lines.forEach((line, n) => {
     if (n % 2 === 0) return;
-    line.forEach((q, c) => lines[n - 1][c] !== undefined && keys.paired_line[q].push(lines[n - 1][c]));
-    if (n >= 3) keys.rhyme[line[line.length - 1]].push(lines[n - 2][lines[n - 2].length - 1]);
+    line.forEach((q, c) => {
+      if (lines[n - 1][c] !== undefined) keys.paired_line[q].push(lines[n - 1][c]);
+      if (lines[n - 1][c + 1] !== undefined) keys.paired_next[q].push(lines[n - 1][c + 1]);
+    });
+    if (n >= 3) {
+      keys.rhyme[line.at(-1)].push(lines[n - 2].at(-1));
+      keys.rhyme_next[line.at(-2)].push(lines[n - 2].at(-1));
+    }
   });
   return keys;
 }
@@ -165,7 +174,7 @@ function directScore(w, T, keys) {
   return rows ? sum / rows : null;
 }
 
-const POEM = '江上日多雨，萧萧荆楚秋。\n高风下木叶，永夜揽貂裘。\n勋业频看镜，行藏独倚楼。\n时危思报主，衰谢不能休。\n';
+const POEM_TEXT = '江上日多雨，萧萧荆楚秋。\n高风下木叶，永夜揽貂裘。\n勋业频看镜，行藏独倚楼。\n时危思报主，衰谢不能休。\n';
 
 test('§3.2 every head: the maps and the five detector scores are the engine\'s; the poem scores are the direct definitions\'; the label is the best', () => {
   for (const [name, model, text] of [['tang', tang, '白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼。\n'], ['brown', brown, 'Mr. Smith said that the new school would open in May, and Mr. Smith was right.']]) {
@@ -180,7 +189,7 @@ test('§3.2 every head: the maps and the five detector scores are the engine\'s;
     const T = ids.length;
     d.heads.forEach((h, k) => {
       for (const p of ['previous_token', 'duplicate_token', 'induction', 'first_token', 'self']) assert.equal(h.scores[p], engine[k][p], `${name} ${h.layer}.${h.head} ${p}`);
-      if (poemKeys) for (const p of ['paired_line', 'rhyme']) {
+      if (poemKeys) for (const p of POEM) {
         const want = directScore(row(maps, h.layer, h.head), T, poemKeys[p]);
         if (want === null) assert.equal(h.scores[p], null);
         else close(h.scores[p], want, 1e-6, `${h.layer}.${h.head} ${p}`);
@@ -194,15 +203,15 @@ test('§3.2 every head: the maps and the five detector scores are the engine\'s;
   assert.throws(() => everyHead(lab, { figure: 'everyHead', shipped: ref('tang'), text: '' }), /the text has no tokens/);
 });
 
-test('§5.2 poem links: auto takes the best poem-pattern head; the links are every weight ≥ the threshold, longest first, each named by the poem\'s form', () => {
-  const d = poemLinks(lab, { figure: 'poemLinks', shipped: ref('tang'), poem: POEM, head: 'auto', threshold: 0.3 });
-  const ids = idsOf(tang, POEM);
+test('§5.2 poem links: auto takes the best poem-pattern head; the links are every weight ≥ the threshold between two characters, longest first, each named by the poem\'s form', () => {
+  const d = poemLinks(lab, { figure: 'poemLinks', shipped: ref('tang'), poem: POEM_TEXT, head: 'auto', threshold: 0.3 });
+  const ids = idsOf(tang, POEM_TEXT);
   const T = ids.length;
   const maps = tang.attentionMaps(ids);
   const [L, H] = maps.shape;
-  const keys = directPoemKeys(POEM);
+  const keys = directPoemKeys(POEM_TEXT);
   let best = { score: -1 };
-  for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) for (const p of ['paired_line', 'rhyme']) {
+  for (let l = 0; l < L; l++) for (let h = 0; h < H; h++) for (const p of POEM) {
     const s = directScore(row(maps, l, h), T, keys[p]);
     if (s !== null && s > best.score + 1e-12) best = { l, h, p, score: s };
   }
@@ -211,18 +220,19 @@ test('§5.2 poem links: auto takes the best poem-pattern head; the links are eve
   const w = row(maps, d.layer, d.head);
   assert.deepEqual(Array.from(d.weights.data), Array.from(w));
   const want = [];
-  for (let i = 0; i < T; i++) for (let j = 1; j <= i - 2; j++) if (w[i * T + j] >= 0.3) want.push([i, j]);
+  const isChar = (i) => i > 0 && /\p{Script=Han}/u.test([...POEM_TEXT][i - 1]);
+  for (let i = 0; i < T; i++) for (let j = 1; j <= i - 2; j++) if (isChar(i) && isChar(j) && w[i * T + j] >= 0.3) want.push([i, j]);
   assert.deepEqual(d.links.map((k) => [k.query, k.key]).sort(), want.sort(), 'every strong link');
   for (let k = 1; k < d.links.length; k++) assert.ok(d.links[k - 1].distance >= d.links[k].distance, 'longest first');
   for (const k of d.links) {
     assert.equal(k.distance, k.query - k.key);
-    const kind = keys.rhyme[k.query].includes(k.key) ? 'rhyme' : keys.paired_line[k.query].includes(k.key) ? 'paired_line' : ids[k.query] === ids[k.key] ? 'same_char' : 'other';
+    const kind = POEM.find((p) => keys[p][k.query].includes(k.key)) ?? (ids[k.query] === ids[k.key] ? 'same_char' : 'other');
     assert.equal(k.kind, kind, `${k.query} -> ${k.key}`);
   }
-  const chosen = poemLinks(lab, { figure: 'poemLinks', shipped: ref('tang'), poem: POEM, head: '2.1', threshold: 0.2 });
+  const chosen = poemLinks(lab, { figure: 'poemLinks', shipped: ref('tang'), poem: POEM_TEXT, head: '2.1', threshold: 0.2 });
   assert.deepEqual([chosen.layer, chosen.head, chosen.chosen], [2, 1, 'reader']);
-  assert.throws(() => poemLinks(lab, { figure: 'poemLinks', shipped: ref('tang'), poem: POEM, head: '4.0', threshold: 0.3 }), /head “4\.0” is not a head of tang/);
-  assert.throws(() => poemLinks(lab, { figure: 'poemLinks', shipped: ref('tang'), poem: POEM, head: 'auto', threshold: 0 }), /threshold 0 is not a weight in \(0, 1\]/);
+  assert.throws(() => poemLinks(lab, { figure: 'poemLinks', shipped: ref('tang'), poem: POEM_TEXT, head: '4.0', threshold: 0.3 }), /head “4\.0” is not a head of tang/);
+  assert.throws(() => poemLinks(lab, { figure: 'poemLinks', shipped: ref('tang'), poem: POEM_TEXT, head: 'auto', threshold: 0 }), /threshold 0 is not a weight in \(0, 1\]/);
   assert.throws(() => poemLinks(lab, { figure: 'poemLinks', shipped: ref('tang'), poem: '白日依山尽', head: 'auto', threshold: 0.3 }), /the poem has no couplet/);
 });
 

@@ -1,15 +1,19 @@
-// A regulated poem's form read from its tokens, and the two attention patterns of verse that the
-// §3.2 and §5.2 figures score heads by: the same position of the paired line (parallelism: line
-// 2m + 1 answers line 2m character for character) and the previous rhyme (the last character of
-// line 2m + 1 rhymes with the last of line 2m − 1). Each is a set P_i of keys for query row i, and
-// a head's score is engine/interp's detector score (include/attnlab/interp/detectors.hpp): the
-// mean, over the rows that have a pattern key, of the share of the row's weight on those keys,
-// computed here from the engine's attention maps.
+// A regulated poem's form read from its tokens, and the attention patterns of verse that the §3.2
+// and §5.2 figures score heads by. Line 2m + 1 answers line 2m character for character
+// (parallelism), and its last character rhymes with the last of line 2m − 1. A causal model
+// predicts a character at the position before it, so each pattern has two forms:
+//   paired_line   query: line 2m + 1, column c       keys: line 2m, column c
+//   paired_next   query: line 2m + 1, column c       keys: line 2m, column c + 1 (what the next character answers)
+//   rhyme         query: the last of line 2m + 1      keys: the last of line 2m − 1 (m >= 1)
+//   rhyme_next    query: the one before it            keys: the last of line 2m − 1 (the rhyme about to be written)
+// Each is a set P_i of keys for query row i, and a head's score is engine/interp's detector score
+// (include/attnlab/interp/detectors.hpp): the mean, over the rows that have a pattern key, of the
+// share of the row's weight on those keys, computed here from the engine's attention maps.
 import type { Tensor } from '../../../attnlab';
 import type { ReadToken } from './shipped.compute';
 
 /** The poem's patterns, named as the page names them. */
-export const POEM_PATTERNS = ['paired_line', 'rhyme'] as const;
+export const POEM_PATTERNS = ['paired_line', 'paired_next', 'rhyme', 'rhyme_next'] as const;
 export type PoemPattern = (typeof POEM_PATTERNS)[number];
 
 /** Where each token sits in the poem: its line (0-based) and column, or null (⟨s⟩, punctuation, line breaks). */
@@ -46,14 +50,13 @@ export function poemPattern(pattern: PoemPattern, slots: (PoemSlot | null)[]): n
   const at = new Map<string, number>();
   slots.forEach((s, i) => s && at.set(`${s.line}.${s.col}`, i));
   const ends = lineEnds(slots);
+  const key = (line: number, col: number | undefined) => (col === undefined ? undefined : at.get(`${line}.${col}`));
   return slots.map((s) => {
     if (!s || s.line % 2 === 0) return [];
-    if (pattern === 'paired_line') {
-      const k = at.get(`${s.line - 1}.${s.col}`);
-      return k === undefined ? [] : [k];
-    }
-    if (s.line < 3 || ends.get(s.line) !== s.col) return [];
-    const k = at.get(`${s.line - 2}.${ends.get(s.line - 2)}`);
+    let k: number | undefined;
+    if (pattern === 'paired_line') k = key(s.line - 1, s.col);
+    else if (pattern === 'paired_next') k = key(s.line - 1, s.col + 1);
+    else if (s.line >= 3 && s.col === (ends.get(s.line)! - (pattern === 'rhyme' ? 0 : 1))) k = key(s.line - 2, ends.get(s.line - 2));
     return k === undefined ? [] : [k];
   });
 }

@@ -36,7 +36,7 @@ export interface PoemLinksFigure {
   /** The head's (T, T) weights (Model.attentionMaps[layer][head]). */
   weights: Tensor;
   threshold: number;
-  /** Every link at or above the threshold (key ≠ ⟨s⟩, distance ≥ 2), longest first (the page lists the first few). */
+  /** Every link between two of the poem's characters (punctuation, line breaks and ⟨s⟩ left out) at or above the threshold, distance ≥ 2, longest first (the page lists the first few). */
   links: PoemLink[];
 }
 
@@ -76,6 +76,7 @@ export function poemLinks(lab: AttnLab, r: PoemLinksRequest): PoemLinksFigure {
   const links: PoemLink[] = [];
   for (let i = 0; i < T; i++)
     for (let j = 1; j + 2 <= i; j++) {
+      if (!slots[i] || !slots[j]) continue;
       const w = weights.data[i * T + j];
       if (w >= r.threshold) links.push({ query: i, key: j, weight: w, distance: i - j, kind: kindOf(i, j) });
     }

@@ -14,16 +14,16 @@ import { SHIPPED_HEADS, SHIPPED_LAYERS, shippedRef } from './shipped';
  * a couplet a line as tang was trained to read them.
  */
 export const HELDOUT_POEMS = [
+  { id: 'd748ec83-83cd-4ff8-8af6-bf6b5f22ca09', text: '曾陪鹤驭两三仙，亲侍龙舆四五年。\n天上欢华春有限，世间漂泊海无边。\n荣枯事过都成梦，忧喜心忘便是禅。\n官满更归何处去，香炉峰在宅门前。\n' },
   { id: 'dd37d952-4886-47b2-a34e-04a357320163', text: '江上日多雨，萧萧荆楚秋。\n高风下木叶，永夜揽貂裘。\n勋业频看镜，行藏独倚楼。\n时危思报主，衰谢不能休。\n' },
   { id: '3aed731e-5ee5-45d4-a3d0-26c8d2ff8dc5', text: '巴蜀愁谁语，吴门兴杳然。\n九江春草外，三峡暮帆前。\n厌就成都卜，休为吏部眠。\n蓬莱如可到，衰白问群仙。\n' },
   { id: '6b5ee9a9-e629-4f47-9787-ff75de3e5eb8', text: '君写我诗盈寺壁，我题君句满屏风。\n与君相遇知何处，两叶浮萍大海中。\n' },
-  { id: 'd748ec83-83cd-4ff8-8af6-bf6b5f22ca09', text: '曾陪鹤驭两三仙，亲侍龙舆四五年。\n天上欢华春有限，世间漂泊海无边。\n荣枯事过都成梦，忧喜心忘便是禅。\n官满更归何处去，香炉峰在宅门前。\n' },
 ] as const;
 
 /** How many of the longest links are drawn and listed. */
 const LINKS_LISTED = 8;
 const HEADS = ['auto', ...SHIPPED_LAYERS.flatMap((l) => SHIPPED_HEADS.map((h) => `${l}.${h}`))];
-const KIND_COLOR: Record<PoemLink['kind'], string> = { rhyme: '#ff725c', paired_line: '#4269d0', same_char: '#a463f2', other: '#9c6b4e' };
+const KIND_COLOR: Record<PoemLink['kind'], string> = { rhyme: '#ff725c', rhyme_next: '#ff8ab7', paired_line: '#4269d0', paired_next: '#6cc5b0', same_char: '#a463f2', other: '#9c6b4e' };
 
 const linkKind = (k: PoemLink['kind']) => t(`ch.fig.links.kind.${k}` as Key);
 
@@ -91,7 +91,8 @@ export const poemLinksFigure = defineFigure({
     const T = d.labels.length;
     const fmt = (s: number | null) => (s === null ? '—' : s.toFixed(2));
     const why = d.chosen === 'auto' ? t('ch.fig.links.chosenAuto', { pattern: t(`ch.fig.pattern.${d.pattern}` as Key) }) : t('ch.fig.links.chosenReader');
-    note(host, t('ch.fig.links.about', { layer: d.layer, head: d.head, why, rhyme: fmt(d.scores.rhyme), paired: fmt(d.scores.paired_line) }), { layer: d.layer, head: d.head });
+    const scores = Object.entries(d.scores).map(([p, s]) => `${t(`ch.fig.pattern.${p}` as Key)} ${fmt(s)}`).join(', ');
+    note(host, t('ch.fig.links.about', { layer: d.layer, head: d.head, why, scores }), { layer: d.layer, head: d.head });
     const listed = d.links.slice(0, LINKS_LISTED);
     poemArcs(host, d, listed);
     linkList(host, d, listed);
