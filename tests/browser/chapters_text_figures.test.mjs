@@ -32,9 +32,11 @@ async function openChapter(n, lang = 'en') {
   }, null, { timeout: 90000, polling: 50 });
 }
 
-/** Scrolls the figure into view and waits until it is drawn from the engine's answer. */
+/** Scrolls the figure into view (a deferred one is asked for by its button) and waits until it is drawn from the engine's answer. */
 async function showFigure(id) {
   await page.locator(`#fig-${id}`).scrollIntoViewIfNeeded();
+  // Its button, unless the scroll has started it already (then the button is gone).
+  if ((await figState(id)) === 'deferred') await page.evaluate((id) => document.querySelector(`#fig-${id} button[data-act="fig-compute"]`)?.click(), id);
   await page.waitForFunction((id) => ['ready', 'error'].includes(window.__attnlab.chapters().figures[id]), id, { timeout: 90000, polling: 50 });
   assert.equal(await figState(id), 'ready', await page.locator(`#fig-${id}`).textContent());
   await settle(page);
@@ -77,7 +79,10 @@ test('the page\'s first load fetches no model; chapter 1 draws its other figures
   assert.equal(s.chapter, 1);
   assert.equal(s.figures['context-brown'], 'deferred');
   assert.deepEqual(modelsFetched(), [], 'no model file requested at the first load');
-  assert.match(await page.locator('#fig-context-brown').textContent(), /brown\.safetensors.*fetched when the figure comes into view/);
+  assert.match(await page.locator('#fig-context-brown').textContent(), /brown\.safetensors.*fetched when you scroll to the figure/);
+  await page.waitForTimeout(1000);
+  assert.equal(await figState('context-brown'), 'deferred', 'still deferred: the reader has not scrolled');
+  assert.deepEqual(modelsFetched(), [], 'no model file requested before the reader scrolls');
 });
 
 /** The §1.3 numbers of a figure, recomputed: residual cosine distances and the heads' mean attention row. */
@@ -130,7 +135,9 @@ async function checkContext(id, name) {
 }
 
 test('§1.3 brown: scrolled into view, the model is fetched once with its progress; distances and attention are the engine\'s; the reader\'s own pair recomputes', async () => {
-  await page.locator('#fig-context-brown').scrollIntoViewIfNeeded();
+  // The reader scrolls: the figure is in view and starts, showing the fetch's progress.
+  await page.mouse.move(600, 500);
+  await page.mouse.wheel(0, 300);
   await page.waitForFunction(() => document.querySelector('#fig-context-brown progress, #fig-context-brown .fig-body'), null, { timeout: 30000 });
   await showFigure('context-brown');
   assert.equal(modelsFetched().filter((u) => u.endsWith('/models/brown.safetensors')).length, 1);

@@ -1,7 +1,8 @@
 // One chapter figure as the reader sees it: its controls (kept in the URL), a loading or training
 // state while the engine worker computes, an error in words when it cannot, then the figure's
 // drawing of the worker's answer (figures/figure.ts). A figure that reads a shipped model waits
-// ('deferred') until it is scrolled into view, so that opening the page fetches no model.
+// ('deferred') until the reader scrolls it into view or asks for it, so that opening the page
+// fetches no model.
 import { t } from '../i18n';
 import type { FigureData, FigureLoad, FigureProgress, FigureRequest } from '../engine/protocol/chapters';
 import { drawAll } from './figures/draw';
@@ -35,6 +36,7 @@ export class LiveFigure {
     const url = new URL(location.href);
     this.controls = figure.controls.map((c) => ({ ...c, value: typeof c.value === 'number' ? readFigure(url, id, c.name, c.value) : readFigureText(url, id, c.name, c.value) }));
     this.el.addEventListener('click', (ev) => {
+      if ((ev.target as HTMLElement).closest('button[data-act="fig-compute"]')) return this.release();
       if (!(ev.target as HTMLElement).closest('button[data-act="fig-link"]')) return;
       const href = this.link();
       let share = this.el.querySelector<HTMLElement>('.fig-share');
@@ -71,29 +73,43 @@ export class LiveFigure {
 
   private controlHtml(c: Control): string {
     const label = `<span>${t(c.label)}</span>`;
-    if (c.input === 'text') {
+    if (c.input) {
       const v = String(this.value(c.name)).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-      return `<label class="field inline fig-text">${label}<input type="text" spellcheck="false" data-control="${c.name}" value="${v}"></label>`;
+      return `<label class="field inline fig-${c.input}">${label}<input type="text" spellcheck="false" data-control="${c.name}" value="${v}"></label>`;
     }
     return `<label class="field inline">${label}<select data-control="${c.name}">${c.values.map((x) => `<option value="${x}"${x === c.value ? ' selected' : ''}>${c.labels?.[String(x)] ? t(c.labels[String(x)]) : x}</option>`).join('')}</select></label>`;
   }
 
-  /** A shipped-model figure not yet in view: says what it will fetch, and draws once it is seen. */
+  /** A shipped-model figure not yet seen: says what it will fetch, and waits for watch(). */
   private defer(): boolean {
     if (!this.figure.shipped || this.seen) return false;
     this.el.dataset.state = 'deferred';
-    this.el.innerHTML = `<p class="small muted fig-deferred">${t('ch.fig.shipped.deferred', { file: shippedFile(this.figure.shipped(this.value)) })}</p>`;
-    if (!this.watching && typeof IntersectionObserver !== 'undefined') {
-      this.watching = new IntersectionObserver((entries) => {
-        if (!entries.some((e) => e.isIntersecting)) return;
-        this.watching?.disconnect();
-        this.watching = null;
-        this.seen = true;
-        void this.draw();
-      });
-      this.watching.observe(this.el);
-    }
+    const file = shippedFile(this.figure.shipped(this.value));
+    this.el.innerHTML = `<p class="small muted fig-deferred">${t('ch.fig.shipped.deferred', { file })} <button type="button" class="link" data-act="fig-compute">${t('ch.fig.shipped.now', { file })}</button></p>`;
     return true;
+  }
+
+  /** Draws a deferred figure now (its button, or the chapter once it is in view). */
+  private release() {
+    this.watching?.disconnect();
+    this.watching = null;
+    if (this.seen) return;
+    this.seen = true;
+    void this.draw();
+  }
+
+  /**
+   * A deferred figure draws once it is in view. The chapter calls this when its other figures are
+   * drawn (before that the figures above are still small and everything would look in view) and
+   * the reader has moved: scrolled, or opened the chapter from the page. A page just opened on a
+   * chapter shows its deferred figures' buttons and fetches nothing until then.
+   */
+  watch() {
+    if (this.el.dataset.state !== 'deferred' || this.watching || typeof IntersectionObserver === 'undefined') return;
+    this.watching = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting)) this.release();
+    });
+    this.watching.observe(this.el);
   }
 
   async draw() {

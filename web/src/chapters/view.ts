@@ -101,6 +101,11 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
       figs!.appendChild(f.el);
     }
     const drawn = Promise.all(liveFigures.map((f) => f.draw()));
+    const shown = liveFigures;
+    void drawn.then(() => {
+      figuresDrawn = true;
+      if (readerMoved) shown.forEach((f) => f.watch());
+    });
     if (c.builder) {
       builder ??= new EncoderBuilder(figures);
       article.querySelector('.builder')!.appendChild(builder.el);
@@ -140,7 +145,22 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
     );
   }
 
+  /**
+   * Deferred figures (a shipped model to fetch) start watching for the viewport once the reader
+   * has moved (a scroll, a chapter opened from the page), never on the page's first load alone.
+   */
+  let readerMoved = false;
+  let figuresDrawn = false;
+  const moved = () => {
+    if (readerMoved) return;
+    readerMoved = true;
+    if (figuresDrawn) liveFigures.forEach((f) => f.watch());
+  };
+  window.addEventListener('scroll', moved, { once: true, passive: true });
+
   function go(n: number, focus = false): Promise<unknown> {
+    if (focus) moved();
+    figuresDrawn = false;
     current = n;
     writeChapter(n);
     renderToc();

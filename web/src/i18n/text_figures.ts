@@ -2,7 +2,8 @@
 // two contexts, §3.2's every head, §5.2's poem links. en.ts spreads them into its table;
 // text_figures_zh.ts has the same keys.
 export const textFigures = {
-  'ch.fig.shipped.deferred': 'This figure reads the model {file} that attnlab trained and ships with the page; it is fetched when the figure comes into view.',
+  'ch.fig.shipped.deferred': 'This figure reads the model {file} that attnlab trained and ships with the page; it is fetched when you scroll to the figure.',
+  'ch.fig.shipped.now': 'Compute it now (fetches {file})',
   'ch.fig.shipped.start': 'opening the shipped model {file} in the engine worker…',
   'ch.fig.shipped.progress': 'fetching {file}: {loaded} of {total} MB',
   'ch.fig.pattern.previous_token': 'previous token',

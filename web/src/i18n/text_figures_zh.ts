@@ -2,7 +2,8 @@
 import type { textFigures } from './text_figures';
 
 export const textFiguresZh: Record<keyof typeof textFigures, string> = {
-  'ch.fig.shipped.deferred': '这张图读取 attnlab 训练、随页面附带的模型 {file}；图滚动到视野中时才下载它。',
+  'ch.fig.shipped.deferred': '这张图读取 attnlab 训练、随页面附带的模型 {file}；滚动到这张图时才下载它。',
+  'ch.fig.shipped.now': '现在就算（下载 {file}）',
   'ch.fig.shipped.start': '正在引擎 worker 中打开附带的模型 {file}…',
   'ch.fig.shipped.progress': '正在下载 {file}：{loaded} / {total} MB',
   'ch.fig.pattern.previous_token': '前一个词元',

@@ -59,7 +59,7 @@ function contextFigure(model: ShippedName) {
     controls: [
       { name: 'a', label: 'ch.fig.context.a', values: [], value: def.a, input: 'text' },
       { name: 'b', label: 'ch.fig.context.b', values: [], value: def.b, input: 'text' },
-      { name: 'word', label: 'ch.fig.context.word', values: [], value: def.word, input: 'text' },
+      { name: 'word', label: 'ch.fig.context.word', values: [], value: def.word, input: 'word' },
       { name: 'layer', label: 'ch.fig.context.layer', values: SHIPPED_LAYERS, value: 0 },
       { name: 'head', label: 'ch.fig.context.head', values: [-1, ...SHIPPED_HEADS], value: -1, labels: { '-1': 'ch.fig.context.meanHeads' } },
     ],
