@@ -52,7 +52,7 @@ export class LiveFigure {
       void navigator.clipboard?.writeText(href).catch(() => {});
     });
     this.el.addEventListener('change', (ev) => {
-      const s = ev.target as HTMLSelectElement | HTMLInputElement;
+      const s = ev.target as HTMLSelectElement | HTMLInputElement | HTMLTextAreaElement;
       const c = this.controls.find((k) => k.name === s.dataset.control);
       if (!c) return;
       c.value = typeof c.values[0] === 'number' ? Number(s.value) : s.value;
@@ -75,7 +75,8 @@ export class LiveFigure {
     const label = `<span>${t(c.label)}</span>`;
     if (c.input) {
       const v = String(this.value(c.name)).replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-      return `<label class="field inline fig-${c.input}">${label}<input type="text" spellcheck="false" data-control="${c.name}" value="${v}"></label>`;
+      const field = c.input === 'area' ? `<textarea rows="2" spellcheck="false" data-control="${c.name}">${v}</textarea>` : `<input type="text" spellcheck="false" data-control="${c.name}" value="${v}">`;
+      return `<label class="field inline fig-${c.input}">${label}${field}</label>`;
     }
     return `<label class="field inline">${label}<select data-control="${c.name}">${c.values.map((x) => `<option value="${x}"${x === c.value ? ' selected' : ''}>${c.labels?.[String(x)] ? t(c.labels[String(x)]) : x}</option>`).join('')}</select></label>`;
   }

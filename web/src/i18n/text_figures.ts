@@ -35,7 +35,7 @@ export const textFigures = {
   'ch.fig.context.result': 'The two “{word}” vectors start identical (distance {first}) and leave the last of the {blocks} blocks {last} apart: the context, not the token, decides what the model carries forward.',
   'ch.fig.everyHead.model': 'model',
   'ch.fig.everyHead.text': 'text',
-  'ch.fig.everyHead.about': 'Every head of {model} ({L} layers × {H} heads) on these {T} tokens: each map is one head’s attention weights (rows: queries), titled by its best detector score. The scores are the engine’s head detectors (Model.headScores) {poem}.',
+  'ch.fig.everyHead.about': 'Every head of {model} ({L} layers × {H} heads) on these {T} tokens: each map is one head’s attention weights (rows: queries), titled by its best detector score. The scores are the engine’s head detectors (Model.headScores) {poem}. Hover, tap or Tab to a cell for its weight.',
   'ch.fig.everyHead.poemScores': 'and, on a poem, four patterns of its form (the paired line’s same and next position, the previous rhyme at the rhyme and just before it), scored the same way from the engine’s maps',
   'ch.fig.everyHead.noPoemScores': '(the poem scores need a couplet: lines ending in ， and 。)',
   'ch.fig.everyHead.label': '{pattern} {score}',

@@ -35,7 +35,7 @@ export const textFiguresZh: Record<keyof typeof textFigures, string> = {
   'ch.fig.context.result': '两个“{word}”的向量起初相同（距离 {first}），经过全部 {blocks} 个块后相距 {last}：决定模型往下传什么的是上下文，而不是词元本身。',
   'ch.fig.everyHead.model': '模型',
   'ch.fig.everyHead.text': '文本',
-  'ch.fig.everyHead.about': '{model} 的每个头（{L} 层 × {H} 头）在这 {T} 个词元上：每张图是一个头的注意力权重（行：查询），标题是它得分最高的检测器。得分来自引擎的头检测器（Model.headScores）{poem}。',
+  'ch.fig.everyHead.about': '{model} 的每个头（{L} 层 × {H} 头）在这 {T} 个词元上：每张图是一个头的注意力权重（行：查询），标题是它得分最高的检测器。得分来自引擎的头检测器（Model.headScores）{poem}。悬停、轻触或用 Tab 键聚焦单元格查看其权重。',
   'ch.fig.everyHead.poemScores': '，以及诗的格律上的四种模式（对句同位与下一位、韵脚处与韵脚前看上一韵），用同样的方法由引擎的注意力图算出',
   'ch.fig.everyHead.noPoemScores': '（诗的两种得分需要一联：以 ， 和 。 结尾的两句）',
   'ch.fig.everyHead.label': '{pattern} {score}',

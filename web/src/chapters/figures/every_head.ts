@@ -39,7 +39,7 @@ export const everyHeadFigure = defineFigure({
   shipped: (v) => v('model') as ShippedName,
   controls: [
     { name: 'model', label: 'ch.fig.everyHead.model', values: ['tang', 'brown'], value: 'tang' },
-    { name: 'text', label: 'ch.fig.everyHead.text', values: [], value: '', input: 'text', fallback: (v) => EVERY_HEAD_TEXT[v('model') as ShippedName] },
+    { name: 'text', label: 'ch.fig.everyHead.text', values: [], value: '', input: 'area', fallback: (v) => EVERY_HEAD_TEXT[v('model') as ShippedName] },
   ],
   request: (v) => ({ figure: 'everyHead', shipped: shippedRef(v('model') as ShippedName), text: String(v('text')) }),
   draw(host, d) {

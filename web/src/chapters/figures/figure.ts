@@ -16,8 +16,8 @@ export interface Control {
   value: number | string;
   /** Words for some values (both languages); the others show as they are. */
   labels?: Record<string, Key>;
-  /** A text field instead of a select (values is then empty); 'word' is a short one. */
-  input?: 'text' | 'word';
+  /** A text field instead of a select (values is then empty): a line, a short word, or an area of lines. */
+  input?: 'text' | 'word' | 'area';
   /** A text field left empty reads as this (e.g. the chosen model's own default sentence). */
   fallback?: (v: Values) => string;
 }

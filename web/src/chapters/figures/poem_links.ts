@@ -99,7 +99,7 @@ export const poemLinksFigure = defineFigure({
     const map: Tensor = { shape: [T, T], data: new Float32Array(d.weights.data) };
     for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) map.data[i * T + j] = -Infinity;
     matrix(host, 'poem-links-map', t('ch.fig.links.mapTitle', { layer: d.layer, head: d.head }), map, sequentialScale(1), {
-      cell: cellFor(host, T, 12), rowLabels: d.labels, colLabels: d.labels,
+      cell: cellFor(host, T, 12), ...(T <= 40 ? { rowLabels: d.labels, colLabels: d.labels } : {}),
     });
   },
 });
