@@ -12,9 +12,11 @@ let page;
 const fetched = [];
 before(async () => {
   b = await launch({ isolation: true });
-  // Every request of the page and its workers, from its first load on.
-  b.context.on('request', (r) => fetched.push(r.url()));
   page = await b.newPage('?lang=en');
+  await settled();
+  // Every response the page and its workers get from the first load below on.
+  page.on('response', (r) => fetched.push(r.url()));
+  await page.goto(`${b.url}?lang=en`);
 });
 after(async () => {
   await b?.close();
@@ -24,13 +26,23 @@ after(async () => {
 const modelsFetched = () => fetched.filter((u) => /\/models\//.test(u) && !u.endsWith('?reference'));
 const figState = (id) => page.evaluate((id) => window.__attnlab.chapters().figures[id], id);
 
-/** Opens chapter n, waits for its figures (shipped-model ones deferred until seen). */
+/** Waits for the chapter's figures (shipped-model ones deferred until seen) and its experiments' list (their worker loaded: leaving earlier cuts its start off). */
+function settled() {
+  return page.waitForFunction(() => {
+    const s = window.__attnlab?.chapters?.();
+    return s && Object.values(s.figures).every((f) => f === 'ready' || f === 'deferred') && [...document.querySelectorAll('section.experiment')].every((e) => e.dataset.available !== '');
+  }, null, { timeout: 90000, polling: 50 });
+}
+
 async function openChapter(n, lang = 'en') {
   await page.goto(`${b.url}?chapter=${n}&lang=${lang}`);
-  await page.waitForFunction(() => {
-    const s = window.__attnlab?.chapters?.();
-    return s && Object.values(s.figures).every((f) => f === 'ready' || f === 'deferred');
-  }, null, { timeout: 90000, polling: 50 });
+  await settled();
+}
+
+/** Types `value` into a figure's field and commits it, as leaving the field does. */
+async function type(selector, value) {
+  await page.locator(selector).fill(value);
+  await page.locator(selector).dispatchEvent('change');
 }
 
 /** Scrolls the figure into view (a deferred one is asked for by its button) and waits until it is drawn from the engine's answer. */
@@ -71,10 +83,7 @@ async function reference(name, fn, arg) {
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: page ${a}, engine ${b}`);
 
 test('the page\'s first load fetches no model; chapter 1 draws its other figures, the shipped-model ones wait', async () => {
-  await page.waitForFunction(() => {
-    const s = window.__attnlab?.chapters?.();
-    return s && s.figures.chain === 'ready';
-  }, null, { timeout: 90000, polling: 50 });
+  await settled();
   await page.waitForFunction(() => window.__attnlab.chapters().firstDrawnMs != null, null, { timeout: 30000 });
   const s = await page.evaluate(() => window.__attnlab.chapters());
   assert.equal(s.chapter, 1);
@@ -137,8 +146,7 @@ async function checkContext(id, name) {
 
 test('§1.3 brown: scrolled into view, the model is fetched once with its progress; distances and attention are the engine\'s; the reader\'s own pair recomputes', async () => {
   // The reader scrolls: the figure is in view and starts, showing the fetch's progress.
-  await page.mouse.move(600, 500);
-  await page.mouse.wheel(0, 300);
+  await page.evaluate(() => window.scrollBy(0, 300));
   await page.waitForFunction(() => document.querySelector('#fig-context-brown progress, #fig-context-brown .fig-body'), null, { timeout: 30000 });
   await showFigure('context-brown');
   assert.equal(modelsFetched().filter((u) => u.endsWith('/models/brown.safetensors')).length, 1, modelsFetched().join(' '));
@@ -146,9 +154,7 @@ test('§1.3 brown: scrolled into view, the model is fetched once with its progre
   assert.equal(first.word, 'bank');
   assert.ok(first.distance.at(-1) > 0.01);
   // The reader's own pair, and another head.
-  await page.locator('#fig-context-brown [data-control="a"]').fill('The boat drifted toward the muddy bank of the stream.');
-  await page.locator('#fig-context-brown [data-control="a"]').press('Enter');
-  await page.locator('#fig-context-brown [data-control="a"]').blur();
+  await type('#fig-context-brown [data-control="a"]', 'The boat drifted toward the muddy bank of the stream.');
   await showFigure('context-brown');
   await page.locator('#fig-context-brown [data-control="head"]').selectOption('2');
   await showFigure('context-brown');
@@ -158,8 +164,7 @@ test('§1.3 brown: scrolled into view, the model is fetched once with its progre
   assert.equal(mine.a, 'The boat drifted toward the muddy bank of the stream.');
   assert.equal(mine.head, 2);
   // A word the sentences do not share as one token: the error says so.
-  await page.locator('#fig-context-brown [data-control="word"]').fill('stream');
-  await page.locator('#fig-context-brown [data-control="word"]').blur();
+  await type('#fig-context-brown [data-control="word"]', 'stream');
   await page.waitForFunction(() => window.__attnlab.chapters().figures['context-brown'] === 'error');
   assert.match(await page.locator('#fig-context-brown .fig-error').textContent(), /sentence B has no “stream”/);
   assert.equal(modelsFetched().filter((u) => u.endsWith('/models/brown.safetensors')).length, 1, 'fetched once');
@@ -207,8 +212,7 @@ test('§3.2 every head of tang, then of brown: maps, scores and labels are the e
   assert.match(await page.locator('#fig-every-head [data-control="text"]').inputValue(), /^Mr\. Smith/);
   const brown = await checkEveryHead('brown');
   assert.ok(brown.every((r) => !('rhyme' in r.cells)));
-  await page.locator('#fig-every-head [data-control="text"]').fill('The cat sat. The cat ran.');
-  await page.locator('#fig-every-head [data-control="text"]').blur();
+  await type('#fig-every-head [data-control="text"]', 'The cat sat. The cat ran.');
   await showFigure('every-head');
   await checkEveryHead('brown');
   await screenshot(page, 'chapter-3-every-head-1366');
