@@ -77,6 +77,7 @@ test('brown: its first pair is patched when it opens, and the heat-maps are the 
   const ref = await enginePatch('brown', pair);
   assert.deepEqual(ref.heads.shape, [4, 4]);
   await compareMaps(ref, 'brown pair 1');
+  assert.equal(await section().locator('.patch-close').count(), 0, `the differences ${ref.cleanDiff} and ${ref.corruptedDiff} are not close`);
   await screenshot(w.page, 'heads-patching-brown-1366');
 });
 
@@ -98,7 +99,11 @@ test('the second pair (who gets the drink) is the engine\'s too', async () => {
   await section().locator('button[data-pair="1"]').click();
   await w.page.waitForFunction(() => document.querySelector('input[name="patch-clean"]').value.startsWith('When the man'));
   await patched();
-  await compareMaps(await enginePatch('brown', await pairShown()), 'brown pair 2');
+  const ref = await enginePatch('brown', await pairShown());
+  await compareMaps(ref, 'brown pair 2');
+  // This small model barely tells who gets the drink: the page says the shares divide by a small gap.
+  assert.ok(Math.abs(ref.cleanDiff - ref.corruptedDiff) < 0.1, `differences ${ref.cleanDiff}, ${ref.corruptedDiff}`);
+  assert.match(await section().locator('.patch-close').textContent(), /within 0\.1 of each other/);
 });
 
 test('prompts of different token lengths are refused, in English and in Chinese', async () => {
@@ -125,7 +130,7 @@ test('prompts of different token lengths are refused, in English and in Chinese'
 
 test('tang: a couplet pair differing in one character, in Chinese; screenshots', async () => {
   await openShippedInHeads('tang');
-  await w.page.waitForFunction(() => document.querySelector('input[name="patch-clean"]').value.includes('春风'));
+  await w.page.waitForFunction(() => document.querySelector('input[name="patch-clean"]').value.includes('山中一夜'));
   await patched();
   const pair = await pairShown();
   assert.equal([...pair.clean].length, [...pair.corrupted].length);

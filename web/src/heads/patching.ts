@@ -30,8 +30,8 @@ export const SUGGESTED: Record<string, PatchPair[]> = {
     },
   ],
   'tang.safetensors': [
+    { clean: '山中一夜雨，山中一夜', corrupted: '山中一夜风，山中一夜', answer: '雨', wrong: '风' },
     { clean: '春风花草香，春风花草', corrupted: '春风花草长，春风花草', answer: '香', wrong: '长' },
-    { clean: '白日依山尽，黄河入海流。白日依山', corrupted: '白日依山远，黄河入海流。白日依山', answer: '尽', wrong: '远' },
   ],
   'model.safetensors': [
     {

@@ -18,6 +18,8 @@ import './patching.css';
 const CELL = 34;
 /** The residual table has a column per token: a little narrower, still wide enough for its numbers. */
 const RESIDUAL_CELL = 31;
+/** Differences closer than this make every share a quotient by a small number: the section says so. */
+const CLOSE_DIFFS = 0.1;
 const FIELDS = ['clean', 'corrupted', 'answer', 'wrong'] as const;
 /** The shipped models, small enough that their first pair is patched as soon as one is chosen. */
 const AUTO_RUN = ['brown.safetensors', 'tang.safetensors'];
@@ -74,6 +76,7 @@ function renderTable(host: HTMLElement, r: Extract<PatchResult, { kind: 'table' 
   host.innerHTML =
     `<p class="patch-diffs" data-clean="${exactFloat32(r.cleanDiff)}" data-corrupted="${exactFloat32(r.corruptedDiff)}">` +
     `${t('heads.patch.diffs', { answer: shown(r.answer.text), wrong: shown(r.wrong.text), clean: r.cleanDiff.toFixed(3), corrupted: r.corruptedDiff.toFixed(3) })}</p>` +
+    (Math.abs(r.cleanDiff - r.corruptedDiff) < CLOSE_DIFFS ? `<p class="note patch-close">${t('heads.patch.close', { d: CLOSE_DIFFS })}</p>` : '') +
     `<div class="patch-maps"><div class="patch-heads"></div><div class="patch-residual"></div></div><div class="patch-cell"></div>`;
   const [L, H] = r.heads.shape;
   const T = r.residual.shape[1];

@@ -20,6 +20,7 @@ export const patching = {
   'heads.patch.which.wrong': 'wrong token',
   'heads.patch.notOneToken': 'The {which} “{text}” is {n} tokens for this model ({pieces}): it must be one token. (A word after a space usually begins with the space.)',
   'heads.patch.diffs': 'logit(“{answer}”) − logit(“{wrong}”) at the last position: clean {clean}, corrupted {corrupted}.',
+  'heads.patch.close': 'The two differences are within {d} of each other: every share divides by their gap, so small changes in the patched run read as large shares.',
   'heads.patch.layer': 'layer {l}',
   'heads.patch.head': 'head {h}',
   'heads.patch.map.heads': 'share restored by each head’s output',

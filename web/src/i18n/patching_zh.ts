@@ -22,6 +22,7 @@ export const patchingZh: Record<keyof typeof patching, string> = {
   'heads.patch.which.wrong': '错误词元',
   'heads.patch.notOneToken': '{which}“{text}”在这个模型中是 {n} 个词元（{pieces}）：它必须是单个词元。（空格后的单词通常以空格开头。）',
   'heads.patch.diffs': '最后一个位置上的 logit(“{answer}”) − logit(“{wrong}”)：干净 {clean}，损坏 {corrupted}。',
+  'heads.patch.close': '两个差值相差不到 {d}：每个份额都要除以它们之间的差距，所以修补运行中的微小变化也会显得份额很大。',
   'heads.patch.layer': '第 {l} 层',
   'heads.patch.head': '头 {h}',
   'heads.patch.map.heads': '每个头的输出恢复的份额',
