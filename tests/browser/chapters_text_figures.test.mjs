@@ -5,7 +5,7 @@
 // a reader's own pair and text recompute; both languages, screenshots at 1366 and 390 px.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { launch, loadReferenceEngine, readMatrix, screenshot, settle } from './support.mjs';
+import { launch, loadReferenceEngine, screenshot, settle } from './support.mjs';
 
 let b;
 let page;
@@ -79,6 +79,12 @@ async function reference(name, fn, arg) {
     [name, fn.toString(), arg],
   );
 }
+
+/** The values a canvas heat-map (ui/heatmap_canvas.ts) was drawn from: { shape, data }. */
+const readHeatmap = (name) => page.evaluate((name) => {
+  const p = document.querySelector(`figure[data-heatmap="${name}"] canvas`).props;
+  return { shape: p.data.shape, data: Array.from(p.data.data, (v) => (v === -Infinity ? null : v)) };
+}, name);
 
 const close = (a, b, tol, what) => assert.ok(Math.abs(a - b) <= tol, `${what}: page ${a}, engine ${b}`);
 
@@ -186,9 +192,9 @@ async function checkEveryHead(name) {
   const [L, H, T] = ref.maps.shape;
   for (let l = 0; l < L; l++)
     for (let h = 0; h < H; h++) {
-      const cells = await readMatrix(page, `every-head-${l}-${h}`);
-      assert.equal(cells.length, T * T, `${l}.${h}: every cell drawn`);
-      for (const c of cells) if (c.j <= c.i) close(c.value, ref.maps.data[((l * H + h) * T + c.i) * T + c.j], 1e-6, `${name} ${l}.${h}[${c.i}][${c.j}]`);
+      const shown = await readHeatmap(`every-head-${l}-${h}`);
+      assert.deepEqual(shown.shape, [T, T], `${l}.${h}: every cell drawn`);
+      for (let i = 0; i < T; i++) for (let j = 0; j <= i; j++) close(shown.data[i * T + j], ref.maps.data[((l * H + h) * T + i) * T + j], 1e-6, `${name} ${l}.${h}[${i}][${j}]`);
     }
   const table = await page.$$eval('#fig-every-head .every-head-scores tbody tr', (rows) => rows.map((r) => ({ head: r.dataset.head, cells: Object.fromEntries(Array.from(r.querySelectorAll('td[data-pattern]'), (c) => [c.dataset.pattern, c.dataset.value === '' ? null : Number(c.dataset.value)])) })));
   assert.equal(table.length, L * H);
@@ -196,7 +202,7 @@ async function checkEveryHead(name) {
     const r = table.find((x) => x.head === `${s.layer}.${s.head}`);
     for (const p of ['previous_token', 'duplicate_token', 'induction', 'first_token', 'self']) assert.equal(r.cells[p], s[p], `${name} ${s.layer}.${s.head} ${p}`);
     const best = Object.entries(r.cells).filter(([, v]) => v !== null).sort((x, y) => y[1] - x[1])[0];
-    assert.match(await page.locator(`figure[data-matrix="every-head-${s.layer}-${s.head}"] .matrix-title`).textContent(), new RegExp(`^${s.layer}\\.${s.head} · .* ${best[1].toFixed(2)}(?!\\d)`));
+    assert.match(await page.locator(`figure[data-heatmap="every-head-${s.layer}-${s.head}"] .matrix-title`).textContent(), new RegExp(`^${s.layer}\\.${s.head} · .* ${best[1].toFixed(2)}(?!\\d)`));
   }
   return table;
 }
@@ -275,8 +281,9 @@ test('§5.2 a held-out poem\'s longest links: head, weights and links are the en
   assert.deepEqual(shown.links.map((k) => [k.query, k.key, k.distance]), ref.links.slice(0, 8).map((k) => [k.query, k.key, k.distance]));
   shown.links.forEach((k, n) => close(k.weight, ref.links[n].weight, 1e-6, `link ${n}`));
   assert.equal(shown.arcs, shown.links.length, 'each listed link drawn as an arc');
-  const cells = await readMatrix(page, 'poem-links-map');
-  for (const c of cells) if (c.j <= c.i) close(c.value, ref.weights[c.i * ref.T + c.j], 1e-6, `map[${c.i}][${c.j}]`);
+  const map = await readHeatmap('poem-links-map');
+  assert.deepEqual(map.shape, [ref.T, ref.T]);
+  for (let i = 0; i < ref.T; i++) for (let j = 0; j <= i; j++) close(map.data[i * ref.T + j], ref.weights[i * ref.T + j], 1e-6, `map[${i}][${j}]`);
   await screenshot(page, 'chapter-5-poem-links-1366');
 });
 

@@ -2,8 +2,8 @@
 // all heads' attention maps, each titled by its best detector score, and every score in a table.
 import { t, type Key } from '../../i18n';
 import type { Tensor } from '../../engine/protocol/messages';
+import { renderHeatmap } from '../../ui/heatmap_canvas';
 import { sequentialScale } from '../../util/color';
-import { matrix } from './draw';
 import type { EveryHeadFigure } from './every_head.compute';
 import { defineFigure } from './figure';
 import type { ShippedName } from '../../engine/protocol/shipped';
@@ -57,7 +57,14 @@ export const everyHeadFigure = defineFigure({
       const map: Tensor = { shape: [T, T], data: d.maps.data.slice((h.layer * H + h.head) * T * T, (h.layer * H + h.head + 1) * T * T) };
       for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) map.data[i * T + j] = -Infinity;
       const best = h.best ? t('ch.fig.everyHead.label', { pattern: patternName(h.best.pattern), score: h.best.score.toFixed(2) }) : t('ch.fig.everyHead.unlabelled');
-      matrix(grid, `every-head-${h.layer}-${h.head}`, `${h.layer}.${h.head} · ${best}`, map, sequentialScale(1), { cell, rowLabels: T <= 16 ? d.labels : undefined, colLabels: T <= 16 ? d.labels : undefined });
+      // Sixteen maps on one canvas each: an SVG matrix per head would hold the page's main thread
+      // for tens of ms per map.
+      const box = document.createElement('div');
+      box.className = 'fig-cell';
+      grid.appendChild(box);
+      const name = `every-head-${h.layer}-${h.head}`;
+      renderHeatmap(box, { name, title: `${h.layer}.${h.head} · ${best}`, data: map, scale: sequentialScale(1), cell, ...(T <= 16 ? { rowLabels: d.labels, colLabels: d.labels } : {}) });
+      box.querySelector('canvas')!.setAttribute('aria-label', t('ch.fig.everyHead.mapAria', { layer: h.layer, head: h.head, T }));
     }
     scoreTable(host, d);
   },

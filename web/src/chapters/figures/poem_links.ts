@@ -4,7 +4,8 @@
 import { t, type Key } from '../../i18n';
 import type { Tensor } from '../../engine/protocol/messages';
 import { sequentialScale } from '../../util/color';
-import { cellFor, matrix, note } from './draw';
+import { renderHeatmap } from '../../ui/heatmap_canvas';
+import { cellFor, note } from './draw';
 import { defineFigure } from './figure';
 import type { PoemLink, PoemLinksFigure } from './poem_links.compute';
 import { SHIPPED_HEADS, SHIPPED_LAYERS, shippedRef } from './shipped';
@@ -98,8 +99,11 @@ export const poemLinksFigure = defineFigure({
     linkList(host, d, listed);
     const map: Tensor = { shape: [T, T], data: new Float32Array(d.weights.data) };
     for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) map.data[i * T + j] = -Infinity;
-    matrix(host, 'poem-links-map', t('ch.fig.links.mapTitle', { layer: d.layer, head: d.head }), map, sequentialScale(1), {
-      cell: cellFor(host, T, 12), ...(T <= 40 ? { rowLabels: d.labels, colLabels: d.labels } : {}),
-    });
+    // One canvas: the poem's T × T cells as an SVG matrix would hold the main thread for long.
+    const box = document.createElement('div');
+    box.className = 'fig-cell';
+    host.appendChild(box);
+    renderHeatmap(box, { name: 'poem-links-map', title: t('ch.fig.links.mapTitle', { layer: d.layer, head: d.head }), data: map, scale: sequentialScale(1), cell: cellFor(host, T, 12), rowLabels: d.labels, colLabels: d.labels });
+    box.querySelector('canvas')!.setAttribute('aria-label', t('ch.fig.links.mapTitle', { layer: d.layer, head: d.head }));
   },
 });
