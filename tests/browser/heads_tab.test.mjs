@@ -3,7 +3,8 @@
 // badge per detector score, each equal to Model.headScores of a separate engine in the page; the
 // sort orders the cards by a score; switching a head off shows the loss, the top next tokens and
 // the greedy continuation of Model.ablate (the separate engine's, token by token); clicking a head
-// opens the walkthrough on that layer and head; brown's gallery too; both languages, 1366 and 390 px.
+// opens the walkthrough on that layer and head; brown's gallery too, and on random tokens repeated
+// (lab.randomRepeat); both languages, 1366 and 390 px.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { launch, screenshot, settle } from './support.mjs';
@@ -205,6 +206,28 @@ test('brown: its gallery\'s badges equal the engine\'s headScores', async () => 
   const ref = await reference('brown', text);
   assert.deepEqual(await page.evaluate(() => window.__attnlab.heads().gallery.tokens), ref.ids);
   assertBadgesAre(await cards(), ref);
+});
+
+test('random tokens repeated: the ids are lab.randomRepeat\'s, the badges the engine\'s, induction scored', async () => {
+  await page.locator('select[name="reading"]').selectOption('repeat');
+  await page.waitForFunction(() => {
+    const s = window.__attnlab.heads();
+    return s.status === 'ready' && s.gallery?.repeat > 0 && s.ablationStatus === 'ready';
+  }, null, { timeout: 90000 });
+  await settle(page);
+  const g = await page.evaluate(() => window.__attnlab.heads().gallery);
+  const ref = await page.evaluate(async ({ setup, n }) => {
+    const model = await (0, eval)(setup)('brown');
+    const c = model.config();
+    const ids = Array.from(window.__refLab.randomRepeat(n, c.vocabSize, 1));
+    return { ids, layers: c.numLayers, heads: c.numHeads, scores: model.headScores(Int32Array.from(ids)) };
+  }, { setup: REF_SETUP, n: g.repeat });
+  assert.equal(g.repeat, 20);
+  assert.deepEqual(g.tokens, ref.ids, 'lab.randomRepeat(20, vocabulary, 1)');
+  assertBadgesAre(await cards(), ref);
+  assert.ok(ref.scores.every((s) => s.induction !== null), 'the second half has an induction score');
+  assert.match(await page.locator('.heads-model').textContent(), /20 random tokens, then the same 20 again/);
+  await screenshot(page, 'heads-repeat-1366');
 });
 
 test('in Chinese, and at 390 px without scrolling sideways', async () => {

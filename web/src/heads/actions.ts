@@ -4,7 +4,7 @@ import type { AblationMethod } from '../../attnlab';
 import type { EngineClient } from '../engine/client/client';
 import type { HeadsInput } from '../engine/protocol/heads';
 import { t } from '../i18n';
-import { headKey, headsStore, parseHeadKey, type HeadsSort } from './state';
+import { headKey, headsStore, parseHeadKey, type HeadsSort, type HeadsState } from './state';
 
 /** Next tokens listed, and tokens generated after the text, with and without the heads. */
 export const TOP_K = 5;
@@ -97,3 +97,4 @@ export function setMethod(method: AblationMethod) {
 }
 
 export const setSort = (sort: HeadsSort) => headsStore.set({ sort });
+export const setReading = (reading: HeadsState['reading']) => headsStore.set({ reading });

@@ -14,6 +14,8 @@ export interface HeadsState {
   error: string | null;
   gallery: HeadsGallery | null;
   sort: HeadsSort;
+  /** What the heads read: the walkthrough's text, or a random sequence repeated (protocol/heads.ts REPEAT_TOKENS). */
+  reading: 'text' | 'repeat';
   /** The heads switched off, as "layer.head". */
   off: string[];
   method: AblationMethod;
@@ -28,6 +30,7 @@ export const headsStore = new Store<HeadsState>({
   error: null,
   gallery: null,
   sort: 'layer',
+  reading: 'text',
   off: [],
   method: 'zero',
   ablationStatus: 'idle',

@@ -3,12 +3,12 @@
 // the sections container: the gallery (gallery.ts) beside "switch a head off" (ablation_view.ts),
 // and any further section a file of this folder appends to `sections` (mountHeads' return).
 // Reads headsStore and walkStore; changes state only through actions.ts.
-import type { HeadsInput } from '../engine/protocol/heads';
+import { REPEAT_TOKENS, type HeadsInput } from '../engine/protocol/heads';
 import { attr, onLang, span, t, translate } from '../i18n';
 import { SHIPPED_MODELS, type ShippedModel } from '../walkthrough/actions';
 import { escapeHtml } from '../walkthrough/components/tokens_view';
 import { walkStore, type WalkState } from '../walkthrough/state';
-import { allOn, follow, setMethod, setSort, toggleHead } from './actions';
+import { allOn, follow, setMethod, setReading, setSort, toggleHead } from './actions';
 import { ablationHtml, renderAblation } from './ablation_view';
 import { renderGallery } from './gallery';
 import { headKey, headsStore, type HeadsState } from './state';
@@ -21,15 +21,19 @@ export interface HeadsHooks {
   openShipped(name: ShippedModel): void;
 }
 
-/** The walkthrough's model as the gallery reads it, with a key that changes when the model or text does; null: random weights. */
-export function inputOf(w: WalkState): { input: HeadsInput | null; key: string } {
+/**
+ * The walkthrough's model as the gallery reads it (its text, or a random sequence repeated), with a
+ * key that changes when the model or what it reads does; null: random weights.
+ */
+export function inputOf(w: WalkState, reading: HeadsState['reading']): { input: HeadsInput | null; key: string } {
   const s = w.settings;
+  const repeat = reading === 'repeat' ? REPEAT_TOKENS : 0;
   if (s.model === 'pretrained' && w.pretrained.phase === 'ready' && w.pretrained.info) {
     const text = s.pretrainedText ?? '';
-    return { input: { source: 'pretrained', text }, key: `pretrained|${w.pretrained.info.name}|${w.pretrained.info.parameters}|${text}` };
+    return { input: { source: 'pretrained', text, repeat }, key: `pretrained|${w.pretrained.info.name}|${w.pretrained.info.parameters}|${text}|${repeat}` };
   }
   // The lab's model changes as it trains: the walkthrough traces it again, and so does the gallery.
-  if (s.model === 'trained') return { input: { source: 'trained', text: s.modelInput }, key: `trained|${w.version}|${s.modelInput}` };
+  if (s.model === 'trained') return { input: { source: 'trained', text: s.modelInput, repeat }, key: `trained|${w.version}|${s.modelInput}|${repeat}` };
   return { input: null, key: 'random' };
 }
 
@@ -39,6 +43,7 @@ export function mountHeads(root: HTMLElement, hooks: HeadsHooks) {
     <header class="heads-head">
       <h2 data-i18n="heads.title">${t('heads.title')}</h2>
       <p class="muted" data-i18n="heads.intro">${t('heads.intro')}</p>
+      <label class="field reading">${span('heads.reading')} <select name="reading"><option value="text"></option><option value="repeat"></option></select></label>
       <p class="heads-model" aria-live="polite"></p>
       <div class="heads-random" hidden>
         <p data-i18n="heads.random">${t('heads.random')}</p>
@@ -72,6 +77,16 @@ export function mountHeads(root: HTMLElement, hooks: HeadsHooks) {
 
   root.querySelectorAll<HTMLButtonElement>('[data-shipped]').forEach((b) => b.addEventListener('click', () => hooks.openShipped(b.dataset.shipped as ShippedModel)));
   sortSelect.addEventListener('change', () => setSort(sortSelect.value));
+  const readingSelect = root.querySelector<HTMLSelectElement>('select[name="reading"]')!;
+  const relabelReading = () => {
+    readingSelect.options[0].textContent = t('heads.reading.text');
+    readingSelect.options[1].textContent = t('heads.reading.repeat', { n: REPEAT_TOKENS });
+  };
+  relabelReading();
+  readingSelect.addEventListener('change', () => {
+    setReading(readingSelect.value === 'repeat' ? 'repeat' : 'text');
+    followWalk(walkStore.get());
+  });
   abl.addEventListener('change', (ev) => {
     const el = ev.target as HTMLSelectElement;
     if (el.name === 'method') setMethod(el.value as HeadsState['method']);
@@ -92,7 +107,7 @@ export function mountHeads(root: HTMLElement, hooks: HeadsHooks) {
 
   const followWalk = (w: WalkState) => {
     if (!visible) return;
-    const { input, key } = inputOf(w);
+    const { input, key } = inputOf(w, headsStore.get().reading);
     follow(input, key);
   };
 
@@ -100,9 +115,12 @@ export function mountHeads(root: HTMLElement, hooks: HeadsHooks) {
   const render = (s: HeadsState) => {
     const g = s.gallery;
     root.querySelector<HTMLElement>('.heads-random')!.hidden = s.input !== null;
+    root.querySelector<HTMLElement>('.reading')!.hidden = s.input === null;
+    readingSelect.value = s.reading;
     root.querySelector<HTMLElement>('.heads-main')!.hidden = s.input === null;
     const model = root.querySelector<HTMLElement>('.heads-model')!;
-    model.innerHTML = g ? escapeHtml(t('heads.model', { name: g.name, layers: g.layers, heads: g.heads, tokens: g.tokens.length })) + ` <span class="heads-text">${g.labels.map((l) => `<span class="tok">${escapeHtml(l)}</span>`).join('')}</span>` : '';
+    const what = g ? (g.repeat ? t('heads.model.repeat', { n: g.repeat }) : t('heads.model.text', { tokens: g.tokens.length })) : '';
+    model.innerHTML = g ? escapeHtml(t('heads.model', { name: g.name, layers: g.layers, heads: g.heads, what })) + ` <span class="heads-text">${g.labels.map((l) => `<span class="tok">${escapeHtml(l)}</span>`).join('')}</span>` : '';
     const status = root.querySelector<HTMLElement>('.heads-status')!;
     status.dataset.status = s.status;
     status.textContent = s.status === 'computing' ? t('heads.computing') : s.status === 'error' ? (s.error ?? '') : g ? t('heads.computed', { n: g.scores.length, ms: Math.round(g.elapsedMs) }) : '';
@@ -120,12 +138,13 @@ export function mountHeads(root: HTMLElement, hooks: HeadsHooks) {
       c.classList.toggle('off', off);
       c.querySelector<HTMLInputElement>('input[data-act="off"]')!.checked = off;
     });
-    renderAblation(abl, s, s.input?.text.trim() || (g ? g.labels.join(' ') : ''));
+    renderAblation(abl, s, g && !g.repeat && s.input?.text.trim() ? s.input.text : g ? g.labels.join(g.source === 'pretrained' ? '' : ' ') : '');
   };
   headsStore.subscribe(render);
   walkStore.subscribe(followWalk);
   onLang(() => {
     translate(root);
+    relabelReading();
     abl.innerHTML = ablationHtml();
     galleryKey = '';
     render(headsStore.get());

@@ -7,11 +7,20 @@ import type { AblationMethod, HeadScore, Tensor } from '../../../attnlab';
 /** Which of the worker's models: the checkpoint the walkthrough opened (shipped or the reader's) or the lab's. */
 export type HeadsSource = 'pretrained' | 'trained';
 
-/** The text a request reads: the walkthrough's sentence of that model (the lab's task syntax for 'trained'; empty = the lab's example). */
+/**
+ * What a request reads: the walkthrough's sentence of that model (the lab's task syntax for
+ * 'trained'; empty = the lab's example), or, with `repeat` n > 0, lab.randomRepeat(n, vocabulary,
+ * REPEAT_SEED): n random token ids, then the same n again (where induction heads show).
+ */
 export interface HeadsInput {
   source: HeadsSource;
   text: string;
+  repeat?: number;
 }
+
+/** The seed of the random repeated sequence, and its half length (less when the model's learned positions hold fewer than 2n). */
+export const REPEAT_SEED = 1;
+export const REPEAT_TOKENS = 20;
 
 export interface HeadsGallery {
   source: HeadsSource;
@@ -21,6 +30,8 @@ export interface HeadsGallery {
   heads: number;
   /** The token ids read (a begin token first when the tokenizer has one) and each one's label. */
   tokens: number[];
+  /** n of a random repeated sequence read (2n tokens), 0 for the text. */
+  repeat: number;
   labels: string[];
   /** (L, H, T, T): every head's attention weights on the tokens. */
   maps: Tensor;

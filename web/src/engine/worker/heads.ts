@@ -1,9 +1,9 @@
 // The Heads tab's engine calls, in the worker (protocol/heads.ts): the walkthrough's model (the
 // opened checkpoint, pretrained.ts, or the lab's, training.ts) on the walkthrough's text; every
 // head's attention maps and detector scores, and heads switched off by Model.ablate.
-import type { AblationMethod, Model, Tensor } from '../../../attnlab';
+import type { AblationMethod, AttnLab, Model, Tensor } from '../../../attnlab';
 import { CHOICES } from '../../../generated/choices.mjs';
-import type { HeadsAblation, HeadsGallery, HeadsInput, HeadsOutcome, HeadsPrediction } from '../protocol/heads';
+import { REPEAT_SEED, type HeadsAblation, type HeadsGallery, type HeadsInput, type HeadsOutcome, type HeadsPrediction } from '../protocol/heads';
 import { continuation, pretrainedInput, pretrainedLabel } from './pretrained';
 import type { TrainingSession } from './training';
 
@@ -20,7 +20,21 @@ interface HeadsModel {
 /** The lab's session and its example input, for a 'trained' request (null when the lab has none). */
 export type LabModel = { session: TrainingSession | null; sample: number[] };
 
-function resolve(input: HeadsInput, lab: LabModel): HeadsModel {
+/**
+ * The model and what it reads: the text, or with input.repeat = n the random repeated sequence of
+ * 2n ids, n at most half the model's learned positions (the gallery says the n it read).
+ */
+function resolve(engine: AttnLab, input: HeadsInput, lab: LabModel): HeadsModel & { repeat: number } {
+  const m = resolveText(input, lab);
+  if (!input.repeat) return { ...m, repeat: 0 };
+  const c = m.model.config();
+  const n = c.positional === 'learned' ? Math.min(input.repeat, Math.floor(c.maxLen / 2)) : input.repeat;
+  if (n < 1) throw new Error(`the model's ${c.maxLen} positions hold no repeated sequence`);
+  const tokens = Array.from(engine.randomRepeat(n, c.vocabSize, REPEAT_SEED));
+  return { ...m, tokens, labels: tokens.map((t) => m.label(t)), repeat: n };
+}
+
+function resolveText(input: HeadsInput, lab: LabModel): HeadsModel {
   if (input.source === 'pretrained') {
     const { model, info, ids, labels } = pretrainedInput(input.text);
     return { model, name: info.name, tokens: ids, labels, label: (id) => pretrainedLabel(model, id), text: (ids) => continuation(model, ids, input.text) };
@@ -37,9 +51,9 @@ function resolve(input: HeadsInput, lab: LabModel): HeadsModel {
 const own = (t: Tensor): Tensor => ({ shape: [...t.shape], data: new Float32Array(t.data) });
 
 /** Every head of the model on the text: its attention maps (L, H, T, T) and its detector scores. */
-export function headsGallery(input: HeadsInput, lab: LabModel): HeadsGallery {
+export function headsGallery(engine: AttnLab, input: HeadsInput, lab: LabModel): HeadsGallery {
   const t0 = performance.now();
-  const m = resolve(input, lab);
+  const m = resolve(engine, input, lab);
   const c = m.model.config();
   const ids = Int32Array.from(m.tokens);
   const scores = m.model.headScores(ids);
@@ -51,6 +65,7 @@ export function headsGallery(input: HeadsInput, lab: LabModel): HeadsGallery {
     layers: c.numLayers,
     heads: c.numHeads,
     tokens: m.tokens,
+    repeat: m.repeat,
     labels: m.labels,
     maps,
     scores,
@@ -86,9 +101,9 @@ function room(model: Model, length: number, wanted: number): number {
  * the most probable of Model.ablate's ablated distribution on the sequence so far (so a mean
  * ablation averages over the positions read so far).
  */
-export function headsAblation(input: HeadsInput & { heads: [number, number][]; method: AblationMethod; topK: number; generate: number }, lab: LabModel): HeadsAblation {
+export function headsAblation(engine: AttnLab, input: HeadsInput & { heads: [number, number][]; method: AblationMethod; topK: number; generate: number }, lab: LabModel): HeadsAblation {
   const t0 = performance.now();
-  const m = resolve(input, lab);
+  const m = resolve(engine, input, lab);
   if (m.tokens.length < 2) throw new Error('the text has one token: the loss needs at least two (type a longer text)');
   const n = room(m.model, m.tokens.length, input.generate);
   // The clean side of Model.ablate does not depend on the heads named: with none switched off, any head gives it.

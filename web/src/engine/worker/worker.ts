@@ -173,9 +173,9 @@ async function handle(body: Request): Promise<Reply> {
     case 'patch':
       return { kind: 'patch', result: patchOf(interpModel(body.source), body) };
     case 'heads.gallery':
-      return { kind: 'heads.gallery', gallery: headsGallery(body, loaded().runner) };
+      return { kind: 'heads.gallery', gallery: headsGallery(loaded().lab, body, loaded().runner) };
     case 'heads.ablate':
-      return { kind: 'heads.ablation', ablation: headsAblation(body, loaded().runner) };
+      return { kind: 'heads.ablation', ablation: headsAblation(loaded().lab, body, loaded().runner) };
     case 'figure': {
       const { request } = body;
       const ref = shippedOf(request);
