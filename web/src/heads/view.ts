@@ -23,9 +23,9 @@ export interface HeadsHooks {
 
 /**
  * The walkthrough's model as the gallery reads it (its text, or a random sequence repeated), with a
- * key that changes when the model or what it reads does; null: random weights.
+ * key that changes when the model or what it reads does (the text by default); null: random weights.
  */
-export function inputOf(w: WalkState, reading: HeadsState['reading']): { input: HeadsInput | null; key: string } {
+export function inputOf(w: WalkState, reading: HeadsState['reading'] = 'text'): { input: HeadsInput | null; key: string } {
   const s = w.settings;
   const repeat = reading === 'repeat' ? REPEAT_TOKENS : 0;
   if (s.model === 'pretrained' && w.pretrained.phase === 'ready' && w.pretrained.info) {
