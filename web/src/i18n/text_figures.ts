@@ -37,7 +37,7 @@ export const textFigures = {
   'ch.fig.everyHead.text': 'text',
   'ch.fig.everyHead.about': 'Every head of {model} ({L} layers × {H} heads) on these {T} tokens: each map is one head’s attention weights (rows: queries), titled by its best detector score. The scores are the engine’s head detectors (Model.headScores) {poem}. Hover over a cell for its weight.',
   'ch.fig.everyHead.poemScores': 'and, on a poem, four patterns of its form (the paired line’s same and next position, the previous rhyme at the rhyme and just before it), scored the same way from the engine’s maps',
-  'ch.fig.everyHead.noPoemScores': '(the poem scores need a couplet: lines ending in ， and 。)',
+  'ch.fig.everyHead.noPoemScores': '(the poem scores need a couplet: lines ending in ， and 。; the engine has no part-of-speech scores yet)',
   'ch.fig.everyHead.mapAria': 'layer {layer}, head {head}: its attention weights on the {T} tokens; hover a cell for its value',
   'ch.fig.everyHead.label': '{pattern} {score}',
   'ch.fig.everyHead.unlabelled': 'no pattern scored',

@@ -37,7 +37,7 @@ export const textFiguresZh: Record<keyof typeof textFigures, string> = {
   'ch.fig.everyHead.text': '文本',
   'ch.fig.everyHead.about': '{model} 的每个头（{L} 层 × {H} 头）在这 {T} 个词元上：每张图是一个头的注意力权重（行：查询），标题是它得分最高的检测器。得分来自引擎的头检测器（Model.headScores）{poem}。悬停在单元格上查看其权重。',
   'ch.fig.everyHead.poemScores': '，以及诗的格律上的四种模式（对句同位与下一位、韵脚处与韵脚前看上一韵），用同样的方法由引擎的注意力图算出',
-  'ch.fig.everyHead.noPoemScores': '（诗的两种得分需要一联：以 ， 和 。 结尾的两句）',
+  'ch.fig.everyHead.noPoemScores': '（诗的得分需要一联：以 ， 和 。 结尾的两句；引擎还没有词性模式的得分）',
   'ch.fig.everyHead.mapAria': '第 {layer} 层第 {head} 个头在这 {T} 个词元上的注意力权重；悬停单元格查看其值',
   'ch.fig.everyHead.label': '{pattern} {score}',
   'ch.fig.everyHead.unlabelled': '没有可评分的模式',
