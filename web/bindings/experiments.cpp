@@ -9,6 +9,8 @@
 //   });
 //   r.tables, r.series, r.notes, r.phrases, r.conclusion, r.conclusionMessage, r.verdict, r.timing, r.timingMessage,
 //   r.command                                // as `--json` writes them
+//   lab.experimentInputs('heads-real', { quick: true });   // ['models/tang.safetensors', ...]: the files it reads
+//   lab.provideExperimentFile('models/tang.safetensors', bytes);   // each of them (the module has no disk)
 //
 // runExperiment is one synchronous call that reports through onProgress after every training
 // step: run it in a Web Worker (the page's main thread stays responsive; the worker posts each
@@ -25,6 +27,7 @@
 #include <emscripten/bind.h>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/experiments/inputs.hpp"
 #include "attnlab/experiments/registry.hpp"
 #include "convert.hpp"
 
@@ -71,6 +74,31 @@ val safe_call() {
     return wrapper;
 }
 
+// The options object of a call as the experiment's resolved values (quick first, then the rest).
+ex::Values js_values(const ex::Experiment& e, const val& options, const char* where) {
+    bool quick = false;
+    std::map<std::string, std::string> given;
+    if (!options.isUndefined() && !options.isNull()) {
+        if (options.typeOf().as<std::string>() != "object") {
+            fail<ConfigError>(where, ": options must be an object, got a ", options.typeOf().as<std::string>());
+        }
+        const val keys = val::global("Object").call<val>("keys", options);
+        const auto n = keys["length"].as<unsigned>();
+        for (unsigned i = 0; i < n; ++i) {
+            const std::string key = keys[i].as<std::string>();
+            const val v = options[key];
+            if (v.isUndefined()) continue;
+            if (key == "quick") {
+                if (v.typeOf().as<std::string>() != "boolean") fail<ConfigError>(where, ": option 'quick' must be a boolean");
+                quick = v.as<bool>();
+                continue;
+            }
+            given[key] = option_text(v, key, where);
+        }
+    }
+    return ex::resolve_values(e, given, quick, /*js_names=*/true);
+}
+
 // The arguments are the bound function's own parameters (by reference), so that `guarded` can
 // release each of them when it throws.
 val run_experiment(val& name, val& options, val& on_progress) {
@@ -80,31 +108,11 @@ val run_experiment(val& name, val& options, val& on_progress) {
             fail<ConfigError>(where, ": the experiment name must be a string, got a ", name.typeOf().as<std::string>());
         }
         const ex::Experiment& e = ex::find_experiment(name.as<std::string>());
-        bool quick = false;
-        std::map<std::string, std::string> given;
-        if (!options.isUndefined() && !options.isNull()) {
-            if (options.typeOf().as<std::string>() != "object") {
-                fail<ConfigError>(where, ": options must be an object, got a ", options.typeOf().as<std::string>());
-            }
-            const val keys = val::global("Object").call<val>("keys", options);
-            const auto n = keys["length"].as<unsigned>();
-            for (unsigned i = 0; i < n; ++i) {
-                const std::string key = keys[i].as<std::string>();
-                const val v = options[key];
-                if (v.isUndefined()) continue;
-                if (key == "quick") {
-                    if (v.typeOf().as<std::string>() != "boolean") fail<ConfigError>(where, ": option 'quick' must be a boolean");
-                    quick = v.as<bool>();
-                    continue;
-                }
-                given[key] = option_text(v, key, where);
-            }
-        }
+        const ex::Values values = js_values(e, options, where);
         const bool has_callback = on_progress.typeOf().as<std::string>() == "function";
         if (!on_progress.isUndefined() && !on_progress.isNull() && !has_callback) {
             fail<ConfigError>(where, ": onProgress must be a function, got a ", on_progress.typeOf().as<std::string>());
         }
-        const ex::Values values = ex::resolve_values(e, given, quick, /*js_names=*/true);
         ex::ProgressFn progress;
         if (has_callback) {
             progress = [&](const ex::Progress& p) {
@@ -139,6 +147,33 @@ val run_experiment_defaults(val name) {
     return run_experiment(name, options, none);
 }
 
+// The module has no disk: an experiment that reads a shipped model or a held-out text
+// (heads-real, importance --model) reads the bytes given here under its path.
+void provide_experiment_file(val path, val bytes) {
+    guarded("provideExperimentFile", [&] {
+        if (path.typeOf().as<std::string>() != "string") {
+            fail<ConfigError>("provideExperimentFile: the path must be a string, got a ", path.typeOf().as<std::string>());
+        }
+        ex::provide_input_file(path.as<std::string>(), bytes_from_js(bytes, "provideExperimentFile", "bytes"));
+    }, path, bytes);
+}
+void clear_experiment_files() { ex::clear_input_files(); }
+
+// The paths a run with these options reads ([] for most): what to provide first.
+val experiment_inputs(val name, val options) {
+    return guarded("experimentInputs", [&] {
+        constexpr const char* where = "experimentInputs";
+        if (name.typeOf().as<std::string>() != "string") {
+            fail<ConfigError>(where, ": the experiment name must be a string, got a ", name.typeOf().as<std::string>());
+        }
+        const ex::Experiment& e = ex::find_experiment(name.as<std::string>());
+        val out = val::array();
+        for (const std::string& path : ex::experiment_inputs(e, js_values(e, options, where))) out.call<void>("push", path);
+        return out;
+    }, name, options);
+}
+val experiment_inputs_defaults(val name) { return experiment_inputs(name, val::undefined()); }
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnlab_experiments) {
@@ -146,6 +181,10 @@ EMSCRIPTEN_BINDINGS(attnlab_experiments) {
     emscripten::function("runExperiment", &run_experiment_defaults);
     emscripten::function("runExperiment", &run_experiment_options);
     emscripten::function("runExperiment", &run_experiment_all);
+    emscripten::function("provideExperimentFile", &provide_experiment_file);
+    emscripten::function("clearExperimentFiles", &clear_experiment_files);
+    emscripten::function("experimentInputs", &experiment_inputs_defaults);
+    emscripten::function("experimentInputs", &experiment_inputs);
 }
 
 }  // namespace attnlab::web

@@ -308,6 +308,11 @@ struct ImportanceOptions {
     std::size_t num_heads = 2;
     std::size_t num_layers = 2;
     std::size_t sequences = 8;  // held-out sequences analysed
+    // A shipped text model (real_text: tang or brown, read from its task.corpus) compared as
+    // well, on `real_sequences` held-out poems or windows under data_dir; "none": the toy alone.
+    std::string model_path = "none";
+    std::string data_dir = "data";
+    std::size_t real_sequences = 4;
     TrainingOptions train{200, 16, 3e-3f, 20, 25, 4, 1};
 };
 Result run_importance(const ImportanceOptions& options, const ProgressFn& progress = {});
@@ -421,5 +426,22 @@ struct TieQkOptions {
     TrainingOptions train{300, 16, 3e-3f, 20, 25, 4, 1};
 };
 Result run_tie_qk(const TieQkOptions& options, const ProgressFn& progress = {});
+
+// §3.2: the heads of the shipped text models (models/: tang, brown) scored by the head detectors
+// (interp/detectors.hpp) and the patterns of their text (tang: the same column of the paired
+// line, the previous rhyme position; brown: three part-of-speech pairs from the Brown tags) on
+// a fixed held-out text. A head's label is its best score when that is at least `threshold`;
+// table "counts": how many heads of each label; "samples: evidence": each labelled head's
+// strongest examples (query, key, weight, in context).
+struct HeadsRealOptions {
+    std::string models_dir = "models";             // the shipped checkpoints: <dir>/<name>.safetensors
+    std::string data_dir = "data";                 // splits/ and node_modules/ (scripts/fetch_data.sh)
+    std::vector<std::string> models{"tang", "brown"};
+    std::size_t poems = 24;                        // tang: held-out poems
+    std::size_t windows = 8;                       // brown: windows of the context length
+    float threshold = 0.4f;                        // a label needs at least this share
+    std::size_t examples = 3;                      // evidence rows per labelled head
+};
+Result run_heads_real(const HeadsRealOptions& options, const ProgressFn& progress = {});
 
 }  // namespace attnlab::experiments

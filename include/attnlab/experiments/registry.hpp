@@ -58,6 +58,8 @@ private:
 };
 
 using RunFunction = Result (*)(const Values& values, const ProgressFn& progress);
+// The files a run with `values` reads (experiments/inputs.hpp), relative as its parameters name them.
+using InputsFunction = std::vector<std::string> (*)(const Values& values);
 
 struct Experiment {
     std::string name;     // "kv-heads"
@@ -68,6 +70,9 @@ struct Experiment {
     // The --quick form: parameter values that make it run in a few seconds on one thread.
     std::vector<std::pair<std::string, std::string>> quick;
     RunFunction run = nullptr;
+    // The files it reads (a shipped model, a held-out text), or null: it reads none. The page's
+    // worker fetches exactly these before the run (lab.experimentInputs).
+    InputsFunction inputs = nullptr;
     // The English templates of its conclusion and timing messages (Result::conclusion_message).
     MessageTemplates messages;
 };
@@ -88,6 +93,9 @@ Values resolve_values(const Experiment& experiment, const std::map<std::string, 
 
 // Runs `experiment` with `values` and fills Result::command with the CLI command that repeats it.
 Result run_experiment(const Experiment& experiment, const Values& values, const ProgressFn& progress = {});
+
+// The files a run of `experiment` with `values` reads: empty for one that reads none.
+std::vector<std::string> experiment_inputs(const Experiment& experiment, const Values& values);
 
 // "attnlab experiment <name> --flag value ..." with every parameter's value.
 std::string rerun_command(const Experiment& experiment, const Values& values);

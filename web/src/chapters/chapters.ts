@@ -39,7 +39,7 @@ export interface Chapter {
 export const CHAPTERS: Chapter[] = [
   { n: 1, sections: '1.1–1.3', figures: [chainFigure, contextBrownFigure, contextTangFigure], experiments: ['lstm'] },
   { n: 2, sections: '2.1–2.3', figures: [dkFigure], experiments: ['scaling', 'tie-qk'], leadsTo: 'walk' },
-  { n: 3, sections: '3.1–3.3', figures: [reshapeFigure, everyHeadFigure], experiments: ['heads', 'cost', 'kv-heads'] },
+  { n: 3, sections: '3.1–3.3', figures: [reshapeFigure, everyHeadFigure], experiments: ['heads', 'cost', 'kv-heads', 'heads-real'] },
   { n: 4, sections: '4.1–4.3', figures: [permutationFigure, peFigure, ropeFigure], experiments: ['positional', 'permutation'] },
   { n: 5, sections: '5.1–5.3', figures: [longrangeFigure, poemLinksFigure, sparseFigure], experiments: ['variants'] },
   { n: 6, sections: '6.1–6.4', figures: [masksFigure, fp16Figure, flashFigure, checkpointingFigure], experiments: ['mask', 'fp16'] },

@@ -33,7 +33,7 @@ export class ExperimentWorker implements ExperimentRunner {
     try {
       await ready;
       this.listener = onProgress;
-      return (await client.call('experiment', { kind: 'experiment.run', name, options })).result;
+      return (await client.call('experiment', { kind: 'experiment.run', name, options, base: document.baseURI })).result;
     } catch (e) {
       if (this.stopped.has(client)) throw new RunStopped(e instanceof Error ? e.message : String(e));
       throw e;

@@ -62,6 +62,10 @@ export const EXPERIMENTS_ZH: Record<string, ExperimentZh> = {
     claim: '§9.1：softmax 注意力比 sigmoid 或 ReLU 权重训练得更好（各个键竞争一份总和为 1 的预算）',
     summary: '同一个解码器分别用 softmax、sigmoid、relu 注意力权重：损失曲线、准确率、熵',
   },
+  'heads-real': {
+    claim: '§3.2：训练好的模型里，不同的头学到不同的模式（一个看前一个词，一个看第一个词元，一个看韵脚）；这里是随附的 tang 与 brown 模型在留出文本上的各个头',
+    summary: '随附的 tang 与 brown 模型：每个头在留出文本上的检测器得分、各类头的数目、证据',
+  },
   importance: {
     claim: '§9.2：注意力权重并不等于对应键的重要性：按权重给键排序，与按“删除它的影响”排序不同；权重·‖v‖ 更接近后者',
     summary: '训练好的解码器：按权重、按 权重·‖v‖、按删除效果给键排序，以及它们的秩相关',
@@ -135,6 +139,17 @@ export const PARAMETERS_ZH: Record<string, string> = {
   noise: '噪声的标准差',
   drift: '一个样本内周期的相对增长',
   seeds: '随机种子数',
+  // §3 heads-real
+  models: '随附模型所在的文件夹（<name>.safetensors）',
+  data: '留出文本所在的文件夹：splits/ 与 node_modules/（scripts/fetch_data.sh）',
+  shipped: '要读取的随附模型（逗号分隔）',
+  poems: 'tang：留出的诗首数',
+  windows: 'brown：按上下文长度切出的留出窗口数',
+  threshold: '一个头获得标签所需的最低得分',
+  examples: '每个有标签的头展示的证据行数',
+  // §9 importance
+  model: 'none，或同时比较的一个随附模型（models/tang.safetensors、models/brown.safetensors），用它的留出文本',
+  'real-sequences': '--model：留出的诗首数（tang）或窗口数（brown）',
   // §9 normalizer
   normalizers: '要比较的注意力权重归一化方式（逗号分隔）',
   // §9 norm

@@ -46,6 +46,14 @@ export const PARAMETER_LABELS: Record<string, ParameterLabel> = {
   repeats: { en: 'Timed calls', zh: '计时调用次数', advanced: true },
   'kv-heads': { en: 'Key/value heads', zh: '键/值头数' },
   'gen-tokens': { en: 'Generated tokens', zh: '生成的词元数', advanced: true },
+  // §3 heads-real
+  models: { en: 'Models folder', zh: '模型文件夹', advanced: true },
+  data: { en: 'Data folder', zh: '数据文件夹', advanced: true },
+  shipped: { en: 'Shipped models', zh: '随附模型' },
+  poems: { en: 'Held-out poems', zh: '留出诗首数' },
+  windows: { en: 'Held-out windows', zh: '留出窗口数' },
+  threshold: { en: 'Label threshold', zh: '标签阈值' },
+  examples: { en: 'Evidence rows per head', zh: '每个头的证据行数', advanced: true },
   // §4 positional, permutation
   'test-length': { en: 'Test length', zh: '测试长度' },
   pe: { en: 'Positional encodings', zh: '位置编码' },
@@ -70,6 +78,9 @@ export const PARAMETER_LABELS: Record<string, ParameterLabel> = {
   noise: { en: 'Noise', zh: '噪声' },
   drift: { en: 'Drift', zh: '漂移' },
   seeds: { en: 'Seeds', zh: '种子数' },
+  // §9 importance
+  model: { en: 'Real model too', zh: '同时比较的真实模型' },
+  'real-sequences': { en: 'Real-model sequences', zh: '真实模型的序列数', advanced: true },
   // §9 normalizer, norm
   normalizers: { en: 'Normalisers', zh: '归一化方式' },
   clip: { en: 'Gradient clipping', zh: '梯度裁剪' },

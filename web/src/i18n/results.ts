@@ -56,6 +56,10 @@ const TABLE_TITLES: Record<string, string> = {
   max_score: 'Largest score by step',
   softmax_gradient: 'Softmax gradient by d_k',
   flops: 'Work by head count',
+  'tang heads': 'Every head of tang',
+  'brown heads': 'Every head of brown',
+  counts: 'Heads of each kind',
+  'samples: evidence': 'Evidence: the strongest rows of each labelled head',
 };
 
 /** A table name as a title: the listed one, else its words with a capital. */

@@ -168,11 +168,26 @@ export const CONCLUSIONS_ZH: Record<string, Record<string, string>> = {
     not_held: '论断在此未成立：{best} 最终的留出损失低于 softmax',
     run: '{normalizer} {loss}（{accuracy}）',
   },
+  'heads-real': {
+    conclusion: '{verdict}：一个头的标签是它最高的得分（它落在该模式的键上的平均权重份额），前提是不低于 {threshold}；{models}',
+    held: '论断成立：每个模型的头都分成了两类或更多',
+    partly: '论断只对部分模型成立：其余模型里至多只出现一类头',
+    not_held: '论断在此未成立：没有哪个模型有两类头',
+    model: '{model}：{heads} 个头中有 {kinds} 类（{counts}）',
+    count: '{count} 个{label}',
+  },
   importance: {
     conclusion: '{verdict}：在 {queries} 个查询上，按权重给键排序与按删除效果排序的平均 Spearman 相关为 {rho_weight}（权重最大的键有 {top_weight} 的时候正是删除影响最大的键）；权重 x ||v W_O|| 为 {rho_value}（{top_value}）；模型留出准确率 {accuracy}',
     held: '论断成立',
     partly: '论断对权重成立，但 权重·||v|| 并没有更接近消融结果',
     not_held: '论断未成立：按权重排序与消融排序一致',
+    conclusion_model: '{verdict}。玩具解码器（留出准确率 {accuracy}）：{toy}。随附的 {model} 模型在{text}上：{real}',
+    arm: '{arm_verdict}：在 {queries} 个查询上，按权重给键排序与按删除效果排序的平均 Spearman 相关为 {rho_weight}（权重最大的键有 {top_weight} 的时候正是删除影响最大的键）；权重 x ||v W_O|| 为 {rho_value}（{top_value}）',
+    both: '论断在两个模型上都成立',
+    mixed: '论断只在一个模型上成立，或只部分成立',
+    neither: '论断在两个模型上都未成立',
+    text_tang: ' {count} 首留出的诗',
+    text_brown: ' Brown 文件 ca20 的 {count} 个留出窗口',
   },
   norm: {
     conclusion: '{verdict}；{pre_vs_post}。学习率 {lr}、{layers} 层、{steps} 步之后的留出损失：{runs}',
@@ -334,6 +349,27 @@ export const TERMS_ZH: Record<string, string> = {
   'uniform entropy (nats)': '均匀分布的熵（奈特）',
   'mean row sum': '平均行和',
   'all-zero rows': '全零行',
+  // §3 heads-real
+  'tang heads': 'tang 的各个头',
+  'brown heads': 'brown 的各个头',
+  counts: '各类头的数目',
+  'samples: evidence': '证据样例',
+  head: '头',
+  label: '标签',
+  query: '查询',
+  key: '键',
+  context: '上下文',
+  'previous token': '前一个词元',
+  'duplicate token': '重复词元',
+  induction: '归纳',
+  'first token': '第一个词元',
+  self: '自身',
+  'paired line': '对句同位',
+  rhyme: '韵脚',
+  'noun -> determiner': '名词 -> 限定词',
+  'verb -> noun': '动词 -> 名词',
+  'noun -> adjective': '名词 -> 形容词',
+  unlabelled: '无标签',
   // §9 importance
   importance: '重要性',
   ranking: '排序依据',
@@ -343,6 +379,7 @@ export const TERMS_ZH: Record<string, string> = {
   weight: '权重',
   'weight x ||v W_O||': '权重 x ||v W_O||',
   decoder: '解码器',
+  'real model': '真实模型',
   // §9 norm
   'final train loss': '最终训练损失',
   'divergence step': '发散的步',
@@ -361,6 +398,8 @@ export const TERMS_ZH: Record<string, string> = {
 export const KEEP: ReadonlySet<string> = new Set([
   'd_model', 'd_k', 'h', 'T', 'n', 'C', 'LSTM', 'Transformer', 'MHA', 'GQA', 'MQA', 'fp32', 'softmax', 'sigmoid', 'relu',
   'max |f(Px) - P f(x)|', 'max |f(x)|', '-', 'nan',
+  // the shipped text models (models/)
+  'tang', 'brown',
   // a non-finite loss as printed, and the number formats of the trainer's note
   '-nan', 'inf', '-inf', 'fp16', 'bf16', 'NaN',
   // the engine's stage names (attention/stage.hpp), as the walkthrough shows them

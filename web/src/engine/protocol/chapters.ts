@@ -10,7 +10,8 @@ export type { FigureData, FigureLoad, FigureProgress, FigureRequest };
 export type ChapterRequest =
   | { kind: 'figure'; request: FigureRequest }
   | { kind: 'experiments.list' }
-  | { kind: 'experiment.run'; name: string; options: ExperimentOptions };
+  // base: the page's URL, under which the files an experiment reads are served (experiment_inputs.ts).
+  | { kind: 'experiment.run'; name: string; options: ExperimentOptions; base: string };
 
 export type ChapterReply =
   | { kind: 'figure'; data: FigureData }

@@ -10,6 +10,7 @@ import { computeFigure, shippedOf } from '../../chapters/figures/computations';
 import { PROGRESS_EVERY_MS, type ExperimentProgress } from '../protocol/chapters';
 import { LabRunner } from './train_loop';
 import { missingTrainingBindings, parameterCount, TrainingSession } from './training';
+import { provideExperimentInputs } from './experiment_inputs';
 import { lensOf, patchOf, trainedInterp, type InterpModel } from './lens';
 import { openFigureModel } from './figure_models';
 import { openPretrained, openShipped, pretrainedInterp, pretrainedTrace } from './pretrained';
@@ -187,6 +188,7 @@ async function handle(body: Request): Promise<Reply> {
     case 'experiment.run': {
       // One synchronous call: progress is posted in batches as it comes; a Stop ends this worker
       // (EngineClient.dispose), since a busy worker reads no messages.
+      await provideExperimentInputs(loaded().lab, body.name, body.options, body.base);
       let batch: ExperimentProgress[] = [];
       let last = performance.now();
       const result = loaded().lab.runExperiment(body.name, body.options, (p) => {
