@@ -51,8 +51,13 @@ struct Tally {
     std::optional<double> score() const { return rows ? std::optional<double>(sum / static_cast<double>(rows)) : std::nullopt; }
 };
 
+// Evidence rows see at least this many keys: a query near the start has few to choose from
+// (row 1 sees two), so its whole weight on one says little.
+constexpr std::size_t kEvidenceMinKeys = 5;
+
 // Adds the rows of one head's weights (T, T) against pattern (T, T) to `tally`, keeping the
-// `keep` rows of largest weight on one pattern key (earlier rows first on a tie).
+// `keep` rows of largest weight on one pattern key among those that see kEvidenceMinKeys keys
+// or more (earlier rows first on a tie).
 void tally_rows(Tally& tally, const float* weights, const Tensor2& pattern, std::size_t seq, std::size_t keep) {
     const std::size_t t = pattern.shape(0);
     for (std::size_t i = 1; i < t; ++i) {  // row 0: causal attention gives key 0 all its weight
@@ -68,6 +73,7 @@ void tally_rows(Tally& tally, const float* weights, const Tensor2& pattern, std:
         if (best < 0.0 || !(all > 0.0)) continue;
         tally.sum += on / all;
         ++tally.rows;
+        if (i + 1 < kEvidenceMinKeys) continue;
         const Example e{best / all, seq, i, best_key};
         auto pos = std::find_if(tally.top.begin(), tally.top.end(), [&](const Example& x) { return e.weight > x.weight; });
         if (static_cast<std::size_t>(pos - tally.top.begin()) < keep) tally.top.insert(pos, e);
