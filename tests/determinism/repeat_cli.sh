@@ -16,6 +16,7 @@ threads=("$@")
 (( ${#threads[@]} )) || threads=(1 2)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Drops the last column of tables whose header ends in a rate (".../s") and the heads
 # experiment's "; speed from ..." clause, and masks durations ("0.2s", "1m05s") and rates
@@ -87,7 +88,13 @@ for t in "${threads[@]}"; do
   run "train-t$t" train --task reverse --length 6 --layers 2 --d-model 32 --heads 4 --steps 30 --batch 8 \
     --eval-every 10 --eval-batches 2 --quiet --log log.csv --save model.safetensors --threads "$t"
   for e in $("$cli" experiment --names); do
-    run "experiment-$e-t$t" experiment "$e" --quick --csv curves.csv --json result.json --quiet --threads "$t"
+    # An experiment that reads files (the shipped models, held-out text) reads them from the
+    # repository, as its defaults do from the repository's root; the runs happen elsewhere.
+    inputs=()
+    help=$("$cli" experiment "$e" --help)
+    grep -q -- '--models ' <<< "$help" && inputs+=(--models "$root/models")
+    grep -q -- '--data ' <<< "$help" && inputs+=(--data "$root/data")
+    run "experiment-$e-t$t" experiment "$e" --quick "${inputs[@]}" --csv curves.csv --json result.json --quiet --threads "$t"
   done
 done
 

