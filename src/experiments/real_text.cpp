@@ -168,8 +168,9 @@ Tensor2 pos_keys(const RealSequence& s, const std::string& query, const std::str
         for (std::size_t j = i; j-- > 0;) {
             if (s.word[j] == s.word[i]) continue;
             if (target == kNoIndex && s.tag[j] == key && s.word[j] != kNoIndex) target = s.word[j];
-            if (target != kNoIndex && s.word[j] != target) break;
-            if (s.word[j] == target) p(i, j) = 1.0f;
+            if (target == kNoIndex) continue;  // a token of no word (kNoIndex) is never the target
+            if (s.word[j] != target) break;
+            p(i, j) = 1.0f;
         }
     }
     return p;

@@ -286,6 +286,20 @@ TEST(ImportanceExperiment, AShippedModelAddsItsRowsAndTheVerdictWeighsBoth) {
     EXPECT_GT(std::stoul(real.rows[0][4]), 2u * 4u * 30u);
     EXPECT_EQ(r.conclusion_message.id, "conclusion_model");
     EXPECT_NE(r.conclusion.find("tang"), std::string::npos);
-    o.model_path = kRoot + "/models/induction-2l.safetensors";  // no held-out text is known for its corpus
-    EXPECT_THROW(ex::run_importance(o), attnlab::ConfigError);
+    // A model trained on no shipped corpus: no held-out text is known for it.
+    attnlab::ModelConfig c;
+    c.kind = attnlab::ModelKind::decoder;
+    c.vocab_size = 16;
+    c.d_model = 8;
+    c.num_heads = 2;
+    c.num_layers = 1;
+    ex::provide_input_file("provided/toy.safetensors", attnlab::Model(c, 1).save());
+    o.model_path = "provided/toy.safetensors";
+    try {
+        ex::run_importance(o);
+        FAIL() << "no error";
+    } catch (const attnlab::ConfigError& e) {
+        EXPECT_NE(std::string(e.what()).find("was not trained on tang or brown"), std::string::npos) << e.what();
+    }
+    ex::clear_input_files();
 }
