@@ -132,6 +132,7 @@ std::vector<RealSequence> brown_sequences(const Model& model, const std::string&
 }
 
 // Paired line: a character of a couplet's second line and the one in the same column of the first.
+// s: T tokens -> (T, T), 1 where row i's pattern holds key j, else 0.
 Tensor2 paired_line_keys(const RealSequence& s) {
     const std::size_t t = s.ids.size();
     Tensor2 p = xt::zeros<float>({t, t});  // (T, T)
@@ -145,6 +146,7 @@ Tensor2 paired_line_keys(const RealSequence& s) {
 }
 
 // Rhyme: the last character of a couplet's second line and that of the couplet before.
+// s: T tokens -> (T, T), 1 where row i's pattern holds key j, else 0.
 Tensor2 rhyme_keys(const RealSequence& s) {
     const std::size_t t = s.ids.size(), end = s.line_length - 1;
     Tensor2 p = xt::zeros<float>({t, t});  // (T, T)
@@ -159,6 +161,7 @@ Tensor2 rhyme_keys(const RealSequence& s) {
 
 // A POS pattern: a token of a word tagged `query` and every token of the nearest earlier word
 // tagged `key` (within the window).
+// s: T tokens -> (T, T), 1 where row i's pattern holds key j, else 0.
 Tensor2 pos_keys(const RealSequence& s, const std::string& query, const std::string& key) {
     const std::size_t t = s.ids.size();
     Tensor2 p = xt::zeros<float>({t, t});  // (T, T)
