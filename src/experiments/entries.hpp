@@ -22,5 +22,6 @@ Experiment variants_entry();
 Experiment normalizer_entry();
 Experiment tie_qk_entry();
 Experiment heads_real_entry();
+Experiment induction_entry();
 
 }  // namespace attnlab::experiments::detail

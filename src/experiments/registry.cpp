@@ -150,6 +150,7 @@ const std::vector<Experiment>& experiments() {
             detail::norm_entry(),     detail::kv_heads_entry(),   detail::variants_entry(), detail::normalizer_entry(),
             detail::tie_qk_entry(),   detail::importance_entry(), detail::series_entry(),
             detail::heads_real_entry(),
+            detail::induction_entry(),
         };
         const MessageTemplates& common = detail::common_messages();
         for (Experiment& e : list) e.messages.insert(e.messages.end(), common.begin(), common.end());

@@ -31,6 +31,7 @@
 //   variants     §5.3  full / window / block-sparse / linear as n grows: time, memory, long-range accuracy
 //   normalizer   §9.1  softmax / sigmoid / relu weights: loss curves, accuracy, entropy of the weights
 //   tie_qk       §2.1  separate W_Q, W_K vs one tied matrix on k_back: accuracy and where the weights go
+//   induction    §5.2/§3.2  1- vs 2-layer attention-only decoders on repeated random tokens: the phase change
 //   series       §7.2  forecasting a periodic series: Transformer (sinusoidal, time-aware) vs LSTM vs seasonal naive
 #pragma once
 
@@ -138,6 +139,10 @@ struct Progress {
     std::size_t step;         // steps done in this run
     std::size_t total;        // steps this run will take
     float loss;               // training loss of the last step
+    // What the experiment measured at this step beside the training loss, by name
+    // ("repeated_half_loss"), so a page can draw it as it comes; empty at most steps and in most
+    // experiments (the induction experiment fills it at each logged step).
+    std::vector<std::pair<std::string, double>> values = {};
 };
 using ProgressFn = std::function<void(const Progress&)>;
 
@@ -443,5 +448,51 @@ struct HeadsRealOptions {
     std::size_t examples = 3;                      // evidence rows per labelled head
 };
 Result run_heads_real(const HeadsRealOptions& options, const ProgressFn& progress = {});
+// §5.2/§3.2: induction heads (Olsson et al. 2022) form in a sudden phase change. Attention-only
+// decoders (no feed-forward: ModelConfig::attention_only), one per depth in `layers`, trained as
+// language models (a target at every position) on random repeating sequences: n tokens drawn
+// uniformly from 0..vocab-1, n itself drawn per sequence in [length/4, length/2], then the same
+// n again and again up to `length` tokens. The period varies, so no fixed offset predicts the
+// repeat: only a head that finds the previous occurrence of the current token and reads the
+// token after it (an induction head, which needs a previous-token head in an earlier layer)
+// does. At step 0 and every log_every steps, on held-out sequences
+// interp::random_repeat(length/2, vocab, seed): the mean loss of the first half's predictions
+// (tokens 1..N-1, nothing to copy) and of the repeated half's (tokens N+1..2N-1; token N, the
+// first of the repeat, is left out: nothing before it says the sequence starts over), and the
+// best induction score over heads (interp detectors, the score of `attnlab heads`, averaged over
+// the sequences); eval_batches x batch_size sequences, the same at every point. Series
+// "repeated_half_loss", "first_half_loss", "induction_score", "train_loss" (x: steps from 0);
+// tables "phase_change" (find_induction_phase_change of each run) and "final". Each measurement
+// is also a progress point's values (first_half_loss, repeated_half_loss, induction_score, and
+// phase_start, phase_end once the curves so far show a phase change), so a page draws it live.
+struct InductionOptions {
+    std::size_t vocab = 32;
+    std::size_t length = 32;               // T of the training sequences; held-out N = T/2
+    std::vector<std::size_t> layers{2, 1};  // depths to train, in this order
+    std::size_t d_model = 64;
+    std::size_t num_heads = 4;
+    float window = 0.25f;                  // the largest share of the steps a sharp drop may take
+    TrainingOptions train{1000, 32, 1e-2f, 20, 20, 1, 1};  // lr: constant after the warm-up
+};
+Result run_induction(const InductionOptions& options, const ProgressFn& progress = {});
+
+// The phase change of one run, found from its logged curves (steps ascending, from 0). The model
+// copies when the repeated half ends at most half the first half's loss (repeated[last] <=
+// first[last] / 2) and below where it began. The window is the steepest stretch: the two points
+// at most window_share x span steps apart (span: the run's steps) between which the repeated-half
+// loss falls most, trimmed to where it falls (from the last point within 10% of that fall of its
+// top to the first within 10% of its bottom). It is sharp when that fall is at least half of the
+// whole run's (repeated[0] - repeated[last]), and the best induction score jumped when it rose by
+// at least 0.2 from the window's start to its end. `found` needs all three.
+struct InductionPhaseChange {
+    bool copies = false, sharp = false, score_jumped = false, found = false;
+    double start = 0, end = 0;                    // steps of the window (when copies)
+    double loss_before = 0, loss_after = 0;       // repeated-half loss before the window, at its end
+    double score_before = 0, score_after = 0;     // best induction score there
+};
+// ConfigError when the four lists differ in length or are empty.
+InductionPhaseChange find_induction_phase_change(const std::vector<double>& steps, const std::vector<double>& first,
+                                                 const std::vector<double>& repeated, const std::vector<double>& score,
+                                                 double window_share, double span);
 
 }  // namespace attnlab::experiments
