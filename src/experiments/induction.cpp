@@ -381,6 +381,11 @@ Result run_induction(const InductionOptions& o, const ProgressFn& progress) {
                 {"held-out", detail::format("%zu sequences of %zu random tokens then the same %zu again",
                                             eval.shape(0), o.length / 2, o.length / 2)}};
     detail::add_training_config(r, o.train);
+    for (auto& [key, value] : r.config) {
+        if (key == "lr") {
+            value = detail::format("%g (AdamW, constant after the warm-up)", static_cast<double>(o.train.lr));
+        }
+    }
 
     std::vector<RunCurves> runs;
     for (std::size_t i = 0; i < o.layers.size(); ++i) {
