@@ -515,6 +515,12 @@ export interface ExperimentProgress {
   step: number;
   total: number;
   loss: number;
+  /**
+   * What the experiment measured at this step beside the training loss, by name, when it measures
+   * something there (induction: `first_half_loss`, `repeated_half_loss`,
+   * `induction_score`, and `phase_start`, `phase_end` once the curves so far show the phase change).
+   */
+  values?: Record<string, number>;
 }
 
 /** Whether the article's claim held in a run (experiments.hpp's Verdict). */

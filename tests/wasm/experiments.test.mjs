@@ -38,6 +38,7 @@ const NATIVE = {
     ['--quick', '--steps', '6', '--log-every', '2', '--warmup', '2', '--eval-batches', '1']],
   lstm_short: ['lstm', { quick: true, distances: [5, 40], steps: 20 }, ['--quick', '--distances', '5,40', '--steps', '20']],
   'heads-real': ['heads-real', { quick: true }, ['--quick']],
+  induction: ['induction', { quick: true }, ['--quick']],
 };
 
 // The files a run reads (a shipped model, held-out text: lab.experimentInputs), given to the
@@ -156,6 +157,23 @@ for (const flavour of FLAVOURS) {
     expectError(assert, () => lab.runExperiment('scaling', options, (p) => p.step < 3), /cancelled by onProgress .* run 'scaled' at step 3/);
     expectError(assert, () => lab.runExperiment('scaling', options, () => { throw new Error('boom'); }), /onProgress threw: boom/);
     assert.equal(lab.runExperiment('cost', { quick: true, repeats: 1 }).name, 'cost');
+  });
+
+  test(`${flavour}: induction's progress points carry its measurements at each logged step`, async () => {
+    const lab = await loadLab(flavour);
+    const seen = [];
+    const r = lab.runExperiment('induction', { steps: 4, logEvery: 2, warmup: 1, depths: [2] }, (p) => { seen.push(p); });
+    assert.deepEqual(seen.map((p) => p.step), [0, 1, 2, 3, 4], 'step 0 (before training), then every step');
+    const measured = seen.filter((p) => p.values);
+    assert.deepEqual(measured.map((p) => p.step), [0, 2, 4], 'values at step 0 and every logEvery steps');
+    for (const p of measured) {
+      assert.deepEqual(Object.keys(p.values).sort(), ['first_half_loss', 'induction_score', 'repeated_half_loss']);
+    }
+    const series = Object.fromEntries(r.series.map((s) => [s.name, s]));
+    assert.deepEqual(series.repeated_half_loss.x, [0, 2, 4]);
+    assert.deepEqual(measured.map((p) => p.values.repeated_half_loss), series.repeated_half_loss.lines[0].y);
+    assert.deepEqual(measured.map((p) => p.values.induction_score), series.induction_score.lines[0].y);
+    assert.equal(r.verdict, 'untested', 'one depth: nothing to compare');
   });
 
   for (const name of Object.keys(NATIVE)) {

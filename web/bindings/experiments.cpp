@@ -4,7 +4,7 @@
 //   lab.experiments();   // [{ name, section, claim, summary, parameters: [{ name, flag, kind, default,
 //                        //    min, max | choices, help }], quick: { name: value }, messages: { id: template } }]
 //   const r = lab.runExperiment('scaling', { quick: true, steps: 40 }, (p) => {
-//     postMessage({ progress: p });          // p: { run, runIndex, numRuns, step, total, loss }
+//     postMessage({ progress: p });          // p: { run, runIndex, numRuns, step, total, loss, values? }
 //     return true;                           // false (exactly) stops the run: it throws 'cancelled'
 //   });
 //   r.tables, r.series, r.notes, r.phrases, r.conclusion, r.conclusionMessage, r.verdict, r.timing, r.timingMessage,
@@ -123,6 +123,11 @@ val run_experiment(val& name, val& options, val& on_progress) {
                 info.set("step", p.step);
                 info.set("total", p.total);
                 info.set("loss", p.loss);
+                if (!p.values.empty()) {
+                    val values = val::object();
+                    for (const auto& [key, v] : p.values) values.set(key, v);
+                    info.set("values", values);
+                }
                 const val out = safe_call()(on_progress, info);
                 if (!out["ok"].as<bool>()) {
                     fail<Error>(where, ": onProgress threw: ", out["error"].as<std::string>());

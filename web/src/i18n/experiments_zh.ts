@@ -34,6 +34,10 @@ export const EXPERIMENTS_ZH: Record<string, ExperimentZh> = {
     claim: '§3.3：MQA/GQA 让多个查询头共享键/值头：KV 缓存缩小 num_heads/num_kv_heads 倍，参数更少，质量损失很小',
     summary: 'MHA / GQA / MQA（num_kv_heads 为 4、2、1）：参数量、准确率、每个词元的 KV 缓存',
   },
+  induction: {
+    claim: '§5.2/§3.2：归纳头在一次相变中形成：2 层纯注意力模型在重复序列上的损失骤降，同时出现一个从上一次出现之后复制词元的头；1 层模型无法形成这样的头',
+    summary: '在重复的随机词元上比较 1 层和 2 层纯注意力解码器：上下文损失、归纳分数',
+  },
   positional: {
     claim: '§4.1/§4.3：没有位置信息时注意力分不清顺序（它是置换等变的）；可学习的位置表无法外推到训练长度之外，RoPE（相对位置）比绝对位置编码外推得更好',
     summary: '无 / 正弦 / 可学习 / RoPE：长度 L 和 2L 上的准确率，以及不带位置时的置换差距',
@@ -126,6 +130,9 @@ export const PARAMETERS_ZH: Record<string, string> = {
   window: 'window 变体的窗口 W',
   'block-size': 'block_sparse 变体的块大小 b',
   'timed-batch': '计时层的序列数',
+  // §5 induction
+  depths: '要训练的每个纯注意力模型的层数（逗号分隔）',
+  'phase-window': '一次骤降最多可以占用的训练步数比例',
   // §6 mask
   samples: '展示的生成示例数',
   'gen-examples': '用于评分生成答案的留出提示数',

@@ -66,6 +66,9 @@ export const PARAMETER_LABELS: Record<string, ParameterLabel> = {
   window: { en: 'Window width', zh: '窗口宽度' },
   'block-size': { en: 'Block size', zh: '块大小' },
   'timed-batch': { en: 'Timed batch', zh: '计时批大小', advanced: true },
+  // §5 induction
+  depths: { en: 'Depths', zh: '层数' },
+  'phase-window': { en: 'Phase-change window', zh: '相变窗口', advanced: true },
   // §6 mask, fp16
   samples: { en: 'Examples shown', zh: '展示的示例数', advanced: true },
   'gen-examples': { en: 'Prompts scored', zh: '评分的提示数', advanced: true },

@@ -60,6 +60,10 @@ const TABLE_TITLES: Record<string, string> = {
   'brown heads': 'Every head of brown',
   counts: 'Heads of each kind',
   'samples: evidence': 'Evidence: the strongest rows of each labelled head',
+  phase_change: 'Phase change',
+  repeated_half_loss: 'Loss on the repeated half',
+  first_half_loss: 'Loss on the first half',
+  induction_score: 'Best induction score',
 };
 
 /** A table name as a title: the listed one, else its words with a capital. */
