@@ -23,6 +23,8 @@ import { reshapeFigure } from './figures/reshape';
 import { ropeFigure } from './figures/rope';
 import { sparseFigure } from './figures/sparse';
 import { visionFigure } from './figures/vision';
+import type { LiveView } from '../ui/experiment_panel';
+import { InductionLive } from './induction_live';
 
 export interface Chapter {
   n: number;
@@ -41,12 +43,15 @@ export const CHAPTERS: Chapter[] = [
   { n: 2, sections: '2.1–2.3', figures: [dkFigure], experiments: ['scaling', 'tie-qk'], leadsTo: 'walk' },
   { n: 3, sections: '3.1–3.3', figures: [reshapeFigure, everyHeadFigure], experiments: ['heads', 'cost', 'kv-heads', 'heads-real'] },
   { n: 4, sections: '4.1–4.3', figures: [permutationFigure, peFigure, ropeFigure], experiments: ['positional', 'permutation'] },
-  { n: 5, sections: '5.1–5.3', figures: [longrangeFigure, poemLinksFigure, sparseFigure], experiments: ['variants'] },
+  { n: 5, sections: '5.1–5.3', figures: [longrangeFigure, poemLinksFigure, sparseFigure], experiments: ['variants', 'induction'] },
   { n: 6, sections: '6.1–6.4', figures: [masksFigure, fp16Figure, flashFigure, checkpointingFigure], experiments: ['mask', 'fp16'] },
   { n: 7, sections: '7.1–7.3', figures: [visionFigure, crossmodalFigure, forecastFigure], experiments: ['series'] },
   { n: 8, sections: '8', figures: [checkFigure], experiments: [] },
   { n: 9, sections: '9.1–9.4', figures: [connectivityFigure], experiments: ['normalizer', 'importance', 'norm'] },
   { n: 10, sections: '10', figures: [], experiments: [], builder: 'encoder', leadsTo: 'lab' },
 ];
+
+/** Experiments drawn live by a view of their own (their progress points carry measurements). */
+export const LIVE_VIEWS: Record<string, () => LiveView> = { induction: () => new InductionLive() };
 
 export const chapterKey = (n: number, part: 'title' | 'lead' | 'body') => `ch.${n}.${part}` as Key;

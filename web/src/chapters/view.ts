@@ -5,7 +5,7 @@
 import { lang, onLang, t } from '../i18n';
 import type { ExperimentInfo, ExperimentResult } from '../engine/protocol/chapters';
 import { ExperimentPanel } from '../ui/experiment_panel';
-import { CHAPTERS, chapterKey, type Chapter } from './chapters';
+import { CHAPTERS, LIVE_VIEWS, chapterKey, type Chapter } from './chapters';
 import { EncoderBuilder } from './encoder_builder';
 import type { ExperimentWorker } from './experiments';
 import { LiveFigure, type FigureSource } from './live_figure';
@@ -46,6 +46,8 @@ export function mountChapters(host: HTMLElement, figures: FigureSource, experime
     if (!p) {
       p = new ExperimentPanel(name, readPanel(new URL(location.href), name), () => experiments, (s) => writePanel(name, s), (s, run) => experimentLink(chapterOf(name), name, s, run), () => forgetRunFlag(name));
       p.el.id = experimentAnchor(name);
+      const live = LIVE_VIEWS[name];
+      if (live) p.setLiveView(live());
       const asks = linkAsks(opened, name);
       if (asks !== 'none') p.askedByLink(asks);
       if (list !== undefined) p.setInfo(list?.find((e) => e.name === name) ?? null);

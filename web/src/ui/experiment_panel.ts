@@ -16,6 +16,21 @@ export interface ExperimentRunner {
   stop(): void;
 }
 
+/**
+ * An experiment's own live drawing, in place of the live loss chart: it reads the progress points
+ * (their values: what the experiment measures as it trains) and, once the run returns, its result.
+ */
+export interface LiveView {
+  readonly el: HTMLElement;
+  setInfo(info: ExperimentInfo | null): void;
+  /** A run starts: what was drawn goes. */
+  reset(): void;
+  progress(points: ExperimentProgress[]): void;
+  finish(result: ExperimentResult): void;
+  /** Draws what it holds, in the page language. */
+  render(): void;
+}
+
 /** How a run ended by stop() rejects. */
 export class RunStopped extends Error {}
 
@@ -61,6 +76,8 @@ export class ExperimentPanel {
   private asked: 'start' | 'offer' | 'none' = 'none';
   /** The links shown after "Link" is pressed: [plain, starting the run]. */
   private links: [string, string] | null = null;
+  /** The experiment's own live drawing, when it has one (it stays after the run). */
+  private liveView: LiveView | null = null;
 
   constructor(
     readonly name: string,
@@ -87,9 +104,17 @@ export class ExperimentPanel {
     return this.result;
   }
 
+  /** Draws the runs' progress with `view` instead of the live loss chart. */
+  setLiveView(view: LiveView) {
+    this.liveView = view;
+    view.setInfo(this.info);
+    this.render();
+  }
+
   /** The engine's metadata (null: the build does not have this experiment). */
   setInfo(info: ExperimentInfo | null | undefined) {
     this.info = info ?? null;
+    this.liveView?.setInfo(this.info);
     this.el.dataset.available = info ? '1' : info === null ? '0' : '';
     this.render();
     if (info && this.asked === 'start') {
@@ -174,6 +199,7 @@ export class ExperimentPanel {
     this.asked = 'none';
     this.result = null;
     this.live.clear();
+    this.liveView?.reset();
     this.el.querySelector('.exp-live')?.replaceChildren();
     this.started = performance.now();
     this.el.dataset.phase = 'running';
@@ -182,6 +208,7 @@ export class ExperimentPanel {
     try {
       const r = await this.runner().run(this.name, optionsFor(this.info, this.state.quick, this.state.given), (points) => this.progress(points));
       this.result = r;
+      this.liveView?.finish(r);
       this.elapsed = (performance.now() - this.started) / 1000;
       // The result's own curves replace the live ones (and a run of a step or two has no curve).
       if (r.series.length || [...this.live.values()].every((l) => l.x.length < 3)) this.live.clear();
@@ -199,6 +226,7 @@ export class ExperimentPanel {
   }
 
   private progress(points: ExperimentProgress[]) {
+    this.liveView?.progress(points);
     for (const p of points) {
       let l = this.live.get(p.run);
       if (!l) this.live.set(p.run, (l = { name: p.run, x: [], y: [] }));
@@ -226,6 +254,11 @@ export class ExperimentPanel {
 
   private drawLive() {
     const host = this.el.querySelector<HTMLElement>('.exp-live');
+    if (host && this.liveView) {
+      if (this.liveView.el.parentElement !== host) host.replaceChildren(this.liveView.el);
+      this.liveView.render();
+      return;
+    }
     if (!host || !this.live.size) return;
     renderLineChart(host, { name: `${this.name}-live`, title: t('ch.exp.live'), xLabel: t('ch.exp.step'), yLabel: t('ch.exp.loss'), lines: [...this.live.values()], height: 180 });
   }
@@ -297,7 +330,7 @@ export class ExperimentPanel {
       <div class="exp-live"></div>
       ${r ? this.resultHtml(r, info) : ''}`;
     this.renderControls();
-    if (this.live.size) this.drawLive();
+    if (this.live.size || this.liveView) this.drawLive();
     if (r) this.renderSeries(r, info);
     markOverflow(this.el);
   }
