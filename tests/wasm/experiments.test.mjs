@@ -62,8 +62,8 @@ function nativeNow(name, threads) {
 }
 
 const TIMED = /\/s$|\(ms\)$/;
-// A series value: JSON writes NaN as null.
-const sameNumber = (wasm, native) => (native === null ? Number.isNaN(wasm) : Object.is(wasm, native));
+// A series value: JSON writes NaN as null (on both sides when the module returns parsed JSON).
+const sameNumber = (wasm, native) => (native === null ? wasm === null || Number.isNaN(wasm) : Object.is(wasm, native));
 
 function assertSameResult(wasm, native, what) {
   for (const key of ['name', 'claim', 'command', 'config', 'notes', 'conclusion', 'conclusionMessage', 'verdict']) {
