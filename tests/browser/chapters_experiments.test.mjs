@@ -82,7 +82,11 @@ test('every chapter\'s experiments run in their --quick form to the conclusion t
       const started = Date.now();
       const tasks = await traceMainThreadTasks(page, async () => {
         await panel.locator('button[data-act="run"]').click();
-        await page.waitForFunction((name) => ['done', 'error', 'stopped'].includes(document.querySelector(`section.experiment[data-experiment="${name}"]`).dataset.phase), name, { timeout: 120000, polling: 250 });
+        await page.waitForFunction((name) => ['done', 'error', 'stopped'].includes(document.querySelector(`section.experiment[data-experiment="${name}"]`).dataset.phase), name, { timeout: 120000, polling: 250 })
+          .catch(async (e) => {
+            const s = await shownResult(name);
+            throw new Error(`${name}: not finished after 120 s (phase '${s.phase ?? ''}', status '${s.status}'): ${e.message}`);
+          });
       });
       seconds[name] = (Date.now() - started) / 1000;
       const s = await shownResult(name);

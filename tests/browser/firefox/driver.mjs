@@ -112,6 +112,25 @@ function settleFocus() {
     now.dispatchEvent(new FocusEvent('focusin', { bubbles: true, relatedTarget: s.before }));
   }
 }
+// The point a click on element e lands on, in viewport pixels (offset: from its top left corner;
+// else its middle), or null while it cannot be clicked there. Into the middle of the viewport
+// first: puppeteer clicks at the element's point wherever it scrolled it, which the page's sticky
+// header may cover. The box must be the same over two animation frames (playwright's "stable"):
+// a figure that finishes loading above a button moves the button between reading its point and
+// clicking it, and the click would land on whatever is there then. And the point must hit the
+// element or a descendant (playwright's "receives events"), not a header or a tooltip over it.
+async function stablePoint(e, offset) {
+  e.scrollIntoView({ block: 'center', inline: 'center' });
+  const frame = () => new Promise((r) => { requestAnimationFrame(() => r()); setTimeout(r, 100); });
+  const a = e.getBoundingClientRect();
+  await frame();
+  await frame();
+  const b = e.getBoundingClientRect();
+  if (a.x !== b.x || a.y !== b.y || a.width !== b.width || a.height !== b.height || !b.width || !b.height) return null;
+  const x = b.x + (offset ? offset.x : b.width / 2), y = b.y + (offset ? offset.y : b.height / 2);
+  const hit = document.elementFromPoint(x, y);
+  return hit && (hit === e || e.contains(hit)) ? { x, y } : null;
+}
 const ARM_FOCUS = `(${armFocus})()`;
 const SETTLE_FOCUS = `(${settleFocus})()`;
 
@@ -163,14 +182,18 @@ class Locator {
     }
   }
 
+  // As playwright clicks: at a point of the element that holds still and hits it (see
+  // stablePoint), found again until DEFAULT_TIMEOUT; the mouse then clicks that point.
   async click({ position } = {}) {
     const h = await this.element(true);
     try {
-      // Into the middle of the viewport first: puppeteer clicks at the element's point wherever it
-      // scrolled it, which the page's sticky header may cover (playwright finds a point that hits).
-      await h.evaluate((e) => e.scrollIntoView({ block: 'center', inline: 'center' }));
+      let point = null;
+      for (const end = Date.now() + DEFAULT_TIMEOUT; !point; await new Promise((r) => setTimeout(r, 50))) {
+        point = await h.evaluate(stablePoint, position ?? null);
+        if (!point && Date.now() > end) throw new Error(`firefox driver: '${this.selector}' did not hold still under the mouse for ${DEFAULT_TIMEOUT} ms (moving, covered or outside the page)`);
+      }
       await this.page.evaluate(ARM_FOCUS);
-      await h.click(position ? { offset: position } : {});
+      await this.page.mouse.click(point.x, point.y);
       await this.page.evaluate(SETTLE_FOCUS);
     } finally {
       await h.dispose();
