@@ -475,6 +475,8 @@ export interface ExperimentParameter {
   max?: number;
   /** text, texts: the allowed values (empty: any). */
   choices?: string[];
+  /** text: values offered beside any other (the page offers these as its choices: the files it serves). */
+  suggestions?: string[];
   help: string;
 }
 

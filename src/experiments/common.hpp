@@ -163,6 +163,11 @@ public:
         readers_.push_back([=](const Values& v, Options& o) { o.*member = v.text(name); });
         return *this;
     }
+    // Values to offer for the text parameter added last; any other stays valid (Parameter::suggestions).
+    ParameterTable& suggest(std::vector<std::string> values) {
+        parameters_.back().suggestions = std::move(values);
+        return *this;
+    }
     // A bool member as one of two words: `off` (false) or `on` (true).
     ParameterTable& text(const std::string& name, bool Options::*member, const std::string& off, const std::string& on,
                          const std::string& help) {

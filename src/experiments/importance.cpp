@@ -254,6 +254,13 @@ Result run_importance(const ImportanceOptions& o, const ProgressFn& progress) {
 }
 
 namespace {
+// --model's offered values: none, and every shipped model's file under models/.
+std::vector<std::string> shipped_model_paths() {
+    std::vector<std::string> paths{"none"};
+    for (const std::string& name : detail::real_model_names()) paths.push_back("models/" + name + ".safetensors");
+    return paths;
+}
+
 const detail::ParameterTable<ImportanceOptions>& importance_parameters() {
     using O = ImportanceOptions;
     static const auto table = detail::ParameterTable<O>()
@@ -264,6 +271,7 @@ const detail::ParameterTable<ImportanceOptions>& importance_parameters() {
         .integer("sequences", &O::sequences, 1, 256, "held-out sequences analysed")
         .text("model", &O::model_path, {}, "none, or a shipped model to compare as well (models/tang.safetensors, "
                                             "models/brown.safetensors) on its held-out text")
+        .suggest(shipped_model_paths())
         .text("data", &O::data_dir, {}, "folder of the held-out text: splits/ and node_modules/ (scripts/fetch_data.sh)")
         .integer("real-sequences", &O::real_sequences, 1, 16, "--model: held-out poems (tang) or windows (brown)")
         .training(&O::train);

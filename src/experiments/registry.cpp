@@ -288,6 +288,7 @@ std::string experiments_to_json() {
                              {"default", typed(p, p.default_value)}, {"help", p.help}};
             if (p.kind == ParameterKind::text || p.kind == ParameterKind::texts) {
                 q["choices"] = p.choices;
+                if (!p.suggestions.empty()) q["suggestions"] = p.suggestions;
             } else {
                 q["min"] = p.min;
                 q["max"] = p.max;

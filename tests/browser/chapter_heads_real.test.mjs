@@ -3,12 +3,13 @@
 // quick run ends with a verdict, and the "Heads of each kind" table, every model's head table and
 // the evidence rows the panel shows are those of the result the worker returned
 // (window.__attnlab.chapters().results). In Chinese the same counts show under Chinese captions,
-// with the label names translated.
+// with the label names translated. §9.2's importance offers the shipped models as its --model, and
+// with tang its real-model table is the result's.
 //   node --test tests/browser/chapter_heads_real.test.mjs
 //   ATTNLAB_BROWSER=firefox node --test tests/browser/chapter_heads_real.test.mjs
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { BROWSER, launch, screenshot } from './support.mjs';
+import { BROWSER, launch, loadReferenceEngine, screenshot } from './support.mjs';
 
 const NAME = 'heads-real';
 const INPUT = /\/(models\/(tang|brown)\.safetensors|data\/(splits|node_modules)\/)/;
@@ -102,4 +103,33 @@ test('in Chinese the same counts show under Chinese captions and label names', a
   await screenshot(page, 'chapter3-heads-real-zh-1366');
   await page.setViewportSize({ width: 390, height: 844 });
   await screenshot(page, 'chapter3-heads-real-zh-390');
+});
+
+test('§9.2\'s importance offers the shipped models, and with tang its real-model table is the result\'s', async () => {
+  const page = await b.newPage('?chapter=9&lang=en');
+  const panel = page.locator('section.experiment[data-experiment="importance"]');
+  await page.waitForFunction(() => document.querySelector('section.experiment[data-experiment="importance"]')?.dataset.available === '1',
+    null, { timeout: 90000, polling: 100 });
+  const select = panel.locator('select[data-param="model"]');
+  const offered = await select.evaluate((s) => Array.from(s.options, (o) => o.value));
+  assert.deepEqual(offered, ['none', 'models/tang.safetensors', 'models/brown.safetensors']);
+  await loadReferenceEngine(page);
+  const suggested = await page.evaluate(() => window.__refLab.experiments().find((e) => e.name === 'importance').parameters.find((p) => p.name === 'model').suggestions);
+  assert.deepEqual(offered, suggested, 'the choices are the engine\'s suggestions');
+  await select.selectOption('models/tang.safetensors');
+  await panel.locator('button[data-act="run"]').click();
+  await page.waitForFunction(() => ['done', 'error'].includes(document.querySelector('section.experiment[data-experiment="importance"]').dataset.phase),
+    null, { timeout: 120000, polling: 100 });
+  const status = await panel.locator('.exp-status').textContent().catch(() => '');
+  assert.equal(await panel.getAttribute('data-phase'), 'done', status);
+  const r = await page.evaluate(() => window.__attnlab.chapters().results.importance);
+  assert.match(r.command, /--model models\/tang\.safetensors/);
+  const real = r.tables.find((t) => t.name === 'real model');
+  assert.ok(real && real.rows.length > 0, 'a real-model table');
+  const shown = await page.$eval('section.experiment[data-experiment="importance"] table[data-table="real model"]',
+    (t) => Array.from(t.querySelectorAll('tbody tr'), (row) => Array.from(row.querySelectorAll('td'), (c) => c.textContent)));
+  assert.deepEqual(shown, real.rows);
+  await page.setViewportSize({ width: 1366, height: 900 });
+  await panel.scrollIntoViewIfNeeded();
+  await screenshot(page, 'chapter9-importance-tang-en-1366');
 });

@@ -3,6 +3,7 @@
 // conclusion agrees with the numbers of its own tables.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -121,6 +122,14 @@ TEST(ExperimentRegistry, JsonHasTheResultAndTheRegistry) {
     EXPECT_EQ(parts["parts"][0]["id"], "equivariant");
     EXPECT_EQ(parts["parts"][0]["values"]["pe"], "none");
     EXPECT_TRUE(j["timingMessage"].is_null());
+    // importance --model offers the shipped models (a page reads only those), and takes any file.
+    for (const auto& e : all) {
+        if (e["name"] != "importance") continue;
+        const auto p = std::find_if(e["parameters"].begin(), e["parameters"].end(), [](const auto& q) { return q["name"] == "model"; });
+        ASSERT_NE(p, e["parameters"].end());
+        EXPECT_EQ((*p)["suggestions"], (std::vector<std::string>{"none", "models/tang.safetensors", "models/brown.safetensors"}));
+        EXPECT_TRUE((*p)["choices"].empty());
+    }
     for (std::size_t i = 0; i < all.size(); ++i) {
         const ex::Experiment& e = ex::experiments()[i];
         EXPECT_FALSE(e.messages.empty()) << e.name;

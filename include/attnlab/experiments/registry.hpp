@@ -38,6 +38,9 @@ struct Parameter {
     double max = 0.0;
     std::vector<std::string> choices;  // text, texts: the allowed values (empty: any)
     std::string help;
+    // text: values offered beside any other (a page, which reads only the files it serves,
+    // offers these as its choices; the CLI takes any value).
+    std::vector<std::string> suggestions;
 };
 
 // The resolved parameters of one run, as text, read back typed. Every read names the parameter

@@ -278,8 +278,11 @@ export class ExperimentPanel {
       const engineHelp = label?.help && p.help.trim().toLowerCase() === flag ? label.help.en : p.help;
       const help = `${zh ? (label?.help?.zh ?? PARAMETERS_ZH[flag] ?? engineHelp) : engineHelp}${range}`;
       let control: string;
-      if (p.kind === 'text' && p.choices?.length) {
-        control = `<select data-param="${p.name}" ${disabled}>${p.choices.map((c) => `<option${c === value ? ' selected' : ''}>${esc(c)}</option>`).join('')}</select>`;
+      // The page reads only the files it serves: a text parameter with suggested values (a shipped
+      // model) offers those alone.
+      const options = p.kind === 'text' ? (p.choices?.length ? p.choices : p.suggestions) : undefined;
+      if (options?.length) {
+        control = `<select data-param="${p.name}" ${disabled}>${options.map((c) => `<option${c === value ? ' selected' : ''}>${esc(c)}</option>`).join('')}</select>`;
       } else if (p.kind === 'integer' || p.kind === 'number') {
         control = `<input type="number" data-param="${p.name}" value="${esc(value)}" ${p.min !== undefined ? `min="${p.min}"` : ''} ${p.max !== undefined ? `max="${p.max}"` : ''} step="${p.kind === 'integer' ? 1 : 'any'}" ${disabled}>`;
       } else {
