@@ -84,7 +84,11 @@ test('all ten chapters render in order, each with its figures and its experiment
       if (available === '0') assert.match(await page.locator(`section.experiment[data-experiment="${name}"]`).textContent(), /not in this engine build/);
     }
     assert.equal((await query()).chapter, String(n));
-    if (n < 10) await page.locator('nav.prevnext button.next').click();
+    if (n < 10) {
+      await page.locator('nav.prevnext button.next').click();
+      // The click's chapter first: until the page has handled it, the figures ready are this one's.
+      await page.waitForFunction((next) => window.__attnlab.chapters().chapter === next, n + 1, { timeout: 30000, polling: 50 });
+    }
   }
   assert.equal(await page.locator('nav.prevnext button.next').count(), 0, 'the last chapter has no next');
   assert.equal(await page.locator('article.chapter button[data-open="lab"]').count(), 1, '§10 leads into the lab');
