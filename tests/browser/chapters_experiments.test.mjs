@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { loadavg } from 'node:os';
 import { after, before, test } from 'node:test';
-import { launch, loadReferenceEngine, settle, traceMainThreadTasks } from './support.mjs';
+import { drawDeferredFigures, launch, loadReferenceEngine, settle, traceMainThreadTasks } from './support.mjs';
 
 let b;
 let page;
@@ -35,6 +35,7 @@ const RERUN = ['permutation', 'fp16', 'importance', 'mask', 'normalizer', 'tie-q
  */
 const QUICK_VERDICT = { positional: 'held', lstm: 'held', variants: 'held', fp16: 'held', heads: 'untested', induction: 'held' };
 
+/** Opens chapter n with every figure drawn (drawDeferredFigures: none loads while a run is clicked). */
 async function chapterReady(n) {
   await page.locator(`nav.toc button[data-chapter="${n}"]`).click();
   await page.waitForFunction((n) => {
@@ -42,6 +43,7 @@ async function chapterReady(n) {
     return s && s.chapter === n && Object.values(s.figures).every((f) => f === 'ready' || f === 'deferred') &&
       [...document.querySelectorAll('section.experiment')].every((e) => e.dataset.available !== '');
   }, n, { timeout: 90000, polling: 100 });
+  await drawDeferredFigures(page);
 }
 
 /** What the panel shows after a run: conclusion, tables (caption, header, cells), chart count, command. */

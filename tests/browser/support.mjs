@@ -85,6 +85,21 @@ export async function screenshot(page, name) {
 }
 
 /**
+ * Draws every figure of the open chapter that waits to be scrolled into view (a figure on a
+ * shipped model, 'deferred') by its own button, and waits until every figure is drawn. A test
+ * that scrolls to a control below such a figure would draw it then, and the figure growing above
+ * the control can move the control from under the click (chapters_text_figures.test.mjs tests
+ * the deferral itself).
+ */
+export async function drawDeferredFigures(page) {
+  await page.evaluate(() => document.querySelectorAll('article.chapter button[data-act="fig-compute"]').forEach((b) => b.click()));
+  await page.waitForFunction(() => {
+    const s = window.__attnlab?.chapters?.();
+    return s && Object.values(s.figures).every((f) => f === 'ready');
+  }, null, { timeout: 90000, polling: 100 });
+}
+
+/**
  * Waits two animation frames (the page renders store changes on the next frame), then until no
  * element is still drawing in later frames (the walkthrough's stage draws large steps row by row
  * and carries data-drawing until the last row is drawn).
