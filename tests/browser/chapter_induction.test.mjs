@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, screenshotDir, settle } from './support.mjs';
+import { drawDeferredFigures, launch, screenshotDir, settle } from './support.mjs';
 
 let b;
 let page;
@@ -31,6 +31,7 @@ async function shot(name) {
 async function ready(lang) {
   await page.goto(`${b.url}?view=chapters&chapter=5&lang=${lang}`);
   await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.available === '1', PANEL, { timeout: 90000, polling: 100 });
+  await drawDeferredFigures(page);
 }
 
 /** What the live view drew: each path's step and value lists, each band's window. */
