@@ -121,6 +121,12 @@ function settleFocus() {
 // element or a descendant (playwright's "receives events"), not a header or a tooltip over it.
 async function stablePoint(e, offset) {
   e.scrollIntoView({ block: 'center', inline: 'center' });
+  if (offset) {
+    // A point near the corner of an element taller than the viewport: that point into view.
+    const r = e.getBoundingClientRect();
+    const x = r.x + offset.x, y = r.y + offset.y;
+    if (x < 0 || y < 0 || x >= innerWidth || y >= innerHeight) scrollBy(x - innerWidth / 2, y - innerHeight / 2);
+  }
   const frame = () => new Promise((r) => { requestAnimationFrame(() => r()); setTimeout(r, 100); });
   const a = e.getBoundingClientRect();
   await frame();
