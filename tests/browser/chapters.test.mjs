@@ -9,7 +9,7 @@ import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, test } from 'node:test';
-import { distDir, launch, settle, traceMainThreadTasks } from './support.mjs';
+import { distDir, drawDeferredFigures, launch, settle, traceMainThreadTasks } from './support.mjs';
 
 let b;
 let page;
@@ -85,6 +85,9 @@ test('all ten chapters render in order, each with its figures and its experiment
     }
     assert.equal((await query()).chapter, String(n));
     if (n < 10) {
+      // Scrolling to Next would draw a shipped-model figure above it, which then grows and can
+      // move Next from under the click: drawn first (chapters_text_figures tests the deferral).
+      await drawDeferredFigures(page);
       await page.locator('nav.prevnext button.next').click();
       // The click's chapter first: until the page has handled it, the figures ready are this one's.
       await page.waitForFunction((next) => window.__attnlab.chapters().chapter === next, n + 1, { timeout: 30000, polling: 50 });
