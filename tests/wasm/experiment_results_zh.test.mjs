@@ -84,6 +84,7 @@ const TOY = {
   importance: { ...TRAIN, length: 6, k: 1, dModel: 8, heads: 2, layers: 1, sequences: 1 },
   series: { ...TRAIN, seeds: 2, dModel: 8, layers: 1 },
   'heads-real': { poems: 1, windows: 1 },
+  induction: { ...TRAIN, vocab: 8, length: 8, depths: [2, 1], dModel: 8, heads: 2 },
 };
 // Notes of branches the toy runs do not reach: each as the message the engine makes it from (the
 // run's own name, also a phrase, beside it) and the English the engine shows.
