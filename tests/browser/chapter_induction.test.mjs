@@ -108,5 +108,6 @@ test('the quick induction run draws the engine\'s progress points live and marks
     await settle(page);
     await shot(`chapter5-induction-zh-${width}`);
   }
-  assert.deepEqual(b.problems, []);
+  // A goto aborts the old page's loads in flight (its engine loader): not a problem of the page.
+  assert.deepEqual(b.problems.filter((p) => !/net::ERR_ABORTED|NS_BINDING_ABORTED/.test(p)), []);
 });
