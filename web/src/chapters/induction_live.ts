@@ -123,7 +123,9 @@ export class InductionLive implements LiveView {
     const y = d3.scaleLinear().domain([0, top]).nice().range([height - m.bottom, m.top]);
     const fig = d3.select(host).append('figure').attr('class', 'chart').attr('data-chart', `induction-${key}`);
     fig.append('figcaption').attr('class', 'matrix-title').text(t(key === 'loss' ? 'ch.ind.lossTitle' : 'ch.ind.scoreTitle'));
-    const svg = fig.append('svg').attr('role', 'img').attr('width', width).attr('height', height).attr('aria-label', t(key === 'loss' ? 'ch.ind.lossTitle' : 'ch.ind.scoreTitle'));
+    // Drawn for the width there was; a narrower window later (a phone turned) scales it down.
+    const svg = fig.append('svg').attr('role', 'img').attr('width', width).attr('height', height)
+      .attr('viewBox', `0 0 ${width} ${height}`).style('max-width', '100%').style('height', 'auto').attr('aria-label', t(key === 'loss' ? 'ch.ind.lossTitle' : 'ch.ind.scoreTitle'));
     // The phase change of each model: a band over its window, in the model's colour.
     for (const c of runs) {
       if (!c.phase) continue;
