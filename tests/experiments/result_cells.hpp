@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -38,6 +39,22 @@ inline std::string text(const Result& r, const std::string& table_name, const st
 // The same as a number ("97.1%" reads as 97.1, "nan" as NaN).
 inline double value(const Result& r, const std::string& table_name, const std::string& row, const std::string& column) {
     return std::stod(text(r, table_name, row, column));
+}
+
+// Two runs of one experiment drew the same curves: every series' lines point for point, a NaN
+// where the other has a NaN.
+inline void expect_same_series(const Result& a, const Result& b) {
+    ASSERT_EQ(a.series.size(), b.series.size()) << a.name;
+    for (std::size_t i = 0; i < a.series.size(); ++i) {
+        ASSERT_EQ(a.series[i].lines.size(), b.series[i].lines.size()) << a.series[i].name;
+        for (std::size_t l = 0; l < a.series[i].lines.size(); ++l) {
+            const auto &ya = a.series[i].lines[l].y, &yb = b.series[i].lines[l].y;
+            ASSERT_EQ(ya.size(), yb.size()) << a.series[i].name;
+            for (std::size_t j = 0; j < ya.size(); ++j) {
+                EXPECT_TRUE(ya[j] == yb[j] || (std::isnan(ya[j]) && std::isnan(yb[j]))) << a.series[i].name;
+            }
+        }
+    }
 }
 
 // The conclusion and timing lines, and the texts made from templates (Result::phrases), are

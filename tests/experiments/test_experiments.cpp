@@ -237,16 +237,7 @@ TEST(NewExperiments, AreDeterministic) {
     auto same = [](const ex::Result& a, const ex::Result& b) {
         expect_messages_render(a);
         EXPECT_EQ(a.conclusion, b.conclusion);
-        ASSERT_EQ(a.series.size(), b.series.size());
-        for (std::size_t i = 0; i < a.series.size(); ++i) {
-            for (std::size_t l = 0; l < a.series[i].lines.size(); ++l) {
-                const auto &ya = a.series[i].lines[l].y, &yb = b.series[i].lines[l].y;
-                ASSERT_EQ(ya.size(), yb.size());
-                for (std::size_t j = 0; j < ya.size(); ++j) {
-                    EXPECT_TRUE(ya[j] == yb[j] || (std::isnan(ya[j]) && std::isnan(yb[j]))) << a.series[i].name;
-                }
-            }
-        }
+        expect_same_series(a, b);
     };
     ex::Fp16Options f;
     f.train = tiny(8, 4, 3e-2f);

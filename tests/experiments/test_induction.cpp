@@ -119,16 +119,7 @@ TEST(InductionExperiment, IsDeterministic) {
     o.train.warmup_steps = 2;
     const ex::Result a = ex::run_induction(o), b = ex::run_induction(o);
     EXPECT_EQ(a.conclusion, b.conclusion);
-    ASSERT_EQ(a.series.size(), b.series.size());
-    for (std::size_t i = 0; i < a.series.size(); ++i) {
-        for (std::size_t l = 0; l < a.series[i].lines.size(); ++l) {
-            const auto &ya = a.series[i].lines[l].y, &yb = b.series[i].lines[l].y;
-            ASSERT_EQ(ya.size(), yb.size());
-            for (std::size_t j = 0; j < ya.size(); ++j) {
-                EXPECT_TRUE(ya[j] == yb[j] || (std::isnan(ya[j]) && std::isnan(yb[j]))) << a.series[i].name;
-            }
-        }
-    }
+    expect_same_series(a, b);
     EXPECT_EQ(a.series[0].x, (std::vector<double>{0, 4, 8, 12}));
 }
 
