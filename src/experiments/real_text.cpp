@@ -9,6 +9,7 @@
 
 #include "attnlab/core/error.hpp"
 #include "attnlab/experiments/inputs.hpp"
+#include "attnlab/interp/poem_patterns.hpp"
 #include "attnlab/io/safetensors.hpp"
 #include "attnlab/text/char_vocab.hpp"
 #include "attnlab/text/corpora.hpp"
@@ -36,32 +37,17 @@ std::vector<std::string> split_ids(const std::string& path, const char* where) {
     return ids;
 }
 
-bool is_mark(std::string_view ch) { return ch == "，" || ch == "。"; }
-
-// One poem (couplets one a line) as <bos> poem <eos>, each character with its line and column.
-RealSequence poem_sequence(const text::Tokenizer& tok, const std::string& poem, std::size_t line_length) {
+// One poem (couplets one a line) as <bos> poem <eos>, each token with its text.
+RealSequence poem_sequence(const text::Tokenizer& tok, const std::string& poem) {
     RealSequence s;
-    s.line_length = line_length;
-    auto push = [&](std::int32_t id, std::size_t line, std::size_t column) {
-        s.ids.push_back(id);
-        s.line.push_back(line);
-        s.column.push_back(column);
-    };
-    push(text::CharTokenizer::kBos, kNoIndex, kNoIndex);
-    std::size_t line = 0, column = 0;
+    s.ids.push_back(text::CharTokenizer::kBos);
+    s.text.emplace_back();
     for (const text::TokenSpan& t : tok.encode_spans(poem)) {
-        const std::string_view ch(poem.data() + t.begin, t.end - t.begin);
-        if (ch == "\n") {
-            push(t.id, kNoIndex, kNoIndex);
-            continue;
-        }
-        push(t.id, line, column++);
-        if (is_mark(ch)) {
-            ++line;
-            column = 0;
-        }
+        s.ids.push_back(t.id);
+        s.text.push_back(poem.substr(t.begin, t.end - t.begin));
     }
-    push(text::CharTokenizer::kEos, kNoIndex, kNoIndex);
+    s.ids.push_back(text::CharTokenizer::kEos);
+    s.text.emplace_back();
     return s;
 }
 
@@ -86,10 +72,7 @@ std::vector<RealSequence> tang_sequences(const Model& model, const std::string& 
             if (!lines) continue;
             std::string text;
             for (std::size_t i = 0; i < lines->size(); ++i) text += (*lines)[i] + (i % 2 ? "\n" : "");
-            // Characters per line: the first line's code points but its mark.
-            std::size_t length = 0;
-            for (unsigned char c : (*lines)[0]) length += (c & 0xC0) != 0x80;
-            out.push_back(poem_sequence(*model.tokenizer(), text, length - 1));
+            out.push_back(poem_sequence(*model.tokenizer(), text));
         }
     }
     if (out.size() < count) {
@@ -131,33 +114,8 @@ std::vector<RealSequence> brown_sequences(const Model& model, const std::string&
     return out;
 }
 
-// Paired line: a character of a couplet's second line and the one in the same column of the first.
-// s: T tokens -> (T, T), 1 where row i's pattern holds key j, else 0.
-Tensor2 paired_line_keys(const RealSequence& s) {
-    const std::size_t t = s.ids.size();
-    Tensor2 p = xt::zeros<float>({t, t});  // (T, T)
-    for (std::size_t i = 0; i < t; ++i) {
-        if (s.line[i] == kNoIndex || s.line[i] % 2 == 0) continue;
-        for (std::size_t j = 0; j < i; ++j) {
-            if (s.line[j] == s.line[i] - 1 && s.column[j] == s.column[i]) p(i, j) = 1.0f;
-        }
-    }
-    return p;
-}
-
-// Rhyme: the last character of a couplet's second line and that of the couplet before.
-// s: T tokens -> (T, T), 1 where row i's pattern holds key j, else 0.
-Tensor2 rhyme_keys(const RealSequence& s) {
-    const std::size_t t = s.ids.size(), end = s.line_length - 1;
-    Tensor2 p = xt::zeros<float>({t, t});  // (T, T)
-    for (std::size_t i = 0; i < t; ++i) {
-        if (s.line[i] == kNoIndex || s.line[i] % 2 == 0 || s.line[i] < 3 || s.column[i] != end) continue;
-        for (std::size_t j = 0; j < i; ++j) {
-            if (s.line[j] == s.line[i] - 2 && s.column[j] == end) p(i, j) = 1.0f;
-        }
-    }
-    return p;
-}
+// A poem pattern of interp/poem_patterns.hpp on the sequence's tokens: T tokens -> (T, T).
+Tensor2 poem_keys(const RealSequence& s, PoemPattern pattern) { return interp::poem_pattern(pattern, interp::poem_form(s.text)); }
 
 // A POS pattern: a token of a word tagged `query` and every token of the nearest earlier word
 // tagged `key` (within the window).
@@ -238,7 +196,10 @@ RealText load_real_text(const std::string& model_path, const std::string& data_d
 }
 
 std::vector<RealPattern> real_patterns(const std::string& name) {
-    if (name == "tang") return {{"paired line", paired_line_keys}, {"rhyme", rhyme_keys}};
+    if (name == "tang") {
+        return {{"paired line", [](const RealSequence& s) { return poem_keys(s, PoemPattern::paired_line); }},
+                {"rhyme", [](const RealSequence& s) { return poem_keys(s, PoemPattern::rhyme); }}};
+    }
     return {{"noun -> determiner", [](const RealSequence& s) { return pos_keys(s, "noun", "det"); }},
             {"verb -> noun", [](const RealSequence& s) { return pos_keys(s, "verb", "noun"); }},
             {"noun -> adjective", [](const RealSequence& s) { return pos_keys(s, "noun", "adj"); }}};

@@ -6,7 +6,7 @@
 //   tang   the first `count` held-out regulated poems (ids in data/splits/tang_heldout.txt) of
 //          chinese-poetry's poet.tang.0.json and poet.tang.1000.json (21 between them), each one sequence <bos> poem <eos> as the model was
 //          trained on (the model's tokenizer converts the traditional text to simplified);
-//          each character knows its line and its column in the line (the mark ，/。 is column L).
+//          each token with its text, from which interp/poem_patterns.hpp reads the poem's lines.
 //   brown  the held-out Brown file ca20 (the first of data/splits/brown_heldout.txt), its first
 //          `count` windows of the model's context length, each token with the Brown tag of its word.
 // Files are read through experiments/inputs.hpp, so the page's worker can provide them.
@@ -29,9 +29,7 @@ inline constexpr std::size_t kNoIndex = std::numeric_limits<std::size_t>::max();
 // One held-out sequence and where each of its T tokens stands in the text.
 struct RealSequence {
     std::vector<std::int32_t> ids;   // (T) as the model reads it
-    std::vector<std::size_t> line;   // (T) tang: the poem line of the token (kNoIndex: <bos>, <eos>, line break)
-    std::vector<std::size_t> column; // (T) tang: its column in the line
-    std::size_t line_length = 0;     // tang: characters per line (5 or 7)
+    std::vector<std::string> text;   // (T) tang: each token's text, "" for <bos> and <eos> (read by interp::poem_form)
     std::vector<std::size_t> word;   // (T) brown: index of the tagged word the token is part of (kNoIndex: none)
     std::vector<std::string> tag;    // (T) brown: that word's coarse tag: noun, verb, det, adj, or ""
 };
@@ -66,7 +64,7 @@ struct RealPattern {
     std::string name;
     std::function<Tensor2(const RealSequence&)> keys;
 };
-// tang: paired line, rhyme; brown: noun -> determiner, verb -> noun, noun -> adjective.
+// tang: paired line, rhyme (interp::poem_pattern's paired_line and rhyme); brown: noun -> determiner, verb -> noun, noun -> adjective.
 std::vector<RealPattern> real_patterns(const std::string& name);
 
 // A token as a reader sees it: a character, a word piece ("␣" for a space, "↵" for a line break).
