@@ -54,6 +54,9 @@ export function optionsFor(info: ExperimentInfo, quick: boolean, given: Record<s
 /** The base value of a parameter: its --quick size when quick is on and it has one, else its default. */
 export const baseValue = (info: ExperimentInfo, p: ExperimentParameter, quick: boolean): Value => (quick && p.name in info.quick ? info.quick[p.name] : p.default);
 
+/** Resolves in a task of its own: a long drawing split into steps lets the page answer between them. */
+const nextTask = () => new Promise<void>((resolve) => setTimeout(resolve, 0));
+
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export interface PanelState {
@@ -78,6 +81,8 @@ export class ExperimentPanel {
   private links: [string, string] | null = null;
   /** The experiment's own live drawing, when it has one (it stays after the run). */
   private liveView: LiveView | null = null;
+  /** Counts the runs started, so a finished run's drawing stops when another one starts. */
+  private runs = 0;
 
   constructor(
     readonly name: string,
@@ -196,6 +201,7 @@ export class ExperimentPanel {
   private async run() {
     if (!this.info || this.running) return;
     this.running = true;
+    this.runs++;
     this.asked = 'none';
     this.result = null;
     this.live.clear();
@@ -212,7 +218,6 @@ export class ExperimentPanel {
       this.elapsed = (performance.now() - this.started) / 1000;
       // The result's own curves replace the live ones (and a run of a step or two has no curve).
       if (r.series.length || [...this.live.values()].every((l) => l.x.length < 3)) this.live.clear();
-      this.el.dataset.phase = 'done';
     } catch (e) {
       const msg = e instanceof Error ? e.message : String(e);
       this.el.dataset.phase = e instanceof RunStopped ? 'stopped' : 'error';
@@ -221,8 +226,16 @@ export class ExperimentPanel {
       this.running = false;
       clearTimeout(this.liveTimer);
       this.liveTimer = 0;
-      this.render();
     }
+    // The result is drawn a piece a task (panel and tables, the live view, each chart), so the
+    // page keeps answering while it appears; the phase says 'done' once all of it is there.
+    const run = ++this.runs;
+    for (const step of this.renderSteps()) {
+      step();
+      await nextTask();
+      if (run !== this.runs) return; // Run pressed again meanwhile: that run draws the panel now
+    }
+    if (this.result) this.el.dataset.phase = 'done';
   }
 
   private progress(points: ExperimentProgress[]) {
@@ -302,6 +315,20 @@ export class ExperimentPanel {
   }
 
   render() {
+    for (const step of this.renderSteps()) step();
+  }
+
+  /** The panel's drawing in steps: the panel with its tables, then the live view, then each chart. */
+  private renderSteps(): (() => void)[] {
+    const steps = [() => this.renderPanel()];
+    if (!this.info || this.el.dataset.available === '') return steps;
+    if (this.live.size || this.liveView) steps.push(() => this.drawLive());
+    const r = this.result;
+    if (r) r.series.forEach((_, i) => steps.push(() => this.renderSeries(r, this.info!, i)));
+    return steps;
+  }
+
+  private renderPanel() {
     const info = this.info;
     if (this.el.dataset.available === '') {
       this.el.innerHTML = `<h4><code>${esc(this.name)}</code></h4><p class="muted small">${t('ch.exp.waiting')}</p>`;
@@ -333,8 +360,6 @@ export class ExperimentPanel {
       <div class="exp-live"></div>
       ${r ? this.resultHtml(r, info) : ''}`;
     this.renderControls();
-    if (this.live.size || this.liveView) this.drawLive();
-    if (r) this.renderSeries(r, info);
     markOverflow(this.el);
   }
 
@@ -363,19 +388,20 @@ export class ExperimentPanel {
       </div>`;
   }
 
-  private renderSeries(r: ExperimentResult, info: ExperimentInfo) {
+  /** Draws the result's series i as a chart in the panel's series box. */
+  private renderSeries(r: ExperimentResult, info: ExperimentInfo, i: number) {
     const host = this.el.querySelector<HTMLElement>('.exp-series');
-    if (!host) return;
+    // A redraw in between (a language switch) drew the panel anew, with every chart.
+    if (!host || host.children.length !== i) return;
     const text = new ResultText(info.name, info.messages, r);
     const tr = (s: string) => text.term(s);
-    r.series.forEach((s, i) => {
-      const cell = document.createElement('div');
-      cell.className = 'fig-cell';
-      host.appendChild(cell);
-      const name = `${this.name}-${i}`;
-      const svg = renderLineChart(cell, { name, title: text.tableTitle(s.name), xLabel: tr(s.xLabel), yLabel: tr(s.yLabel), lines: s.lines.map((l) => ({ name: tr(l.name), x: s.x, y: l.y })), ...logAxes(s.x, s.lines.map((l) => l.y)) });
-      exportButtons(cell, () => svg, `attnlab-${name}`, { svg: t('ch.export.svg'), png: t('ch.export.png') });
-    });
+    const s = r.series[i];
+    const cell = document.createElement('div');
+    cell.className = 'fig-cell';
+    host.appendChild(cell);
+    const name = `${this.name}-${i}`;
+    const svg = renderLineChart(cell, { name, title: text.tableTitle(s.name), xLabel: tr(s.xLabel), yLabel: tr(s.yLabel), lines: s.lines.map((l) => ({ name: tr(l.name), x: s.x, y: l.y })), ...logAxes(s.x, s.lines.map((l) => l.y)) });
+    exportButtons(cell, () => svg, `attnlab-${name}`, { svg: t('ch.export.svg'), png: t('ch.export.png') });
   }
 }
 
