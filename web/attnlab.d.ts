@@ -278,6 +278,12 @@ export interface Model {
   trace(values: Tensor, options: { layer: number; time?: Tensor | null }): Trace;
   /** Decoder only: the prompt followed by maxNewTokens tokens; temperature 0 (default) is greedy. */
   generate(prompt: Tokens, maxNewTokens: number, options?: { temperature?: number; seed?: number }): Int32Array;
+  /**
+   * The continuation of a text prompt with the model's tokenizer (an Error without one): a
+   * character model reads <bos> first and stops at <eos>; greedy unless temperature > 0 (options
+   * required; {} is greedy).
+   */
+  continueText(prompt: string, maxNewTokens: number, options: { temperature?: number; seed?: number }): string;
   /** safetensors bytes (config in __metadata__). notes are stored as "task.<key>" metadata (the native CLI's convention); loaders ignore them. */
   save(notes?: Record<string, string | number>): Uint8Array;
   /** Overwrite the parameters from a checkpoint of the same config (all or nothing). */
@@ -365,14 +371,41 @@ export interface Task {
   sample(batchSize: number, seed?: number): Batch;
   /** Text of the tokens ("3 1 4 | 4 1 3", "(()[])", corpus characters); -1 reads "_". A [B, T] input gives one string per row. */
   decode(tokens: Tokens): string | string[];
-  /** The inverse of decode: words or integer ids for separated tasks, characters for brackets and char_lm. */
+  /** The inverse of decode: words or integer ids for separated tasks, characters for brackets and char_lm; a text task's tokenizer's encode. */
   encode(text: string): Int32Array;
+  /** A text task's tokenizer (a new handle: delete it), built from its training documents; null for the generated tasks. */
+  tokenizer(): Tokenizer | null;
+  /** A text task's prompt for samples: the opening of its first held-out document (a Tang poem's first line); an Error for other tasks. */
+  prompt(): string;
   delete(): void;
   isDeleted(): boolean;
 }
 
+/** Task.fromText's options (required; {} takes every default): the corpus recipe of include/attnlab/train/text_corpus.hpp for a text in memory. */
+export interface TextTaskOptions {
+  /** The corpus's name (default 'text'); 'brown' defaults to BPE tokens. */
+  name?: string;
+  /** 'char' (one character a token, with <unk>, <bos>, <eos>; the default) or 'bpe' (byte-level BPE learned from the text). */
+  tokens?: 'char' | 'bpe';
+  /** char: the most frequent characters kept, 1 .. 65536 (default 4000). */
+  chars?: number;
+  /** bpe: merges learned, 1 .. 65536 (default 2048). */
+  merges?: number;
+  /** The context T: a sample is T tokens and their next tokens (default 64). */
+  length?: number;
+  /** Seeds the stream sample(batchSize) draws from. */
+  seed?: number;
+}
+
 export interface TaskConstructor {
   new (name: TaskName, options?: TaskOptions): Task;
+  /**
+   * Language modelling on real text: documents split at blank lines, every tenth held out.
+   * `text` as UTF-8 bytes (a byte that is not UTF-8 is named by its offset) or a string. Errors
+   * name the values: no text, fewer tokens than one sequence (both counts), chars or merges out
+   * of range (the range).
+   */
+  fromText(text: Uint8Array | ArrayBuffer | string, options: TextTaskOptions): Task;
 }
 
 export interface TrainerOptions {

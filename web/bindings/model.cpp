@@ -40,6 +40,7 @@
 #include "attnlab/core/error.hpp"
 #include "attnlab/io/safetensors.hpp"
 #include "attnlab/kernels/softmax.hpp"
+#include "attnlab/train/text_task.hpp"
 #include "convert.hpp"
 #include "fields.hpp"
 #include "model_inputs.hpp"
@@ -466,6 +467,19 @@ val ModelBinding::encode(val text) const {
     return guarded("Model.encode", [&] { return encode_to_js(require_tokenizer(*model_, "Model.encode"), text, "Model.encode"); },
                    text);
 }
+val ModelBinding::continue_text(val prompt, val max_new, val options) const {
+    return guarded("Model.continueText", [&] {
+        constexpr const char* where = "Model.continueText";
+        const JsOptions opt(options, {"temperature", "seed"}, where);
+        if (!prompt.isString()) fail<ConfigError>(where, ": the prompt must be a string");
+        const std::size_t n = size_from_js(max_new, where, "maxNewTokens");
+        GenerateOptions g;
+        g.temperature = opt.float32("temperature", 0.0f);
+        g.seed = opt.size("seed", 0);
+        require_allocatable({n, model_->config().vocab_size}, where, "the logits of the new tokens");
+        return val(attnlab::continue_text(*model_, prompt.as<std::string>(), n, g));
+    }, prompt, max_new, options);
+}
 val ModelBinding::decode(val ids) const {
     return guarded("Model.decode", [&] { return decode_to_js(require_tokenizer(*model_, "Model.decode"), ids, "Model.decode"); },
                    ids);
@@ -504,6 +518,7 @@ EMSCRIPTEN_BINDINGS(attnlab_model) {
         .function("windowLayout", &M::window_layout)
         .function("generate", select_overload<val(val, val) const>(&M::generate))
         .function("generate", select_overload<val(val, val, val) const>(&M::generate))
+        .function("continueText", &M::continue_text)
         .function("tokenizer", &M::tokenizer)
         .function("setTokenizer", &M::set_tokenizer)
         .function("encode", &M::encode)

@@ -61,6 +61,10 @@ public:
     // Text <-> ids with the model's tokenizer (Error when it has none).
     emscripten::val encode(emscripten::val text) const;
     emscripten::val decode(emscripten::val ids) const;
+    // The continuation of a text prompt with the model's tokenizer (train/text_task.hpp
+    // continue_text: a character model reads <bos> first and stops at <eos>). Options:
+    // temperature (0 = greedy), seed.
+    emscripten::val continue_text(emscripten::val prompt, emscripten::val max_new, emscripten::val options) const;
 
     // The interpretability tools (interp.cpp; include/attnlab/interp/), for Transformer decoders.
     emscripten::val head_scores(emscripten::val tokens) const;

@@ -28,7 +28,10 @@
 #include <emscripten/bind.h>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/text/char_vocab.hpp"
+#include "attnlab/train/text_corpus.hpp"
 #include "convert.hpp"
+#include "tokenizer.hpp"
 
 namespace attnlab::web {
 
@@ -103,6 +106,7 @@ std::vector<std::int32_t> encode_text(const Task& task, const std::string& text)
     if (task.input() == TaskInput::pixels) {
         fail<ConfigError>("Task.encode: task '", task.name(), "' reads images; it has no tokens to encode");
     }
+    if (const auto* text_task = dynamic_cast<const TextTask*>(&task)) return text_task->tokenizer()->encode(text);
     const Vocabulary v = vocabulary_of(task);
     const auto id_of = [&](const std::string& word) -> std::int32_t {
         for (std::size_t i = 0; i < v.words.size(); ++i)
@@ -177,6 +181,55 @@ TaskBinding* TaskBinding::create_with_options(val name, val options) {
         auto binding = std::make_unique<TaskBinding>(make_task(task_name_from_js(name), o), opt.size("seed", 0));
         return binding.release();
     }, name, options);
+}
+
+namespace {
+// The prompt a text task's samples continue: the first held-out document's opening, up to
+// kPromptTokens tokens (a Tang poem's <bos> and first line; a few BPE words), leaving at least
+// one token of the document out.
+constexpr std::size_t kPromptTokens = 7;
+
+std::vector<std::int32_t> prompt_of(const TextCorpus& c) {
+    const std::vector<std::int32_t>& doc = c.heldout.front();
+    const std::size_t n = std::min(kPromptTokens, doc.size() > 1 ? doc.size() - 1 : doc.size());
+    return std::vector<std::int32_t>(doc.begin(), doc.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+std::string text_from_js(const val& text) {
+    if (text.isString()) return text.as<std::string>();
+    const std::vector<std::uint8_t> bytes = bytes_from_js(text, "Task.fromText", "the text (a string, Uint8Array or ArrayBuffer)");
+    return std::string(bytes.begin(), bytes.end());
+}
+}  // namespace
+
+TaskBinding* TaskBinding::from_text(val text, val options) {
+    return guarded("Task.fromText", [&] {
+        const JsOptions opt(options, {"name", "tokens", "chars", "merges", "length", "seed"}, "Task.fromText");
+        CorpusSpec spec;
+        spec.corpus = opt.string("name", "text");
+        if (spec.corpus.empty()) fail<ConfigError>("Task.fromText: option 'name' must not be empty");
+        spec.tokens = opt.string("tokens", "char");
+        spec.chars = opt.size("chars", spec.chars);
+        spec.merges = opt.size("merges", spec.merges);
+        const std::size_t length = opt.size("length", 64);
+        const TextCorpus corpus = text_corpus_from_text(text_from_js(text), spec);
+        auto task = std::make_shared<const TextTask>(corpus.task(length));
+        auto binding = std::make_unique<TaskBinding>(task, opt.size("seed", 0));
+        binding->tokenizer_ = corpus.tokenizer;
+        binding->prompt_ = prompt_of(corpus);
+        return binding.release();
+    }, text, options);
+}
+
+val TaskBinding::tokenizer() const {
+    return guarded("Task.tokenizer", [&] { return tokenizer_ ? val(TokenizerBinding(tokenizer_)) : val::null(); });
+}
+
+val TaskBinding::prompt() const {
+    return guarded("Task.prompt", [&] {
+        if (!tokenizer_) fail<ConfigError>("Task.prompt: task '", task_->name(), "' is not a text task (Task.fromText)");
+        return val(tokenizer_->decode(prompt_));
+    });
 }
 
 val TaskBinding::name() const {
@@ -257,6 +310,9 @@ EMSCRIPTEN_BINDINGS(attnlab_task) {
     emscripten::class_<T>("Task")
         .constructor(&T::create)
         .constructor(&T::create_with_options)
+        .class_function("fromText", &T::from_text, emscripten::allow_raw_pointers())
+        .function("tokenizer", &T::tokenizer)
+        .function("prompt", &T::prompt)
         .function("name", &T::name)
         .function("kind", &T::kind)
         .function("input", &T::input)

@@ -9,16 +9,23 @@
 //   task.sample(2, 7);          // { tokens: {shape: [2, 8], data: Int32Array}, targets, labels: null, padding: null }
 //   task.decode([3, 1, 6]);     // '3 1 |'
 //   task.encode('3 1 |');       // Int32Array [3, 1, 6]
+//
+// A text task (language modelling on real text, train/text_task.hpp) comes from Task.fromText:
+//   const t = lab.Task.fromText(bytesOrString, { name: 'tang', tokens: 'char', chars: 4000, length: 72 });
+//   t.tokenizer();              // the Tokenizer it built (a model trained on it carries it: setTokenizer)
+//   t.prompt();                 // the first held-out document's opening tokens, as text
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <emscripten/val.h>
 
 #include "attnlab/core/random.hpp"
+#include "attnlab/text/tokenizer.hpp"
 #include "attnlab/train/tasks.hpp"
 
 namespace attnlab::web {
@@ -29,6 +36,9 @@ public:
 
     static TaskBinding* create(emscripten::val name);
     static TaskBinding* create_with_options(emscripten::val name, emscripten::val options);
+    // text: a Uint8Array / ArrayBuffer of UTF-8 bytes (so a byte that is not UTF-8 is named by its
+    // offset) or a string. Options: name, tokens ('char' | 'bpe'), chars, merges, length, seed.
+    static TaskBinding* from_text(emscripten::val text, emscripten::val options);
 
     emscripten::val name() const;
     emscripten::val kind() const;
@@ -42,12 +52,18 @@ public:
     emscripten::val sample(emscripten::val batch_size, emscripten::val seed) const;
     emscripten::val decode(emscripten::val tokens) const;
     emscripten::val encode(emscripten::val text) const;
+    // A text task's Tokenizer (a new handle, null for other tasks) and the text its samples
+    // continue (an Error for other tasks).
+    emscripten::val tokenizer() const;
+    emscripten::val prompt() const;
 
     const std::shared_ptr<const Task>& shared() const { return task_; }
 
 private:
     std::shared_ptr<const Task> task_;
     Rng rng_;  // the stream sample(batchSize) draws from
+    std::shared_ptr<const text::Tokenizer> tokenizer_;  // a text task's, else null
+    std::vector<std::int32_t> prompt_;                  // a text task's sampling prompt, else empty
 };
 
 }  // namespace attnlab::web
