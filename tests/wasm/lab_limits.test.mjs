@@ -89,3 +89,17 @@ test('brackets learns with the lab\'s defaults', async () => {
   const accuracy = await trainDefaults('brackets');
   assert.ok(accuracy >= 0.9, `held-out accuracy ${accuracy}`);
 });
+
+test('Train on text\'s context range and vocabulary sizes make engine text tasks', async () => {
+  const lab = await loadLab('single');
+  const t = LIMITS.text;
+  const text = Array.from({ length: 20 }, (_, i) => `document ${i}: ${'the quick brown fox jumps over the lazy dog '.repeat(4)}\n`).join('\n');
+  for (const length of [t.length.min, t.length.default, t.length.max]) {
+    for (const tokens of ['char', 'bpe']) {
+      const task = lab.Task.fromText(text, { tokens, chars: t.chars, merges: t.merges, length });
+      assert.equal(task.seqLen(), length);
+      task.delete();
+    }
+  }
+  assert.ok(t.sampleEvery >= 1 && t.sampleTokens >= 1);
+});

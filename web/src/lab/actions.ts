@@ -7,6 +7,7 @@ import type { EngineInfo } from '../engine/protocol/messages';
 import { checkpointError } from './errors';
 import { labProblems, settingsChange, settingsToUrl, taskLabel } from './settings';
 import { labStore, MAX_RUNS, type LabState } from './state';
+import { textSource } from './text_source';
 import { checkTryInput } from './try_input';
 
 const CHUNK = 1; // trainer steps per engine call: keeps pause responsive and curves smooth
@@ -30,6 +31,7 @@ export function attachEngine(client: EngineClient) {
       checkLongRun(labStore.get());
     } else if (ev.event === 'lab.maps') labStore.set({ maps: ev.maps, mapsStep: ev.step });
     else if (ev.event === 'lab.picture') labStore.set({ picture: ev.picture });
+    else if (ev.event === 'lab.sample') labStore.set({ sample: { step: ev.step, prompt: ev.prompt, text: ev.text } });
     else if (ev.event === 'lab.stopped') {
       if (ev.reason === 'error') labStore.set({ phase: 'error', error: { text: t('lab.phase.error'), details: ev.message ?? null } });
       else {
@@ -89,7 +91,7 @@ async function countParameters(settings: LabSettings) {
   }
   try {
     const r = await engine.call('count', { kind: 'lab.count', settings });
-    if (id === countRequest) labStore.set({ formParameters: { architecture: settings.architecture, count: r.parameters } });
+    if (id === countRequest) labStore.set({ formParameters: r.parameters === null ? null : { architecture: settings.architecture, count: r.parameters } });
   } catch {
     if (id === countRequest) labStore.set({ formParameters: null }); // the engine refused: Train reports why
   }
@@ -134,6 +136,9 @@ function adopt(info: RunInfo, settings: LabSettings, patch: Partial<LabState> = 
   labStore.set({ model: { settings, run: info.run, task: info.task, parameters: info.parameters }, runStart: info.steps, picture: info.picture ?? null, ...patch });
 }
 
+/** The reader's file the current text model was built from (null for the other models). */
+let modelFile: string | null = null;
+
 /** Set while Train waits for the engine to create or continue a model (a second click is ignored). */
 let starting = false;
 
@@ -154,12 +159,22 @@ export async function train() {
     labStore.set({ error: { text: t('lab.fixFirst', { problems: problems.map((p) => p.message).join(' ') }), details: null } });
     return;
   }
-  const change = s.model ? settingsChange(s.model.settings, s.settings) : 'model';
+  // A text model trained on the reader's file is a new model once another file is picked.
+  const otherFile = s.settings.task === 'text' && s.settings.corpus === 'file' && s.textFile !== modelFile;
+  const change = s.model && !otherFile ? settingsChange(s.model.settings, s.settings) : 'model';
   starting = true;
+  // A new model replaces the worker's: once asked for, the old one is gone even when the engine refuses the new one.
+  let replaced = false;
   try {
     if (change === 'model' || s.phase === 'error') {
-      const r = await client().call('created', { kind: 'lab.create', settings: s.settings, sample: [] }); // maps of the task's own example
-      adopt(r.info, s.settings, { metrics: [], maps: null, mapsStep: 0, tryOutput: null, stepsPerSecond: 0, longRunChecked: false });
+      // Train on text: the corpus's text (fetched once, with its progress) or the reader's file.
+      const text = s.settings.task === 'text' ? await textSource(s.settings.corpus) : undefined;
+      const transfer = text ? [text.bytes.buffer] : undefined;
+      replaced = true;
+      const r = await client().call('created', { kind: 'lab.create', settings: s.settings, sample: [], text }, transfer); // maps of the task's own example
+      adopt(r.info, s.settings, { metrics: [], maps: null, mapsStep: 0, tryOutput: null, stepsPerSecond: 0, longRunChecked: false, sample: null });
+      replaced = false;
+      modelFile = text && s.settings.corpus === 'file' ? s.textFile : null;
     } else if (change === 'training' || s.phase === 'done') {
       // Same model, further training ("train 600 more", or with a new learning rate or batch).
       const r = await client().call('created', { kind: 'lab.continue', settings: s.settings });
@@ -168,7 +183,8 @@ export async function train() {
     labStore.set({ phase: 'training', message: null, error: null, longRun: null, startedAt: performance.now() });
     await client().call('ok', { kind: 'lab.run', chunk: CHUNK, refreshEvery: REFRESH_EVERY });
   } catch (e) {
-    labStore.set({ phase: 'error', error: { text: t('lab.refused'), details: (e as Error).message } });
+    const gone = replaced ? { model: null, maps: null, picture: null, sample: null, tryOutput: null } : {};
+    labStore.set({ phase: 'error', error: { text: t('lab.refused'), details: (e as Error).message }, ...gone });
   } finally {
     starting = false;
   }
@@ -201,7 +217,7 @@ export async function reset() {
   if (s.phase === 'unavailable') return;
   resumeWhenPaused = false;
   // The store forgets the run first, so its events still in flight are dropped.
-  labStore.set({ phase: 'idle', model: null, runStart: 0, metrics: [], stepsPerSecond: 0, maps: null, mapsStep: 0, picture: null, tryOutput: null, message: null, error: null, startedAt: null, longRun: null, longRunChecked: false });
+  labStore.set({ phase: 'idle', model: null, runStart: 0, metrics: [], stepsPerSecond: 0, maps: null, mapsStep: 0, picture: null, tryOutput: null, sample: null, message: null, error: null, startedAt: null, longRun: null, longRunChecked: false });
   await client().call('ok', { kind: 'lab.dispose' });
 }
 
@@ -245,6 +261,12 @@ export async function tryModel(text: string, describe: (settings: LabSettings, r
 export function checkpointFileUnreadable(name: string, e: unknown) {
   const details = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
   labStore.set({ error: { text: t('lab.ckpt.refused', { file: name, why: t('lab.ckpt.fileUnreadable') }), details } });
+}
+
+/** A picked text file the browser could not read. */
+export function textFileUnreadable(name: string, e: unknown) {
+  const details = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  labStore.set({ error: { text: t('lab.text.unreadable', { file: name }), details } });
 }
 
 /** Loads a checkpoint file; the settings follow it. Returns them, or null when the file was refused. */

@@ -42,7 +42,7 @@ function tryText(s: LabSettings, r: TryResult) {
     const p = r.probabilities[1];
     return `${r.input}  →  ${t(p >= 0.5 ? 'lab.try.balanced' : 'lab.try.notBalanced')} (p(${t('lab.try.balanced')}) = ${p.toFixed(3)})`;
   }
-  return s.task === 'char_lm' ? `${r.input}▌${r.output}` : `${r.input}  →  ${r.output}`;
+  return s.task === 'char_lm' || s.task === 'text' ? `${r.input}▌${r.output}` : `${r.input}  →  ${r.output}`;
 }
 
 /** Wires the controls under `root`; the returned function shows their state. */

@@ -8,8 +8,9 @@ import { TRAINING } from '../engine/protocol/limits';
 import { ENGINE_SWITCHES, type EngineSwitchSettings } from '../engine/protocol/switches';
 import { option } from '../ui/markup';
 import * as actions from './actions';
-import { renderFields, renderParameterCount } from './form_render';
-import { ARCHITECTURES, NORMS, POSITIONALS, TASKS, withTask } from './settings';
+import { renderFields, renderParameterCount, renderTextSource } from './form_render';
+import { ARCHITECTURES, NORMS, POSITIONALS, TASKS, TEXT_CORPORA, withTask } from './settings';
+import { pickFile } from './text_source';
 import type { LabState } from './state';
 
 /** The table key of a switch choice (lab.choice.<value>), or null where the engine's own spelling is shown. */
@@ -26,6 +27,13 @@ export const formHtml = () => `
       <form class="settings lab-settings" autocomplete="off" novalidate onsubmit="return false">
         <label class="field wide">${span('lab.task')} <select name="task">${TASKS.map((x) => option(x.id)).join('')}</select></label>
         <p class="task-what wide muted"></p>
+        <div class="text-source wide" hidden>
+          <label class="field">${span('lab.text.corpus')} <select name="corpus">${TEXT_CORPORA.map((c) => `<option value="${c}" data-i18n="lab.text.corpus.${c}">${t(`lab.text.corpus.${c}`)}</option>`).join('')}</select></label>
+          <label class="file-btn text-file" hidden>${span('lab.text.pick')}<input type="file" name="textFile" accept=".txt,text/plain" /></label>
+          <p class="text-file-name muted small"></p>
+          <p class="text-tokens muted small"></p>
+          <div class="text-load" hidden><div class="open-progress"><div class="bar"></div></div><p class="text-load-note muted small"></p></div>
+        </div>
         <label class="field wide">${span('lab.architecture')} <select name="architecture">${ARCHITECTURES.map((a) => option(a.id, a.label)).join('')}</select></label>
         <p class="arch-note wide muted small" hidden data-i18n="lab.lstmIgnores">${t('lab.lstmIgnores')}</p>
         <label class="field"><span data-label="length"></span> <input name="length" type="number" step="1" /></label>
@@ -74,6 +82,7 @@ export function mountForm(form: HTMLFormElement): LabForm {
     const num = (k: string) => (String(get(k) ?? '').trim() === '' ? NaN : Number(get(k)));
     return {
       task: get('task') as LabSettings['task'],
+      corpus: get('corpus') as LabSettings['corpus'],
       architecture: get('architecture') as LabSettings['architecture'],
       length: num('length'),
       vocab: num('vocab'),
@@ -115,8 +124,21 @@ export function mountForm(form: HTMLFormElement): LabForm {
     }
   };
 
+  // The reader's own text file: its bytes, for the engine to read (and refuse, naming why).
+  const fileInput = field('textFile') as HTMLInputElement;
+  fileInput.addEventListener('change', async () => {
+    const file = fileInput.files?.[0];
+    if (!file) return;
+    try {
+      pickFile(file.name, new Uint8Array(await file.arrayBuffer()));
+    } catch (e) {
+      actions.textFileUnreadable(file.name, e);
+    }
+  });
+
   form.addEventListener('input', (ev) => {
     const target = ev.target as HTMLInputElement;
+    if (target.name === 'textFile') return; // read on 'change' above
     if (target.name === 'heads') field('kvHeads')!.value = target.value;
     let settings = read();
     // A task brings its own fields' meaning, ranges and the values it trains well with.
@@ -134,6 +156,7 @@ export function mountForm(form: HTMLFormElement): LabForm {
       // The form changes with settings and phases, not with each metrics batch.
       if (!prev || s.settings !== prev.settings || s.phase !== prev.phase) renderFields(form, s);
       if (!prev || s.formParameters !== prev.formParameters || s.model !== prev.model) renderParameterCount(form, s);
+      if (!prev || s.settings !== prev.settings || s.textLoad !== prev.textLoad || s.textFile !== prev.textFile) renderTextSource(form, s);
     },
     relabel() {
       for (const o of Array.from((field('task') as HTMLSelectElement).options)) o.textContent = TASKS.find((x) => x.id === o.value)?.label() ?? o.value;

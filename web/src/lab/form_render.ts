@@ -3,9 +3,10 @@
 // read (kept, disabled, saying why), and the engine's parameter count of the form's model.
 import { t } from '../i18n';
 import type { LabSettings } from '../engine/protocol/lab';
-import { taskLimits } from '../engine/protocol/limits';
+import { taskLimits, TEXT } from '../engine/protocol/limits';
 import { ARCHITECTURES, labProblems, rangeLabel, taskArchitectures, TRANSFORMER_ONLY } from './settings';
 import type { LabState } from './state';
+import { CORPUS_TOKENS } from './text_source';
 
 const el = <T extends Element>(form: HTMLFormElement, sel: string) => form.querySelector<T>(sel)!;
 
@@ -49,4 +50,25 @@ export function renderParameterCount(form: HTMLFormElement, s: LabState) {
   const ofForm = s.formParameters ? t('lab.params.form', { arch: arch(s.formParameters.architecture), n: count(s.formParameters.count) }) : '';
   const held = s.model ? t('lab.params.held', { arch: arch(s.model.settings.architecture), n: count(s.model.parameters) }) : '';
   el<HTMLElement>(form, '.param-count').textContent = [ofForm, held].filter(Boolean).join(' · ');
+}
+
+/** Train on text's fields: the corpus, the reader's file, which tokens it trains on, a corpus's fetch. */
+export function renderTextSource(form: HTMLFormElement, s: LabState) {
+  const text = s.settings.task === 'text';
+  el<HTMLElement>(form, '.text-source').hidden = !text;
+  if (!text) return;
+  const file = s.settings.corpus === 'file';
+  el<HTMLElement>(form, '.text-file').hidden = !file;
+  el<HTMLElement>(form, '.text-file-name').hidden = !file;
+  el<HTMLElement>(form, '.text-file-name').textContent = s.textFile ? t('lab.text.picked', { name: s.textFile }) : t('lab.text.noFile');
+  const tokens = CORPUS_TOKENS[s.settings.corpus];
+  el<HTMLElement>(form, '.text-tokens').textContent = t(tokens === 'char' ? 'lab.text.tokens.char' : 'lab.text.tokens.bpe', { chars: TEXT.chars, merges: TEXT.merges });
+  const load = s.textLoad;
+  el<HTMLElement>(form, '.text-load').hidden = !load;
+  if (!load) return;
+  const mb = (n: number) => (n / 1e6).toFixed(1);
+  el<HTMLElement>(form, '.text-load .bar').style.width = load.total ? `${Math.min(100, (100 * load.loaded) / load.total)}%` : '0%';
+  el<HTMLElement>(form, '.text-load-note').textContent = load.total
+    ? t('lab.text.loading', { name: load.name, loaded: mb(load.loaded), total: mb(load.total) })
+    : t('lab.text.loadingUnknown', { name: load.name, loaded: mb(load.loaded) });
 }

@@ -4,12 +4,12 @@
 import type { PositionalKind } from '../../attnlab';
 import { t, type Key } from '../i18n';
 import { en } from '../i18n/en';
-import type { LabSettings, TaskName } from '../engine/protocol/lab';
+import type { LabSettings, TaskName, TextCorpus } from '../engine/protocol/lab';
 import { LAB_DEFAULTS, taskLimits, TRAINING, type Range } from '../engine/protocol/limits';
 import { ENGINE_SWITCHES, SWITCH_DEFAULTS, switchValue } from '../engine/protocol/switches';
 import { CHOICES } from '../../generated/choices.mjs';
 
-export const TASKS: { id: TaskName; label: () => string; what: () => string }[] = (['reverse', 'copy', 'sort', 'assoc_recall', 'brackets', 'char_lm', 'series', 'shapes'] as const).map((id) => ({
+export const TASKS: { id: TaskName; label: () => string; what: () => string }[] = (['reverse', 'copy', 'sort', 'assoc_recall', 'brackets', 'char_lm', 'series', 'shapes', 'text'] as const).map((id) => ({
   id,
   label: () => t(`lab.task.${id}`),
   what: () => t(`lab.task.${id}.what`),
@@ -33,8 +33,11 @@ export const POSITIONALS = CHOICES.PositionalKind.filter((p): p is Exclude<Posit
 /** Pre-LN or Post-LN: the engine's NormPlacement. */
 export const NORMS = CHOICES.NormPlacement;
 
-/** The architectures a task trains: images need a ViT or a Swin; the others read sequences. */
-export const taskArchitectures = (task: TaskName): LabSettings['architecture'][] => (task === 'shapes' ? ['vit', 'swin'] : ['transformer', 'lstm']);
+/** Train on text's corpora: the Tang poems, the Brown corpus, the reader's own file. */
+export const TEXT_CORPORA: readonly TextCorpus[] = ['tang', 'brown', 'file'];
+
+/** The architectures a task trains: images need a ViT or a Swin; text a Transformer decoder (its heads open in the walkthrough); the others read sequences. */
+export const taskArchitectures = (task: TaskName): LabSettings['architecture'][] => (task === 'shapes' ? ['vit', 'swin'] : task === 'text' ? ['transformer'] : ['transformer', 'lstm']);
 /** Fields only a Transformer reads: an LSTM has no attention heads, positions, LayerNorm or score scaling. */
 export const TRANSFORMER_ONLY: readonly (keyof LabSettings)[] = ['heads', 'kvHeads', 'positional', 'norm', 'scale', ...ENGINE_SWITCHES.filter((w) => w.target === 'model').map((w) => w.key)];
 
@@ -53,7 +56,7 @@ export const TRAINING_KEYS: readonly (keyof LabSettings)[] = ['lr', 'batch', 'st
 export function settingsChange(model: LabSettings, form: LabSettings): 'none' | 'training' | 'model' {
   let change: 'none' | 'training' | 'model' = 'none';
   for (const k of Object.keys(form) as (keyof LabSettings)[]) {
-    if (form[k] === model[k] || (k === 'vocab' && !taskLimits(form.task).vocab)) continue;
+    if (form[k] === model[k] || (k === 'vocab' && !taskLimits(form.task).vocab) || (k === 'corpus' && form.task !== 'text')) continue;
     if (TRANSFORMER_ONLY.includes(k) && form.architecture === 'lstm' && model.architecture === 'lstm') continue; // an LSTM ignores them
     if (!TRAINING_KEYS.includes(k)) return 'model';
     change = 'training';
@@ -78,6 +81,8 @@ export function settingsFromUrl(url: URL): LabSettings {
   const norm = NORMS.find((n) => n === q.get('norm'));
   if (norm) s.norm = norm;
   if (q.has('scale')) s.scale = q.get('scale') !== '0';
+  const corpus = TEXT_CORPORA.find((c) => c === q.get('corpus'));
+  if (corpus) s.corpus = corpus;
   const arch = q.get('architecture');
   if (ARCHITECTURES.some((a) => a.id === arch)) s.architecture = arch as LabSettings['architecture'];
   // Engine switches: one of the form's choices, else the default.
@@ -96,6 +101,8 @@ export function settingsToUrl(s: LabSettings, url: URL): URL {
   out.searchParams.set('architecture', s.architecture);
   for (const k of NUM_KEYS) if (k !== 'vocab' || taskLimits(s.task).vocab) out.searchParams.set(k, String(s[k]));
   if (!taskLimits(s.task).vocab) out.searchParams.delete('vocab');
+  if (s.task === 'text') out.searchParams.set('corpus', s.corpus);
+  else out.searchParams.delete('corpus');
   out.searchParams.set('positional', s.positional);
   out.searchParams.set('norm', s.norm);
   out.searchParams.set('scale', s.scale ? '1' : '0');

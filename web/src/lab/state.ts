@@ -55,6 +55,12 @@ export interface LabState {
   tryOutput: { text: string; error: boolean } | null;
   /** The engine's parameter count of the model the form describes (null until counted, or when the form is invalid). */
   formParameters: { architecture: LabSettings['architecture']; count: number } | null;
+  /** A text model's latest sample: its continuation of the corpus's prompt at `step` (the engine's). */
+  sample: { step: number; prompt: string; text: string } | null;
+  /** A corpus's training text being fetched (bytes so far, of total; 0 = unknown). */
+  textLoad: { name: string; loaded: number; total: number } | null;
+  /** The name of the reader's own text file, once picked. */
+  textFile: string | null;
   /** Finished runs, oldest first (at most MAX_RUNS), and the ids the comparison overlays. */
   runs: FinishedRun[];
   compare: number[];
@@ -82,6 +88,9 @@ export const labStore = new Store<LabState>({
   picture: null,
   tryOutput: null,
   formParameters: null,
+  sample: null,
+  textLoad: null,
+  textFile: null,
   runs: [],
   compare: [],
 });

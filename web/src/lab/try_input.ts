@@ -20,6 +20,8 @@ export function tryHint(s: LabSettings): string {
       return t(s.length > 1 ? 'lab.try.hint.recall' : 'lab.try.hint.recallOne', { n: s.length, example: exampleRecall(s), last: s.vocab - 1 });
     case 'char_lm':
       return t('lab.try.hint.charLm', { n: s.length });
+    case 'text':
+      return t('lab.try.hint.text', { n: s.length });
     case 'series':
     case 'shapes':
       return t('lab.picture.noTry');
@@ -36,6 +38,8 @@ const quote = (c: string) => (c === ' ' ? t('lab.try.space') : c === '\n' ? t('l
 
 /** The input in the task's own spelling (what the engine's task.encode reads), or what is wrong with it. */
 export function checkTryInput(raw: string, s: LabSettings, info: TaskInfo): TryInput {
+  // A text model reads any text with its tokenizer (an unknown character reads as <unk>).
+  if (s.task === 'text') return raw.trim() ? { text: raw } : { error: t('lab.try.empty') };
   const known = new Set(info.words);
   if (info.separated) {
     const words = raw.trim().split(/\s+/).filter(Boolean);

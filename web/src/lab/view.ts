@@ -1,6 +1,6 @@
 // The training lab view: the settings form (form.ts, mirrored in the URL), its controls
 // (controls.ts: train / pause / reset, checkpoints, trying the model), the banner (banner.ts), live
-// curves (curves.ts), the comparison of finished runs (compare.ts), a series or shapes model's
+// curves (curves.ts) with a text model's live sample beside them (sample.ts), the comparison of finished runs (compare.ts), a series or shapes model's
 // picture (picture.ts) and the attention maps of a fixed input (maps.ts). Renders labStore; every
 // engine call and store change is an action (actions.ts).
 import { onLang, t, translate } from '../i18n';
@@ -10,6 +10,7 @@ import { linkCharts } from './charts';
 import { mountCompare, renderCompare } from './compare';
 import { buttonsHtml, mountControls, tryHtml } from './controls';
 import { renderCurves } from './curves';
+import { renderSample } from './sample';
 import { formHtml, mountForm } from './form';
 import { mapsHtml, mountMaps } from './maps';
 import { mountPicture, renderPicture, type PicturePick } from './picture';
@@ -28,7 +29,14 @@ export function mountLab(root: HTMLElement) {
         <div class="progress"><div class="bar"></div></div>
         <span class="lab-stats"></span>
       </div>
-      <div class="curves"></div>
+      <div class="lab-curves-row">
+        <div class="curves"></div>
+        <section class="lab-sample" hidden>
+          <h3 data-i18n="lab.sample.title">${t('lab.sample.title')}</h3>
+          <p class="sample-note muted small"></p>
+          <pre class="sample-out" lang=""></pre>
+        </section>
+      </div>
       <section class="compare"></section>
       <section class="lab-picture" hidden></section>${mapsHtml()}${tryHtml()}
     </section>
@@ -86,6 +94,7 @@ export function mountLab(root: HTMLElement) {
     if (!prev || s.metrics !== prev.metrics || total !== actions.runTarget(prev)) later('curves', drawCurves);
     if (!prev || s.runs !== prev.runs || s.compare !== prev.compare || changed('phase') || changed('settings')) later('compare', (st) => renderCompare(el<HTMLElement>('section.compare'), st));
     if (!prev || s.maps !== prev.maps || s.mapsStep !== prev.mapsStep || changed('model') || changed('settings')) later('maps', renderMaps);
+    if (!prev || s.sample !== prev.sample || changed('model') || changed('settings')) renderSample(el<HTMLElement>('section.lab-sample'), s);
     if (!prev || s.picture !== prev.picture) later('picture', (st) => renderPicture(el<HTMLElement>('section.lab-picture'), st.picture, picturePick));
   }
 

@@ -8,13 +8,30 @@ import type { EngineSwitchSettings } from './switches';
  * The engine's tasks the lab offers (k_back needs a k field the lab does not have; caption_match
  * needs captions beside its images). shapes trains a ViT or Swin on images, series a forecaster.
  */
-export type TaskName = Exclude<EngineTaskName, 'k_back' | 'caption_match'>;
+export type TaskName = Exclude<EngineTaskName, 'k_back' | 'caption_match'> | 'text';
+/**
+ * "Train on text": a decoder language model on the Tang poems (characters), the Brown corpus
+ * (byte-level BPE learned from it) or the reader's own UTF-8 file (characters). The corpora's
+ * training text is built into the page (web/dist/corpora/, scripts/build_web.sh) and fetched only
+ * when chosen.
+ */
+export type TextCorpus = 'tang' | 'brown' | 'file';
+
+/** The text a 'text' run trains on, as the worker receives it: the engine reads the bytes (Task.fromText). */
+export interface TextSource {
+  /** 'tang', 'brown' or the reader's file name. */
+  name: string;
+  tokens: 'char' | 'bpe';
+  bytes: Uint8Array;
+}
 /** The lab's token tasks: the ones with text to type, tokens to decode and token attention maps. */
 export type TokenTaskName = Exclude<TaskName, 'shapes' | 'series'>;
 
 /** The lab's form. The engine switches (switches.ts) are optional fields: absent = their default. */
 export interface LabSettings extends EngineSwitchSettings {
   task: TaskName;
+  /** The text task's corpus (read only when task is 'text'). */
+  corpus: TextCorpus;
   /** Transformer blocks or LSTM layers between the embedding and the head (ModelConfig.architecture). */
   architecture: ModelConfig['architecture'];
   length: number;
@@ -138,4 +155,6 @@ export type LabEvent =
   | { event: 'lab.metrics'; run: number; metrics: StepMetrics[]; stepsPerSecond: number }
   | { event: 'lab.maps'; run: number; maps: AttentionMaps; step: number }
   | { event: 'lab.picture'; run: number; picture: LabPicture }
+  /** A text model's sample: its continuation of the corpus's prompt at `step` (Model.continueText). */
+  | { event: 'lab.sample'; run: number; step: number; prompt: string; text: string }
   | { event: 'lab.stopped'; run: number; reason: 'done' | 'paused' | 'error'; message?: string; step: number };

@@ -23,10 +23,23 @@ export interface TaskLimits {
   options?: Record<string, string>;
 }
 
-export const taskLimits = (task: TaskName): TaskLimits => (LIMITS.tasks as Record<TaskName, TaskLimits>)[task];
+/** Train on text's limits: its context, vocabulary sizes and live sample (limits.json "text"). */
+export interface TextLimits extends TaskLimits {
+  /** Characters a char vocabulary keeps (besides <unk>, <bos>, <eos>). */
+  chars: number;
+  /** BPE merges learned from the text. */
+  merges: number;
+  /** Steps between two samples of generated text. */
+  sampleEvery: number;
+  /** Tokens a sample generates at most. */
+  sampleTokens: number;
+}
+export const TEXT: TextLimits = LIMITS.text;
+
+export const taskLimits = (task: TaskName): TaskLimits => (task === 'text' ? TEXT : (LIMITS.tasks as Record<Exclude<TaskName, 'text'>, TaskLimits>)[task]);
 
 /** The training fields' ranges. */
 export const TRAINING: Record<'lr' | 'steps' | 'seed', Range> = LIMITS.training;
 
 /** The form's other fields: the model a task's own length, vocab and steps learn with. */
-export const LAB_DEFAULTS = LIMITS.defaults as Omit<LabSettings, 'task' | 'length' | 'vocab' | 'steps'>;
+export const LAB_DEFAULTS = { ...LIMITS.defaults, corpus: 'tang' } as Omit<LabSettings, 'task' | 'length' | 'vocab' | 'steps'>;

@@ -5,7 +5,7 @@
 // (walk.ts, lab.ts, chapters.ts, lens.ts).
 import type { Flavour, Tensor } from '../../../attnlab';
 import type { ChapterEvent, ChapterReply, ChapterRequest } from './chapters';
-import type { AttentionMaps, LabEvent, LabSettings, RunInfo, TryResult } from './lab';
+import type { AttentionMaps, LabEvent, LabSettings, RunInfo, TextSource, TryResult } from './lab';
 import type { LensReply, LensRequest } from './lens';
 import type { HeadsReply, HeadsRequest } from './heads';
 import type { PretrainedEvent, PretrainedReply, PretrainedRequest } from './pretrained';
@@ -30,7 +30,7 @@ export type Request =
   | { kind: 'init'; loaderUrl: string; lock: string }
   | { kind: 'trace'; request: TraceRequest }
   /** sample: the input whose attention maps are shown; empty = the task's own seeded example. */
-  | { kind: 'lab.create'; settings: LabSettings; sample: number[] }
+  | { kind: 'lab.create'; settings: LabSettings; sample: number[]; text?: TextSource }
   /** Further training of the current model with new training settings (same model shape and task). */
   | { kind: 'lab.continue'; settings: LabSettings }
   | { kind: 'lab.run'; chunk: number; refreshEvery: number }
@@ -71,7 +71,8 @@ export type Reply =
   /** A checkpoint was loaded; settings follow its architecture and the task it names. */
   | { kind: 'loaded'; info: RunInfo; settings: LabSettings; maps: AttentionMaps | null }
   | { kind: 'save'; bytes: Uint8Array }
-  | { kind: 'count'; parameters: number }
+  /** null: the settings' model has no size before its text is read (Train on text). */
+  | { kind: 'count'; parameters: number | null }
   | ChapterReply
   | PretrainedReply
   | LensReply

@@ -4,6 +4,7 @@
 import type { AttnLab } from '../../../attnlab';
 import type { LabSettings, RunInfo } from '../protocol/lab';
 import type { WorkerEvent } from '../protocol/messages';
+import { TEXT } from '../protocol/limits';
 import type { TrainingSession } from './training';
 
 const yieldToEvents = () =>
@@ -85,6 +86,12 @@ export class LabRunner {
     if (!this.running) void this.loop(this.session, chunk, refreshEvery);
   }
 
+  /** A text model's sample of generated text at `step` (nothing for the other tasks). */
+  private postSample(s: TrainingSession, run: number, step: number) {
+    const sample = s.textSample();
+    if (sample) this.post({ event: 'lab.sample', run, step, ...sample });
+  }
+
   /** The attention maps (of `sample`, or of a forecaster's held-out window) and the series / shapes picture, of the model at `step`. */
   private postPicture(s: TrainingSession, run: number, sample: number[], step: number) {
     const maps = sample.length ? s.attentionMaps(sample) : s.seriesMaps();
@@ -107,6 +114,7 @@ export class LabRunner {
     let step = s.lastStep;
     let lastMapsStep = -1;
     let lastMapsPost = -Infinity;
+    let lastSampleStep = step;
     const threads = this.lab.buildInfo().threads;
     this.lab.setNumThreads(trainingThreads(this.lab.buildInfo().poolSize, s));
     let trapped = false;
@@ -135,9 +143,15 @@ export class LabRunner {
           lastMapsStep = step;
           lastMapsPost = now;
         }
+        // A text model writes a sample every TEXT.sampleEvery steps.
+        if (Math.floor(step / TEXT.sampleEvery) !== Math.floor(lastSampleStep / TEXT.sampleEvery)) {
+          this.postSample(s, run, step);
+          lastSampleStep = step;
+        }
         await yieldToEvents();
         if (this.run !== run) return; // reset or replaced while we yielded: this run's events are over
       }
+      if (lastSampleStep !== step) this.postSample(s, run, step);
       if (pending.metrics.length) {
         const now = performance.now();
         pending.stepsPerSecond = (windowSteps * 1000) / Math.max(1, now - windowStart);

@@ -3,8 +3,8 @@
 // inside the engine worker. Tokenising and detokenising go through the engine's task
 // (task.encode / task.decode), so the page never re-implements a task's token layout.
 import type { AttnLab, Model, ModelOptions, Task, Trainer, TrainerOptions } from '../../../attnlab';
-import type { AttentionMaps, ForecastPicture, ImagesPicture, LabPicture, LabSettings, StepMetrics, TaskInfo, TaskName, TryResult } from '../protocol/lab';
-import { taskLimits } from '../protocol/limits';
+import type { AttentionMaps, ForecastPicture, ImagesPicture, LabPicture, LabSettings, StepMetrics, TaskInfo, TaskName, TextSource, TryResult } from '../protocol/lab';
+import { taskLimits, TEXT } from '../protocol/limits';
 import { ENGINE_SWITCHES, switchValue, SWITCH_DEFAULTS, type EngineSwitchSettings } from '../protocol/switches';
 
 /** Binding names the lab needs; reported on the page when absent. */
@@ -18,8 +18,8 @@ export function missingTrainingBindings(lab: AttnLab): string[] {
   return missing;
 }
 
-/** The lab's tasks (their names are the engine's, include/attnlab/train/tasks.hpp). */
-const LAB_TASKS: readonly TaskName[] = ['copy', 'reverse', 'sort', 'assoc_recall', 'brackets', 'char_lm', 'series', 'shapes'];
+/** The lab's tasks (their names are the engine's, include/attnlab/train/tasks.hpp, and Train on text). */
+const LAB_TASKS: readonly TaskName[] = ['copy', 'reverse', 'sort', 'assoc_recall', 'brackets', 'char_lm', 'series', 'shapes', 'text'];
 
 export const isClassification = (task: TaskName) => task === 'brackets' || task === 'shapes';
 
@@ -30,6 +30,17 @@ function taskOptions(s: LabSettings): Record<string, number> {
   const o: Record<string, number> = { [name('length')]: s.length, seed: s.seed };
   if (limits?.vocab) o[name('vocab')] = s.vocab;
   return o;
+}
+
+/**
+ * The engine task of the settings: a generated task, or for Train on text the corpus's text read
+ * by the engine (Task.fromText: documents at blank lines, every tenth held out, a vocabulary of
+ * characters or a byte-level BPE learned from the training documents).
+ */
+function makeTask(lab: AttnLab, s: LabSettings, text: TextSource | null): Task {
+  if (s.task !== 'text') return new lab.Task(s.task, taskOptions(s));
+  if (!text) throw new Error('Train on text needs its text: pick a corpus or a file');
+  return lab.Task.fromText(text.bytes, { name: text.name, tokens: text.tokens, chars: TEXT.chars, merges: TEXT.merges, length: s.length, seed: s.seed });
 }
 
 /** The series and shapes pictures' inputs: a seed apart from the training stream's (the trainer's evaluate uses the same one). */
@@ -86,10 +97,9 @@ function settingsForCheckpoint(model: Model, notes: Record<string, string>, curr
  * The model the settings describe, untrained. An LSTM (embedding -> LSTM layers of width dModel ->
  * head) ignores the heads, K/V heads, positions, norm and scale the form keeps for a Transformer.
  */
-function buildModel(lab: AttnLab, s: LabSettings): Model {
-  const task = new lab.Task(s.task, taskOptions(s));
+function buildModel(lab: AttnLab, s: LabSettings, task: Task): Model {
   const geometry = { vocabSize: task.vocabSize(), seqLen: task.seqLen(), numClasses: task.numClasses(), imageSize: task.imageSize() };
-  task.delete();
+  if (s.task === 'text') return textModel(lab, s, task, geometry);
   if (s.task === 'series') {
     // A forecaster of one feature: the context's values in, the horizon's values out (MSE).
     return new lab.Model({
@@ -153,9 +163,50 @@ function buildModel(lab: AttnLab, s: LabSettings): Model {
   });
 }
 
-/** The parameter count of the model the settings describe, as the engine sizes it. */
-export function parameterCount(lab: AttnLab, s: LabSettings): number {
-  const model = buildModel(lab, s);
+/**
+ * A decoder on text with the shipped models' recipe (scripts/train_text_models.sh): rotary
+ * positions unless the form picks others, tied input and output embeddings, feed-forward 4 x
+ * d_model; it carries the task's tokenizer, so its checkpoint reads and writes text.
+ */
+function textModel(lab: AttnLab, s: LabSettings, task: Task, geometry: { vocabSize: number; seqLen: number }): Model {
+  const model = new lab.Model({
+    kind: 'decoder',
+    architecture: 'transformer',
+    vocabSize: geometry.vocabSize,
+    maxLen: geometry.seqLen,
+    dModel: s.dModel,
+    numHeads: s.heads,
+    numKvHeads: s.kvHeads,
+    numLayers: s.layers,
+    positional: s.positional,
+    norm: s.norm,
+    scale: s.scale,
+    seed: s.seed,
+    tieWeights: true,
+    ...switchModelOptions(s),
+  });
+  const tokenizer = task.tokenizer();
+  try {
+    model.setTokenizer(tokenizer);
+  } catch (e) {
+    model.delete();
+    throw e;
+  } finally {
+    tokenizer?.delete();
+  }
+  return model;
+}
+
+/** The parameter count of the model the settings describe, as the engine sizes it (null for text: its vocabulary comes from the text). */
+export function parameterCount(lab: AttnLab, s: LabSettings): number | null {
+  if (s.task === 'text') return null;
+  const task = makeTask(lab, s, null);
+  let model: Model;
+  try {
+    model = buildModel(lab, s, task);
+  } finally {
+    task.delete();
+  }
   try {
     return model.numParameters();
   } finally {
@@ -216,14 +267,10 @@ export class TrainingSession {
     public settings: LabSettings,
     private readonly lab: AttnLab,
     readonly model: Model,
+    task: Task,
   ) {
-    this.task = new lab.Task(settings.task, taskOptions(settings));
-    try {
-      this.trainer = new lab.Trainer(model, this.task, trainerOptions(settings));
-    } catch (e) {
-      this.task.delete();
-      throw e;
-    }
+    this.task = task;
+    this.trainer = new lab.Trainer(model, this.task, trainerOptions(settings));
   }
 
   /** The step count the current run ends at. */
@@ -253,8 +300,17 @@ export class TrainingSession {
     return { kind, words, separated: V > 0 && this.text([0, 0]) === `${words[0]} ${words[0]}`, seqLen: this.task.seqLen() };
   }
 
-  static create(lab: AttnLab, settings: LabSettings): TrainingSession {
-    return TrainingSession.withModel(lab, settings, buildModel(lab, settings));
+  /** A new model for the settings; Train on text reads `text` (the engine refuses bad text, naming why). */
+  static create(lab: AttnLab, settings: LabSettings, text: TextSource | null = null): TrainingSession {
+    const task = makeTask(lab, settings, text);
+    let model: Model;
+    try {
+      model = buildModel(lab, settings, task);
+    } catch (e) {
+      task.delete();
+      throw e;
+    }
+    return TrainingSession.withModel(lab, settings, model, task);
   }
 
   /**
@@ -263,16 +319,27 @@ export class TrainingSession {
    * message) for a bad file or a task the model does not fit.
    */
   static load(lab: AttnLab, current: LabSettings, bytes: Uint8Array): TrainingSession {
+    const notes = lab.Model.checkpointNotes(bytes);
+    // A text model needs its corpus to train on: the walkthrough opens it ("Open a model…").
+    if (notes.task === 'text') throw new Error(`this checkpoint is a text model (corpus ${notes.corpus ?? 'unnamed'}): open it in the walkthrough`);
     const model = lab.Model.load(bytes);
-    const settings = settingsForCheckpoint(model, lab.Model.checkpointNotes(bytes), current);
-    return TrainingSession.withModel(lab, settings, model);
-  }
-
-  private static withModel(lab: AttnLab, settings: LabSettings, model: Model): TrainingSession {
+    let settings: LabSettings, task: Task;
     try {
-      return new TrainingSession(settings, lab, model);
+      settings = settingsForCheckpoint(model, notes, current);
+      task = makeTask(lab, settings, null);
     } catch (e) {
       model.delete();
+      throw e;
+    }
+    return TrainingSession.withModel(lab, settings, model, task);
+  }
+
+  private static withModel(lab: AttnLab, settings: LabSettings, model: Model, task: Task): TrainingSession {
+    try {
+      return new TrainingSession(settings, lab, model, task);
+    } catch (e) {
+      model.delete();
+      task.delete();
       throw e;
     }
   }
@@ -296,9 +363,10 @@ export class TrainingSession {
     return this.trainer.evaluate(batches);
   }
 
-  /** A fixed example of the task (its seeded first batch row), without padding. */
+  /** A fixed example of the task (its seeded first batch row), without padding; a text task's prompt. */
   sampleTokens(): number[] {
     if (this.task.input() !== 'tokens') return []; // series and shapes show their picture instead
+    if (this.settings.task === 'text') return Array.from(this.task.encode(this.task.prompt()));
     const b = this.task.sample(1, this.settings.seed);
     // The lab's tasks (LAB_TASKS) are token tasks; an image task's batch has pixels instead.
     if (!b.tokens) throw new Error(`task ${this.settings.task} has no tokens`);
@@ -381,6 +449,19 @@ export class TrainingSession {
     return { kind: 'images', step: this.lastStep, size: S, heads: this.model.config().numHeads, images, layers };
   }
 
+  /**
+   * A text model's live sample: its continuation of the task's prompt (the opening of the first
+   * held-out document), sampled at temperature 0.8 with the run's seed, so the same model writes
+   * the same sample; null for the other tasks.
+   */
+  textSample(): { prompt: string; text: string } | null {
+    if (this.settings.task !== 'text') return null;
+    const prompt = this.task.prompt();
+    const room = this.task.seqLen() - this.task.encode(prompt).length - 1;
+    const text = this.model.continueText(prompt, Math.max(1, Math.min(TEXT.sampleTokens, room)), { temperature: 0.8, seed: this.settings.seed });
+    return { prompt, text };
+  }
+
   attentionMaps(tokens: number[]): AttentionMaps {
     const r = this.model.attentionMaps(Int32Array.from(tokens));
     return { shape: [...r.shape], data: new Float32Array(r.data), tokens, labels: tokens.map((t) => this.text([t])) };
@@ -388,6 +469,12 @@ export class TrainingSession {
 
   /** Decoder: greedy continuation of the prompt. Classifier: class probabilities. Text in, text out. */
   tryModel(text: string, maxNew: number): TryResult {
+    if (this.settings.task === 'text') {
+      // Text in, text out with the model's tokenizer (a character model reads <bos> first, stops at <eos>).
+      const room = this.task.seqLen() - this.task.encode(text).length - 1;
+      if (room < 1) throw new Error(`the text has more tokens than the model's context of ${this.task.seqLen()} leaves room for`);
+      return { input: text, output: this.model.continueText(text, Math.min(maxNew, room), { temperature: 0 }), probabilities: null };
+    }
     const tokens = this.task.encode(text);
     if (!tokens.length) throw new Error('type some input first');
     if (this.model.kind() === 'encoder') {
@@ -402,6 +489,7 @@ export class TrainingSession {
   save(): Uint8Array {
     const s = this.settings;
     const notes: Record<string, string | number> = { task: s.task, length: s.length, seed: s.seed };
+    if (s.task === 'text') notes.corpus = this.task.name();
     if (taskLimits(s.task)?.vocab) notes.vocab = s.vocab;
     return new Uint8Array(this.model.save(notes));
   }

@@ -117,7 +117,7 @@ async function handle(body: Request): Promise<Reply> {
     case 'lab.create': {
       const { lab, runner } = loaded();
       runner.replace(null);
-      runner.replace(TrainingSession.create(lab, body.settings));
+      runner.replace(TrainingSession.create(lab, body.settings, body.text ?? null));
       if (body.sample.length) runner.sample = body.sample;
       return { kind: 'created', info: runner.info() };
     }
