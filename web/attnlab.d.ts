@@ -12,6 +12,28 @@ import type { AblationMethod, AttentionOptions, HeadPattern, ModelConfig, ModelK
 export type * from './generated/types.js';
 
 /** A row-major float32 tensor. Crossing the boundary always copies: `data` is never a view into WASM memory. */
+/** Options of corpusInputs and corpusText. */
+export interface CorpusTextOptions {
+  /** The folder the corpus's paths start with (default 'data', as the CLI's --data). */
+  data?: string;
+  /** tang: the script of the text (default 'simplified'). */
+  script?: 'simplified' | 'traditional';
+}
+
+export interface CorpusInputs {
+  files: string[];
+  folders: { path: string; namePrefix: string; nameSuffix: string }[];
+}
+
+export interface CorpusText {
+  /** UTF-8 bytes, documents separated by a blank line. */
+  text: Uint8Array;
+  /** Documents kept, training documents in all, every stride-th kept. */
+  documents: number;
+  of: number;
+  stride: number;
+}
+
 export interface Tensor {
   shape: number[];
   data: Float32Array;
@@ -642,6 +664,17 @@ export interface AttnLab {
   experimentInputs(name: string, options?: ExperimentOptions): string[];
   /** Forgets every file given by provideExperimentFile. */
   clearExperimentFiles(): void;
+  /**
+   * What corpusText reads for tang or brown: whole files, and folders of which it reads the files
+   * named namePrefix...nameSuffix. Provide each (provideExperimentFile) first: the module has no disk.
+   */
+  corpusInputs(name: 'tang' | 'brown', options?: CorpusTextOptions): CorpusInputs;
+  /**
+   * The training documents of tang or brown (held-out ones left out) as one UTF-8 text, a blank
+   * line between documents: the same C++ as `attnlab corpus`, byte for byte. maxBytes keeps every
+   * stride-th document, the smallest stride whose text fits. An Error names a file not provided.
+   */
+  corpusText(name: 'tang' | 'brown', options?: CorpusTextOptions & { maxBytes?: number }): CorpusText;
   LSTM: LSTMConstructor;
   /**
    * The block-sparse layout for T queries and S keys: shape [ceil(T/b), ceil(S/b)], 1 = live

@@ -1,7 +1,8 @@
 // `attnlab corpus`: a named corpus's training documents as one UTF-8 text, a blank line between
 // documents: the text the page's lab trains on (scripts/build_web.sh writes web/dist/corpora/).
 // --max-bytes keeps every k-th document (k as small as keeps the text under the bound), so a
-// compact text still samples the whole corpus (Brown's files are in category order).
+// compact text still samples the whole corpus (train/text_corpus.hpp, compact_training_text; the
+// module's lab.corpusText runs the same).
 #include <cstdio>
 #include <fstream>
 
@@ -28,33 +29,13 @@ int run_corpus(int argc, char** argv) {
     spec.corpus = args.get("corpus");
     spec.data_dir = args.get("data");
     spec.script = text::parse_script(args.get("script"));
-    const std::vector<std::string> all = training_documents(spec);
-    const std::size_t max_bytes = args.get_size("max-bytes");
-    // The bytes written when every stride-th document is kept (each with its blank line).
-    const auto bytes_at = [&](std::size_t stride) {
-        std::size_t n = 0;
-        for (std::size_t i = 0; i < all.size(); i += stride) n += all[i].size() + 1;
-        return n;
-    };
-    std::size_t stride = 1;
-    while (max_bytes && stride < all.size() && bytes_at(stride) > max_bytes) ++stride;
-    std::vector<std::string> docs;
-    for (std::size_t i = 0; i < all.size(); i += stride) docs.push_back(all[i]);
-    std::string text;
-    for (const std::string& d : docs) {
-        if (d.find("\n\n") != std::string::npos) fail<ValueError>("attnlab corpus: a document holds a blank line");
-        if (!text.empty()) text += "\n";
-        text += d;
-        if (text.back() != '\n') text += "\n";
-    }
+    const CompactText compact = compact_training_text(spec, args.get_size("max-bytes"));
+    const std::string& text = compact.text;
     std::ofstream out(args.get("out"), std::ios::binary);
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
     if (!out) fail<IoError>("attnlab corpus: cannot write '", args.get("out"), "'");
-    if (max_bytes && text.size() > max_bytes) {
-        fail<ValueError>("attnlab corpus: one document alone makes ", text.size(), " bytes, more than --max-bytes ", max_bytes);
-    }
-    std::printf("wrote %s: %zu of %zu documents (every %zu), %zu bytes\n", args.get("out").c_str(), docs.size(), all.size(),
-                stride, text.size());
+    std::printf("wrote %s: %zu of %zu documents (every %zu), %zu bytes\n", args.get("out").c_str(), compact.documents, compact.of,
+                compact.stride, text.size());
     return 0;
 }
 

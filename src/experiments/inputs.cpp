@@ -1,47 +1,25 @@
-// Provided input files (experiments/inputs.hpp): a path -> bytes table consulted before the disk.
+// An experiment's input files (experiments/inputs.hpp): the provided table (core/input_files.hpp), then the disk.
 #include "attnlab/experiments/inputs.hpp"
 
 #include <fstream>
 #include <iterator>
-#include <map>
-#include <mutex>
+#include <optional>
+#include <utility>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/core/input_files.hpp"
 #include "attnlab/experiments/registry.hpp"
 
 namespace attnlab::experiments {
-namespace {
-
-struct Provided {
-    std::mutex lock;
-    std::map<std::string, std::vector<std::uint8_t>> files;
-};
-Provided& provided() {
-    static Provided p;
-    return p;
-}
-
-}  // namespace
 
 void provide_input_file(const std::string& path, std::vector<std::uint8_t> bytes) {
-    Provided& p = provided();
-    std::lock_guard<std::mutex> guard(p.lock);
-    p.files[path] = std::move(bytes);
+    attnlab::provide_input_file(path, std::move(bytes));
 }
 
-void clear_input_files() {
-    Provided& p = provided();
-    std::lock_guard<std::mutex> guard(p.lock);
-    p.files.clear();
-}
+void clear_input_files() { attnlab::clear_input_files(); }
 
 std::vector<std::uint8_t> read_input_file(const std::string& path, const char* where) {
-    {
-        Provided& p = provided();
-        std::lock_guard<std::mutex> guard(p.lock);
-        const auto it = p.files.find(path);
-        if (it != p.files.end()) return it->second;
-    }
+    if (std::optional<std::vector<std::uint8_t>> given = provided_input_file(path)) return std::move(*given);
     std::ifstream in(path, std::ios::binary);
     if (!in) {
 #ifdef __EMSCRIPTEN__

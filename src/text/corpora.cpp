@@ -12,11 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/core/input_files.hpp"
 #include "attnlab/text/unicode.hpp"
 
 namespace attnlab::text {
 
 std::string read_whole_file(const std::string& path, const char* what) {
+    if (const std::optional<std::vector<std::uint8_t>> given = provided_input_file(path)) {
+        return std::string(given->begin(), given->end());
+    }
     std::ifstream in(path, std::ios::binary);
     if (!in) fail<IoError>(what, ": cannot open '", path, "' (", std::strerror(errno), ")");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -60,7 +64,7 @@ std::optional<std::vector<std::string>> regulated_lines(const std::vector<std::s
 namespace {
 // N of "poet.tang.N.json", or nothing for another name.
 std::optional<long> tang_file_number(const std::string& name) {
-    const std::string prefix = "poet.tang.", suffix = ".json";
+    const std::string prefix = kTangFilePrefix, suffix = kTangFileSuffix;
     if (name.size() <= prefix.size() + suffix.size() || name.rfind(prefix, 0) != 0 ||
         name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
         return std::nullopt;
@@ -104,13 +108,19 @@ void add_poems(const std::string& path, const ScriptConverter* script, std::vect
 }  // namespace
 
 std::vector<Poem> load_tang_poems(const std::string& dir, const ScriptConverter* script) {
+    // The files provided under dir (core/input_files.hpp) and those on disk, each once.
+    std::vector<std::string> names = provided_input_names(dir);
     std::error_code ec;
-    std::vector<std::pair<long, std::string>> files;
-    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-        const std::string name = entry.path().filename().string();
-        if (const auto n = tang_file_number(name)) files.emplace_back(*n, entry.path().string());
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) names.push_back(entry.path().filename().string());
+    if (ec && names.empty()) {
+        fail<IoError>("load_tang_poems: cannot read the directory '", dir, "' (", ec.message(), "); run scripts/fetch_data.sh");
     }
-    if (ec) fail<IoError>("load_tang_poems: cannot read the directory '", dir, "' (", ec.message(), "); run scripts/fetch_data.sh");
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    std::vector<std::pair<long, std::string>> files;
+    for (const std::string& name : names) {
+        if (const auto n = tang_file_number(name)) files.emplace_back(*n, dir + "/" + name);
+    }
     if (files.empty()) fail<IoError>("load_tang_poems: '", dir, "' has no poet.tang.<N>.json files; run scripts/fetch_data.sh");
     std::sort(files.begin(), files.end());
     std::vector<Poem> poems;

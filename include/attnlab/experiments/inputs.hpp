@@ -18,7 +18,8 @@
 
 namespace attnlab::experiments {
 
-// Keeps `bytes` as the file at `path` (replacing one provided before).
+// The table of core/input_files.hpp (one for every reader of provided files; text/corpora.hpp
+// reads it too). Keeps `bytes` as the file at `path` (replacing one provided before).
 void provide_input_file(const std::string& path, std::vector<std::uint8_t> bytes);
 // Forgets every provided file.
 void clear_input_files();

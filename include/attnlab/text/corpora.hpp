@@ -46,8 +46,13 @@ struct Poem {
 // they are regulated verse as defined above; nothing otherwise.
 std::optional<std::vector<std::string>> regulated_lines(const std::vector<std::string>& paragraphs);
 
-// Every regulated poem of the poet.tang.<N>.json files in `dir`, in the order of N and of each
-// file. IoError naming the directory when it has none, and the file for malformed JSON.
+// The names of the Tang poem files: kTangFilePrefix, a decimal N, kTangFileSuffix.
+inline constexpr const char* kTangFilePrefix = "poet.tang.";
+inline constexpr const char* kTangFileSuffix = ".json";
+
+// Every regulated poem of the poet.tang.<N>.json files in `dir` (those provided under it,
+// core/input_files.hpp, and those on disk), in the order of N and of each file. IoError naming
+// the directory when it has none, and the file for malformed JSON.
 // `script`: converts each poem to simplified characters (null: simplified stays empty).
 std::vector<Poem> load_tang_poems(const std::string& dir, const ScriptConverter* script);
 
@@ -78,7 +83,8 @@ std::vector<std::string> split_text_documents(const std::string& text, const std
 // A committed held-out split: one id a line ('#' comments). IoError naming the file.
 std::set<std::string> read_id_list(const std::string& path);
 
-// A whole file; IoError naming `what` and the path.
+// A whole file: the one provided under `path` (core/input_files.hpp), else the disk's. IoError
+// naming `what` and the path.
 std::string read_whole_file(const std::string& path, const char* what);
 
 }  // namespace attnlab::text

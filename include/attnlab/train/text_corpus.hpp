@@ -76,4 +76,31 @@ TextCorpus text_corpus_from_text(const std::string& text, const CorpusSpec& spec
 // them: what `attnlab corpus` writes for the page's lab, one document a paragraph.
 std::vector<std::string> training_documents(const CorpusSpec& spec);
 
+// The training documents as one UTF-8 text, a blank line between documents, as a FILE corpus is
+// read back: what `attnlab corpus` writes and lab.corpusText returns (scripts/write_corpora.mjs
+// writes web/dist/corpora/ with it). max_bytes > 0 keeps every stride-th document, the smallest
+// stride whose text has at most max_bytes bytes, so a compact text still samples the whole corpus
+// (Brown's files are in category order). ValueError when a document holds a blank line or one
+// document alone is longer than max_bytes.
+struct CompactText {
+    std::string text;
+    std::size_t documents = 0;   // documents kept
+    std::size_t of = 0;          // training documents in all
+    std::size_t stride = 1;      // every stride-th kept
+};
+CompactText compact_training_text(const CorpusSpec& spec, std::size_t max_bytes);
+
+// What training_documents(spec) reads under spec.data_dir: whole files, and folders of which it
+// reads the files whose names start with name_prefix and end with name_suffix (it may read fewer:
+// brown reads the files its cats.txt lists). The WebAssembly module has no disk: provide these
+// first (core/input_files.hpp, lab.provideExperimentFile).
+struct CorpusFolder {
+    std::string path, name_prefix, name_suffix;
+};
+struct CorpusInputs {
+    std::vector<std::string> files;
+    std::vector<CorpusFolder> folders;
+};
+CorpusInputs training_document_inputs(const CorpusSpec& spec);
+
 }  // namespace attnlab
