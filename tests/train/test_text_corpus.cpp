@@ -1,13 +1,16 @@
 // The corpora of the shipped text models, read from data/ (scripts/fetch_data.sh installs them).
 #include "attnlab/train/text_corpus.hpp"
 
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "attnlab/core/error.hpp"
+#include "attnlab/core/input_files.hpp"
 #include "attnlab/text/char_vocab.hpp"
 #include "attnlab/text/corpora.hpp"
 
@@ -140,6 +143,83 @@ TEST(TextCorpus, TrainingDocumentsLeaveTheHeldOutSplitOut) {
     EXPECT_EQ(docs.size(), 36641u - 916u);
     EXPECT_EQ(docs.front().find("\n\n"), std::string::npos);
     EXPECT_THROW(training_documents(spec_of("mine.txt")), ConfigError);
+}
+
+TEST(TextCorpus, CompactTextKeepsEveryStrideThDocumentUnderTheBound) {
+    const std::vector<std::string> docs = training_documents(spec_of("brown"));
+    const CompactText all = compact_training_text(spec_of("brown"), 0);
+    EXPECT_EQ(all.stride, 1u);
+    EXPECT_EQ(all.documents, docs.size());
+    EXPECT_EQ(all.of, docs.size());
+    const CompactText c = compact_training_text(spec_of("brown"), 2000000);
+    ASSERT_GT(c.stride, 1u);
+    EXPECT_LE(c.text.size(), 2000000u);
+    EXPECT_EQ(c.documents, (docs.size() + c.stride - 1) / c.stride);
+    // The text is the kept documents, a blank line between them, each ending in a line break.
+    std::string want;
+    for (std::size_t i = 0; i < docs.size(); i += c.stride) {
+        if (!want.empty()) want += "\n";
+        want += docs[i];
+        if (want.back() != '\n') want += "\n";
+    }
+    EXPECT_EQ(c.text, want);
+    // The stride is the smallest that fits: one less writes more than the bound.
+    std::size_t bytes = 0;
+    for (std::size_t i = 0; i < docs.size(); i += c.stride - 1) bytes += docs[i].size() + 1;
+    EXPECT_GT(bytes, 2000000u);
+    // A bound no single document fits under is a ValueError naming it.
+    try {
+        compact_training_text(spec_of("brown"), 100);
+        FAIL() << "expected a ValueError";
+    } catch (const ValueError& e) {
+        EXPECT_NE(std::string(e.what()).find("more than max_bytes 100"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(compact_training_text(spec_of("mine.txt"), 0), ConfigError);
+}
+
+TEST(TextCorpus, TrainingDocumentsReadProvidedFilesAsTheDisksOwn) {
+    // The files training_document_inputs names, provided under another folder's paths
+    // (core/input_files.hpp): the documents are those read from disk.
+    CorpusSpec disk = spec_of("tang"), given = disk;
+    given.data_dir = "/provided/data";
+    const CorpusInputs in = training_document_inputs(given);
+    ASSERT_EQ(in.files.size(), 2u);
+    ASSERT_EQ(in.folders.size(), 1u);
+    EXPECT_EQ(in.folders[0].path, "/provided/data/node_modules/chinese-poetry/dist/quantangshi");
+    const auto read = [](const std::string& path) {
+        std::ifstream f(path, std::ios::binary);
+        EXPECT_TRUE(f) << path;
+        return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    };
+    const std::string from = given.data_dir, to = disk.data_dir;
+    const auto on_disk = [&](const std::string& p) { return to + p.substr(from.size()); };
+    for (const std::string& f : in.files) provide_input_file(f, read(on_disk(f)));
+    for (const char* n : {"0", "1000", "2000"}) {
+        const std::string f = in.folders[0].path + "/" + in.folders[0].name_prefix + n + in.folders[0].name_suffix;
+        provide_input_file(f, read(on_disk(f)));
+    }
+    EXPECT_EQ(provided_input_names(in.folders[0].path),
+              (std::vector<std::string>{"poet.tang.0.json", "poet.tang.1000.json", "poet.tang.2000.json"}));
+    const std::vector<std::string> docs = training_documents(given);
+    clear_input_files();
+    std::vector<std::string> want;
+    const std::set<std::string> held = text::read_id_list(to + "/splits/tang_heldout.txt");
+    const std::string dir = to + "/node_modules/chinese-poetry/dist/quantangshi";
+    const std::string copy = (std::filesystem::path(::testing::TempDir()) / "attnlab_provided_tang").string();
+    std::filesystem::remove_all(copy);
+    std::filesystem::create_directories(copy);
+    for (const char* n : {"0", "1000", "2000"}) {
+        std::ofstream(copy + "/poet.tang." + n + ".json", std::ios::binary)
+            << text::read_whole_file(dir + "/poet.tang." + n + ".json", "test");
+    }
+    const text::ScriptConverter conv =
+        text::ScriptConverter::from_text(text::read_whole_file(to + "/derived/opencc_chars.txt", "test"), "opencc_chars.txt");
+    for (const text::Poem& p : text::load_tang_poems(copy, &conv))
+        if (!held.count(p.id)) want.push_back(p.text(text::Script::simplified));
+    ASSERT_GT(want.size(), 100u);
+    EXPECT_EQ(docs, want);
+    // Without them the folder is missing again: an IoError naming it.
+    EXPECT_THROW(training_documents(given), IoError);
 }
 
 }  // namespace
