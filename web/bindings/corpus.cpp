@@ -37,7 +37,9 @@ CorpusSpec corpus_spec(const val& name, const JsOptions& opt, const char* where)
     return spec;
 }
 
-val corpus_inputs(val name, val options) {
+// The arguments are the bound functions' own parameters (by reference), so that `guarded` can
+// release each of them when it throws.
+val corpus_inputs(val& name, val& options) {
     return guarded("corpusInputs", [&] {
         const JsOptions opt(options, {"data", "script"}, "corpusInputs");
         const CorpusInputs in = training_document_inputs(corpus_spec(name, opt, "corpusInputs"));
@@ -55,9 +57,13 @@ val corpus_inputs(val name, val options) {
         return out;
     }, name, options);
 }
-val corpus_inputs_defaults(val name) { return corpus_inputs(name, val::undefined()); }
+val corpus_inputs_options(val name, val options) { return corpus_inputs(name, options); }
+val corpus_inputs_defaults(val name) {
+    val options = val::undefined();
+    return corpus_inputs(name, options);
+}
 
-val corpus_text(val name, val options) {
+val corpus_text(val& name, val& options) {
     return guarded("corpusText", [&] {
         const JsOptions opt(options, {"data", "script", "maxBytes"}, "corpusText");
         const CorpusSpec spec = corpus_spec(name, opt, "corpusText");
@@ -70,15 +76,19 @@ val corpus_text(val name, val options) {
         return out;
     }, name, options);
 }
-val corpus_text_defaults(val name) { return corpus_text(name, val::undefined()); }
+val corpus_text_options(val name, val options) { return corpus_text(name, options); }
+val corpus_text_defaults(val name) {
+    val options = val::undefined();
+    return corpus_text(name, options);
+}
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attnlab_corpus) {
     emscripten::function("corpusInputs", &corpus_inputs_defaults);
-    emscripten::function("corpusInputs", &corpus_inputs);
+    emscripten::function("corpusInputs", &corpus_inputs_options);
     emscripten::function("corpusText", &corpus_text_defaults);
-    emscripten::function("corpusText", &corpus_text);
+    emscripten::function("corpusText", &corpus_text_options);
 }
 
 }  // namespace attnlab::web
