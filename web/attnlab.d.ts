@@ -8,7 +8,7 @@
 //   const mha = new lab.MultiHeadAttention({ dModel: 8, numHeads: 2 });
 //   const y: Tensor = mha.forward({ shape: [4, 8], data: new Float32Array(32) }, { causal: true });
 
-import type { AblationMethod, AttentionOptions, HeadPattern, ModelConfig, ModelKind, PositionalKind, StageName, TaskName } from './generated/types.js';
+import type { AblationMethod, AttentionOptions, HeadPattern, PoemPattern, ModelConfig, ModelKind, PositionalKind, StageName, TaskName } from './generated/types.js';
 export type * from './generated/types.js';
 
 /** A row-major float32 tensor. Crossing the boundary always copies: `data` is never a view into WASM memory. */
@@ -1072,7 +1072,25 @@ export interface Model {
   logitAttribution(tokens: Tokens, options: { token: number; position?: number }): LogitAttribution;
 }
 
+/**
+ * Where a token stands in a regulated poem (interp::poem_form, docs/interpretability.md's line rule):
+ * its line (0-based), its column, and whether it is the line's closing mark (，/。, the last column).
+ */
+export interface PoemSlot { line: number; column: number; mark: boolean }
+
+/** One head's scores against the poem's four patterns (null: no query row has a key of the pattern). */
+export type PoemScore = { layer: number; head: number } & { [P in PoemPattern]: number | null };
+
 export interface AttnLab {
   /** n token ids drawn uniformly from 0..vocab-1 by a seeded generator, then the same n again (2n). */
   randomRepeat(n: number, vocab: number, seed: number): Int32Array;
+  /** A poem's form from its tokens' texts (T; '' for the begin and end tokens): T slots, null outside lines. */
+  poemForm(texts: string[]): (PoemSlot | null)[];
+  /** The four patterns of verse for tokens' texts (T): each (T, T), 1 where key j is in query i's pattern, else 0. */
+  poemPatterns(texts: string[]): Record<PoemPattern, Tensor>;
+  /**
+   * Every head's score (interp::pattern_score) against the four patterns, from attention maps (L, H, T, T)
+   * (Model.attentionMaps) and the tokens' texts (T): L·H rows, layer by layer.
+   */
+  poemScores(maps: Tensor, texts: string[]): PoemScore[];
 }

@@ -231,7 +231,7 @@ test('§5.2 a held-out poem\'s longest links: head, weights and links are the en
     const el = document.querySelector('#fig-poem-links');
     const note = el.querySelector('.fig-note[data-layer]');
     return {
-      layer: Number(note.dataset.layer), head: Number(note.dataset.head),
+      layer: Number(note.dataset.layer), head: Number(note.dataset.head), note: note.textContent,
       links: Array.from(el.querySelectorAll('.poem-links li'), (li) => ({ query: Number(li.dataset.query), key: Number(li.dataset.key), weight: Number(li.dataset.weight), distance: Number(li.dataset.distance), kind: li.dataset.kind })),
       arcs: el.querySelectorAll('.link-arc').length,
     };
@@ -242,14 +242,15 @@ test('§5.2 a held-out poem\'s longest links: head, weights and links are the en
     const q = ids(poem);
     const m = model.attentionMaps(q);
     const [L, H, T] = m.shape;
-    // The poem's lines from its characters: token k + 1 is character k.
+    // The poem's lines from its characters: token k + 1 is character k; a line is its characters
+    // and its closing mark (，/。, its last column).
     const lines = [];
     let cur = [];
     [...poem].forEach((ch, k) => {
       if (/\p{Script=Han}/u.test(ch)) cur.push(k + 1);
-      else if (ch === '，' || ch === '。') { lines.push(cur); cur = []; }
+      else if (ch === '，' || ch === '。') { cur.push(k + 1); lines.push(cur); cur = []; }
     });
-    // The poem patterns (chapters/figures/poem.compute.ts) written out again from their definitions.
+    // The poem patterns (include/attnlab/interp/poem_patterns.hpp) written out again from their definitions.
     const POEM = ['paired_line', 'paired_next', 'rhyme', 'rhyme_next'];
     const keys = Object.fromEntries(POEM.map((p) => [p, Array.from({ length: T }, () => [])]));
     lines.forEach((line, n) => {
@@ -259,8 +260,8 @@ test('§5.2 a held-out poem\'s longest links: head, weights and links are the en
         if (c + 1 < lines[n - 1].length) keys.paired_next[qq].push(lines[n - 1][c + 1]);
       });
       if (n >= 3) {
-        keys.rhyme[line.at(-1)].push(lines[n - 2].at(-1));
-        keys.rhyme_next[line.at(-2)].push(lines[n - 2].at(-1));
+        keys.rhyme[line.at(-2)].push(lines[n - 2].at(-2));
+        keys.rhyme_next[line.at(-3)].push(lines[n - 2].at(-2));
       }
     });
     const score = (l, h, p) => {
@@ -278,6 +279,11 @@ test('§5.2 a held-out poem\'s longest links: head, weights and links are the en
     return { best, links, T, weights: Array.from({ length: T * T }, (_, k) => w(Math.floor(k / T), k % T)) };
   }, poem);
   assert.deepEqual([shown.layer, shown.head], [ref.best.l, ref.best.h], 'the head chosen is the best on the poem patterns');
+  // The note gives the head's score on each of the four patterns, by name, and nothing else.
+  const scores = shown.note.match(/Its poem scores: (.*?)\. Each arc/)?.[1] ?? '';
+  assert.doesNotMatch(scores, /undefined|NaN/, shown.note);
+  assert.equal(scores.match(/\d\.\d\d/g)?.length, 4, shown.note);
+  for (const label of ['paired line', 'previous rhyme', 'paired line, next position', 'previous rhyme, before the rhyme']) assert.match(scores, new RegExp(`${label} \\d\\.\\d\\d`), shown.note);
   assert.deepEqual(shown.links.map((k) => [k.query, k.key, k.distance]), ref.links.slice(0, 8).map((k) => [k.query, k.key, k.distance]));
   shown.links.forEach((k, n) => close(k.weight, ref.links[n].weight, 1e-6, `link ${n}`));
   assert.equal(shown.arcs, shown.links.length, 'each listed link drawn as an arc');

@@ -137,16 +137,19 @@ test('§1.3 context: a word missing, ending in different tokens or empty, a bad 
   assert.throws(() => context(lab, { ...base, a: 'bank '.repeat(200) }), /sentence A is \d+ tokens long; the model reads at most 128/);
 });
 
-/** The poem patterns (web/src/chapters/figures/poem.compute.ts), written out again from their definitions. */
+/** The poem patterns (include/attnlab/interp/poem_patterns.hpp, through lab.poemScores), written out again from their definitions. */
 const POEM = ['paired_line', 'paired_next', 'rhyme', 'rhyme_next'];
 
-/** A poem's patterns read from its characters: token k + 1 is character k (tang: ⟨s⟩, then a token a character). */
+/**
+ * A poem's patterns read from its characters: token k + 1 is character k (tang: ⟨s⟩, then a token a
+ * character). A line is its characters and its closing mark (，/。, its last column).
+ */
 function directPoemKeys(text) {
   const lines = [];
   let cur = [];
   [...text].forEach((ch, k) => {
     if (/\p{Script=Han}/u.test(ch)) cur.push(k + 1);
-    else if (ch === '，' || ch === '。') { lines.push(cur); cur = []; }
+    else if (ch === '，' || ch === '。') { cur.push(k + 1); lines.push(cur); cur = []; }
   });
   const T = [...text].length + 1;
   const keys = Object.fromEntries(POEM.map((p) => [p, Array.from({ length: T }, () => [])]));
@@ -157,8 +160,8 @@ function directPoemKeys(text) {
       if (lines[n - 1][c + 1] !== undefined) keys.paired_next[q].push(lines[n - 1][c + 1]);
     });
     if (n >= 3) {
-      keys.rhyme[line.at(-1)].push(lines[n - 2].at(-1));
-      keys.rhyme_next[line.at(-2)].push(lines[n - 2].at(-1));
+      keys.rhyme[line.at(-2)].push(lines[n - 2].at(-2));
+      keys.rhyme_next[line.at(-3)].push(lines[n - 2].at(-2));
     }
   });
   return keys;

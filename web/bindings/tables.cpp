@@ -18,6 +18,7 @@
 #include "attnlab/attention/attention_options.hpp"
 #include "attnlab/interp/ablation.hpp"
 #include "attnlab/interp/detectors.hpp"
+#include "attnlab/interp/poem_patterns.hpp"
 #include "attnlab/model/config.hpp"
 #include "fields.hpp"
 
@@ -88,9 +89,11 @@ val choices() {
     config.for_each_field([&](const ModelConfigField&, const auto& value) { add(value); });
     const AttentionOptions options;
     for_each_attention_option(options, [&](const AttentionOptionField&, const auto& value) { add(value); });
-    // The interpretability tools' choices (Model.ablate's method; the detector patterns, HeadScore's keys).
+    // The interpretability tools' choices (Model.ablate's method; the detector patterns, HeadScore's
+    // keys; the poem's patterns, PoemScore's keys).
     add(AblationMethod{});
     add(HeadPattern{});
+    add(PoemPattern{});
     return out;
 }
 

@@ -1,10 +1,10 @@
 // §3.2: every head of a shipped model on one text: its attention map, the engine's detector scores
 // (Model.headScores: previous token, duplicate, induction, first token, self) and, on a poem, the
-// poem's two patterns (poem.compute.ts: the paired line's same position, the previous rhyme); each
+// poem's four patterns (the engine's lab.poemScores through poem.compute.ts); each
 // head is labelled by its best score.
 import type { AttnLab, HeadScore, Tensor } from '../../../attnlab';
 import { own } from './layer.compute';
-import { POEM_PATTERNS, poemScores, poemSlots } from './poem.compute';
+import { POEM_PATTERNS, poemScores, poemSlots, poemTexts } from './poem.compute';
 import { readText, shippedModel, type ShippedRef } from './shipped.compute';
 
 /** The grid draws every map as its own matrix: a text of more tokens is refused, naming the count. */
@@ -22,7 +22,7 @@ export interface EveryHeadFigure {
   labels: string[];
   /** Model.attentionMaps: (L, H, T, T). */
   maps: Tensor;
-  /** The patterns scored, in order: the engine's five, then the poem's two on a text with couplets. */
+  /** The patterns scored, in order: the engine's five, then the poem's four on a text with couplets. */
   patterns: string[];
   heads: HeadLabel[];
 }
@@ -34,8 +34,8 @@ export function everyHead(lab: AttnLab, r: EveryHeadRequest): EveryHeadFigure {
   const ids = Int32Array.from(tokens.map((t) => t.id));
   const maps = own(model.attentionMaps(ids));
   const engine: HeadScore[] = model.headScores(ids);
-  const slots = poemSlots(tokens);
-  const poem = slots.some((s) => s && s.line % 2 === 1) ? poemScores(maps, slots) : null;
+  const texts = poemTexts(tokens, r.text);
+  const poem = poemSlots(lab, texts).some((s) => s && s.line % 2 === 1) ? poemScores(lab, maps, texts) : null;
   const enginePatterns = Object.keys(engine[0] ?? {}).filter((k) => k !== 'layer' && k !== 'head');
   const patterns = [...enginePatterns, ...(poem ? POEM_PATTERNS : [])];
   const heads = engine.map((e): HeadLabel => {

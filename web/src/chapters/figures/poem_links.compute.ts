@@ -2,10 +2,10 @@
 // links, each a query character putting at least `threshold` of its weight on a key far back,
 // named by what the key is to the query in the poem's form (the previous rhyme, the same
 // position of the paired line, the same character, or none of these). The head is the reader's,
-// or by default the one whose poem scores (poem.compute.ts) are highest on this poem.
+// or by default the one whose poem scores (the engine's, through poem.compute.ts) are highest on this poem.
 import type { AttnLab, Tensor } from '../../../attnlab';
 import { own } from './layer.compute';
-import { POEM_PATTERNS, poemPattern, poemScores, poemSlots, type PoemPattern, type PoemSlot } from './poem.compute';
+import { POEM_PATTERNS, poemKeys, poemScores, poemSlots, poemTexts, type PoemPattern, type PoemSlot } from './poem.compute';
 import { readText, shippedModel, type ShippedRef } from './shipped.compute';
 
 export interface PoemLinksRequest {
@@ -65,12 +65,13 @@ export function poemLinks(lab: AttnLab, r: PoemLinksRequest): PoemLinksFigure {
   const ids = Int32Array.from(tokens.map((t) => t.id));
   const maps = model.attentionMaps(ids);
   const [L, H, T] = maps.shape;
-  const slots = poemSlots(tokens);
-  const scores = poemScores(maps, slots);
+  const texts = poemTexts(tokens, r.poem);
+  const slots = poemSlots(lab, texts);
+  const scores = poemScores(lab, maps, texts);
   const auto = r.head === 'auto' ? bestHead(scores) : null;
   const [layer, head] = auto ? [auto.layer, auto.head] : parseHead(r.head, L, H);
   const weights = own({ shape: [T, T], data: maps.data.subarray((layer * H + head) * T * T, (layer * H + head + 1) * T * T) });
-  const keys = Object.fromEntries(POEM_PATTERNS.map((p) => [p, poemPattern(p, slots)])) as Record<PoemPattern, number[][]>;
+  const keys = poemKeys(lab, texts);
   const kindOf = (i: number, j: number): LinkKind =>
     POEM_PATTERNS.find((p) => keys[p][i].includes(j)) ?? (tokens[i].id === tokens[j].id ? 'same_char' : 'other');
   const links: PoemLink[] = [];
