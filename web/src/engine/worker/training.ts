@@ -145,7 +145,15 @@ function buildModel(lab: AttnLab, s: LabSettings, task: Task): Model {
     });
   }
   return new lab.Model({
+    ...tokenModelOptions(s, geometry),
     kind: isClassification(s.task) ? 'encoder' : 'decoder',
+    ...(isClassification(s.task) ? { numClasses: geometry.numClasses } : {}),
+  });
+}
+
+/** The form's options of a model that reads tokens: its sizes, positions, norm, seed and switches. */
+function tokenModelOptions(s: LabSettings, geometry: { vocabSize: number; seqLen: number }): ModelOptions {
+  return {
     architecture: s.architecture,
     vocabSize: geometry.vocabSize,
     maxLen: Math.max(32, geometry.seqLen),
@@ -158,9 +166,8 @@ function buildModel(lab: AttnLab, s: LabSettings, task: Task): Model {
     norm: s.norm,
     scale: s.scale,
     seed: s.seed,
-    ...(isClassification(s.task) ? { numClasses: geometry.numClasses } : {}),
     ...switchModelOptions(s),
-  });
+  };
 }
 
 /**
@@ -169,22 +176,7 @@ function buildModel(lab: AttnLab, s: LabSettings, task: Task): Model {
  * d_model; it carries the task's tokenizer, so its checkpoint reads and writes text.
  */
 function textModel(lab: AttnLab, s: LabSettings, task: Task, geometry: { vocabSize: number; seqLen: number }): Model {
-  const model = new lab.Model({
-    kind: 'decoder',
-    architecture: 'transformer',
-    vocabSize: geometry.vocabSize,
-    maxLen: geometry.seqLen,
-    dModel: s.dModel,
-    numHeads: s.heads,
-    numKvHeads: s.kvHeads,
-    numLayers: s.layers,
-    positional: s.positional,
-    norm: s.norm,
-    scale: s.scale,
-    seed: s.seed,
-    tieWeights: true,
-    ...switchModelOptions(s),
-  });
+  const model = new lab.Model({ ...tokenModelOptions(s, geometry), kind: 'decoder', architecture: 'transformer', maxLen: geometry.seqLen, tieWeights: true });
   const tokenizer = task.tokenizer();
   try {
     model.setTokenizer(tokenizer);
